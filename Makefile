@@ -1,0 +1,115 @@
+# acceltrace: one non-recursive GNU Makefile.
+#
+# Library sources are picked up by wildcard from the module folders; every folder's .c
+# files go into build/libacceltrace.a. The CLI is cli/*.c. Each tests/test_<module>.c is
+# one cmocka program. Generated protobuf-c code lives in build/gen/ and is never committed.
+
+CC      ?= gcc
+BUILD   ?= build
+PKGS    := libzstd libprotobuf-c libpng jansson cmocka
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Werror
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -g $(WARN) -MMD -MP \
+        -I. -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS)
+CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
+LDFLAGS += $(EXTRA_LDFLAGS)
+
+LIB_DIRS := common formats traces capture/nn capture/disc capture/salca capture/kura replay analysis
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+PROTO    := $(wildcard formats/*.proto)
+GEN_C    := $(patsubst %.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
+GEN_H    := $(GEN_C:.c=.h)
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_HELPER_SRC := $(wildcard tests/helpers/*.c)
+TEST_HELPER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRC))
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+LIB      := $(BUILD)/libacceltrace.a
+PROG     := $(BUILD)/acceltrace
+
+.PHONY: all test check demo bench asan fuzz format clean deps gen
+.SECONDARY:
+
+all: $(PROG) $(TEST_BIN) $(FUZZ_BIN) $(BENCH_BIN)
+
+deps:
+	@scripts/deps.sh
+
+gen: $(GEN_H)
+
+# Generated protobuf-c sources; every object waits for all of them (imports).
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c -I. --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/formats/trace.desc: $(PROTO)
+	@mkdir -p $(dir $@)
+	protoc-c -I. --include_imports --descriptor_set_out=$@ $(PROTO)
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c $(GEN_H)
+	$(CC) $(CFLAGS) -Wno-pedantic -c -o $@ $<
+
+$(BUILD)/%.o: %.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(PROG): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELPER_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HELPER_OBJ) $(LIB) $(LDLIBS)
+
+# Fuzz targets: under gcc they link a driver that replays the corpus; `make fuzz` uses libFuzzer.
+$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/corpus_driver.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/tests/fuzz/corpus_driver.o $(LIB) $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BUILD)/gen/formats/trace.desc
+	@BUILD=$(BUILD) tests/run.sh
+
+check: test
+
+demo: deps
+	@$(MAKE) --no-print-directory $(PROG)
+	$(PROG) demo -o out
+
+bench: deps
+	@$(MAKE) --no-print-directory all OPT="-O3 -march=native"
+	@BUILD=$(BUILD) bench/run.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1" \
+	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined" all build-asan/gen/formats/trace.desc
+	@BUILD=build-asan ASAN=1 tests/run.sh
+
+fuzz: deps
+	@BUILD=build-fuzz scripts/fuzz.sh
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard $(addsuffix /*.h,$(LIB_DIRS) cli))
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,108 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/err.h"
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("acceltrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("acceltrace: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "acceltrace %s: ", verb);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\ntry 'acceltrace %s --help'\n", verb);
+    va_end(ap);
+    return 2;
+}
+
+int cli_fail(int code, const char *msg)
+{
+    cli_error("%s", msg && *msg ? msg : err_str(code));
+    return err_exit_code(code);
+}
+
+bool cli_is_help(const char *arg)
+{
+    return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+bool cli_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno || end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (*s == '-')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_f64(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static char cmdline_buf[4096];
+
+const char *cli_command_line(void)
+{
+    return cmdline_buf;
+}
+
+/* Called by main() once; records argv for trace headers. */
+void cli_set_command_line(int argc, char **argv);
+void cli_set_command_line(int argc, char **argv)
+{
+    size_t n = 0;
+    cmdline_buf[0] = 0;
+    for (int i = 0; i < argc && n + 2 < sizeof cmdline_buf; i++) {
+        int w = snprintf(cmdline_buf + n, sizeof cmdline_buf - n, "%s%s", i ? " " : "", argv[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+        if (n >= sizeof cmdline_buf)
+            n = sizeof cmdline_buf - 1;
+    }
+}

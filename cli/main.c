@@ -1,0 +1,54 @@
+/*
+ * main: the verb table of acceltrace. `acceltrace VERB [WORKLOAD] [options]`.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/progress.h"
+
+void cli_set_command_line(int argc, char **argv);
+
+struct verb {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+/* One line per verb; each verb lives in cli/cmd_<verb>.c. */
+static const struct verb verbs[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: acceltrace VERB [WORKLOAD] [options]\n\n"
+               "capture traces once, replay them against many hardware configurations,\n"
+               "plot load balance and utilization\n\nverbs:\n");
+    for (const struct verb *v = verbs; v->name; v++)
+        fprintf(f, "  %-10s %s\n", v->name, v->summary);
+    fprintf(f, "\n'acceltrace VERB --help' describes a verb; --version prints the version\n"
+               "exit status: 0 ok, 1 runtime failure, 2 usage error, 3 bad input data\n");
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_command_line(argc, argv);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("acceltrace %s\n", ACCELTRACE_VERSION);
+        return 0;
+    }
+    for (const struct verb *v = verbs; v->name; v++)
+        if (!strcmp(v->name, argv[1]))
+            return v->fn(argc - 1, argv + 1);
+    cli_error("unknown verb '%s' (see 'acceltrace --help')", argv[1]);
+    return 2;
+}

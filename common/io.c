@@ -1,0 +1,145 @@
+#include "common/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+
+int src_open_file(struct src *s, const char *path, struct errmsg *e)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0)
+        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(s->fd, &st) != 0) {
+        int rc = errmsg_set(e, ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+        close(s->fd);
+        s->fd = -1;
+        return rc;
+    }
+    s->size = (uint64_t)st.st_size;
+    return 0;
+}
+
+void src_init_mem(struct src *s, const void *data, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->mem = data;
+    s->size = n;
+}
+
+int src_read_at(struct src *s, uint64_t off, void *p, size_t n, size_t *got)
+{
+    *got = 0;
+    if (off >= s->size)
+        return 0;
+    if (n > s->size - off)
+        n = (size_t)(s->size - off);
+    if (s->fd < 0) {
+        memcpy(p, s->mem + off, n);
+        *got = n;
+    } else {
+        size_t done = 0;
+        while (done < n) {
+            ssize_t r = pread(s->fd, (char *)p + done, n - done, (off_t)(off + done));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                return ERR_IO;
+            if (r == 0)
+                break;
+            done += (size_t)r;
+        }
+        *got = done;
+    }
+    s->bytes_read += *got;
+    return 0;
+}
+
+void src_close(struct src *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+}
+
+int sink_open_file(struct sink *k, const char *path, struct errmsg *e)
+{
+    memset(k, 0, sizeof *k);
+    k->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (k->fd < 0)
+        return errmsg_set(e, ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+void sink_init_mem(struct sink *k, struct buf *b)
+{
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+    k->mem = b;
+}
+
+int sink_write(struct sink *k, const void *p, size_t n)
+{
+    if (k->fd < 0) {
+        int rc = buf_append(k->mem, p, n);
+        if (!rc)
+            k->offset += n;
+        return rc;
+    }
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(k->fd, (const char *)p + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return ERR_IO;
+        done += (size_t)w;
+    }
+    k->offset += n;
+    return 0;
+}
+
+int sink_sync(struct sink *k)
+{
+    if (k->fd >= 0 && fsync(k->fd) != 0)
+        return ERR_IO;
+    return 0;
+}
+
+int sink_close(struct sink *k)
+{
+    int rc = 0;
+    if (k->fd >= 0 && close(k->fd) != 0)
+        rc = ERR_IO;
+    k->fd = -1;
+    return rc;
+}
+
+int io_sync_parent_dir(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        strcpy(dir, ".");
+    } else {
+        size_t n = (size_t)(slash - path);
+        if (n == 0)
+            n = 1;
+        if (n >= sizeof dir)
+            return ERR_IO;
+        memcpy(dir, path, n);
+        dir[n] = 0;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return ERR_IO;
+    int rc = fsync(fd) == 0 ? 0 : ERR_IO;
+    close(fd);
+    return rc;
+}

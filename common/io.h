@@ -1,0 +1,55 @@
+/*
+ * io: byte sources and sinks, so the same reader/writer code runs on files, memory
+ * (tests, fuzzers) and pipes.
+ *
+ * A struct src reads at absolute offsets (pread on files) and counts the bytes it served
+ * in bytes_read, which tests use to prove random access touches only what it must.
+ * A struct sink appends bytes (to a file descriptor or a memory buffer) and can fsync.
+ */
+#ifndef ACCELTRACE_IO_H
+#define ACCELTRACE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+struct src {
+    int fd;                 /* file descriptor, or -1 for memory */
+    const uint8_t *mem;     /* memory source bytes (not owned) */
+    uint64_t size;          /* total bytes available */
+    uint64_t bytes_read;    /* bytes served so far (statistics) */
+};
+
+/* Opens a file source; 0, or ERR_IO with a message naming the path. */
+int src_open_file(struct src *s, const char *path, struct errmsg *e);
+/* A source over memory the caller keeps alive. */
+void src_init_mem(struct src *s, const void *data, size_t n);
+/*
+ * Reads up to n bytes at off into p; *got is what was read (short only at end of data).
+ * 0 or ERR_IO.
+ */
+int src_read_at(struct src *s, uint64_t off, void *p, size_t n, size_t *got);
+void src_close(struct src *s);
+
+struct sink {
+    int fd;                 /* file descriptor, or -1 for memory */
+    struct buf *mem;        /* memory sink (not owned) */
+    uint64_t offset;        /* bytes written so far */
+};
+
+/* Creates/truncates path for writing (mode 0644); 0 or ERR_IO with a message. */
+int sink_open_file(struct sink *k, const char *path, struct errmsg *e);
+void sink_init_mem(struct sink *k, struct buf *b);
+/* Writes all n bytes; 0 or ERR_IO/ERR_NOMEM. */
+int sink_write(struct sink *k, const void *p, size_t n);
+/* fsync for files; no-op for memory. */
+int sink_sync(struct sink *k);
+/* Closes the file (not the memory buffer); 0 or ERR_IO. */
+int sink_close(struct sink *k);
+
+/* fsyncs the directory holding path, so a rename in it is durable. */
+int io_sync_parent_dir(const char *path);
+
+#endif

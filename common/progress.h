@@ -1,0 +1,35 @@
+/*
+ * progress: reports long work on stderr. On a TTY it redraws one bar line; otherwise it
+ * prints a plain line at most every few seconds; quiet mode prints nothing. The reporter
+ * only writes stderr, never stdout, so results piped from stdout stay clean.
+ */
+#ifndef ACCELTRACE_PROGRESS_H
+#define ACCELTRACE_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct progress {
+    const char *label;
+    uint64_t total;     /* units of work; 0 when unknown */
+    uint64_t done;
+    bool quiet;
+    bool tty;
+    double t_start_s;   /* monotonic seconds at start */
+    double t_last_s;    /* last report */
+};
+
+/* Starts a report of `total` units; quiet suppresses all output. */
+void progress_init(struct progress *p, const char *label, uint64_t total, bool quiet);
+/* Sets the units done and reports if enough time passed. */
+void progress_update(struct progress *p, uint64_t done);
+/* Final line (newline on a TTY bar). */
+void progress_finish(struct progress *p);
+
+/* Monotonic clock in seconds. */
+double progress_now_s(void);
+
+/* Process-wide quiet flag set by the CLI's -q; progress_init ORs it in. */
+extern bool progress_global_quiet;
+
+#endif

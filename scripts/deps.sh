@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Checks the Debian packages acceltrace needs to build, test, plot and benchmark.
+# As root, installs the missing ones (apt-get update first); otherwise prints the exact
+# apt-get command and exits 1. Quiet when everything is present.
+set -u
+required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
+          libjansson-dev libopenblas-dev libcmocka-dev gnuplot-nox python3 python3-numpy
+          python3-protobuf python3-zstandard xz-utils parallel clang)
+missing=()
+for p in "${required[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "deps.sh: missing Debian packages; run as root:" >&2
+    echo "  apt-get update && $cmd" >&2
+    exit 1
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2 || { echo "deps.sh: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+$cmd >&2 || { echo "deps.sh: '$cmd' failed" >&2; exit 1; }

@@ -1,0 +1,85 @@
+/*
+ * trace_reader: reads a .atr trace (DESIGN.md section 3, docs/trace-format.md).
+ *
+ * Streaming: trace_reader_next returns the records after the header in file order.
+ * Random access: when the file has a valid index, trace_reader_find looks up the frame
+ * for (type, step, layer, head) and reads only that frame. Every length read from the
+ * file is bounded before use (payload <= 1 GiB, decompressed <= opts.max_record_bytes);
+ * any violation is ERR_DATA/ERR_LIMIT with a message naming the file, the frame number
+ * and its byte offset. The reader never crashes or allocates without bound on any input.
+ *
+ * Records returned to the caller are owned by the caller: free with trace_record_free.
+ */
+#ifndef ACCELTRACE_TRACE_READER_H
+#define ACCELTRACE_TRACE_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/io.h"
+#include "formats/trace.pb-c.h"
+
+struct trace_reader;
+
+struct trace_reader_opts {
+    uint64_t max_record_bytes; /* cap on a decompressed payload; default 1 GiB */
+    int threads;               /* frames decoded in parallel by trace_reader_next; 1 = none */
+    bool ignore_index;         /* do not read the trailer/index (streaming only) */
+};
+
+void trace_reader_opts_default(struct trace_reader_opts *o);
+
+/*
+ * Opens a trace file (or, with _open_src, any source; the source stays owned by the
+ * caller and must outlive the reader) and reads preamble and header. name is used in
+ * messages. On failure *out is NULL, and the message goes to errtext when not NULL.
+ */
+int trace_reader_open(struct trace_reader **out, const char *path,
+                      const struct trace_reader_opts *opts, char *errtext, size_t errtext_len);
+int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
+                          const struct trace_reader_opts *opts, char *errtext,
+                          size_t errtext_len);
+
+void trace_reader_free(struct trace_reader *r);
+
+/* The header record (owned by the reader). */
+const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r);
+
+/*
+ * Next record in file order after the header (the index frame is not returned).
+ * Returns 1 with *rec set (caller frees with trace_record_free), 0 at the end, <0 on error.
+ * When key is not NULL it receives the frame's index keys (-1 when unknown).
+ */
+struct trace_key;
+int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key);
+
+/*
+ * Random access through the index: the record of type `type` (Record.body field number)
+ * with the given keys. 1 found (*rec set), 0 not present, <0 error (ERR_NOTFOUND when the
+ * trace has no valid index).
+ */
+int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32_t layer,
+                      int32_t head, Acceltrace__Record **rec);
+
+/* The index (NULL when the file has none or it is invalid). Owned by the reader. */
+const Acceltrace__TraceIndex *trace_reader_index(const struct trace_reader *r);
+
+/*
+ * Hex content hash of the trace (sha256 over the decompressed payloads of every frame
+ * before the index); the index's when present, otherwise computed as frames are read.
+ */
+const char *trace_reader_content_hash(const struct trace_reader *r);
+
+/* Statistics: frames read, bytes of the source served, current offset. */
+uint64_t trace_reader_frames_read(const struct trace_reader *r);
+uint64_t trace_reader_bytes_read(const struct trace_reader *r);
+
+const char *trace_reader_errmsg(const struct trace_reader *r);
+
+/* Frees a record returned by the reader. NULL is a no-op. */
+void trace_record_free(Acceltrace__Record *rec);
+
+/* Name of a record type ("disc_mask") from its body field number; "unknown" otherwise. */
+const char *trace_record_type_name(uint32_t type);
+
+#endif

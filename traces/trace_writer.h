@@ -1,0 +1,69 @@
+/*
+ * trace_writer: writes a .atr trace (DESIGN.md section 3, docs/trace-format.md).
+ *
+ * The writer creates NAME.atr.partial, writes the preamble and the header frame, then one
+ * frame per trace_writer_append. Each frame is durable on its own (length, codec, type,
+ * crc32c of the payload), so a killed writer leaves a .partial file that trace_recover()
+ * turns into a valid trace. trace_writer_finish appends the index frame and the trailer,
+ * fsyncs, renames NAME.atr.partial to NAME.atr and fsyncs the directory.
+ *
+ * Records are protobuf-c Acceltrace__Record values owned by the caller; the writer packs
+ * and compresses them before append returns. The writer keeps its own error message.
+ */
+#ifndef ACCELTRACE_TRACE_WRITER_H
+#define ACCELTRACE_TRACE_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "formats/trace.pb-c.h"
+
+struct trace_writer;
+
+struct trace_writer_opts {
+    int zstd_level;       /* default 3; 0 stores frames raw (codec 0) */
+    int zstd_workers;     /* zstd multithreading workers; 0 = none */
+    bool fsync_each;      /* fsync after every frame (slow; default false) */
+    /* Frames are also flushed (write(2)) at least every this many bytes; default 1 MiB. */
+    uint64_t flush_bytes;
+};
+
+/* Index keys of one frame; -1 where a key does not apply. */
+struct trace_key {
+    int32_t step;
+    int32_t layer;
+    int32_t head;
+};
+
+/* Defaults: level 3, no workers, no per-frame fsync. */
+void trace_writer_opts_default(struct trace_writer_opts *o);
+
+/*
+ * Opens path ("run.atr"; the data goes to "run.atr.partial" until finish) and writes the
+ * preamble and the header record. opts may be NULL. On failure *out is NULL and the
+ * returned code is negative; *errtext (if not NULL) receives the message.
+ */
+int trace_writer_open(struct trace_writer **out, const char *path,
+                      const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
+                      char *errtext, size_t errtext_len);
+
+/*
+ * Appends one record as one frame. The record type is rec->body_case; key gives the
+ * index keys (NULL: all -1). 0 or a negative enum err.
+ */
+int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
+                        const struct trace_key *key);
+
+/* Appends index + trailer, fsyncs, renames to the final name. 0 or negative. */
+int trace_writer_finish(struct trace_writer *w);
+
+/* Frees the writer. Without a successful finish the .partial file is left on disk. */
+void trace_writer_free(struct trace_writer *w);
+
+/* Last error message of w. */
+const char *trace_writer_errmsg(const struct trace_writer *w);
+
+/* Frames written so far (header included). */
+uint64_t trace_writer_frames(const struct trace_writer *w);
+
+#endif
