@@ -4,7 +4,7 @@
 # files go into build/libacceltrace.a. The CLI is cli/*.c. Each tests/test_<module>.c is
 # one cmocka program. Generated protobuf-c code lives in build/gen/ and is never committed.
 
-CC      ?= gcc
+CC      := gcc
 BUILD   ?= build
 PKGS    := libzstd libprotobuf-c libpng jansson cmocka
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)

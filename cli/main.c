@@ -8,6 +8,10 @@
 #include "common/progress.h"
 
 void cli_set_command_line(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 struct verb {
     const char *name;
@@ -17,6 +21,10 @@ struct verb {
 
 /* One line per verb; each verb lives in cli/cmd_<verb>.c. */
 static const struct verb verbs[] = {
+    {"capture", cmd_capture, "run a workload and write a trace (disc, salca, kura)"},
+    {"analyze", cmd_analyze, "run an analyzer over a trace"},
+    {"model", cmd_model, "evaluate an analytic hardware model"},
+    {"export", cmd_export, "export trace data for other tools"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,18 @@
+/*
+ * cmd_capture: `acceltrace capture WORKLOAD ...`: runs a workload's algorithm and writes a trace.
+ * Each workload registers one row below and lives in its own cli/cmd_capture_<name>.c.
+ */
+#include <stddef.h>
+
+#include "cli/subverb.h"
+
+static const struct subverb table[] = {
+    /* rows: {"name", cmd_capture_name, "summary"}, */
+    {NULL, NULL, NULL},
+};
+
+int cmd_capture(int argc, char **argv);
+int cmd_capture(int argc, char **argv)
+{
+    return subverb_dispatch("capture", "workload", table, argc, argv);
+}

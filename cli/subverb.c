@@ -1,0 +1,31 @@
+#include "cli/subverb.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void list(FILE *f, const char *verb, const char *what, const struct subverb *t)
+{
+    fprintf(f, "usage: acceltrace %s %s [options]\n\n%ss:\n", verb, what, what);
+    for (; t->name; t++)
+        fprintf(f, "  %-10s %s\n", t->name, t->summary);
+    fprintf(f, "\n'acceltrace %s %s --help' describes each\n", verb, what);
+}
+
+int subverb_dispatch(const char *verb, const char *what, const struct subverb *table, int argc,
+                     char **argv)
+{
+    if (argc < 2) {
+        list(stderr, verb, what, table);
+        return 2;
+    }
+    if (cli_is_help(argv[1])) {
+        list(stdout, verb, what, table);
+        return 0;
+    }
+    for (const struct subverb *t = table; t->name; t++)
+        if (!strcmp(t->name, argv[1]))
+            return t->fn(argc - 1, argv + 1);
+    return cli_usage_error(verb, "unknown %s '%s'", what, argv[1]);
+}
