@@ -1,0 +1,248 @@
+/*
+ * nn: FP32 kernels. GEMMs through OpenBLAS; everything else is plain loops written so the
+ * compiler can vectorise them while keeping a fixed accumulation order.
+ */
+#include "capture/nn/nn.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void nn_set_threads(int n)
+{
+    openblas_set_num_threads(n < 1 ? 1 : n);
+}
+
+void nn_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+              const float *b, int ldb, float beta, float *c, int ldc)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++)
+                c[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[(size_t)i * ldc + j];
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
+                alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const float *bias,
+               int n_out, float *y, int ldy)
+{
+    if (m <= 0)
+        return;
+    if (bias) {
+        for (int i = 0; i < m; i++)
+            memcpy(y + (size_t)i * ldy, bias, (size_t)n_out * sizeof(float));
+        nn_sgemm(true, m, n_out, n_in, 1.0f, x, ldx, w, n_in, 1.0f, y, ldy);
+    } else {
+        nn_sgemm(true, m, n_out, n_in, 1.0f, x, ldx, w, n_in, 0.0f, y, ldy);
+    }
+}
+
+void nn_softmax_rows(float *x, int rows, int cols, int ld)
+{
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * ld;
+        float mx = -INFINITY;
+        for (int j = 0; j < cols; j++)
+            mx = row[j] > mx ? row[j] : mx;
+        float sum = 0.0f;
+        for (int j = 0; j < cols; j++) {
+            row[j] = expf(row[j] - mx);
+            sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j < cols; j++)
+            row[j] *= inv;
+    }
+}
+
+void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps,
+                  const float *gamma, const float *beta)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ld;
+        float *yr = y + (size_t)r * ld;
+        double s = 0.0, s2 = 0.0;
+        for (int j = 0; j < d; j++)
+            s += xr[j];
+        double mean = s / d;
+        for (int j = 0; j < d; j++) {
+            double t = xr[j] - mean;
+            s2 += t * t;
+        }
+        float inv = (float)(1.0 / sqrt(s2 / d + (double)eps));
+        float mf = (float)mean;
+        for (int j = 0; j < d; j++) {
+            float v = (xr[j] - mf) * inv;
+            if (gamma)
+                v *= gamma[j];
+            if (beta)
+                v += beta[j];
+            yr[j] = v;
+        }
+    }
+}
+
+void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
+                const float *gamma)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ld;
+        float *yr = y + (size_t)r * ld;
+        double s2 = 0.0;
+        for (int j = 0; j < d; j++)
+            s2 += (double)xr[j] * xr[j];
+        float inv = (float)(1.0 / sqrt(s2 / d + (double)eps));
+        for (int j = 0; j < d; j++)
+            yr[j] = gamma ? xr[j] * inv * gamma[j] : xr[j] * inv;
+    }
+}
+
+void nn_gelu_tanh(float *x, size_t n)
+{
+    const float c = 0.7978845608028654f; /* sqrt(2/pi) */
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        x[i] = 0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));
+    }
+}
+
+void nn_silu(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+void nn_add(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += x[i];
+}
+
+void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *pos,
+             double base, enum nn_rope_style style)
+{
+    int half = dh / 2;
+    for (int r = 0; r < n_tok; r++) {
+        double p = pos ? (double)pos[r] : (double)r;
+        for (int i = 0; i < half; i++) {
+            double ang = p * pow(base, -2.0 * i / dh);
+            float c = (float)cos(ang), s = (float)sin(ang);
+            for (int h = 0; h < n_heads; h++) {
+                float *v = x + (size_t)r * ld + (size_t)h * dh;
+                int i0 = style == NN_ROPE_HALF ? i : 2 * i;
+                int i1 = style == NN_ROPE_HALF ? i + half : 2 * i + 1;
+                float a = v[i0], b = v[i1];
+                v[i0] = a * c - b * s;
+                v[i1] = a * s + b * c;
+            }
+        }
+    }
+}
+
+float nn_dot(const float *a, const float *b, int n)
+{
+    float s = 0.0f;
+    for (int i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
+                               const float *v, int ldv, int dh, float *o)
+{
+    size_t words = ((size_t)n_k + 63) / 64;
+    float mx = -INFINITY;
+    size_t cnt = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t bits = mask_row[w];
+        while (bits) {
+            int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (j >= n_k)
+                break;
+            mx = s[j] > mx ? s[j] : mx;
+            cnt++;
+        }
+    }
+    for (int c = 0; c < dh; c++)
+        o[c] = 0.0f;
+    if (cnt == 0)
+        return 0;
+    float sum = 0.0f;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t bits = mask_row[w];
+        while (bits) {
+            int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (j >= n_k)
+                break;
+            float e = expf(s[j] - mx);
+            sum += e;
+            const float *vj = v + (size_t)j * ldv;
+            for (int c = 0; c < dh; c++)
+                o[c] += e * vj[c];
+        }
+    }
+    float inv = 1.0f / sum;
+    for (int c = 0; c < dh; c++)
+        o[c] *= inv;
+    return cnt;
+}
+
+static void attention_dense(const struct nn_attn *a)
+{
+    float *s = a->scratch;
+    nn_sgemm(true, a->n_q, a->n_k, a->dh, a->scale, a->q, a->ldq, a->k, a->ldk, 0.0f, s,
+             a->n_k);
+    if (a->causal_offset >= 0) {
+        for (int r = 0; r < a->n_q; r++)
+            for (int j = r + a->causal_offset + 1; j < a->n_k; j++)
+                s[(size_t)r * a->n_k + j] = -INFINITY;
+    }
+    nn_softmax_rows(s, a->n_q, a->n_k, a->n_k);
+    nn_sgemm(false, a->n_q, a->dh, a->n_k, 1.0f, s, a->n_k, a->v, a->ldv, 0.0f, a->o, a->ldo);
+}
+
+void nn_attention(const struct nn_attn *a)
+{
+    if (!a->mask) {
+        attention_dense(a);
+        return;
+    }
+    float *s = a->scratch;
+    uint64_t causal_buf[64];
+    size_t words = a->mask_words;
+    for (int r = 0; r < a->n_q; r++) {
+        size_t mr = a->mask_rows ? (size_t)a->mask_rows[r] : (size_t)r;
+        const uint64_t *row = a->mask + mr * words;
+        const float *qr = a->q + (size_t)r * a->ldq;
+        if (a->causal_offset >= 0 && words <= 64) {
+            /* Clear keys after the causal limit in a local copy of the row. */
+            int lim = r + a->causal_offset + 1;
+            for (size_t w = 0; w < words; w++) {
+                int lo = (int)(w * 64);
+                uint64_t keep = lim >= lo + 64 ? ~0ull
+                                : lim <= lo    ? 0ull
+                                               : ((1ull << (lim - lo)) - 1);
+                causal_buf[w] = row[w] & keep;
+            }
+            row = causal_buf;
+        }
+        for (size_t w = 0; w < words; w++) {
+            uint64_t bits = row[w];
+            while (bits) {
+                int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+                bits &= bits - 1;
+                if (j >= a->n_k)
+                    break;
+                s[j] = a->scale * nn_dot(qr, a->k + (size_t)j * a->ldk, a->dh);
+            }
+        }
+        nn_attention_row_sparse(s, row, a->n_k, a->v, a->ldv, a->dh, a->o + (size_t)r * a->ldo);
+    }
+}
