@@ -6,7 +6,10 @@
 
 #include "cli/subverb.h"
 
+int cmd_model_kura(int argc, char **argv);
+
 static const struct subverb table[] = {
+    {"kura", cmd_model_kura, "SA-Kura timing, power/area/energy fit, budgets, DMA (spec kura 8)"},
     /* rows: {"name", cmd_model_name, "summary"}, */
     {NULL, NULL, NULL},
 };

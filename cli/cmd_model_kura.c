@@ -1,0 +1,379 @@
+/*
+ * cmd_model_kura: `acceltrace model kura`: the SA-Kura analytic, power/area/energy and
+ * DMA/system models (specs/kura.md sections 8.1, 8.3, 8.4) evaluated without a trace.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "replay/kura_dma.h"
+#include "replay/kura_model.h"
+#include "replay/kura_power.h"
+
+#define VERB "model kura"
+#define MAX_SHAPES 64
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace model kura MODE [options]\n"
+          "\n"
+          "SA-Kura drift coprocessor models (specs/kura.md section 8; docs/models.md).\n"
+          "\n"
+          "modes (one per run):\n"
+          "  --grid               per shape: tiles, cycles/step, T_px, c_px, E_px (eq. 11, fit4),\n"
+          "                       E_px,eff, area (eq. 13), system-level time and energy (8.4);\n"
+          "                       CSV on stdout, best system-level shape on the last line\n"
+          "  --fit POINTS.csv     least squares for eq. 10/11/13 coefficients; columns n_h, n_w\n"
+          "                       and one of e_px_pj, p_mw, area_um2\n"
+          "  --optimal-width      N_w*(N_h) by eq. 12 for each N_h of --shapes\n"
+          "  --budget MM2         lowest-E_px shape with area <= MM2 (SoC shell included)\n"
+          "\n"
+          "options:\n"
+          "  --size HxW           image size (default 96x96)\n"
+          "  --shapes LO:HI:STEP  shape values for N_h and N_w, or a list 5,10,20 (default 5:25:5)\n"
+          "  --coeffs FILE.json   coefficient table (default: the shipped values of\n"
+          "                       configs/kura_energy.json)\n"
+          "  --power fit4|table1  power set for E_px in --grid/--budget/--optimal-width (fit4)\n"
+          "  --t-txn N            DMA cycles per transaction (default from the table, 16)\n"
+          "  --calibrate-dma      re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles\n"
+          "  -h, --help           this help\n",
+          f);
+}
+
+/* Parses "HxW" into two positive ints. */
+static bool parse_shape(const char *s, int *a, int *b)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 1000000)
+        return false;
+    const char *t = end + 1;
+    long y = strtol(t, &end, 10);
+    if (errno || end == t || *end || y < 1 || y > 1000000)
+        return false;
+    *a = (int)x;
+    *b = (int)y;
+    return true;
+}
+
+/* Parses "lo:hi:step" or "a,b,c" into at most MAX_SHAPES positive values. */
+static bool parse_values(const char *s, int *v, size_t *n)
+{
+    *n = 0;
+    int lo, hi, step;
+    char tail;
+    if (sscanf(s, "%d:%d:%d%c", &lo, &hi, &step, &tail) == 3) {
+        if (lo < 1 || hi < lo || step < 1 || hi > 4096)
+            return false;
+        for (int x = lo; x <= hi; x += step) {
+            if (*n >= MAX_SHAPES)
+                return false;
+            v[(*n)++] = x;
+        }
+        return *n > 0;
+    }
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (errno || end == p || x < 1 || x > 4096 || *n >= MAX_SHAPES)
+            return false;
+        v[(*n)++] = (int)x;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return false;
+        p = end;
+    }
+    return *n > 0;
+}
+
+static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int h, int w,
+                   const int *vals, size_t nv)
+{
+    struct kura_sys best = {0};
+    int have_best = 0;
+    printf("shape,n_h,n_w,tiles,c_tile,cycles_step,step_us,t_px_mpx_s,c_px,c_px_eff,"
+           "utilization,p_mw,e_px_pj,e_px_eff_pj,area_mm2,sys_cycles,sys_us,sys_p_mw,"
+           "sys_e_px_nj\n");
+    for (size_t i = 0; i < nv; i++)
+        for (size_t j = 0; j < nv; j++) {
+            struct kura_analytic an;
+            struct kura_sys sy;
+            int nh = vals[i], nw = vals[j];
+            kura_analytic_eval(h, w, nh, nw, e->f_hz, &an);
+            kura_sys_eval(e, h, w, nh, nw, &sy);
+            double pm = kura_bilinear(p, nh, nw);
+            double epx = kura_epx_pj(p, nh, nw, e->f_hz);
+            /* E_px,eff = P·cycles_step/(f·H·W) (spec 8.3) */
+            double eff = 1e9 * pm * (double)an.cycles_step / (e->f_hz * (double)h * w);
+            printf("H%dW%d,%d,%d,%lld,%lld,%lld,%.3f,%.4f,%.6f,%.6f,%.6f,%.4f,%.3f,%.3f,%.6f,"
+                   "%.1f,%.3f,%.4f,%.4f\n",
+                   nh, nw, nh, nw, (long long)an.n_tiles, (long long)an.c_tile,
+                   (long long)an.cycles_step, an.step_us, an.t_px / 1e6, an.c_px, an.c_px_eff,
+                   an.utilization, pm, epx, eff, sy.area_um2 / 1e6, sy.cycles_sys, sy.t_us,
+                   sy.p_mw, sy.e_px_nj);
+            if (!have_best || sy.e_px_nj < best.e_px_nj) {
+                best = sy;
+                have_best = 1;
+            }
+        }
+    if (have_best) {
+        printf("# best system-level: H%dW%d %.3f us %.4f nJ/px", best.n_h, best.n_w, best.t_us,
+               best.e_px_nj);
+        if (h == 96 && w == 96 && e->rocket_ms > 0)
+            /* paper section 4.3 baselines: Rocket-only latency and energy */
+            printf("; vs rocket %.2fx latency, %.2fx energy", e->rocket_ms * 1e3 / best.t_us,
+                   e->rocket_ms * 1e3 * e->rocket_mw / (best.t_us * best.p_mw));
+        printf("\n");
+    }
+    return 0;
+}
+
+/* Reads the --fit CSV: a header naming n_h, n_w and one value column. */
+static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
+                       enum kura_fit_kind *kind)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int col_h = -1, col_w = -1, col_y = -1, rc = 0;
+    size_t cap = 0, lineno = 0;
+    struct kura_fit_point *pts = NULL;
+    *n = 0;
+    if (!f) {
+        cli_error("cannot open '%s': %s", path, strerror(errno));
+        return 1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            cli_error("line too long ('%s' line %zu)", path, lineno);
+            rc = 3;
+            goto done;
+        }
+        line[strcspn(line, "\r\n")] = 0;
+        if (line[0] == '#' || line[0] == 0)
+            continue;
+        char *save = NULL;
+        int col = 0;
+        if (col_h < 0) {
+            for (char *t = strtok_r(line, ",", &save); t; t = strtok_r(NULL, ",", &save), col++) {
+                while (*t == ' ')
+                    t++;
+                if (!strcmp(t, "n_h"))
+                    col_h = col;
+                else if (!strcmp(t, "n_w"))
+                    col_w = col;
+                else if (!strcmp(t, "e_px_pj") || !strcmp(t, "p_mw") || !strcmp(t, "area_um2")) {
+                    if (col_y >= 0) {
+                        cli_error("more than one value column ('%s' line %zu)", path, lineno);
+                        rc = 3;
+                        goto done;
+                    }
+                    col_y = col;
+                    *kind = !strcmp(t, "e_px_pj") ? KURA_FIT_EPX_PJ
+                            : !strcmp(t, "p_mw")  ? KURA_FIT_P_MW
+                                                  : KURA_FIT_AREA_UM2;
+                }
+            }
+            if (col_h < 0 || col_w < 0 || col_y < 0) {
+                cli_error("header needs n_h, n_w and one of e_px_pj, p_mw, area_um2 ('%s' line "
+                          "%zu)",
+                          path, lineno);
+                rc = 3;
+                goto done;
+            }
+            continue;
+        }
+        double v[3] = {0, 0, 0};
+        int got = 0;
+        for (char *t = strtok_r(line, ",", &save); t; t = strtok_r(NULL, ",", &save), col++) {
+            int which = col == col_h ? 0 : col == col_w ? 1 : col == col_y ? 2 : -1;
+            if (which < 0)
+                continue;
+            while (*t == ' ')
+                t++;
+            if (!cli_parse_f64(t, &v[which])) {
+                cli_error("bad number '%s' ('%s' line %zu)", t, path, lineno);
+                rc = 3;
+                goto done;
+            }
+            got++;
+        }
+        if (got != 3 || v[0] < 1 || v[1] < 1 || v[0] > 4096 || v[1] > 4096 ||
+            v[0] != (int)v[0] || v[1] != (int)v[1]) {
+            cli_error("bad point ('%s' line %zu)", path, lineno);
+            rc = 3;
+            goto done;
+        }
+        if (*n == cap) {
+            if (cap >= 100000) {
+                cli_error("too many points ('%s')", path);
+                rc = 3;
+                goto done;
+            }
+            cap = cap ? 2 * cap : 16;
+            struct kura_fit_point *np = mem_realloc(pts, cap * sizeof *pts);
+            if (!np) {
+                cli_error("out of memory");
+                rc = 1;
+                goto done;
+            }
+            pts = np;
+        }
+        pts[(*n)++] = (struct kura_fit_point){(int)v[0], (int)v[1], v[2]};
+    }
+    if (col_h < 0) {
+        cli_error("no header line ('%s')", path);
+        rc = 3;
+    }
+done:
+    fclose(f);
+    if (rc) {
+        mem_free(pts);
+        pts = NULL;
+        *n = 0;
+    }
+    *out = pts;
+    return rc;
+}
+
+static int do_fit(const struct kura_energy *e, const char *path)
+{
+    struct kura_fit_point *pts = NULL;
+    size_t n = 0;
+    enum kura_fit_kind kind = KURA_FIT_EPX_PJ;
+    struct kura_fit_result fr;
+    struct errmsg em = {0};
+    double *res = NULL;
+    int rc = read_points(path, &pts, &n, &kind);
+    if (rc)
+        return rc;
+    res = mem_calloc(n ? n : 1, sizeof *res);
+    if (!res) {
+        mem_free(pts);
+        return cli_fail(ERR_NOMEM, "out of memory");
+    }
+    rc = kura_fit(pts, n, kind, e->f_hz, &fr, res, &em);
+    if (rc) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s ('%s')", errmsg_text(&em), path);
+        rc = cli_fail(rc, msg);
+        goto done;
+    }
+    printf("hw=%.6f\nw=%.6f\nh=%.6f\nfixed=%.6f\nr2=%.9f\n", fr.c.hw, fr.c.w, fr.c.h, fr.c.fixed,
+           fr.r2);
+    for (size_t i = 0; i < n; i++)
+        printf("residual.H%dW%d=%.6f\n", pts[i].n_h, pts[i].n_w, res[i]);
+done:
+    mem_free(res);
+    mem_free(pts);
+    return rc;
+}
+
+int cmd_model_kura(int argc, char **argv);
+int cmd_model_kura(int argc, char **argv)
+{
+    struct kura_energy e;
+    struct errmsg em = {0};
+    int h = 96, w = 96;
+    int vals[MAX_SHAPES];
+    size_t nv = 0;
+    const char *mode = NULL, *fit_path = NULL, *coeffs = NULL, *power = "fit4";
+    double budget = 0, t_txn = -1;
+    bool calibrate = false;
+    kura_energy_default(&e);
+    parse_values("5:25:5", vals, &nv);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--grid") || !strcmp(a, "--optimal-width")) {
+            if (mode)
+                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
+                                             "--budget");
+            mode = a;
+        } else if (!strcmp(a, "--fit") || !strcmp(a, "--budget")) {
+            if (mode)
+                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
+                                             "--budget");
+            if (!next)
+                return cli_usage_error(VERB, "%s needs a value", a);
+            mode = a;
+            if (!strcmp(a, "--fit"))
+                fit_path = next;
+            else if (!cli_parse_f64(next, &budget) || !(budget >= 0) || budget > 1e6)
+                return cli_usage_error(VERB, "bad --budget '%s' (mm^2)", next);
+            i++;
+        } else if (!strcmp(a, "--size")) {
+            if (!next || !parse_shape(next, &h, &w))
+                return cli_usage_error(VERB, "bad --size (want HxW, e.g. 96x96)");
+            i++;
+        } else if (!strcmp(a, "--shapes")) {
+            if (!next || !parse_values(next, vals, &nv))
+                return cli_usage_error(VERB, "bad --shapes (want LO:HI:STEP or a,b,c)");
+            i++;
+        } else if (!strcmp(a, "--coeffs")) {
+            if (!next)
+                return cli_usage_error(VERB, "--coeffs needs a file");
+            coeffs = next;
+            i++;
+        } else if (!strcmp(a, "--power")) {
+            if (!next || (strcmp(next, "fit4") && strcmp(next, "table1")))
+                return cli_usage_error(VERB, "--power must be fit4 or table1");
+            power = next;
+            i++;
+        } else if (!strcmp(a, "--t-txn")) {
+            if (!next || !cli_parse_f64(next, &t_txn) || t_txn < 0 || t_txn > 1e6)
+                return cli_usage_error(VERB, "bad --t-txn");
+            i++;
+        } else if (!strcmp(a, "--calibrate-dma")) {
+            calibrate = true;
+        } else {
+            return cli_usage_error(VERB, "unknown option '%s'", a);
+        }
+    }
+    if (!mode)
+        return cli_usage_error(VERB, "give one of --grid, --fit, --optimal-width, --budget");
+    if (coeffs) {
+        int rc = kura_energy_load(&e, coeffs, &em);
+        if (rc)
+            return cli_fail(rc, errmsg_text(&em));
+    }
+    if (t_txn >= 0)
+        e.t_txn = t_txn;
+    if (calibrate) {
+        int rc = kura_dma_calibrate(&e, &em);
+        if (rc)
+            return cli_fail(rc, errmsg_text(&em));
+        fprintf(stderr, "acceltrace: t_marsh = %.10g cycles/px for t_txn = %g\n", e.t_marsh,
+                e.t_txn);
+    }
+    const struct kura_coeffs *p = !strcmp(power, "fit4") ? &e.power_fit4 : &e.power_table1;
+    if (!strcmp(mode, "--grid"))
+        return do_grid(&e, p, h, w, vals, nv);
+    if (!strcmp(mode, "--fit"))
+        return do_fit(&e, fit_path);
+    if (!strcmp(mode, "--optimal-width")) {
+        for (size_t i = 0; i < nv; i++)
+            printf("nw_opt.H%d=%.2f\n", vals[i], kura_nw_opt(p, vals[i])); /* eq. 12 */
+        return 0;
+    }
+    struct kura_budget_result br;
+    kura_budget(p, &e.area_table1, e.f_hz, budget * 1e6, vals, nv, vals, nv, &br);
+    if (!br.found) {
+        printf("best=none\n");
+        return 0;
+    }
+    printf("best=H%dW%d\ne_px_pj=%.1f\narea_mm2=%.3f\n", br.n_h, br.n_w, br.e_px_pj,
+           br.area_um2 / 1e6);
+    return 0;
+}
