@@ -1,0 +1,68 @@
+/*
+ * energy: energy tables applied to activity counts (DESIGN.md section 1: models emit
+ * counts; energy is a separate table, so it can be recomputed without replaying).
+ *
+ * Convention (docs/models.md "Energy tables"): a JSON file
+ *
+ *   {
+ *     "doc": "placeholders until per-event data exists [decision]",
+ *     "events": [
+ *       {"count": "mac",           "pj": 0.6,  "component": "mac"},
+ *       {"count": "sram_rd_bytes", "pj": 0.6,  "component": "sram"},
+ *       {"count": "hbm_bytes",     "pj": 31.2, "component": "hbm"}
+ *     ],
+ *     "static": [{"time": "seconds", "watts": 8.0, "component": "static"}]
+ *   }
+ *
+ * "count" names a count column of a results row, "pj" is picojoules per unit of that
+ * count; "time" names a metric in seconds and "watts" a constant power. Applying a table to
+ * a row that has every named column gives energy_<component>_j per component (components in
+ * order of first appearance) and energy_j, the sum, all in joules:
+ *   E_c = 1e-12 * sum(count * pj) + sum(watts * seconds)   (decision)
+ * Rows missing any named column are left without energy columns.
+ */
+#ifndef ACCELTRACE_ENERGY_H
+#define ACCELTRACE_ENERGY_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+struct energy_event {
+    char *count;      /* count column name */
+    char *component;  /* component name */
+    double pj;        /* pJ per unit (events) or W (static terms) */
+    int is_static;    /* 1: watts * time metric `count` in seconds */
+};
+
+struct energy_table {
+    char *path;
+    size_t n_events;
+    struct energy_event *events;
+    size_t n_components;
+    char **components; /* order of first appearance */
+};
+
+/* Loads a table; 0 or ERR_CONFIG (file + JSON path)/ERR_IO/ERR_NOMEM with e set. */
+int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e);
+void energy_table_release(struct energy_table *t);
+
+/*
+ * Computes the energy of one row given a lookup of column values by name. lookup returns
+ * 0 and *v when the column exists, negative otherwise. comp_j receives n_components values
+ * (J) and *total_j their sum. 0, or ERR_NOTFOUND when a named column is missing.
+ */
+int energy_compute(const struct energy_table *t,
+                   int (*lookup)(void *ctx, const char *name, double *v), void *ctx,
+                   double *comp_j, double *total_j);
+
+/*
+ * Recomputes the energy columns of a results CSV (results.csv, ops.csv) with a table:
+ * existing energy_* columns are dropped, new ones appended after the last column, rows
+ * without the named counts get empty energy cells. Writes out_path (may equal in_path:
+ * written to a temporary and renamed). 0 or negative with e set.
+ */
+int energy_recompute_csv(const char *in_path, const struct energy_table *t,
+                         const char *out_path, struct errmsg *e);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * model_count: the engine's test model. It counts the TestRecord records of a trace whose
+ * step is at least `min_step` and sums one of their fields times `scale`, so a sweep has
+ * a known, config-dependent answer for every config. `spin` burns a fixed amount of
+ * arithmetic per record, to stand for a costly model in engine tests and benchmarks.
+ * Every figure here is a definition of the test model [decision]; there is no paper.
+ */
+#include <string.h>
+
+#include "common/mem.h"
+#include "replay/model.h"
+
+static const struct hw_key count_keys[] = {
+    HW_KEY_STRING("field", "value", "value|step|x|numbers|blob_bytes",
+                  "TestRecord field summed: value, step, x, sum of numbers, blob length"),
+    HW_KEY_INT("scale", "", -1000000, 1000000, 1, "multiplier applied to the field"),
+    HW_KEY_INT("min_step", "", 0, 4294967295.0, 0, "records with a smaller step are ignored"),
+    HW_KEY_FLOAT("ops_per_record", "op", 0, 1e9, 1.0,
+                 "activity count charged per counted record (for energy tables)"),
+    HW_KEY_INT("spin", "iterations", 0, 100000000, 0,
+               "arithmetic iterations per record, to emulate a costly model"),
+    HW_KEY_BOOL("split_rows", 0, "report two rows (label parity = even/odd steps)"),
+};
+
+static const struct hw_schema count_schema = {
+    .model = "count",
+    .keys = count_keys,
+    .n_keys = sizeof count_keys / sizeof count_keys[0],
+    .check = NULL,
+};
+
+enum count_field { F_VALUE, F_STEP, F_X, F_NUMBERS, F_BLOB };
+
+struct count_state {
+    enum count_field field;
+    int64_t scale;
+    uint64_t min_step;
+    double ops_per_record;
+    int64_t spin;
+    bool split;
+    uint64_t records[2];   /* counted records by step parity */
+    double sum[2];         /* field * scale summed, by step parity */
+    uint64_t spin_acc;     /* result of the spin work (kept so it is not optimised away) */
+};
+
+static int count_new(void **state, const struct hw_config *cfg, const struct model_env *env,
+                     struct errmsg *e)
+{
+    (void)env;
+    struct count_state *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    const char *f = hw_config_str(cfg, "field");
+    s->field = !strcmp(f, "value") ? F_VALUE
+               : !strcmp(f, "step") ? F_STEP
+               : !strcmp(f, "x")    ? F_X
+               : !strcmp(f, "numbers") ? F_NUMBERS
+                                       : F_BLOB;
+    s->scale = hw_config_int(cfg, "scale");
+    s->min_step = (uint64_t)hw_config_int(cfg, "min_step");
+    s->ops_per_record = hw_config_float(cfg, "ops_per_record");
+    s->spin = hw_config_int(cfg, "spin");
+    s->split = hw_config_bool(cfg, "split_rows");
+    *state = s;
+    return 0;
+}
+
+static int count_consume(void *state, const struct model_record *r, struct errmsg *e)
+{
+    (void)e;
+    struct count_state *s = state;
+    if (r->rec->body_case != ACCELTRACE__RECORD__BODY_TEST)
+        return 0;
+    const Acceltrace__TestRecord *t = r->rec->test;
+    if (t->step < s->min_step)
+        return 0;
+    double v = 0;
+    switch (s->field) {
+    case F_VALUE: v = (double)t->value; break;
+    case F_STEP: v = (double)t->step; break;
+    case F_X: v = t->x; break;
+    case F_NUMBERS:
+        for (size_t i = 0; i < t->n_numbers; i++)
+            v += t->numbers[i];
+        break;
+    case F_BLOB: v = (double)t->blob.len; break;
+    }
+    int parity = s->split ? (int)(t->step & 1) : 0;
+    s->records[parity]++;
+    s->sum[parity] += v * (double)s->scale;
+    uint64_t acc = s->spin_acc;
+    for (int64_t i = 0; i < s->spin; i++)
+        acc = acc * 6364136223846793005ULL + 1442695040888963407ULL;
+    s->spin_acc = acc;
+    return 0;
+}
+
+static int count_row(struct count_state *s, struct model_result *res, int parity)
+{
+    int rc = result_row_begin(res, NULL);
+    if (!rc && s->split)
+        rc = result_label(res, "parity", parity ? "odd" : "even");
+    if (!rc)
+        rc = result_count(res, "records", "records", s->records[parity]);
+    if (!rc)
+        rc = result_count_f64(res, "ops", "op",
+                              (double)s->records[parity] * s->ops_per_record);
+    if (!rc)
+        rc = result_metric(res, "sum", "", s->sum[parity]);
+    if (!rc)
+        rc = result_metric(res, "mean", "",
+                           s->records[parity] ? s->sum[parity] / (double)s->records[parity]
+                                              : 0.0);
+    return rc;
+}
+
+static int count_finish(void *state, struct model_result *res, struct errmsg *e)
+{
+    struct count_state *s = state;
+    int rc = count_row(s, res, 0);
+    if (!rc && s->split)
+        rc = count_row(s, res, 1);
+    if (rc)
+        return errmsg_set(e, rc, "cannot report results: %s", err_str(rc));
+    return 0;
+}
+
+static void count_free(void *state)
+{
+    mem_free(state);
+}
+
+const struct model_ops model_count_ops = {
+    .name = "count",
+    .workload = "test",
+    .summary = "test model: counts TestRecords and sums one of their fields",
+    .schema = &count_schema,
+    .default_config = "configs/test-count.json",
+    .default_energy_table = "configs/test-energy.json",
+    .new = count_new,
+    .consume = count_consume,
+    .finish = count_finish,
+    .free = count_free,
+};

@@ -1,0 +1,56 @@
+/*
+ * sweep: expands a grid file into hardware configs (DESIGN.md section 5).
+ *
+ * A grid is a JSON object whose members, in file order, are the axes of a cartesian
+ * product (the last axis varies fastest):
+ *
+ *   {
+ *     "dpu_count": [16, 32, 64],                        list of values
+ *     "clock_ghz": {"range": [0.5, 1.5, 0.25]},          a, a+step, ... up to b inclusive
+ *     "shape": {"zip": {"n_h": [5, 10], "n_w": [20, 10]}} keys that vary together
+ *     "hash": "mul"                                      one fixed value
+ *   }
+ *
+ * Keys are schema keys of the base config's model (dotted for nested keys). A member
+ * named "doc" is a comment. Each value is validated like a config value (unknown key, wrong
+ * type, out of range: ERR_CONFIG naming the grid file and the JSON path, e.g.
+ * "$.clock_ghz.range[1]"). Range values are a + i*step (no accumulated rounding) for
+ * i = 0 .. floor((b - a)/step + 1e-9); integer keys need integer a, b, step.
+ * Expanded config i is the base config with axis values applied; its index is stable for
+ * a given grid, which is what --shard slices and what merge sorts by.
+ */
+#ifndef ACCELTRACE_SWEEP_H
+#define ACCELTRACE_SWEEP_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "replay/hw_config.h"
+
+struct sweep;
+
+/* Loads a grid file against a base config (copied). 0 or ERR_CONFIG/ERR_IO/ERR_NOMEM. */
+int sweep_load(struct sweep **out, const char *grid_path, const struct hw_config *base,
+               struct errmsg *e);
+/* Same from JSON text (name for messages). */
+int sweep_parse(struct sweep **out, const char *json_text, const char *name,
+                const struct hw_config *base, struct errmsg *e);
+/* A one-config sweep of the base config alone (no grid). */
+int sweep_single(struct sweep **out, const struct hw_config *base);
+void sweep_free(struct sweep *s);
+
+/* Number of configs (product of axis lengths; ERR_LIMIT at load above 10^7). */
+size_t sweep_count(const struct sweep *s);
+/* Number of axes and the keys they set (for listing). */
+size_t sweep_axes(const struct sweep *s);
+
+/* Builds config i (0-based); caller frees with hw_config_free. 0 or negative with e set
+ * (ERR_CONFIG when the schema's cross-key check rejects the combination). */
+int sweep_config(const struct sweep *s, size_t i, struct hw_config **out, struct errmsg *e);
+
+/*
+ * Slice I of N (1-based, as --shard I/N): configs [n*(I-1)/N, n*I/N). Sets *begin, *end.
+ */
+void sweep_shard(size_t n, unsigned shard_i, unsigned shard_n, size_t *begin, size_t *end);
+
+#endif
