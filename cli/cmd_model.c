@@ -7,9 +7,11 @@
 #include "cli/subverb.h"
 
 int cmd_model_kura(int argc, char **argv);
+int cmd_model_salca(int argc, char **argv);
 
 static const struct subverb table[] = {
     {"kura", cmd_model_kura, "SA-Kura timing, power/area/energy fit, budgets, DMA (spec kura 8)"},
+    {"salca", cmd_model_salca, "Salca analytic model: PCs, Pareto front, min retention (spec salca 9)"},
     /* rows: {"name", cmd_model_name, "summary"}, */
     {NULL, NULL, NULL},
 };
