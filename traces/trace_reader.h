@@ -18,6 +18,7 @@
 
 #include "common/io.h"
 #include "formats/trace.pb-c.h"
+#include "traces/trace_key.h"
 
 struct trace_reader;
 
@@ -50,7 +51,6 @@ const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r)
  * Returns 1 with *rec set (caller frees with trace_record_free), 0 at the end, <0 on error.
  * When key is not NULL it receives the frame's index keys (-1 when unknown).
  */
-struct trace_key;
 int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key);
 
 /*
@@ -73,6 +73,47 @@ const char *trace_reader_content_hash(const struct trace_reader *r);
 /* Statistics: frames read, bytes of the source served, current offset. */
 uint64_t trace_reader_frames_read(const struct trace_reader *r);
 uint64_t trace_reader_bytes_read(const struct trace_reader *r);
+
+/*
+ * Byte offset just past the last frame trace_reader_next returned (after open: past the
+ * header frame). After an error it is the end of the intact prefix.
+ */
+uint64_t trace_reader_offset(const struct trace_reader *r);
+
+/* What the reader knows about one frame. */
+struct trace_frame_info {
+    uint64_t number;       /* frame number; the header is frame 0 */
+    uint64_t offset;       /* byte offset of the frame header */
+    uint32_t type;         /* record type (Record.body field number) */
+    uint8_t codec;         /* 0 raw, 1 zstd */
+    uint32_t stored_bytes; /* payload_len */
+    uint64_t raw_bytes;    /* decompressed payload bytes */
+    struct trace_key key;  /* index keys */
+};
+
+/* The frame of the record trace_reader_next returned last (the header frame after open). */
+const struct trace_frame_info *trace_reader_last_frame(const struct trace_reader *r);
+
+/*
+ * State of the index: 0 when it was read and is consistent; otherwise the code
+ * (ERR_NOTFOUND no trailer, ERR_DATA/ERR_LIMIT/ERR_FORMAT damaged) and *msg (when not
+ * NULL) the message. With opts.ignore_index: ERR_NOTFOUND, "index not read".
+ */
+int trace_reader_index_status(const struct trace_reader *r, const char **msg);
+
+/*
+ * sha256 hex over the decompressed payloads of the frames read so far (header included),
+ * independent of the index; after the last frame it is what the index's content_hash
+ * must equal. The string is valid until the next call on r.
+ */
+const char *trace_reader_computed_hash(struct trace_reader *r);
+
+/*
+ * Payload bytes of the frame last returned by trace_reader_next: as stored and
+ * decompressed. Valid until the next call that reads a frame. For copying frames verbatim.
+ */
+void trace_reader_last_payload(const struct trace_reader *r, const uint8_t **stored,
+                               size_t *stored_len, const uint8_t **raw, size_t *raw_len);
 
 const char *trace_reader_errmsg(const struct trace_reader *r);
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "formats/trace.pb-c.h"
+#include "traces/trace_key.h"
 
 struct trace_writer;
 
@@ -26,13 +27,6 @@ struct trace_writer_opts {
     bool fsync_each;      /* fsync after every frame (slow; default false) */
     /* Frames are also flushed (write(2)) at least every this many bytes; default 1 MiB. */
     uint64_t flush_bytes;
-};
-
-/* Index keys of one frame; -1 where a key does not apply. */
-struct trace_key {
-    int32_t step;
-    int32_t layer;
-    int32_t head;
 };
 
 /* Defaults: level 3, no workers, no per-frame fsync. */
@@ -49,10 +43,16 @@ int trace_writer_open(struct trace_writer **out, const char *path,
 
 /*
  * Appends one record as one frame. The record type is rec->body_case; key gives the
- * index keys (NULL: all -1). 0 or a negative enum err.
+ * index keys (NULL: derived from the record by trace_record_key, traces/trace_key.h).
+ * The frame reaches the file when the write buffer passes opts.flush_bytes, on
+ * trace_writer_flush and on finish. 0 or a negative enum err; after an error the writer
+ * refuses further appends.
  */
 int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
                         const struct trace_key *key);
+
+/* Writes the buffered frames to the file (write(2), no fsync). 0 or negative. */
+int trace_writer_flush(struct trace_writer *w);
 
 /* Appends index + trailer, fsyncs, renames to the final name. 0 or negative. */
 int trace_writer_finish(struct trace_writer *w);

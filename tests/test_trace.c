@@ -1,0 +1,579 @@
+/*
+ * Tests of the .atr container (traces/trace_writer, trace_reader): seeded random round
+ * trip of every record type, random access touching only the frame asked for, limits.
+ * Seed: ACCELTRACE_SEED (default 20261130), printed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zstd.h>
+
+#include "common/crc32c.h"
+#include "common/io.h"
+#include "common/mem.h"
+#include "common/rng.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+
+static uint64_t seed = 20261130;
+static char tmpdir[256];
+
+/* ---- a descriptor-driven random message builder (malloc-owned, freed by protobuf-c) ---- */
+
+static void *xmalloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    assert_non_null(p);
+    return p;
+}
+
+static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d,
+                         struct rng *r, int depth);
+
+static size_t value_size(const ProtobufCFieldDescriptor *f)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_ENUM:
+        return 4;
+    case PROTOBUF_C_TYPE_FLOAT:
+        return 4;
+    case PROTOBUF_C_TYPE_BOOL:
+        return sizeof(protobuf_c_boolean);
+    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+        return sizeof(void *);
+    case PROTOBUF_C_TYPE_BYTES:
+        return sizeof(ProtobufCBinaryData);
+    default:
+        return 8;
+    }
+}
+
+static void random_value(void *p, const ProtobufCFieldDescriptor *f, struct rng *r, int depth)
+{
+    uint64_t x = rng_u64(r);
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: {
+        uint32_t v = (uint32_t)(x % 4 == 0 ? x >> 32 : (x >> 40) % 1000);
+        memcpy(p, &v, 4);
+        break;
+    }
+    case PROTOBUF_C_TYPE_ENUM: {
+        const ProtobufCEnumDescriptor *e = f->descriptor;
+        int v = e->n_values ? e->values[(x >> 8) % e->n_values].value : 0;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case PROTOBUF_C_TYPE_FLOAT: {
+        float v = (float)rng_normal(r) * 100.0f;
+        memcpy(p, &v, 4);
+        break;
+    }
+    case PROTOBUF_C_TYPE_DOUBLE: {
+        double v = rng_normal(r) * 1e3;
+        memcpy(p, &v, 8);
+        break;
+    }
+    case PROTOBUF_C_TYPE_BOOL: {
+        protobuf_c_boolean v = (protobuf_c_boolean)(x & 1);
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTOBUF_C_TYPE_STRING: {
+        size_t n = (size_t)(x % 24);
+        char *s = xmalloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (char)('a' + rng_below(r, 26));
+        memcpy(p, &s, sizeof s);
+        break;
+    }
+    case PROTOBUF_C_TYPE_BYTES: {
+        ProtobufCBinaryData b;
+        b.len = (size_t)(x % 300);
+        b.data = xmalloc(b.len);
+        for (size_t i = 0; i < b.len; i++)
+            b.data[i] = (uint8_t)(rng_u64(r) & (i % 7 ? 0xff : 0x0f));
+        memcpy(p, &b, sizeof b);
+        break;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        const ProtobufCMessageDescriptor *sd = f->descriptor;
+        ProtobufCMessage *sm = NULL;
+        if (depth < 3) {
+            sm = xmalloc(sd->sizeof_message);
+            sd->message_init(sm);
+            fill_message(sm, sd, r, depth + 1);
+        }
+        memcpy(p, &sm, sizeof sm);
+        break;
+    }
+    default: {
+        uint64_t v = x % 3 == 0 ? x : x % 100000;
+        memcpy(p, &v, 8);
+        break;
+    }
+    }
+}
+
+static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d,
+                         struct rng *r, int depth)
+{
+    char *base = (char *)m;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+            continue; /* oneofs are set by the caller */
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = depth > 1 ? rng_below(r, 3) : rng_below(r, 20);
+            char *arr = n ? xmalloc(n * value_size(f)) : NULL;
+            for (size_t k = 0; k < n; k++) {
+                random_value(arr + k * value_size(f), f, r, depth + 1);
+                if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                    void *sm;
+                    memcpy(&sm, arr + k * value_size(f), sizeof sm);
+                    if (!sm) { /* repeated messages may not be NULL */
+                        const ProtobufCMessageDescriptor *sd = f->descriptor;
+                        sm = xmalloc(sd->sizeof_message);
+                        sd->message_init(sm);
+                        memcpy(arr + k * value_size(f), &sm, sizeof sm);
+                    }
+                }
+            }
+            memcpy(base + f->quantifier_offset, &n, sizeof n);
+            memcpy(base + f->offset, &arr, sizeof arr);
+        } else {
+            if (f->type == PROTOBUF_C_TYPE_STRING) {
+                char *old;
+                memcpy(&old, base + f->offset, sizeof old);
+                (void)old; /* default is a static "" owned by protobuf-c; replaced */
+            }
+            random_value(base + f->offset, f, r, depth);
+            if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset &&
+                f->type != PROTOBUF_C_TYPE_MESSAGE && f->type != PROTOBUF_C_TYPE_STRING) {
+                protobuf_c_boolean has = 1;
+                memcpy(base + f->quantifier_offset, &has, sizeof has);
+            }
+        }
+    }
+}
+
+/* A random Record with body `type` (every field of the body message filled). */
+static Acceltrace__Record *random_record(uint32_t type, struct rng *r)
+{
+    Acceltrace__Record *rec = xmalloc(sizeof *rec);
+    acceltrace__record__init(rec);
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field(&acceltrace__record__descriptor, (int)type);
+    assert_non_null(f);
+    rec->body_case = (Acceltrace__Record__BodyCase)type;
+    random_value((char *)rec + f->offset, f, r, 0);
+    void *sm;
+    memcpy(&sm, (char *)rec + f->offset, sizeof sm);
+    assert_non_null(sm);
+    return rec;
+}
+
+static void free_built(Acceltrace__Record *rec)
+{
+    protobuf_c_message_free_unpacked(&rec->base, NULL);
+}
+
+static uint8_t *pack(const Acceltrace__Record *rec, size_t *n)
+{
+    *n = protobuf_c_message_get_packed_size(&rec->base);
+    uint8_t *p = xmalloc(*n);
+    protobuf_c_message_pack(&rec->base, p);
+    return p;
+}
+
+static void assert_same_record(const Acceltrace__Record *a, const Acceltrace__Record *b)
+{
+    size_t na, nb;
+    uint8_t *pa = pack(a, &na), *pb = pack(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na);
+    free(pa);
+    free(pb);
+}
+
+static void path_in_tmp(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", tmpdir, name);
+}
+
+static Acceltrace__TraceHeader *test_header(void)
+{
+    static Acceltrace__TraceHeader h = ACCELTRACE__TRACE_HEADER__INIT;
+    h.producer = "acceltrace test";
+    h.workload = "test";
+    h.seed = seed;
+    return &h;
+}
+
+/* Every non-header, non-index record type, random contents, levels 0 and 3, 1 and 2 threads. */
+static void test_round_trip_every_type(void **state)
+{
+    (void)state;
+    static const uint32_t types[] = {2, 3, 4, 5, 6, 7, 8, 9, 15};
+    const size_t nt = sizeof types / sizeof types[0];
+    for (int level = 0; level <= 3; level += 3) {
+        for (int threads = 1; threads <= 2; threads++) {
+            struct rng r;
+            rng_seed(&r, seed + (uint64_t)level);
+            char path[512];
+            path_in_tmp(path, sizeof path, "rt.atr");
+            struct trace_writer_opts o;
+            trace_writer_opts_default(&o);
+            o.zstd_level = level;
+            o.flush_bytes = 4096;
+            struct trace_writer *w;
+            char err[512];
+            assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+            enum { N = 60 };
+            Acceltrace__Record *recs[N];
+            for (int i = 0; i < N; i++) {
+                recs[i] = random_record(types[(size_t)i % nt], &r);
+                assert_int_equal(trace_writer_append(w, recs[i], NULL), 0);
+            }
+            assert_int_equal(trace_writer_frames(w), N + 1);
+            assert_int_equal(trace_writer_finish(w), 0);
+            trace_writer_free(w);
+            char partial[600];
+            snprintf(partial, sizeof partial, "%s.partial", path);
+            assert_int_not_equal(access(partial, F_OK), 0);
+
+            struct trace_reader_opts ro;
+            trace_reader_opts_default(&ro);
+            ro.threads = threads;
+            struct trace_reader *rd;
+            assert_int_equal(trace_reader_open(&rd, path, &ro, err, sizeof err), 0);
+            assert_string_equal(trace_reader_header(rd)->workload, "test");
+            assert_int_equal(trace_reader_header(rd)->seed, seed);
+            assert_non_null(trace_reader_index(rd));
+            assert_int_equal(trace_reader_index_status(rd, NULL), 0);
+            for (int i = 0; i < N; i++) {
+                Acceltrace__Record *got;
+                struct trace_key k;
+                assert_int_equal(trace_reader_next(rd, &got, &k), 1);
+                assert_same_record(recs[i], got);
+                struct trace_key want;
+                trace_record_key(recs[i], &want);
+                assert_int_equal(k.step, want.step);
+                assert_int_equal(k.layer, want.layer);
+                assert_int_equal(k.head, want.head);
+                trace_record_free(got);
+            }
+            Acceltrace__Record *got;
+            assert_int_equal(trace_reader_next(rd, &got, NULL), 0);
+            assert_null(got);
+            /* the computed content hash equals the one the writer put in the index */
+            char hash[65];
+            snprintf(hash, sizeof hash, "%s", trace_reader_computed_hash(rd));
+            assert_string_equal(hash, trace_reader_content_hash(rd));
+            trace_reader_free(rd);
+            for (int i = 0; i < N; i++)
+                free_built(recs[i]);
+        }
+    }
+}
+
+/* Random access: >= 10,000 frames; find reads exactly one frame header + payload. */
+static void test_random_access_touches_one_frame(void **state)
+{
+    (void)state;
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "ra.atr");
+    struct trace_writer *w;
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    enum { STEPS = 50, LAYERS = 20, HEADS = 12 }; /* 12,000 frames */
+    for (int s = 0; s < STEPS; s++)
+        for (int l = 0; l < LAYERS; l++)
+            for (int h = 0; h < HEADS; h++) {
+                Acceltrace__TestRecord t = ACCELTRACE__TEST_RECORD__INIT;
+                t.step = (uint32_t)s;
+                t.layer = l;
+                t.head = h;
+                t.value = (int64_t)s * 1000000 + l * 1000 + h;
+                Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+                rec.body_case = ACCELTRACE__RECORD__BODY_TEST;
+                rec.test = &t;
+                assert_int_equal(trace_writer_append(w, &rec, NULL), 0);
+            }
+    assert_int_equal(trace_writer_finish(w), 0);
+    trace_writer_free(w);
+
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open(&rd, path, NULL, err, sizeof err), 0);
+    const Acceltrace__TraceIndex *ix = trace_reader_index(rd);
+    assert_non_null(ix);
+    assert_int_equal(ix->n_entries, 1 + STEPS * LAYERS * HEADS);
+    struct rng r;
+    rng_seed(&r, seed);
+    for (int q = 0; q < 200; q++) {
+        int s = (int)rng_below(&r, STEPS), l = (int)rng_below(&r, LAYERS),
+            h = (int)rng_below(&r, HEADS);
+        size_t pos = 1 + ((size_t)s * LAYERS + (size_t)l) * HEADS + (size_t)h;
+        uint64_t before = trace_reader_bytes_read(rd);
+        Acceltrace__Record *rec;
+        assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_TEST, s, l, h, &rec), 1);
+        uint64_t touched = trace_reader_bytes_read(rd) - before;
+        assert_int_equal(touched, 12 + ix->entries[pos]->stored_bytes);
+        assert_int_equal(rec->test->value, (int64_t)s * 1000000 + l * 1000 + h);
+        trace_record_free(rec);
+    }
+    Acceltrace__Record *rec;
+    assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_TEST, STEPS, 0, 0, &rec), 0);
+    assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_DISC_MASK, 0, 0, 0, &rec), 0);
+    trace_reader_free(rd);
+    unlink(path);
+}
+
+/* Builds a trace in memory: preamble, a valid header frame, then `extra` as the next frame. */
+static void frame_bytes(uint8_t *out, uint32_t len, uint8_t codec, uint8_t type,
+                        const uint8_t *payload)
+{
+    out[0] = (uint8_t)len; out[1] = (uint8_t)(len >> 8); out[2] = (uint8_t)(len >> 16);
+    out[3] = (uint8_t)(len >> 24);
+    out[4] = codec; out[5] = type; out[6] = out[7] = 0;
+    uint32_t c = crc32c_update(0, payload, payload ? len : 0);
+    out[8] = (uint8_t)c; out[9] = (uint8_t)(c >> 8); out[10] = (uint8_t)(c >> 16);
+    out[11] = (uint8_t)(c >> 24);
+}
+
+static size_t mem_trace(uint8_t *out, size_t cap, const uint8_t *hdr12, const uint8_t *payload,
+                        size_t plen)
+{
+    static const uint8_t pre[16] = {'A', 'C', 'C', 'T', 'R', 'A', 'C', 'E', 1, 0, 0, 0, 0, 0, 0, 0};
+    /* header record: Record{header{workload:"t"}} = 0a 03 12 01 74 */
+    static const uint8_t hrec[5] = {0x0a, 0x03, 0x12, 0x01, 0x74};
+    size_t n = 0;
+    assert_true(cap >= 16 + 12 + 5 + 12 + plen);
+    memcpy(out, pre, 16); n = 16;
+    frame_bytes(out + n, 5, 0, 1, hrec); n += 12;
+    memcpy(out + n, hrec, 5); n += 5;
+    memcpy(out + n, hdr12, 12); n += 12;
+    if (plen)
+        memcpy(out + n, payload, plen);
+    return n + plen;
+}
+
+static int read_all(const uint8_t *data, size_t n, uint64_t cap, char *err, size_t errlen)
+{
+    struct src s;
+    src_init_mem(&s, data, n);
+    struct trace_reader_opts o;
+    trace_reader_opts_default(&o);
+    if (cap)
+        o.max_record_bytes = cap;
+    struct trace_reader *rd;
+    int rc = trace_reader_open_src(&rd, &s, "mem.atr", &o, err, errlen);
+    if (rc)
+        return rc;
+    Acceltrace__Record *rec;
+    while ((rc = trace_reader_next(rd, &rec, NULL)) == 1)
+        trace_record_free(rec);
+    snprintf(err, errlen, "%s", trace_reader_errmsg(rd));
+    trace_reader_free(rd);
+    return rc;
+}
+
+/* A frame header declaring 4 GiB - 1: a limit error, nothing allocated for it. */
+static void test_limit_frame_4gib(void **state)
+{
+    (void)state;
+    uint8_t h[12], buf[256];
+    frame_bytes(h, 0xffffffffu, 0, 15, NULL);
+    size_t n = mem_trace(buf, sizeof buf, h, (const uint8_t *)"xx", 2);
+    char err[512];
+    int rc = read_all(buf, n, 0, err, sizeof err);
+    printf("4 GiB frame: %s\n", err);
+    assert_int_equal(rc, ERR_LIMIT);
+    assert_non_null(strstr(err, "exceeds the 1 GiB limit"));
+    assert_non_null(strstr(err, "frame 1 at offset 33"));
+    /* 1 GiB exactly passes the limit but is truncated */
+    frame_bytes(h, 1u << 30, 0, 15, NULL);
+    n = mem_trace(buf, sizeof buf, h, (const uint8_t *)"xx", 2);
+    assert_int_equal(read_all(buf, n, 0, err, sizeof err), ERR_DATA);
+    assert_non_null(strstr(err, "truncated frame payload"));
+}
+
+/* A zstd frame that expands past the cap: declared size and unknown size (streaming). */
+static void test_limit_zstd_bomb(void **state)
+{
+    (void)state;
+    size_t big = 8u << 20; /* 8 MiB of one byte value: TestRecord.blob */
+    uint8_t *raw = xmalloc(big + 16);
+    /* Record{test{blob: big bytes}} : 7a <len> 2a <len> ... */
+    size_t p = 0;
+    raw[p++] = 0x7a;
+    size_t inner = 1 + 4 + big;
+    uint64_t v = inner;
+    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    raw[p++] = (uint8_t)v;
+    raw[p++] = 0x2a;
+    v = big;
+    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    raw[p++] = (uint8_t)v;
+    memset(raw + p, 'z', big);
+    size_t rawn = p + big;
+    size_t bound = ZSTD_compressBound(rawn);
+    uint8_t *comp = xmalloc(bound);
+    size_t cn = ZSTD_compress(comp, bound, raw, rawn, 19);
+    assert_false(ZSTD_isError(cn));
+    printf("bomb: %zu bytes expand to %zu\n", cn, rawn);
+    uint8_t h[12];
+    frame_bytes(h, (uint32_t)cn, 1, 15, comp);
+    uint8_t *buf = xmalloc(cn + 256);
+    size_t n = mem_trace(buf, cn + 256, h, comp, cn);
+    char err[512];
+    /* under a 1 MiB cap: refused before decompressing */
+    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
+    printf("declared size: %s\n", err);
+    assert_non_null(strstr(err, "above the cap"));
+    /* with the default cap it decodes */
+    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+
+    /* unknown content size: streaming decompression stops at the cap */
+    ZSTD_CStream *cs = ZSTD_createCStream();
+    ZSTD_initCStream(cs, 19);
+    ZSTD_outBuffer ob = {comp, bound, 0};
+    ZSTD_inBuffer ib = {raw, rawn, 0};
+    while (ib.pos < ib.size)
+        assert_false(ZSTD_isError(ZSTD_compressStream(cs, &ob, &ib)));
+    assert_int_equal(ZSTD_endStream(cs, &ob), 0);
+    ZSTD_freeCStream(cs);
+    assert_int_equal(ZSTD_getFrameContentSize(comp, ob.pos), ZSTD_CONTENTSIZE_UNKNOWN);
+    frame_bytes(h, (uint32_t)ob.pos, 1, 15, comp);
+    n = mem_trace(buf, cn + 256, h, comp, ob.pos);
+    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
+    printf("streaming: %s\n", err);
+    assert_non_null(strstr(err, "exceeds the cap"));
+    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+    free(raw);
+    free(comp);
+    free(buf);
+}
+
+/* Absurd repeated counts: a packed field declaring 2^40 bytes, and a real count that needs
+ * more memory than the cap allows. */
+static void test_limit_repeated_count(void **state)
+{
+    (void)state;
+    /* Record{test{numbers: packed, length 2^40}} with only a few bytes present */
+    uint8_t raw[32];
+    size_t p = 0;
+    raw[p++] = 0x7a; raw[p++] = 10;
+    raw[p++] = 0x32; /* field 6, wire type 2 */
+    uint64_t v = (uint64_t)1 << 40;
+    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    raw[p++] = (uint8_t)v;
+    raw[p++] = 1; raw[p++] = 2; raw[p++] = 3;
+    raw[1] = (uint8_t)(p - 2);
+    uint8_t h[12], buf[256];
+    frame_bytes(h, (uint32_t)p, 0, 15, raw);
+    size_t n = mem_trace(buf, sizeof buf, h, raw, p);
+    char err[512];
+    assert_int_equal(read_all(buf, n, 0, err, sizeof err), ERR_DATA);
+    printf("packed 2^40: %s\n", err);
+    assert_non_null(strstr(err, "cannot parse"));
+
+    /* 400,000 unpacked one-byte numbers: 800 KB of input, 1.6 MB of uint32 at unpack */
+    size_t cnt = 400000;
+    size_t inner = cnt * 2;
+    uint8_t *big = xmalloc(inner + 16);
+    p = 0;
+    big[p++] = 0x7a;
+    v = inner;
+    while (v >= 0x80) { big[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    big[p++] = (uint8_t)v;
+    for (size_t i = 0; i < cnt; i++) {
+        big[p++] = 0x30; /* field 6, varint */
+        big[p++] = 7;
+    }
+    uint8_t *tb = xmalloc(p + 256);
+    frame_bytes(h, (uint32_t)p, 0, 15, big);
+    n = mem_trace(tb, p + 256, h, big, p);
+    assert_int_equal(read_all(tb, n, 1u << 20, err, sizeof err), ERR_LIMIT);
+    printf("count: %s\n", err);
+    assert_non_null(strstr(err, "cap of 1048576 bytes of memory"));
+    assert_int_equal(read_all(tb, n, 0, err, sizeof err), 0);
+    free(big);
+    free(tb);
+}
+
+/* Out-of-memory injection: every allocation failure during write and read is an error, no
+ * crash or leak (leaks show under ASan). */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "oom.atr");
+    struct rng r;
+    rng_seed(&r, seed);
+    Acceltrace__Record *rec = random_record(15, &r);
+    for (long k = 1; k < 60; k++) {
+        struct trace_writer *w = NULL;
+        mem_fail_after(k);
+        int rc = trace_writer_open(&w, path, NULL, test_header(), err, sizeof err);
+        if (!rc) {
+            rc = trace_writer_append(w, rec, NULL);
+            if (!rc)
+                rc = trace_writer_finish(w);
+            trace_writer_free(w);
+        }
+        mem_fail_after(0);
+        if (rc == 0)
+            break;
+        assert_true(rc < 0);
+    }
+    assert_int_equal(access(path, F_OK), 0);
+    for (long k = 1; k < 200; k++) {
+        struct trace_reader *rd = NULL;
+        mem_fail_after(k);
+        int rc = trace_reader_open(&rd, path, NULL, err, sizeof err);
+        if (!rc) {
+            Acceltrace__Record *got;
+            while ((rc = trace_reader_next(rd, &got, NULL)) == 1)
+                trace_record_free(got);
+            trace_reader_free(rd);
+        }
+        mem_fail_after(0);
+        if (rc == 0)
+            break;
+        assert_true(rc < 0);
+    }
+    free_built(rec);
+    unlink(path);
+}
+
+int main(void)
+{
+    const char *s = getenv("ACCELTRACE_SEED");
+    if (s)
+        seed = strtoull(s, NULL, 10);
+    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-trace-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_every_type),
+        cmocka_unit_test(test_random_access_touches_one_frame),
+        cmocka_unit_test(test_limit_frame_4gib),
+        cmocka_unit_test(test_limit_zstd_bomb),
+        cmocka_unit_test(test_limit_repeated_count),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmpdir);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * trace_internal: constants and helpers shared by the files of traces/ only (writer,
+ * reader, verify, recover). Not a public contract; see docs/trace-format.md.
+ */
+#ifndef ACCELTRACE_TRACE_INTERNAL_H
+#define ACCELTRACE_TRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "common/err.h"
+#include "traces/trace_key.h"
+
+#define TRACE_MAGIC "ACCTRACE"
+#define TRACE_TRAILER_MAGIC "ACCTRIDX"
+#define TRACE_MAJOR 1
+#define TRACE_MINOR 0
+#define TRACE_PREAMBLE_BYTES 16
+#define TRACE_FRAME_HEADER_BYTES 12
+#define TRACE_TRAILER_BYTES 16
+#define TRACE_MAX_PAYLOAD (UINT64_C(1) << 30) /* DESIGN.md section 3: payload_len <= 1 GiB */
+#define TRACE_CODEC_RAW 0
+#define TRACE_CODEC_ZSTD 1
+#define TRACE_TYPE_HEADER 1
+#define TRACE_TYPE_INDEX 10
+#define TRACE_MAX_TYPE 255
+
+static inline void trace_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void trace_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void trace_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t trace_get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t trace_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t trace_get_u64(const uint8_t *p)
+{
+    return (uint64_t)trace_get_u32(p) | (uint64_t)trace_get_u32(p + 4) << 32;
+}
+
+/* One index row as kept in memory by the writer and recover. */
+struct trace_entry {
+    uint64_t offset;
+    uint32_t type;
+    struct trace_key key;
+    uint32_t stored_bytes;
+    uint64_t raw_bytes;
+};
+
+/*
+ * protobuf-c allocator that refuses to hand out more than `limit` bytes in total (so an
+ * absurd repeated count cannot allocate beyond the cap). exceeded tells a refused
+ * allocation from a parse error. Records unpacked with it are freed by trace_record_free.
+ */
+struct trace_budget {
+    uint64_t limit;
+    uint64_t used;
+    bool exceeded;
+};
+void trace_budget_allocator(ProtobufCAllocator *a, struct trace_budget *b);
+
+/* Whether the record type is a Record.body field number this build knows. */
+bool trace_type_known(uint32_t type);
+
+/*
+ * A writer that copies frames verbatim (used by recover): creates tmp_path, writes the
+ * preamble; frames are appended with trace_writer_append_frame; finish renames tmp_path
+ * to final_path.
+ */
+struct trace_writer;
+int trace_writer_open_raw(struct trace_writer **out, const char *final_path,
+                          const char *tmp_path, char *errtext, size_t errtext_len);
+/* Appends an already encoded frame: stored payload bytes (codec as given), raw = the
+ * decompressed payload (for the content hash), key for the index. */
+int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t codec,
+                              const uint8_t *stored, size_t stored_len, const uint8_t *raw,
+                              size_t raw_len, const struct trace_key *key);
+
+#endif

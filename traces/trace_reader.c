@@ -1,0 +1,852 @@
+/*
+ * The .atr reader (DESIGN.md section 3, docs/trace-format.md).
+ *
+ * Frames are read in batches: the file bytes of up to `batch` frames are read in order,
+ * then checked, decompressed and unpacked (in parallel when opts.threads > 1), then handed
+ * out one by one. Every length from the file is bounded before it is used: the payload
+ * by 1 GiB and by the bytes left in the file, the decompressed size by the zstd frame's
+ * declared content size and opts.max_record_bytes, and the unpacked protobuf by an
+ * allocation budget of the same cap.
+ */
+#include "traces/trace_reader.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common/buf.h"
+#include "common/crc32c.h"
+#include "common/mem.h"
+#include "common/sha256.h"
+#include "common/threads.h"
+#include "traces/trace_internal.h"
+
+#define BATCH_STORED_BYTES (64u << 20) /* stop filling a batch past this many payload bytes */
+
+struct job {
+    struct trace_frame_info fi;
+    uint32_t crc;
+    struct buf stored;
+    struct buf rawbuf;
+    const uint8_t *raw;
+    size_t raw_len;
+    Acceltrace__Record *rec;
+    int rc;
+    struct errmsg err;
+};
+
+struct sort_key {
+    uint32_t type;
+    int32_t step, layer, head;
+    uint32_t pos;
+};
+
+struct trace_reader {
+    struct src own;
+    struct src *src;
+    char *name;
+    struct trace_reader_opts opts;
+    struct errmsg err;
+    Acceltrace__Record *header_rec;
+    Acceltrace__Record *index_rec; /* only when the index is valid */
+    const Acceltrace__TraceIndex *index;
+    struct errmsg index_err;       /* code 0: index fine */
+    uint64_t index_offset;
+    struct sort_key *order;
+    uint64_t pos;                  /* offset of the next frame to read */
+    uint64_t end;                  /* index_offset with a valid index, else the file size */
+    uint64_t next_number;
+    ZSTD_DCtx **dctx;
+    int n_dctx;
+    struct thread_pool *pool;
+    struct job *jobs;
+    size_t batch, n_jobs, job_next;
+    int pending_rc;                /* read error after the current batch */
+    struct errmsg pending_err;
+    bool at_end;
+    int sticky;                    /* first error of next(); repeated afterwards */
+    struct job find_job;
+    struct trace_frame_info last;
+    const struct job *last_job;
+    struct sha256 hash;
+    char hash_hex[65];
+    uint64_t frames_read;
+};
+
+/* ---- allocation budget for protobuf-c ---- */
+
+struct budget_hdr {
+    size_t size;
+    size_t pad; /* keeps 16-byte alignment */
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+    struct trace_budget *b = data;
+    size_t total;
+    if (!mem_add(size, sizeof(struct budget_hdr), &total))
+        return NULL;
+    if (b) {
+        if (total > b->limit || b->used > b->limit - total) {
+            b->exceeded = true;
+            return NULL;
+        }
+        b->used += total;
+    }
+    struct budget_hdr *h = mem_alloc(total);
+    if (!h)
+        return NULL;
+    h->size = size;
+    return h + 1;
+}
+
+static void budget_free(void *data, void *p)
+{
+    (void)data;
+    if (p)
+        mem_free((struct budget_hdr *)p - 1);
+}
+
+void trace_budget_allocator(ProtobufCAllocator *a, struct trace_budget *b)
+{
+    a->alloc = budget_alloc;
+    a->free = budget_free;
+    a->allocator_data = b;
+}
+
+void trace_record_free(Acceltrace__Record *rec)
+{
+    if (!rec)
+        return;
+    ProtobufCAllocator a;
+    trace_budget_allocator(&a, NULL);
+    protobuf_c_message_free_unpacked(&rec->base, &a);
+}
+
+bool trace_type_known(uint32_t type)
+{
+    return type != 0 && type <= TRACE_MAX_TYPE &&
+           protobuf_c_message_descriptor_get_field(&acceltrace__record__descriptor, (int)type) !=
+               NULL;
+}
+
+const char *trace_record_type_name(uint32_t type)
+{
+    if (!trace_type_known(type))
+        return "unknown";
+    return protobuf_c_message_descriptor_get_field(&acceltrace__record__descriptor, (int)type)
+        ->name;
+}
+
+/* ---- options, errors ---- */
+
+void trace_reader_opts_default(struct trace_reader_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_record_bytes = TRACE_MAX_PAYLOAD;
+    o->threads = 1;
+    o->ignore_index = false;
+}
+
+static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number,
+                     uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* "<what> ('<file>' frame N at offset O)", DESIGN.md section 7. */
+static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number,
+                     uint64_t offset, const char *fmt, ...)
+{
+    char what[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return errmsg_set(e, code, "%s ('%s' frame %llu at offset %llu)", what, name,
+                      (unsigned long long)number, (unsigned long long)offset);
+}
+
+const char *trace_reader_errmsg(const struct trace_reader *r)
+{
+    return r ? errmsg_text(&r->err) : "no reader";
+}
+
+/* ---- one frame ---- */
+
+static void job_reset(struct job *j)
+{
+    trace_record_free(j->rec);
+    j->rec = NULL;
+    j->raw = NULL;
+    j->raw_len = 0;
+    j->rc = 0;
+    j->err.code = 0;
+    j->err.text[0] = 0;
+}
+
+static void job_release(struct job *j)
+{
+    job_reset(j);
+    buf_release(&j->stored);
+    buf_release(&j->rawbuf);
+}
+
+/*
+ * Reads the frame header at off and its payload into j->stored, checking every field
+ * against the bytes left before `end`. Errors go to e.
+ */
+static int read_frame(struct trace_reader *r, uint64_t off, uint64_t end, uint64_t number,
+                      struct job *j, struct errmsg *e)
+{
+    job_reset(j);
+    memset(&j->fi, 0, sizeof j->fi);
+    j->fi.number = number;
+    j->fi.offset = off;
+    j->fi.key.step = j->fi.key.layer = j->fi.key.head = -1;
+    if (off > end || end - off < TRACE_FRAME_HEADER_BYTES)
+        return frame_err(e, ERR_DATA, r->name, number, off,
+                         "truncated frame header (%llu of 12 bytes)",
+                         (unsigned long long)(off > end ? 0 : end - off));
+    uint8_t h[TRACE_FRAME_HEADER_BYTES];
+    size_t got;
+    if (src_read_at(r->src, off, h, sizeof h, &got))
+        return frame_err(e, ERR_IO, r->name, number, off, "read error");
+    if (got != sizeof h)
+        return frame_err(e, ERR_DATA, r->name, number, off, "truncated frame header");
+    uint32_t len = trace_get_u32(h);
+    j->fi.codec = h[4];
+    j->fi.type = h[5];
+    j->fi.stored_bytes = len;
+    j->crc = trace_get_u32(h + 8);
+    if (trace_get_u16(h + 6) != 0)
+        return frame_err(e, ERR_DATA, r->name, number, off, "nonzero reserved field in frame header");
+    if (j->fi.codec > TRACE_CODEC_ZSTD)
+        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown codec %u", j->fi.codec);
+    if (!trace_type_known(j->fi.type))
+        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown record type %u",
+                         j->fi.type);
+    if (len > TRACE_MAX_PAYLOAD)
+        return frame_err(e, ERR_LIMIT, r->name, number, off,
+                         "frame payload of %u bytes exceeds the 1 GiB limit", len);
+    uint64_t avail = end - off - TRACE_FRAME_HEADER_BYTES;
+    if (len > avail)
+        return frame_err(e, ERR_DATA, r->name, number, off,
+                         "truncated frame payload (%u bytes declared, %llu present)", len,
+                         (unsigned long long)avail);
+    if (j->fi.codec == TRACE_CODEC_RAW && len > r->opts.max_record_bytes)
+        return frame_err(e, ERR_LIMIT, r->name, number, off,
+                         "record of %u bytes exceeds the cap of %llu bytes", len,
+                         (unsigned long long)r->opts.max_record_bytes);
+    buf_clear(&j->stored);
+    if (buf_reserve(&j->stored, len))
+        return frame_err(e, ERR_NOMEM, r->name, number, off, "out of memory for %u bytes", len);
+    if (src_read_at(r->src, off + TRACE_FRAME_HEADER_BYTES, j->stored.data, len, &got))
+        return frame_err(e, ERR_IO, r->name, number, off, "read error");
+    if (got != len)
+        return frame_err(e, ERR_DATA, r->name, number, off, "truncated frame payload");
+    j->stored.len = len;
+    return 0;
+}
+
+/* Streaming decompression for frames without a declared content size, bounded by cap. */
+static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const char *name)
+{
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {j->stored.data, j->stored.len, 0};
+    buf_clear(&j->rawbuf);
+    for (;;) {
+        if (j->rawbuf.cap - j->rawbuf.len < 65536 || j->rawbuf.cap == 0) {
+            if (j->rawbuf.len >= cap)
+                return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
+                                 "decompressed record exceeds the cap of %llu bytes",
+                                 (unsigned long long)cap);
+            size_t grow = j->rawbuf.len ? j->rawbuf.len : 65536;
+            if (grow > cap - j->rawbuf.len)
+                grow = (size_t)(cap - j->rawbuf.len);
+            if (grow < 1)
+                grow = 1;
+            if (buf_reserve(&j->rawbuf, grow))
+                return frame_err(&j->err, ERR_NOMEM, name, j->fi.number, j->fi.offset,
+                                 "out of memory decompressing");
+        }
+        size_t room = j->rawbuf.cap - 1 - j->rawbuf.len; /* buf keeps one byte for a NUL */
+        if (room > cap - j->rawbuf.len)
+            room = (size_t)(cap - j->rawbuf.len);
+        ZSTD_outBuffer out = {j->rawbuf.data + j->rawbuf.len, room, 0};
+        size_t rc = ZSTD_decompressStream(d, &out, &in);
+        if (ZSTD_isError(rc))
+            return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
+                             "bad zstd data: %s", ZSTD_getErrorName(rc));
+        j->rawbuf.len += out.pos;
+        if (rc == 0)
+            break;
+        if (in.pos == in.size && out.pos < room)
+            return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
+                             "truncated zstd data");
+        if (j->rawbuf.len >= cap && out.pos == room)
+            return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
+                             "decompressed record exceeds the cap of %llu bytes",
+                             (unsigned long long)cap);
+    }
+    j->raw = j->rawbuf.data;
+    j->raw_len = j->rawbuf.len;
+    return 0;
+}
+
+/* Checks the crc, decompresses and unpacks j (thread-safe given its own dctx). */
+static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
+{
+    const struct trace_frame_info *fi = &j->fi;
+    if (crc32c_update(0, j->stored.data, j->stored.len) != j->crc)
+        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                 "bad checksum");
+    if (fi->codec == TRACE_CODEC_RAW) {
+        j->raw = j->stored.data;
+        j->raw_len = j->stored.len;
+    } else {
+        unsigned long long fcs = ZSTD_getFrameContentSize(j->stored.data, j->stored.len);
+        if (fcs == ZSTD_CONTENTSIZE_ERROR)
+            return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                     "payload is not a zstd frame");
+        size_t csize = ZSTD_findFrameCompressedSize(j->stored.data, j->stored.len);
+        if (ZSTD_isError(csize) || csize != j->stored.len)
+            return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                     "payload is not exactly one zstd frame");
+        if (fcs == ZSTD_CONTENTSIZE_UNKNOWN) {
+            if (decompress_stream(d, j, cap, name))
+                return j->rc = j->err.code;
+        } else {
+            if (fcs > cap)
+                return j->rc = frame_err(&j->err, ERR_LIMIT, name, fi->number, fi->offset,
+                                         "zstd frame declares %llu bytes, above the cap of "
+                                         "%llu bytes",
+                                         fcs, (unsigned long long)cap);
+            buf_clear(&j->rawbuf);
+            if (buf_reserve(&j->rawbuf, (size_t)fcs))
+                return j->rc = frame_err(&j->err, ERR_NOMEM, name, fi->number, fi->offset,
+                                         "out of memory for %llu bytes", fcs);
+            /* The destination is exactly the declared size: zstd refuses to write more. */
+            size_t n = ZSTD_decompressDCtx(d, j->rawbuf.data, (size_t)fcs, j->stored.data,
+                                           j->stored.len);
+            if (ZSTD_isError(n))
+                return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                         "bad zstd data: %s", ZSTD_getErrorName(n));
+            if (n != fcs)
+                return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                         "zstd frame size mismatch");
+            j->rawbuf.len = n;
+            j->raw = j->rawbuf.data;
+            j->raw_len = n;
+        }
+    }
+    j->fi.raw_bytes = j->raw_len;
+    struct trace_budget b = {cap, 0, false};
+    ProtobufCAllocator a;
+    trace_budget_allocator(&a, &b);
+    j->rec = (Acceltrace__Record *)protobuf_c_message_unpack(&acceltrace__record__descriptor, &a,
+                                                             j->raw_len, j->raw);
+    if (!j->rec) {
+        if (b.exceeded)
+            return j->rc = frame_err(&j->err, ERR_LIMIT, name, fi->number, fi->offset,
+                                     "record needs more than the cap of %llu bytes of memory",
+                                     (unsigned long long)cap);
+        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                 "cannot parse the %s record", trace_record_type_name(fi->type));
+    }
+    if ((uint32_t)j->rec->body_case != fi->type)
+        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
+                                 "record type mismatch (frame header %u, record %u)", fi->type,
+                                 (unsigned)j->rec->body_case);
+    return j->rc = 0;
+}
+
+/* ---- index ---- */
+
+static int cmp_sort_key(const void *a, const void *b)
+{
+    const struct sort_key *x = a, *y = b;
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    if (x->head != y->head)
+        return x->head < y->head ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static bool is_hex64(const char *s)
+{
+    if (!s || strlen(s) != 64)
+        return false;
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* Reads and checks trailer and index; on any problem leaves r->index NULL with index_err. */
+static void load_index(struct trace_reader *r, uint64_t header_end)
+{
+    uint64_t size = r->src->size;
+    struct errmsg *e = &r->index_err;
+    if (size < header_end + TRACE_FRAME_HEADER_BYTES + TRACE_TRAILER_BYTES) {
+        errmsg_set(e, ERR_NOTFOUND, "no index ('%s' has no trailer)", r->name);
+        return;
+    }
+    uint8_t t[TRACE_TRAILER_BYTES];
+    size_t got;
+    if (src_read_at(r->src, size - TRACE_TRAILER_BYTES, t, sizeof t, &got) || got != sizeof t) {
+        errmsg_set(e, ERR_IO, "cannot read the trailer of '%s'", r->name);
+        return;
+    }
+    if (memcmp(t + 8, TRACE_TRAILER_MAGIC, 8) != 0) {
+        errmsg_set(e, ERR_NOTFOUND, "no index ('%s' has no trailer)", r->name);
+        return;
+    }
+    uint64_t io = trace_get_u64(t);
+    uint64_t iend = size - TRACE_TRAILER_BYTES;
+    if (io < header_end || io > iend) {
+        errmsg_set(e, ERR_DATA, "bad index offset %llu in the trailer of '%s' (offset %llu)",
+                   (unsigned long long)io, r->name, (unsigned long long)iend);
+        return;
+    }
+    struct job j;
+    memset(&j, 0, sizeof j);
+    int rc = read_frame(r, io, iend, UINT64_MAX, &j, e);
+    if (rc)
+        goto out;
+    if (j.fi.type != TRACE_TYPE_INDEX) {
+        frame_err(e, ERR_DATA, r->name, 0, io, "trailer points at a %s frame, not the index",
+                  trace_record_type_name(j.fi.type));
+        goto out;
+    }
+    if (io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes != iend) {
+        errmsg_set(e, ERR_DATA, "bytes between the index and the trailer of '%s' (offset %llu)",
+                   r->name, (unsigned long long)(io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes));
+        goto out;
+    }
+    ZSTD_DCtx *d = r->dctx[0];
+    if (decode_job(&j, d, r->opts.max_record_bytes, r->name)) {
+        errmsg_set(e, j.err.code, "bad index: %s", j.err.text);
+        goto out;
+    }
+    const Acceltrace__TraceIndex *ix = j.rec->index;
+    if (!ix) {
+        errmsg_set(e, ERR_DATA, "empty index record in '%s' (offset %llu)", r->name,
+                   (unsigned long long)io);
+        goto out;
+    }
+    if (ix->frame_count != ix->n_entries || ix->n_entries == 0 || ix->n_entries > UINT32_MAX ||
+        !is_hex64(ix->content_hash)) {
+        errmsg_set(e, ERR_DATA, "inconsistent index header in '%s' (offset %llu)", r->name,
+                   (unsigned long long)io);
+        goto out;
+    }
+    uint64_t expect = TRACE_PREAMBLE_BYTES;
+    for (size_t i = 0; i < ix->n_entries; i++) {
+        const Acceltrace__IndexEntry *en = ix->entries[i];
+        if (en->offset != expect || !trace_type_known(en->record_type) ||
+            en->record_type == TRACE_TYPE_INDEX || (i == 0) != (en->record_type == TRACE_TYPE_HEADER) ||
+            en->stored_bytes > TRACE_MAX_PAYLOAD || en->offset > io) {
+            errmsg_set(e, ERR_DATA, "bad index entry %zu in '%s' (offset %llu)", i, r->name,
+                       (unsigned long long)io);
+            goto out;
+        }
+        expect = en->offset + TRACE_FRAME_HEADER_BYTES + en->stored_bytes;
+    }
+    if (expect != io) {
+        errmsg_set(e, ERR_DATA, "index does not cover the frames of '%s' (offset %llu)", r->name,
+                   (unsigned long long)io);
+        goto out;
+    }
+    size_t bytes;
+    if (!mem_mul(ix->n_entries, sizeof *r->order, &bytes) || !(r->order = mem_alloc(bytes))) {
+        errmsg_set(e, ERR_NOMEM, "out of memory for the index of '%s'", r->name);
+        goto out;
+    }
+    for (size_t i = 0; i < ix->n_entries; i++) {
+        const Acceltrace__IndexEntry *en = ix->entries[i];
+        r->order[i] = (struct sort_key){en->record_type, en->step, en->layer, en->head,
+                                        (uint32_t)i};
+    }
+    qsort(r->order, ix->n_entries, sizeof *r->order, cmp_sort_key);
+    r->index_rec = j.rec;
+    j.rec = NULL;
+    r->index = r->index_rec->index;
+    r->index_offset = io;
+    r->end = io;
+    e->code = 0;
+    e->text[0] = 0;
+out:
+    job_release(&j);
+}
+
+/* ---- open / free ---- */
+
+static void copy_text(char *dst, size_t len, const char *s)
+{
+    if (dst && len)
+        snprintf(dst, len, "%s", s);
+}
+
+static int reader_open(struct trace_reader **out, struct src *s, bool own, const char *name,
+                       const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
+{
+    *out = NULL;
+    struct trace_reader *r = mem_calloc(1, sizeof *r);
+    if (!r) {
+        if (own)
+            src_close(s);
+        copy_text(errtext, errtext_len, "out of memory");
+        return ERR_NOMEM;
+    }
+    int rc;
+    if (own) {
+        r->own = *s;
+        r->src = &r->own;
+    } else {
+        r->src = s;
+    }
+    if (opts)
+        r->opts = *opts;
+    else
+        trace_reader_opts_default(&r->opts);
+    if (r->opts.max_record_bytes == 0 || r->opts.max_record_bytes > TRACE_MAX_PAYLOAD * 4)
+        r->opts.max_record_bytes = TRACE_MAX_PAYLOAD;
+    if (r->opts.threads < 1)
+        r->opts.threads = 1;
+    if (r->opts.threads > 64)
+        r->opts.threads = 64;
+    sha256_init(&r->hash);
+    r->name = mem_strdup(name ? name : "(memory)");
+    if (!r->name) {
+        rc = errmsg_set(&r->err, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    r->n_dctx = r->opts.threads;
+    r->batch = r->opts.threads > 1 ? (size_t)r->opts.threads * 4 : 1;
+    r->dctx = mem_calloc((size_t)r->n_dctx, sizeof *r->dctx);
+    r->jobs = mem_calloc(r->batch, sizeof *r->jobs);
+    if (!r->dctx || !r->jobs) {
+        rc = errmsg_set(&r->err, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < r->n_dctx; i++)
+        if (!(r->dctx[i] = ZSTD_createDCtx())) {
+            rc = errmsg_set(&r->err, ERR_NOMEM, "out of memory (zstd context)");
+            goto fail;
+        }
+    if (r->opts.threads > 1 && !(r->pool = pool_new(r->opts.threads))) {
+        rc = errmsg_set(&r->err, ERR_NOMEM, "cannot start %d threads", r->opts.threads);
+        goto fail;
+    }
+    uint8_t pre[TRACE_PREAMBLE_BYTES];
+    size_t got;
+    if (src_read_at(r->src, 0, pre, sizeof pre, &got)) {
+        rc = errmsg_set(&r->err, ERR_IO, "cannot read '%s'", r->name);
+        goto fail;
+    }
+    if (got < 8 || memcmp(pre, TRACE_MAGIC, 8) != 0) {
+        rc = errmsg_set(&r->err, ERR_FORMAT, "not an acceltrace trace (bad magic) ('%s' offset 0)",
+                        r->name);
+        goto fail;
+    }
+    if (got < sizeof pre) {
+        rc = errmsg_set(&r->err, ERR_DATA, "truncated preamble ('%s' offset %zu)", r->name, got);
+        goto fail;
+    }
+    uint16_t major = trace_get_u16(pre + 8), minor = trace_get_u16(pre + 10);
+    uint32_t flags = trace_get_u32(pre + 12);
+    if (major != TRACE_MAJOR) {
+        rc = errmsg_set(&r->err, ERR_FORMAT,
+                        "unsupported trace format %u.%u (this reader reads %u.x) ('%s' offset 8)",
+                        major, minor, TRACE_MAJOR, r->name);
+        goto fail;
+    }
+    if (flags != 0) {
+        rc = errmsg_set(&r->err, ERR_FORMAT, "unknown preamble flags 0x%x ('%s' offset 12)", flags,
+                        r->name);
+        goto fail;
+    }
+    struct job *j = &r->jobs[0];
+    uint64_t size = r->src->size;
+    rc = read_frame(r, TRACE_PREAMBLE_BYTES, size, 0, j, &r->err);
+    if (!rc && j->fi.type != TRACE_TYPE_HEADER)
+        rc = frame_err(&r->err, ERR_DATA, r->name, 0, TRACE_PREAMBLE_BYTES,
+                       "first frame is a %s record, not the header",
+                       trace_record_type_name(j->fi.type));
+    if (!rc && decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name))
+        rc = errmsg_set(&r->err, j->err.code, "%s", j->err.text);
+    if (rc)
+        goto fail;
+    r->header_rec = j->rec;
+    j->rec = NULL;
+    sha256_update(&r->hash, j->raw, j->raw_len);
+    r->last = j->fi;
+    r->last_job = j;
+    r->frames_read = 1;
+    r->next_number = 1;
+    r->pos = TRACE_PREAMBLE_BYTES + TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
+    r->end = size;
+    if (r->opts.ignore_index)
+        errmsg_set(&r->index_err, ERR_NOTFOUND, "index not read");
+    else
+        load_index(r, r->pos);
+    *out = r;
+    return 0;
+fail:
+    copy_text(errtext, errtext_len, errmsg_text(&r->err));
+    trace_reader_free(r);
+    return rc;
+}
+
+int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
+                          const struct trace_reader_opts *opts, char *errtext,
+                          size_t errtext_len)
+{
+    return reader_open(out, s, false, name, opts, errtext, errtext_len);
+}
+
+int trace_reader_open(struct trace_reader **out, const char *path,
+                      const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
+{
+    struct src s;
+    struct errmsg e = {0, ""};
+    *out = NULL;
+    int rc = src_open_file(&s, path, &e);
+    if (rc) {
+        copy_text(errtext, errtext_len, errmsg_text(&e));
+        return rc;
+    }
+    return reader_open(out, &s, true, path, opts, errtext, errtext_len);
+}
+
+void trace_reader_free(struct trace_reader *r)
+{
+    if (!r)
+        return;
+    if (r->src == &r->own)
+        src_close(&r->own);
+    trace_record_free(r->header_rec);
+    trace_record_free(r->index_rec);
+    if (r->jobs)
+        for (size_t i = 0; i < r->batch; i++)
+            job_release(&r->jobs[i]);
+    mem_free(r->jobs);
+    job_release(&r->find_job);
+    if (r->dctx)
+        for (int i = 0; i < r->n_dctx; i++)
+            ZSTD_freeDCtx(r->dctx[i]);
+    mem_free(r->dctx);
+    pool_free(r->pool);
+    mem_free(r->order);
+    mem_free(r->name);
+    mem_free(r);
+}
+
+/* ---- streaming ---- */
+
+struct decode_ctx {
+    struct trace_reader *r;
+};
+
+static void decode_range(void *ctx, size_t begin, size_t end, int worker)
+{
+    struct trace_reader *r = ((struct decode_ctx *)ctx)->r;
+    for (size_t i = begin; i < end; i++)
+        decode_job(&r->jobs[i], r->dctx[worker], r->opts.max_record_bytes, r->name);
+}
+
+/* Reads the next batch of frames and decodes them. */
+static void fill_batch(struct trace_reader *r)
+{
+    r->n_jobs = r->job_next = 0;
+    uint64_t stored = 0;
+    while (r->n_jobs < r->batch && stored < BATCH_STORED_BYTES) {
+        if (r->pos == r->end) {
+            r->at_end = true;
+            break;
+        }
+        struct job *j = &r->jobs[r->n_jobs];
+        int rc = read_frame(r, r->pos, r->end, r->next_number, j, &r->pending_err);
+        if (rc) {
+            r->pending_rc = rc;
+            break;
+        }
+        if (j->fi.type == TRACE_TYPE_INDEX) {
+            /* Without a valid index the stream stops at the index frame. */
+            r->at_end = true;
+            break;
+        }
+        if (j->fi.type == TRACE_TYPE_HEADER) {
+            r->pending_rc = frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number,
+                                      j->fi.offset, "second header record");
+            break;
+        }
+        r->pos += TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
+        r->next_number++;
+        stored += j->fi.stored_bytes;
+        r->n_jobs++;
+    }
+    if (r->pool && r->n_jobs > 1) {
+        struct decode_ctx c = {r};
+        pool_for(r->pool, r->n_jobs, decode_range, &c);
+    } else {
+        for (size_t i = 0; i < r->n_jobs; i++)
+            decode_job(&r->jobs[i], r->dctx[0], r->opts.max_record_bytes, r->name);
+    }
+}
+
+int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key)
+{
+    *rec = NULL;
+    if (r->sticky)
+        return r->sticky;
+    if (r->job_next == r->n_jobs) {
+        if (r->pending_rc) {
+            r->err = r->pending_err;
+            return r->sticky = r->pending_rc;
+        }
+        if (r->at_end)
+            return 0;
+        fill_batch(r);
+        if (r->n_jobs == 0) {
+            if (r->pending_rc) {
+                r->err = r->pending_err;
+                return r->sticky = r->pending_rc;
+            }
+            return 0;
+        }
+    }
+    struct job *j = &r->jobs[r->job_next++];
+    if (j->rc) {
+        r->err = j->err;
+        /* the intact prefix ends before this frame */
+        r->last_job = NULL;
+        return r->sticky = j->rc;
+    }
+    sha256_update(&r->hash, j->raw, j->raw_len);
+    if (r->index && j->fi.number < r->index->n_entries) {
+        const Acceltrace__IndexEntry *en = r->index->entries[j->fi.number];
+        j->fi.key.step = en->step;
+        j->fi.key.layer = en->layer;
+        j->fi.key.head = en->head;
+    } else {
+        trace_record_key(j->rec, &j->fi.key);
+    }
+    r->last = j->fi;
+    r->last_job = j;
+    r->frames_read++;
+    if (key)
+        *key = j->fi.key;
+    *rec = j->rec;
+    j->rec = NULL;
+    return 1;
+}
+
+/* ---- random access ---- */
+
+int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32_t layer,
+                      int32_t head, Acceltrace__Record **rec)
+{
+    *rec = NULL;
+    if (!r->index)
+        return errmsg_set(&r->err, ERR_NOTFOUND, "no valid index in '%s': %s", r->name,
+                          errmsg_text(&r->index_err));
+    struct sort_key want = {type, step, layer, head, 0};
+    size_t lo = 0, hi = r->index->n_entries;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_sort_key(&r->order[mid], &want) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->index->n_entries)
+        return 0;
+    const struct sort_key *k = &r->order[lo];
+    if (k->type != type || k->step != step || k->layer != layer || k->head != head)
+        return 0;
+    const Acceltrace__IndexEntry *en = r->index->entries[k->pos];
+    struct job *j = &r->find_job;
+    int rc = read_frame(r, en->offset, r->end, k->pos, j, &r->err);
+    if (rc)
+        return rc;
+    if (j->fi.type != type || j->fi.stored_bytes != en->stored_bytes)
+        return frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset,
+                         "frame does not match its index entry");
+    if (decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+        r->err = j->err;
+        return j->rc;
+    }
+    *rec = j->rec;
+    j->rec = NULL;
+    return 1;
+}
+
+/* ---- accessors ---- */
+
+const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r)
+{
+    return r->header_rec ? r->header_rec->header : NULL;
+}
+
+const Acceltrace__TraceIndex *trace_reader_index(const struct trace_reader *r)
+{
+    return r->index;
+}
+
+int trace_reader_index_status(const struct trace_reader *r, const char **msg)
+{
+    if (msg)
+        *msg = r->index_err.code ? r->index_err.text : "";
+    return r->index_err.code;
+}
+
+const char *trace_reader_computed_hash(struct trace_reader *r)
+{
+    struct sha256 h = r->hash;
+    uint8_t d[32];
+    sha256_final(&h, d);
+    sha256_to_hex(d, r->hash_hex);
+    return r->hash_hex;
+}
+
+const char *trace_reader_content_hash(const struct trace_reader *r)
+{
+    if (r->index)
+        return r->index->content_hash;
+    return trace_reader_computed_hash((struct trace_reader *)r);
+}
+
+uint64_t trace_reader_frames_read(const struct trace_reader *r)
+{
+    return r->frames_read;
+}
+
+uint64_t trace_reader_bytes_read(const struct trace_reader *r)
+{
+    return r->src->bytes_read;
+}
+
+uint64_t trace_reader_offset(const struct trace_reader *r)
+{
+    return r->last.offset + TRACE_FRAME_HEADER_BYTES + r->last.stored_bytes;
+}
+
+const struct trace_frame_info *trace_reader_last_frame(const struct trace_reader *r)
+{
+    return &r->last;
+}
+
+void trace_reader_last_payload(const struct trace_reader *r, const uint8_t **stored,
+                               size_t *stored_len, const uint8_t **raw, size_t *raw_len)
+{
+    const struct job *j = r->last_job;
+    *stored = j ? j->stored.data : NULL;
+    *stored_len = j ? j->stored.len : 0;
+    *raw = j ? j->raw : NULL;
+    *raw_len = j ? j->raw_len : 0;
+}

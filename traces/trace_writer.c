@@ -1,0 +1,407 @@
+/*
+ * The .atr writer (DESIGN.md section 3, docs/trace-format.md). Frames are packed,
+ * compressed and queued in `out`; `out` goes to the file when it passes flush_bytes, so
+ * every byte that reaches the file is a whole frame and a killed writer leaves a prefix
+ * of complete frames (plus at most one partly written one) that recover can use.
+ */
+#include "traces/trace_writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common/buf.h"
+#include "common/crc32c.h"
+#include "common/err.h"
+#include "common/io.h"
+#include "common/mem.h"
+#include "common/sha256.h"
+#include "traces/trace_internal.h"
+
+struct trace_writer {
+    struct trace_writer_opts opts;
+    struct sink sink;
+    char *final_path;
+    char *tmp_path;
+    ZSTD_CCtx *cctx;
+    struct buf packed; /* protobuf bytes of the current record */
+    struct buf comp;   /* its zstd frame */
+    struct buf out;    /* whole frames not yet written to the file */
+    struct trace_entry *entries;
+    size_t n_entries, cap_entries;
+    struct sha256 hash; /* over every raw payload, in order (the content hash) */
+    struct errmsg err;
+    uint64_t frames;
+    bool failed;
+    bool finished;
+};
+
+static int set_err(struct trace_writer *w, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_err(struct trace_writer *w, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    errmsg_vset(&w->err, code, fmt, ap);
+    va_end(ap);
+    w->failed = true;
+    return code;
+}
+
+void trace_writer_opts_default(struct trace_writer_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->zstd_level = 3;
+    o->zstd_workers = 0;
+    o->fsync_each = false;
+    o->flush_bytes = 1u << 20;
+}
+
+const char *trace_writer_errmsg(const struct trace_writer *w)
+{
+    return w ? errmsg_text(&w->err) : "no writer";
+}
+
+uint64_t trace_writer_frames(const struct trace_writer *w)
+{
+    return w ? w->frames : 0;
+}
+
+static void copy_err(char *errtext, size_t len, const char *msg)
+{
+    if (errtext && len)
+        snprintf(errtext, len, "%s", msg);
+}
+
+static int write_out(struct trace_writer *w)
+{
+    if (w->out.len == 0)
+        return 0;
+    if (sink_write(&w->sink, w->out.data, w->out.len))
+        return set_err(w, ERR_IO, "cannot write '%s': %s", w->tmp_path, strerror(errno));
+    buf_clear(&w->out);
+    return 0;
+}
+
+int trace_writer_flush(struct trace_writer *w)
+{
+    if (w->failed)
+        return w->err.code ? w->err.code : ERR_INTERNAL;
+    return write_out(w);
+}
+
+/* Queues one frame (header + stored payload) and records its index row. */
+static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, const uint8_t *stored,
+                       size_t stored_len, const uint8_t *raw, size_t raw_len,
+                       const struct trace_key *key, bool indexed)
+{
+    if (stored_len > TRACE_MAX_PAYLOAD)
+        return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
+                       stored_len, w->final_path);
+    uint8_t hdr[TRACE_FRAME_HEADER_BYTES];
+    trace_put_u32(hdr, (uint32_t)stored_len);
+    hdr[4] = codec;
+    hdr[5] = (uint8_t)type;
+    trace_put_u16(hdr + 6, 0);
+    trace_put_u32(hdr + 8, crc32c_update(0, stored, stored_len));
+    uint64_t offset = w->sink.offset + w->out.len;
+    if (indexed) {
+        if (w->n_entries == w->cap_entries) {
+            size_t nc = w->cap_entries ? w->cap_entries * 2 : 256, bytes;
+            if (!mem_mul(nc, sizeof *w->entries, &bytes))
+                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'",
+                               w->final_path);
+            struct trace_entry *e = mem_realloc(w->entries, bytes);
+            if (!e)
+                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'",
+                               w->final_path);
+            w->entries = e;
+            w->cap_entries = nc;
+        }
+    }
+    if (buf_append(&w->out, hdr, sizeof hdr) || buf_append(&w->out, stored, stored_len))
+        return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
+    if (indexed) {
+        struct trace_entry *e = &w->entries[w->n_entries++];
+        e->offset = offset;
+        e->type = type;
+        e->key = *key;
+        e->stored_bytes = (uint32_t)stored_len;
+        e->raw_bytes = raw_len;
+        sha256_update(&w->hash, raw, raw_len);
+        w->frames++;
+    }
+    if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each) {
+        int rc = write_out(w);
+        if (rc)
+            return rc;
+        if (w->opts.fsync_each && sink_sync(&w->sink))
+            return set_err(w, ERR_IO, "cannot fsync '%s': %s", w->tmp_path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Packs and compresses rec, then queues it. */
+static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
+                         const struct trace_key *key, bool indexed)
+{
+    uint32_t type = (uint32_t)rec->body_case;
+    if (!trace_type_known(type))
+        return set_err(w, ERR_USAGE, "record without a known body (type %u) for '%s'", type,
+                       w->final_path);
+    size_t n = protobuf_c_message_get_packed_size(&rec->base);
+    if (n > TRACE_MAX_PAYLOAD)
+        return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
+                       n, w->final_path);
+    buf_clear(&w->packed);
+    if (buf_reserve(&w->packed, n))
+        return set_err(w, ERR_NOMEM, "out of memory packing a record for '%s'", w->final_path);
+    w->packed.len = protobuf_c_message_pack(&rec->base, w->packed.data);
+    if (w->packed.len != n)
+        return set_err(w, ERR_INTERNAL, "packed size mismatch for '%s'", w->final_path);
+    if (w->opts.zstd_level <= 0)
+        return queue_frame(w, type, TRACE_CODEC_RAW, w->packed.data, n, w->packed.data, n, key,
+                           indexed);
+    size_t bound = ZSTD_compressBound(n);
+    buf_clear(&w->comp);
+    if (buf_reserve(&w->comp, bound))
+        return set_err(w, ERR_NOMEM, "out of memory compressing a record for '%s'",
+                       w->final_path);
+    size_t c = ZSTD_compress2(w->cctx, w->comp.data, bound, w->packed.data, n);
+    if (ZSTD_isError(c))
+        return set_err(w, ERR_EXTERNAL, "zstd failed for '%s': %s", w->final_path,
+                       ZSTD_getErrorName(c));
+    /* A frame that does not shrink is stored raw (codec 0): cheaper to read, never larger. */
+    if (c >= n)
+        return queue_frame(w, type, TRACE_CODEC_RAW, w->packed.data, n, w->packed.data, n, key,
+                           indexed);
+    return queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, w->packed.data, n, key,
+                       indexed);
+}
+
+static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                         const struct trace_writer_opts *opts, char *errtext, size_t errtext_len)
+{
+    *out = NULL;
+    struct trace_writer *w = mem_calloc(1, sizeof *w);
+    if (!w) {
+        copy_err(errtext, errtext_len, "out of memory");
+        return ERR_NOMEM;
+    }
+    w->sink.fd = -1;
+    if (opts)
+        w->opts = *opts;
+    else
+        trace_writer_opts_default(&w->opts);
+    buf_init(&w->packed);
+    buf_init(&w->comp);
+    buf_init(&w->out);
+    sha256_init(&w->hash);
+    int rc;
+    w->final_path = mem_strdup(final_path);
+    w->tmp_path = mem_strdup(tmp_path);
+    if (!w->final_path || !w->tmp_path) {
+        rc = errmsg_set(&w->err, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (w->opts.zstd_level > 0) {
+        w->cctx = ZSTD_createCCtx();
+        if (!w->cctx) {
+            rc = errmsg_set(&w->err, ERR_NOMEM, "out of memory (zstd context)");
+            goto fail;
+        }
+        int lvl = w->opts.zstd_level;
+        if (lvl > ZSTD_maxCLevel())
+            lvl = ZSTD_maxCLevel();
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, lvl);
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
+        ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+        if (w->opts.zstd_workers > 0)
+            ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, w->opts.zstd_workers);
+    }
+    rc = sink_open_file(&w->sink, w->tmp_path, &w->err);
+    if (rc)
+        goto fail;
+    uint8_t pre[TRACE_PREAMBLE_BYTES];
+    memcpy(pre, TRACE_MAGIC, 8);
+    trace_put_u16(pre + 8, TRACE_MAJOR);
+    trace_put_u16(pre + 10, TRACE_MINOR);
+    trace_put_u32(pre + 12, 0);
+    if (buf_append(&w->out, pre, sizeof pre)) {
+        rc = errmsg_set(&w->err, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    *out = w;
+    return 0;
+fail:
+    copy_err(errtext, errtext_len, errmsg_text(&w->err));
+    trace_writer_free(w);
+    return rc;
+}
+
+int trace_writer_open(struct trace_writer **out, const char *path,
+                      const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
+                      char *errtext, size_t errtext_len)
+{
+    *out = NULL;
+    size_t n = strlen(path);
+    char *tmp = mem_alloc(n + sizeof ".partial");
+    if (!tmp) {
+        copy_err(errtext, errtext_len, "out of memory");
+        return ERR_NOMEM;
+    }
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".partial", sizeof ".partial");
+    struct trace_writer *w;
+    int rc = writer_create(&w, path, tmp, opts, errtext, errtext_len);
+    mem_free(tmp);
+    if (rc)
+        return rc;
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    Acceltrace__TraceHeader empty = ACCELTRACE__TRACE_HEADER__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_HEADER;
+    rec.header = hdr ? (Acceltrace__TraceHeader *)hdr : &empty;
+    struct trace_key none = {-1, -1, -1};
+    rc = encode_record(w, &rec, &none, true);
+    if (!rc)
+        rc = write_out(w);
+    if (rc) {
+        copy_err(errtext, errtext_len, errmsg_text(&w->err));
+        trace_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int trace_writer_open_raw(struct trace_writer **out, const char *final_path,
+                          const char *tmp_path, char *errtext, size_t errtext_len)
+{
+    struct trace_writer_opts o;
+    trace_writer_opts_default(&o);
+    o.zstd_level = 0;
+    return writer_create(out, final_path, tmp_path, &o, errtext, errtext_len);
+}
+
+int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t codec,
+                              const uint8_t *stored, size_t stored_len, const uint8_t *raw,
+                              size_t raw_len, const struct trace_key *key)
+{
+    if (w->failed)
+        return w->err.code ? w->err.code : ERR_INTERNAL;
+    return queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
+}
+
+int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
+                        const struct trace_key *key)
+{
+    if (w->failed)
+        return w->err.code ? w->err.code : ERR_INTERNAL;
+    if (w->finished)
+        return set_err(w, ERR_USAGE, "append after finish ('%s')", w->final_path);
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_HEADER ||
+        rec->body_case == ACCELTRACE__RECORD__BODY_INDEX)
+        return set_err(w, ERR_USAGE, "header and index records are written by the writer ('%s')",
+                       w->final_path);
+    struct trace_key k;
+    if (key)
+        k = *key;
+    else
+        trace_record_key(rec, &k);
+    return encode_record(w, rec, &k, true);
+}
+
+int trace_writer_finish(struct trace_writer *w)
+{
+    if (w->failed)
+        return w->err.code ? w->err.code : ERR_INTERNAL;
+    if (w->finished)
+        return 0;
+    int rc = 0;
+    size_t n = w->n_entries, bytes;
+    Acceltrace__IndexEntry *ents = NULL;
+    Acceltrace__IndexEntry **ptrs = NULL;
+    if (!mem_mul(n ? n : 1, sizeof *ents, &bytes) || !(ents = mem_alloc(bytes)) ||
+        !mem_mul(n ? n : 1, sizeof *ptrs, &bytes) || !(ptrs = mem_alloc(bytes))) {
+        rc = set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_entry *e = &w->entries[i];
+        acceltrace__index_entry__init(&ents[i]);
+        ents[i].offset = e->offset;
+        ents[i].record_type = e->type;
+        ents[i].step = e->key.step;
+        ents[i].layer = e->key.layer;
+        ents[i].head = e->key.head;
+        ents[i].stored_bytes = e->stored_bytes;
+        ents[i].raw_bytes = e->raw_bytes;
+        ptrs[i] = &ents[i];
+    }
+    uint8_t digest[32];
+    char hex[65];
+    struct sha256 h = w->hash;
+    sha256_final(&h, digest);
+    sha256_to_hex(digest, hex);
+    Acceltrace__TraceIndex idx = ACCELTRACE__TRACE_INDEX__INIT;
+    idx.n_entries = n;
+    idx.entries = ptrs;
+    idx.content_hash = hex;
+    idx.frame_count = w->frames;
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_INDEX;
+    rec.index = &idx;
+    uint64_t index_offset = w->sink.offset + w->out.len;
+    struct trace_key none = {-1, -1, -1};
+    rc = encode_record(w, &rec, &none, false);
+    if (rc)
+        goto out;
+    uint8_t trailer[TRACE_TRAILER_BYTES];
+    trace_put_u64(trailer, index_offset);
+    memcpy(trailer + 8, TRACE_TRAILER_MAGIC, 8);
+    if (buf_append(&w->out, trailer, sizeof trailer)) {
+        rc = set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
+        goto out;
+    }
+    rc = write_out(w);
+    if (rc)
+        goto out;
+    if (sink_sync(&w->sink)) {
+        rc = set_err(w, ERR_IO, "cannot fsync '%s': %s", w->tmp_path, strerror(errno));
+        goto out;
+    }
+    if (sink_close(&w->sink)) {
+        rc = set_err(w, ERR_IO, "cannot close '%s': %s", w->tmp_path, strerror(errno));
+        goto out;
+    }
+    if (rename(w->tmp_path, w->final_path) != 0) {
+        rc = set_err(w, ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->final_path,
+                     strerror(errno));
+        goto out;
+    }
+    io_sync_parent_dir(w->final_path);
+    w->finished = true;
+out:
+    mem_free(ents);
+    mem_free(ptrs);
+    return rc;
+}
+
+void trace_writer_free(struct trace_writer *w)
+{
+    if (!w)
+        return;
+    if (!w->finished && !w->failed && w->sink.fd >= 0)
+        write_out(w); /* leave every complete frame in the .partial file */
+    sink_close(&w->sink);
+    ZSTD_freeCCtx(w->cctx);
+    buf_release(&w->packed);
+    buf_release(&w->comp);
+    buf_release(&w->out);
+    mem_free(w->entries);
+    mem_free(w->final_path);
+    mem_free(w->tmp_path);
+    mem_free(w);
+}
