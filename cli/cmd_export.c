@@ -6,7 +6,10 @@
 
 #include "cli/subverb.h"
 
+int cmd_export_tiles(int argc, char **argv);
+
 static const struct subverb table[] = {
+    {"tiles", cmd_export_tiles, "SA-Kura RTL stimulus ($readmemh) for one step and array shape"},
     /* rows: {"name", cmd_export_name, "summary"}, */
     {NULL, NULL, NULL},
 };

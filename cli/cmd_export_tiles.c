@@ -1,0 +1,182 @@
+/*
+ * cmd_export_tiles: `acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR`:
+ * RTL stimulus of the SA-Kura array for one reverse step (specs/kura.md section 7).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "replay/kura_tiles.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+
+#define VERB "export tiles"
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR\n"
+          "\n"
+          "Writes the per-cycle interface of an N_h x N_w SA-Kura array for the reverse step i\n"
+          "of a kura trace (default i = T-1) as $readmemh files (specs/kura.md section 7):\n"
+          "in.hex (ctrl + N_h+4 sin/cos lanes per cycle), out.hex (valid + N_h drained u_q),\n"
+          "lut.hex, phase.hex, drift.hex, meta.json and README.txt. The streams come from the\n"
+          "checked cycle-accurate simulation; stored KuraTiles of the same step and shape are\n"
+          "compared with them (a difference is a data error, exit 3).\n"
+          "\n"
+          "options:\n"
+          "  --shape NhxNw   array shape, e.g. 20x5 (required)\n"
+          "  --step i        reverse step (default T-1, the first drift evaluation)\n"
+          "  -o DIR          output folder (created if missing; required)\n"
+          "  -h, --help      this help\n",
+          f);
+}
+
+static bool parse_shape(const char *s, int *a, int *b)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 4096)
+        return false;
+    const char *t = end + 1;
+    long y = strtol(t, &end, 10);
+    if (errno || end == t || *end || y < 1 || y > 4096)
+        return false;
+    *a = (int)x;
+    *b = (int)y;
+    return true;
+}
+
+int cmd_export_tiles(int argc, char **argv);
+int cmd_export_tiles(int argc, char **argv)
+{
+    const char *path = NULL, *dir = NULL;
+    int nh = 0, nw = 0;
+    int64_t step = INT64_MIN;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--shape")) {
+            if (!next || !parse_shape(next, &nh, &nw))
+                return cli_usage_error(VERB, "bad --shape (want NhxNw, e.g. 20x5)");
+            i++;
+        } else if (!strcmp(a, "--step")) {
+            if (!next || !cli_parse_i64(next, &step) || step < 0 || step > INT32_MAX)
+                return cli_usage_error(VERB, "bad --step");
+            i++;
+        } else if (!strcmp(a, "-o")) {
+            if (!next)
+                return cli_usage_error(VERB, "-o needs a folder");
+            dir = next;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error(VERB, "unknown option '%s'", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            return cli_usage_error(VERB, "more than one trace ('%s')", a);
+        }
+    }
+    if (!path || !dir || !nh)
+        return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
+
+    struct trace_reader *r = NULL;
+    struct trace_reader_opts ro;
+    char errtext[600];
+    trace_reader_opts_default(&ro);
+    int rc = trace_reader_open(&r, path, &ro, errtext, sizeof errtext);
+    if (rc)
+        return cli_fail(rc, errtext);
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
+    int status = 0;
+    Acceltrace__Record *rec = NULL, *stored = NULL;
+    int16_t *q = NULL;
+    int32_t *d = NULL;
+    struct kura_streams st = {0};
+    struct kura_step_info info;
+    struct errmsg em = {0};
+    if (!hdr || strcmp(hdr->workload, "kura") || !hdr->kura) {
+        cli_error("not a kura trace ('%s' has workload '%s')", path,
+                  hdr && hdr->workload ? hdr->workload : "");
+        status = 3;
+        goto done;
+    }
+    int hh = (int)(hdr->kura->h > 16384 ? 0 : hdr->kura->h);
+    int hw = (int)(hdr->kura->w > 16384 ? 0 : hdr->kura->w);
+    if (step == INT64_MIN && hdr->kura->t >= 2)
+        step = (int64_t)hdr->kura->t - 1; /* spec 7: default i = T-1 */
+    int found = 0;
+    for (;;) {
+        rc = trace_reader_next(r, &rec, NULL);
+        if (rc < 0) {
+            status = cli_fail(rc, trace_reader_errmsg(r));
+            goto done;
+        }
+        if (rc == 0)
+            break;
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_STEP && !found) {
+            const Acceltrace__KuraStep *ks = rec->kura_step;
+            if (ks->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE &&
+                (step == INT64_MIN || ks->step == step)) {
+                if ((rc = kura_step_decode(ks, hh, hw, &info, &q, &em))) {
+                    cli_error("%s ('%s')", errmsg_text(&em), path);
+                    status = err_exit_code(rc);
+                    goto done;
+                }
+                found = 1;
+            }
+        } else if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES && !stored) {
+            const Acceltrace__KuraTiles *kt = rec->kura_tiles;
+            if ((step == INT64_MIN || kt->step == step) && (int)kt->n_h == nh &&
+                (int)kt->n_w == nw) {
+                stored = rec;
+                rec = NULL;
+            }
+        }
+        trace_record_free(rec);
+        rec = NULL;
+    }
+    if (!found) {
+        cli_error("no reverse step %lld in '%s'", (long long)step, path);
+        status = 3;
+        goto done;
+    }
+    d = mem_alloc((size_t)info.h * info.w * sizeof *d);
+    if (!d) {
+        status = cli_fail(ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = kura_tiles_derive(q, info.h, info.w, &info.regs, nh, nw, &st, NULL, d, &em))) {
+        cli_error("%s ('%s' step %d)", errmsg_text(&em), path, info.step);
+        status = err_exit_code(rc);
+        goto done;
+    }
+    if (stored && stored->kura_tiles->step == info.step &&
+        (rc = kura_tiles_compare(&st, stored->kura_tiles, &em))) {
+        cli_error("%s ('%s')", errmsg_text(&em), path);
+        status = 3;
+        goto done;
+    }
+    if ((rc = kura_tiles_export(dir, &info, q, d, &st, trace_reader_content_hash(r), &em))) {
+        status = cli_fail(rc, errmsg_text(&em));
+        goto done;
+    }
+    printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
+           (long long)st.n_tiles, (long long)st.n_cyc,
+           stored ? ", stored tiles match" : "");
+done:
+    trace_record_free(rec);
+    trace_record_free(stored);
+    kura_streams_release(&st);
+    mem_free(q);
+    mem_free(d);
+    trace_reader_free(r);
+    return status;
+}
