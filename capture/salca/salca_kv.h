@@ -1,0 +1,131 @@
+/*
+ * salca_kv: the KV cache of one (layer, KV head) with every copy the selection methods
+ * read, and the per-job selection driver (specs/salca.md sections 5-7).
+ *
+ * A struct salca_kv holds, for up to `cap` tokens: FP32 K and V (post-RoPE keys), the INT8
+ * K and V of spec 5.11 with their per-token scales, the Quest page min/max (spec 6) and,
+ * once salca_kv_finish_prefill has fixed the heavy channels I_g (spec 5.1), the 2-bit key
+ * records of spec 5.2 (plus their widened FP16 factors). Tokens appended after the prefill
+ * are encoded with the same I_g (never recomputed, spec 5.1).
+ *
+ * salca_job runs Dense, Salca and the baselines for one query against one store and
+ * computes the metrics of spec 7. It allocates nothing: all arrays come from a
+ * struct salca_scratch sized for the largest n. Thread safety: distinct scratches may run
+ * jobs on the same store concurrently (the store is only read).
+ */
+#ifndef ACCELTRACE_SALCA_KV_H
+#define ACCELTRACE_SALCA_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/salca/salca_select.h"
+
+/* Method ids, as in formats/salca_records.proto. */
+enum salca_method {
+    SALCA_M_SALCA = 0,
+    SALCA_M_STD_TOPK = 1,
+    SALCA_M_PL_TOPK = 2,
+    SALCA_M_FULL_FEAT = 3,
+    SALCA_M_QUEST = 4,
+    SALCA_M_DENSE = 5,
+    SALCA_M_COUNT = 6
+};
+
+/* Name of a method id ("salca", "std_topk", ...) or NULL. */
+const char *salca_method_name(int m);
+/* Id of a method name, or -1. */
+int salca_method_id(const char *name);
+
+struct salca_kv {
+    uint32_t d;           /* head dimension */
+    uint32_t r;           /* heavy channels kept (s_f * d) */
+    uint32_t cap;         /* token capacity */
+    uint32_t n;           /* tokens held */
+    uint32_t n0;          /* prefill tokens (set by finish_prefill) */
+    uint32_t page;        /* Quest page size (tokens) */
+    size_t rb;            /* bytes per key record */
+    float *k, *v;         /* (cap, d) FP32 */
+    int8_t *k8, *v8;      /* (cap, d) INT8 (spec 5.11) */
+    float *sk, *sv;       /* (cap) INT8 scales */
+    float *pmin, *pmax;   /* (cap/page + 1, d) Quest page key min/max */
+    bool heavy_ready;     /* I_g fixed */
+    uint8_t heavy[256];   /* I_g ascending (r entries) */
+    double *chan_sum;     /* (d) S_j over the prefill keys */
+    uint8_t *krec;        /* (cap, rb) 2-bit key records */
+    float *ks, *kz;       /* (cap) record factors s, z widened to FP32 */
+};
+
+/* Allocates a store for cap tokens. r <= d <= 256, page >= 1. 0, ERR_NOMEM or ERR_USAGE. */
+int salca_kv_init(struct salca_kv *kv, uint32_t d, uint32_t r, uint32_t cap, uint32_t page);
+/* Frees the store's arrays (tolerates a zeroed or half-built store). */
+void salca_kv_release(struct salca_kv *kv);
+/* Deep copy of src into dst (dst initialized here). 0 or ERR_NOMEM. */
+int salca_kv_copy(struct salca_kv *dst, const struct salca_kv *src);
+/* Bytes the store of cap tokens allocates (for the memory limit). */
+uint64_t salca_kv_bytes(uint32_t d, uint32_t r, uint32_t cap, uint32_t page);
+
+/* Appends one token's key and value (d floats each). ERR_LIMIT when full. */
+int salca_kv_append(struct salca_kv *kv, const float *k, const float *v);
+
+/*
+ * End of prefill (spec 5.1): S_j = sum |K[i, j]| over the tokens held (in double), I_g =
+ * the r largest (ties: lower j) stored ascending, and key records for all held tokens.
+ */
+void salca_kv_finish_prefill(struct salca_kv *kv);
+
+/* Heavy-channel selection alone: the r largest of sum[0..d) (ties: lower j), ascending. */
+void salca_heavy_select(const double *sum, uint32_t d, uint32_t r, uint8_t *heavy);
+
+enum salca_k_mode { SALCA_K_FIXED = 0, SALCA_K_DYNAMIC = 1 };
+
+struct salca_sel_params {
+    uint32_t pool;              /* max-pool width w (odd) */
+    enum salca_k_mode k_mode;
+    struct salca_ratio rho;     /* target retention */
+    uint32_t k_min;             /* K floor */
+    double p_mass;              /* dynamic K mass */
+    enum salca_cmp cmp;         /* threshold comparison */
+    bool attn_fp32;             /* attention on S in FP32 instead of INT8 */
+};
+
+/* Result of one method in one job. */
+struct salca_method_res {
+    uint32_t K, T, count;       /* target K, threshold bin, |S| */
+    uint32_t runs;
+    double recall, cosine, overlap;
+    bool has_hist;
+    uint32_t hist[256];
+    uint32_t *idx;              /* |S| ascending indices (points into the scratch) */
+    float *o;                   /* attention output, d floats (points into the scratch) */
+};
+
+/* Per-worker arrays sized for n_max tokens. */
+struct salca_scratch {
+    uint32_t n_max, d, r;
+    float *a, *s, *sp, *P, *tmp, *u;
+    uint8_t *a8, *p8;
+    uint32_t *work, *mark;
+    uint32_t *idx[SALCA_M_COUNT];
+    float *o[SALCA_M_COUNT];
+    int32_t *lut;
+    int8_t *qc, *q8;
+};
+
+int salca_scratch_init(struct salca_scratch *sc, uint32_t n_max, uint32_t d, uint32_t r,
+                       uint32_t page);
+void salca_scratch_release(struct salca_scratch *sc);
+
+/*
+ * Runs one job: query q (d floats, post-RoPE) against the store's n tokens, for every
+ * method whose bit (1u << id) is in mask. Dense is always computed when `metrics` is true
+ * (recall, cosine and overlap need it); Salca's K is computed in every case and used by
+ * all methods (spec 6). res[id] is filled for the methods run. The store must have
+ * finished its prefill.
+ */
+void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel_params *p,
+               uint32_t mask, bool metrics, struct salca_scratch *sc,
+               struct salca_method_res res[SALCA_M_COUNT]);
+
+#endif
