@@ -7,9 +7,13 @@
 #include "replay/model_registry.h"
 
 extern const struct model_ops model_count_ops;
+extern const struct model_ops model_kura_ops;
+extern const struct model_ops model_disc_ops;
 
 static const struct model_ops *const models[] = {
     &model_count_ops,
+    &model_kura_ops,
+    &model_disc_ops,
 };
 
 size_t model_registry_count(void)

@@ -1,0 +1,45 @@
+/*
+ * a100_model: the A100 roofline baseline of the DiSC replay (specs/disc.md section 7.4).
+ *
+ * Always dense. One kernel per op of spec 7.2 except ctr_select, with qk, softmax and pv
+ * fused into one attention kernel for self- and for cross-attention. Each kernel costs
+ *   t = max(FLOP / (peak eff), bytes / (hbm eff_mem)) + launch_us
+ * with eff = eff_linear for linear ops, eff_attn for attention and memory only for
+ * element-wise ops; energy = power_w t. Pure arithmetic on caller-owned structs; the model
+ * registered as "a100" (model_a100_ops) replays a disc trace's steps with it.
+ */
+#ifndef ACCELTRACE_A100_MODEL_H
+#define ACCELTRACE_A100_MODEL_H
+
+#include <stdint.h>
+
+/* configs/a100.json */
+struct a100_hw {
+    double peak_tflops; /* FP16 dense, TFLOP/s [paper] */
+    double hbm_gbs;     /* GB/s [paper] */
+    double eff_linear;  /* fraction of peak for GEMMs [decision] */
+    double eff_attn;    /* fraction of peak for fused attention [decision] */
+    double eff_mem;     /* fraction of HBM bandwidth [decision] */
+    double launch_us;   /* per kernel, µs [decision] */
+    double power_w;     /* board power while busy, W [decision] */
+    int elem_bytes;     /* bytes per operand [decision] */
+};
+
+void a100_hw_default(struct a100_hw *hw);
+
+/* Linear kernel (m x ni)(ni x no) + bias: seconds. */
+double a100_linear_s(const struct a100_hw *hw, uint64_t m, uint64_t ni, uint64_t no);
+/* Fused attention: mac = MAC_qk + MAC_pv, elems = Q + K + V + O elements: seconds. */
+double a100_attention_s(const struct a100_hw *hw, uint64_t mac, uint64_t elems);
+/* Element-wise kernel over e elements reading n_in operands: seconds. */
+double a100_elementwise_s(const struct a100_hw *hw, uint64_t e, int n_in);
+
+/* Dimensions the A100 step needs (a subset of struct disc_dims). */
+struct a100_dims {
+    uint32_t depth, d, h, dh, text, dc, n, batch, cin, cout, patch, lat_h, lat_w;
+};
+
+/* Seconds of one dense sampler step (the spec 7.2 op list at N_k = N) and its kernels. */
+double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels);
+
+#endif

@@ -1,0 +1,1076 @@
+/*
+ * disc_model: DiSC core-array replay (specs/disc.md section 7; docs/models.md#disc).
+ * The cost functions are pure; the replay-engine wrapper is at the end of the file.
+ */
+#include "replay/disc_model.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/disc_hash.h"
+
+const char *const disc_vclass_names[DISC_VC_COUNT] = {
+    "norm_mod", "residual", "gate_residual", "softmax", "threshold",
+    "renorm",   "gelu",     "ctr_diff",      "sampler",
+};
+
+static const char *const mode_names[DISC_MODES] = {"baseline", "ctr", "all"};
+
+const char *disc_mode_name(int mode)
+{
+    return mode >= 0 && mode < DISC_MODES ? mode_names[mode] : "?";
+}
+
+uint64_t disc_ceil(double x)
+{
+    /* spec 7.2: ceil(x - 1e-9 x) so evaluation-order rounding cannot move it */
+    if (!(x > 0))
+        return 0;
+    return (uint64_t)ceil(x - 1e-9 * x);
+}
+
+double disc_bw_c(const struct disc_hw *hw)
+{
+    return hw->hbm_gbs / hw->clock_ghz; /* spec 7.1 [derived]: bytes per cycle */
+}
+
+static unsigned log2u(uint64_t x)
+{
+    unsigned b = 0;
+    while (x > 1) {
+        x >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static void op_reset(struct disc_op *op)
+{
+    const char *name = op->name, *cls = op->cls;
+    int block = op->block;
+    memset(op, 0, sizeof *op);
+    op->name = name;
+    op->cls = cls;
+    op->block = block;
+}
+
+void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni,
+                 uint64_t no, uint64_t bytes, struct disc_op *op)
+{
+    op_reset(op);
+    op->unit = DISC_UNIT_DPU;
+    const double bw = (double)bytes / disc_bw_c(hw);
+    const uint64_t mac = n_rep * m * ni * no;
+    if (mac == 0) {
+        op->cycles = disc_ceil(bw); /* spec 7.2: no work costs ceil(bytes / BW_c) */
+    } else {
+        /* spec 7.2: fill loss only across DPUs, on whichever of N_o and M fills better */
+        const double p = hw->dpu_count;
+        double fo = (double)no / (p * ceil((double)no / p));
+        double fm = (double)m / (p * ceil((double)m / p));
+        double fill = fmax(fo, fm);
+        double comp = (double)mac /
+                      ((double)hw->cores * p * hw->dpu_lanes * fill * hw->dpu_eta);
+        op->cycles = disc_ceil(fmax(comp, bw));
+    }
+    op->exposed = op->cycles;
+    const uint64_t eb = (uint64_t)hw->elem_bytes;
+    op->a.mac = mac;
+    /* spec 7.4: sram_rd E_b MAC (1 + 1/P_dpu) (the 1/P part floored), wr E_b n_rep M N_o */
+    op->a.sram_rd = eb * mac + eb * mac / (uint64_t)hw->dpu_count;
+    op->a.sram_wr = eb * n_rep * m * no;
+    op->a.hbm = bytes;
+}
+
+void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_t bytes,
+                 struct disc_op *op)
+{
+    op_reset(op);
+    op->unit = DISC_UNIT_VPU;
+    const double bw = (double)bytes / disc_bw_c(hw);
+    const uint64_t c = (uint64_t)hw->vpu_cycles[vc];
+    /* spec 7.2: ceil(max(E c / (C S W), bytes / BW_c)) */
+    double comp = (double)e * (double)c /
+                  ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
+    op->cycles = e == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->exposed = op->cycles;
+    const uint64_t eb = (uint64_t)hw->elem_bytes;
+    op->a.vpu_op = e * c;                 /* spec 7.4: E c */
+    op->a.sram_rd = eb * e * (uint64_t)n_in;
+    op->a.sram_wr = eb * e;
+    op->a.hbm = bytes;
+}
+
+void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows,
+                   uint32_t dh, uint64_t bytes, struct disc_op *op)
+{
+    op_reset(op);
+    op->unit = DISC_UNIT_DPU;
+    const double bw = (double)bytes / disc_bw_c(hw);
+    /* spec 7.3: R_P dh / (L_lane C_core); the most loaded DPU of each row sets the pace */
+    double comp = r_p * dh / ((double)hw->dpu_lanes * hw->cores);
+    op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->exposed = op->cycles;
+    const uint64_t eb = (uint64_t)hw->elem_bytes;
+    op->a.mac = (uint64_t)dh * nnz;                       /* spec 7.4 */
+    op->a.sram_rd = eb * dh * (nnz + rows);
+    op->a.sram_wr = eb * nnz;
+    op->a.hbm = bytes;
+}
+
+void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
+                            bool generated, uint64_t dense_elems, uint64_t bytes,
+                            struct disc_op *op)
+{
+    op_reset(op);
+    op->unit = DISC_UNIT_VPU;
+    const double bw = (double)bytes / disc_bw_c(hw);
+    const double cw = (double)hw->vpu_width * hw->cores;
+    const uint64_t csm = (uint64_t)hw->vpu_cycles[DISC_VC_SOFTMAX];
+    const uint64_t cth = (uint64_t)hw->vpu_cycles[DISC_VC_THRESHOLD];
+    const uint64_t crn = (uint64_t)hw->vpu_cycles[DISC_VC_RENORM];
+    double comp;
+    if (generated) {
+        /* spec 7.3: ((c_sm + c_th) Bh N_k N / S_vpu + c_renorm R_S) / (W_vpu C_core) */
+        comp = ((double)(csm + cth) * (double)dense_elems / hw->vpu_simds +
+                (double)crn * r_s) / cw;
+        op->a.vpu_op = (csm + cth) * dense_elems + crn * nnz;
+    } else {
+        comp = (double)csm * r_s / cw;   /* spec 7.3: c_softmax R_S / (W_vpu C_core) */
+        op->a.vpu_op = csm * nnz;
+    }
+    op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->exposed = op->cycles;
+    const uint64_t eb = (uint64_t)hw->elem_bytes;
+    op->a.sram_rd = eb * nnz;
+    op->a.sram_wr = eb * nnz;
+    op->a.hbm = bytes;
+}
+
+void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows,
+                  uint32_t dh, uint64_t bytes, struct disc_op *op)
+{
+    op_reset(op);
+    op->unit = DISC_UNIT_VPU;
+    const double bw = (double)bytes / disc_bw_c(hw);
+    if (rows == 0) {
+        op->cycles = disc_ceil(bw);
+    } else {
+        /* spec 7.3: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
+        double comp = (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) /
+                      hw->cores;
+        op->cycles = disc_ceil(fmax(comp, bw)) + log2u((uint64_t)hw->vpu_simds);
+    }
+    op->exposed = op->cycles;
+    const uint64_t eb = (uint64_t)hw->elem_bytes;
+    op->a.vpu_op = (uint64_t)dh * nnz;                    /* spec 7.4 */
+    op->a.sram_rd = eb * nnz * (1 + (uint64_t)dh);
+    op->a.sram_wr = eb * rows * dh;
+    op->a.bus = rows * dh * (uint64_t)hw->vpu_simds;
+    op->a.hbm = bytes;
+}
+
+size_t disc_step_ops_max(uint32_t depth)
+{
+    return 12 + 20 * (size_t)depth;
+}
+
+/* Op list builder for one step. */
+struct builder {
+    const struct disc_hw *hw;
+    double spad;          /* scratchpad bytes */
+    uint64_t eb;
+    struct disc_op *ops;
+    size_t n, cap;
+};
+
+static struct disc_op *next_op(struct builder *b, const char *name, const char *cls, int block)
+{
+    if (b->n >= b->cap)
+        return NULL;
+    struct disc_op *op = &b->ops[b->n++];
+    memset(op, 0, sizeof *op);
+    op->name = name;
+    op->cls = cls;
+    op->block = block;
+    return op;
+}
+
+/* Linear op (M, N_i, N_o) with weights; extra = CTR cache traffic (spec 7.2-7.3). */
+static void lin(struct builder *b, const char *name, int block, uint64_t m, uint64_t ni,
+                uint64_t no, uint64_t extra)
+{
+    struct disc_op *op = next_op(b, name, "linear", block);
+    if (!op)
+        return;
+    uint64_t weights = b->eb * (ni * no + no);           /* spec 7.2: read once per pass */
+    uint64_t act = b->eb * m * (ni + no);                /* spec 7.2 activation bytes */
+    uint64_t spill = (double)act > b->spad ? act : 0;
+    disc_op_dpu(b->hw, 1, m, ni, no, weights + spill + extra, op);
+    op->a.gspm = act;
+}
+
+static void vec(struct builder *b, const char *name, int block, uint64_t e, int vc,
+                uint64_t extra)
+{
+    struct disc_op *op = next_op(b, name, "vector", block);
+    if (!op)
+        return;
+    int n_in = (vc == DISC_VC_RESIDUAL || vc == DISC_VC_GATE_RESIDUAL) ? 2 : 1;
+    uint64_t act = b->eb * e * (uint64_t)(n_in + 1);    /* spec 7.2 */
+    uint64_t spill = (double)act > b->spad ? act : 0;
+    disc_op_vpu(b->hw, e, vc, n_in, spill + extra, op);
+    op->a.gspm = act;
+}
+
+size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
+                     const struct disc_step_in *in, struct disc_op *ops, size_t cap)
+{
+    struct builder b = {hw, hw->scratchpad_mib * 1048576.0, (uint64_t)hw->elem_bytes, ops, 0,
+                        cap};
+    const uint64_t eb = b.eb, d = dm->d, n = dm->n, t = dm->text, bb = dm->batch;
+    const uint64_t h = dm->h, dh = dm->dh, bh = bb * h;
+    const uint64_t nk = mode == DISC_MODE_BASELINE ? n : in->n_kept;
+    const bool ctr = dm->ctr_on && mode != DISC_MODE_BASELINE;
+    const bool st = mode == DISC_MODE_ALL && in->st;
+    const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
+    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8; /* spec 7.3 */
+    const uint64_t ctr_read = ctr ? eb * bb * (n - nk) * d : 0;  /* pruned rows of cache_ff */
+    const uint64_t ctr_write = ctr ? eb * bb * nk * d : 0;
+
+    /* 1. token selector (spec 7.2 item 1) */
+    if (ctr && in->k >= 1) {
+        struct disc_op *op = next_op(&b, "ctr_select", "select", -1);
+        if (op) {
+            uint64_t act = eb * lat * 2;
+            disc_op_vpu(hw, lat, DISC_VC_CTR_DIFF, 1, (double)act > b.spad ? act : 0, op);
+            op->cycles += disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
+            op->exposed = op->cycles;
+            op->a.vpu_op += lat; /* spec 7.4: one vpu_op per latent element */
+            op->a.gspm = act;
+        }
+    }
+    /* 2. embeddings (spec 7.2 item 2) */
+    lin(&b, "t_embed1", -1, 1, 256, d, 0);
+    lin(&b, "t_embed2", -1, 1, d, d, 0);
+    lin(&b, "t_embed3", -1, 1, d, 6 * d, 0);
+    lin(&b, "caption1", -1, bb * t, dm->dc, d, 0);
+    vec(&b, "caption_gelu", -1, bb * t * d, DISC_VC_GELU, 0);
+    lin(&b, "caption2", -1, bb * t, d, d, 0);
+    lin(&b, "patch", -1, bb * n, (uint64_t)dm->cin * dm->patch * dm->patch, d, 0);
+    vec(&b, "patch_pe", -1, bb * n * d, DISC_VC_RESIDUAL, 0);
+
+    /* 3. blocks */
+    for (uint32_t blk = 0; blk < dm->depth; blk++) {
+        const int bl = (int)blk;
+        const struct disc_block_st *sb = st ? &in->st[blk] : NULL;
+        vec(&b, "sa_norm", bl, bb * n * d, DISC_VC_NORM_MOD, 0);
+        lin(&b, "sa_q", bl, bb * nk, d, d, 0);
+        lin(&b, "sa_kv", bl, bb * n, d, 2 * d, blk >= 1 ? ctr_read : 0);
+        /* self-attention: one op for spill, reads on qk and write on pv (spec 7.2) */
+        uint64_t rd = eb * bb * (nk + 2 * n) * d, wr = eb * bb * nk * d;
+        bool spill = (double)(rd + wr) > b.spad;
+        uint64_t rows = bh * nk;
+        struct disc_op *qk = next_op(&b, "sa_qk", "attention", bl);
+        struct disc_op *sm = next_op(&b, "sa_softmax", "softmax", bl);
+        struct disc_op *pv = next_op(&b, "sa_pv", "attention", bl);
+        if (!qk || !sm || !pv)
+            break;
+        if (!sb) {
+            disc_op_dpu(hw, bh, nk, dh, n, spill ? rd : 0, qk);
+            disc_op_vpu(hw, bh * nk * n, DISC_VC_SOFTMAX, 1, 0, sm);
+            disc_op_dpu(hw, bh, nk, n, dh, spill ? wr : 0, pv);
+        } else if (in->generated) {
+            disc_op_dpu(hw, bh, nk, dh, n, spill ? rd : 0, qk);
+            disc_op_softmax_sparse(hw, sb->r_s, sb->nnz, true, bh * nk * n, mask_bytes, sm);
+            disc_op_spmm(hw, sb->r_s, sb->nnz, rows, (uint32_t)dh, spill ? wr : 0, pv);
+            pv->cls = "spmm";
+        } else {
+            disc_op_sddmm(hw, sb->r_p, sb->nnz, rows, (uint32_t)dh,
+                          mask_bytes + (spill ? rd : 0), qk);
+            qk->cls = "sddmm";
+            disc_op_softmax_sparse(hw, sb->r_s, sb->nnz, false, 0, 0, sm);
+            disc_op_spmm(hw, sb->r_s, sb->nnz, rows, (uint32_t)dh, spill ? wr : 0, pv);
+            pv->cls = "spmm";
+        }
+        qk->a.gspm = rd;
+        pv->a.gspm = wr;
+        size_t i_o = b.n;
+        lin(&b, "sa_o", bl, bb * nk, d, d, 0);
+        if (sb && hw->overlap_spmm_proj && i_o < b.n) {
+            /* spec 7.3: SpMM overlaps sa_o; the pair costs max(t_pv, t_o) */
+            struct disc_op *o = &b.ops[i_o];
+            o->exposed = o->cycles > pv->cycles ? o->cycles - pv->cycles : 0;
+        }
+        vec(&b, "sa_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
+        lin(&b, "ca_q", bl, bb * nk, d, d, 0);
+        lin(&b, "ca_kv", bl, bb * t, d, 2 * d, 0);
+        rd = eb * bb * (nk + 2 * t) * d;
+        spill = (double)(rd + wr) > b.spad;
+        qk = next_op(&b, "ca_qk", "attention", bl);
+        sm = next_op(&b, "ca_softmax", "softmax", bl);
+        pv = next_op(&b, "ca_pv", "attention", bl);
+        if (!qk || !sm || !pv)
+            break;
+        disc_op_dpu(hw, bh, nk, dh, t, spill ? rd : 0, qk);
+        disc_op_vpu(hw, bh * nk * t, DISC_VC_SOFTMAX, 1, 0, sm);
+        disc_op_dpu(hw, bh, nk, t, dh, spill ? wr : 0, pv);
+        qk->a.gspm = rd;
+        pv->a.gspm = wr;
+        lin(&b, "ca_o", bl, bb * nk, d, d, 0);
+        vec(&b, "ca_res", bl, bb * nk * d, DISC_VC_RESIDUAL, ctr_write);
+        vec(&b, "ff_norm", bl, bb * nk * d, DISC_VC_NORM_MOD, 0);
+        lin(&b, "ff_up", bl, bb * nk, d, 4 * d, 0);
+        vec(&b, "ff_gelu", bl, 4 * bb * nk * d, DISC_VC_GELU, 0);
+        lin(&b, "ff_down", bl, bb * nk, 4 * d, d, 0);
+        vec(&b, "ff_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
+    }
+    /* 4. final layer and sampler */
+    vec(&b, "final_norm", -1, bb * n * d, DISC_VC_NORM_MOD, ctr_read);
+    lin(&b, "final_out", -1, bb * n, d, (uint64_t)dm->patch * dm->patch * dm->cout, 0);
+    vec(&b, "sampler", -1, lat, DISC_VC_SAMPLER, 0);
+    return b.n;
+}
+
+void disc_energy_eval(const struct disc_energy *en, const struct disc_act *a, double seconds,
+                      struct disc_energy_parts *o)
+{
+    /* spec 7.4: energy = sum count e_event + p_static t (pJ -> J) */
+    o->mac = 1e-12 * (double)a->mac * en->e_mac;
+    o->vpu = 1e-12 * (double)a->vpu_op * en->e_vpu_op;
+    o->sram = 1e-12 * ((double)a->sram_rd * en->e_sram_rd + (double)a->sram_wr * en->e_sram_wr);
+    o->gspm = 1e-12 * (double)a->gspm * en->e_gspm;
+    o->hbm = 1e-12 * (double)a->hbm * en->e_hbm;
+    o->bus = 1e-12 * (double)a->bus * en->e_bus;
+    o->stat = en->p_static_w * seconds;
+    o->total = o->mac + o->vpu + o->sram + o->gspm + o->hbm + o->bus + o->stat;
+}
+
+void disc_hw_default(struct disc_hw *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    hw->clock_ghz = 1.0;
+    hw->cores = 38;
+    hw->dpu_count = 64;
+    hw->dpu_lanes = 64;
+    hw->dpu_eta = 0.90;
+    hw->vpu_simds = 64;
+    hw->vpu_width = 16;
+    hw->vpu_bus_elems = 16;
+    const int cyc[DISC_VC_COUNT] = {3, 1, 1, 4, 1, 1, 4, 2, 8};
+    memcpy(hw->vpu_cycles, cyc, sizeof cyc);
+    hw->selector_width = 64;
+    hw->hash = DISC_HASH_MUL;
+    hw->hash_k_odd = DISC_HASH_K_ODD;
+    hw->hbm_gbs = 2048;
+    hw->scratchpad_mib = 40;
+    hw->elem_bytes = 2;
+    hw->overlap_spmm_proj = true;
+}
+
+void disc_energy_default(struct disc_energy *en)
+{
+    /* spec 7.1 energy table [decision; placeholders] */
+    en->e_mac = 0.6;
+    en->e_vpu_op = 1.0;
+    en->e_sram_rd = 0.6;
+    en->e_sram_wr = 0.75;
+    en->e_gspm = 2.0;
+    en->e_hbm = 31.2;
+    en->e_bus = 0.5;
+    en->p_static_w = 8.0;
+}
+
+int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
+{
+    /* The replay engine's energy-table layout (replay/energy.h): "events" rows name a
+     * count column and its pJ, "static" rows a power in W. */
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return errmsg_set(e, ERR_CONFIG, "%s ('%s' line %d column %d)", je.text, path,
+                          je.line, je.column);
+    int rc = 0;
+    json_t *ev = json_object_get(root, "events"), *st = json_object_get(root, "static");
+    size_t i;
+    json_t *row;
+    if (ev && !json_is_array(ev)) {
+        rc = errmsg_set(e, ERR_CONFIG, "'events' is not an array ('%s')", path);
+        goto out;
+    }
+    json_array_foreach(ev, i, row) {
+        const char *c = json_string_value(json_object_get(row, "count"));
+        json_t *pj = json_object_get(row, "pj");
+        if (!c || !json_is_number(pj)) {
+            rc = errmsg_set(e, ERR_CONFIG, "bad event at $.events[%zu] ('%s')", i, path);
+            goto out;
+        }
+        double v = json_number_value(pj);
+        if (!strcmp(c, "mac"))
+            en->e_mac = v;
+        else if (!strcmp(c, "vpu_op"))
+            en->e_vpu_op = v;
+        else if (!strcmp(c, "sram_rd_bytes"))
+            en->e_sram_rd = v;
+        else if (!strcmp(c, "sram_wr_bytes"))
+            en->e_sram_wr = v;
+        else if (!strcmp(c, "gspm_bytes"))
+            en->e_gspm = v;
+        else if (!strcmp(c, "hbm_bytes"))
+            en->e_hbm = v;
+        else if (!strcmp(c, "bus_elems"))
+            en->e_bus = v;
+        else {
+            rc = errmsg_set(e, ERR_CONFIG, "unknown count '%s' at $.events[%zu] ('%s')", c, i,
+                            path);
+            goto out;
+        }
+    }
+    if (st && json_is_array(st)) {
+        double w = 0;
+        json_array_foreach(st, i, row) {
+            json_t *wt = json_object_get(row, "watts");
+            if (!json_is_number(wt)) {
+                rc = errmsg_set(e, ERR_CONFIG, "bad static term at $.static[%zu] ('%s')", i,
+                                path);
+                goto out;
+            }
+            w += json_number_value(wt);
+        }
+        en->p_static_w = w;
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
+void disc_dims_preset(struct disc_dims *dm, const char *model)
+{
+    memset(dm, 0, sizeof *dm);
+    dm->batch = 1;
+    dm->cin = 4;
+    dm->cout = 8;
+    dm->patch = 2;
+    dm->ctr_on = true;
+    if (model && !strcmp(model, "micro")) {
+        dm->depth = 2, dm->d = 64, dm->h = 4, dm->dh = 16, dm->dc = 32, dm->text = 16;
+        dm->lat_h = dm->lat_w = 16;
+    } else if (model && !strcmp(model, "pixart-sigma-xl")) {
+        dm->depth = 28, dm->d = 1152, dm->h = 16, dm->dh = 72, dm->dc = 4096, dm->text = 300;
+        dm->lat_h = dm->lat_w = 128;
+    } else { /* tiny */
+        dm->depth = 12, dm->d = 384, dm->h = 6, dm->dh = 64, dm->dc = 4096, dm->text = 300;
+        dm->lat_h = dm->lat_w = 64;
+    }
+    dm->n = (dm->lat_h / dm->patch) * (dm->lat_w / dm->patch);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The replay-engine model "disc" (replay/model.h).
+ */
+#include "common/mem.h"
+#include "formats/bitset.h"
+#include "replay/model.h"
+
+#define DISC_MAX_STEPS 100000u
+#define DISC_MAX_DEPTH 1024u
+#define DISC_MAX_TOKENS (1u << 20)
+
+static const struct hw_key disc_keys[] = {
+    HW_KEY_FLOAT("clock_ghz", "GHz", 0.01, 100, 1.0, "core clock [paper]"),
+    HW_KEY_INT("cores", "", 1, 65536, 38, "C_core, core count [paper]"),
+    HW_KEY_INT("dpu_count", "", 2, 65536, 64, "P_dpu, DPUs per core, power of two [decision]"),
+    HW_KEY_INT("dpu_lanes", "", 1, 65536, 64, "L_lane, MAC lanes per DPU [decision]"),
+    HW_KEY_FLOAT("dpu_eta", "", 0.01, 1, 0.90, "fixed DPU efficiency [decision]"),
+    HW_KEY_INT("vpu_simds", "", 2, 65536, 64, "S_vpu, SIMD engines per core, power of two"),
+    HW_KEY_INT("vpu_width", "", 1, 65536, 16, "W_vpu, FMA lanes per SIMD engine [decision]"),
+    HW_KEY_INT("vpu_bus_elems", "", 1, 65536, 16,
+               "reduced output elements per cycle on the reduction bus [decision]"),
+    HW_KEY_INT("vpu_cycles.norm_mod", "", 0, 1000, 3, "lane-cycles per element, LN+modulate"),
+    HW_KEY_INT("vpu_cycles.residual", "", 0, 1000, 1, "lane-cycles per element, residual"),
+    HW_KEY_INT("vpu_cycles.gate_residual", "", 0, 1000, 1, "lane-cycles, gate+residual"),
+    HW_KEY_INT("vpu_cycles.softmax", "", 0, 1000, 4, "lane-cycles per element, softmax"),
+    HW_KEY_INT("vpu_cycles.threshold", "", 0, 1000, 1, "lane-cycles, ST threshold compare"),
+    HW_KEY_INT("vpu_cycles.renorm", "", 0, 1000, 1, "lane-cycles, ST renormalisation"),
+    HW_KEY_INT("vpu_cycles.gelu", "", 0, 1000, 4, "lane-cycles per element, GELU"),
+    HW_KEY_INT("vpu_cycles.ctr_diff", "", 0, 1000, 2, "lane-cycles, CTR latent difference"),
+    HW_KEY_INT("vpu_cycles.sampler", "", 0, 1000, 8, "lane-cycles per latent element, sampler"),
+    HW_KEY_INT("selector_width", "", 1, 65536, 64,
+               "latent elements per cycle in the token selector [decision]"),
+    HW_KEY_STRING("hash", "mul", "mod|mul|range", "SDDMM/SpMM placement hash [paper: mul]"),
+    HW_KEY_INT("hash_k_odd", "", 1, 4294967295.0, 2654435761.0,
+               "multiplicative-hash constant, odd (0x9E3779B1) [decision]"),
+    HW_KEY_FLOAT("hbm_gbs", "GB/s", 1, 1e6, 2048, "HBM bandwidth, 8 HBM2 stacks [paper]"),
+    HW_KEY_FLOAT("scratchpad_mib", "MiB", 0, 1e6, 40, "global scratchpad [paper 40 MB]"),
+    HW_KEY_INT("elem_bytes", "B", 1, 8, 2, "E_b, bytes per operand (FP16) [derived]"),
+    HW_KEY_BOOL("overlap_spmm_proj", 1, "SpMM overlaps the output projection [paper]"),
+    HW_KEY_STRING("modes", "baseline,ctr,all", NULL,
+                  "comma-separated modes to replay: baseline, ctr, all"),
+    HW_KEY_BOOL("ops_table", 1, "write the per-op table ops.csv"),
+    HW_KEY_STRING("energy_table", "", NULL,
+                  "energy table for the in-model A100 comparison; \"\" = built-in "
+                  "(= configs/disc-energy.json)"),
+    HW_KEY_FLOAT("a100.peak_tflops", "TFLOP/s", 1, 1e6, 312, "A100 FP16 peak [paper]"),
+    HW_KEY_FLOAT("a100.hbm_gbs", "GB/s", 1, 1e6, 1935, "A100 HBM bandwidth [paper]"),
+    HW_KEY_FLOAT("a100.eff_linear", "", 0.001, 1, 0.60, "A100 GEMM efficiency [decision]"),
+    HW_KEY_FLOAT("a100.eff_attn", "", 0.001, 1, 0.40, "A100 attention efficiency [decision]"),
+    HW_KEY_FLOAT("a100.eff_mem", "", 0.001, 1, 0.80, "A100 HBM efficiency [decision]"),
+    HW_KEY_FLOAT("a100.launch_us", "us", 0, 1e6, 4.0, "A100 kernel launch [decision]"),
+    HW_KEY_FLOAT("a100.power_w", "W", 0, 1e5, 250, "A100 board power [decision]"),
+    HW_KEY_INT("a100.elem_bytes", "B", 1, 8, 2, "A100 bytes per operand [decision]"),
+};
+
+static bool is_pow2(int64_t x) { return x >= 2 && (x & (x - 1)) == 0; }
+
+static int parse_modes(const char *s, bool modes[DISC_MODES])
+{
+    for (int m = 0; m < DISC_MODES; m++)
+        modes[m] = false;
+    int any = 0;
+    while (s && *s) {
+        const char *c = strchr(s, ',');
+        size_t len = c ? (size_t)(c - s) : strlen(s);
+        int found = -1;
+        for (int m = 0; m < DISC_MODES; m++)
+            if (strlen(mode_names[m]) == len && !strncmp(s, mode_names[m], len))
+                found = m;
+        if (found < 0)
+            return -1;
+        modes[found] = true;
+        any = 1;
+        s = c ? c + 1 : s + len;
+    }
+    return any ? 0 : -1;
+}
+
+static int disc_check(const struct hw_config *cfg, struct errmsg *e)
+{
+    /* spec 7.1: the hashes and log2 S_vpu need powers of two */
+    if (!is_pow2(hw_config_int(cfg, "dpu_count")))
+        return errmsg_set(e, ERR_CONFIG, "dpu_count must be a power of two >= 2");
+    if (!is_pow2(hw_config_int(cfg, "vpu_simds")))
+        return errmsg_set(e, ERR_CONFIG, "vpu_simds must be a power of two >= 2");
+    if ((hw_config_int(cfg, "hash_k_odd") & 1) == 0)
+        return errmsg_set(e, ERR_CONFIG, "hash_k_odd must be odd");
+    bool m[DISC_MODES];
+    if (parse_modes(hw_config_str(cfg, "modes"), m) < 0)
+        return errmsg_set(e, ERR_CONFIG, "modes must list baseline, ctr and/or all ('%s')",
+                          hw_config_str(cfg, "modes"));
+    return 0;
+}
+
+static const struct hw_schema disc_schema = {
+    .model = "disc",
+    .keys = disc_keys,
+    .n_keys = sizeof disc_keys / sizeof disc_keys[0],
+    .check = disc_check,
+};
+
+/* Per (step, block): ST statistics summed over batch and heads. */
+struct disc_cell {
+    double r_p, r_s;          /* known (recorded or recomputed) */
+    uint64_t nnz;             /* all masks */
+    double kept_rp, kept_rs;  /* kept masks only, for the estimate */
+    uint64_t kept_nnz;
+    uint32_t masks, kept;
+};
+
+/* A mask whose R must be estimated (or recomputed once its step record arrives). */
+struct disc_pending {
+    uint32_t step, block;
+    uint64_t nnz;
+    uint8_t *bits;            /* kept bits awaiting the step's token mask, or NULL */
+    size_t bits_len;
+};
+
+struct disc_state {
+    struct disc_hw hw;
+    struct disc_energy en;
+    struct a100_hw a100;
+    bool modes[DISC_MODES];
+    bool ops_table;
+    struct disc_dims dm;
+    uint32_t steps;           /* K */
+    bool st_on;
+    /* where the configured statistics sit in the recorded lb arrays (-1: not recorded) */
+    int lb_hash, lb_up, lb_us, lb_nu, lb_nh;
+    struct disc_lb *lb;       /* recount from kept bits (U = P_dpu, S_vpu), lazily */
+    int lb_ip, lb_is;
+    /* per step */
+    bool *have_step;
+    uint64_t *n_kept;
+    bool *generated;
+    uint8_t **token_mask;     /* [K] token bitsets (N bits), NULL before the record */
+    struct disc_cell *cells;  /* [K][L] */
+    uint64_t n_masks;
+    struct disc_pending *pend;
+    size_t n_pend, cap_pend;
+    uint64_t masks_estimated;
+};
+
+static void disc_free(void *state)
+{
+    struct disc_state *s = state;
+    if (!s)
+        return;
+    if (s->token_mask)
+        for (uint32_t k = 0; k < s->steps; k++)
+            mem_free(s->token_mask[k]);
+    for (size_t i = 0; i < s->n_pend; i++)
+        mem_free(s->pend[i].bits);
+    mem_free(s->pend);
+    mem_free(s->token_mask);
+    mem_free(s->have_step);
+    mem_free(s->n_kept);
+    mem_free(s->generated);
+    mem_free(s->cells);
+    disc_lb_free(s->lb);
+    mem_free(s);
+}
+
+static int find_u32(const uint32_t *v, size_t n, uint32_t x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return (int)i;
+    return -1;
+}
+
+static int disc_new(void **state, const struct hw_config *cfg, const struct model_env *env,
+                    struct errmsg *e)
+{
+    *state = NULL;
+    const Acceltrace__TraceHeader *hdr = env->hdr;
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    if (!dh)
+        return errmsg_set(e, ERR_DATA, "trace has no disc header ('%s')", env->trace_path);
+    struct disc_state *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = 0;
+    struct disc_hw *hw = &s->hw;
+    disc_hw_default(hw);
+    hw->clock_ghz = hw_config_float(cfg, "clock_ghz");
+    hw->cores = (int)hw_config_int(cfg, "cores");
+    hw->dpu_count = (int)hw_config_int(cfg, "dpu_count");
+    hw->dpu_lanes = (int)hw_config_int(cfg, "dpu_lanes");
+    hw->dpu_eta = hw_config_float(cfg, "dpu_eta");
+    hw->vpu_simds = (int)hw_config_int(cfg, "vpu_simds");
+    hw->vpu_width = (int)hw_config_int(cfg, "vpu_width");
+    hw->vpu_bus_elems = (int)hw_config_int(cfg, "vpu_bus_elems");
+    for (int c = 0; c < DISC_VC_COUNT; c++) {
+        char key[64];
+        snprintf(key, sizeof key, "vpu_cycles.%s", disc_vclass_names[c]);
+        hw->vpu_cycles[c] = (int)hw_config_int(cfg, key);
+    }
+    hw->selector_width = (int)hw_config_int(cfg, "selector_width");
+    hw->hash = disc_hash_from_name(hw_config_str(cfg, "hash"));
+    hw->hash_k_odd = (uint32_t)hw_config_int(cfg, "hash_k_odd");
+    hw->hbm_gbs = hw_config_float(cfg, "hbm_gbs");
+    hw->scratchpad_mib = hw_config_float(cfg, "scratchpad_mib");
+    hw->elem_bytes = (int)hw_config_int(cfg, "elem_bytes");
+    hw->overlap_spmm_proj = hw_config_bool(cfg, "overlap_spmm_proj");
+    if (parse_modes(hw_config_str(cfg, "modes"), s->modes) < 0) {
+        rc = errmsg_set(e, ERR_CONFIG, "bad modes '%s'", hw_config_str(cfg, "modes"));
+        goto fail;
+    }
+    s->ops_table = hw_config_bool(cfg, "ops_table");
+    disc_energy_default(&s->en);
+    const char *et = hw_config_str(cfg, "energy_table");
+    if (et && *et && (rc = disc_energy_load(&s->en, et, e)) < 0)
+        goto fail;
+    s->a100.peak_tflops = hw_config_float(cfg, "a100.peak_tflops");
+    s->a100.hbm_gbs = hw_config_float(cfg, "a100.hbm_gbs");
+    s->a100.eff_linear = hw_config_float(cfg, "a100.eff_linear");
+    s->a100.eff_attn = hw_config_float(cfg, "a100.eff_attn");
+    s->a100.eff_mem = hw_config_float(cfg, "a100.eff_mem");
+    s->a100.launch_us = hw_config_float(cfg, "a100.launch_us");
+    s->a100.power_w = hw_config_float(cfg, "a100.power_w");
+    s->a100.elem_bytes = (int)hw_config_int(cfg, "a100.elem_bytes");
+
+    /* dimensions (spec 2.1) from the header, bounded before use */
+    struct disc_dims *dm = &s->dm;
+    dm->depth = dh->depth, dm->d = dh->hidden, dm->h = dh->heads, dm->dh = dh->head_dim;
+    dm->text = dh->text_tokens, dm->dc = dh->caption_width, dm->n = dh->tokens;
+    dm->batch = dh->batch ? dh->batch : 1;
+    dm->cin = dh->in_channels, dm->cout = dh->out_channels, dm->patch = dh->patch;
+    dm->lat_h = dh->latent_h, dm->lat_w = dh->latent_w;
+    dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
+    s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
+    s->steps = dh->steps;
+    if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 ||
+        dm->n > DISC_MAX_TOKENS || dm->h == 0 || dm->h > 4096 || dm->d == 0 ||
+        dm->d > 65536 || dm->dh == 0 || dm->batch > 64 || s->steps == 0 ||
+        s->steps > DISC_MAX_STEPS || dm->patch == 0 || dm->patch > 64 ||
+        dm->lat_h > 65536 || dm->lat_w > 65536 || dm->text > 65536 || dm->dc > 65536 ||
+        dm->cin > 1024 || dm->cout > 1024) {
+        rc = errmsg_set(e, ERR_DATA, "disc header has impossible dimensions ('%s')",
+                        env->trace_path);
+        goto fail;
+    }
+    /* recorded load-balance sets (spec 6 header; spec 7.3 "missing data" rule) */
+    s->lb_nh = (int)dh->n_lb_hashes;
+    s->lb_nu = (int)dh->n_lb_units;
+    s->lb_hash = -1;
+    for (size_t i = 0; i < dh->n_lb_hashes; i++)
+        if (disc_hash_from_name(dh->lb_hashes[i]) == hw->hash)
+            s->lb_hash = (int)i;
+    if (hw->hash == DISC_HASH_MUL && dh->lb_k_odd != hw->hash_k_odd)
+        s->lb_hash = -1;
+    s->lb_up = find_u32(dh->lb_units, dh->n_lb_units, (uint32_t)hw->dpu_count);
+    s->lb_us = find_u32(dh->lb_units, dh->n_lb_units, (uint32_t)hw->vpu_simds);
+    s->lb_ip = s->lb_is = -1;
+
+    const size_t k = s->steps;
+    s->have_step = mem_calloc(k, sizeof *s->have_step);
+    s->n_kept = mem_calloc(k, sizeof *s->n_kept);
+    s->generated = mem_calloc(k, sizeof *s->generated);
+    s->token_mask = mem_calloc(k, sizeof *s->token_mask);
+    s->cells = mem_calloc(k * dm->depth, sizeof *s->cells);
+    if (!s->have_step || !s->n_kept || !s->generated || !s->token_mask || !s->cells) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    *state = s;
+    return 0;
+fail:
+    disc_free(s);
+    return rc;
+}
+
+/* R_P and R_S of kept mask bits over the computed rows of its step (spec 7.3 rule 1). */
+static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, size_t len,
+                   double *r_p, double *r_s, struct errmsg *e)
+{
+    const uint32_t n = s->dm.n;
+    if (!s->lb) {
+        unsigned b[2];
+        int nb = 0;
+        unsigned bp = log2u((uint64_t)s->hw.dpu_count), bs = log2u((uint64_t)s->hw.vpu_simds);
+        b[nb++] = bp;
+        if (bs != bp)
+            b[nb++] = bs;
+        int rc = disc_lb_new(&s->lb, n, s->hw.hash_k_odd, b, nb);
+        if (rc < 0)
+            return errmsg_set(e, rc, "cannot count load balance (U = %d, %d)",
+                              s->hw.dpu_count, s->hw.vpu_simds);
+        s->lb_ip = 0;
+        s->lb_is = bs == bp ? 0 : 1;
+    }
+    struct bitset bs;
+    memset(&bs, 0, sizeof bs);
+    int rc = bitset_from_bytes(&bs, n, n, bits, len);
+    if (rc < 0)
+        return errmsg_set(e, ERR_DATA, "mask bits of step %u are not an N x N bitset", step);
+    struct disc_lb_acc acc;
+    disc_lb_acc_init(&acc, s->lb);
+    uint64_t *filter = NULL;
+    struct bitset tm;
+    memset(&tm, 0, sizeof tm);
+    if (s->token_mask[step]) {
+        if (bitset_from_bytes(&tm, 1, n, s->token_mask[step], bitset_words_per_row(n) * 8) < 0) {
+            bitset_release(&bs);
+            return errmsg_set(e, ERR_DATA, "bad token mask of step %u", step);
+        }
+        filter = tm.words;
+    }
+    rc = disc_lb_mask(s->lb, bs.words, n, bs.words_per_row, filter, NULL, &acc);
+    bitset_release(&bs);
+    bitset_release(&tm);
+    if (rc < 0)
+        return errmsg_set(e, rc, "out of memory");
+    *r_p = (double)acc.max_sum[s->hw.hash][s->lb_ip];
+    *r_s = (double)acc.max_sum[s->hw.hash][s->lb_is];
+    return 0;
+}
+
+static void cell_add_known(struct disc_cell *c, double r_p, double r_s, uint64_t nnz, bool kept)
+{
+    c->r_p += r_p;
+    c->r_s += r_s;
+    if (kept) {
+        c->kept_rp += r_p;
+        c->kept_rs += r_s;
+        c->kept_nnz += nnz;
+        c->kept++;
+    }
+}
+
+static int push_pending(struct disc_state *s, uint32_t step, uint32_t block, uint64_t nnz,
+                        const uint8_t *bits, size_t len, struct errmsg *e)
+{
+    if (s->n_pend == s->cap_pend) {
+        size_t nc = s->cap_pend ? 2 * s->cap_pend : 64, bytes;
+        if (!mem_mul(nc, sizeof *s->pend, &bytes))
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        struct disc_pending *p = mem_realloc(s->pend, bytes);
+        if (!p)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        s->pend = p;
+        s->cap_pend = nc;
+    }
+    struct disc_pending *p = &s->pend[s->n_pend];
+    memset(p, 0, sizeof *p);
+    p->step = step, p->block = block, p->nnz = nnz;
+    if (bits) {
+        p->bits = mem_alloc(len ? len : 1);
+        if (!p->bits)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        memcpy(p->bits, bits, len);
+        p->bits_len = len;
+    }
+    s->n_pend++;
+    return 0;
+}
+
+static int consume_step(struct disc_state *s, const Acceltrace__DiscStep *st, struct errmsg *e)
+{
+    if (st->k >= s->steps)
+        return errmsg_set(e, ERR_DATA, "disc step %u beyond the header's %u steps", st->k,
+                          s->steps);
+    if (st->n_kept > s->dm.n)
+        return errmsg_set(e, ERR_DATA, "step %u keeps %u of %u tokens", st->k, st->n_kept,
+                          s->dm.n);
+    s->have_step[st->k] = true;
+    s->n_kept[st->k] = st->n_kept;
+    s->generated[st->k] = st->st_generated;
+    size_t want = (size_t)bitset_words_per_row(s->dm.n) * 8;
+    if (st->token_mask.len == want && !s->token_mask[st->k]) {
+        s->token_mask[st->k] = mem_alloc(want);
+        if (!s->token_mask[st->k])
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        memcpy(s->token_mask[st->k], st->token_mask.data, want);
+    }
+    return 0;
+}
+
+static int consume_mask(struct disc_state *s, const Acceltrace__DiscMask *m, struct errmsg *e)
+{
+    if (m->step >= s->steps || m->block >= s->dm.depth || m->head >= s->dm.h ||
+        m->batch >= s->dm.batch)
+        return errmsg_set(e, ERR_DATA,
+                          "disc mask (step %u, batch %u, block %u, head %u) outside the "
+                          "header's dimensions",
+                          m->step, m->batch, m->block, m->head);
+    struct disc_cell *c = &s->cells[(size_t)m->step * s->dm.depth + m->block];
+    c->nnz += m->nnz;
+    c->masks++;
+    s->n_masks++;
+    if (m->generated)
+        s->generated[m->step] = true;
+    const bool kept = m->bits.len > 0;
+    const size_t nlb = (size_t)s->lb_nh * (size_t)s->lb_nu;
+    if (s->lb_hash >= 0 && s->lb_up >= 0 && s->lb_us >= 0 && nlb > 0 && m->n_lb_max == nlb) {
+        /* spec 7.3: R_P, R_S = recorded lb_max of the configured hash at U = P, S */
+        double r_p = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_up];
+        double r_s = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_us];
+        cell_add_known(c, r_p, r_s, m->nnz, kept);
+        return 0;
+    }
+    if (kept && s->token_mask[m->step]) {
+        double r_p, r_s;
+        int rc = recount(s, m->step, m->bits.data, m->bits.len, &r_p, &r_s, e);
+        if (rc < 0)
+            return rc;
+        cell_add_known(c, r_p, r_s, m->nnz, true);
+        return 0;
+    }
+    /* kept: wait for the step's token mask; not kept: estimate at finish (rule 2) */
+    return push_pending(s, m->step, m->block, m->nnz, kept ? m->bits.data : NULL,
+                        m->bits.len, e);
+}
+
+static int disc_consume(void *state, const struct model_record *r, struct errmsg *e)
+{
+    struct disc_state *s = state;
+    switch (r->rec->body_case) {
+    case ACCELTRACE__RECORD__BODY_DISC_STEP: return consume_step(s, r->rec->disc_step, e);
+    case ACCELTRACE__RECORD__BODY_DISC_MASK: return consume_mask(s, r->rec->disc_mask, e);
+    default: return 0;
+    }
+}
+
+/* spec 7.3 "missing load-balance data": kept masks first, then rho estimates. */
+static int resolve_pending(struct disc_state *s, struct errmsg *e)
+{
+    const uint32_t L = s->dm.depth;
+    for (size_t i = 0; i < s->n_pend; i++) {
+        struct disc_pending *p = &s->pend[i];
+        if (!p->bits)
+            continue;
+        double r_p, r_s;
+        int rc = recount(s, p->step, p->bits, p->bits_len, &r_p, &r_s, e);
+        if (rc < 0)
+            return rc;
+        cell_add_known(&s->cells[(size_t)p->step * L + p->block], r_p, r_s, p->nnz, true);
+    }
+    /* trace-wide and per-step pools for the fallbacks */
+    double all_rp = 0, all_rs = 0, all_nnz = 0;
+    for (size_t i = 0; i < (size_t)s->steps * L; i++) {
+        all_rp += s->cells[i].kept_rp;
+        all_rs += s->cells[i].kept_rs;
+        all_nnz += (double)s->cells[i].kept_nnz;
+    }
+    for (size_t i = 0; i < s->n_pend; i++) {
+        struct disc_pending *p = &s->pend[i];
+        if (p->bits)
+            continue;
+        const struct disc_cell *c = &s->cells[(size_t)p->step * L + p->block];
+        double rp = 0, rs = 0, nz = 0;
+        if (c->kept_nnz > 0) { /* same step and block */
+            rp = c->kept_rp, rs = c->kept_rs, nz = (double)c->kept_nnz;
+        } else {
+            for (uint32_t b = 0; b < L; b++) { /* same step */
+                const struct disc_cell *cb = &s->cells[(size_t)p->step * L + b];
+                rp += cb->kept_rp, rs += cb->kept_rs, nz += (double)cb->kept_nnz;
+            }
+            if (nz == 0)
+                rp = all_rp, rs = all_rs, nz = all_nnz; /* whole trace */
+        }
+        if (nz == 0)
+            return errmsg_set(e, ERR_DATA,
+                              "no load-balance data for hash %s at U = %d/%d and no kept "
+                              "masks to compute it from",
+                              disc_hash_name(s->hw.hash), s->hw.dpu_count, s->hw.vpu_simds);
+        struct disc_cell *cw = &s->cells[(size_t)p->step * L + p->block];
+        cw->r_p += (double)p->nnz * (rp / nz); /* spec 7.3 rule 2: R = nnz rho */
+        cw->r_s += (double)p->nnz * (rs / nz);
+        s->masks_estimated++;
+    }
+    return 0;
+}
+
+static void act_add(struct disc_act *t, const struct disc_act *a)
+{
+    t->mac += a->mac, t->vpu_op += a->vpu_op, t->sram_rd += a->sram_rd;
+    t->sram_wr += a->sram_wr, t->gspm += a->gspm, t->hbm += a->hbm, t->bus += a->bus;
+}
+
+static int put_counts(struct model_result *res, const struct disc_act *a)
+{
+    int rc = 0;
+    rc |= result_count(res, "mac", "MAC", a->mac);
+    rc |= result_count(res, "vpu_op", "op", a->vpu_op);
+    rc |= result_count(res, "sram_rd_bytes", "B", a->sram_rd);
+    rc |= result_count(res, "sram_wr_bytes", "B", a->sram_wr);
+    rc |= result_count(res, "gspm_bytes", "B", a->gspm);
+    rc |= result_count(res, "hbm_bytes", "B", a->hbm);
+    rc |= result_count(res, "bus_elems", "elem", a->bus);
+    return rc ? ERR_NOMEM : 0;
+}
+
+static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
+{
+    struct disc_state *s = state;
+    const struct disc_dims *dm = &s->dm;
+    const uint32_t L = dm->depth;
+    int rc = resolve_pending(s, e);
+    if (rc < 0)
+        return rc;
+    if (s->modes[DISC_MODE_ALL] && s->n_masks == 0)
+        return errmsg_set(e, ERR_DATA, "mode all needs DiscMask records and the trace has none");
+    for (uint32_t k = 0; k < s->steps; k++)
+        if (!s->have_step[k])
+            return errmsg_set(e, ERR_DATA, "the trace has no DiscStep record for step %u", k);
+    const size_t cap = disc_step_ops_max(L);
+    struct disc_op *ops = mem_calloc(cap, sizeof *ops);
+    struct disc_block_st *st = mem_calloc(L, sizeof *st);
+    if (!ops || !st) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    const struct a100_dims ad = {dm->depth, dm->d,    dm->h,   dm->dh,    dm->text,
+                                 dm->dc,    dm->n,    dm->batch, dm->cin, dm->cout,
+                                 dm->patch, dm->lat_h, dm->lat_w};
+    const double a100_s = a100_step_s(&s->a100, &ad, NULL) * s->steps;
+    const double a100_j = a100_s * s->a100.power_w; /* spec 7.4: power_w t */
+    const double hz = s->hw.clock_ghz * 1e9;
+    for (int mode = 0; mode < DISC_MODES; mode++) {
+        if (!s->modes[mode])
+            continue;
+        struct disc_act tot = {0};
+        uint64_t cycles = 0, hidden = 0;
+        for (uint32_t k = 0; k < s->steps; k++) {
+            for (uint32_t b = 0; b < L; b++) {
+                const struct disc_cell *c = &s->cells[(size_t)k * L + b];
+                st[b].r_p = c->r_p, st[b].r_s = c->r_s, st[b].nnz = c->nnz;
+            }
+            struct disc_step_in in = {k, s->n_kept[k], s->generated[k],
+                                      mode == DISC_MODE_ALL ? st : NULL};
+            size_t n = disc_step_ops(&s->hw, dm, mode, &in, ops, cap);
+            for (size_t i = 0; i < n; i++) {
+                const struct disc_op *op = &ops[i];
+                cycles += op->exposed;
+                hidden += op->cycles - op->exposed;
+                act_add(&tot, &op->a);
+                if (!s->ops_table)
+                    continue;
+                rc = result_row_begin(res, "ops");
+                rc = rc ? rc : result_label(res, "mode", disc_mode_name(mode));
+                rc = rc ? rc : result_metric_i64(res, "step", "", k);
+                rc = rc ? rc : result_metric_i64(res, "block", "", op->block);
+                rc = rc ? rc : result_label(res, "op", op->name);
+                rc = rc ? rc : result_label(res, "unit", op->unit == DISC_UNIT_DPU ? "dpu"
+                                                                                    : "vpu");
+                rc = rc ? rc : result_label(res, "class", op->cls);
+                rc = rc ? rc : result_count(res, "cycles", "cycles", op->cycles);
+                rc = rc ? rc : result_count(res, "exposed_cycles", "cycles", op->exposed);
+                rc = rc ? rc : put_counts(res, &op->a);
+                rc = rc ? rc : result_metric(res, "seconds", "s", (double)op->exposed / hz);
+                if (rc < 0) {
+                    errmsg_set(e, rc, "cannot add an ops row");
+                    goto out;
+                }
+            }
+        }
+        const double secs = (double)cycles / hz;
+        struct disc_energy_parts ep;
+        disc_energy_eval(&s->en, &tot, secs, &ep);
+        const double dpu_lanes = (double)s->hw.cores * s->hw.dpu_count * s->hw.dpu_lanes;
+        const double vpu_lanes = (double)s->hw.cores * s->hw.vpu_simds * s->hw.vpu_width;
+        rc = result_row_begin(res, NULL);
+        rc = rc ? rc : result_label(res, "mode", disc_mode_name(mode));
+        rc = rc ? rc : result_count(res, "cycles", "cycles", cycles);
+        rc = rc ? rc : result_count(res, "hidden_cycles", "cycles", hidden);
+        rc = rc ? rc : put_counts(res, &tot);
+        rc = rc ? rc : result_metric(res, "seconds", "s", secs);
+        rc = rc ? rc : result_metric(res, "dpu_util", "1",
+                                     cycles ? (double)tot.mac / ((double)cycles * dpu_lanes) : 0);
+        rc = rc ? rc : result_metric(res, "vpu_util", "1",
+                                     cycles ? (double)tot.vpu_op / ((double)cycles * vpu_lanes)
+                                            : 0);
+        rc = rc ? rc : result_metric(res, "model_j", "J", ep.total);
+        rc = rc ? rc : result_metric(res, "model_hbm_j", "J", ep.hbm);
+        rc = rc ? rc : result_metric(res, "model_static_j", "J", ep.stat);
+        rc = rc ? rc : result_metric(res, "a100_seconds", "s", a100_s);
+        rc = rc ? rc : result_metric(res, "a100_j", "J", a100_j);
+        rc = rc ? rc : result_metric(res, "speedup", "1", secs > 0 ? a100_s / secs : 0);
+        rc = rc ? rc : result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
+        rc = rc ? rc : result_metric_i64(res, "masks_estimated", "",
+                                         (int64_t)s->masks_estimated);
+        rc = rc ? rc : result_metric_i64(res, "steps", "", s->steps);
+        if (rc < 0) {
+            errmsg_set(e, rc, "cannot add a results row");
+            goto out;
+        }
+    }
+out:
+    mem_free(ops);
+    mem_free(st);
+    return rc;
+}
+
+const struct model_ops model_disc_ops = {
+    .name = "disc",
+    .workload = "disc",
+    .summary = "DiSC core array (DPU/VPU/selector, hash-placed SDDMM/SpMM) vs an A100 roofline",
+    .schema = &disc_schema,
+    .default_config = "configs/disc-a100-matched.json",
+    .default_energy_table = "configs/disc-energy.json",
+    .new = disc_new,
+    .consume = disc_consume,
+    .finish = disc_finish,
+    .free = disc_free,
+};

@@ -1,0 +1,189 @@
+/*
+ * disc_model: the DiSC core-array replay model (specs/disc.md section 7; docs/models.md#disc).
+ *
+ * C_core cores, each with P_dpu DPUs of L_lane MAC lanes, a VPU of S_vpu SIMD engines of
+ * W_vpu FMA lanes with a reduction bus, and a token selector; HBM of BW_c bytes per cycle.
+ * Per sampler step the op sequence of spec 7.2 runs one op after another; each op costs
+ *   DPU: ceil(max(MAC / (C P L fill eta), bytes / BW_c))
+ *   VPU: ceil(max(E c / (C S W), bytes / BW_c))
+ * and in mode `all` the self-attention becomes SDDMM (DPU, hash-placed), sparse softmax and
+ * SpMM (VPU + reduction bus) whose cost is set by the per-row most loaded unit summed over
+ * rows (R_P at U = P_dpu, R_S at U = S_vpu: the DiscMask lb_max fields, spec 7.3). The SpMM
+ * overlaps the output projection. Every op also reports activity counts (MACs, VPU
+ * lane-ops, SRAM, scratchpad, HBM bytes, bus elements) that an energy table turns into
+ * joules (spec 7.4), so energy can be recomputed from ops.csv without replaying.
+ *
+ * The pure functions (disc_op_*, disc_step_ops, disc_energy_*) never fail and never
+ * allocate; the model registered as "disc" (model_disc_ops) wraps them for the replay
+ * engine: it reads the trace header, DiscStep and DiscMask records, estimates the load
+ * balance of masks whose statistics are missing (spec 7.3 rule) and reports one results
+ * row per mode plus the ops table. Ownership: plain caller-owned structs throughout.
+ */
+#ifndef ACCELTRACE_DISC_MODEL_H
+#define ACCELTRACE_DISC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "replay/a100_model.h"
+
+/* Lane-cycles per element of each VPU class (spec 7.1 vpu_cycles), in this order. */
+enum disc_vclass {
+    DISC_VC_NORM_MOD,
+    DISC_VC_RESIDUAL,
+    DISC_VC_GATE_RESIDUAL,
+    DISC_VC_SOFTMAX,
+    DISC_VC_THRESHOLD,
+    DISC_VC_RENORM,
+    DISC_VC_GELU,
+    DISC_VC_CTR_DIFF,
+    DISC_VC_SAMPLER,
+    DISC_VC_COUNT
+};
+extern const char *const disc_vclass_names[DISC_VC_COUNT];
+
+/* The hardware of spec 7.1 (configs/disc-a100-matched.json). */
+struct disc_hw {
+    double clock_ghz;          /* core clock, GHz */
+    int cores;                 /* C_core */
+    int dpu_count;             /* P_dpu per core, power of two >= 2 */
+    int dpu_lanes;             /* L_lane MAC lanes per DPU */
+    double dpu_eta;            /* fixed DPU efficiency eta */
+    int vpu_simds;             /* S_vpu SIMD engines per core, power of two >= 2 */
+    int vpu_width;             /* W_vpu FMA lanes per engine */
+    int vpu_bus_elems;         /* reduced output elements per cycle on the bus */
+    int vpu_cycles[DISC_VC_COUNT]; /* lane-cycles per element */
+    int selector_width;        /* latent elements per cycle in the token selector */
+    int hash;                  /* enum disc_hash_kind for SDDMM/SpMM placement */
+    uint32_t hash_k_odd;       /* multiplicative constant */
+    double hbm_gbs;            /* HBM bandwidth, GB/s */
+    double scratchpad_mib;     /* global scratchpad, MiB */
+    int elem_bytes;            /* E_b, bytes per operand */
+    bool overlap_spmm_proj;    /* SpMM overlaps sa_o (max rule) */
+};
+
+/* Energy per event (configs/disc-energy.json), pJ, and static power in W (spec 7.4). */
+struct disc_energy {
+    double e_mac, e_vpu_op, e_sram_rd, e_sram_wr, e_gspm, e_hbm, e_bus; /* pJ (per B) */
+    double p_static_w;
+};
+
+/* Model dimensions of the trace (spec 2.1 notation). */
+struct disc_dims {
+    uint32_t depth;    /* L */
+    uint32_t d;        /* hidden */
+    uint32_t h;        /* heads */
+    uint32_t dh;       /* head dim */
+    uint32_t text;     /* T */
+    uint32_t dc;       /* caption width D_c */
+    uint32_t n;        /* tokens N */
+    uint32_t batch;    /* B */
+    uint32_t cin, cout, patch;
+    uint32_t lat_h, lat_w; /* latent H, W */
+    bool ctr_on;       /* the trace has CTR on (caches, selector) */
+};
+
+enum disc_mode { DISC_MODE_BASELINE = 0, DISC_MODE_CTR = 1, DISC_MODE_ALL = 2 };
+#define DISC_MODES 3
+const char *disc_mode_name(int mode);
+
+/* Activity counts of one op (spec 7.4 table). */
+struct disc_act {
+    uint64_t mac;          /* MACs on DPU lanes */
+    uint64_t vpu_op;       /* VPU lane-ops (element-wise, softmax, SpMM FMA, selector) */
+    uint64_t sram_rd;      /* bytes read from core SRAM */
+    uint64_t sram_wr;      /* bytes written to core SRAM */
+    uint64_t gspm;         /* global scratchpad bytes */
+    uint64_t hbm;          /* HBM bytes */
+    uint64_t bus;          /* reduction-bus elements */
+};
+
+enum disc_unit { DISC_UNIT_DPU = 0, DISC_UNIT_VPU = 1 };
+
+/* One op of a step. */
+struct disc_op {
+    const char *name;      /* "sa_qk" ... (static) */
+    const char *cls;       /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
+                              "select" (static) */
+    int unit;              /* enum disc_unit */
+    int block;             /* -1 for per-step ops */
+    uint64_t cycles;       /* cost of the op alone */
+    uint64_t exposed;      /* cycles it adds to the step (overlap hides the rest) */
+    struct disc_act a;
+};
+
+/* ST statistics of one block at one step, summed over batch elements and heads. */
+struct disc_block_st {
+    double r_p;            /* sum over rows of the max DPU count (hash, U = P_dpu) */
+    double r_s;            /* same at U = S_vpu */
+    uint64_t nnz;          /* nonzeros over computed rows */
+};
+
+/* What one step of the trace tells the model. */
+struct disc_step_in {
+    uint32_t k;            /* step index */
+    uint64_t n_kept;       /* N_k (ignored in mode baseline) */
+    bool generated;        /* ST generation step */
+    const struct disc_block_st *st; /* [depth] for mode all, else NULL */
+};
+
+/* Replay ceiling of spec 7.2: ceil(x - 1e-9 x). */
+uint64_t disc_ceil(double x);
+
+/* HBM bytes per cycle BW_c = hbm_gbs / clock_ghz. */
+double disc_bw_c(const struct disc_hw *hw);
+
+/*
+ * Dense DPU op: n_rep repetitions of (m x ni)(ni x no) with `bytes` of HBM traffic (spec
+ * 7.2). Fills cycles, exposed and the activity counts mac/sram (not gspm/hbm).
+ */
+void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni,
+                 uint64_t no, uint64_t bytes, struct disc_op *op);
+/* VPU element-wise op: e elements of class vc reading n_in operands (spec 7.2). */
+void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_t bytes,
+                 struct disc_op *op);
+/* SDDMM of a reuse step (spec 7.3): R_P dh / (L C), not derated by eta. */
+void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows,
+                   uint32_t dh, uint64_t bytes, struct disc_op *op);
+/* Sparse softmax (spec 7.3); generated: also thresholds the dense rows (dense_elems). */
+void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
+                            bool generated, uint64_t dense_elems, uint64_t bytes,
+                            struct disc_op *op);
+/* SpMM on the VPU with the reduction bus (spec 7.3): + log2 S_vpu after the ceiling. */
+void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows,
+                  uint32_t dh, uint64_t bytes, struct disc_op *op);
+
+/* Upper bound on ops of one step for `depth` blocks. */
+size_t disc_step_ops_max(uint32_t depth);
+
+/*
+ * The op sequence of one step (spec 7.2-7.3) in mode `mode`, written to ops (capacity
+ * cap >= disc_step_ops_max). Returns the number of ops. Mode all needs in->st.
+ */
+size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
+                     const struct disc_step_in *in, struct disc_op *ops, size_t cap);
+
+/* Energy in joules of activity counts a plus static power over `seconds` (spec 7.4). */
+struct disc_energy_parts {
+    double mac, vpu, sram, gspm, hbm, bus, stat, total; /* J */
+};
+void disc_energy_eval(const struct disc_energy *en, const struct disc_act *a, double seconds,
+                      struct disc_energy_parts *out);
+
+/* Shipped defaults (identical to configs/disc-a100-matched.json / disc-energy.json). */
+void disc_hw_default(struct disc_hw *hw);
+void disc_energy_default(struct disc_energy *en);
+
+/*
+ * Loads an energy table (JSON object with keys e_mac, e_vpu_op, e_sram_rd, e_sram_wr,
+ * e_gspm, e_hbm, e_bus in pJ and p_static_w in W; "doc" ignored; missing keys keep the
+ * default). Unknown keys or non-numbers are ERR_CONFIG with e set. 0 or negative.
+ */
+int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e);
+
+/* Fills the tiny / micro / pixart-sigma-xl dimensions (spec 2.1; B = 1, CTR on). */
+void disc_dims_preset(struct disc_dims *dm, const char *model);
+
+#endif
