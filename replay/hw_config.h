@@ -93,11 +93,14 @@ int hw_config_clone(struct hw_config **out, const struct hw_config *c);
 
 /*
  * Sets one key from a JSON value given as text ("16", "true", "\"mul\"", "0.5"), validating
- * type and range and rerunning the schema check; `origin` names where the value comes from
- * in messages ("'grid.json' $.dpu_count[2]"). 0 or ERR_CONFIG (e set).
+ * type and range (not the cross-key check: call hw_config_check after the last set);
+ * `origin` names where the value comes from in messages ("'grid.json' $.dpu_count[2]").
+ * 0 or ERR_CONFIG (e set).
  */
 int hw_config_set_json(struct hw_config *c, const char *key, const char *json_value,
                        const char *origin, struct errmsg *e);
+/* Runs the schema's cross-key check (no-op without one). 0 or ERR_CONFIG. */
+int hw_config_check(const struct hw_config *c, struct errmsg *e);
 
 const struct hw_schema *hw_config_schema(const struct hw_config *c);
 /* Schema key by name, or NULL. */
@@ -118,6 +121,14 @@ void hw_config_value_text(const struct hw_config *c, size_t i, char *buf, size_t
 /* Canonical JSON (owned by c, valid until the next set) and its 16-hex-digit hash. */
 const char *hw_config_canonical(const struct hw_config *c);
 const char *hw_config_hash(const struct hw_config *c);
+
+/*
+ * Line and column (1-based) in JSON text of the member or element at a path of n
+ * components: keys[i] names an object member, or is NULL for array element idx[i]. Used
+ * for messages about files whose values jansson already parsed. false when not found.
+ */
+bool hw_json_locate(const char *text, const char *const *keys, const size_t *idx, size_t n,
+                    int *line, int *col);
 
 /* The file it was loaded from ("" for parsed text or defaults). */
 const char *hw_config_path(const struct hw_config *c);
