@@ -3,7 +3,16 @@
  */
 #include "replay/kura_model.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/mem.h"
+#include "replay/kura_dma.h"
 #include "replay/kura_power.h"
+#include "replay/kura_sim.h"
+#include "replay/kura_tiles.h"
+#include "replay/model.h"
 
 void kura_analytic_eval(int h, int w, int n_h, int n_w, double f_hz, struct kura_analytic *out)
 {
@@ -29,3 +38,340 @@ void kura_tile_origin(int h, int w, int n_h, int n_w, int64_t k, int *r0, int *c
     *r0 = (int)(k / tiles_x) * n_h;
     *c0 = (int)(k % tiles_x) * n_w;
 }
+
+/* ---- the replay model "kura" (replay/model.h) ---- */
+
+static const struct hw_key kura_keys[] = {
+    HW_KEY_INT("n_h", "PEs", 1, 4096, 20, "array rows N_h [paper: 5..25]"),
+    HW_KEY_INT("n_w", "PEs", 1, 4096, 5, "array columns N_w [paper: 5..25]"),
+    HW_KEY_BOOL("cycle_accurate", 0,
+                "run the checked register-level simulation of every step (spec 8.2)"),
+    HW_KEY_BOOL("activity", 0, "count operand toggles on the PE inputs (spec 8.5; implies "
+                               "cycle_accurate)"),
+    HW_KEY_FLOAT("alpha_cal", "", 0, 1, 0.5,
+                 "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal) "
+                 "(spec 8.5; 0.5 = random data [decision])"),
+    HW_KEY_FLOAT("phi", "", 0, 1, 1, "switching fraction of p_hw (spec 8.5, upper bound 1)"),
+    HW_KEY_STRING("coeffs", "", NULL,
+                  "coefficient table JSON (spec 8.3-8.4); empty = shipped "
+                  "configs/kura_energy.json values"),
+    HW_KEY_FLOAT("t_txn", "cycles", -1, 1e6, -1,
+                 "DMA cycles per transaction; -1 = the table's (spec 8.4)"),
+    HW_KEY_BOOL("calibrate_dma", 0,
+                "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles (spec 8.4)"),
+};
+
+static const struct hw_schema kura_schema = {
+    .model = "kura",
+    .keys = kura_keys,
+    .n_keys = sizeof kura_keys / sizeof kura_keys[0],
+    .check = NULL,
+};
+
+/* Per-record data computed once for every instance (prepare). */
+struct kura_aux {
+    struct kura_step_info info;
+    int16_t *q;   /* (h, w) phase map */
+    uint32_t *sc; /* (h, w) packed front-end words */
+    int32_t *uq;  /* (h, w) reference u_q of the shared fixed-point drift */
+};
+
+struct kura_shared {
+    int h, w;                      /* from the header; 0 when absent */
+    struct kura_step_info last;    /* the last REVERSE step seen (for stored KuraTiles) */
+    int16_t *last_q;               /* (h, w) its map, or NULL */
+};
+
+struct kura_step_row {
+    int32_t step;
+    uint64_t toggles, bits;
+};
+
+struct kura_state {
+    int n_h, n_w;
+    bool sim_on, act_on;
+    double alpha_cal, phi;
+    struct kura_energy en;
+    struct kura_sim *sim;
+    int32_t *uq_out; /* (h, w) drained map of the last simulated step */
+    size_t uq_cap;
+    int h, w;        /* map size seen (all steps must agree) */
+    uint64_t steps;
+    uint64_t toggles, bits, writes, pe_cycles, sim_cycles;
+    struct kura_step_row *rows;
+    size_t n_rows, cap_rows;
+};
+
+static int kura_shared_new(void **shared, const struct model_env *env, struct errmsg *e)
+{
+    struct kura_shared *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    if (env->hdr && env->hdr->kura) {
+        s->h = env->hdr->kura->h <= KURA_MAX_SIDE ? (int)env->hdr->kura->h : 0;
+        s->w = env->hdr->kura->w <= KURA_MAX_SIDE ? (int)env->hdr->kura->w : 0;
+    }
+    *shared = s;
+    return 0;
+}
+
+static void kura_aux_free(void *shared, void *aux)
+{
+    (void)shared;
+    struct kura_aux *a = aux;
+    if (!a)
+        return;
+    mem_free(a->q);
+    mem_free(a->sc);
+    mem_free(a->uq);
+    mem_free(a);
+}
+
+static int kura_prepare(void *shared, const struct model_record *r, void **aux, struct errmsg *e)
+{
+    struct kura_shared *sh = shared;
+    *aux = NULL;
+    const Acceltrace__Record *rec = r->rec;
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES) {
+        /* stored tile streams must equal the derived ones (DESIGN.md 1, spec 6); they follow
+         * the REVERSE step they belong to */
+        const Acceltrace__KuraTiles *kt = rec->kura_tiles;
+        struct kura_streams st;
+        if (!sh->last_q || kt->step != sh->last.step)
+            return errmsg_set(e, ERR_DATA, "stored tiles of step %d do not follow that step",
+                              kt->step);
+        if (kt->n_h < 1 || kt->n_w < 1 || kt->n_h > 4096 || kt->n_w > 4096)
+            return errmsg_set(e, ERR_DATA, "stored tiles of step %d: bad shape %ux%u",
+                              kt->step, kt->n_h, kt->n_w);
+        int rc = kura_tiles_derive(sh->last_q, sh->last.h, sh->last.w, &sh->last.regs,
+                                   (int)kt->n_h, (int)kt->n_w, &st, NULL, NULL, e);
+        if (!rc)
+            rc = kura_tiles_compare(&st, kt, e);
+        kura_streams_release(&st);
+        return rc;
+    }
+    if (rec->body_case != ACCELTRACE__RECORD__BODY_KURA_STEP ||
+        rec->kura_step->role != ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE)
+        return 0;
+    struct kura_aux *a = mem_calloc(1, sizeof *a);
+    if (!a)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = kura_step_decode(rec->kura_step, sh->h, sh->w, &a->info, &a->q, e);
+    if (rc)
+        goto fail;
+    size_t n = (size_t)a->info.h * a->info.w;
+    a->sc = mem_alloc(n * sizeof *a->sc);
+    a->uq = mem_alloc(n * sizeof *a->uq);
+    if (!a->sc || !a->uq) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    kura_sc_map(a->q, (size_t)a->info.h, (size_t)a->info.w, a->sc); /* Column Buffer front end */
+    rc = kura_fixed_drift_map(a->q, (size_t)a->info.h, (size_t)a->info.w, &a->info.regs, a->uq,
+                              NULL, NULL);
+    if (rc) {
+        errmsg_set(e, rc, "fixed-point drift of step %d failed", a->info.step);
+        goto fail;
+    }
+    size_t bytes = n * sizeof *a->q;
+    int16_t *keep = mem_realloc(sh->last_q, bytes);
+    if (!keep) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(keep, a->q, bytes);
+    sh->last_q = keep;
+    sh->last = a->info;
+    *aux = a;
+    return 0;
+fail:
+    kura_aux_free(shared, a);
+    return rc;
+}
+
+static void kura_shared_free(void *shared)
+{
+    struct kura_shared *sh = shared;
+    if (sh)
+        mem_free(sh->last_q);
+    mem_free(sh);
+}
+
+static void kura_free(void *state)
+{
+    struct kura_state *s = state;
+    if (!s)
+        return;
+    kura_sim_free(s->sim);
+    mem_free(s->uq_out);
+    mem_free(s->rows);
+    mem_free(s);
+}
+
+static int kura_new(void **state, const struct hw_config *cfg, const struct model_env *env,
+                    struct errmsg *e)
+{
+    (void)env;
+    struct kura_state *s = mem_calloc(1, sizeof *s);
+    int rc;
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    s->n_h = (int)hw_config_int(cfg, "n_h");
+    s->n_w = (int)hw_config_int(cfg, "n_w");
+    s->act_on = hw_config_bool(cfg, "activity");
+    s->sim_on = s->act_on || hw_config_bool(cfg, "cycle_accurate");
+    s->alpha_cal = hw_config_float(cfg, "alpha_cal");
+    s->phi = hw_config_float(cfg, "phi");
+    kura_energy_default(&s->en);
+    const char *coeffs = hw_config_str(cfg, "coeffs");
+    if (coeffs && *coeffs && (rc = kura_energy_load(&s->en, coeffs, e)))
+        goto fail;
+    if (hw_config_float(cfg, "t_txn") >= 0)
+        s->en.t_txn = hw_config_float(cfg, "t_txn");
+    if (hw_config_bool(cfg, "calibrate_dma") && (rc = kura_dma_calibrate(&s->en, e)))
+        goto fail;
+    if (s->sim_on && (rc = kura_sim_new(&s->sim, s->n_h, s->n_w))) {
+        errmsg_set(e, rc, "cannot build an H%dW%d array", s->n_h, s->n_w);
+        goto fail;
+    }
+    *state = s;
+    return 0;
+fail:
+    kura_free(s);
+    return rc;
+}
+
+static int kura_consume(void *state, const struct model_record *r, struct errmsg *e)
+{
+    struct kura_state *s = state;
+    const struct kura_aux *a = r->aux;
+    if (!a)
+        return 0;
+    const struct kura_step_info *in = &a->info;
+    if (s->steps && (in->h != s->h || in->w != s->w))
+        return errmsg_set(e, ERR_DATA, "kura step %d has a %dx%d map, earlier steps %dx%d",
+                          in->step, in->h, in->w, s->h, s->w);
+    s->h = in->h;
+    s->w = in->w;
+    s->steps++;
+    if (!s->sim_on)
+        return 0; /* the analytic figures depend on the map size only (spec 8.1) */
+    size_t n = (size_t)in->h * in->w;
+    if (n > s->uq_cap) {
+        int32_t *p = mem_realloc(s->uq_out, n * sizeof *p);
+        if (!p)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        s->uq_out = p;
+        s->uq_cap = n;
+    }
+    struct kura_sim_opts o = {.check = true, .activity = s->act_on};
+    struct kura_sim_result res;
+    int rc = kura_sim_run(s->sim, a->sc, in->h, in->w, a->uq, s->uq_out, &o, &res, e);
+    if (rc)
+        return rc;
+    /* the drained map equals the shared fixed-point drift bit for bit (spec 8.2) */
+    if (memcmp(s->uq_out, a->uq, n * sizeof *a->uq) != 0)
+        return errmsg_set(e, ERR_INTERNAL, "H%dW%d step %d: drained map differs from the drift",
+                          s->n_h, s->n_w, in->step);
+    s->toggles += res.toggles;
+    s->bits += res.bits_written;
+    s->writes += res.writes;
+    s->pe_cycles += res.pe_cycles;
+    s->sim_cycles += (uint64_t)res.n_cyc;
+    if (s->act_on) {
+        if (s->n_rows == s->cap_rows) {
+            size_t cap = s->cap_rows ? 2 * s->cap_rows : 128;
+            struct kura_step_row *p = mem_realloc(s->rows, cap * sizeof *p);
+            if (!p)
+                return errmsg_set(e, ERR_NOMEM, "out of memory");
+            s->rows = p;
+            s->cap_rows = cap;
+        }
+        s->rows[s->n_rows++] = (struct kura_step_row){in->step, res.toggles, res.bits_written};
+    }
+    return 0;
+}
+
+static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
+{
+    struct kura_state *s = state;
+    struct kura_analytic an;
+    struct kura_sys sy;
+    char shape[32];
+    int h = s->h ? s->h : 1, w = s->w ? s->w : 1;
+    const struct kura_energy *en = &s->en;
+    kura_analytic_eval(h, w, s->n_h, s->n_w, en->f_hz, &an);
+    kura_sys_eval(en, h, w, s->n_h, s->n_w, &sy);
+    double px = (double)h * w;
+    double p_fit = kura_bilinear(&en->power_fit4, s->n_h, s->n_w);
+    double alpha = s->bits ? (double)s->toggles / (double)s->bits : NAN;
+    /* spec 8.5: p_hw' = p_hw (1 - phi + phi alpha/alpha_cal) */
+    struct kura_coeffs scaled = en->power_fit4;
+    double ratio = s->alpha_cal > 0 ? alpha / s->alpha_cal : NAN;
+    scaled.hw = en->power_fit4.hw * (1 - s->phi + s->phi * ratio);
+    snprintf(shape, sizeof shape, "H%dW%d", s->n_h, s->n_w);
+    int rc = result_row_begin(res, NULL);
+    if (!rc) rc = result_label(res, "shape", shape);
+    if (!rc) rc = result_count(res, "steps", "steps", s->steps);
+    if (!rc) rc = result_count(res, "cycles", "cycles", s->steps * (uint64_t)an.cycles_step);
+    if (!rc) rc = result_count(res, "tiles", "tiles", s->steps * (uint64_t)an.n_tiles);
+    if (!rc) rc = result_count(res, "sim_cycles", "cycles", s->sim_cycles);
+    if (!rc) rc = result_count(res, "pe_cycles", "cycles", s->pe_cycles);
+    if (!rc) rc = result_count(res, "bits_written", "bit", s->bits);
+    if (!rc) rc = result_count(res, "toggles", "bit", s->toggles);
+    if (!rc) rc = result_metric_i64(res, "h", "px", h);
+    if (!rc) rc = result_metric_i64(res, "w", "px", w);
+    if (!rc) rc = result_metric_i64(res, "c_tile", "cycles", an.c_tile);
+    if (!rc) rc = result_metric_i64(res, "cycles_step", "cycles", an.cycles_step);
+    if (!rc) rc = result_metric(res, "step_s", "s", an.step_us * 1e-6);
+    if (!rc) rc = result_metric(res, "t_px", "px/s", an.t_px);
+    if (!rc) rc = result_metric(res, "c_px", "cycles/px", an.c_px);
+    if (!rc) rc = result_metric(res, "c_px_eff", "cycles/px", an.c_px_eff);
+    if (!rc) rc = result_metric(res, "utilization", "1", an.utilization);
+    if (!rc) rc = result_metric(res, "p_mw", "mW", p_fit);
+    if (!rc) rc = result_metric(res, "e_px_pj", "pJ", kura_epx_pj(&en->power_fit4, s->n_h, s->n_w, en->f_hz));
+    if (!rc) rc = result_metric(res, "e_px_eff_pj", "pJ", 1e9 * p_fit * (double)an.cycles_step / (en->f_hz * px));
+    if (!rc) rc = result_metric(res, "nw_opt", "PEs", kura_nw_opt(&en->power_fit4, s->n_h));
+    if (!rc) rc = result_metric(res, "area_mm2", "mm2", sy.area_um2 / 1e6);
+    if (!rc) rc = result_metric(res, "sys_cycles_step", "cycles", sy.cycles_sys);
+    if (!rc) rc = result_metric(res, "sys_step_s", "s", sy.t_us * 1e-6);
+    if (!rc) rc = result_metric(res, "sys_p_mw", "mW", sy.p_mw);
+    if (!rc) rc = result_metric(res, "sys_e_px_nj", "nJ", sy.e_px_nj);
+    if (!rc) rc = result_metric(res, "sys_energy_j", "J", (double)s->steps * sy.p_mw * 1e-3 * sy.t_us * 1e-6);
+    if (!rc) rc = result_metric(res, "alpha", "1", alpha);
+    if (!rc) rc = result_metric(res, "alpha_ratio", "1", ratio);
+    if (!rc) rc = result_metric(res, "e_px_act_pj", "pJ", kura_epx_pj(&scaled, s->n_h, s->n_w, en->f_hz));
+    for (size_t i = 0; i < s->n_rows && !rc; i++) {
+        const struct kura_step_row *sr = &s->rows[i];
+        double a = sr->bits ? (double)sr->toggles / (double)sr->bits : NAN;
+        rc = result_row_begin(res, "kura_steps");
+        if (!rc) rc = result_label(res, "shape", shape);
+        if (!rc) rc = result_metric_i64(res, "step", "", sr->step);
+        if (!rc) rc = result_count(res, "toggles", "bit", sr->toggles);
+        if (!rc) rc = result_count(res, "bits_written", "bit", sr->bits);
+        if (!rc) rc = result_metric(res, "toggles_per_px", "bit/px", (double)sr->toggles / px);
+        if (!rc) rc = result_metric(res, "alpha", "1", a);
+        if (!rc) rc = result_metric(res, "alpha_ratio", "1", s->alpha_cal > 0 ? a / s->alpha_cal : NAN);
+    }
+    if (rc)
+        return errmsg_set(e, rc, "cannot report results: %s", err_str(rc));
+    return 0;
+}
+
+const struct model_ops model_kura_ops = {
+    .name = "kura",
+    .workload = "kura",
+    .summary = "SA-Kura systolic drift array: eq. 9 timing, cycle-accurate sim, activity, "
+               "power/area/energy, DMA",
+    .schema = &kura_schema,
+    .default_config = "configs/kura-h20w5.json",
+    .default_energy_table = NULL,
+    .new = kura_new,
+    .consume = kura_consume,
+    .finish = kura_finish,
+    .free = kura_free,
+    .shared_new = kura_shared_new,
+    .prepare = kura_prepare,
+    .aux_free = kura_aux_free,
+    .shared_free = kura_shared_free,
+};

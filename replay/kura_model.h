@@ -32,4 +32,16 @@ void kura_analytic_eval(int h, int w, int n_h, int n_w, double f_hz, struct kura
 /* Origin (r0, c0) of tile k in the tile order above. */
 void kura_tile_origin(int h, int w, int n_h, int n_w, int64_t k, int *r0, int *c0);
 
+/*
+ * The replay model "kura" (replay/model.h), registered in replay/model_registry.c. One
+ * instance per array shape: the analytic model per REVERSE step, optionally the checked
+ * cycle-accurate simulation and its activity (8.2, 8.5), power/area/energy (8.3) and the
+ * DMA/system level (8.4). prepare() decodes each step's map, its front-end words and the
+ * reference u_q once for all instances, and checks stored KuraTiles against the derived
+ * streams (ERR_DATA on a difference). Rows: one per config in results; with activity, one
+ * per step and config in the table "kura_steps".
+ */
+struct model_ops;
+extern const struct model_ops model_kura_ops;
+
 #endif

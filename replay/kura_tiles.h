@@ -12,8 +12,8 @@
  * Ownership: kura_step_decode allocates the phase map (free with mem_free); streams are
  * released with kura_streams_release. Nothing prints.
  */
-#ifndef ACCELTRACE_KURA_TILES_H
-#define ACCELTRACE_KURA_TILES_H
+#ifndef ACCELTRACE_REPLAY_KURA_TILES_H
+#define ACCELTRACE_REPLAY_KURA_TILES_H
 
 #include <stdint.h>
 
