@@ -12,6 +12,10 @@ int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 struct verb {
     const char *name;
@@ -25,6 +29,10 @@ static const struct verb verbs[] = {
     {"analyze", cmd_analyze, "run an analyzer over a trace"},
     {"model", cmd_model, "evaluate an analytic hardware model"},
     {"export", cmd_export, "export trace data for other tools"},
+    {"info", cmd_info, "header, record counts, raw vs stored bytes of a trace"},
+    {"dump", cmd_dump, "print the records of a trace as JSON lines"},
+    {"verify", cmd_verify, "check every frame and the index of a trace (exit 0 or 3)"},
+    {"recover", cmd_recover, "turn a killed capture's .partial file into a valid trace"},
     {NULL, NULL, NULL},
 };
 

@@ -99,4 +99,14 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
                               const uint8_t *stored, size_t stored_len, const uint8_t *raw,
                               size_t raw_len, const struct trace_key *key);
 
+/* Why the index is unusable (as trace_reader_index_status) without the position; *offset
+ * is the byte offset concerned. 0 when the index is fine. */
+struct trace_reader;
+int trace_reader_index_problem(const struct trace_reader *r, const char **what,
+                               uint64_t *offset);
+/* Offset of the next frame the stream would read. */
+uint64_t trace_reader_stream_end(const struct trace_reader *r);
+/* Name used in messages. */
+const char *trace_reader_name(const struct trace_reader *r);
+
 #endif

@@ -52,7 +52,9 @@ struct trace_reader {
     Acceltrace__Record *header_rec;
     Acceltrace__Record *index_rec; /* only when the index is valid */
     const Acceltrace__TraceIndex *index;
-    struct errmsg index_err;       /* code 0: index fine */
+    struct errmsg index_err;       /* code 0: index fine; else the full message */
+    struct errmsg index_what;      /* the same without the position */
+    uint64_t index_problem_offset;
     uint64_t index_offset;
     struct sort_key *order;
     uint64_t pos;                  /* offset of the next frame to read */
@@ -73,6 +75,7 @@ struct trace_reader {
     struct sha256 hash;
     char hash_hex[65];
     uint64_t frames_read;
+    unsigned major, minor;
 };
 
 /* ---- allocation budget for protobuf-c ---- */
@@ -386,84 +389,108 @@ static bool is_hex64(const char *s)
     return true;
 }
 
+/* Records why the index is unusable: `what` and the byte offset it concerns. */
+static void index_problem(struct trace_reader *r, int code, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void index_problem(struct trace_reader *r, int code, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    errmsg_vset(&r->index_what, code, fmt, ap);
+    va_end(ap);
+    r->index_problem_offset = off;
+    errmsg_set(&r->index_err, code, "%s ('%s' index at offset %llu)", r->index_what.text,
+               r->name, (unsigned long long)off);
+}
+
+/* The "what" part of a frame_err message (the text before " ('"). */
+static void strip_position(char *text)
+{
+    char *p = strstr(text, " ('");
+    if (p)
+        *p = 0;
+}
+
 /* Reads and checks trailer and index; on any problem leaves r->index NULL with index_err. */
 static void load_index(struct trace_reader *r, uint64_t header_end)
 {
     uint64_t size = r->src->size;
-    struct errmsg *e = &r->index_err;
     if (size < header_end + TRACE_FRAME_HEADER_BYTES + TRACE_TRAILER_BYTES) {
-        errmsg_set(e, ERR_NOTFOUND, "no index ('%s' has no trailer)", r->name);
+        index_problem(r, ERR_NOTFOUND, size, "no index (no trailer)");
         return;
     }
     uint8_t t[TRACE_TRAILER_BYTES];
     size_t got;
-    if (src_read_at(r->src, size - TRACE_TRAILER_BYTES, t, sizeof t, &got) || got != sizeof t) {
-        errmsg_set(e, ERR_IO, "cannot read the trailer of '%s'", r->name);
+    uint64_t iend = size - TRACE_TRAILER_BYTES;
+    if (src_read_at(r->src, iend, t, sizeof t, &got) || got != sizeof t) {
+        index_problem(r, ERR_IO, iend, "cannot read the trailer");
         return;
     }
     if (memcmp(t + 8, TRACE_TRAILER_MAGIC, 8) != 0) {
-        errmsg_set(e, ERR_NOTFOUND, "no index ('%s' has no trailer)", r->name);
+        index_problem(r, ERR_NOTFOUND, size, "no index (no trailer)");
         return;
     }
     uint64_t io = trace_get_u64(t);
-    uint64_t iend = size - TRACE_TRAILER_BYTES;
     if (io < header_end || io > iend) {
-        errmsg_set(e, ERR_DATA, "bad index offset %llu in the trailer of '%s' (offset %llu)",
-                   (unsigned long long)io, r->name, (unsigned long long)iend);
+        index_problem(r, ERR_DATA, iend, "bad index offset %llu in the trailer",
+                      (unsigned long long)io);
         return;
     }
     struct job j;
+    struct errmsg tmp;
     memset(&j, 0, sizeof j);
-    int rc = read_frame(r, io, iend, UINT64_MAX, &j, e);
-    if (rc)
+    if (read_frame(r, io, iend, 0, &j, &tmp)) {
+        strip_position(tmp.text);
+        index_problem(r, tmp.code, io, "bad index frame: %s", tmp.text);
         goto out;
+    }
     if (j.fi.type != TRACE_TYPE_INDEX) {
-        frame_err(e, ERR_DATA, r->name, 0, io, "trailer points at a %s frame, not the index",
-                  trace_record_type_name(j.fi.type));
+        index_problem(r, ERR_DATA, io, "trailer points at a %s frame, not the index",
+                      trace_record_type_name(j.fi.type));
         goto out;
     }
     if (io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes != iend) {
-        errmsg_set(e, ERR_DATA, "bytes between the index and the trailer of '%s' (offset %llu)",
-                   r->name, (unsigned long long)(io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes));
+        index_problem(r, ERR_DATA, io, "%llu bytes between the index frame and the trailer",
+                      (unsigned long long)(iend - io - TRACE_FRAME_HEADER_BYTES -
+                                           j.fi.stored_bytes));
         goto out;
     }
-    ZSTD_DCtx *d = r->dctx[0];
-    if (decode_job(&j, d, r->opts.max_record_bytes, r->name)) {
-        errmsg_set(e, j.err.code, "bad index: %s", j.err.text);
+    if (decode_job(&j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+        strip_position(j.err.text);
+        index_problem(r, j.err.code, io, "bad index frame: %s", j.err.text);
         goto out;
     }
     const Acceltrace__TraceIndex *ix = j.rec->index;
     if (!ix) {
-        errmsg_set(e, ERR_DATA, "empty index record in '%s' (offset %llu)", r->name,
-                   (unsigned long long)io);
+        index_problem(r, ERR_DATA, io, "empty index record");
         goto out;
     }
     if (ix->frame_count != ix->n_entries || ix->n_entries == 0 || ix->n_entries > UINT32_MAX ||
         !is_hex64(ix->content_hash)) {
-        errmsg_set(e, ERR_DATA, "inconsistent index header in '%s' (offset %llu)", r->name,
-                   (unsigned long long)io);
+        index_problem(r, ERR_DATA, io, "inconsistent index (frame count, entries or hash)");
         goto out;
     }
     uint64_t expect = TRACE_PREAMBLE_BYTES;
     for (size_t i = 0; i < ix->n_entries; i++) {
         const Acceltrace__IndexEntry *en = ix->entries[i];
         if (en->offset != expect || !trace_type_known(en->record_type) ||
-            en->record_type == TRACE_TYPE_INDEX || (i == 0) != (en->record_type == TRACE_TYPE_HEADER) ||
-            en->stored_bytes > TRACE_MAX_PAYLOAD || en->offset > io) {
-            errmsg_set(e, ERR_DATA, "bad index entry %zu in '%s' (offset %llu)", i, r->name,
-                       (unsigned long long)io);
+            en->record_type == TRACE_TYPE_INDEX ||
+            (i == 0) != (en->record_type == TRACE_TYPE_HEADER) ||
+            en->stored_bytes > TRACE_MAX_PAYLOAD) {
+            index_problem(r, ERR_DATA, io, "bad index entry %zu", i);
             goto out;
         }
         expect = en->offset + TRACE_FRAME_HEADER_BYTES + en->stored_bytes;
     }
     if (expect != io) {
-        errmsg_set(e, ERR_DATA, "index does not cover the frames of '%s' (offset %llu)", r->name,
-                   (unsigned long long)io);
+        index_problem(r, ERR_DATA, io, "index entries end at offset %llu, not at the index",
+                      (unsigned long long)expect);
         goto out;
     }
     size_t bytes;
     if (!mem_mul(ix->n_entries, sizeof *r->order, &bytes) || !(r->order = mem_alloc(bytes))) {
-        errmsg_set(e, ERR_NOMEM, "out of memory for the index of '%s'", r->name);
+        index_problem(r, ERR_NOMEM, io, "out of memory for the index");
         goto out;
     }
     for (size_t i = 0; i < ix->n_entries; i++) {
@@ -477,8 +504,6 @@ static void load_index(struct trace_reader *r, uint64_t header_end)
     r->index = r->index_rec->index;
     r->index_offset = io;
     r->end = io;
-    e->code = 0;
-    e->text[0] = 0;
 out:
     job_release(&j);
 }
@@ -565,6 +590,8 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
                         major, minor, TRACE_MAJOR, r->name);
         goto fail;
     }
+    r->major = major;
+    r->minor = minor;
     if (flags != 0) {
         rc = errmsg_set(&r->err, ERR_FORMAT, "unknown preamble flags 0x%x ('%s' offset 12)", flags,
                         r->name);
@@ -591,7 +618,7 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     r->pos = TRACE_PREAMBLE_BYTES + TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
     r->end = size;
     if (r->opts.ignore_index)
-        errmsg_set(&r->index_err, ERR_NOTFOUND, "index not read");
+        index_problem(r, ERR_NOTFOUND, r->pos, "index not read");
     else
         load_index(r, r->pos);
     *out = r;
@@ -849,4 +876,27 @@ void trace_reader_last_payload(const struct trace_reader *r, const uint8_t **sto
     *stored_len = j ? j->stored.len : 0;
     *raw = j ? j->raw : NULL;
     *raw_len = j ? j->raw_len : 0;
+}
+
+int trace_reader_index_problem(const struct trace_reader *r, const char **what, uint64_t *offset)
+{
+    *what = r->index_what.text;
+    *offset = r->index_problem_offset;
+    return r->index_err.code;
+}
+
+uint64_t trace_reader_stream_end(const struct trace_reader *r)
+{
+    return r->pos;
+}
+
+const char *trace_reader_name(const struct trace_reader *r)
+{
+    return r->name;
+}
+
+void trace_reader_version(const struct trace_reader *r, unsigned *major, unsigned *minor)
+{
+    *major = r->major;
+    *minor = r->minor;
 }

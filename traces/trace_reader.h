@@ -43,6 +43,9 @@ int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *
 
 void trace_reader_free(struct trace_reader *r);
 
+/* Format version from the preamble (major is always 1 for an open reader). */
+void trace_reader_version(const struct trace_reader *r, unsigned *major, unsigned *minor);
+
 /* The header record (owned by the reader). */
 const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r);
 

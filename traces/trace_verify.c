@@ -1,0 +1,109 @@
+#include "traces/trace_verify.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "traces/trace_internal.h"
+
+static int verify_reader(struct trace_reader *r, struct trace_verify_result *res,
+                         struct errmsg *e)
+{
+    const Acceltrace__TraceIndex *ix = trace_reader_index(r);
+    const char *name = trace_reader_name(r);
+    const struct trace_frame_info *fi = trace_reader_last_frame(r);
+    int rc = 0;
+    /* the header frame was read by open */
+    res->frames = 1;
+    res->raw_bytes = fi->raw_bytes;
+    res->stored_bytes = fi->stored_bytes;
+    res->intact_bytes = trace_reader_offset(r);
+    uint64_t hdr_raw = fi->raw_bytes, hdr_stored = fi->stored_bytes;
+    for (;;) {
+        Acceltrace__Record *rec;
+        rc = trace_reader_next(r, &rec, NULL);
+        if (rc < 0) {
+            errmsg_set(e, rc, "%s", trace_reader_errmsg(r));
+            break;
+        }
+        if (rc == 0)
+            break;
+        trace_record_free(rec);
+        fi = trace_reader_last_frame(r);
+        if (ix) {
+            const Acceltrace__IndexEntry *en = ix->entries[fi->number];
+            if (en->record_type != fi->type || en->raw_bytes != fi->raw_bytes ||
+                en->stored_bytes != fi->stored_bytes || en->offset != fi->offset) {
+                rc = errmsg_set(e, ERR_DATA, "index entry disagrees with the frame ('%s' frame "
+                                "%llu at offset %llu)", name, (unsigned long long)fi->number,
+                                (unsigned long long)fi->offset);
+                break;
+            }
+        }
+        res->frames++;
+        res->raw_bytes += fi->raw_bytes;
+        res->stored_bytes += fi->stored_bytes;
+        res->intact_bytes = trace_reader_offset(r);
+    }
+    snprintf(res->content_hash, sizeof res->content_hash, "%s", trace_reader_computed_hash(r));
+    if (rc < 0)
+        return rc;
+    const char *what;
+    uint64_t off;
+    int ic = trace_reader_index_problem(r, &what, &off);
+    if (ic) {
+        if (ic == ERR_NOTFOUND)
+            ic = ERR_DATA;
+        return errmsg_set(e, ic, "%s ('%s' frame %llu at offset %llu)", what, name,
+                          (unsigned long long)res->frames, (unsigned long long)off);
+    }
+    uint64_t io = trace_reader_stream_end(r);
+    if (hdr_raw != ix->entries[0]->raw_bytes || hdr_stored != ix->entries[0]->stored_bytes)
+        return errmsg_set(e, ERR_DATA, "index entry disagrees with the frame ('%s' frame 0 at "
+                          "offset 16)", name);
+    if (res->frames != ix->n_entries)
+        return errmsg_set(e, ERR_DATA, "index lists %zu frames, the file has %llu ('%s' frame "
+                          "%llu at offset %llu)", ix->n_entries, (unsigned long long)res->frames,
+                          name, (unsigned long long)res->frames, (unsigned long long)io);
+    if (strcmp(ix->content_hash, res->content_hash) != 0)
+        return errmsg_set(e, ERR_DATA, "content hash mismatch: index %s, frames %s ('%s' frame "
+                          "%llu at offset %llu)", ix->content_hash, res->content_hash, name,
+                          (unsigned long long)res->frames, (unsigned long long)io);
+    res->index_ok = true;
+    return 0;
+}
+
+static int verify_open(struct trace_reader *r, int rc, const char *errtext,
+                       struct trace_verify_result *res, struct errmsg *e)
+{
+    if (rc)
+        return errmsg_set(e, rc, "%s", errtext);
+    rc = verify_reader(r, res, e);
+    trace_reader_free(r);
+    return rc;
+}
+
+int trace_verify(const char *path, const struct trace_reader_opts *opts,
+                 struct trace_verify_result *res, struct errmsg *e)
+{
+    struct trace_verify_result tmp;
+    if (!res)
+        res = &tmp;
+    memset(res, 0, sizeof *res);
+    struct trace_reader *r;
+    char errtext[512];
+    int rc = trace_reader_open(&r, path, opts, errtext, sizeof errtext);
+    return verify_open(r, rc, errtext, res, e);
+}
+
+int trace_verify_src(struct src *s, const char *name, const struct trace_reader_opts *opts,
+                     struct trace_verify_result *res, struct errmsg *e)
+{
+    struct trace_verify_result tmp;
+    if (!res)
+        res = &tmp;
+    memset(res, 0, sizeof *res);
+    struct trace_reader *r;
+    char errtext[512];
+    int rc = trace_reader_open_src(&r, s, name, opts, errtext, sizeof errtext);
+    return verify_open(r, rc, errtext, res, e);
+}
