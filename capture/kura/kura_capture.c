@@ -1,0 +1,812 @@
+/*
+ * kura_capture: Kuramoto orientation-diffusion capture (specs/kura.md sections 1-7).
+ */
+#include "capture/kura/kura_capture.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "capture/kura/kura_net.h"
+#include "capture/kura/kura_png.h"
+#include "capture/kura/kura_sde.h"
+#include "capture/kura/kura_tiles.h"
+#include "common/mem.h"
+#include "common/progress.h"
+#include "common/rng.h"
+#include "common/sha256.h"
+#include "common/threads.h"
+#include "formats/kura_fixed.h"
+
+void kura_params_default(struct kura_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->h = p->w = 96;
+    kura_params_preset(p, "t100", NULL);
+    kura_data_parse("fingerprint", NULL, &p->data, NULL);
+    p->seed = 1;
+    p->score = KURA_SCORE_ORACLE;
+    p->drift = KURA_DRIFT_FIXED;
+    p->check_drift = true;
+    p->start = KURA_START_VONMISES;
+    p->oracle_mem_bytes = (uint64_t)1 << 30;
+    p->png_every = 10;
+}
+
+int kura_params_preset(struct kura_params *p, const char *name, struct errmsg *e)
+{
+    int rc = kura_preset(name, &p->t, &p->c0, &p->c_end, &p->beta0, &p->beta_end, e);
+    if (rc == 0)
+        snprintf(p->preset, sizeof p->preset, "%s", name);
+    return rc;
+}
+
+void kura_result_release(struct kura_result *r)
+{
+    mem_free(r->theta0);
+    mem_free(r->theta_final);
+    r->theta0 = r->theta_final = NULL;
+}
+
+static const char *score_name(enum kura_score s)
+{
+    static const char *n[] = {"oracle", "prior", "net", "none"};
+    return (unsigned)s < 4 ? n[s] : "unknown";
+}
+
+static int validate(const struct kura_params *p, struct errmsg *e)
+{
+    if (p->h < 5 || p->w < 5 || p->h > 16384 || p->w > 16384)
+        return errmsg_set(e, ERR_USAGE, "map size %zux%zu out of range (5..16384 per side)", p->h,
+                          p->w);
+    if (p->png_dir && p->png_every < 1)
+        return errmsg_set(e, ERR_USAGE, "png step interval must be >= 1");
+    if (p->score == KURA_SCORE_NET && !p->weights_path)
+        return errmsg_set(e, ERR_USAGE, "score 'net' needs weights");
+    if (p->n_tile_shapes < 0 || p->n_tile_shapes > KURA_MAX_TILE_SHAPES)
+        return errmsg_set(e, ERR_USAGE, "too many tile-stream shapes (at most %d)",
+                          KURA_MAX_TILE_SHAPES);
+    struct kura_schedule s;
+    int rc = kura_schedule_init(&s, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
+    kura_schedule_release(&s);
+    return rc;
+}
+
+/* ---- header ---- */
+
+void kura_header_store_release(struct kura_header_store *s)
+{
+    free(s->params_json); /* jansson allocations */
+    free(s->model_json);
+    mem_free(s->gen_params);
+    free(s->weights_meta);
+    mem_free(s->tile_shape_buf);
+    mem_free(s->tile_shapes);
+    memset(s, 0, sizeof *s);
+}
+
+int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
+                        Acceltrace__KuraHeader *kh, struct kura_header_store *st,
+                        struct errmsg *e)
+{
+    memset(st, 0, sizeof *st);
+    int rc = validate(p, e);
+    if (rc)
+        return rc;
+    struct kura_schedule sch;
+    rc = kura_schedule_init(&sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
+    if (rc)
+        return rc;
+    double kappa = sch.kappa;
+    kura_schedule_release(&sch);
+    json_t *pj = NULL, *mj = NULL;
+    rc = ERR_NOMEM;
+    st->gen_params = mem_alloc(1024);
+    st->tile_shape_buf = mem_calloc((size_t)KURA_MAX_TILE_SHAPES, 16);
+    st->tile_shapes = mem_calloc((size_t)KURA_MAX_TILE_SHAPES + 1, sizeof(char *));
+    if (!st->gen_params || !st->tile_shape_buf || !st->tile_shapes)
+        goto fail;
+    kura_data_describe(&p->data, p->h, p->w, st->gen_params, 1024);
+    for (int i = 0; i < p->n_tile_shapes; i++) {
+        st->tile_shapes[i] = st->tile_shape_buf + 16 * i;
+        snprintf(st->tile_shapes[i], 16, "%ux%u", p->tile_nh[i], p->tile_nw[i]);
+    }
+    if (p->score == KURA_SCORE_NET) {
+        struct kura_net *net = NULL;
+        rc = kura_net_load(&net, p->weights_path, p->t, e);
+        if (rc)
+            goto fail;
+        memcpy(st->weights_sha, kura_net_sha256(net), 65);
+        st->weights_meta = strdup(kura_net_metadata_json(net));
+        kura_net_free(net);
+        const char *base = strrchr(p->weights_path, '/');
+        snprintf(st->weights_name, sizeof st->weights_name, "%s",
+                 base ? base + 1 : p->weights_path);
+        rc = ERR_NOMEM;
+        if (!st->weights_meta)
+            goto fail;
+    }
+    /* Only parameters that change the trace's records enter params_json (see header). */
+    pj = json_object();
+    json_t *shapes = json_array();
+    if (!pj || !shapes)
+        goto fail;
+    for (int i = 0; i < p->n_tile_shapes; i++)
+        json_array_append_new(shapes, json_string(st->tile_shapes[i]));
+    json_object_set_new(pj, "h", json_integer((json_int_t)p->h));
+    json_object_set_new(pj, "w", json_integer((json_int_t)p->w));
+    json_object_set_new(pj, "t", json_integer(p->t));
+    json_object_set_new(pj, "preset", json_string(p->preset));
+    json_object_set_new(pj, "c0", json_real(p->c0));
+    json_object_set_new(pj, "c_end", json_real(p->c_end));
+    json_object_set_new(pj, "beta0", json_real(p->beta0));
+    json_object_set_new(pj, "beta_end", json_real(p->beta_end));
+    json_object_set_new(pj, "data", json_string(kura_data_name(p->data.kind)));
+    json_object_set_new(pj, "data_params", json_string(st->gen_params));
+    json_object_set_new(pj, "seed", json_integer((json_int_t)p->seed));
+    json_object_set_new(pj, "score", json_string(score_name(p->score)));
+    json_object_set_new(pj, "weights_sha256", json_string(st->weights_sha));
+    json_object_set_new(pj, "drift", json_string(p->drift == KURA_DRIFT_FIXED ? "fixed" : "float"));
+    json_object_set_new(pj, "check_drift", json_boolean(p->check_drift));
+    json_object_set_new(pj, "start",
+                        json_string(p->start == KURA_START_FORWARD ? "forward" : "vonmises"));
+    json_object_set_new(pj, "tile_streams", shapes);
+    st->params_json = json_dumps(pj, JSON_SORT_KEYS | JSON_COMPACT);
+    mj = json_object();
+    if (!mj || !st->params_json)
+        goto fail;
+    json_object_set_new(mj, "workload", json_string("kura"));
+    json_object_set_new(mj, "window_m", json_integer(KURA_WINDOW_M));
+    json_object_set_new(mj, "boundary", json_string("periodic"));
+    json_object_set_new(mj, "kref_gain", json_real(KURA_KREF_GAIN));
+    json_object_set_new(mj, "psi_ref", json_real(KURA_PSI_REF));
+    json_object_set_new(mj, "r_end", json_real(KURA_R_END));
+    json_object_set_new(mj, "x_to_theta", json_real(KURA_X_TO_THETA));
+    json_object_set_new(mj, "kappa", json_real(kappa));
+    json_object_set_new(mj, "phase_format", json_string("q1.15"));
+    if (st->weights_meta) {
+        json_t *meta = json_loads(st->weights_meta, 0, NULL);
+        if (meta)
+            json_object_set_new(mj, "weights_metadata", meta);
+    }
+    st->model_json = json_dumps(mj, JSON_SORT_KEYS | JSON_COMPACT);
+    if (!st->model_json)
+        goto fail;
+    {
+        struct sha256 h;
+        uint8_t dg[32];
+        sha256_init(&h);
+        sha256_update(&h, st->params_json, strlen(st->params_json));
+        sha256_update(&h, st->model_json, strlen(st->model_json));
+        sha256_final(&h, dg);
+        sha256_to_hex(dg, st->params_hash);
+    }
+    /* Time: now, or SOURCE_DATE_EPOCH (else 0) when reproducible [decision]. */
+    time_t now = time(NULL);
+    if (p->reproducible) {
+        const char *sde = getenv("SOURCE_DATE_EPOCH");
+        now = sde ? (time_t)strtoll(sde, NULL, 10) : 0;
+    }
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(st->utc, sizeof st->utc, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+
+    hdr->producer = "acceltrace " "0.1.0";
+    hdr->workload = "kura";
+    hdr->params_json = st->params_json;
+    hdr->model_json = st->model_json;
+    hdr->seed = p->seed;
+    hdr->command_line = (char *)(p->reproducible || !p->command_line ? "" : p->command_line);
+    hdr->utc_time = st->utc;
+    hdr->params_hash = st->params_hash;
+    hdr->kura = kh;
+    kh->h = (uint32_t)p->h;
+    kh->w = (uint32_t)p->w;
+    kh->t = (uint32_t)p->t;
+    kh->preset = (char *)p->preset;
+    kh->c0 = p->c0;
+    kh->c_end = p->c_end;
+    kh->beta0 = p->beta0;
+    kh->beta_end = p->beta_end;
+    kh->kref_gain = KURA_KREF_GAIN;
+    kh->psi_ref = KURA_PSI_REF;
+    kh->r_end = KURA_R_END;
+    kh->kappa = kappa;
+    kh->window_m = KURA_WINDOW_M;
+    kh->boundary = "periodic";
+    kh->x_to_theta = KURA_X_TO_THETA;
+    kh->generator = (char *)kura_data_name(p->data.kind);
+    kh->generator_params = st->gen_params;
+    kh->generator_seed = p->seed;
+    kh->score = (char *)score_name(p->score);
+    kh->weights_name = st->weights_name;
+    kh->weights_sha256 = st->weights_sha;
+    kh->weights_metadata = st->weights_meta ? st->weights_meta : "";
+    kh->drift = p->drift == KURA_DRIFT_FIXED ? "fixed" : "float";
+    kh->check_drift = p->check_drift;
+    kh->start = p->start == KURA_START_FORWARD ? "forward" : "vonmises";
+    kh->n_tile_shapes = (size_t)p->n_tile_shapes;
+    kh->tile_shapes = st->tile_shapes;
+    json_decref(pj);
+    json_decref(mj);
+    return 0;
+fail:
+    json_decref(pj);
+    json_decref(mj);
+    kura_header_store_release(st);
+    if (rc == ERR_NOMEM)
+        errmsg_set(e, rc, "out of memory building the trace header");
+    return rc;
+}
+
+/* ---- the run ---- */
+
+struct run {
+    const struct kura_params *p;
+    struct kura_schedule sch;
+    struct thread_pool *pool;
+    struct kura_net *net;
+    size_t n;
+    struct kura_drift dfw, drv; /* forward and reverse evaluators */
+    double *u, *s, *tmp;
+    double *ufw;      /* forward drift (kept apart from the reverse drift u) */
+    double *seg_a, *seg_b; /* checkpoint recomputation states */
+    double *theta0, *x0;
+    /* oracle storage: all mu (memory mode) or checkpoints + one segment */
+    bool ckpt;
+    int seg_len;      /* K = ceil(sqrt(T)) */
+    double *mu_all;   /* (T-1, n) mu_i at index i-1 */
+    double *ckpts;    /* (n_ckpt, n) theta^{jK} */
+    double *seg_mu;   /* (K, n) */
+    int seg_cached;   /* segment index in seg_mu, -1 none */
+    double *fwd_end;  /* theta^{T-1} */
+    uint8_t *phase_bytes;
+    struct progress pg;
+    uint64_t pg_done;
+};
+
+/* Forward step i [spec section 2]: next = wrap(prev + u_i(prev) + sigma_i eps), and
+ * mu = wrap(prev + u_i(prev)) when mu is not NULL. */
+static int forward_step(struct run *r, int i, const double *prev, double *next, double *mu)
+{
+    const struct kura_params *p = r->p;
+    double c = r->sch.c[i];
+    int rc = kura_drift_eval(&r->dfw, prev, p->drift, c, KURA_KREF_GAIN * c, KURA_PSI_REF, false,
+                             r->ufw, NULL, NULL);
+    if (rc)
+        return rc;
+    struct rng g;
+    rng_stream(&g, p->seed, "kura/forward", (uint64_t)i, 0);
+    double sg = r->sch.sigma[i];
+    for (size_t k = 0; k < r->n; k++) {
+        double eps = rng_normal(&g);
+        if (mu)
+            mu[k] = kura_wrap(prev[k] + r->ufw[k]);
+        next[k] = kura_wrap(prev[k] + r->ufw[k] + sg * eps);
+    }
+    return 0;
+}
+
+static void pg_tick(struct run *r)
+{
+    progress_update(&r->pg, ++r->pg_done);
+}
+
+static int forward_pass(struct run *r)
+{
+    int T = r->sch.t;
+    size_t n = r->n;
+    double *cur = r->tmp, *nxt = r->fwd_end;
+    memcpy(cur, r->theta0, n * sizeof(double));
+    for (int i = 1; i < T; i++) {
+        double *mu = NULL;
+        if (r->p->score == KURA_SCORE_ORACLE) {
+            if (!r->ckpt)
+                mu = r->mu_all + (size_t)(i - 1) * n;
+            else if ((i - 1) % r->seg_len == 0)
+                memcpy(r->ckpts + (size_t)((i - 1) / r->seg_len) * n, cur, n * sizeof(double));
+        }
+        int rc = forward_step(r, i, cur, nxt, mu);
+        if (rc)
+            return rc;
+        double *t = cur;
+        cur = nxt;
+        nxt = t;
+        pg_tick(r);
+    }
+    if (cur != r->fwd_end)
+        memcpy(r->fwd_end, cur, n * sizeof(double));
+    return 0;
+}
+
+/* mu_i of the oracle (spec section 3), from memory or by recomputing its segment. */
+static int oracle_mu(struct run *r, int i, const double **mu)
+{
+    size_t n = r->n;
+    if (!r->ckpt) {
+        *mu = r->mu_all + (size_t)(i - 1) * n;
+        return 0;
+    }
+    int K = r->seg_len, b = (i - 1) / K;
+    if (r->seg_cached != b) {
+        /* Recompute theta^{bK}..: the per-step noise substreams make this bit-identical. */
+        double *a = r->seg_a, *bb = r->seg_b;
+        memcpy(a, r->ckpts + (size_t)b * n, n * sizeof(double));
+        for (int j = b * K + 1; j <= b * K + K && j < r->sch.t; j++) {
+            int rc = forward_step(r, j, a, bb, r->seg_mu + (size_t)(j - b * K - 1) * n);
+            if (rc)
+                return rc;
+            double *t = a;
+            a = bb;
+            bb = t;
+        }
+        r->seg_cached = b;
+    }
+    *mu = r->seg_mu + (size_t)(i - 1 - b * K) * n;
+    return 0;
+}
+
+static void fill_phase_bytes(struct run *r, const int16_t *q)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        uint16_t v = (uint16_t)q[k];
+        r->phase_bytes[2 * k] = (uint8_t)(v & 0xFF);
+        r->phase_bytes[2 * k + 1] = (uint8_t)(v >> 8);
+    }
+}
+
+static int emit_step(struct run *r, kura_emit_fn emit, void *ctx, int step, Acceltrace__KuraRole role,
+                     int i, const double *theta, const int16_t *q, const double *err)
+{
+    Acceltrace__KuraStep ks = ACCELTRACE__KURA_STEP__INIT;
+    Acceltrace__KuraDriftErr de = ACCELTRACE__KURA_DRIFT_ERR__INIT;
+    ks.step = step;
+    ks.role = role;
+    ks.h = (uint32_t)r->p->h;
+    ks.w = (uint32_t)r->p->w;
+    if (i > 0) {
+        double c = r->sch.c[i];
+        struct kura_regs regs;
+        int rc = kura_regs_init(&regs, c, KURA_KREF_GAIN * c, KURA_PSI_REF);
+        if (rc)
+            return rc;
+        ks.c = c;
+        ks.beta = r->sch.beta[i];
+        ks.sigma = r->sch.sigma[i];
+        ks.k = c;
+        ks.kref = KURA_KREF_GAIN * c;
+        ks.psi_ref = KURA_PSI_REF;
+        ks.g = regs.g;
+        ks.r_s = regs.r_s;
+        ks.r_c = regs.r_c;
+    }
+    fill_phase_bytes(r, q);
+    ks.phase_q15.data = r->phase_bytes;
+    ks.phase_q15.len = 2 * r->n;
+    ks.order_r = kura_order_r(theta, r->n);
+    if (err) {
+        de.max = err[0];
+        de.mean = err[1];
+        ks.drift_err = &de;
+    }
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_KURA_STEP;
+    rec.kura_step = &ks;
+    return emit(ctx, &rec);
+}
+
+static int emit_tiles(struct run *r, kura_emit_fn emit, void *ctx, int i, uint32_t nh,
+                      uint32_t nw, struct kura_result *res)
+{
+    struct kura_tiles t;
+    int rc = kura_tiles_build(&t, r->drv.q, r->drv.u_q, r->p->h, r->p->w, nh, nw);
+    if (rc)
+        return rc;
+    size_t nin = (size_t)t.n_cyc * (nh + 4), nout = (size_t)t.n_cyc * nh;
+    uint8_t *bin = mem_alloc(nin * 4), *bout = mem_alloc(nout * 4);
+    if (!bin || !bout) {
+        rc = ERR_NOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < nin; k++)
+        for (int b = 0; b < 4; b++)
+            bin[4 * k + b] = (uint8_t)(t.in_data[k] >> (8 * b));
+    for (size_t k = 0; k < nout; k++)
+        for (int b = 0; b < 4; b++)
+            bout[4 * k + b] = (uint8_t)((uint32_t)t.out_data[k] >> (8 * b));
+    Acceltrace__KuraTiles kt = ACCELTRACE__KURA_TILES__INIT;
+    kt.step = i;
+    kt.n_h = nh;
+    kt.n_w = nw;
+    kt.n_tiles = t.n_tiles;
+    kt.n_cyc = t.n_cyc;
+    kt.in_ctrl.data = t.in_ctrl;
+    kt.in_ctrl.len = t.n_cyc;
+    kt.in_data.data = bin;
+    kt.in_data.len = nin * 4;
+    kt.out_ctrl.data = t.out_ctrl;
+    kt.out_ctrl.len = t.n_cyc;
+    kt.out_data.data = bout;
+    kt.out_data.len = nout * 4;
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_KURA_TILES;
+    rec.kura_tiles = &kt;
+    rc = emit(ctx, &rec);
+    if (res)
+        res->tile_bytes += 2 * (uint64_t)t.n_cyc + 4 * (uint64_t)(nin + nout);
+done:
+    mem_free(bin);
+    mem_free(bout);
+    kura_tiles_release(&t);
+    return rc;
+}
+
+static int png_path(char *buf, size_t n, const char *dir, const char *name)
+{
+    int k = snprintf(buf, n, "%s/%s", dir, name);
+    return k < 0 || (size_t)k >= n ? ERR_USAGE : 0;
+}
+
+static int png_phase_named(struct run *r, const char *name, const double *theta,
+                           struct errmsg *e)
+{
+    char path[4096];
+    if (png_path(path, sizeof path, r->p->png_dir, name))
+        return errmsg_set(e, ERR_USAGE, "png directory name too long");
+    return kura_png_phase(path, theta, r->p->h, r->p->w, e);
+}
+
+static int png_grey_named(struct run *r, const char *name, const double *v, double lo, double hi,
+                          struct errmsg *e)
+{
+    char path[4096];
+    if (png_path(path, sizeof path, r->p->png_dir, name))
+        return errmsg_set(e, ERR_USAGE, "png directory name too long");
+    return kura_png_grey(path, v, r->p->h, r->p->w, lo, hi, e);
+}
+
+static void run_release(struct run *r)
+{
+    kura_schedule_release(&r->sch);
+    kura_drift_release(&r->dfw);
+    kura_drift_release(&r->drv);
+    kura_net_free(r->net);
+    if (r->pool)
+        pool_free(r->pool);
+    mem_free(r->u);
+    mem_free(r->ufw);
+    mem_free(r->seg_a);
+    mem_free(r->seg_b);
+    mem_free(r->s);
+    mem_free(r->tmp);
+    mem_free(r->theta0);
+    mem_free(r->x0);
+    mem_free(r->mu_all);
+    mem_free(r->ckpts);
+    mem_free(r->seg_mu);
+    mem_free(r->fwd_end);
+    mem_free(r->phase_bytes);
+}
+
+int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
+                      struct kura_result *res, struct errmsg *e)
+{
+    double t_start = progress_now_s();
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.seg_cached = -1;
+    double *theta = NULL;
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (e) {
+        e->code = 0;
+        e->text[0] = '\0';
+    }
+    int rc = validate(p, e);
+    if (rc)
+        return rc;
+    rc = kura_schedule_init(&r.sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
+    if (rc)
+        return rc;
+    int T = r.sch.t;
+    size_t n = p->h * p->w;
+    r.n = n;
+    int nthreads = p->threads > 0 ? p->threads : threads_default();
+    if (nthreads > 1 && n >= 256 * 256) /* small maps: threads cost more than they save */
+        r.pool = pool_new(nthreads);
+    if (p->score == KURA_SCORE_NET) {
+        rc = kura_net_load(&r.net, p->weights_path, T, e);
+        if (rc)
+            goto fail;
+    }
+    rc = kura_drift_init(&r.dfw, p->h, p->w, r.pool);
+    if (rc == 0)
+        rc = kura_drift_init(&r.drv, p->h, p->w, r.pool);
+    if (rc) {
+        errmsg_set(e, rc, "out of memory for %zux%zu drift maps", p->h, p->w);
+        goto fail;
+    }
+    rc = ERR_NOMEM;
+    r.u = mem_alloc(n * sizeof(double));
+    r.ufw = mem_alloc(n * sizeof(double));
+    r.s = mem_alloc(n * sizeof(double));
+    r.tmp = mem_alloc(n * sizeof(double));
+    r.theta0 = mem_alloc(n * sizeof(double));
+    r.x0 = mem_alloc(n * sizeof(double));
+    r.fwd_end = mem_alloc(n * sizeof(double));
+    r.phase_bytes = mem_alloc(2 * n);
+    theta = mem_alloc(n * sizeof(double));
+    if (!r.u || !r.ufw || !r.s || !r.tmp || !r.theta0 || !r.x0 || !r.fwd_end || !r.phase_bytes || !theta)
+        goto fail_nomem;
+    if (p->score == KURA_SCORE_ORACLE) {
+        /* Spec section 3: keep the trajectory while T H W 8 bytes <= --oracle-mem. */
+        uint64_t need = (uint64_t)T * n * 8;
+        r.ckpt = need > p->oracle_mem_bytes;
+        r.seg_len = (int)ceil(sqrt((double)T));
+        if (!r.ckpt) {
+            r.mu_all = mem_alloc((size_t)(T - 1) * n * sizeof(double));
+            if (!r.mu_all)
+                goto fail_nomem;
+        } else {
+            size_t nck = (size_t)((T - 2) / r.seg_len + 1);
+            r.ckpts = mem_alloc(nck * n * sizeof(double));
+            r.seg_mu = mem_alloc((size_t)r.seg_len * n * sizeof(double));
+            r.seg_a = mem_alloc(n * sizeof(double));
+            r.seg_b = mem_alloc(n * sizeof(double));
+            if (!r.ckpts || !r.seg_mu || !r.seg_a || !r.seg_b)
+                goto fail_nomem;
+        }
+    }
+    rc = kura_data_generate(&p->data, p->h, p->w, p->seed, r.theta0, r.x0, r.pool, e);
+    if (rc)
+        goto fail;
+    progress_init(&r.pg, "kura capture", 2 * (uint64_t)(T - 1), p->quiet);
+
+    rc = forward_pass(&r);
+    if (rc) {
+        errmsg_set(e, rc, "forward pass failed: %s", err_str(rc));
+        goto fail;
+    }
+    double fwd_r = kura_order_r(r.fwd_end, n);
+
+    /* Reverse start [spec section 2]. */
+    if (p->start == KURA_START_FORWARD) {
+        memcpy(theta, r.fwd_end, n * sizeof(double));
+    } else {
+        struct rng g;
+        rng_stream(&g, p->seed, "kura/terminal", 0, 0);
+        for (size_t k = 0; k < n; k++)
+            theta[k] = kura_wrap(rng_von_mises(&g, 0.0, r.sch.kappa));
+    }
+
+    if (p->png_dir) {
+        mkdir(p->png_dir, 0755); /* an existing directory is fine; write errors report */
+        for (size_t k = 0; k < n; k++)
+            r.tmp[k] = kura_theta_to_x(r.theta0[k]);
+        if ((rc = png_phase_named(&r, "data.png", r.theta0, e)) ||
+            (rc = png_grey_named(&r, "data_x.png", r.tmp, -1.0, 1.0, e)))
+            goto fail;
+    }
+
+    /* DATA record: theta^0 at step -1. */
+    kura_drift_quantize(&r.drv, r.theta0);
+    rc = emit_step(&r, emit, ctx, -1, ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA, 0, r.theta0, r.drv.q,
+                   NULL);
+    if (rc)
+        goto fail_emit;
+
+    double err_sum = 0, err_max = 0, bound_max = 0;
+    for (int i = T - 1; i >= 1; i--) {
+        double c = r.sch.c[i], kref = KURA_KREF_GAIN * c;
+        double err[2] = {0, 0};
+        rc = kura_drift_eval(&r.drv, theta, p->drift, c, kref, KURA_PSI_REF, p->check_drift, r.u,
+                             &err[0], &err[1]);
+        if (rc) {
+            errmsg_set(e, rc, "drift of reverse step %d failed: %s", i, err_str(rc));
+            goto fail;
+        }
+        if (!r.drv.have_q) { /* float drift without check: quantize for the record */
+            kura_drift_quantize(&r.drv, theta);
+            if (p->n_tile_shapes > 0) {
+                struct kura_regs regs;
+                rc = kura_regs_init(&regs, c, kref, KURA_PSI_REF);
+                if (rc == 0)
+                    rc = kura_fixed_drift_map(r.drv.q, p->h, p->w, &regs, r.drv.u_q, r.drv.d,
+                                              r.pool);
+                if (rc)
+                    goto fail_emit;
+            }
+        }
+        if (p->check_drift) {
+            err_sum += err[1];
+            if (err[0] > err_max)
+                err_max = err[0];
+        }
+        double xb = kura_drift_bound(c, kref, KURA_PSI_REF);
+        if (xb > bound_max)
+            bound_max = xb;
+        rc = emit_step(&r, emit, ctx, i, ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE, i, theta, r.drv.q,
+                       p->check_drift ? err : NULL);
+        for (int k = 0; rc == 0 && k < p->n_tile_shapes; k++)
+            rc = emit_tiles(&r, emit, ctx, i, p->tile_nh[k], p->tile_nw[k], res);
+        if (rc)
+            goto fail_emit;
+        if (p->png_dir && (T - 1 - i) % p->png_every == 0) {
+            char name[64];
+            snprintf(name, sizeof name, "step_%04d.png", i);
+            rc = png_phase_named(&r, name, theta, e);
+            if (rc)
+                goto fail;
+        }
+        /* Score s_i(theta) [spec section 3]. */
+        double beta = r.sch.beta[i], sg = r.sch.sigma[i];
+        switch (p->score) {
+        case KURA_SCORE_ORACLE: {
+            const double *mu;
+            rc = oracle_mu(&r, i, &mu);
+            if (rc) {
+                errmsg_set(e, rc, "oracle recomputation failed: %s", err_str(rc));
+                goto fail;
+            }
+            for (size_t k = 0; k < n; k++)
+                r.s[k] = kura_oracle_score(theta[k], mu[k], sg);
+            break;
+        }
+        case KURA_SCORE_PRIOR: {
+            double kap = kura_prior_kappa(&r.sch, i);
+            for (size_t k = 0; k < n; k++)
+                r.s[k] = -kap * sin(theta[k] - KURA_PSI_REF);
+            break;
+        }
+        case KURA_SCORE_NET:
+            rc = kura_net_score(r.net, theta, p->h, p->w, i, r.s);
+            if (rc) {
+                errmsg_set(e, rc, "score network failed at step %d", i);
+                goto fail;
+            }
+            break;
+        case KURA_SCORE_NONE:
+            memset(r.s, 0, n * sizeof(double));
+            break;
+        }
+        /* Reverse update [spec section 2]: theta <- wrap(theta - u + beta s + sigma eps). */
+        struct rng g;
+        rng_stream(&g, p->seed, "kura/reverse", (uint64_t)i, 0);
+        for (size_t k = 0; k < n; k++) {
+            double eps = rng_normal(&g);
+            theta[k] = kura_wrap(theta[k] - r.u[k] + beta * r.s[k] + sg * eps);
+        }
+        pg_tick(&r);
+    }
+    progress_finish(&r.pg);
+
+    /* FINAL record: the sample after step 1, at step 0. */
+    kura_drift_quantize(&r.drv, theta);
+    rc = emit_step(&r, emit, ctx, 0, ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL, 0, theta, r.drv.q,
+                   NULL);
+    if (rc)
+        goto fail_emit;
+
+    double mae, mx;
+    kura_circ_err(theta, r.theta0, n, &mae, &mx);
+    double wall = progress_now_s() - t_start;
+    if (p->png_dir) {
+        for (size_t k = 0; k < n; k++)
+            r.tmp[k] = kura_theta_to_x(theta[k]);
+        if ((rc = png_phase_named(&r, "final.png", theta, e)) ||
+            (rc = png_grey_named(&r, "final_x.png", r.tmp, -1.0, 1.0, e)))
+            goto fail;
+        for (size_t k = 0; k < n; k++)
+            r.tmp[k] = fabs(kura_wrap(theta[k] - r.theta0[k]));
+        if ((rc = png_grey_named(&r, "error.png", r.tmp, 0.0, 0.2, e)))
+            goto fail;
+    }
+
+    Acceltrace__KuraSummary ksum = ACCELTRACE__KURA_SUMMARY__INIT;
+    Acceltrace__KuraDriftErr de = ACCELTRACE__KURA_DRIFT_ERR__INIT;
+    ksum.recon_mae = mae;
+    ksum.recon_max = mx;
+    ksum.forward_end_r = fwd_r;
+    ksum.reverse_steps = (uint32_t)(T - 1);
+    ksum.recon_bound = kura_recon_bound(&r.sch);
+    if (p->check_drift) {
+        de.max = err_max;
+        de.mean = err_sum / (T - 1);
+        ksum.drift_err = &de;
+    }
+    Acceltrace__Summary sum = ACCELTRACE__SUMMARY__INIT;
+    sum.workload = "kura";
+    sum.wall_seconds = p->reproducible ? 0.0 : wall;
+    sum.kura = &ksum;
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_SUMMARY;
+    rec.summary = &sum;
+    rc = emit(ctx, &rec);
+    if (rc)
+        goto fail_emit;
+
+    if (res) {
+        res->recon_mae = mae;
+        res->recon_max = mx;
+        res->recon_bound = ksum.recon_bound;
+        res->forward_end_r = fwd_r;
+        res->drift_checked = p->check_drift;
+        res->drift_err_max = err_max;
+        res->drift_err_mean = p->check_drift ? err_sum / (T - 1) : 0.0;
+        res->drift_bound_max = bound_max;
+        res->wall_s = wall;
+        res->reverse_steps = T - 1;
+        res->checkpointed = r.ckpt;
+        res->h = p->h;
+        res->w = p->w;
+        res->theta_final = theta;
+        res->theta0 = r.theta0;
+        theta = NULL;
+        r.theta0 = NULL;
+    }
+    mem_free(theta);
+    run_release(&r);
+    return 0;
+fail_nomem:
+    rc = errmsg_set(e, ERR_NOMEM, "out of memory for a %zux%zu capture", p->h, p->w);
+    goto fail;
+fail_emit:
+    if (e && e->code == 0)
+        errmsg_set(e, rc, "writing a record failed: %s", err_str(rc));
+fail:
+    progress_finish(&r.pg);
+    mem_free(theta);
+    run_release(&r);
+    return rc;
+}
+
+/* ---- trace output ---- */
+
+struct writer_ctx {
+    struct trace_writer *w;
+    bool failed; /* the writer refused a record; its message explains why */
+};
+
+static int writer_emit(void *vctx, const Acceltrace__Record *rec)
+{
+    struct writer_ctx *x = vctx;
+    int rc = trace_writer_append(x->w, rec, NULL);
+    x->failed = rc != 0;
+    return rc;
+}
+
+int kura_capture_run(const struct kura_params *p, const char *path,
+                     const struct trace_writer_opts *opts, struct kura_result *res,
+                     struct errmsg *e)
+{
+    Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
+    Acceltrace__KuraHeader kh = ACCELTRACE__KURA_HEADER__INIT;
+    struct kura_header_store st;
+    int rc = kura_capture_header(p, &hdr, &kh, &st, e);
+    if (rc)
+        return rc;
+    struct trace_writer *w = NULL;
+    char errtext[512] = "";
+    rc = trace_writer_open(&w, path, opts, &hdr, errtext, sizeof errtext);
+    kura_header_store_release(&st);
+    if (rc)
+        return errmsg_set(e, rc, "%s", errtext[0] ? errtext : err_str(rc));
+    struct writer_ctx x = {w, false};
+    rc = kura_capture_exec(p, writer_emit, &x, res, e);
+    if (rc) {
+        if (x.failed)
+            errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
+        trace_writer_free(w);
+        return rc;
+    }
+    rc = trace_writer_finish(w);
+    if (rc)
+        errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
+    trace_writer_free(w);
+    return rc;
+}

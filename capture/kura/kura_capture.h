@@ -1,0 +1,118 @@
+/*
+ * kura_capture: the Kuramoto orientation-diffusion capture (specs/kura.md sections 1-7).
+ *
+ * Runs the forward pass from a procedural data map, then the reverse-time sampler with the
+ * chosen drift (fixed point by default) and score source, and emits the trace records in
+ * the order of spec section 6: KuraStep DATA (step -1), for i = T-1..1 KuraStep REVERSE
+ * (the map the drift reads) followed by its KuraTiles frames (one per requested shape),
+ * KuraStep FINAL (step 0), then Summary. Records go to an emit callback, so the algorithm
+ * is testable without a trace file; kura_capture_run wires it to a trace_writer.
+ *
+ * Randomness [decision]: substreams of common/rng derived from the seed: "kura/data" for
+ * the generator, "kura/forward" (a = step i) for forward noise, "kura/terminal" for the
+ * von Mises start, "kura/reverse" (a = step i) for reverse noise; normals drawn row-major.
+ * A per-step substream is the state an oracle checkpoint needs, so recomputing a segment
+ * gives the same bits. Results do not depend on the thread count.
+ *
+ * Bytes: everything that reaches the trace is a function of the parameters that enter
+ * params_json (not of threads, PNG output, --oracle-mem or the output path). The header's
+ * command line and UTC time and the Summary's wall time are the only other inputs;
+ * kura_params.reproducible fixes them (docs/models.md#kuramoto-capture).
+ */
+#ifndef ACCELTRACE_KURA_CAPTURE_H
+#define ACCELTRACE_KURA_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/kura/kura_data.h"
+#include "capture/kura/kura_drift.h"
+#include "common/err.h"
+#include "formats/trace.pb-c.h"
+#include "traces/trace_writer.h"
+
+enum kura_score { KURA_SCORE_ORACLE = 0, KURA_SCORE_PRIOR, KURA_SCORE_NET, KURA_SCORE_NONE };
+enum kura_start { KURA_START_VONMISES = 0, KURA_START_FORWARD };
+
+#define KURA_MAX_TILE_SHAPES 16
+
+struct kura_params {
+    size_t h, w;              /* map size (>= 5 each) */
+    char preset[16];          /* "t100" (default), "t300", "t1000" or "custom" */
+    int t;                    /* T */
+    double c0, c_end, beta0, beta_end;
+    struct kura_data_spec data;
+    uint64_t seed;
+    enum kura_score score;
+    const char *weights_path; /* net only */
+    enum kura_drift_mode drift;
+    bool check_drift;         /* default true */
+    enum kura_start start;
+    uint64_t oracle_mem_bytes; /* trajectory kept in memory up to this (default 1 GiB) */
+    int threads;              /* 0 = threads_default() */
+    const char *png_dir;      /* NULL = no images */
+    int png_every;            /* every k-th reverse step (default 10) */
+    int n_tile_shapes;
+    uint32_t tile_nh[KURA_MAX_TILE_SHAPES], tile_nw[KURA_MAX_TILE_SHAPES];
+    bool quiet;               /* no progress on stderr */
+    bool reproducible;        /* fixed header time/command line, wall time 0 */
+    const char *command_line; /* for the header (ignored when reproducible) */
+};
+
+/* Metrics of a finished capture. theta0/theta_final are owned (kura_result_release). */
+struct kura_result {
+    double recon_mae, recon_max; /* circular error of theta_final vs theta^0 (rad) */
+    double recon_bound;          /* K9 threshold (rad) */
+    double forward_end_r;        /* order parameter of the forward end state */
+    bool drift_checked;
+    double drift_err_max, drift_err_mean; /* over all REVERSE steps (rad) */
+    double drift_bound_max;      /* max_i X_i over the reverse steps (rad) */
+    double wall_s;
+    int reverse_steps;
+    bool checkpointed;           /* the oracle recomputed segments from checkpoints */
+    size_t h, w;
+    double *theta0, *theta_final; /* (h, w) */
+    uint64_t tile_bytes;         /* bytes of KuraTiles payload arrays emitted */
+};
+
+/* Defaults: 96x96 fingerprint, t100, seed 1, oracle, fixed drift, check on, von Mises start. */
+void kura_params_default(struct kura_params *p);
+
+/* Sets the schedule fields from a preset name. ERR_USAGE with message. */
+int kura_params_preset(struct kura_params *p, const char *name, struct errmsg *e);
+
+void kura_result_release(struct kura_result *r);
+
+/* Receives each record after the header; return 0 or a negative err to stop. */
+typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
+
+/*
+ * Fills hdr (a zero-initialised TraceHeader) and kh for p; strings point into store,
+ * which the caller releases with kura_header_store_release after the header is written.
+ * Validates all parameters first (ERR_USAGE, ERR_DATA for bad weights).
+ */
+struct kura_header_store {
+    char *params_json, *model_json, *gen_params, *weights_meta;
+    char weights_sha[65], weights_name[256], params_hash[65], utc[32];
+    char *tile_shape_buf;
+    char **tile_shapes;
+};
+int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
+                        Acceltrace__KuraHeader *kh, struct kura_header_store *store,
+                        struct errmsg *e);
+void kura_header_store_release(struct kura_header_store *s);
+
+/* Runs the capture, emitting every record after the header. res may be NULL. */
+int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
+                      struct kura_result *res, struct errmsg *e);
+
+/*
+ * Writes the whole trace to path through traces/trace_writer (opts may be NULL). res may be
+ * NULL. 0 or a negative err with e set.
+ */
+int kura_capture_run(const struct kura_params *p, const char *path,
+                     const struct trace_writer_opts *opts, struct kura_result *res,
+                     struct errmsg *e);
+
+#endif
