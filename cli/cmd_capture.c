@@ -6,8 +6,11 @@
 
 #include "cli/subverb.h"
 
+int cmd_capture_kura(int argc, char **argv);
+
 static const struct subverb table[] = {
     /* rows: {"name", cmd_capture_name, "summary"}, */
+    {"kura", cmd_capture_kura, "Kuramoto orientation diffusion with the SA-Kura drift"},
     {NULL, NULL, NULL},
 };
 
