@@ -22,6 +22,7 @@ struct trace_src {
     int threads;
     struct trace_reader *r;
     uint64_t bytes_before; /* bytes read by readers closed by rewind */
+    uint64_t n_next;       /* next() calls since the reader was opened */
     char hash[80];
     char err[512];
 };
@@ -40,6 +41,7 @@ static const char *ts_hash(void *ctx)
 static int ts_next(void *ctx, Acceltrace__Record **rec)
 {
     struct trace_src *t = ctx;
+    t->n_next++;
     int rc = trace_reader_next(t->r, rec, NULL);
     if (rc < 0)
         snprintf(t->err, sizeof t->err, "%s", trace_reader_errmsg(t->r));
@@ -63,6 +65,9 @@ static int ts_open_reader(struct trace_src *t)
 static int ts_rewind(void *ctx)
 {
     struct trace_src *t = ctx;
+    if (t->r && t->n_next == 0)
+        return 0; /* still at the first record: nothing to redo */
+    t->n_next = 0;
     if (t->r)
         t->bytes_before += trace_reader_bytes_read(t->r);
     trace_reader_free(t->r);
@@ -473,7 +478,7 @@ int engine_run(const struct model_ops *m, struct record_source *source,
     size_t batch = o.batch_configs ? o.batch_configs : n_todo;
     for (size_t b = 0; b < n_todo; b += batch) {
         size_t nb = n_todo - b < batch ? n_todo - b : batch;
-        if (st.passes && (rc = source->rewind(source->ctx))) {
+        if ((rc = source->rewind(source->ctx))) {
             rc = errmsg_set(e, rc, "%s", source->errmsg(source->ctx));
             goto done;
         }

@@ -39,7 +39,8 @@ struct record_source {
     /* 1 with *rec (free with record_free), 0 end, <0 error (errmsg). */
     int (*next)(void *ctx, Acceltrace__Record **rec);
     void (*record_free)(void *ctx, Acceltrace__Record *rec);
-    /* Back to the first record (for another batch); 0 or negative. */
+    /* Back to the first record (before every pass; a no-op when nothing was read yet, so a
+     * fresh source is read exactly once). 0 or negative. */
     int (*rewind)(void *ctx);
     uint64_t (*bytes_read)(void *ctx); /* total bytes read from the underlying source */
     uint64_t (*payload_bytes)(void *ctx); /* decoded payload bytes of the last record */

@@ -1,0 +1,551 @@
+/*
+ * Tests of the one-pass replay engine (replay/engine, results, sweep) with the count test
+ * model: one read of the trace for a 100-config sweep with the right result per config,
+ * thread and batch independence, resume after torn writes, shards + merge, energy tables,
+ * secondary tables. Trace contents come from replay/test_trace (seeded, deterministic).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/mem.h"
+#include "formats/jsonl.h"
+#include "replay/engine.h"
+#include "replay/model_registry.h"
+#include "replay/test_trace.h"
+
+static char tmpdir[256];
+static struct test_trace_params tp;
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    assert_non_null(b);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    assert_non_null(x);
+    assert_non_null(y);
+    if (na != nb || memcmp(x, y, na))
+        fail_msg("'%s' and '%s' differ (%zu vs %zu bytes)", a, b, na, nb);
+    free(x);
+    free(y);
+}
+
+/* In-memory source of the test trace. */
+static void mem_source(struct record_source *s)
+{
+    size_t n = (size_t)tp.n_records;
+    Acceltrace__Record **recs = calloc(n, sizeof *recs);
+    Acceltrace__Record *rr = calloc(n, sizeof *rr);
+    Acceltrace__TestRecord *tt = calloc(n, sizeof *tt);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(test_trace_record(&tp, i, &rr[i], &tt[i]), 0);
+        recs[i] = &rr[i];
+    }
+    Acceltrace__TraceHeader h;
+    test_trace_header(&tp, &h);
+    assert_int_equal(record_source_mem(s, &h, recs, n), 0);
+    for (size_t i = 0; i < n; i++)
+        test_trace_record_release(&tt[i]);
+    free(recs);
+    free(rr);
+    free(tt);
+}
+
+/* Expected sum of value*scale over records with step >= min_step (independent loop). */
+static void expected(int64_t scale, uint64_t min_step, double *sum, uint64_t *count)
+{
+    *sum = 0;
+    *count = 0;
+    for (uint64_t i = 0; i < tp.n_records; i++) {
+        Acceltrace__Record r;
+        Acceltrace__TestRecord t;
+        assert_int_equal(test_trace_record(&tp, i, &r, &t), 0);
+        if (t.step >= min_step) {
+            *sum += (double)t.value * (double)scale;
+            (*count)++;
+        }
+        test_trace_record_release(&t);
+    }
+}
+
+static const char *grid100 =
+    "{\"scale\": {\"range\": [1, 10, 1]}, \"min_step\": [0, 3, 7, 10, 20, 30, 40, 50, 60, 99]}";
+
+static int run(struct record_source *src, const char *dir, const char *grid,
+               const struct engine_opts *o, struct engine_stats *st)
+{
+    const struct model_ops *m = model_registry_find("count");
+    assert_non_null(m);
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, m->schema), 0);
+    struct sweep *sw;
+    struct errmsg e = {0};
+    int rc = grid ? sweep_parse(&sw, grid, "grid", base, &e) : sweep_single(&sw, base);
+    assert_int_equal(rc, 0);
+    struct results *res;
+    rc = results_open(&res, dir, src->content_hash(src->ctx), "count", &e);
+    if (rc)
+        fail_msg("results_open: %s", errmsg_text(&e));
+    rc = engine_run(m, src, sw, res, o, st, &e);
+    if (rc)
+        print_message("engine_run: %s\n", errmsg_text(&e));
+    results_close(res);
+    sweep_free(sw);
+    hw_config_free(base);
+    return rc;
+}
+
+static void subdir(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", tmpdir, name);
+}
+
+static void check_results(const char *dir, size_t n_expected)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/results.jsonl", dir);
+    json_t *rows;
+    struct errmsg e = {0};
+    assert_int_equal(jsonl_load(&rows, p, NULL, &e), 0);
+    assert_int_equal(json_array_size(rows), n_expected);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *o = json_array_get(rows, i);
+        json_t *c = json_object_get(o, "config");
+        int64_t scale = json_integer_value(json_object_get(c, "scale"));
+        uint64_t ms = (uint64_t)json_integer_value(json_object_get(c, "min_step"));
+        double sum;
+        uint64_t cnt;
+        expected(scale, ms, &sum, &cnt);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "counts"),
+                                                            "records")),
+                         cnt);
+        assert_true(json_real_value(json_object_get(json_object_get(o, "metrics"), "sum")) ==
+                    sum);
+        assert_int_equal(json_integer_value(json_object_get(o, "config_index")), i);
+    }
+    json_decref(rows);
+}
+
+/* Acceptance 1: 100 configs, one pass, right result each; bytes read equal a 1-config run. */
+static void test_hundred_configs_one_pass(void **state)
+{
+    (void)state;
+    struct record_source s1, s100;
+    mem_source(&s1);
+    mem_source(&s100);
+    char d1[512], d100[512];
+    subdir(d1, sizeof d1, "one");
+    subdir(d100, sizeof d100, "hundred");
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    struct engine_stats st1, st100;
+    assert_int_equal(run(&s1, d1, NULL, &o, &st1), 0);
+    assert_int_equal(run(&s100, d100, grid100, &o, &st100), 0);
+    assert_int_equal(st100.configs_run, 100);
+    assert_int_equal(st100.passes, 1);
+    assert_int_equal(st100.records, tp.n_records);
+    assert_true(st1.bytes_read > 0);
+    assert_int_equal(st100.bytes_read, st1.bytes_read);
+    check_results(d100, 100);
+    record_source_close(&s1);
+    record_source_close(&s100);
+}
+
+/* The same through a real trace file: bytes read from the file do not grow with configs. */
+static void test_trace_file_read_once(void **state)
+{
+    (void)state;
+    char path[512], d1[512], d100[512], err[512];
+    snprintf(path, sizeof path, "%s/t.atr", tmpdir);
+    assert_int_equal(test_trace_write(path, &tp, err, sizeof err), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    struct record_source s1, s100;
+    struct errmsg e = {0};
+    assert_int_equal(record_source_trace(&s1, path, 1, &e), 0);
+    assert_int_equal(record_source_trace(&s100, path, 1, &e), 0);
+    subdir(d1, sizeof d1, "f1");
+    subdir(d100, sizeof d100, "f100");
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    o.threads = 2;
+    struct engine_stats st1, st100;
+    assert_int_equal(run(&s1, d1, NULL, &o, &st1), 0);
+    assert_int_equal(run(&s100, d100, grid100, &o, &st100), 0);
+    print_message("trace %lld bytes; read %llu (1 config), %llu (100 configs)\n",
+                  (long long)sb.st_size, (unsigned long long)st1.bytes_read,
+                  (unsigned long long)st100.bytes_read);
+    assert_int_equal(st100.bytes_read, st1.bytes_read);
+    assert_true(st100.bytes_read <= (uint64_t)sb.st_size);
+    assert_true(st100.bytes_read * 10 >= (uint64_t)sb.st_size * 9);
+    check_results(d100, 100);
+    record_source_close(&s1);
+    record_source_close(&s100);
+}
+
+/* Threads and batches change nothing in the files. */
+static void test_threads_batches_identical(void **state)
+{
+    (void)state;
+    char a[512], b[512], pa[600], pb[600];
+    subdir(a, sizeof a, "j1");
+    subdir(b, sizeof b, "j2b7");
+    struct record_source s;
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    struct engine_stats st;
+    mem_source(&s);
+    assert_int_equal(run(&s, a, grid100, &o, &st), 0);
+    record_source_close(&s);
+    o.threads = 2;
+    o.batch_configs = 7;
+    o.group_records = 5;
+    mem_source(&s);
+    assert_int_equal(run(&s, b, grid100, &o, &st), 0);
+    assert_int_equal(st.passes, 15);
+    record_source_close(&s);
+    snprintf(pa, sizeof pa, "%s/results.csv", a);
+    snprintf(pb, sizeof pb, "%s/results.csv", b);
+    assert_same_file(pa, pb);
+    snprintf(pa, sizeof pa, "%s/results.jsonl", a);
+    snprintf(pb, sizeof pb, "%s/results.jsonl", b);
+    assert_same_file(pa, pb);
+}
+
+static void append_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "ab");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Resume: a partial run plus torn lines, then a rerun, equals one uninterrupted run. */
+static void test_resume_torn(void **state)
+{
+    (void)state;
+    char full[512], part[512], pa[600], pb[600];
+    subdir(full, sizeof full, "full");
+    subdir(part, sizeof part, "part");
+    struct record_source s;
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    struct engine_stats st;
+    mem_source(&s);
+    assert_int_equal(run(&s, full, grid100, &o, &st), 0);
+    /* first 37 configs only (as a shard would), then tear both files */
+    o.shard_i = 1;
+    o.shard_n = 3;
+    assert_int_equal(run(&s, part, grid100, &o, &st), 0);
+    assert_int_equal(st.configs_run, 33);
+    snprintf(pa, sizeof pa, "%s/results.csv", part);
+    append_text(pa, "deadbeef,cafe,33,count,val");
+    snprintf(pa, sizeof pa, "%s/results.jsonl", part);
+    append_text(pa, "{\"trace_hash\":\"x");
+    o.shard_i = o.shard_n = 0;
+    assert_int_equal(run(&s, part, grid100, &o, &st), 0);
+    assert_int_equal(st.configs_skipped, 33);
+    assert_int_equal(st.configs_run, 67);
+    record_source_close(&s);
+    snprintf(pa, sizeof pa, "%s/results.csv", full);
+    snprintf(pb, sizeof pb, "%s/results.csv", part);
+    assert_same_file(pa, pb);
+    snprintf(pa, sizeof pa, "%s/results.jsonl", full);
+    snprintf(pb, sizeof pb, "%s/results.jsonl", part);
+    assert_same_file(pa, pb);
+}
+
+/* Shards 1/3, 2/3, 3/3 merged (given out of order) equal the unsharded run. */
+static void test_shards_merge(void **state)
+{
+    (void)state;
+    char full[512], sh[3][512], merged[512], pa[600], pb[600];
+    subdir(full, sizeof full, "mfull");
+    subdir(merged, sizeof merged, "merged");
+    struct record_source s;
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    struct engine_stats st;
+    mem_source(&s);
+    assert_int_equal(run(&s, full, grid100, &o, &st), 0);
+    for (unsigned i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "shard%u", i + 1);
+        subdir(sh[i], sizeof sh[i], name);
+        o.shard_i = i + 1;
+        o.shard_n = 3;
+        assert_int_equal(run(&s, sh[i], grid100, &o, &st), 0);
+    }
+    record_source_close(&s);
+    const char *dirs[] = {sh[2], sh[0], sh[1]};
+    struct errmsg e = {0};
+    assert_int_equal(results_merge(dirs, 3, merged, &e), 0);
+    snprintf(pa, sizeof pa, "%s/results.csv", full);
+    snprintf(pb, sizeof pb, "%s/results.csv", merged);
+    assert_same_file(pa, pb);
+    snprintf(pa, sizeof pa, "%s/results.jsonl", full);
+    snprintf(pb, sizeof pb, "%s/results.jsonl", merged);
+    assert_same_file(pa, pb);
+    /* overlapping shards are refused */
+    const char *dup[] = {sh[0], sh[0]};
+    subdir(pb, sizeof pb, "dupmerge");
+    assert_int_equal(results_merge(dup, 2, pb, &e), ERR_DATA);
+}
+
+/* A folder of another trace is refused; merge refuses mixed traces. */
+static void test_mixed_traces_refused(void **state)
+{
+    (void)state;
+    char a[512], b[512], m[512];
+    subdir(a, sizeof a, "tr_a");
+    subdir(b, sizeof b, "tr_b");
+    subdir(m, sizeof m, "tr_m");
+    struct record_source s;
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    struct engine_stats st;
+    mem_source(&s);
+    assert_int_equal(run(&s, a, NULL, &o, &st), 0);
+    record_source_close(&s);
+    struct test_trace_params keep = tp;
+    tp.seed = 99;
+    mem_source(&s);
+    assert_int_equal(run(&s, b, NULL, &o, &st), 0);
+    struct results *res;
+    struct errmsg e = {0};
+    /* reusing folder a for the other trace */
+    assert_int_equal(results_open(&res, a, s.content_hash(s.ctx), "count", &e), ERR_USAGE);
+    record_source_close(&s);
+    tp = keep;
+    const char *dirs[] = {a, b};
+    assert_int_equal(results_merge(dirs, 2, m, &e), ERR_DATA);
+    assert_non_null(strstr(errmsg_text(&e), "different traces"));
+}
+
+/* Energy table at replay equals a recomputation from results.csv. */
+static void test_energy(void **state)
+{
+    (void)state;
+    char dir[512], tab[600], csv[600], out[600];
+    subdir(dir, sizeof dir, "energy");
+    snprintf(tab, sizeof tab, "%s/e.json", tmpdir);
+    FILE *f = fopen(tab, "w");
+    fputs("{\"events\": [{\"count\": \"ops\", \"pj\": 2.5, \"component\": \"core\"},"
+          "{\"count\": \"records\", \"pj\": 0.75, \"component\": \"io\"}],"
+          "\"static\": [{\"time\": \"mean\", \"watts\": 0.001}]}",
+          f);
+    fclose(f);
+    struct energy_table t;
+    struct errmsg e = {0};
+    assert_int_equal(energy_table_load(&t, tab, &e), 0);
+    assert_int_equal(t.n_components, 3);
+    struct record_source s;
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    o.energy = &t;
+    struct engine_stats st;
+    mem_source(&s);
+    assert_int_equal(run(&s, dir, "{\"ops_per_record\": [1, 3]}", &o, &st), 0);
+    record_source_close(&s);
+    snprintf(csv, sizeof csv, "%s/results.csv", dir);
+    snprintf(out, sizeof out, "%s/re.csv", dir);
+    assert_int_equal(energy_recompute_csv(csv, &t, out, &e), 0);
+    assert_same_file(csv, out);
+    /* value check on row 2 (ops_per_record 3): E = 1e-12 (2.5*3n + 0.75n) + 0.001*mean */
+    size_t n;
+    char *text = slurp(csv, &n);
+    assert_non_null(strstr(text, "energy_core_j [J],energy_io_j [J],energy_static_j [J],"
+                                 "energy_j [J]"));
+    free(text);
+    energy_table_release(&t);
+    /* a bad table names the path */
+    f = fopen(tab, "w");
+    fputs("{\"events\": [{\"count\": \"ops\", \"pj\": \"x\"}]}", f);
+    fclose(f);
+    assert_int_equal(energy_table_load(&t, tab, &e), ERR_CONFIG);
+    assert_non_null(strstr(errmsg_text(&e), "$.events[0]"));
+}
+
+/* A model with a secondary table and multi-row groups; a torn secondary table resumes. */
+static int sec_new(void **s, const struct hw_config *c, const struct model_env *env,
+                   struct errmsg *e)
+{
+    (void)env;
+    (void)e;
+    int64_t *v = calloc(2, sizeof *v);
+    v[1] = hw_config_int(c, "scale");
+    *s = v;
+    return 0;
+}
+static int sec_consume(void *s, const struct model_record *r, struct errmsg *e)
+{
+    (void)e;
+    ((int64_t *)s)[0] += r->rec->test->value;
+    return 0;
+}
+static int sec_finish(void *s, struct model_result *res, struct errmsg *e)
+{
+    (void)e;
+    int64_t *v = s;
+    for (int k = 0; k < 3; k++) {
+        result_row_begin(res, "ops");
+        result_metric_i64(res, "op", "", k);
+        result_count(res, "work", "op", (uint64_t)(k + 1) * (uint64_t)v[1]);
+    }
+    result_row_begin(res, NULL);
+    result_label(res, "mode", "a");
+    result_metric_i64(res, "total", "", v[0] * v[1]);
+    result_row_begin(res, NULL);
+    result_label(res, "mode", "b");
+    result_metric_i64(res, "total", "", -v[0] * v[1]);
+    return 0;
+}
+static void sec_free(void *s)
+{
+    free(s);
+}
+
+static void test_secondary_tables(void **state)
+{
+    (void)state;
+    const struct model_ops *cm = model_registry_find("count");
+    struct model_ops m = {.name = "count", .workload = "test", .schema = cm->schema,
+                          .new = sec_new, .consume = sec_consume, .finish = sec_finish,
+                          .free = sec_free};
+    char full[512], part[512], pa[600], pb[600];
+    subdir(full, sizeof full, "secfull");
+    subdir(part, sizeof part, "secpart");
+    struct record_source s;
+    mem_source(&s);
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, cm->schema), 0);
+    struct sweep *sw;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_parse(&sw, "{\"scale\": {\"range\": [1, 12, 1]}}", "g", base, &e), 0);
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    const char *dirs[] = {full, part};
+    for (int d = 0; d < 2; d++) {
+        struct results *res;
+        if (d == 1) {
+            /* part: first half, then tear ops.jsonl after a complete ops group of config 6 */
+            assert_int_equal(results_open(&res, part, s.content_hash(s.ctx), "count", &e), 0);
+            o.shard_i = 1;
+            o.shard_n = 2;
+            assert_int_equal(engine_run(&m, &s, sw, res, &o, NULL, &e), 0);
+            results_close(res);
+            snprintf(pa, sizeof pa, "%s/ops.jsonl", part);
+            append_text(pa, "{\"trace_hash\":\"");
+            o.shard_i = o.shard_n = 0;
+        }
+        assert_int_equal(results_open(&res, dirs[d], s.content_hash(s.ctx), "count", &e), 0);
+        assert_int_equal(engine_run(&m, &s, sw, res, &o, NULL, &e), 0);
+        results_close(res);
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *names[] = {"results", "ops"};
+        for (int x = 0; x < 2; x++) {
+            snprintf(pa, sizeof pa, "%s/%s.%s", full, names[k], x ? "jsonl" : "csv");
+            snprintf(pb, sizeof pb, "%s/%s.%s", part, names[k], x ? "jsonl" : "csv");
+            assert_same_file(pa, pb);
+        }
+    }
+    size_t n;
+    snprintf(pa, sizeof pa, "%s/ops.csv", full);
+    char *text = slurp(pa, &n);
+    int lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += text[i] == '\n';
+    assert_int_equal(lines, 1 + 12 * 3);
+    free(text);
+    sweep_free(sw);
+    hw_config_free(base);
+    record_source_close(&s);
+}
+
+/* A failing allocation anywhere in a run returns an error, never crashes or leaks. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    char dir[512];
+    for (long k = 1; k < 400; k += 7) {
+        snprintf(dir, sizeof dir, "%s/af%ld", tmpdir, k);
+        struct record_source s;
+        mem_source(&s);
+        struct engine_opts o;
+        engine_opts_default(&o);
+        o.quiet = true;
+        const struct model_ops *m = model_registry_find("count");
+        struct hw_config *base;
+        assert_int_equal(hw_config_defaults(&base, m->schema), 0);
+        struct sweep *sw;
+        struct errmsg e = {0};
+        assert_int_equal(sweep_parse(&sw, "{\"scale\": [1, 2, 3]}", "g", base, &e), 0);
+        struct results *res = NULL;
+        mem_fail_after(k);
+        int rc = results_open(&res, dir, s.content_hash(s.ctx), "count", &e);
+        if (!rc)
+            rc = engine_run(m, &s, sw, res, &o, NULL, &e);
+        mem_fail_after(0);
+        assert_true(rc == 0 || rc == ERR_NOMEM || rc == ERR_IO);
+        results_close(res);
+        sweep_free(sw);
+        hw_config_free(base);
+        record_source_close(&s);
+    }
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-engine-%ld", (long)getpid());
+    mkdir(tmpdir, 0755);
+    test_trace_params_default(&tp);
+    tp.n_records = 1000;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hundred_configs_one_pass),
+        cmocka_unit_test(test_trace_file_read_once),
+        cmocka_unit_test(test_threads_batches_identical),
+        cmocka_unit_test(test_resume_torn),
+        cmocka_unit_test(test_shards_merge),
+        cmocka_unit_test(test_mixed_traces_refused),
+        cmocka_unit_test(test_energy),
+        cmocka_unit_test(test_secondary_tables),
+        cmocka_unit_test(test_alloc_failures),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (rc == 0 && system(cmd) != 0)
+        return 1;
+    return rc;
+}
