@@ -6,7 +6,10 @@
 
 #include "cli/subverb.h"
 
+int cmd_analyze_hash(int argc, char **argv);
+
 static const struct subverb table[] = {
+    {"hash", cmd_analyze_hash, "DiSC hash load balance over ST masks (spec disc 8, Fig. 15)"},
     /* rows: {"name", cmd_analyze_name, "summary"}, */
     {NULL, NULL, NULL},
 };
