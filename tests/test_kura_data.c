@@ -1,0 +1,159 @@
+/*
+ * Tests of capture/kura/kura_data and kura_png: K12 of specs/kura.md (generators are
+ * deterministic per seed and finite, image generators stay in [-1, 1], PNG hues follow
+ * section 9.6), parameter parsing, and thread-count independence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "capture/kura/kura_data.h"
+#include "capture/kura/kura_png.h"
+#include "capture/kura/kura_sde.h"
+#include "common/mem.h"
+#include "common/threads.h"
+
+static const char *names[] = {"grating", "fingerprint", "wood", "const", "ramp", "uniform"};
+
+/* K12: deterministic, finite, in range; seeds matter exactly where randomness is used. */
+static void test_k12_generators(void **state)
+{
+    (void)state;
+    size_t h = 40, w = 33, n = h * w;
+    struct thread_pool *pool = pool_new(2);
+    for (int g = 0; g < 6; g++) {
+        struct kura_data_spec spec;
+        assert_int_equal(kura_data_parse(names[g], NULL, &spec, NULL), 0);
+        double *t1 = mem_alloc(n * 8), *t2 = mem_alloc(n * 8), *t3 = mem_alloc(n * 8);
+        double *x1 = mem_alloc(n * 8);
+        assert_int_equal(kura_data_generate(&spec, h, w, 5, t1, x1, NULL, NULL), 0);
+        assert_int_equal(kura_data_generate(&spec, h, w, 5, t2, NULL, pool, NULL), 0);
+        assert_int_equal(kura_data_generate(&spec, h, w, 6, t3, NULL, NULL, NULL), 0);
+        assert_memory_equal(t1, t2, n * 8); /* same seed (and any thread count): same map */
+        bool differs = memcmp(t1, t3, n * 8) != 0;
+        bool random = spec.kind == KURA_GEN_FINGERPRINT || spec.kind == KURA_GEN_WOOD ||
+                      spec.kind == KURA_GEN_UNIFORM;
+        assert_true(differs == random);
+        double lo = 1e9, hi = -1e9;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(isfinite(t1[i]) && isfinite(x1[i]));
+            assert_true(t1[i] >= -M_PI && t1[i] < M_PI);
+            assert_true(x1[i] >= -1.0 && x1[i] <= 1.0);
+            if (kura_data_is_image(spec.kind))
+                assert_true(t1[i] == kura_x_to_theta(x1[i]));
+            lo = fmin(lo, x1[i]);
+            hi = fmax(hi, x1[i]);
+        }
+        if (kura_data_is_image(spec.kind)) /* a real image spans most of [-1, 1] */
+            assert_true(hi - lo > 1.0);
+        printf("%-12s x in [%.3f, %.3f]\n", names[g], lo, hi);
+        mem_free(t1);
+        mem_free(t2);
+        mem_free(t3);
+        mem_free(x1);
+    }
+    pool_free(pool);
+}
+
+/* Fingerprint normalization: max |x| = 1 after the iterations (v <- v'/max|v'|). */
+static void test_fingerprint_normalized(void **state)
+{
+    (void)state;
+    struct kura_data_spec spec;
+    assert_int_equal(kura_data_parse("fingerprint", "iters=3,radius=4", &spec, NULL), 0);
+    size_t h = 24, w = 30, n = h * w;
+    double *t = mem_alloc(n * 8), *x = mem_alloc(n * 8);
+    assert_int_equal(kura_data_generate(&spec, h, w, 9, t, x, NULL, NULL), 0);
+    double mx = 0;
+    for (size_t i = 0; i < n; i++)
+        mx = fmax(mx, fabs(x[i]));
+    assert_true(fabs(mx - 1.0) < 1e-15);
+    mem_free(t);
+    mem_free(x);
+}
+
+/* Grating formula at one pixel (spec section 4). */
+static void test_grating_formula(void **state)
+{
+    (void)state;
+    struct kura_data_spec spec;
+    assert_int_equal(kura_data_parse("grating", NULL, &spec, NULL), 0);
+    size_t h = 10, w = 12;
+    double t[120], x[120];
+    assert_int_equal(kura_data_generate(&spec, h, w, 1, t, x, NULL, NULL), 0);
+    double r = 3, c = 7, f0 = M_PI / 6;
+    double rho = c * cos(f0) + r * sin(f0) + 6 * sin(2 * M_PI * (r * cos(f0) - c * sin(f0)) / 12);
+    assert_true(fabs(x[3 * 12 + 7] - cos(2 * M_PI * rho / 8)) < 1e-12);
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    struct kura_data_spec spec;
+    struct errmsg e = {0};
+    assert_int_equal(kura_data_parse("fingerprint", "lambda=9,iters=2", &spec, &e), 0);
+    char buf[512];
+    kura_data_describe(&spec, 96, 96, buf, sizeof buf);
+    assert_non_null(strstr(buf, "lambda=9,sigma=3,radius=5,iters=2,core_r=0.4"));
+    assert_int_equal(kura_data_parse("grating", NULL, &spec, &e), 0);
+    kura_data_describe(&spec, 50, 70, buf, sizeof buf);
+    assert_non_null(strstr(buf, "period=70")); /* P = W filled in */
+    assert_int_equal(kura_data_parse("nope", NULL, &spec, &e), ERR_USAGE);
+    assert_int_equal(kura_data_parse("ramp", "nx=1.5", &spec, &e), ERR_USAGE);
+    assert_int_equal(kura_data_parse("wood", "bogus=1", &spec, &e), ERR_USAGE);
+    assert_non_null(strstr(errmsg_text(&e), "bogus"));
+    assert_int_equal(kura_data_parse("fingerprint", "lambda=-1", &spec, &e), ERR_USAGE);
+    assert_int_equal(kura_data_parse("const", "theta", &spec, &e), ERR_USAGE);
+}
+
+/* K12 / spec 9.6: hue = (theta + pi)/(2 pi), S = V = 1: -pi red, -pi/3 green, pi/3 blue. */
+static void test_png_hues(void **state)
+{
+    (void)state;
+    uint8_t c[3];
+    kura_png_hue(-M_PI, c);
+    assert_true(c[0] == 255 && c[1] == 0 && c[2] == 0);
+    kura_png_hue(-M_PI / 3, c);
+    assert_true(c[0] == 0 && c[1] == 255 && c[2] == 0);
+    kura_png_hue(M_PI / 3, c);
+    assert_true(c[0] == 0 && c[1] == 0 && c[2] == 255);
+    kura_png_hue(0.0, c); /* hue 0.5: cyan */
+    assert_true(c[0] == 0 && c[1] == 255 && c[2] == 255);
+    kura_png_hue(M_PI, c); /* wraps to -pi */
+    assert_true(c[0] == 255 && c[1] == 0 && c[2] == 0);
+    char dir[] = "/tmp/kura_png_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/p.png", dir);
+    double th[6] = {-M_PI, -M_PI / 3, M_PI / 3, 0, 1, 2};
+    assert_int_equal(kura_png_phase(path, th, 2, 3, NULL), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char sig[8];
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    fclose(f);
+    assert_memory_equal(sig, "\x89PNG\r\n\x1a\n", 8);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/g.png", dir);
+    assert_int_equal(kura_png_grey(path, th, 2, 3, 0.0, 0.2, NULL), 0);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_k12_generators), cmocka_unit_test(test_fingerprint_normalized),
+        cmocka_unit_test(test_grating_formula), cmocka_unit_test(test_params),
+        cmocka_unit_test(test_png_hues),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
