@@ -16,6 +16,11 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_energy(int argc, char **argv);
 
 struct verb {
     const char *name;
@@ -33,6 +38,11 @@ static const struct verb verbs[] = {
     {"dump", cmd_dump, "print the records of a trace as JSON lines"},
     {"verify", cmd_verify, "check every frame and the index of a trace (exit 0 or 3)"},
     {"recover", cmd_recover, "turn a killed capture's .partial file into a valid trace"},
+    {"replay", cmd_replay, "replay a trace against a hardware config or a sweep"},
+    {"config", cmd_config, "show a model's config keys, check config files"},
+    {"sweep", cmd_sweep, "list a sweep grid, emit Slurm or GNU parallel jobs for it"},
+    {"merge", cmd_merge, "join the results folders of sweep shards"},
+    {"energy", cmd_energy, "recompute energy from activity counts with an energy table"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,215 @@
+/*
+ * cmd_sweep: `acceltrace sweep GRID.json --hw CONFIG.json [--emit slurm|parallel ...]`:
+ * lists the configs a grid expands to, or prints a Slurm array job script or a GNU
+ * parallel command line that replays the shards of the sweep and merges them, so a large
+ * sweep runs on an existing scheduler (DESIGN.md section 5).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/err.h"
+#include "replay/model_registry.h"
+#include "replay/sweep.h"
+
+#define VERB "sweep"
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace sweep GRID.json --hw CONFIG.json [--list]\n"
+          "       acceltrace sweep GRID.json --hw CONFIG.json --emit slurm|parallel\n"
+          "                  --trace FILE.atr --shards N [-j J] [--energy E.json] -o DIR\n"
+          "\n"
+          "--list (default) prints every config of the grid: index, config hash, values.\n"
+          "--emit parallel prints a GNU parallel command running the N shards (J at a time)\n"
+          "and then 'acceltrace merge' into DIR; --emit slurm prints a Slurm array job\n"
+          "script that, run with bash, submits itself as an array of N tasks and a merge job\n"
+          "depending on it. Shards go to DIR/shard-I.\n"
+          "\n"
+          "options:\n"
+          "  --hw CONFIG.json   base config (its \"model\" picks the model)\n"
+          "  --model NAME       use NAME's defaults when no --hw is given\n"
+          "  --acceltrace PATH  program path in the emitted commands (default: this program)\n",
+          f);
+}
+
+/* Single-quotes s for sh into out. */
+static void shq(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    if (n < 3)
+        return;
+    out[k++] = '\'';
+    for (; *s && k + 6 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    out[k++] = '\'';
+    out[k] = 0;
+}
+
+int cmd_sweep(int argc, char **argv);
+int cmd_sweep(int argc, char **argv)
+{
+    const char *grid = NULL, *hw = NULL, *model = NULL, *emit = NULL, *trace = NULL;
+    const char *out = NULL, *energy = NULL, *prog = NULL;
+    int64_t shards = 0, jobs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < argc;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--hw") && has) {
+            hw = argv[++i];
+        } else if (!strcmp(a, "--model") && has) {
+            model = argv[++i];
+        } else if (!strcmp(a, "--emit") && has) {
+            emit = argv[++i];
+        } else if (!strcmp(a, "--trace") && has) {
+            trace = argv[++i];
+        } else if (!strcmp(a, "--energy") && has) {
+            energy = argv[++i];
+        } else if (!strcmp(a, "--acceltrace") && has) {
+            prog = argv[++i];
+        } else if (!strcmp(a, "--shards") && has) {
+            if (!cli_parse_i64(argv[++i], &shards) || shards < 1 || shards > 100000)
+                return cli_usage_error(VERB, "bad shard count '%s'", argv[i]);
+        } else if (!strcmp(a, "-j") && has) {
+            if (!cli_parse_i64(argv[++i], &jobs) || jobs < 1 || jobs > 4096)
+                return cli_usage_error(VERB, "bad job count '%s'", argv[i]);
+        } else if (!strcmp(a, "-o") && has) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--list")) {
+            emit = NULL;
+        } else if (a[0] == '-') {
+            return cli_usage_error(VERB, "unknown option '%s'", a);
+        } else if (!grid) {
+            grid = a;
+        } else {
+            return cli_usage_error(VERB, "more than one grid ('%s')", a);
+        }
+    }
+    if (!grid)
+        return cli_usage_error(VERB, "no grid given");
+    if (!hw && !model)
+        return cli_usage_error(VERB, "no base config given (--hw CONFIG.json)");
+    if (emit && strcmp(emit, "slurm") && strcmp(emit, "parallel"))
+        return cli_usage_error(VERB, "--emit takes slurm or parallel, not '%s'", emit);
+    if (emit && (!trace || !out || !shards))
+        return cli_usage_error(VERB, "--emit needs --trace, --shards and -o");
+
+    struct errmsg e = {0};
+    struct hw_config *base = NULL;
+    struct sweep *sw = NULL;
+    int rc;
+    if (hw) {
+        rc = hw_config_load(&base, hw, model ? model_registry_schema(model) : NULL, &e);
+    } else {
+        const struct hw_schema *s = model_registry_schema(model);
+        if (!s)
+            return cli_usage_error(VERB, "unknown model '%s'", model);
+        rc = hw_config_defaults(&base, s);
+    }
+    if (rc)
+        return cli_fail(rc, errmsg_text(&e));
+    if ((rc = sweep_load(&sw, grid, base, &e))) {
+        hw_config_free(base);
+        return cli_fail(rc, errmsg_text(&e));
+    }
+    size_t n = sweep_count(sw);
+    if (!emit) {
+        const struct hw_schema *s = hw_config_schema(base);
+        for (size_t i = 0; i < n && !rc; i++) {
+            struct hw_config *c;
+            if ((rc = sweep_config(sw, i, &c, &e))) {
+                rc = cli_fail(rc, errmsg_text(&e));
+                break;
+            }
+            printf("%zu %s", i, hw_config_hash(c));
+            for (size_t k = 0; k < s->n_keys; k++) {
+                char a[128], b[128];
+                hw_config_value_text(c, k, a, sizeof a);
+                hw_config_value_text(base, k, b, sizeof b);
+                if (strcmp(a, b))
+                    printf(" %s=%s", s->keys[k].key, a);
+            }
+            printf("\n");
+            hw_config_free(c);
+        }
+        sweep_free(sw);
+        hw_config_free(base);
+        return rc;
+    }
+    sweep_free(sw);
+    char self[PATH_MAX] = "acceltrace";
+    if (!prog) {
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (k > 0)
+            self[k] = 0;
+        prog = self;
+    }
+    char qp[PATH_MAX * 2], qt[PATH_MAX * 2], qh[PATH_MAX * 2 + 16], qg[PATH_MAX * 2],
+        qo[PATH_MAX * 2], qe[PATH_MAX * 2 + 16] = "", qm[256] = "";
+    shq(prog, qp, sizeof qp);
+    shq(trace, qt, sizeof qt);
+    shq(grid, qg, sizeof qg);
+    shq(out, qo, sizeof qo);
+    if (hw) {
+        char t[PATH_MAX * 2];
+        shq(hw, t, sizeof t);
+        snprintf(qh, sizeof qh, "--hw %s", t);
+    } else {
+        char t[200];
+        shq(model, t, sizeof t);
+        snprintf(qh, sizeof qh, "--model %s", t);
+    }
+    if (energy) {
+        char t[PATH_MAX * 2];
+        shq(energy, t, sizeof t);
+        snprintf(qe, sizeof qe, " --energy %s", t);
+    }
+    (void)qm;
+    if (!strcmp(emit, "parallel")) {
+        printf("parallel --halt now,fail=1 -j %lld %s replay %s %s --sweep %s%s -j 1 -q "
+               "--shard {}/%lld -o %s/shard-{} ::: $(seq 1 %lld) && %s merge",
+               (long long)(jobs ? jobs : 2), qp, qt, qh, qg, qe, (long long)shards, qo,
+               (long long)shards, qp);
+        for (int64_t i = 1; i <= shards; i++)
+            printf(" %s/shard-%lld", qo, (long long)i);
+        printf(" -o %s\n", qo);
+    } else {
+        char limit[32] = "";
+        if (jobs)
+            snprintf(limit, sizeof limit, "%%%lld", (long long)jobs);
+        printf("#!/bin/bash\n"
+               "# Slurm array job for a sweep of %zu configs in %lld shards.\n"
+               "# Run with bash: it submits itself as an array job and a merge job after it.\n"
+               "#SBATCH --job-name=acceltrace-sweep\n"
+               "#SBATCH --array=1-%lld%s\n"
+               "#SBATCH --cpus-per-task=1\n"
+               "set -euo pipefail\n"
+               "if [ -z \"${SLURM_ARRAY_TASK_ID:-}\" ]; then\n"
+               "    jid=$(sbatch --parsable \"$0\")\n"
+               "    sbatch --dependency=afterok:\"$jid\" --job-name=acceltrace-merge --wrap \\\n"
+               "        \"%s merge",
+               n, (long long)shards, (long long)shards, limit, qp);
+        for (int64_t i = 1; i <= shards; i++)
+            printf(" %s/shard-%lld", qo, (long long)i);
+        printf(" -o %s\"\n"
+               "    exit 0\n"
+               "fi\n"
+               "exec %s replay %s %s --sweep %s%s -j \"${SLURM_CPUS_PER_TASK:-1}\" -q \\\n"
+               "    --shard \"${SLURM_ARRAY_TASK_ID}/%lld\" -o %s/shard-\"${SLURM_ARRAY_TASK_ID}\"\n",
+               qo, qp, qt, qh, qg, qe, (long long)shards, qo);
+    }
+    hw_config_free(base);
+    return 0;
+}
