@@ -646,10 +646,12 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
     if (!dh)
         return errmsg_set(e, ERR_DATA, "trace has no disc header ('%s')", env->trace_path);
+    int rc = disc_check(cfg, e);
+    if (rc < 0)
+        return rc;
     struct disc_state *s = mem_calloc(1, sizeof *s);
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    int rc = 0;
     struct disc_hw *hw = &s->hw;
     disc_hw_default(hw);
     hw->clock_ghz = hw_config_float(cfg, "clock_ghz");
