@@ -47,6 +47,11 @@ static int finish_plot(struct plot *p, const char *dir, bool *rendered, struct e
         errmsg_set(e, rc, "%s", plot_errmsg(p));
     if (!r)
         *rendered = false;
+    if (rc == ERR_EXTERNAL) {
+        /* gnuplot failed: data, script and CSV are written; the caller warns (e holds why) */
+        *rendered = false;
+        rc = 0;
+    }
     plot_free(p);
     return rc;
 }

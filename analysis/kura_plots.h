@@ -11,7 +11,8 @@
  * step with its bound X_i, activity α per step for each shape, and the phase maps.
  *
  * Nothing prints; *rendered tells whether every PNG of gnuplot was made (false when gnuplot
- * is missing; the data and scripts are still written).
+ * is missing or fails; the data, scripts and CSVs are still written, and on a gnuplot
+ * failure e holds its message while the call returns 0).
  */
 #ifndef ACCELTRACE_KURA_PLOTS_H
 #define ACCELTRACE_KURA_PLOTS_H

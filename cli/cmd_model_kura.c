@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kura_plots.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
@@ -31,6 +32,9 @@ static void usage(FILE *f)
           "                       and one of e_px_pj, p_mw, area_um2\n"
           "  --optimal-width      N_w*(N_h) by eq. 12 for each N_h of --shapes\n"
           "  --budget MM2         lowest-E_px shape with area <= MM2 (SoC shell included)\n"
+          "  --plots DIR          section 9 figures (PNG via gnuplot, CSV beside each): E_px\n"
+          "                       heatmap + N_w*, area vs E_px, cycles vs shape, c_px,eff;\n"
+          "                       with --trace also drift error, activity and phase maps\n"
           "\n"
           "options:\n"
           "  --size HxW           image size (default 96x96)\n"
@@ -40,6 +44,9 @@ static void usage(FILE *f)
           "  --power fit4|table1  power set for E_px in --grid/--budget/--optimal-width (fit4)\n"
           "  --t-txn N            DMA cycles per transaction (default from the table, 16)\n"
           "  --calibrate-dma      re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles\n"
+          "  --trace FILE.atr     kura trace for --plots (its size replaces --size)\n"
+          "  --plot-shapes LIST   shapes of the activity plot (default 20x5,10x10,25x20)\n"
+          "  --every K            phase map of every K-th reverse step (default 10)\n"
           "  -h, --help           this help\n",
           f);
 }
@@ -277,6 +284,33 @@ done:
     return rc;
 }
 
+static int do_plots(const struct kura_energy *e, const char *dir, const char *trace,
+                    const char *shapes, int every, int h, int w)
+{
+    int hs[16], ws[16], n = 0;
+    char buf[256];
+    struct errmsg em = {0};
+    bool rendered = true, r2 = true;
+    snprintf(buf, sizeof buf, "%s", shapes);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n >= 16 || !parse_shape(t, &hs[n], &ws[n]) || hs[n] > 4096 || ws[n] > 4096)
+            return cli_usage_error(VERB, "bad --plot-shapes '%s' (want NhxNw,...)", shapes);
+        n++;
+    }
+    int rc = kura_plots_design(dir, e, h, w, &rendered, &em);
+    if (!rc && trace)
+        rc = kura_plots_trace(dir, trace, hs, ws, n, every, &r2, &em);
+    if (rc)
+        return cli_fail(rc, errmsg_text(&em));
+    if ((!rendered || !r2) && em.code)
+        cli_warn("some plots were not rendered: %s", errmsg_text(&em));
+    else if (!rendered || !r2)
+        cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", dir);
+    printf("wrote %s\n", dir);
+    return 0;
+}
+
 int cmd_model_kura(int argc, char **argv);
 int cmd_model_kura(int argc, char **argv)
 {
@@ -286,6 +320,8 @@ int cmd_model_kura(int argc, char **argv)
     int vals[MAX_SHAPES];
     size_t nv = 0;
     const char *mode = NULL, *fit_path = NULL, *coeffs = NULL, *power = "fit4";
+    const char *plot_dir = NULL, *trace = NULL, *plot_shapes = "20x5,10x10,25x20";
+    int64_t every = 10;
     double budget = 0, t_txn = -1;
     bool calibrate = false;
     kura_energy_default(&e);
@@ -312,6 +348,29 @@ int cmd_model_kura(int argc, char **argv)
                 fit_path = next;
             else if (!cli_parse_f64(next, &budget) || !(budget >= 0) || budget > 1e6)
                 return cli_usage_error(VERB, "bad --budget '%s' (mm^2)", next);
+            i++;
+        } else if (!strcmp(a, "--plots")) {
+            if (mode)
+                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
+                                             "--budget, --plots");
+            if (!next)
+                return cli_usage_error(VERB, "--plots needs a folder");
+            mode = a;
+            plot_dir = next;
+            i++;
+        } else if (!strcmp(a, "--trace")) {
+            if (!next)
+                return cli_usage_error(VERB, "--trace needs a file");
+            trace = next;
+            i++;
+        } else if (!strcmp(a, "--plot-shapes")) {
+            if (!next)
+                return cli_usage_error(VERB, "--plot-shapes needs a list");
+            plot_shapes = next;
+            i++;
+        } else if (!strcmp(a, "--every")) {
+            if (!next || !cli_parse_i64(next, &every) || every < 1 || every > 1000000)
+                return cli_usage_error(VERB, "bad --every");
             i++;
         } else if (!strcmp(a, "--size")) {
             if (!next || !parse_shape(next, &h, &w))
@@ -342,7 +401,8 @@ int cmd_model_kura(int argc, char **argv)
         }
     }
     if (!mode)
-        return cli_usage_error(VERB, "give one of --grid, --fit, --optimal-width, --budget");
+        return cli_usage_error(VERB, "give one of --grid, --fit, --optimal-width, --budget, "
+                                     "--plots");
     if (coeffs) {
         int rc = kura_energy_load(&e, coeffs, &em);
         if (rc)
@@ -362,6 +422,8 @@ int cmd_model_kura(int argc, char **argv)
         return do_grid(&e, p, h, w, vals, nv);
     if (!strcmp(mode, "--fit"))
         return do_fit(&e, fit_path);
+    if (!strcmp(mode, "--plots"))
+        return do_plots(&e, plot_dir, trace, plot_shapes, (int)every, h, w);
     if (!strcmp(mode, "--optimal-width")) {
         for (size_t i = 0; i < nv; i++)
             printf("nw_opt.H%d=%.2f\n", vals[i], kura_nw_opt(p, vals[i])); /* eq. 12 */
