@@ -82,3 +82,100 @@ double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_
         *kernels = nk;
     return s;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * The replay-engine model "a100": the baseline alone, for `acceltrace replay --hw
+ * configs/a100.json` on a disc trace (it reads only the header: the A100 runs dense).
+ */
+#include <string.h>
+
+#include "common/mem.h"
+#include "replay/model.h"
+
+static const struct hw_key a100_keys[] = {
+    HW_KEY_FLOAT("peak_tflops", "TFLOP/s", 1, 1e6, 312, "FP16 dense peak [paper]"),
+    HW_KEY_FLOAT("hbm_gbs", "GB/s", 1, 1e6, 1935, "HBM bandwidth, A100 80 GB PCIe [paper]"),
+    HW_KEY_FLOAT("eff_linear", "", 0.001, 1, 0.60, "GEMM efficiency [decision]"),
+    HW_KEY_FLOAT("eff_attn", "", 0.001, 1, 0.40, "fused attention efficiency [decision]"),
+    HW_KEY_FLOAT("eff_mem", "", 0.001, 1, 0.80, "HBM efficiency [decision]"),
+    HW_KEY_FLOAT("launch_us", "us", 0, 1e6, 4.0, "kernel launch overhead [decision]"),
+    HW_KEY_FLOAT("power_w", "W", 0, 1e5, 250, "board power while busy [decision]"),
+    HW_KEY_INT("elem_bytes", "B", 1, 8, 2, "bytes per operand, FP16 [decision]"),
+};
+
+static const struct hw_schema a100_schema = {
+    .model = "a100",
+    .keys = a100_keys,
+    .n_keys = sizeof a100_keys / sizeof a100_keys[0],
+    .check = NULL,
+};
+
+struct a100_state {
+    struct a100_hw hw;
+    struct a100_dims dm;
+    uint32_t steps;
+};
+
+static int a100_new(void **state, const struct hw_config *cfg, const struct model_env *env,
+                    struct errmsg *e)
+{
+    *state = NULL;
+    const Acceltrace__DiscHeader *dh = env->hdr ? env->hdr->disc : NULL;
+    if (!dh || dh->depth == 0 || dh->tokens == 0 || dh->steps == 0 || dh->depth > 1024 ||
+        dh->hidden > 65536 || dh->heads > 4096)
+        return errmsg_set(e, ERR_DATA, "trace has no usable disc header ('%s')",
+                          env->trace_path);
+    struct a100_state *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    s->hw.peak_tflops = hw_config_float(cfg, "peak_tflops");
+    s->hw.hbm_gbs = hw_config_float(cfg, "hbm_gbs");
+    s->hw.eff_linear = hw_config_float(cfg, "eff_linear");
+    s->hw.eff_attn = hw_config_float(cfg, "eff_attn");
+    s->hw.eff_mem = hw_config_float(cfg, "eff_mem");
+    s->hw.launch_us = hw_config_float(cfg, "launch_us");
+    s->hw.power_w = hw_config_float(cfg, "power_w");
+    s->hw.elem_bytes = (int)hw_config_int(cfg, "elem_bytes");
+    struct a100_dims d = {dh->depth,   dh->hidden,   dh->heads,       dh->head_dim,
+                          dh->text_tokens, dh->caption_width, dh->tokens, dh->batch ? dh->batch : 1,
+                          dh->in_channels, dh->out_channels, dh->patch, dh->latent_h,
+                          dh->latent_w};
+    s->dm = d;
+    s->steps = dh->steps;
+    *state = s;
+    return 0;
+}
+
+static int a100_consume(void *state, const struct model_record *r, struct errmsg *e)
+{
+    (void)state, (void)r, (void)e;
+    return 0; /* always dense: the header fixes everything */
+}
+
+static int a100_finish(void *state, struct model_result *res, struct errmsg *e)
+{
+    struct a100_state *s = state;
+    uint64_t kernels = 0;
+    double t = a100_step_s(&s->hw, &s->dm, &kernels) * s->steps;
+    int rc = result_row_begin(res, NULL);
+    rc = rc ? rc : result_count(res, "kernels", "", kernels * s->steps);
+    rc = rc ? rc : result_metric(res, "seconds", "s", t);
+    rc = rc ? rc : result_metric(res, "a100_j", "J", t * s->hw.power_w);
+    rc = rc ? rc : result_metric_i64(res, "steps", "", s->steps);
+    return rc < 0 ? errmsg_set(e, rc, "cannot add a results row") : 0;
+}
+
+static void a100_free(void *state) { mem_free(state); }
+
+const struct model_ops model_a100_ops = {
+    .name = "a100",
+    .workload = "disc",
+    .summary = "A100 roofline baseline of the DiSC comparison (dense, per-op-class efficiency)",
+    .schema = &a100_schema,
+    .default_config = "configs/a100.json",
+    .default_energy_table = NULL,
+    .new = a100_new,
+    .consume = a100_consume,
+    .finish = a100_finish,
+    .free = a100_free,
+};
