@@ -12,8 +12,8 @@
 
 #include "analysis/plot.h"
 #include "common/mem.h"
-#include "common/rng.h"
 #include "formats/varint.h"
+#include "replay/salca_model.h"
 
 #define MAX_POL (1 + CONFLICTS_MAX_DEPTHS + CONFLICTS_MAX_WINDOWS)
 #define MAX_P_ISS 4096
@@ -572,6 +572,20 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
             ws[nw++] = c->o.windows[k];
     if (nw > 1)
         plot_logscale(p, true, false);
+    {
+        /* keep the paper's 2.18 line in view */
+        double top = 2.3;
+        for (size_t i = 0; i < c->n_pol; i++) {
+            struct conflicts_totals tt;
+            conflicts_totals(c, -1, i, &tt);
+            const struct hbm_pc_policy_cfg *pp = &c->pol[i].cfg;
+            if (pp->policy != HBM_PC_BATCH && tt.alpha * 1.05 > top)
+                top = tt.alpha * 1.05;
+        }
+        char yr[64];
+        snprintf(yr, sizeof yr, "set yrange [1:%.3f]", top);
+        plot_extra(p, yr);
+    }
     struct conflicts_totals t;
     double yb[CONFLICTS_MAX_WINDOWS], yi[CONFLICTS_MAX_WINDOWS];
     for (int g = (c->n_grp > 1 ? 0 : -1); g < (int)c->n_grp && rc == 0; g++) {
@@ -631,69 +645,9 @@ int conflicts_synth_parse(const char *s, enum conflicts_synth_kind *out)
     return 0;
 }
 
-/* Marks [lo, hi) in the selection; returns how many were new. */
-static size_t mark(uint8_t *sel, uint32_t n, int64_t lo, int64_t hi)
-{
-    size_t added = 0;
-    if (lo < 0)
-        lo = 0;
-    if (hi > (int64_t)n)
-        hi = n;
-    for (int64_t i = lo; i < hi; i++)
-        if (!sel[i]) {
-            sel[i] = 1;
-            added++;
-        }
-    return added;
-}
-
 int conflicts_synth(enum conflicts_synth_kind kind, uint32_t n, double retention, uint64_t seed,
                     uint64_t a, uint64_t b, uint32_t *idx, size_t *count)
 {
-    *count = 0;
-    if (n == 0 || !(retention > 0) || retention > 1)
-        return ERR_USAGE;
-    size_t k = (size_t)ceil(retention * (double)n);
-    if (k > n)
-        k = n;
-    struct rng r;
-    rng_stream(&r, seed, "conflicts_synth", a, b);
-    if (kind == CONFLICTS_SYNTH_UNIFORM) {
-        /* Selection sampling (Knuth's algorithm S): exactly k, sorted, O(n). */
-        size_t got = 0;
-        for (uint32_t i = 0; i < n && got < k; i++)
-            if ((double)(n - i) * rng_uniform(&r) < (double)(k - got))
-                idx[got++] = i;
-        *count = got;
-        return 0;
-    }
-    uint8_t *sel = mem_calloc(n, 1);
-    if (!sel)
-        return ERR_NOMEM;
-    size_t have = 0;
-    if (k >= n) {
-        have = mark(sel, n, 0, n);
-    } else if (kind == CONFLICTS_SYNTH_NEEDLE) {
-        have += mark(sel, n, 0, 4);                   /* sinks */
-        have += mark(sel, n, (int64_t)n - 64, n);     /* recent tokens */
-        for (int s = 0; s < 2 && have < k; s++) {     /* two needle spans of 64 */
-            int64_t st = (int64_t)rng_below(&r, n);
-            have += mark(sel, n, st, st + 64);
-        }
-    } else {
-        have += mark(sel, n, 0, 4);                   /* sinks (StreamingLLM's 4) */
-        have += mark(sel, n, (int64_t)n - 16, n);     /* locality at the end */
-    }
-    /* Peaks: pooled width 5 selects [p - 2, p + 2] (spec 5.6, w = 5). */
-    while (have < k) {
-        int64_t p = (int64_t)rng_below(&r, n);
-        have += mark(sel, n, p - 2, p + 3);
-    }
-    size_t got = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (sel[i])
-            idx[got++] = i;
-    mem_free(sel);
-    *count = got;
-    return 0;
+    /* The generator lives in replay/ (the model's retention what-if uses it too). */
+    return salca_synth_selection((int)kind, n, retention, seed, a, b, idx, count);
 }

@@ -1,0 +1,276 @@
+/*
+ * cmd_analyze_conflicts: `acceltrace analyze conflicts FILE.atr... -o DIR`: replays every
+ * Salca selection's K/V gathers against the HBM pseudo-channel mapping under batch,
+ * in-order and reorder-window issue in one pass (specs/salca.md sections 11-12).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/conflicts.h"
+#include "analysis/plot.h"
+#include "cli/cli.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "traces/trace_reader.h"
+
+#define VERB "analyze conflicts"
+#define MAX_FILES 256
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace analyze conflicts FILE.atr... -o DIR [options]\n"
+          "       acceltrace analyze conflicts --synthetic KIND -o DIR [options]\n"
+          "\n"
+          "HBM pseudo-channel conflicts of Salca's K/V gathers (specs/salca.md section 11):\n"
+          "every selection is mapped to the attention PCs and replayed under batch issue,\n"
+          "in-order issue (each FIFO depth) and reorder windows (each size) in one pass.\n"
+          "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
+          "conflict_per_batch.csv and their plots to DIR; prints alpha per policy.\n"
+          "\n"
+          "options:\n"
+          "  -o DIR               output folder (required)\n"
+          "  --pcs N              attention pseudo-channels h_att (16)\n"
+          "  --map mod|xor|hash   token-to-PC mapping (mod)\n"
+          "  --window LIST        reorder windows, 0 = in-order (0,16,32,64,128,256)\n"
+          "  --depth LIST         in-order FIFO depths D_f (1,2,4)\n"
+          "  --p-iss N            requests issued per slot (h_att)\n"
+          "  --att-base N         first attention PC, for reports (16)\n"
+          "  --seed N             hash map seed (0)\n"
+          "  --method NAME|ID|all selection method to analyze (salca)\n"
+          "  --group family|task|file|none  series label per trace (family)\n"
+          "  --synthetic KIND     no trace: uniform|clustered|needle selections\n"
+          "  --n N, --retention X, --jobs N, --layers N  synthetic context, retention, jobs\n"
+          "                       and layers (32768, 0.05, 64, 4)\n"
+          "  -h, --help           this help\n",
+          f);
+}
+
+static bool parse_list(const char *s, uint32_t *v, size_t *n, size_t max, uint32_t lo)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        unsigned long x = strtoul(p, &end, 10);
+        if (errno || end == p || x < lo || x > (1ul << 24) || *n >= max || *p == '-')
+            return false;
+        v[(*n)++] = (uint32_t)x;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return false;
+        p = end;
+    }
+    return *n > 0;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    int64_t v;
+    if (!cli_parse_i64(s, &v) || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static const char *const method_names[] = {"salca", "std_topk", "pl_topk", "full_feat", "quest",
+                                           "dense"};
+
+static int run_file(struct conflicts *c, const char *path, const char *group_mode)
+{
+    struct trace_reader *r = NULL;
+    char err[512] = "";
+    int rc = trace_reader_open(&r, path, NULL, err, sizeof err);
+    if (rc < 0)
+        return cli_fail(rc, err);
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
+        cli_error("not a salca trace ('%s' workload '%s')", path, hdr ? hdr->workload : "");
+        trace_reader_free(r);
+        return 3;
+    }
+    const char *group = "all";
+    if (!strcmp(group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
+        group = hdr->salca->task_family;
+    else if (!strcmp(group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
+        group = hdr->salca->task_name;
+    else if (!strcmp(group_mode, "file"))
+        group = path;
+    Acceltrace__Record *rec = NULL;
+    uint64_t n = 0;
+    while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
+            rc = conflicts_add_select(c, group, rec->salca_select);
+            if (rc < 0) {
+                trace_record_free(rec);
+                cli_error("%s ('%s' record %llu)", conflicts_errmsg(c), path,
+                          (unsigned long long)n);
+                trace_reader_free(r);
+                return err_exit_code(rc);
+            }
+        }
+        trace_record_free(rec);
+        n++;
+    }
+    if (rc < 0) {
+        rc = cli_fail(rc, trace_reader_errmsg(r));
+        trace_reader_free(r);
+        return rc;
+    }
+    trace_reader_free(r);
+    return 0;
+}
+
+int cmd_analyze_conflicts(int argc, char **argv);
+int cmd_analyze_conflicts(int argc, char **argv)
+{
+    struct conflicts_opts o;
+    conflicts_opts_default(&o);
+    const char *outdir = NULL, *group_mode = "family", *synth = NULL;
+    const char *files[MAX_FILES];
+    size_t n_files = 0;
+    uint32_t syn_n = 32768, syn_jobs = 64, syn_layers = 4;
+    double syn_ret = 0.05;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        }
+        if (a[0] != '-') {
+            if (n_files == MAX_FILES)
+                return cli_usage_error(VERB, "at most %d trace files", MAX_FILES);
+            files[n_files++] = a;
+            continue;
+        }
+        if (!v)
+            return cli_usage_error(VERB, "option '%s' needs a value", a);
+        i++;
+        if (!strcmp(a, "-o")) {
+            outdir = v;
+        } else if (!strcmp(a, "--pcs")) {
+            if (!parse_u32(v, 1, HBM_PC_MAX_PCS, &o.map.h_att))
+                return cli_usage_error(VERB, "bad --pcs '%s' (1..%d)", v, HBM_PC_MAX_PCS);
+        } else if (!strcmp(a, "--map")) {
+            if (hbm_pc_map_parse(v, &o.map.map) < 0)
+                return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
+        } else if (!strcmp(a, "--window")) {
+            if (!parse_list(v, o.windows, &o.n_windows, CONFLICTS_MAX_WINDOWS, 0))
+                return cli_usage_error(VERB, "bad --window '%s' (up to %d sizes, e.g. 0,16,128)",
+                                       v, CONFLICTS_MAX_WINDOWS);
+        } else if (!strcmp(a, "--depth")) {
+            if (!parse_list(v, o.depths, &o.n_depths, CONFLICTS_MAX_DEPTHS, 1))
+                return cli_usage_error(VERB, "bad --depth '%s' (up to %d depths >= 1)", v,
+                                       CONFLICTS_MAX_DEPTHS);
+        } else if (!strcmp(a, "--p-iss")) {
+            if (!parse_u32(v, 1, 4096, &o.p_iss))
+                return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
+        } else if (!strcmp(a, "--att-base")) {
+            if (!parse_u32(v, 0, 1u << 20, &o.att_base))
+                return cli_usage_error(VERB, "bad --att-base '%s'", v);
+        } else if (!strcmp(a, "--seed")) {
+            if (!cli_parse_u64(v, &o.map.seed))
+                return cli_usage_error(VERB, "bad --seed '%s'", v);
+        } else if (!strcmp(a, "--method")) {
+            uint32_t id;
+            o.method = -2;
+            if (!strcmp(v, "all"))
+                o.method = -1;
+            for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
+                if (!strcmp(v, method_names[k]))
+                    o.method = (int32_t)k;
+            if (o.method == -2 && parse_u32(v, 0, 1u << 20, &id))
+                o.method = (int32_t)id;
+            if (o.method == -2)
+                return cli_usage_error(VERB, "bad --method '%s' (a name, an id or all)", v);
+        } else if (!strcmp(a, "--group")) {
+            if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") &&
+                strcmp(v, "none"))
+                return cli_usage_error(VERB, "bad --group '%s' (family, task, file or none)", v);
+            group_mode = v;
+        } else if (!strcmp(a, "--synthetic")) {
+            enum conflicts_synth_kind k;
+            if (conflicts_synth_parse(v, &k) < 0)
+                return cli_usage_error(VERB, "bad --synthetic '%s' (uniform, clustered, needle)",
+                                       v);
+            synth = v;
+        } else if (!strcmp(a, "--n")) {
+            if (!parse_u32(v, 1, CONFLICTS_MAX_CTX, &syn_n))
+                return cli_usage_error(VERB, "bad --n '%s'", v);
+        } else if (!strcmp(a, "--jobs")) {
+            if (!parse_u32(v, 1, 1u << 20, &syn_jobs))
+                return cli_usage_error(VERB, "bad --jobs '%s'", v);
+        } else if (!strcmp(a, "--layers")) {
+            if (!parse_u32(v, 1, CONFLICTS_MAX_LAYERS, &syn_layers))
+                return cli_usage_error(VERB, "bad --layers '%s'", v);
+        } else if (!strcmp(a, "--retention")) {
+            if (!cli_parse_f64(v, &syn_ret) || !(syn_ret > 0) || syn_ret > 1)
+                return cli_usage_error(VERB, "bad --retention '%s' (0 < x <= 1)", v);
+        } else {
+            return cli_usage_error(VERB, "unknown option '%s'", a);
+        }
+    }
+    if (!outdir)
+        return cli_usage_error(VERB, "missing -o DIR");
+    if (!n_files && !synth)
+        return cli_usage_error(VERB, "no trace file (or --synthetic KIND) given");
+    if (n_files && synth)
+        return cli_usage_error(VERB, "give trace files or --synthetic, not both");
+
+    struct conflicts *c = NULL;
+    struct errmsg e = {0};
+    int rc = conflicts_new(&c, &o, &e);
+    if (rc < 0)
+        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    int status = 0;
+    if (synth) {
+        enum conflicts_synth_kind k;
+        conflicts_synth_parse(synth, &k);
+        uint32_t *idx = mem_alloc((size_t)syn_n * sizeof *idx);
+        if (!idx) {
+            conflicts_free(c);
+            return cli_fail(ERR_NOMEM, "out of memory");
+        }
+        uint32_t heads = (syn_jobs + syn_layers - 1) / syn_layers;
+        for (uint32_t j = 0; j < syn_jobs && status == 0; j++) {
+            size_t cnt = 0;
+            uint32_t l = j / heads, h = j % heads;
+            rc = conflicts_synth(k, syn_n, syn_ret, o.map.seed, l, h, idx, &cnt);
+            if (rc == 0)
+                rc = conflicts_add_job(c, synth, l, h, idx, cnt);
+            if (rc < 0)
+                status = cli_fail(rc, conflicts_errmsg(c));
+        }
+        mem_free(idx);
+    }
+    for (size_t f = 0; f < n_files && status == 0; f++)
+        status = run_file(c, files[f], group_mode);
+    if (status == 0) {
+        bool rendered = true;
+        rc = conflicts_write(c, outdir, &rendered);
+        if (rc < 0)
+            status = cli_fail(rc, conflicts_errmsg(c));
+        else if (!rendered && !plot_gnuplot_available())
+            cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", outdir);
+    }
+    if (status == 0) {
+        struct conflicts_totals t;
+        conflicts_totals(c, -1, 0, &t);
+        printf("map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
+               hbm_pc_map_name(o.map.map), o.map.h_att, o.att_base,
+               o.p_iss ? o.p_iss : o.map.h_att, (unsigned long long)t.jobs,
+               (unsigned long long)t.tokens, t.bound);
+        for (size_t i = 0; i < conflicts_n_policies(c); i++) {
+            conflicts_totals(c, -1, i, &t);
+            printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
+        }
+        if (t.jobs == 0)
+            cli_warn("no selections of the chosen method were found");
+    }
+    conflicts_free(c);
+    return status;
+}

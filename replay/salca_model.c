@@ -1,0 +1,740 @@
+/*
+ * salca_model: trace-driven pipeline model of the Salca accelerator (specs/salca.md
+ * section 10; docs/models.md#salca-replay) and its replay model "salca".
+ */
+#include "replay/salca_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/mem.h"
+#include "common/rng.h"
+#include "formats/varint.h"
+#include "replay/hw_config.h"
+#include "replay/model.h"
+
+__extension__ typedef unsigned __int128 salca_u128;
+
+const char *salca_stage_name(int k)
+{
+    static const char *const names[SALCA_STAGES] = {"P", "Q", "F", "A"};
+    return k >= 0 && k < SALCA_STAGES ? names[k] : "?";
+}
+
+void salca_pipe_params_default(struct salca_pipe_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->d = 128;     /* [derived] spec section 2 */
+    p->r = 64;      /* s_f·d, s_f = 1/2 [paper] */
+    p->b_pre = 160; /* 2·d·s_f + 32 [paper] */
+    p->b_att = 2048; /* 16·d [paper] */
+    p->chn = 32;
+    p->h_pre = 11; /* final design [paper] */
+    p->h_att = 16;
+    p->p_pre = 16;
+    p->p_att = 1;
+    p->bw = salca_rat_int(128);
+    p->f_hbm_ghz = salca_rat_int(1);
+    p->f_cmp_ghz = (struct salca_rat){1, 2};
+    p->beta_pre = (struct salca_rat){19, 20};
+    p->beta_att = (struct salca_rat){11, 20};
+    p->alpha = (struct salca_rat){117, 100};
+    p->alpha_mode = SALCA_ALPHA_MEASURED;
+    p->map = (struct hbm_pc_mapping){HBM_PC_MAP_MOD, 16, 0};
+    p->policy = (struct hbm_pc_policy_cfg){HBM_PC_INORDER, 16, 1, 128};
+    p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, spec section 10] */
+    p->pool_w = 5;
+}
+
+int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
+{
+    int rc;
+    if (p->d < 1 || p->b_pre < 1 || p->b_att < 1 || p->chn < 1 || p->p_pre < 1 ||
+        p->p_att < 1 || p->dense_tokens_per_cycle < 1)
+        return errmsg_set(e, ERR_CONFIG, "d, bit counts, chn, p_pre, p_att must be positive");
+    if (p->bw.num <= 0 || p->f_hbm_ghz.num <= 0 || p->f_cmp_ghz.num <= 0 ||
+        p->beta_pre.num <= 0 || p->beta_att.num <= 0 || p->alpha.num <= 0)
+        return errmsg_set(e, ERR_CONFIG, "bw, clocks, beta and alpha must be positive");
+    if (!p->dense) {
+        if (p->h_pre < 1 || p->h_att < 1)
+            return errmsg_set(e, ERR_CONFIG, "h_pre and h_att must be positive");
+        if (p->h_pre + p->h_att > p->chn)
+            return errmsg_set(e, ERR_CONFIG,
+                              "h_pre + h_att = %u + %u exceeds chn = %u pseudo-channels",
+                              p->h_pre, p->h_att, p->chn);
+        p->map.h_att = p->h_att;
+    } else {
+        /* ASIC_D stripes every token over all chn PCs [decision, spec section 10]. */
+        p->map.h_att = p->chn;
+        p->map.map = HBM_PC_MAP_MOD;
+    }
+    if ((rc = hbm_pc_mapping_check(&p->map, e)) < 0)
+        return rc;
+    if (p->policy.p_iss == 0)
+        p->policy.p_iss = p->map.h_att;
+    if (p->policy.depth < 1 || p->policy.window < 1)
+        return errmsg_set(e, ERR_CONFIG, "FIFO depth and window must be at least 1");
+    struct salca_rat t, bwf;
+    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair [spec section 10]. */
+    if ((rc = salca_rat_mul(p->bw, p->f_hbm_ghz, &bwf)) < 0 ||
+        (rc = salca_rat_mul(salca_rat_int(p->b_att), p->f_cmp_ghz, &t)) < 0 ||
+        (rc = salca_rat_div(t, bwf, &p->t_slot)) < 0 ||
+        (rc = salca_rat_div(p->t_slot, p->beta_att, &p->x_att)) < 0)
+        goto overflow;
+    /* x_pre = b_pre·f_CMP/(beta_pre·h_pre·bw·f_HBM) (paper T_pre = n/(beta_pre·m_pre) with
+     * m_pre = h_pre·bw·f_HBM/(b_pre·f_CMP)). */
+    uint32_t hp = p->dense ? p->chn : p->h_pre;
+    if ((rc = salca_rat_mul(salca_rat_int(p->b_pre), p->f_cmp_ghz, &t)) < 0 ||
+        (rc = salca_rat_div(t, bwf, &t)) < 0 || (rc = salca_rat_div(t, p->beta_pre, &t)) < 0 ||
+        (rc = salca_rat_div(t, salca_rat_int(hp), &p->x_pre)) < 0)
+        goto overflow;
+    /* global: alpha·t_slot/(h_att·beta_att) (paper T_att = n·r·alpha/(beta_att·m_att)). */
+    if ((rc = salca_rat_mul(p->alpha, p->x_att, &t)) < 0 ||
+        (rc = salca_rat_div(t, salca_rat_int(p->map.h_att), &p->x_glob)) < 0)
+        goto overflow;
+    return 0;
+overflow:
+    return errmsg_set(e, ERR_CONFIG, "parameters too large for exact arithmetic");
+}
+
+/* ceil(v·x) for a non-negative rational x, exact. */
+static uint64_t ceil_mul(uint64_t v, struct salca_rat x)
+{
+    salca_u128 num = (salca_u128)v * (uint64_t)x.num;
+    salca_u128 q = num / (uint64_t)x.den;
+    if (num % (uint64_t)x.den)
+        q++;
+    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
+                          uint64_t slots, uint64_t T[SALCA_STAGES])
+{
+    if (p->dense) {
+        /* ASIC_D: stage A only; all n tokens over chn PCs at beta_pre (sequential), at
+         * dense_tokens_per_cycle tokens per cycle [spec section 10, decision]. */
+        struct salca_rat x;
+        if (salca_rat_div(p->t_slot, p->beta_pre, &x) < 0)
+            x = p->x_att;
+        T[SALCA_ST_P] = T[SALCA_ST_Q] = T[SALCA_ST_F] = 0;
+        T[SALCA_ST_A] = max64(ceil_div(n, p->dense_tokens_per_cycle),
+                              ceil_mul(ceil_div(n, p->chn), x)) +
+                        p->c_stage[SALCA_ST_A];
+        return;
+    }
+    /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [spec section 10; paper T_pre]. */
+    T[SALCA_ST_P] = max64(ceil_div(n, p->p_pre), ceil_mul(n, p->x_pre)) + p->c_stage[SALCA_ST_P];
+    /* Q: ceil(n/64); F: 4 + ceil(n/64): 64-way datapath, T_Q + T_F ~ 2n/64 [paper]. */
+    T[SALCA_ST_Q] = ceil_div(n, 64) + p->c_stage[SALCA_ST_Q];
+    T[SALCA_ST_F] = 4 + ceil_div(n, 64) + p->c_stage[SALCA_ST_F];
+    /* A: max(ceil(|S|/p_att), ceil(slots·t_slot/beta_att)) [spec section 10]; global alpha:
+     * ceil(|S|·alpha·t_slot/(h_att·beta_att)) [paper T_att]. */
+    uint64_t mem = p->alpha_mode == SALCA_ALPHA_GLOBAL ? ceil_mul(n_sel, p->x_glob)
+                                                        : ceil_mul(slots, p->x_att);
+    T[SALCA_ST_A] = max64(ceil_div(n_sel, p->p_att), mem) + p->c_stage[SALCA_ST_A];
+}
+
+void salca_job_activity(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
+                        struct salca_activity *a)
+{
+    memset(a, 0, sizeof *a);
+    if (p->dense) {
+        a->hbm_att_bytes = n * (p->b_att / 8);
+        a->mac_int8 = 2 * n * p->d;
+        a->exps = n;
+        return;
+    }
+    /* spec section 10 "HBM bytes" and "activity counts" */
+    a->hbm_pre_bytes = ceil_div(n * p->b_pre, 8);
+    a->hbm_att_bytes = ceil_div(n_sel * p->b_att, 8);
+    a->mac_3x2 = n * p->r;
+    a->mac_int8 = 2 * n_sel * p->d;
+    a->exps = n_sel;
+    a->pool_cmp = n * (p->pool_w > 0 ? p->pool_w - 1 : 0);
+    a->hist_upd = n;
+    a->filter_cmp = n;
+}
+
+void salca_sched_begin(struct salca_sched *s, uint64_t t0)
+{
+    s->t0 = t0;
+    s->jobs = 0;
+    for (int k = 0; k < SALCA_STAGES; k++)
+        s->fin1[k] = s->fin2[k] = t0;
+}
+
+void salca_sched_push(struct salca_sched *s, const uint64_t T[SALCA_STAGES])
+{
+    uint64_t fin[SALCA_STAGES];
+    uint64_t prev = s->t0; /* job available at the sequence start */
+    for (int k = 0; k < SALCA_STAGES; k++) {
+        /* start[k][j] = max(finish[k][j-1], finish[k-1][j], finish[k+1][j-2]): two buffers
+         * between neighbouring stages [spec section 10, decision]. */
+        uint64_t st = max64(s->fin1[k], prev);
+        if (k + 1 < SALCA_STAGES)
+            st = max64(st, s->fin2[k + 1]);
+        fin[k] = st + T[k];
+        prev = fin[k];
+    }
+    for (int k = 0; k < SALCA_STAGES; k++) {
+        s->fin2[k] = s->fin1[k];
+        s->fin1[k] = fin[k];
+    }
+    s->jobs++;
+}
+
+uint64_t salca_sched_end(const struct salca_sched *s)
+{
+    return s->jobs ? s->fin1[SALCA_STAGES - 1] : s->t0;
+}
+
+/* ---- synthetic selections ---- */
+
+static size_t mark(uint8_t *sel, uint32_t n, int64_t lo, int64_t hi)
+{
+    size_t added = 0;
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)n)
+        hi = n;
+    for (int64_t i = lo; i < hi; i++)
+        if (!sel[i]) {
+            sel[i] = 1;
+            added++;
+        }
+    return added;
+}
+
+int salca_synth_selection(int kind, uint32_t n, double retention, uint64_t seed, uint64_t a,
+                          uint64_t b, uint32_t *idx, size_t *count)
+{
+    *count = 0;
+    if (n == 0 || !(retention > 0) || retention > 1 || kind < 0 || kind > 2)
+        return ERR_USAGE;
+    size_t k = (size_t)ceil(retention * (double)n);
+    if (k > n)
+        k = n;
+    struct rng r;
+    rng_stream(&r, seed, "salca_synth_selection", a, b);
+    if (kind == 0) {
+        /* Selection sampling (Knuth's algorithm S): exactly k, sorted, O(n). */
+        size_t got = 0;
+        for (uint32_t i = 0; i < n && got < k; i++)
+            if ((double)(n - i) * rng_uniform(&r) < (double)(k - got))
+                idx[got++] = i;
+        *count = got;
+        return 0;
+    }
+    uint8_t *sel = mem_calloc(n, 1);
+    if (!sel)
+        return ERR_NOMEM;
+    size_t have = 0;
+    if (k >= n) {
+        have = mark(sel, n, 0, n);
+    } else if (kind == 2) {
+        have += mark(sel, n, 0, 4);               /* sinks */
+        have += mark(sel, n, (int64_t)n - 64, n); /* recent tokens */
+        for (int s = 0; s < 2 && have < k; s++) { /* two needle spans of 64 */
+            int64_t st = (int64_t)rng_below(&r, n);
+            have += mark(sel, n, st, st + 64);
+        }
+    } else {
+        have += mark(sel, n, 0, 4);               /* sinks (StreamingLLM's 4) */
+        have += mark(sel, n, (int64_t)n - 16, n); /* locality at the end */
+    }
+    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (spec 5.6, w = 5). */
+    while (have < k) {
+        int64_t p = (int64_t)rng_below(&r, n);
+        have += mark(sel, n, p - 2, p + 3);
+    }
+    size_t got = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (sel[i])
+            idx[got++] = i;
+    mem_free(sel);
+    *count = got;
+    return 0;
+}
+
+/* ======================= the replay model "salca" ======================= */
+
+static const struct hw_key salca_keys[] = {
+    HW_KEY_STRING("variant", "salca", "salca|dense",
+                  "salca pipeline, or dense = the paper's ASIC_D reference [spec 10]"),
+    HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, spec 2]"),
+    HW_KEY_FLOAT("s_f", "", 0.001, 1, 0.5, "feature keep ratio [paper]"),
+    HW_KEY_INT("w_k", "bits", 1, 16, 2, "key code width [paper]; ASIC_S_4: 4"),
+    HW_KEY_INT("factor_bits", "bits", 0, 1024, 32, "per-key FP16 scale + zero [paper]"),
+    HW_KEY_INT("chn", "", 1, 1024, 32, "HBM pseudo-channels, one HBM2 [paper]"),
+    HW_KEY_INT("bw", "bits", 1, 65536, 128, "bits per PC per HBM cycle [derived, spec 9]"),
+    HW_KEY_FLOAT("f_hbm_ghz", "GHz", 0.001, 100, 1.0, "HBM clock [paper]"),
+    HW_KEY_FLOAT("f_cmp_ghz", "GHz", 0.001, 100, 0.5, "compute clock [paper]"),
+    HW_KEY_INT("h_pre", "", 1, 1024, 11, "pre-compute PCs, final design [paper]"),
+    HW_KEY_INT("h_att", "", 1, 1024, 16, "attention PCs, final design [paper]"),
+    HW_KEY_INT("p_pre", "", 1, 65536, 16, "pre-compute keys per cycle [paper]"),
+    HW_KEY_INT("p_att", "", 1, 65536, 1, "attention K-V pairs per cycle [paper]"),
+    HW_KEY_FLOAT("beta_pre", "", 0.001, 1, 0.95, "HBM efficiency, sequential [paper]"),
+    HW_KEY_FLOAT("beta_att", "", 0.001, 1, 0.55, "HBM efficiency, attention [paper]"),
+    HW_KEY_STRING("alpha_mode", "measured", "measured|global",
+                  "alpha from the PC simulation, or one global alpha [spec 10]"),
+    HW_KEY_FLOAT("alpha", "", 0.01, 1000, 1.17, "global alpha [paper]"),
+    HW_KEY_STRING("map", "mod", "mod|xor|hash", "token-to-PC mapping [spec 11]"),
+    HW_KEY_INT("map_seed", "", 0, 9007199254740991.0, 0, "hash map seed [decision]"),
+    HW_KEY_STRING("policy", "inorder", "batch|inorder|window", "issue policy [spec 11]"),
+    HW_KEY_INT("depth", "", 1, 1048576, 1, "in-order FIFO depth D_f [decision]"),
+    HW_KEY_INT("window", "", 1, 16777216, 128, "reorder window W [paper: range 128]"),
+    HW_KEY_INT("p_iss", "", 0, 4096, 0, "requests issued per slot; 0 = h_att [decision]"),
+    HW_KEY_INT("c_stage.p", "cycles", 0, 1000000, 0, "fill depth of stage P [decision]"),
+    HW_KEY_INT("c_stage.q", "cycles", 0, 1000000, 0, "fill depth of stage Q [decision]"),
+    HW_KEY_INT("c_stage.f", "cycles", 0, 1000000, 0, "fill depth of stage F [decision]"),
+    HW_KEY_INT("c_stage.a", "cycles", 0, 1000000, 0, "fill depth of stage A [decision]"),
+    HW_KEY_INT("layer_gap", "cycles", 0, 1e12, 0, "cycles between layers [decision]"),
+    HW_KEY_BOOL("no_layer_drain", 0, "stream a whole step as one sequence [decision]"),
+    HW_KEY_INT("dense_tokens_per_cycle", "", 1, 65536, 4, "ASIC_D compute width [decision]"),
+    HW_KEY_INT("pool_w", "", 1, 255, 5, "max-pool width for activity counts [decision]"),
+    HW_KEY_INT("method", "", 0, 65535, 0, "SalcaSelect method replayed (0 salca)"),
+    HW_KEY_FLOAT("retention", "", 0, 1, 0,
+                 "0: the trace's selections; > 0: synthetic selections of this retention"),
+    HW_KEY_STRING("synth_kind", "clustered", "uniform|clustered|needle",
+                  "generator of the retention what-if"),
+    HW_KEY_INT("synth_seed", "", 0, 9007199254740991.0, 1, "seed of the retention what-if"),
+    HW_KEY_BOOL("steps_table", 1, "write the per-step table salca_steps.csv"),
+};
+
+/* A double config value as an exact decimal rational ("0.95" -> 19/20). */
+static int rat_of(double v, struct salca_rat *out)
+{
+    char s[64];
+    snprintf(s, sizeof s, "%.9f", v);
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == '0')
+        s[--len] = 0;
+    if (len > 0 && s[len - 1] == '.')
+        s[--len] = 0;
+    return salca_rat_parse(s, out);
+}
+
+static int params_from_config(const struct hw_config *cfg, struct salca_pipe_params *p,
+                              struct errmsg *e)
+{
+    salca_pipe_params_default(p);
+    p->dense = !strcmp(hw_config_str(cfg, "variant"), "dense");
+    p->d = (uint32_t)hw_config_int(cfg, "d");
+    struct salca_rat sf, t;
+    if (rat_of(hw_config_float(cfg, "s_f"), &sf) < 0)
+        return errmsg_set(e, ERR_CONFIG, "s_f is not a decimal ratio");
+    /* b_pre = w_k·d·s_f + 32 [paper]; r = s_f·d */
+    if (salca_rat_mul(sf, salca_rat_int(p->d), &t) < 0 || t.den != 1)
+        return errmsg_set(e, ERR_CONFIG, "s_f·d must be a whole number of channels");
+    p->r = (uint32_t)t.num;
+    p->b_pre = (uint32_t)(hw_config_int(cfg, "w_k") * t.num + hw_config_int(cfg, "factor_bits"));
+    p->b_att = 16 * p->d; /* [paper] */
+    p->chn = (uint32_t)hw_config_int(cfg, "chn");
+    p->h_pre = (uint32_t)hw_config_int(cfg, "h_pre");
+    p->h_att = (uint32_t)hw_config_int(cfg, "h_att");
+    p->p_pre = (uint32_t)hw_config_int(cfg, "p_pre");
+    p->p_att = (uint32_t)hw_config_int(cfg, "p_att");
+    p->bw = salca_rat_int(hw_config_int(cfg, "bw"));
+    if (rat_of(hw_config_float(cfg, "f_hbm_ghz"), &p->f_hbm_ghz) < 0 ||
+        rat_of(hw_config_float(cfg, "f_cmp_ghz"), &p->f_cmp_ghz) < 0 ||
+        rat_of(hw_config_float(cfg, "beta_pre"), &p->beta_pre) < 0 ||
+        rat_of(hw_config_float(cfg, "beta_att"), &p->beta_att) < 0 ||
+        rat_of(hw_config_float(cfg, "alpha"), &p->alpha) < 0)
+        return errmsg_set(e, ERR_CONFIG, "clocks, beta and alpha must be decimals");
+    p->alpha_mode = strcmp(hw_config_str(cfg, "alpha_mode"), "global") ? SALCA_ALPHA_MEASURED
+                                                                        : SALCA_ALPHA_GLOBAL;
+    if (hbm_pc_map_parse(hw_config_str(cfg, "map"), &p->map.map) < 0 ||
+        hbm_pc_policy_parse(hw_config_str(cfg, "policy"), &p->policy.policy) < 0)
+        return errmsg_set(e, ERR_CONFIG, "bad map or policy");
+    p->map.seed = (uint64_t)hw_config_int(cfg, "map_seed");
+    p->policy.depth = (uint32_t)hw_config_int(cfg, "depth");
+    p->policy.window = (uint32_t)hw_config_int(cfg, "window");
+    p->policy.p_iss = (uint32_t)hw_config_int(cfg, "p_iss");
+    p->c_stage[SALCA_ST_P] = (uint32_t)hw_config_int(cfg, "c_stage.p");
+    p->c_stage[SALCA_ST_Q] = (uint32_t)hw_config_int(cfg, "c_stage.q");
+    p->c_stage[SALCA_ST_F] = (uint32_t)hw_config_int(cfg, "c_stage.f");
+    p->c_stage[SALCA_ST_A] = (uint32_t)hw_config_int(cfg, "c_stage.a");
+    p->layer_gap = (uint64_t)hw_config_int(cfg, "layer_gap");
+    p->no_layer_drain = hw_config_bool(cfg, "no_layer_drain");
+    p->dense_tokens_per_cycle = (uint32_t)hw_config_int(cfg, "dense_tokens_per_cycle");
+    p->pool_w = (uint32_t)hw_config_int(cfg, "pool_w");
+    return salca_pipe_params_finish(p, e);
+}
+
+static int salca_check(const struct hw_config *cfg, struct errmsg *e)
+{
+    struct salca_pipe_params p;
+    return params_from_config(cfg, &p, e);
+}
+
+static const struct hw_schema salca_schema = {
+    .model = "salca",
+    .keys = salca_keys,
+    .n_keys = sizeof salca_keys / sizeof salca_keys[0],
+    .check = salca_check,
+};
+
+/* Per decode step. */
+struct salca_step {
+    uint32_t t;
+    uint64_t cycles, dense_cycles;
+    uint64_t busy[SALCA_STAGES];
+    uint64_t jobs, n_sel, n_ctx, slots, ideal, hbm_bytes;
+};
+
+/* One pipeline: scheduler + clocks (the configured one and the dense shadow). */
+struct pipe_run {
+    struct salca_pipe_params p;
+    struct salca_sched sch;
+    uint64_t step_start;
+};
+
+struct salca_state {
+    struct pipe_run run, dense;
+    uint32_t method;
+    double retention;
+    int synth_kind;
+    uint64_t synth_seed;
+    bool steps_table;
+    struct hbm_pc_work work;
+    uint16_t *pc;
+    uint32_t *syn;
+    size_t pc_cap, syn_cap;
+    bool any;
+    uint32_t cur_t, cur_l;
+    struct salca_step cur;
+    struct salca_step *steps;
+    size_t n_steps, cap_steps;
+    struct salca_step tot;
+    struct salca_activity act;
+};
+
+/* Decoded selection of one SalcaSelect, shared by every instance (prepare). */
+struct salca_aux {
+    size_t n;
+    uint32_t idx[];
+};
+
+static void salca_free(void *state)
+{
+    struct salca_state *s = state;
+    if (!s)
+        return;
+    hbm_pc_work_release(&s->work);
+    mem_free(s->pc);
+    mem_free(s->syn);
+    mem_free(s->steps);
+    mem_free(s);
+}
+
+static int salca_new(void **state, const struct hw_config *cfg, const struct model_env *env,
+                     struct errmsg *e)
+{
+    (void)env;
+    *state = NULL;
+    struct salca_state *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = params_from_config(cfg, &s->run.p, e);
+    if (rc < 0) {
+        salca_free(s);
+        return rc;
+    }
+    s->dense.p = s->run.p;
+    s->dense.p.dense = true;
+    if ((rc = salca_pipe_params_finish(&s->dense.p, e)) < 0) {
+        salca_free(s);
+        return rc;
+    }
+    s->method = (uint32_t)hw_config_int(cfg, "method");
+    s->retention = hw_config_float(cfg, "retention");
+    const char *k = hw_config_str(cfg, "synth_kind");
+    s->synth_kind = !strcmp(k, "uniform") ? 0 : !strcmp(k, "needle") ? 2 : 1;
+    s->synth_seed = (uint64_t)hw_config_int(cfg, "synth_seed");
+    s->steps_table = hw_config_bool(cfg, "steps_table");
+    salca_sched_begin(&s->run.sch, 0);
+    salca_sched_begin(&s->dense.sch, 0);
+    *state = s;
+    return 0;
+}
+
+static void step_add(struct salca_step *a, const struct salca_step *b)
+{
+    a->cycles += b->cycles;
+    a->dense_cycles += b->dense_cycles;
+    for (int k = 0; k < SALCA_STAGES; k++)
+        a->busy[k] += b->busy[k];
+    a->jobs += b->jobs;
+    a->n_sel += b->n_sel;
+    a->n_ctx += b->n_ctx;
+    a->slots += b->slots;
+    a->ideal += b->ideal;
+    a->hbm_bytes += b->hbm_bytes;
+}
+
+/* Ends the current step: drains both pipelines and records the step. */
+static int close_step(struct salca_state *s)
+{
+    uint64_t end = salca_sched_end(&s->run.sch), dend = salca_sched_end(&s->dense.sch);
+    s->cur.cycles = end - s->run.step_start;
+    s->cur.dense_cycles = dend - s->dense.step_start;
+    step_add(&s->tot, &s->cur);
+    if (s->n_steps == s->cap_steps) {
+        size_t cap = s->cap_steps ? 2 * s->cap_steps : 64;
+        struct salca_step *p = mem_realloc(s->steps, cap * sizeof *p);
+        if (!p)
+            return ERR_NOMEM;
+        s->steps = p;
+        s->cap_steps = cap;
+    }
+    s->steps[s->n_steps++] = s->cur;
+    s->run.step_start = end;
+    s->dense.step_start = dend;
+    salca_sched_begin(&s->run.sch, end);
+    salca_sched_begin(&s->dense.sch, dend);
+    memset(&s->cur, 0, sizeof s->cur);
+    return 0;
+}
+
+static int salca_prepare(void *shared, const struct model_record *r, void **aux, struct errmsg *e)
+{
+    (void)shared;
+    *aux = NULL;
+    const Acceltrace__Record *rec = r->rec;
+    if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        return 0;
+    const Acceltrace__SalcaSelect *s = rec->salca_select;
+    if (s->n_ctx > (1u << 26) || s->count > s->n_ctx)
+        return errmsg_set(e, ERR_DATA,
+                          "selection of %u tokens in a context of %u (step %u layer %u head %u)",
+                          s->count, s->n_ctx, s->t, s->l, s->h);
+    struct salca_aux *a = mem_alloc(sizeof *a + (size_t)s->count * sizeof(uint32_t));
+    if (!a)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    size_t got = 0;
+    int rc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, a->idx, s->count, &got);
+    if (rc < 0 || got != s->count) {
+        mem_free(a);
+        return errmsg_set(e, ERR_DATA,
+                          "bad selection list (%zu of %u indices) at step %u layer %u head %u",
+                          got, s->count, s->t, s->l, s->h);
+    }
+    a->n = got;
+    *aux = a;
+    return 0;
+}
+
+static void salca_aux_free(void *shared, void *aux)
+{
+    (void)shared;
+    mem_free(aux);
+}
+
+static int grow(struct salca_state *s, size_t n)
+{
+    if (hbm_pc_work_reserve(&s->work, n) < 0)
+        return ERR_NOMEM;
+    if (n > s->pc_cap) {
+        uint16_t *p = mem_realloc(s->pc, n * sizeof *p);
+        if (!p)
+            return ERR_NOMEM;
+        s->pc = p;
+        s->pc_cap = n;
+    }
+    return 0;
+}
+
+static int salca_consume(void *state, const struct model_record *r, struct errmsg *e)
+{
+    struct salca_state *s = state;
+    const Acceltrace__Record *rec = r->rec;
+    if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        return 0;
+    const Acceltrace__SalcaSelect *sel = rec->salca_select;
+    if (sel->method != s->method)
+        return 0;
+    const struct salca_aux *aux = r->aux;
+    if (!aux)
+        return errmsg_set(e, ERR_INTERNAL, "selection was not decoded");
+    const uint32_t *idx = aux->idx;
+    size_t n_sel = aux->n;
+    uint64_t n = sel->n_ctx;
+    if (s->retention > 0) {
+        /* What-if retention: a synthetic selection of the same context [decision]. */
+        if (n > s->syn_cap) {
+            uint32_t *p = mem_realloc(s->syn, n * sizeof *p);
+            if (!p)
+                return errmsg_set(e, ERR_NOMEM, "out of memory");
+            s->syn = p;
+            s->syn_cap = n;
+        }
+        int rc = salca_synth_selection(s->synth_kind, (uint32_t)n, s->retention, s->synth_seed,
+                                       ((uint64_t)sel->t << 32) | sel->l, sel->h, s->syn, &n_sel);
+        if (rc < 0)
+            return errmsg_set(e, rc, "cannot make a synthetic selection");
+        idx = s->syn;
+    }
+    int rc;
+    if (!s->any) {
+        s->any = true;
+        s->cur_t = sel->t;
+        s->cur_l = sel->l;
+        s->cur.t = sel->t;
+    } else if (sel->t != s->cur_t) {
+        if ((rc = close_step(s)) < 0)
+            return errmsg_set(e, rc, "out of memory");
+        s->cur_t = sel->t;
+        s->cur_l = sel->l;
+        s->cur.t = sel->t;
+    } else if (sel->l != s->cur_l) {
+        /* Layers run in sequence: the next starts when this one drained [decision]. */
+        s->cur_l = sel->l;
+        if (!s->run.p.no_layer_drain) {
+            salca_sched_begin(&s->run.sch, salca_sched_end(&s->run.sch) + s->run.p.layer_gap);
+            salca_sched_begin(&s->dense.sch,
+                              salca_sched_end(&s->dense.sch) + s->dense.p.layer_gap);
+        }
+    }
+    const struct salca_pipe_params *p = &s->run.p;
+    uint64_t slots = 0, ideal = hbm_pc_ideal(n_sel, p->map.h_att);
+    if (!p->dense) {
+        if ((rc = grow(s, n_sel)) < 0)
+            return errmsg_set(e, rc, "out of memory");
+        hbm_pc_map_indices(&p->map, sel->l, sel->h, idx, n_sel, s->pc);
+        slots = hbm_pc_slots(&p->policy, s->pc, n_sel, p->map.h_att, &s->work, NULL, 0);
+    } else {
+        ideal = slots = hbm_pc_ideal(n, p->chn); /* sequential striping: alpha = 1 */
+    }
+    uint64_t T[SALCA_STAGES], TD[SALCA_STAGES];
+    salca_pipe_job_times(p, n, n_sel, slots, T);
+    salca_sched_push(&s->run.sch, T);
+    salca_pipe_job_times(&s->dense.p, n, n, hbm_pc_ideal(n, p->chn), TD);
+    salca_sched_push(&s->dense.sch, TD);
+    for (int k = 0; k < SALCA_STAGES; k++)
+        s->cur.busy[k] += T[k];
+    struct salca_activity a;
+    salca_job_activity(p, n, n_sel, &a);
+    s->act.hbm_pre_bytes += a.hbm_pre_bytes;
+    s->act.hbm_att_bytes += a.hbm_att_bytes;
+    s->act.mac_3x2 += a.mac_3x2;
+    s->act.mac_int8 += a.mac_int8;
+    s->act.exps += a.exps;
+    s->act.pool_cmp += a.pool_cmp;
+    s->act.hist_upd += a.hist_upd;
+    s->act.filter_cmp += a.filter_cmp;
+    s->cur.jobs++;
+    s->cur.n_sel += n_sel;
+    s->cur.n_ctx += n;
+    s->cur.slots += slots;
+    s->cur.ideal += ideal;
+    s->cur.hbm_bytes += a.hbm_pre_bytes + a.hbm_att_bytes;
+    return 0;
+}
+
+static int bottleneck(const uint64_t busy[SALCA_STAGES])
+{
+    int b = 0;
+    for (int k = 1; k < SALCA_STAGES; k++)
+        if (busy[k] > busy[b])
+            b = k;
+    return b;
+}
+
+static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
+{
+    struct salca_state *s = state;
+    int rc = 0;
+    if (s->any && (rc = close_step(s)) < 0)
+        return errmsg_set(e, rc, "out of memory");
+    const struct salca_step *t = &s->tot;
+    double f_hz = salca_rat_d(s->run.p.f_cmp_ghz) * 1e9;
+    double secs = (double)t->cycles / f_hz;
+    double mk = t->cycles ? (double)t->cycles : 1;
+    static const char *const util_names[SALCA_STAGES] = {"util_p", "util_q", "util_f", "util_a"};
+    static const char *const busy_names[SALCA_STAGES] = {"busy_p", "busy_q", "busy_f", "busy_a"};
+    rc = result_row_begin(res, NULL);
+    rc = rc ? rc : result_label(res, "bottleneck", salca_stage_name(bottleneck(t->busy)));
+    rc = rc ? rc : result_count(res, "cycles", "cycles", t->cycles);
+    for (int k = 0; k < SALCA_STAGES; k++)
+        rc = rc ? rc : result_count(res, busy_names[k], "cycles", t->busy[k]);
+    rc = rc ? rc : result_count(res, "hbm_bytes", "B", s->act.hbm_pre_bytes + s->act.hbm_att_bytes);
+    rc = rc ? rc : result_count(res, "hbm_pre_bytes", "B", s->act.hbm_pre_bytes);
+    rc = rc ? rc : result_count(res, "hbm_att_bytes", "B", s->act.hbm_att_bytes);
+    rc = rc ? rc : result_count(res, "mac_3x2", "MAC", s->act.mac_3x2);
+    rc = rc ? rc : result_count(res, "mac_int8", "MAC", s->act.mac_int8);
+    rc = rc ? rc : result_count(res, "exp_ops", "op", s->act.exps);
+    rc = rc ? rc : result_count(res, "cmp8_ops", "op", s->act.pool_cmp + s->act.filter_cmp);
+    rc = rc ? rc : result_count(res, "hist_updates", "op", s->act.hist_upd);
+    rc = rc ? rc : result_count(res, "pc_slots", "slots", t->slots);
+    rc = rc ? rc : result_count(res, "pc_ideal_slots", "slots", t->ideal);
+    rc = rc ? rc : result_count(res, "jobs", "", t->jobs);
+    rc = rc ? rc : result_count(res, "selected_tokens", "", t->n_sel);
+    rc = rc ? rc : result_count(res, "context_tokens", "", t->n_ctx);
+    rc = rc ? rc : result_metric_i64(res, "steps", "", (int64_t)s->n_steps);
+    rc = rc ? rc : result_metric(res, "seconds", "s", secs);
+    rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s",
+                                 secs > 0 ? (double)s->n_steps / secs : 0);
+    rc = rc ? rc : result_metric(res, "alpha", "1",
+                                 t->ideal ? (double)t->slots / (double)t->ideal : 0);
+    rc = rc ? rc : result_metric(res, "retention", "1",
+                                 t->n_ctx ? (double)t->n_sel / (double)t->n_ctx : 0);
+    for (int k = 0; k < SALCA_STAGES; k++)
+        rc = rc ? rc : result_metric(res, util_names[k], "1", (double)t->busy[k] / mk);
+    rc = rc ? rc : result_metric(res, "dense_cycles", "cycles", (double)t->dense_cycles);
+    rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
+                                 t->cycles ? (double)t->dense_cycles / (double)t->cycles : 0);
+    if (rc < 0)
+        return errmsg_set(e, rc, "cannot add a results row");
+    if (!s->steps_table)
+        return 0;
+    for (size_t i = 0; i < s->n_steps && rc == 0; i++) {
+        const struct salca_step *st = &s->steps[i];
+        double c = st->cycles ? (double)st->cycles : 1;
+        rc = result_row_begin(res, "salca_steps");
+        rc = rc ? rc : result_label(res, "bottleneck", salca_stage_name(bottleneck(st->busy)));
+        rc = rc ? rc : result_metric_i64(res, "step", "", st->t);
+        rc = rc ? rc : result_count(res, "cycles", "cycles", st->cycles);
+        for (int k = 0; k < SALCA_STAGES; k++)
+            rc = rc ? rc : result_count(res, busy_names[k], "cycles", st->busy[k]);
+        rc = rc ? rc : result_count(res, "hbm_bytes", "B", st->hbm_bytes);
+        rc = rc ? rc : result_count(res, "jobs", "", st->jobs);
+        for (int k = 0; k < SALCA_STAGES; k++)
+            rc = rc ? rc : result_metric(res, util_names[k], "1", (double)st->busy[k] / c);
+        rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s", f_hz / c);
+        rc = rc ? rc : result_metric(res, "alpha", "1",
+                                     st->ideal ? (double)st->slots / (double)st->ideal : 0);
+        rc = rc ? rc : result_metric(res, "retention", "1",
+                                     st->n_ctx ? (double)st->n_sel / (double)st->n_ctx : 0);
+        rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
+                                     (double)st->dense_cycles / c);
+    }
+    if (rc < 0)
+        return errmsg_set(e, rc, "cannot add a step row");
+    return 0;
+}
+
+const struct model_ops model_salca_ops = {
+    .name = "salca",
+    .workload = "salca",
+    .summary = "Salca pipeline (P/Q/F/A, double-buffered) with measured HBM PC conflicts",
+    .schema = &salca_schema,
+    .default_config = "configs/salca-hbm2.json",
+    .default_energy_table = "configs/salca-energy.json",
+    .new = salca_new,
+    .consume = salca_consume,
+    .finish = salca_finish,
+    .free = salca_free,
+    .prepare = salca_prepare,
+    .aux_free = salca_aux_free,
+};
