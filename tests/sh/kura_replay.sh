@@ -81,5 +81,14 @@ if "$A" replay --help > /dev/null 2>&1; then
     "$A" replay "$d/r.atr" --hw configs/kura-h20w5.json --sweep configs/kura-sweep.json \
         -o "$d/res" > /dev/null 2>&1 || fail "replay"
     [ "$(tail -n +2 "$d/res/results.csv" | wc -l)" = 25 ] || fail "replay rows"
+    # R2 / acceptance 2 on a captured 96x96 step: the checked cycle-accurate array over the
+    # 25 paper shapes (a mismatch with the fixed-point drift fails the replay)
+    "$A" capture kura --size 96x96 --steps 3 -q -o "$d/c96.atr" > /dev/null
+    printf '{"model": "kura", "cycle_accurate": true}\n' > "$d/ca.json"
+    "$A" replay "$d/c96.atr" --hw "$d/ca.json" --sweep configs/kura-sweep.json -o "$d/ca" \
+        > /dev/null 2>&1 || fail "cycle-accurate replay"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+             { if ($col["sim_cycles [cycles]"] != 2 * $col["cycles_step [cycles]"]) exit 1; n++ }
+             END { exit n != 25 }' "$d/ca/results.csv" || fail "cycle-accurate rows"
 fi
 echo "kura_replay ok"
