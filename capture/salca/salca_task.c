@@ -88,7 +88,7 @@ void salca_task_params_default(struct salca_task_params *p)
     p->max_len = 31500;
     p->max_new = 128;
     p->vocab = 4096;
-    p->c_needle = 8.0;
+    p->c_needle = 24.0; /* A19 retuning, docs/models.md */
 }
 
 static void task_stream(struct rng *r, const struct salca_task_info *t, uint64_t seed,

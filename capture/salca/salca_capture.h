@@ -1,0 +1,82 @@
+/*
+ * salca_capture: `acceltrace capture salca`: generates a task, runs a Q/K/V source through
+ * prefill and N decode steps, runs Salca and the baselines on every (step, layer, query
+ * head), scores them against dense attention and writes a .atr trace
+ * (specs/salca.md sections 3-8):
+ *   header (TraceHeader.salca), SalcaPrefill per (l, g), per step: SalcaSelect per
+ *   (l, h, method) in that order, SalcaToken (model source), then one Summary.
+ * The capture opens the trace writer itself because the header holds the generated task's
+ * lengths. It never prints: progress goes through common/progress (stderr), the summary
+ * table is returned as text.
+ */
+#ifndef ACCELTRACE_SALCA_CAPTURE_H
+#define ACCELTRACE_SALCA_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture/salca/salca_kv.h"
+#include "capture/salca/salca_source.h"
+#include "common/err.h"
+
+struct salca_capture_params {
+    bool model;                     /* source: model (true) or synthetic */
+    const char *checkpoint;         /* model checkpoint dir; NULL: built-in tiny */
+    uint64_t seed;                  /* task, synthetic source and tiny weights */
+    const char *task;               /* task or family name */
+    uint32_t sample;
+    uint32_t length;                /* 0: LongBench-style draw + truncation */
+    uint32_t max_len;               /* --max-ctx (31500) */
+    uint32_t max_new;               /* 128 */
+    int32_t steps;                  /* -1: the task's N */
+    uint32_t layers, heads, kv_heads, head_dim; /* synthetic dims (0: tiny's) */
+    char rho_text[32];              /* --retention as given */
+    struct salca_sel_params sel;
+    uint32_t methods;               /* mask of 1 << enum salca_method */
+    bool no_hist;
+    bool top1;                      /* model: substituted runs for top-1 agreement */
+    int threads;                    /* worker threads (>= 1) */
+    uint64_t mem_limit_bytes;       /* 8 GiB */
+    struct salca_synth_params synth;
+    uint32_t tiny_outlier_pairs;    /* 4 */
+    double tiny_outlier_gain;       /* 8 */
+    uint32_t quest_page;            /* 16 */
+    int zstd_level;                 /* 3 */
+    bool quiet;
+    const char *command_line;       /* for the header (may be NULL) */
+    const char *utc_time;           /* for the header (may be NULL) */
+};
+
+/* Defaults of the spec and the issue: synthetic, narrativeqa, length 32768, 64 steps,
+ * retention 0.05, K_min 64, pool 5, ge, INT8 attention, all methods. */
+void salca_capture_params_default(struct salca_capture_params *p);
+
+/* Per-method aggregates (spec 7). */
+struct salca_capture_method {
+    bool run;
+    uint64_t jobs;
+    double recall_mean, recall_median, recall_p5;
+    double cosine_mean, cosine_median, cosine_p5;
+    double retention_mean, overshoot_mean;
+    double top1;                    /* -1 without substituted runs */
+    uint32_t spans_total, spans_recalled;
+    double span_coverage_min;       /* smallest fraction of a needle span selected */
+};
+
+struct salca_capture_result {
+    struct salca_capture_method m[SALCA_M_COUNT];
+    uint32_t n0, steps, L, H, G, d;
+    uint64_t n_raw, selects, sel_bytes;
+    double wall_seconds;
+    char table[4096];               /* printed summary table */
+};
+
+/*
+ * Runs the capture and writes out_path (via out_path.partial). 0 or a negative enum err
+ * with the message in e; ERR_USAGE/ERR_CONFIG for bad parameters, ERR_DATA/ERR_FORMAT for
+ * bad checkpoints, ERR_LIMIT above mem_limit_bytes.
+ */
+int salca_capture_run(const struct salca_capture_params *p, const char *out_path,
+                      struct salca_capture_result *res, struct errmsg *e);
+
+#endif

@@ -1,0 +1,412 @@
+/*
+ * salca_source: synthetic (specs/salca.md 3.3) and model (3.2) Q/K/V sources.
+ */
+#include "capture/salca/salca_source.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "capture/salca/salca_select.h"
+#include "common/mem.h"
+#include "common/rng.h"
+
+void salca_synth_params_default(struct salca_synth_params *p)
+{
+    /* spec 3.3 table; origins in docs/models.md "Salca capture". logit_std and c_needle
+     * are retuned by A19 as the spec directs (2.5 -> 5.5, 8 -> 24): see docs/models.md */
+    *p = (struct salca_synth_params){
+        .heavy_pairs = 4, .heavy_band_lo = 0, .gain_median = 8.0, .gain_sigma = 0.5,
+        .heavy_mean = 2.0, .head_spread = 0.3, .query_jitter = 0.2, .logit_std = 5.5,
+        .sink_tokens = 4, .c_sink = 10.0, .c_loc = 4.0, .tau_loc = 64.0, .c_needle = 24.0,
+        .early_layer_scale = 0.3, .early_layers = 2,
+    };
+}
+
+struct syn_group {
+    float gamma[256];   /* per-channel gain (1 off the heavy set) */
+    float mu[256];      /* pre-RoPE mean (m_h * s_j on heavy channels) */
+    float vg[256];      /* unit group direction */
+    float abar;         /* group mean of a_q */
+};
+
+struct syn_head {
+    float vh[256];      /* unit head direction */
+    float aq;           /* query amplitude */
+};
+
+struct salca_source {
+    bool model_src;
+    uint32_t L, H, G, d;
+    uint64_t seed;
+    const struct salca_task *task;
+    /* synthetic */
+    struct salca_synth_params p;
+    struct syn_group *grp;  /* (L*G) */
+    struct syn_head *head;  /* (L*H) */
+    /* model */
+    struct nn_llama *model;
+    float *scratch;         /* (n0 + N + 1) floats for dense attention */
+    uint32_t scratch_cap;
+    struct salca_kv *kv;    /* stores of the running step (hook context) */
+    float *q;               /* query output of the running step */
+    float *logits;          /* (V) */
+};
+
+static void unit(float *v, uint32_t d)
+{
+    double s = 0;
+    for (uint32_t j = 0; j < d; j++)
+        s += (double)v[j] * v[j];
+    if (s <= 0)
+        return;
+    float inv = (float)(1.0 / sqrt(s));
+    for (uint32_t j = 0; j < d; j++)
+        v[j] *= inv;
+}
+
+/* unit(gamma * xi) with xi ~ N(0, I) from r. */
+static void gamma_dir(struct rng *r, const float *gamma, uint32_t d, float *out)
+{
+    for (uint32_t j = 0; j < d; j++)
+        out[j] = gamma[j] * (float)rng_normal(r);
+    unit(out, d);
+}
+
+static double lambda_l(const struct salca_source *s, uint32_t l)
+{
+    return l < s->p.early_layers ? s->p.early_layer_scale : 1.0; /* spec 3.3 lambda_l */
+}
+
+/* Relevance c_i of prompt token i (spec 3.3 step 7: task profile + sink + locality). */
+static double relevance(const struct salca_source *s, uint32_t i)
+{
+    const struct salca_task *t = s->task;
+    double c = t->c[i];
+    if (i < s->p.sink_tokens)
+        c += s->p.c_sink;
+    c += s->p.c_loc * exp(-(double)(t->n0 - 1 - i) / s->p.tau_loc);
+    return c;
+}
+
+/* Base key x = gamma * (mu + eps), RoPE at position pos (spec 3.3 step 4). */
+static void base_key(const struct syn_group *gr, uint32_t d, struct rng *r, uint32_t pos,
+                     float *kb)
+{
+    for (uint32_t j = 0; j < d; j++)
+        kb[j] = gr->gamma[j] * (gr->mu[j] + (float)rng_normal(r));
+    nn_llama_rope(kb, d, (double)pos, 10000.0, 1.0);
+}
+
+int salca_source_open_synth(struct salca_source **out, const struct salca_synth_params *p,
+                            uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
+                            const struct salca_task *task, struct errmsg *e)
+{
+    *out = NULL;
+    if (!L || !H || !G || H % G || d < 8 || d > 256 || d % 2)
+        return errmsg_set(e, ERR_USAGE, "synthetic source needs L, H, G > 0, G dividing H "
+                          "and an even head dim in [8, 256] (got %u, %u, %u, %u)", L, H, G,
+                          d);
+    uint32_t lo = p->heavy_band_lo ? p->heavy_band_lo : d / 4;
+    if (lo >= d / 2 || p->heavy_pairs > d / 2 - lo)
+        return errmsg_set(e, ERR_USAGE, "%u heavy pairs do not fit in [%u, %u)",
+                          p->heavy_pairs, lo, d / 2);
+    struct salca_source *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the synthetic source");
+    s->L = L;
+    s->H = H;
+    s->G = G;
+    s->d = d;
+    s->seed = seed;
+    s->task = task;
+    s->p = *p;
+    s->grp = mem_calloc((size_t)L * G, sizeof *s->grp);
+    s->head = mem_calloc((size_t)L * H, sizeof *s->head);
+    if (!s->grp || !s->head) {
+        salca_source_free(s);
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the synthetic source");
+    }
+    uint32_t half = d / 2;
+    for (uint32_t l = 0; l < L; l++) {
+        for (uint32_t g = 0; g < G; g++) {
+            struct syn_group *gr = &s->grp[l * G + g];
+            struct rng r;
+            rng_stream(&r, seed, "syn.struct", l, g);
+            for (uint32_t j = 0; j < d; j++) {
+                gr->gamma[j] = 1.0f;
+                gr->mu[j] = 0.0f;
+            }
+            /* spec 3.3 steps 1-3: P distinct pairs in [j_lo, d/2), shared log-normal gain,
+             * fixed-sign means on both channels of a pair */
+            bool taken[128] = {false};
+            for (uint32_t a = 0; a < p->heavy_pairs; a++) {
+                uint32_t j;
+                do
+                    j = lo + (uint32_t)rng_below(&r, half - lo);
+                while (taken[j]);
+                taken[j] = true;
+                float gain = (float)exp(log(p->gain_median) + p->gain_sigma * rng_normal(&r));
+                uint32_t ch[2] = {j, j + half};
+                for (int b = 0; b < 2; b++) {
+                    gr->gamma[ch[b]] = gain;
+                    gr->mu[ch[b]] = (float)(p->heavy_mean * (rng_u64(&r) & 1 ? 1.0 : -1.0));
+                }
+            }
+            gamma_dir(&r, gr->gamma, d, gr->vg); /* step 5: v_g = unit(gamma * xi) */
+        }
+        for (uint32_t h = 0; h < H; h++) {
+            uint32_t g = h * G / H;
+            const struct syn_group *gr = &s->grp[l * G + g];
+            struct syn_head *hd = &s->head[l * H + h];
+            struct rng r;
+            rng_stream(&r, seed, "syn.head", l, h);
+            float xi[256];
+            gamma_dir(&r, gr->gamma, d, xi);
+            for (uint32_t j = 0; j < d; j++) /* v_h = unit(v_g + eta unit(gamma * xi_h)) */
+                hd->vh[j] = gr->vg[j] + (float)p->head_spread * xi[j];
+            unit(hd->vh, d);
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+int salca_source_open_model(struct salca_source **out, struct nn_llama *model,
+                            const struct salca_task *task, struct errmsg *e)
+{
+    *out = NULL;
+    struct salca_source *s = mem_calloc(1, sizeof *s);
+    if (!s) {
+        nn_llama_free(model);
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the model source");
+    }
+    s->model_src = true;
+    s->model = model;
+    s->task = task;
+    s->L = model->cfg.L;
+    s->H = model->cfg.H;
+    s->G = model->cfg.G;
+    s->d = model->cfg.d;
+    s->scratch_cap = task->n0 + 4096;
+    s->scratch = mem_alloc(s->scratch_cap * sizeof(float));
+    s->logits = mem_alloc(model->cfg.V * sizeof(float));
+    if (!s->scratch || !s->logits) {
+        salca_source_free(s);
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the model source");
+    }
+    for (uint32_t i = 0; i < task->n0; i++)
+        if (task->tokens[i] >= model->cfg.V) {
+            salca_source_free(s);
+            return errmsg_set(e, ERR_USAGE, "task token id %u exceeds the model vocabulary "
+                              "%u", task->tokens[i], model->cfg.V);
+        }
+    *out = s;
+    return 0;
+}
+
+void salca_source_free(struct salca_source *s)
+{
+    if (!s)
+        return;
+    mem_free(s->grp);
+    mem_free(s->head);
+    nn_llama_free(s->model);
+    mem_free(s->scratch);
+    mem_free(s->logits);
+    mem_free(s);
+}
+
+void salca_source_dims(const struct salca_source *s, uint32_t *L, uint32_t *H, uint32_t *G,
+                       uint32_t *d)
+{
+    *L = s->L;
+    *H = s->H;
+    *G = s->G;
+    *d = s->d;
+}
+
+const struct nn_llama *salca_source_model(const struct salca_source *s)
+{
+    return s->model_src ? s->model : NULL;
+}
+
+static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct errmsg *e)
+{
+    uint32_t d = s->d, n0 = s->task->n0;
+    size_t nd = (size_t)n0 * d;
+    float *kb = mem_alloc(nd * sizeof(float));
+    float *v = mem_alloc(d * sizeof(float));
+    if (!kb || !v) {
+        mem_free(kb);
+        mem_free(v);
+        return errmsg_set(e, ERR_NOMEM, "out of memory in the synthetic prefill");
+    }
+    float rsd = sqrtf((float)d);
+    int rc = 0;
+    for (uint32_t l = 0; l < s->L && !rc; l++) {
+        for (uint32_t g = 0; g < s->G && !rc; g++) {
+            struct syn_group *gr = &s->grp[l * s->G + g];
+            struct rng rk, rv;
+            rng_stream(&rk, s->seed, "syn.key", l, g);
+            rng_stream(&rv, s->seed, "syn.value", l, g);
+            for (uint32_t i = 0; i < n0; i++)
+                base_key(gr, d, &rk, i, kb + (size_t)i * d);
+            /* spec 3.3 step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std sigma_L */
+            double asum = 0;
+            uint32_t nh = 0;
+            for (uint32_t h = 0; h < s->H; h++) {
+                if (h * s->G / s->H != g)
+                    continue;
+                struct syn_head *hd = &s->head[l * s->H + h];
+                double m1 = 0, m2 = 0;
+                for (uint32_t i = 0; i < n0; i++) {
+                    double x = salca_dot(hd->vh, kb + (size_t)i * d, d);
+                    m1 += x;
+                    m2 += x * x;
+                }
+                m1 /= n0;
+                double sd = sqrt(fmax(m2 / n0 - m1 * m1, 1e-30));
+                hd->aq = (float)(s->p.logit_std * sqrt((double)d) / sd);
+                asum += hd->aq;
+                nh++;
+            }
+            gr->abar = (float)(asum / nh);
+            /* step 7: k_i = kb_i + c_i lambda_l (sqrt(d)/abar) v_g; step 8: v ~ N(0, I) */
+            float lam = (float)lambda_l(s, l);
+            struct salca_kv *st = &kv[l * s->G + g];
+            for (uint32_t i = 0; i < n0 && !rc; i++) {
+                float *k = kb + (size_t)i * d;
+                float w = (float)relevance(s, i) * lam * (rsd / gr->abar);
+                for (uint32_t j = 0; j < d; j++)
+                    k[j] += w * gr->vg[j];
+                for (uint32_t j = 0; j < d; j++)
+                    v[j] = (float)rng_normal(&rv);
+                rc = salca_kv_append(st, k, v);
+            }
+            if (rc)
+                rc = errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
+            else
+                salca_kv_finish_prefill(st);
+        }
+    }
+    mem_free(kb);
+    mem_free(v);
+    return rc;
+}
+
+static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, float *q,
+                      struct errmsg *e)
+{
+    uint32_t d = s->d, pos = s->task->n0 + t;
+    float rsd = sqrtf((float)d);
+    float k[256], v[256], dir[256];
+    for (uint32_t l = 0; l < s->L; l++) {
+        float lam = (float)lambda_l(s, l);
+        for (uint32_t g = 0; g < s->G; g++) {
+            const struct syn_group *gr = &s->grp[l * s->G + g];
+            struct rng r;
+            rng_stream(&r, s->seed, "syn.step.kv", (uint64_t)l * s->G + g, t);
+            base_key(gr, d, &r, pos, k);
+            /* generated tokens get c = c_loc (spec 3.3 step 7) */
+            float w = (float)s->p.c_loc * lam * (rsd / gr->abar);
+            for (uint32_t j = 0; j < d; j++)
+                k[j] += w * gr->vg[j];
+            for (uint32_t j = 0; j < d; j++)
+                v[j] = (float)rng_normal(&r);
+            int rc = salca_kv_append(&kv[l * s->G + g], k, v);
+            if (rc)
+                return errmsg_set(e, rc, "KV store full at step %u", t);
+        }
+        for (uint32_t h = 0; h < s->H; h++) {
+            const struct syn_head *hd = &s->head[l * s->H + h];
+            const struct syn_group *gr = &s->grp[l * s->G + h * s->G / s->H];
+            struct rng r;
+            rng_stream(&r, s->seed, "syn.query", (uint64_t)l * s->H + h, t);
+            gamma_dir(&r, gr->gamma, d, dir);
+            float *qo = q + ((size_t)l * s->H + h) * d;
+            /* spec 3.3 step 6: q = a_q unit(v_h + zeta unit(gamma * xi_t)) */
+            for (uint32_t j = 0; j < d; j++)
+                qo[j] = hd->vh[j] + (float)s->p.query_jitter * dir[j];
+            unit(qo, d);
+            for (uint32_t j = 0; j < d; j++)
+                qo[j] *= hd->aq;
+        }
+    }
+    return 0;
+}
+
+/* Dense decode hook of the model source: appends the new token to the stores, records the
+ * queries and attends densely in FP32 over every key (the reference trajectory, spec 3.2). */
+static void dense_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
+                       float *out)
+{
+    struct salca_source *s = ctx;
+    uint32_t d = s->d;
+    for (uint32_t g = 0; g < s->G; g++)
+        (void)salca_kv_append(&s->kv[l * s->G + g], k + (size_t)g * d, v + (size_t)g * d);
+    memcpy(s->q + (size_t)l * s->H * d, q, (size_t)s->H * d * sizeof(float));
+    for (uint32_t h = 0; h < s->H; h++) {
+        const struct salca_kv *st = &s->kv[l * s->G + h * s->G / s->H];
+        salca_attend_f32(q + (size_t)h * d, st->k, st->v, d, NULL, st->n,
+                         out + (size_t)h * d, s->scratch);
+    }
+}
+
+static int model_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *first,
+                         struct errmsg *e)
+{
+    const struct nn_llama *m = s->model;
+    uint32_t n0 = s->task->n0, d = s->d;
+    struct nn_llama_cache cache;
+    int rc = nn_llama_cache_init(&cache, &m->cfg, n0);
+    if (rc)
+        return errmsg_set(e, rc, "out of memory for the %u-token prefill cache", n0);
+    rc = nn_llama_prefill(m, &cache, s->task->tokens, n0, 0, s->logits, e);
+    for (uint32_t l = 0; l < s->L && !rc; l++)
+        for (uint32_t g = 0; g < s->G && !rc; g++) {
+            struct salca_kv *st = &kv[l * s->G + g];
+            for (uint32_t i = 0; i < n0 && !rc; i++) {
+                size_t off = (((size_t)l * s->G + g) * cache.cap + i) * d;
+                rc = salca_kv_append(st, cache.k + off, cache.v + off);
+            }
+            if (rc)
+                rc = errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
+            else
+                salca_kv_finish_prefill(st);
+        }
+    nn_llama_cache_release(&cache);
+    if (!rc && first)
+        *first = nn_llama_argmax(s->logits, m->cfg.V);
+    return rc;
+}
+
+int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *first_token,
+                         struct errmsg *e)
+{
+    if (s->model_src)
+        return model_prefill(s, kv, first_token, e);
+    if (first_token)
+        *first_token = 0;
+    return synth_prefill(s, kv, e);
+}
+
+int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,
+                      float *q, uint32_t *next_token, struct errmsg *e)
+{
+    if (!s->model_src) {
+        if (next_token)
+            *next_token = 0;
+        return synth_step(s, t, kv, q, e);
+    }
+    uint32_t pos = s->task->n0 + t;
+    if (pos + 1 > s->scratch_cap)
+        return errmsg_set(e, ERR_LIMIT, "decode step %u exceeds the attention scratch", t);
+    s->kv = kv;
+    s->q = q;
+    int rc = nn_llama_decode(s->model, NULL, pos, token, dense_hook, s, s->logits, e);
+    s->kv = NULL;
+    s->q = NULL;
+    if (!rc && next_token)
+        *next_token = nn_llama_argmax(s->logits, s->model->cfg.V);
+    return rc;
+}

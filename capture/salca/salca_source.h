@@ -1,0 +1,87 @@
+/*
+ * salca_source: the Q/K/V sources of specs/salca.md section 3 behind one interface.
+ *
+ *   synthetic  the statistical KV generator of 3.3 (heavy RoPE pairs with log-normal gains,
+ *              persistent offsets, sinks, locality, task relevance planted along a group
+ *              direction); every (purpose, layer, head) draws from its own substream.
+ *   model      the Llama decoder of 3.2 (capture/nn/nn_llama): dense prefill, then greedy
+ *              decoding on dense logits; the dense trajectory is the reference.
+ *
+ * Use: open, prefill(kv) once (fills the L*G stores and fixes their heavy channels), then
+ * step(t) for t = 0..N-1: appends the new token's key and value to every store (so n =
+ * n0 + t + 1) and writes the post-RoPE queries q[(l*H + h)*d + j]. The source does not own
+ * the stores. A source handle keeps no error state; functions return 0 or a negative
+ * enum err with the message in the errmsg given.
+ */
+#ifndef ACCELTRACE_SALCA_SOURCE_H
+#define ACCELTRACE_SALCA_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture/nn/nn_llama.h"
+#include "capture/salca/salca_kv.h"
+#include "capture/salca/salca_task.h"
+#include "common/err.h"
+
+/* Synthetic source parameters; defaults and their origins in spec 3.3 (docs/models.md). */
+struct salca_synth_params {
+    uint32_t heavy_pairs;       /* P: 4 */
+    uint32_t heavy_band_lo;     /* j_lo: 0 means d/4 */
+    double gain_median;         /* 8 */
+    double gain_sigma;          /* 0.5 */
+    double heavy_mean;          /* m_h: 2 */
+    double head_spread;         /* eta: 0.3 */
+    double query_jitter;        /* zeta: 0.2 */
+    double logit_std;           /* sigma_L: 5.5 (spec 2.5, retuned by A19) */
+    uint32_t sink_tokens;       /* 4 */
+    double c_sink;              /* 10 */
+    double c_loc;               /* 4 */
+    double tau_loc;             /* 64 */
+    double c_needle;            /* 24 (spec 8, retuned by A19) */
+    double early_layer_scale;   /* lambda for l < early_layers: 0.3 */
+    uint32_t early_layers;      /* 2 */
+};
+
+void salca_synth_params_default(struct salca_synth_params *p);
+
+struct salca_source;
+
+/*
+ * Opens the synthetic source for L layers, H query heads, G KV heads, head dim d (<= 256)
+ * over the task's prompt. The task must outlive the source.
+ */
+int salca_source_open_synth(struct salca_source **out, const struct salca_synth_params *p,
+                            uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
+                            const struct salca_task *task, struct errmsg *e);
+
+/* Opens the model source; takes ownership of model. The task must outlive the source. */
+int salca_source_open_model(struct salca_source **out, struct nn_llama *model,
+                            const struct salca_task *task, struct errmsg *e);
+
+void salca_source_free(struct salca_source *s);
+
+/* Dimensions of the source. */
+void salca_source_dims(const struct salca_source *s, uint32_t *L, uint32_t *H, uint32_t *G,
+                       uint32_t *d);
+
+/* The model of a model source, else NULL. */
+const struct nn_llama *salca_source_model(const struct salca_source *s);
+
+/*
+ * Prefill: appends the n0 prompt keys and values to kv[l*G + g] (initialized, empty,
+ * capacity >= n0 + N) and finishes their prefill (heavy channels, spec 5.1). For the
+ * model source *first_token receives the greedy token after the prompt (may be NULL).
+ */
+int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *first_token,
+                         struct errmsg *e);
+
+/*
+ * Decode step t: appends the new token's key/value to every store and writes the queries
+ * (L*H*d floats). For the model source, `token` is the input token of the step (the
+ * previous greedy token) and *next_token receives the dense greedy token of this step.
+ */
+int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,
+                      float *q, uint32_t *next_token, struct errmsg *e);
+
+#endif
