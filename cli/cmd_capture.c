@@ -6,11 +6,17 @@
 
 #include "cli/subverb.h"
 
+int cmd_capture_disc(int argc, char **argv);
 int cmd_capture_kura(int argc, char **argv);
+int cmd_capture_salca(int argc, char **argv);
+int cmd_capture_test(int argc, char **argv);
 
 static const struct subverb table[] = {
     /* rows: {"name", cmd_capture_name, "summary"}, */
+    {"disc", cmd_capture_disc, "DiT denoising with CTR and ST executed for real (DiSC)"},
     {"kura", cmd_capture_kura, "Kuramoto orientation diffusion with the SA-Kura drift"},
+    {"salca", cmd_capture_salca, "long-context decode with Salca token selection and baselines"},
+    {"test", cmd_capture_test, "synthetic TestRecords for the replay engine's tests"},
     {NULL, NULL, NULL},
 };
 
