@@ -111,6 +111,11 @@ void csv_format_f64(double v, char *buf, size_t n)
         snprintf(buf, n, v > 0 ? "inf" : "-inf");
         return;
     }
+    /* Integral values print as integers ("2000", not "2e+03"). */
+    if (v == trunc(v) && fabs(v) < 1e15) {
+        snprintf(buf, n, "%.0f", v == 0 ? 0.0 : v);
+        return;
+    }
     /* Shortest %.*g that reads back to the same double: deterministic and readable. */
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);

@@ -565,8 +565,13 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
         }
         char base[4096];
         resolve_rel(is_file ? name : NULL, json_string_value(jx), base, sizeof base);
+        char real[PATH_MAX];
+        if (!realpath(base, real)) {
+            rc = origin_err(&o, e, "missing extends target '%s'", base);
+            goto done;
+        }
         for (int i = 0; i < depth; i++)
-            if (!strcmp(chain[i], base)) {
+            if (chain[i] && !strcmp(chain[i], real)) {
                 rc = origin_err(&o, e, "extends cycle through '%s'", base);
                 goto done;
             }
@@ -576,7 +581,7 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
             rc = origin_err(&o, e, "missing extends target '%s'", base);
             goto done;
         }
-        chain[depth] = base;
+        chain[depth] = real;
         /* The base decides the model when this file has none. */
         rc = load_text(cfg, btext, base, true, schema, chain, depth + 1, e);
         mem_free(btext);
@@ -604,9 +609,9 @@ int hw_config_parse(struct hw_config **out, const char *json_text, const char *n
                     const struct hw_schema *schema, struct errmsg *e)
 {
     *out = NULL;
-    const char *chain[HW_MAX_EXTENDS + 1];
+    const char *chain[HW_MAX_EXTENDS + 1] = {NULL};
     struct hw_config *c = NULL;
-    int rc = load_text(&c, json_text, name ? name : "<string>", false, schema, chain, 0, e);
+    int rc = load_text(&c, json_text, name ? name : "<string>", false, schema, chain + 1, 0, e);
     if (!rc)
         rc = hw_config_check(c, e);
     if (rc) {
@@ -625,7 +630,8 @@ int hw_config_load(struct hw_config **out, const char *path, const struct hw_sch
     int rc = read_text(path, &text, e);
     if (rc)
         return rc;
-    const char *chain[HW_MAX_EXTENDS + 1] = {path};
+    char real[PATH_MAX];
+    const char *chain[HW_MAX_EXTENDS + 1] = {realpath(path, real) ? real : path};
     struct hw_config *c = NULL;
     rc = load_text(&c, text, path, true, schema, chain, 1, e);
     mem_free(text);
