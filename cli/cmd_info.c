@@ -41,6 +41,7 @@ int cmd_info(int argc, char **argv)
 {
     struct trace_reader_opts o;
     trace_reader_opts_default(&o);
+    o.compute_hash = true;
     bool json = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {

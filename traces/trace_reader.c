@@ -76,6 +76,7 @@ struct trace_reader {
     char hash_hex[65];
     uint64_t frames_read;
     unsigned major, minor;
+    bool hashing;                  /* opts.compute_hash or no valid index */
 };
 
 /* ---- allocation budget for protobuf-c ---- */
@@ -621,6 +622,7 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
         index_problem(r, ERR_NOTFOUND, r->pos, "index not read");
     else
         load_index(r, r->pos);
+    r->hashing = r->opts.compute_hash || !r->index;
     *out = r;
     return 0;
 fail:
@@ -754,7 +756,8 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
         r->last_job = NULL;
         return r->sticky = j->rc;
     }
-    sha256_update(&r->hash, j->raw, j->raw_len);
+    if (r->hashing)
+        sha256_update(&r->hash, j->raw, j->raw_len);
     if (r->index && j->fi.number < r->index->n_entries) {
         const Acceltrace__IndexEntry *en = r->index->entries[j->fi.number];
         j->fi.key.step = en->step;
@@ -834,6 +837,8 @@ int trace_reader_index_status(const struct trace_reader *r, const char **msg)
 
 const char *trace_reader_computed_hash(struct trace_reader *r)
 {
+    if (!r->hashing)
+        return NULL;
     struct sha256 h = r->hash;
     uint8_t d[32];
     sha256_final(&h, d);

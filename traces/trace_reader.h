@@ -26,6 +26,8 @@ struct trace_reader_opts {
     uint64_t max_record_bytes; /* cap on a decompressed payload; default 1 GiB */
     int threads;               /* frames decoded in parallel by trace_reader_next; 1 = none */
     bool ignore_index;         /* do not read the trailer/index (streaming only) */
+    bool compute_hash;         /* hash payloads as they stream (trace_reader_computed_hash);
+                                  always done when the trace has no valid index */
 };
 
 void trace_reader_opts_default(struct trace_reader_opts *o);
@@ -107,7 +109,8 @@ int trace_reader_index_status(const struct trace_reader *r, const char **msg);
 /*
  * sha256 hex over the decompressed payloads of the frames read so far (header included),
  * independent of the index; after the last frame it is what the index's content_hash
- * must equal. The string is valid until the next call on r.
+ * must equal. Needs opts.compute_hash when the trace has a valid index (NULL otherwise).
+ * The string is valid until the next call on r.
  */
 const char *trace_reader_computed_hash(struct trace_reader *r);
 

@@ -72,6 +72,16 @@ static int verify_reader(struct trace_reader *r, struct trace_verify_result *res
     return 0;
 }
 
+/* The caller's options (or the defaults) with content hashing on. */
+static void hashing_opts(struct trace_reader_opts *o, const struct trace_reader_opts *in)
+{
+    if (in)
+        *o = *in;
+    else
+        trace_reader_opts_default(o);
+    o->compute_hash = true;
+}
+
 static int verify_open(struct trace_reader *r, int rc, const char *errtext,
                        struct trace_verify_result *res, struct errmsg *e)
 {
@@ -89,9 +99,11 @@ int trace_verify(const char *path, const struct trace_reader_opts *opts,
     if (!res)
         res = &tmp;
     memset(res, 0, sizeof *res);
+    struct trace_reader_opts o;
+    hashing_opts(&o, opts);
     struct trace_reader *r;
     char errtext[512];
-    int rc = trace_reader_open(&r, path, opts, errtext, sizeof errtext);
+    int rc = trace_reader_open(&r, path, &o, errtext, sizeof errtext);
     return verify_open(r, rc, errtext, res, e);
 }
 
@@ -102,8 +114,10 @@ int trace_verify_src(struct src *s, const char *name, const struct trace_reader_
     if (!res)
         res = &tmp;
     memset(res, 0, sizeof *res);
+    struct trace_reader_opts o;
+    hashing_opts(&o, opts);
     struct trace_reader *r;
     char errtext[512];
-    int rc = trace_reader_open_src(&r, s, name, opts, errtext, sizeof errtext);
+    int rc = trace_reader_open_src(&r, s, name, &o, errtext, sizeof errtext);
     return verify_open(r, rc, errtext, res, e);
 }

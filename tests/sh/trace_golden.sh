@@ -22,12 +22,15 @@ for t in tests/golden/bad/*.atr; do
     if [ "$err" != "$(cat "$exp")" ]; then
         echo "FAIL verify $t message"; echo "  got:  $err"; echo "  want: $(cat "$exp")"; fail=1
     fi
-    # dump fails on damaged frames; with only the index damaged it warns and exits 0
+    # dump fails on damaged frames; with no trailer it warns and exits 0; a wrong content
+    # hash in an intact index is only seen by verify (dump does not hash)
     want=3
     case "$t" in *index_hash.atr|*no_trailer.atr) want=0;; esac
     "$A" dump "$t" >/dev/null 2>"$tmp_err"; rc=$?
     [ "$rc" -eq "$want" ] || { echo "FAIL dump $t exit $rc (want $want)"; fail=1; }
-    grep -q "^acceltrace: " "$tmp_err" || { echo "FAIL dump $t gave no message"; fail=1; }
+    case "$t" in *index_hash.atr) ;; *)
+        grep -q "^acceltrace: " "$tmp_err" || { echo "FAIL dump $t gave no message"; fail=1; };;
+    esac
 done
 [ $fail -eq 0 ] && echo "golden traces ok"
 exit $fail

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Python interop (issue acceptance 8): tests/interop/read_trace.py reads traces with
+# Debian's python3-protobuf and python3-zstandard only and must print the same record
+# counts per type as `acceltrace info`. Skipped (exit 0) when the modules are missing.
+set -u
+A=${ACCELTRACE:?}
+BUILD=${BUILD:-build}
+PY=/usr/bin/python3
+desc="$BUILD/gen/formats/trace.desc"
+if ! [ -x "$PY" ] || ! "$PY" -c 'import google.protobuf, zstandard' 2>/dev/null; then
+    echo "skipped: $PY lacks google.protobuf or zstandard (apt-get install python3-protobuf python3-zstandard)"
+    exit 0
+fi
+if ! [ -f "$desc" ]; then
+    echo "skipped: $desc missing (made by 'make test': protoc-c --descriptor_set_out)"
+    exit 0
+fi
+fail=0
+for t in tests/interop/every_type.atr tests/golden/ok/*.atr; do
+    want=$("$A" info "$t" | awk '/^record type/ {on=1; next} on && NF == 4 && $1 != "total" {print $1, $2}')
+    got=$("$PY" tests/interop/read_trace.py "$t" "$desc") || { echo "FAIL read_trace.py $t"; fail=1; continue; }
+    if [ "$want" != "$got" ]; then
+        echo "FAIL $t: counts differ"; echo "acceltrace info:"; echo "$want"; echo "python:"; echo "$got"; fail=1
+    fi
+done
+# a damaged trace is refused by both
+"$PY" tests/interop/read_trace.py tests/golden/bad/bad_crc.atr "$desc" >/dev/null 2>&1
+[ $? -eq 3 ] || { echo "FAIL read_trace.py accepted bad_crc.atr"; fail=1; }
+[ $fail -eq 0 ] && echo "python interop ok"
+exit $fail
