@@ -336,12 +336,45 @@ static void test_step_decode(void **state)
     assert_null(q);
 }
 
+/* Every allocation failure in derive and export is reported as ERR_NOMEM and cleaned up. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    int16_t *q = uniform_map(13, 11, 4);
+    struct kura_step_info info = {.h = 13, .w = 11, .step = 1};
+    assert_int_equal(kura_regs_init(&info.regs, 0.03, 0.045, 0), 0);
+    int32_t d[13 * 11];
+    char dir[] = "/tmp/acceltrace_kura_export_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int ok = 0;
+    for (long n = 1; n < 200 && !ok; n++) {
+        struct kura_streams st;
+        struct errmsg e = {0};
+        mem_fail_after(n);
+        int rc = kura_tiles_derive(q, 13, 11, &info.regs, 4, 3, &st, NULL, d, &e);
+        if (rc == 0) {
+            rc = kura_tiles_export(dir, &info, q, d, &st, "h", &e);
+            kura_streams_release(&st);
+            ok = rc == 0;
+        }
+        mem_fail_after(0);
+        if (!ok)
+            assert_int_equal(rc, ERR_NOMEM);
+    }
+    assert_true(ok);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    mem_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_r9),
         cmocka_unit_test(test_stored_tiles),
         cmocka_unit_test(test_step_decode),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
