@@ -18,7 +18,7 @@ struct disc_lb {
     unsigned bits[DISC_LB_MAX_UNITS];
     int unit_of_bits[DISC_LB_MAX_BITS + 1]; /* position in the list, or -1 */
     unsigned b_max, b_min;
-    uint16_t *range_tab; /* [n_cols] range bucket at U = 2^b_max */
+    uint64_t *range_lo;  /* [2^b_max + 1] first column of each range bucket at U = 2^b_max */
 };
 
 uint32_t disc_hash_mod(uint64_t j, unsigned b)
@@ -107,13 +107,20 @@ int disc_lb_new(struct disc_lb **out, uint64_t n_cols, uint32_t k_odd, const uns
         if (b < lb->b_min)
             lb->b_min = b;
     }
-    lb->range_tab = mem_alloc((size_t)n_cols * sizeof *lb->range_tab);
-    if (!lb->range_tab) {
+    /* range buckets are contiguous column intervals: bucket v = [lo[v], lo[v + 1]), with
+     * lo[v] the smallest j whose floor(j U / n_cols) >= v, so one popcount per interval
+     * replaces a per-bit lookup */
+    const size_t ub = (size_t)1 << lb->b_max;
+    lb->range_lo = mem_alloc((ub + 1) * sizeof *lb->range_lo);
+    if (!lb->range_lo) {
         mem_free(lb);
         return ERR_NOMEM;
     }
-    for (uint64_t j = 0; j < n_cols; j++)
-        lb->range_tab[j] = (uint16_t)disc_hash_range(j, lb->b_max, n_cols);
+    for (size_t v = 0; v <= ub; v++) {
+        /* ceil(v n_cols / U) */
+        uint64_t lo = ((uint64_t)v * n_cols + ub - 1) >> lb->b_max;
+        lb->range_lo[v] = lo > n_cols ? n_cols : lo;
+    }
     *out = lb;
     return 0;
 }
@@ -130,7 +137,7 @@ void disc_lb_free(struct disc_lb *lb)
 {
     if (!lb)
         return;
-    mem_free(lb->range_tab);
+    mem_free(lb->range_lo);
     mem_free(lb);
 }
 
@@ -144,6 +151,22 @@ size_t disc_lb_scratch_len(const struct disc_lb *lb)
     return (size_t)DISC_HASH_KINDS << lb->b_max;
 }
 
+/* Set bits of row in columns [lo, hi). */
+static uint32_t popcount_range(const uint64_t *row, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi)
+        return 0;
+    size_t wl = (size_t)(lo >> 6), wh = (size_t)((hi - 1) >> 6);
+    uint64_t ml = ~(uint64_t)0 << (lo & 63);
+    uint64_t mh = ~(uint64_t)0 >> (63 - ((hi - 1) & 63));
+    if (wl == wh)
+        return (uint32_t)__builtin_popcountll(row[wl] & ml & mh);
+    uint32_t c = (uint32_t)__builtin_popcountll(row[wl] & ml);
+    for (size_t w = wl + 1; w < wh; w++)
+        c += (uint32_t)__builtin_popcountll(row[w]);
+    return c + (uint32_t)__builtin_popcountll(row[wh] & mh);
+}
+
 uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32_t *counts)
 {
     const size_t ub = (size_t)1 << lb->b_max;
@@ -151,9 +174,8 @@ uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32
     const uint64_t mask = ub - 1;
     const unsigned shift = 32 - lb->b_max;
     const uint32_t k = lb->k_odd;
-    const uint16_t *rt = lb->range_tab;
     uint64_t nnz = 0;
-    memset(counts, 0, 3 * ub * sizeof *counts);
+    memset(counts, 0, 2 * ub * sizeof *counts);
     for (size_t w = 0; w < lb->words_per_row; w++) {
         uint64_t x = row[w];
         const uint64_t base = (uint64_t)w * 64;
@@ -164,9 +186,11 @@ uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32
             x &= x - 1;
             cmod[j & mask]++;
             cmul[(uint32_t)(j * k) >> shift]++;
-            crng[rt[j]]++;
         }
     }
+    /* range: the same counts as floor(j U / n_cols) per bit, by interval popcounts */
+    for (size_t v = 0; v < ub; v++)
+        crng[v] = popcount_range(row, lb->range_lo[v], lb->range_lo[v + 1]);
     return nnz;
 }
 
