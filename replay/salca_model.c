@@ -685,9 +685,9 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
     rc = rc ? rc : result_metric(res, "seconds", "s", secs);
     rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s",
                                  secs > 0 ? (double)s->n_steps / secs : 0);
-    rc = rc ? rc : result_metric(res, "alpha", "1",
+    rc = rc ? rc : result_metric(res, "alpha_measured", "1",
                                  t->ideal ? (double)t->slots / (double)t->ideal : 0);
-    rc = rc ? rc : result_metric(res, "retention", "1",
+    rc = rc ? rc : result_metric(res, "retention_actual", "1",
                                  t->n_ctx ? (double)t->n_sel / (double)t->n_ctx : 0);
     for (int k = 0; k < SALCA_STAGES; k++)
         rc = rc ? rc : result_metric(res, util_names[k], "1", (double)t->busy[k] / mk);
@@ -712,9 +712,9 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
         for (int k = 0; k < SALCA_STAGES; k++)
             rc = rc ? rc : result_metric(res, util_names[k], "1", (double)st->busy[k] / c);
         rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s", f_hz / c);
-        rc = rc ? rc : result_metric(res, "alpha", "1",
+        rc = rc ? rc : result_metric(res, "alpha_measured", "1",
                                      st->ideal ? (double)st->slots / (double)st->ideal : 0);
-        rc = rc ? rc : result_metric(res, "retention", "1",
+        rc = rc ? rc : result_metric(res, "retention_actual", "1",
                                      st->n_ctx ? (double)st->n_sel / (double)st->n_ctx : 0);
         rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
                                      (double)st->dense_cycles / c);

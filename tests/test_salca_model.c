@@ -381,7 +381,7 @@ static void test_model_records(void **state)
     assert_true(get(res, main_row, "cycles") == (double)(cyc_step[0] + cyc_step[1]));
     assert_true(get(res, main_row, "hbm_bytes") == (double)hbm);
     assert_true(get(res, main_row, "jobs") == 16);
-    assert_true(fabs(get(res, main_row, "alpha") - (double)slots / (double)ideal) < 1e-12);
+    assert_true(fabs(get(res, main_row, "alpha_measured") - (double)slots / (double)ideal) < 1e-12);
     assert_true(get(res, main_row, "dense_cycles") == (double)dense_total);
     assert_true(get(res, main_row, "steps") == 2);
     double secs = (double)(cyc_step[0] + cyc_step[1]) / 0.5e9;
@@ -402,7 +402,7 @@ static void test_model_records(void **state)
     res = run_model("{\"model\": \"salca\", \"no_layer_drain\": true, \"steps_table\": false}", &rs);
     assert_int_equal(model_result_rows(res), 1);
     assert_true(get(res, 0, "cycles") == (double)(sum4(T) + 9 * max4(T)));
-    assert_true(get(res, 0, "alpha") == 1.0); /* 64 consecutive tokens */
+    assert_true(get(res, 0, "alpha_measured") == 1.0); /* 64 consecutive tokens */
     model_result_free(res);
     res = run_model("{\"model\": \"salca\", \"layer_gap\": 100, \"steps_table\": false}", &rs);
     assert_true(get(res, 0, "cycles") == (double)(2 * (sum4(T) + 4 * max4(T)) + 100));
@@ -416,7 +416,7 @@ static void test_model_records(void **state)
     model_result_free(res);
     /* retention what-if replaces the selections */
     res = run_model("{\"model\": \"salca\", \"retention\": 0.1, \"steps_table\": false}", &rs);
-    assert_true(fabs(get(res, 0, "retention") - 0.1) < 0.01);
+    assert_true(fabs(get(res, 0, "retention_actual") - 0.1) < 0.01);
     model_result_free(res);
     recs_free(&rs);
 }
