@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make bench`: runs every benchmark program build/bench/bench_* in turn and prints their
+# lines (each line starts with the program's name). Record the figures in
+# docs/performance.md. BENCH_ONLY=name1,name2 runs a subset (names without "bench_").
+set -u
+BUILD=${BUILD:-build}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+status=0
+for b in "$BUILD"/bench/bench_*; do
+    [ -x "$b" ] || continue
+    case "$b" in *.o|*.d) continue;; esac
+    name=$(basename "$b"); short=${name#bench_}
+    if [ -n "${BENCH_ONLY:-}" ] && ! [[ ",$BENCH_ONLY," == *",$short,"* ]]; then continue; fi
+    echo "== $name"
+    if ! "$b"; then echo "$name: FAILED"; status=1; fi
+done
+exit $status
