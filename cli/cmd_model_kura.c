@@ -14,6 +14,7 @@
 #include "replay/kura_dma.h"
 #include "replay/kura_model.h"
 #include "replay/kura_power.h"
+#include "replay/kura_tiles.h"
 
 #define VERB "model kura"
 #define MAX_SHAPES 64
@@ -32,6 +33,9 @@ static void usage(FILE *f)
           "                       and one of e_px_pj, p_mw, area_um2\n"
           "  --optimal-width      N_w*(N_h) by eq. 12 for each N_h of --shapes\n"
           "  --budget MM2         lowest-E_px shape with area <= MM2 (SoC shell included)\n"
+          "  --calibrate-activity FILE.atr\n"
+          "                       alpha_cal = toggles/bits over every reverse step at H20W5\n"
+          "                       (spec 8.5; another shape with --shape NhxNw)\n"
           "  --plots DIR          section 9 figures (PNG via gnuplot, CSV beside each): E_px\n"
           "                       heatmap + N_w*, area vs E_px, cycles vs shape, c_px,eff;\n"
           "                       with --trace also drift error, activity and phase maps\n"
@@ -322,6 +326,7 @@ int cmd_model_kura(int argc, char **argv)
     const char *mode = NULL, *fit_path = NULL, *coeffs = NULL, *power = "fit4";
     const char *plot_dir = NULL, *trace = NULL, *plot_shapes = "20x5,10x10,25x20";
     int64_t every = 10;
+    int cal_h = 20, cal_w = 5;
     double budget = 0, t_txn = -1;
     bool calibrate = false;
     kura_energy_default(&e);
@@ -357,6 +362,18 @@ int cmd_model_kura(int argc, char **argv)
                 return cli_usage_error(VERB, "--plots needs a folder");
             mode = a;
             plot_dir = next;
+            i++;
+        } else if (!strcmp(a, "--calibrate-activity")) {
+            if (mode)
+                return cli_usage_error(VERB, "only one mode at a time");
+            if (!next)
+                return cli_usage_error(VERB, "--calibrate-activity needs a trace");
+            mode = a;
+            trace = next;
+            i++;
+        } else if (!strcmp(a, "--shape")) {
+            if (!next || !parse_shape(next, &cal_h, &cal_w) || cal_h > 4096 || cal_w > 4096)
+                return cli_usage_error(VERB, "bad --shape (want NhxNw)");
             i++;
         } else if (!strcmp(a, "--trace")) {
             if (!next)
@@ -422,6 +439,16 @@ int cmd_model_kura(int argc, char **argv)
         return do_grid(&e, p, h, w, vals, nv);
     if (!strcmp(mode, "--fit"))
         return do_fit(&e, fit_path);
+    if (!strcmp(mode, "--calibrate-activity")) {
+        double alpha;
+        uint64_t steps;
+        int rc = kura_activity_calibrate(trace, cal_h, cal_w, &alpha, &steps, &em);
+        if (rc)
+            return cli_fail(rc, errmsg_text(&em));
+        printf("shape=H%dW%d\nsteps=%llu\nalpha_cal=%.9f\n", cal_h, cal_w,
+               (unsigned long long)steps, alpha);
+        return 0;
+    }
     if (!strcmp(mode, "--plots"))
         return do_plots(&e, plot_dir, trace, plot_shapes, (int)every, h, w);
     if (!strcmp(mode, "--optimal-width")) {

@@ -48,9 +48,10 @@ static const struct hw_key kura_keys[] = {
                 "run the checked register-level simulation of every step (spec 8.2)"),
     HW_KEY_BOOL("activity", 0, "count operand toggles on the PE inputs (spec 8.5; implies "
                                "cycle_accurate)"),
-    HW_KEY_FLOAT("alpha_cal", "", 0, 1, 0.5,
-                 "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal) "
-                 "(spec 8.5; 0.5 = random data [decision])"),
+    HW_KEY_FLOAT("alpha_cal", "", 0, 1, 0.4744,
+                 "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal): "
+                 "H20W5 over the default capture, by 'model kura --calibrate-activity' "
+                 "(spec 8.5)"),
     HW_KEY_FLOAT("phi", "", 0, 1, 1, "switching fraction of p_hw (spec 8.5, upper bound 1)"),
     HW_KEY_STRING("coeffs", "", NULL,
                   "coefficient table JSON (spec 8.3-8.4); empty = shipped "

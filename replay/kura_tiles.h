@@ -60,6 +60,15 @@ int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *re
 int kura_tiles_compare(const struct kura_streams *st, const Acceltrace__KuraTiles *kt,
                        struct errmsg *e);
 
+/*
+ * Activity calibration (spec 8.5): runs the N_h x N_w array with toggle counting over every
+ * REVERSE step of the kura trace at path and sets *alpha = Σ toggles / Σ bits written and
+ * *steps to the number of steps. 0, or ERR_DATA (not a kura trace, no REVERSE step, bad
+ * record), ERR_IO, ERR_NOMEM with e set.
+ */
+int kura_activity_calibrate(const char *path, int n_h, int n_w, double *alpha, uint64_t *steps,
+                            struct errmsg *e);
+
 /* Writes the section 7 export of the derived streams into dir (created if missing). */
 int kura_tiles_export(const char *dir, const struct kura_step_info *info, const int16_t *q,
                       const int32_t *d, const struct kura_streams *st, const char *trace_hash,
