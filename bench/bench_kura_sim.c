@@ -175,7 +175,7 @@ int main(void)
                     kura_sim_free(s);
                 }
         double sec = now_s() - t0;
-        printf("kura_sim %-17s 25 shapes x %d on 96x96: %.3f s, %.3g PE-cycles/s\n", names[mode],
+        printf("bench_kura_sim: sim %-17s 25 shapes x %d on 96x96: %.3f s, %.3g PE-cycles/s\n", names[mode],
                reps, sec, (double)pe_cycles / sec);
     }
 
@@ -190,7 +190,7 @@ int main(void)
     double an = replay(&t, "{\"model\":\"kura\"}", NULL);
     double ca = replay(&t, "{\"model\":\"kura\",\"cycle_accurate\":true}", NULL);
     double act = replay(&t, "{\"model\":\"kura\",\"activity\":true}", NULL);
-    printf("kura replay H20W5, 100 steps 96x96: analytic %.3f s, cycle-accurate %.3f s (%.1fx), "
+    printf("bench_kura_sim: replay H20W5, 100 steps 96x96: analytic %.3f s, cycle-accurate %.3f s (%.1fx), "
            "+activity %.3f s (%.1fx)\n",
            an, ca, ca / an, act, act / an);
     trace_free(&t);
@@ -214,7 +214,7 @@ int main(void)
                      shapes[j]);
             sep += replay(&t, js, NULL);
         }
-    printf("kura 25-config analytic sweep, %d steps 96x96: one pass %.3f s, one replay %.3f s "
+    printf("bench_kura_sim: 25-config analytic sweep, %d steps 96x96: one pass %.3f s, one replay %.3f s "
            "(ratio %.2f, target <= 1.5), 25 separate replays %.3f s (%.1fx the one pass)\n",
            steps, sweep, one, sweep / one, sep, sep / sweep);
     trace_free(&t);
