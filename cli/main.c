@@ -21,6 +21,9 @@ int cmd_config(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_energy(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 struct verb {
     const char *name;
@@ -43,6 +46,9 @@ static const struct verb verbs[] = {
     {"sweep", cmd_sweep, "list a sweep grid, emit Slurm or GNU parallel jobs for it"},
     {"merge", cmd_merge, "join the results folders of sweep shards"},
     {"energy", cmd_energy, "recompute energy from activity counts with an energy table"},
+    {"plot", cmd_plot, "plot a results folder (gnuplot -> PNG)"},
+    {"report", cmd_report, "write DIR/report.md linking every figure and table"},
+    {"demo", cmd_demo, "capture, replay, analyze and plot every workload into out/"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,235 @@
+/*
+ * cmd_demo: `acceltrace demo -o out/` (and `make demo`): runs, on built-in defaults, each
+ * workload's capture, a default sweep of its model, its analyzers and plots, then writes
+ * out/report.md linking every figure and table.
+ *
+ * The demo is the table `steps` below: each workload adds its rows (in order: capture,
+ * replay with a default sweep, analyzers, plots). A row is an acceltrace command line run
+ * as a child process; "{out}" stands for the workload's folder out/<workload>, and arguments
+ * starting with "configs/" name the repository's configs (found from the current folder or
+ * next to the program's build folder). A workload
+ * without rows is skipped with a line saying so; a failing step stops its workload (the
+ * others still run) and makes the demo exit 1.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "cli/cli.h"
+#include "common/buf.h"
+#include "common/progress.h"
+
+#define VERB "demo"
+#define DEMO_MAX_ARGS 64
+
+struct demo_step {
+    const char *workload; /* "disc", "salca", "kura", "test" */
+    const char *kind;     /* "capture", "replay", "analyze", "plot": for the log */
+    const char *args;     /* arguments after "acceltrace", separated by single spaces */
+};
+
+/* Workloads in demo order; each needs rows in `steps`. */
+static const char *const workloads[] = {"test", "disc", "salca", "kura"};
+
+static const struct demo_step steps[] = {
+    /* test: the engine's own count model on a synthetic trace */
+    {"test", "capture", "capture test --records 20000 --numbers 64 --blob-bytes 256 -o {out}/test.atr"},
+    {"test", "replay",
+     "replay {out}/test.atr --hw configs/test-count.json --sweep configs/test-sweep.json "
+     "--energy configs/test-energy.json -q -o {out}/replay"},
+    {"test", "plot", "plot {out}/replay --y sum --y records --y energy_j -o {out}/plots"},
+    /* disc rows: */
+    /* salca rows: */
+    /* kura rows: */
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace demo [-o DIR] [--only WORKLOAD] [--list]\n"
+          "\n"
+          "Runs every workload's demo steps (capture, default sweep replay, analyzers, plots)\n"
+          "into DIR/<workload> (default DIR: out) and writes DIR/report.md. --list prints the\n"
+          "steps; --only runs one workload.\n",
+          f);
+}
+
+/* Splits args into argv (in buf), replacing the token part "{out}" by out. */
+static int build_argv(const char *args, const char *out, char *buf, size_t n, char **argv,
+                      const char *self, const char *root)
+{
+    size_t k = 0;
+    int argc = 0;
+    argv[argc++] = (char *)self;
+    for (const char *p = args; *p && argc < DEMO_MAX_ARGS - 1;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        argv[argc++] = buf + k;
+        if (!strncmp(p, "configs/", 8) && strcmp(root, ".")) {
+            size_t l = strlen(root);
+            if (k + l + 2 >= n)
+                return -1;
+            memcpy(buf + k, root, l);
+            k += l;
+            buf[k++] = '/';
+        }
+        while (*p && *p != ' ' && k + 1 < n) {
+            if (!strncmp(p, "{out}", 5)) {
+                size_t l = strlen(out);
+                if (k + l + 1 >= n)
+                    return -1;
+                memcpy(buf + k, out, l);
+                k += l;
+                p += 5;
+            } else {
+                buf[k++] = *p++;
+            }
+        }
+        buf[k++] = 0;
+        if (k >= n)
+            return -1;
+    }
+    argv[argc] = NULL;
+    return argc;
+}
+
+/* Runs one step; returns its exit status (or 1 when it could not start). */
+static int run_step(char **argv)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        fprintf(stderr, "acceltrace: demo: cannot run '%s': %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+int cmd_demo(int argc, char **argv);
+int cmd_demo(int argc, char **argv)
+{
+    const char *out = "out", *only = NULL;
+    bool list = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (!strcmp(argv[i], "--list")) {
+            list = true;
+        } else {
+            return cli_usage_error(VERB, "unknown argument '%s'", argv[i]);
+        }
+    }
+    char self[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return cli_fail(ERR_IO, "cannot find the acceltrace program (/proc/self/exe)");
+    self[sl] = 0;
+    /* Repository root: "." when configs/ is here, else the parent of the program's folder. */
+    char root[PATH_MAX] = ".";
+    struct stat sb;
+    if (stat("configs", &sb) || !S_ISDIR(sb.st_mode)) {
+        snprintf(root, sizeof root, "%s", self);
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(root, '/');
+            if (slash)
+                *slash = 0;
+        }
+    }
+    if (!list && mkdir(out, 0755) && errno != EEXIST) {
+        cli_error("cannot create '%s': %s", out, strerror(errno));
+        return 1;
+    }
+    struct buf pre;
+    buf_init(&pre);
+    buf_printf(&pre, "Made by `acceltrace demo` (acceltrace %s) on built-in defaults.\n\n",
+               ACCELTRACE_VERSION);
+    int status = 0;
+    double t_all = progress_now_s();
+    for (size_t w = 0; w < sizeof workloads / sizeof workloads[0]; w++) {
+        const char *wl = workloads[w];
+        if (only && strcmp(only, wl))
+            continue;
+        size_t n_rows = 0;
+        for (const struct demo_step *s = steps; s->workload; s++)
+            n_rows += !strcmp(s->workload, wl);
+        if (!n_rows) {
+            fprintf(stderr, "demo: skipping %s: no demo steps registered for it yet\n", wl);
+            buf_printf(&pre, "- %s: skipped (no demo steps yet)\n", wl);
+            continue;
+        }
+        char wdir[PATH_MAX];
+        snprintf(wdir, sizeof wdir, "%s/%s", out, wl);
+        if (!list)
+            mkdir(wdir, 0755);
+        double t_wl = progress_now_s();
+        int failed = 0;
+        for (const struct demo_step *s = steps; s->workload; s++) {
+            if (strcmp(s->workload, wl))
+                continue;
+            char buf[8192], *av[DEMO_MAX_ARGS];
+            int ac = build_argv(s->args, wdir, buf, sizeof buf, av, self, root);
+            if (ac < 0) {
+                cli_error("demo step too long: %s", s->args);
+                failed = 1;
+                break;
+            }
+            fprintf(stderr, "demo: [%s] %s: acceltrace", wl, s->kind);
+            for (int i = 1; i < ac; i++)
+                fprintf(stderr, " %s", av[i]);
+            fprintf(stderr, "\n");
+            if (list)
+                continue;
+            double t0 = progress_now_s();
+            int rc = run_step(av);
+            if (rc) {
+                cli_error("demo step of %s failed with exit %d: %s", wl, rc, s->args);
+                failed = rc;
+                break;
+            }
+            fprintf(stderr, "demo: [%s] %s done in %.1f s\n", wl, s->kind,
+                    progress_now_s() - t0);
+        }
+        if (list)
+            continue;
+        if (failed) {
+            status = 1;
+            buf_printf(&pre, "- %s: FAILED (see the log)\n", wl);
+        } else {
+            buf_printf(&pre, "- %s: %zu steps in %.1f s\n", wl, n_rows, progress_now_s() - t_wl);
+        }
+    }
+    if (list) {
+        buf_release(&pre);
+        return 0;
+    }
+    struct report_stats st;
+    struct errmsg e = {0};
+    int rc = report_write(out, "acceltrace demo", (const char *)pre.data, &st, &e);
+    buf_release(&pre);
+    if (rc)
+        return cli_fail(rc, errmsg_text(&e));
+    fprintf(stderr, "demo: %s/report.md: %zu figures, %zu tables (%.1f s)\n", out, st.figures,
+            st.tables, progress_now_s() - t_all);
+    return status;
+}

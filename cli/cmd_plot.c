@@ -1,0 +1,328 @@
+/*
+ * cmd_plot: `acceltrace plot RESULTS -o DIR`: figures of a results folder. Every model
+ * gets the generic figures (each count and metric against the first swept numeric config
+ * key, one series per value of the other swept keys and labels; bars when nothing numeric
+ * is swept). A model may add its own figures through one row of `model_plots` below.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/plot.h"
+#include "cli/cli.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "formats/jsonl.h"
+#include "replay/model_registry.h"
+
+#define VERB "plot"
+#define MAX_Y 64
+
+/*
+ * Model-specific figures: fn(results_dir, out_dir) writes its plots into out_dir and
+ * returns an exit status. Rows: {"model", fn}.
+ */
+struct model_plot {
+    const char *model;
+    int (*fn)(const char *results_dir, const char *out_dir);
+};
+
+static const struct model_plot model_plots[] = {
+    /* rows: {"disc", cmd_plot_disc}, */
+    {NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... -o DIR\n"
+          "\n"
+          "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
+          "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
+          "config key --x (default: the first swept numeric key), one series per value of\n"
+          "the other swept keys and labels. Without gnuplot the data and scripts are still\n"
+          "written with a warning.\n",
+          f);
+}
+
+static bool warned_gnuplot;
+
+static int finish_plot(struct plot *p, const char *dir, int *n_png)
+{
+    bool rendered;
+    int rc = plot_write(p, dir, &rendered);
+    if (rc) {
+        cli_error("%s", plot_errmsg(p));
+        return rc;
+    }
+    if (rendered)
+        (*n_png)++;
+    else if (!warned_gnuplot) {
+        cli_warn("gnuplot not found: data and scripts written; run 'gnuplot NAME.gp' in '%s' "
+                 "to render",
+                 dir);
+        warned_gnuplot = true;
+    }
+    return 0;
+}
+
+static double jnum(const json_t *v, bool *ok)
+{
+    *ok = true;
+    if (json_is_number(v))
+        return json_number_value(v);
+    if (json_is_boolean(v))
+        return json_is_true(v);
+    *ok = false;
+    return NAN;
+}
+
+static char *value_text(const json_t *v)
+{
+    if (json_is_string(v))
+        return mem_strdup(json_string_value(v));
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(10));
+    char *d = s ? mem_strdup(s) : NULL;
+    free(s);
+    return d;
+}
+
+/* Sorts series points by x (insertion sort: series are short). */
+static void sort_xy(double *x, double *y, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        double a = x[i], b = y[i];
+        size_t j = i;
+        while (j && x[j - 1] > a) {
+            x[j] = x[j - 1];
+            y[j] = y[j - 1];
+            j--;
+        }
+        x[j] = a;
+        y[j] = b;
+    }
+}
+
+static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, size_t n_ys,
+                         const char *out, int *n_png)
+{
+    size_t n = json_array_size(rows);
+    json_t *r0 = json_array_get(rows, 0);
+    json_t *cfg0 = json_object_get(r0, "config");
+    const char *model = json_string_value(json_object_get(r0, "model"));
+    const struct hw_schema *schema = model ? model_registry_schema(model) : NULL;
+    /* swept keys: config values that differ between rows */
+    const char *swept[128];
+    size_t n_swept = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(cfg0, k, v) {
+        for (size_t i = 1; i < n; i++)
+            if (!json_equal(v, json_object_get(json_object_get(json_array_get(rows, i), "config"),
+                                               k))) {
+                if (n_swept < 128)
+                    swept[n_swept++] = k;
+                break;
+            }
+    }
+    const char *xkey = NULL;
+    if (xkey_opt) {
+        if (!json_object_get(cfg0, xkey_opt))
+            return cli_usage_error(VERB, "no config key '%s' in the results", xkey_opt);
+        xkey = xkey_opt;
+    } else {
+        for (size_t i = 0; i < n_swept && !xkey; i++) {
+            bool ok;
+            jnum(json_object_get(cfg0, swept[i]), &ok);
+            if (ok)
+                xkey = swept[i];
+        }
+    }
+    /* y columns: counts then metrics of the first row, or the --y list */
+    const char *yname[MAX_Y];
+    size_t ny = 0;
+    if (n_ys) {
+        for (size_t i = 0; i < n_ys && ny < MAX_Y; i++)
+            yname[ny++] = ys[i];
+    } else {
+        const char *groups[] = {"counts", "metrics"};
+        for (int g = 0; g < 2; g++)
+            json_object_foreach(json_object_get(r0, groups[g]), k, v) if (ny < MAX_Y)
+                yname[ny++] = k;
+    }
+    json_t *units = json_object_get(r0, "units");
+    char xunit[64] = "";
+    if (xkey && schema) {
+        const struct hw_key *hk = hw_schema_find(schema, xkey);
+        if (hk && hk->unit)
+            snprintf(xunit, sizeof xunit, "%s", hk->unit);
+    }
+    /* series key of each row: other swept keys + labels */
+    char **skey = mem_calloc(n + 1, sizeof *skey);
+    double *xs = mem_calloc(n + 1, sizeof *xs), *yv = mem_calloc(n + 1, sizeof *yv);
+    int rc = 0;
+    if (!skey || !xs || !yv) {
+        rc = cli_fail(ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *row = json_array_get(rows, i);
+        char buf[512] = "";
+        size_t len = 0;
+        for (size_t s = 0; s < n_swept; s++) {
+            if (xkey && !strcmp(swept[s], xkey))
+                continue;
+            char *t = value_text(json_object_get(json_object_get(row, "config"), swept[s]));
+            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
+                                    len ? " " : "", swept[s], t ? t : "?");
+            mem_free(t);
+        }
+        json_object_foreach(json_object_get(row, "labels"), k, v) {
+            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
+                                    len ? " " : "", k, json_string_value(v));
+        }
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        skey[i] = mem_strdup(buf[0] ? buf : (model ? model : "results"));
+        if (!skey[i]) {
+            rc = cli_fail(ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    for (size_t yi = 0; yi < ny && !rc; yi++) {
+        const char *y = yname[yi];
+        const char *yunit = json_string_value(json_object_get(units, y));
+        char title[400], name[300];
+        struct plot *p;
+        if (xkey) {
+            snprintf(name, sizeof name, "%s_vs_%s", y, xkey);
+            for (char *c = name; *c; c++)
+                if (*c == '.')
+                    *c = '_';
+            snprintf(title, sizeof title, "%s vs %s (model %s, %zu rows)", y, xkey,
+                     model ? model : "?", n);
+            p = plot_new(name, PLOT_LINE);
+            if (!p) {
+                rc = cli_fail(ERR_NOMEM, "out of memory");
+                break;
+            }
+            plot_title(p, title);
+            plot_xlabel(p, xkey, xunit);
+            plot_ylabel(p, y, yunit);
+            /* one series per distinct series key, in first-appearance order */
+            for (size_t i = 0; i < n && !rc; i++) {
+                bool first = true;
+                for (size_t j = 0; j < i && first; j++)
+                    first = strcmp(skey[i], skey[j]) != 0;
+                if (!first)
+                    continue;
+                size_t m = 0;
+                for (size_t j = i; j < n; j++) {
+                    if (strcmp(skey[i], skey[j]))
+                        continue;
+                    json_t *row = json_array_get(rows, j);
+                    bool okx, oky;
+                    double xv = jnum(json_object_get(json_object_get(row, "config"), xkey), &okx);
+                    json_t *jy = json_object_get(json_object_get(row, "metrics"), y);
+                    if (!jy)
+                        jy = json_object_get(json_object_get(row, "counts"), y);
+                    double yy = jnum(jy, &oky);
+                    if (!okx)
+                        continue;
+                    xs[m] = xv;
+                    yv[m] = oky ? yy : NAN;
+                    m++;
+                }
+                sort_xy(xs, yv, m);
+                if (plot_series(p, 0, skey[i], xs, yv, m))
+                    rc = cli_fail(ERR_USAGE, plot_errmsg(p));
+            }
+        } else {
+            snprintf(name, sizeof name, "%s", y);
+            snprintf(title, sizeof title, "%s per config (model %s)", y, model ? model : "?");
+            p = plot_new(name, PLOT_BARS);
+            if (!p) {
+                rc = cli_fail(ERR_NOMEM, "out of memory");
+                break;
+            }
+            plot_title(p, title);
+            plot_xlabel(p, "config", "");
+            plot_ylabel(p, y, yunit);
+            for (size_t i = 0; i < n; i++) {
+                json_t *row = json_array_get(rows, i);
+                json_t *jy = json_object_get(json_object_get(row, "metrics"), y);
+                if (!jy)
+                    jy = json_object_get(json_object_get(row, "counts"), y);
+                bool ok;
+                yv[i] = jnum(jy, &ok);
+            }
+            const char *series[] = {y};
+            if (plot_bars(p, (const char *const *)skey, n, series, 1, yv, false))
+                rc = cli_fail(ERR_USAGE, plot_errmsg(p));
+        }
+        if (!rc && (rc = finish_plot(p, out, n_png)))
+            rc = err_exit_code(rc);
+        plot_free(p);
+    }
+done:
+    for (size_t i = 0; skey && i < n; i++)
+        mem_free(skey[i]);
+    mem_free(skey);
+    mem_free(xs);
+    mem_free(yv);
+    return rc;
+}
+
+int cmd_plot(int argc, char **argv);
+int cmd_plot(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *xkey = NULL;
+    const char *ys[MAX_Y];
+    size_t n_ys = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--x") && i + 1 < argc) {
+            xkey = argv[++i];
+        } else if (!strcmp(argv[i], "--y") && i + 1 < argc) {
+            if (n_ys == MAX_Y)
+                return cli_usage_error(VERB, "more than %d --y", MAX_Y);
+            ys[n_ys++] = argv[++i];
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return cli_usage_error(VERB, "more than one results folder ('%s')", argv[i]);
+        }
+    }
+    if (!in || !out)
+        return cli_usage_error(VERB, "need a results folder and -o DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.jsonl", in);
+    json_t *rows;
+    struct errmsg e = {0};
+    int rc = jsonl_load(&rows, path, NULL, &e);
+    if (rc)
+        return cli_fail(rc == ERR_IO ? ERR_DATA : rc, errmsg_text(&e));
+    if (!json_array_size(rows)) {
+        json_decref(rows);
+        return cli_fail(ERR_DATA, "no rows in results");
+    }
+    mkdir(out, 0755);
+    int n_png = 0;
+    rc = generic_plots(rows, xkey, ys, n_ys, out, &n_png);
+    const char *model = json_string_value(json_object_get(json_array_get(rows, 0), "model"));
+    for (const struct model_plot *mp = model_plots; !rc && mp->model; mp++)
+        if (model && !strcmp(mp->model, model))
+            rc = mp->fn(in, out);
+    json_decref(rows);
+    if (!rc)
+        fprintf(stderr, "acceltrace: plots of '%s' -> %s (%d png)\n", in, out, n_png);
+    return rc;
+}
