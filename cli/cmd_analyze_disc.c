@@ -1,0 +1,70 @@
+/*
+ * cmd_analyze_disc: `acceltrace analyze disc RESULTS_DIR [--trace FILE.atr] -o DIR`: the
+ * DiSC replay figures (speedup, energy, cycles_by_op, prune_per_step, st_sparsity;
+ * specs/disc.md section 9) from a results folder of `acceltrace replay` with model disc.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/disc_plots.h"
+#include "cli/cli.h"
+#include "common/err.h"
+
+#define VERB "analyze disc"
+
+static void usage(FILE *f)
+{
+    fputs("usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr] -o DIR\n"
+          "\n"
+          "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
+          "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
+          "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
+          "prune_per_step and st_sparsity. Each plot gets NAME.csv, .dat, .gp and .png.\n"
+          "\n"
+          "options:\n"
+          "  --trace FILE.atr  the replayed disc trace (per-step pruning and sparsity)\n"
+          "  -o DIR            output folder (required; created if missing)\n"
+          "  -h, --help        this help\n",
+          f);
+}
+
+int cmd_analyze_disc(int argc, char **argv);
+int cmd_analyze_disc(int argc, char **argv)
+{
+    const char *rdir = NULL, *trace = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(a, "--trace") && i + 1 < argc)
+            trace = argv[++i];
+        else if (a[0] == '-')
+            return cli_usage_error(VERB, "unknown option or missing value '%s'", a);
+        else if (!rdir)
+            rdir = a;
+        else
+            return cli_usage_error(VERB, "more than one results folder ('%s')", a);
+    }
+    if (!rdir)
+        return cli_usage_error(VERB, "missing RESULTS_DIR");
+    if (!out)
+        return cli_usage_error(VERB, "missing -o DIR");
+    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+        cli_error("cannot create folder '%s': %s", out, strerror(errno));
+        return 1;
+    }
+    struct errmsg e = {0};
+    bool rendered = true;
+    int rc = disc_plots_write(rdir, trace, out, &rendered, &e);
+    if (rc < 0)
+        return cli_fail(rc, e.text);
+    if (!rendered)
+        cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", out);
+    return 0;
+}
