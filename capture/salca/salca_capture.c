@@ -730,6 +730,8 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             stats(acc_recall[m], jobs_done, &x->recall_mean, &x->recall_median,
                   &x->recall_p5);
             stats(acc_cos[m], jobs_done, &x->cosine_mean, &x->cosine_median, &x->cosine_p5);
+            x->recall_min = jobs_done ? acc_recall[m][0] : 0; /* sorted by stats() */
+            x->cosine_min = jobs_done ? acc_cos[m][0] : 0;
             x->retention_mean = jobs_done ? ret_sum[m] / jobs_done : 0;
             x->overshoot_mean = jobs_done ? over_sum[m] / jobs_done : 0;
             x->top1 = subst_on && c.N ? (double)agree[m] / c.N : -1.0;

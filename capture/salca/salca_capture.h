@@ -57,6 +57,7 @@ struct salca_capture_method {
     uint64_t jobs;
     double recall_mean, recall_median, recall_p5;
     double cosine_mean, cosine_median, cosine_p5;
+    double recall_min, cosine_min;
     double retention_mean, overshoot_mean;
     double top1;                    /* -1 without substituted runs */
     uint32_t spans_total, spans_recalled;
