@@ -311,8 +311,9 @@ static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
     double ratio = s->alpha_cal > 0 ? alpha / s->alpha_cal : NAN;
     scaled.hw = en->power_fit4.hw * (1 - s->phi + s->phi * ratio);
     snprintf(shape, sizeof shape, "H%dW%d", s->n_h, s->n_w);
+    /* no shape label in the main table: n_h and n_w are config columns already, and a
+     * label would split every plot series per config */
     int rc = result_row_begin(res, NULL);
-    if (!rc) rc = result_label(res, "shape", shape);
     if (!rc) rc = result_count(res, "steps", "steps", s->steps);
     if (!rc) rc = result_count(res, "cycles", "cycles", s->steps * (uint64_t)an.cycles_step);
     if (!rc) rc = result_count(res, "tiles", "tiles", s->steps * (uint64_t)an.n_tiles);

@@ -186,7 +186,8 @@ static void test_sweep_25(void **state)
     }
     /* R7: H20W5 (row 15) at 641.3 us and 5.880 nJ/px is the system-level minimum */
     assert_int_equal(best, 15);
-    assert_string_equal(cell(&tb, 15, "shape"), "H20W5");
+    assert_string_equal(cell(&tb, 15, "n_h"), "20");
+    assert_string_equal(cell(&tb, 15, "n_w"), "5");
     assert_true(fabs(atof(cell(&tb, 15, "sys_step_s")) - 641.3e-6) < 0.01e-6);
     assert_true(fabs(best_e - 5.880) < 0.005);
     /* eq. 11 at H10W10 = 258.5 pJ/px (paper point) */
