@@ -1,0 +1,152 @@
+/*
+ * bench_conflicts: throughput of the Salca channel-conflict analyzer (analysis/conflicts,
+ * replay/hbm_pc; specs/salca.md section 11): about 1M selected indices (clustered
+ * selections at 5% retention of 32K-token contexts, the paper's workload shape) replayed
+ * against 16 PCs (mod map) under in-order issue (D_f = 1) and reorder windows
+ * 16, 32, 64, 128, 256 in one pass (the analyzer also runs batch issue and the
+ * conflicts-per-batch histograms of all three maps). Prints selected indices per second
+ * and a checksum (total slots per policy) that the numpy peer prints too.
+ * With --write FILE it saves the selections (per job: u32 layer, u32 head, u32 count, then
+ * count u32 indices; little-endian) for bench/peers/conflicts_numpy.py.
+ *
+ * usage: bench_conflicts [--indices N] [--n CTX] [--retention X] [--seed S] [--reps R]
+ *                        [--write FILE]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/conflicts.h"
+#include "common/mem.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+struct job {
+    uint32_t l, h;
+    size_t n;
+    uint32_t *idx;
+};
+
+int main(int argc, char **argv)
+{
+    size_t want = 1000000;
+    uint32_t n = 32768;
+    double ret = 0.05;
+    uint64_t seed = 1;
+    int reps = 3;
+    const char *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--indices") && i + 1 < argc)
+            want = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+            n = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--retention") && i + 1 < argc)
+            ret = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+            out = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_conflicts [--indices N] [--n CTX] [--retention X] "
+                            "[--seed S] [--reps R] [--write FILE]\n");
+            return 2;
+        }
+    }
+    if (n == 0 || !(ret > 0) || ret > 1 || reps < 1) {
+        fprintf(stderr, "bench_conflicts: bad parameters\n");
+        return 2;
+    }
+    /* Selections: 32 heads per layer (LongChat-7B's), as many layers as needed. */
+    size_t cap = 64, nj = 0, total = 0;
+    struct job *jobs = mem_alloc(cap * sizeof *jobs);
+    uint32_t *buf = mem_alloc((size_t)n * sizeof *buf);
+    if (!jobs || !buf)
+        return 1;
+    while (total < want) {
+        if (nj == cap) {
+            cap *= 2;
+            struct job *p = mem_realloc(jobs, cap * sizeof *p);
+            if (!p)
+                return 1;
+            jobs = p;
+        }
+        struct job *j = &jobs[nj];
+        j->l = (uint32_t)(nj / 32);
+        j->h = (uint32_t)(nj % 32);
+        if (conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, n, ret, seed, j->l, j->h, buf, &j->n) < 0)
+            return 1;
+        j->idx = mem_alloc(j->n * sizeof *j->idx);
+        if (!j->idx)
+            return 1;
+        memcpy(j->idx, buf, j->n * sizeof *buf);
+        total += j->n;
+        nj++;
+    }
+    if (out) {
+        FILE *f = fopen(out, "wb");
+        if (!f) {
+            fprintf(stderr, "bench_conflicts: cannot write '%s'\n", out);
+            return 1;
+        }
+        for (size_t i = 0; i < nj; i++) {
+            uint32_t hdr[3] = {jobs[i].l, jobs[i].h, (uint32_t)jobs[i].n};
+            fwrite(hdr, sizeof hdr, 1, f);
+            fwrite(jobs[i].idx, sizeof(uint32_t), jobs[i].n, f);
+        }
+        if (fclose(f) != 0)
+            return 1;
+    }
+    struct conflicts_opts o;
+    conflicts_opts_default(&o);
+    o.n_depths = 1; /* in-order D_f = 1 is window "0" */
+    double best = 1e30;
+    uint64_t check[64] = {0};
+    size_t np = 0;
+    for (int r = 0; r < reps; r++) {
+        struct conflicts *c = NULL;
+        struct errmsg e = {0};
+        if (conflicts_new(&c, &o, &e) < 0) {
+            fprintf(stderr, "bench_conflicts: %s\n", e.text);
+            return 1;
+        }
+        double t0 = now_s();
+        for (size_t i = 0; i < nj; i++)
+            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0)
+                return 1;
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+        np = conflicts_n_policies(c);
+        for (size_t i = 0; i < np && i < 64; i++) {
+            struct conflicts_totals t;
+            conflicts_totals(c, -1, i, &t);
+            check[i] = t.slots;
+        }
+        conflicts_free(c);
+    }
+    printf("bench_conflicts: %zu jobs, %zu selected indices (clustered, %.3g of %u), 16 PCs mod,"
+           " policies:", nj, total, ret, n);
+    for (size_t i = 0; i < np; i++)
+        printf(" %s", i == 0 ? "batch" : i == 1 ? "inorder_d1" : "window");
+    printf("\n");
+    printf("bench_conflicts: best of %d: %.3f s, %.2f M indices/s (all policies, one pass)\n",
+           reps, best, (double)total / best / 1e6);
+    /* checksum over in-order D_f = 1 and the five windows (the peer's policies) */
+    printf("checksum slots:");
+    for (size_t i = 1; i < np; i++)
+        printf(" %llu", (unsigned long long)check[i]);
+    printf("\n");
+    for (size_t i = 0; i < nj; i++)
+        mem_free(jobs[i].idx);
+    mem_free(jobs);
+    mem_free(buf);
+    return 0;
+}
