@@ -14,4 +14,6 @@ for b in "$BUILD"/bench/bench_*; do
     echo "== $name"
     if ! "$b"; then echo "$name: FAILED"; status=1; fi
 done
+# Salca conflicts vs the numpy peer on the same selections (speed ratio; target >= 50x).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",conflicts,"* ]] && [ -x "$BUILD/bench/bench_conflicts" ]; then echo "== conflicts_numpy"; /usr/bin/python3 bench/peers/conflicts_numpy.py --vs "$BUILD/bench/bench_conflicts" || status=1; fi
 exit $status
