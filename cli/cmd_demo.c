@@ -47,6 +47,14 @@ static const struct demo_step steps[] = {
     /* disc rows: */
     /* salca rows: */
     /* kura rows: */
+    {"kura", "capture", "capture kura -q -o {out}/kura.atr"},
+    {"kura", "replay",
+     "replay {out}/kura.atr --hw configs/kura-h20w5.json --sweep configs/kura-sweep.json -q "
+     "-o {out}/replay"},
+    {"kura", "plot",
+     "plot {out}/replay --x n_w --y sys_e_px_nj --y e_px_pj --y cycles_step -o {out}/plots"},
+    {"kura", "plot", "model kura --plots {out}/figures --trace {out}/kura.atr --every 20"},
+    {"kura", "export", "export tiles {out}/kura.atr --shape 20x5 -o {out}/tiles"},
     {NULL, NULL, NULL},
 };
 
