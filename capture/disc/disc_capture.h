@@ -1,0 +1,136 @@
+/*
+ * disc_capture: the DiSC capture (specs/disc.md 2-6). Runs a DiT denoising loop with CTR
+ * and ST executed for real, scores it against the dense run, and emits TraceHeader,
+ * DiscStep, DiscMask and Summary records.
+ *
+ * Use: disc_params_default; set fields; disc_capture_new (validates, computes the memory
+ * estimate, no heavy allocation); disc_capture_load (weights, text; may fail with ERR_DATA);
+ * disc_capture_header (the TraceHeader to open a trace with; owned by the capture);
+ * disc_capture_run (the sampler runs; records go to the writer when not NULL and to the
+ * record hook when set); disc_capture_result; disc_capture_free.
+ * The module never prints: warnings are collected in the result (st_short).
+ */
+#ifndef ACCELTRACE_DISC_CAPTURE_H
+#define ACCELTRACE_DISC_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/disc/dit_sampler.h"
+#include "capture/disc/disc_flops.h"
+#include "common/err.h"
+#include "formats/trace.pb-c.h"
+#include "traces/trace_writer.h"
+
+enum disc_ctr_mode { DISC_CTR_OFF = 0, DISC_CTR_TAU = 1, DISC_CTR_TARGET = 2 };
+enum disc_st_mode { DISC_ST_OFF = 0, DISC_ST_ALPHA = 1, DISC_ST_THETA = 2, DISC_ST_TARGET = 3 };
+
+#define DISC_MAX_WEIGHT_FILES 16
+
+struct disc_params {
+    char model[32];              /* micro | tiny | pixart-sigma-xl (default tiny) */
+    int image_size;              /* pixels; 0 = the config's default */
+    int steps;                   /* K; 0 = the config's default */
+    enum dit_sampler_kind sampler;
+    bool cfg_on;                 /* --cfg given */
+    double cfg_scale;            /* w */
+    uint64_t seed;               /* latent seed (substream "latent") */
+    const char *weight_files[DISC_MAX_WEIGHT_FILES];
+    int n_weight_files;          /* 0 = seeded weights */
+    uint64_t weight_seed;        /* seed:S (default 0) */
+    const char *text_file;       /* NULL = seeded */
+    uint64_t text_seed;          /* default 1 */
+    const char *null_text_file;  /* NULL = zeros */
+    enum disc_ctr_mode ctr;
+    float ctr_tau;
+    char ctr_target[16];         /* R as given (default "0.40") */
+    enum disc_st_mode st;
+    float st_alpha;              /* default 1.0 */
+    float st_theta;
+    double st_target;
+    int st_refresh;              /* K_r, default 2 */
+    char keep_masks[256];        /* default "none" */
+    bool compare_dense;          /* default on */
+    const char *png_dir;         /* NULL = no images */
+    double mem_limit_bytes;      /* default 16 GiB */
+    int threads;                 /* 0 = threads_default() */
+    const char *command_line;    /* for the header */
+};
+
+/* Defaults of spec 2.5: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare on. */
+void disc_params_default(struct disc_params *p);
+
+/* Quality of one compared run (spec 5). */
+struct disc_quality {
+    bool valid;
+    double cosine, psnr;
+    double *rel_err; /* [K] */
+};
+
+struct disc_result {
+    int K, L, B;
+    size_t n_latent;             /* C_in H W */
+    float *latent;               /* x_K of the main run */
+    float *latent_dense;         /* x_K of the dense run (NULL without compare) */
+    float *traj;                 /* (K, n_latent): x_{k+1} of the main run */
+    struct disc_quality q_main, q_ctr;
+    double mean_prune_ratio;
+    double sparsity, sparsity_gen, sparsity_reuse;
+    double *sparsity_block;      /* [L] */
+    float *alpha;                /* [L] effective alpha_b (ST alpha/target) */
+    float *theta;                /* [L] effective theta */
+    bool *st_short;              /* [L] --st-target fell short: alpha_b = N */
+    int n_st_short;
+    uint64_t flops_dense[DISC_F_COUNT], flops_ctr[DISC_F_COUNT], flops_all[DISC_F_COUNT];
+    uint64_t masks_written, masks_kept;
+    uint32_t *n_kept;            /* [K] */
+    double wall_s;
+};
+
+struct disc_capture;
+
+/* Record hook: called for every record after it is built (and written); 0 or an error. */
+typedef int (*disc_record_fn)(void *ctx, const Acceltrace__Record *rec,
+                              const struct trace_key *key);
+
+/* Validates p and computes the config and memory estimate. ERR_USAGE with a message. */
+int disc_capture_new(struct disc_capture **out, const struct disc_params *p, struct errmsg *e);
+void disc_capture_free(struct disc_capture *c);
+
+/* The memory estimate in bytes (spec 2.1) and the model config. */
+double disc_capture_mem_estimate(const struct disc_capture *c);
+const struct dit_config *disc_capture_config(const struct disc_capture *c);
+
+/* Loads weights and text (or generates them). ERR_DATA/ERR_IO naming the file/tensor. */
+int disc_capture_load(struct disc_capture *c, struct errmsg *e);
+
+/* Writes the loaded weights as a safetensors file (dtype as enum st_dtype). */
+int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype,
+                              struct errmsg *e);
+
+/* The TraceHeader (after load); owned by c. */
+const Acceltrace__TraceHeader *disc_capture_header(struct disc_capture *c);
+
+/* Sets the record hook. */
+void disc_capture_set_hook(struct disc_capture *c, disc_record_fn fn, void *ctx);
+
+/* Progress on stderr (default quiet in the module; the CLI turns it on). */
+void disc_capture_set_progress(struct disc_capture *c, bool show);
+
+/* Runs everything; w may be NULL. 0 or a negative err with the message in e. */
+int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errmsg *e);
+
+/* The result (after run); owned by c. */
+const struct disc_result *disc_capture_result(const struct disc_capture *c);
+
+/* Metrics of spec 5 in double, sums in element order: cosine, PSNR (+inf at MSE 0), and
+ * relative L2 error of x against the reference ref. */
+double disc_cosine(const float *x, const float *ref, size_t n);
+double disc_psnr(const float *x, const float *ref, size_t n);
+double disc_rel_err(const float *x, const float *ref, size_t n);
+
+/* Parses a --mem-limit value (decimal number + optional B, KB, MB, GB, KiB, MiB, GiB). */
+int disc_parse_mem(const char *s, double *bytes);
+
+#endif

@@ -1,0 +1,1073 @@
+/*
+ * dit: PixArt-Sigma-style DiT forward pass with CTR caches and ST masks
+ * (specs/disc.md 2.2, 3, 4). See dit.h for shapes and ownership.
+ */
+#include "capture/disc/dit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/nn/nn.h"
+#include "capture/nn/safetensors.h"
+#include "capture/nn/weightgen.h"
+#include "common/mem.h"
+#include "common/threads.h"
+
+#define DIT_MAX_TENSORS 1024
+#define DIT_SCORE_CHUNK_FLOATS (1u << 22) /* score rows computed at once: chunk * N floats */
+
+struct dit_tensor {
+    char name[96];
+    float *p;
+    int ndim;
+    int64_t shape[4];
+    enum wg_init init;
+    double param;
+    size_t fan_in, fan_out;
+};
+
+struct dit_block {
+    float *sst;                       /* (6, d) */
+    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;       /* attn1 */
+    float *q2_w, *q2_b, *k2_w, *k2_b, *v2_w, *v2_b, *o2_w, *o2_b; /* attn2 */
+    float *f1_w, *f1_b, *f2_w, *f2_b; /* (4d, d), (4d), (d, 4d), (d) */
+};
+
+struct dit_model {
+    struct dit_config cfg;
+    struct dit_tensor *t;
+    size_t n_t;
+    struct dit_block *blk;
+    float *patch_w, *patch_b, *t1_w, *t1_b, *t2_w, *t2_b, *ada_w, *ada_b;
+    float *c1_w, *c1_b, *c2_w, *c2_b, *final_sst, *out_w, *out_b;
+    float *pe;            /* (N, d) */
+    /* Text: caption projection and cross-attention K/V per batch element. */
+    int n_batch;
+    float *y;             /* (B, T, d) */
+    float *tk, *tv;       /* (L, B, T, d) */
+    /* Scratch of one forward pass. */
+    float *xp;            /* (N, C_in p^2) patches */
+    float *x0;            /* (N, d) patch embedding + PE */
+    float *a, *kk, *vv;   /* (B, N, d) each */
+    float *q, *o;         /* (B, N, d) each: Q of kept rows, attention output */
+    float *hs, *tmp;      /* (N, d) each */
+    float *ff;            /* (N, 4d) */
+    float *scores;        /* chunk * N */
+    float *store;         /* (B, h, N, N) ST-target probability store, lazily */
+    float *wscratch;      /* per-worker 2N floats */
+    int wscratch_workers;
+    float *mod;           /* 6d adaLN */
+    float *blockmod;      /* 6d */
+    float *e;             /* d */
+    float *fin;           /* (N, p^2 C_out) */
+    struct errmsg err;
+};
+
+struct dit_state {
+    int n_batch;
+    bool ctr, st;
+    size_t words;
+    float *cache_sa, *cache_ca, *cache_ff; /* (L, B, N, d) with CTR; else (2?, B, N, d) */
+    uint64_t *masks;                       /* (B, L, h, N, words) */
+    const struct dit_config *cfg;
+};
+
+/* ---- configurations (spec 2.1) ---- */
+
+int dit_config_get(struct dit_config *c, const char *name, int image_px, struct errmsg *e)
+{
+    memset(c, 0, sizeof *c);
+    c->patch = 2;
+    c->c_in = 4;
+    c->c_out = 8;
+    if (!strcmp(name, "micro")) {
+        c->depth = 2, c->hidden = 64, c->heads = 4, c->caption = 32, c->text_tokens = 16;
+        c->image = 128, c->default_steps = 4;
+    } else if (!strcmp(name, "tiny")) {
+        c->depth = 12, c->hidden = 384, c->heads = 6, c->caption = 4096, c->text_tokens = 300;
+        c->image = 512, c->default_steps = 20;
+    } else if (!strcmp(name, "pixart-sigma-xl")) {
+        c->depth = 28, c->hidden = 1152, c->heads = 16, c->caption = 4096;
+        c->text_tokens = 300, c->image = 1024, c->default_steps = 20;
+    } else {
+        return errmsg_set(e, ERR_USAGE,
+                          "unknown model '%s' (micro, tiny or pixart-sigma-xl)", name);
+    }
+    snprintf(c->name, sizeof c->name, "%s", name);
+    if (image_px) {
+        bool xl = !strcmp(name, "pixart-sigma-xl");
+        bool ok = xl ? (image_px == 512 || image_px == 1024 || image_px == 2048)
+                     : (image_px > 0 && image_px % 16 == 0 && image_px <= 8192);
+        if (!ok)
+            return errmsg_set(e, ERR_USAGE,
+                              xl ? "image size %d not allowed for %s (512, 1024 or 2048)"
+                                 : "image size %d not allowed for %s (a multiple of 16)",
+                              image_px, name);
+        c->image = image_px;
+    }
+    c->head_dim = c->hidden / c->heads;
+    c->ffn = 4 * c->hidden;
+    c->lat = c->image / 8;
+    c->grid = c->lat / c->patch;
+    c->tokens = c->grid * c->grid;
+    return 0;
+}
+
+uint64_t dit_param_count(const struct dit_config *c)
+{
+    uint64_t d = (uint64_t)c->hidden, p2 = (uint64_t)c->patch * c->patch;
+    uint64_t n = d * c->c_in * p2 + d;                       /* patch embedding */
+    n += d * 256 + d + d * d + d;                            /* timestep embedder */
+    n += 6 * d * d + 6 * d;                                  /* adaln_single.linear */
+    n += d * (uint64_t)c->caption + d + d * d + d;           /* caption projection */
+    uint64_t blk = 6 * d + 8 * (d * d + d) + 2 * 4 * d * d + 4 * d + d;
+    n += blk * (uint64_t)c->depth;
+    n += 2 * d + p2 * c->c_out * d + p2 * c->c_out;          /* final layer */
+    return n;
+}
+
+/* ---- tensor table ---- */
+
+static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_t s0,
+                         int64_t s1, int64_t s2, int64_t s3, enum wg_init init, double param,
+                         size_t fan_in, size_t fan_out)
+{
+    struct dit_tensor *t = &m->t[m->n_t];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = ndim;
+    t->shape[0] = s0, t->shape[1] = s1, t->shape[2] = s2, t->shape[3] = s3;
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (size_t)t->shape[i];
+    t->init = init, t->param = param, t->fan_in = fan_in, t->fan_out = fan_out;
+    t->p = mem_alloc(n * sizeof(float));
+    if (!t->p)
+        return NULL;
+    m->n_t++;
+    return t->p;
+}
+
+static size_t tensor_numel(const struct dit_tensor *t)
+{
+    size_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= (size_t)t->shape[i];
+    return n;
+}
+
+/* Linear weight [out, in] + bias [out]: weights Xavier or N(0, 0.02^2), biases 0
+ * (spec 2.3). */
+static int add_linear(struct dit_model *m, const char *base, int out, int in, bool xavier,
+                      float **w, float **b)
+{
+    char n[96];
+    snprintf(n, sizeof n, "%s.weight", base);
+    *w = add_tensor(m, n, 2, out, in, 0, 0, xavier ? WG_XAVIER_UNIFORM : WG_NORMAL, 0.02,
+                    (size_t)in, (size_t)out);
+    snprintf(n, sizeof n, "%s.bias", base);
+    *b = add_tensor(m, n, 1, out, 0, 0, 0, WG_ZEROS, 0, 0, 0);
+    return *w && *b ? 0 : ERR_NOMEM;
+}
+
+static int build_table(struct dit_model *m)
+{
+    const struct dit_config *c = &m->cfg;
+    int d = c->hidden, p2 = c->patch * c->patch;
+    int rc = 0;
+    double tstd = 1.0 / sqrt((double)d); /* scale-shift tables N(0,1)/sqrt(d), spec 2.3 */
+    m->t = mem_calloc((size_t)(16 + 22 * c->depth), sizeof *m->t);
+    m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
+    if (!m->t || !m->blk)
+        return ERR_NOMEM;
+    m->patch_w = add_tensor(m, "pos_embed.proj.weight", 4, d, c->c_in, c->patch, c->patch,
+                            WG_XAVIER_UNIFORM, 0, (size_t)(c->c_in * p2), (size_t)d);
+    m->patch_b = add_tensor(m, "pos_embed.proj.bias", 1, d, 0, 0, 0, WG_ZEROS, 0, 0, 0);
+    if (!m->patch_w || !m->patch_b)
+        return ERR_NOMEM;
+    rc = rc ? rc
+            : add_linear(m, "adaln_single.emb.timestep_embedder.linear_1", d, 256, false,
+                         &m->t1_w, &m->t1_b);
+    rc = rc ? rc
+            : add_linear(m, "adaln_single.emb.timestep_embedder.linear_2", d, d, false,
+                         &m->t2_w, &m->t2_b);
+    rc = rc ? rc : add_linear(m, "adaln_single.linear", 6 * d, d, false, &m->ada_w, &m->ada_b);
+    rc = rc ? rc
+            : add_linear(m, "caption_projection.linear_1", d, c->caption, false, &m->c1_w,
+                         &m->c1_b);
+    rc = rc ? rc
+            : add_linear(m, "caption_projection.linear_2", d, d, false, &m->c2_w, &m->c2_b);
+    for (int i = 0; i < c->depth && !rc; i++) {
+        struct dit_block *b = &m->blk[i];
+        char n[96];
+        snprintf(n, sizeof n, "transformer_blocks.%d.scale_shift_table", i);
+        b->sst = add_tensor(m, n, 2, 6, d, 0, 0, WG_NORMAL, tstd, 0, 0);
+        if (!b->sst)
+            return ERR_NOMEM;
+#define LIN(suffix, out, in, W, B)                                                            \
+    do {                                                                                      \
+        snprintf(n, sizeof n, "transformer_blocks.%d.%s", i, suffix);                         \
+        if (!rc)                                                                              \
+            rc = add_linear(m, n, out, in, true, &b->W, &b->B);                               \
+    } while (0)
+        LIN("attn1.to_q", d, d, q_w, q_b);
+        LIN("attn1.to_k", d, d, k_w, k_b);
+        LIN("attn1.to_v", d, d, v_w, v_b);
+        LIN("attn1.to_out.0", d, d, o_w, o_b);
+        LIN("attn2.to_q", d, d, q2_w, q2_b);
+        LIN("attn2.to_k", d, d, k2_w, k2_b);
+        LIN("attn2.to_v", d, d, v2_w, v2_b);
+        LIN("attn2.to_out.0", d, d, o2_w, o2_b);
+        LIN("ff.net.0.proj", 4 * d, d, f1_w, f1_b);
+        LIN("ff.net.2", d, 4 * d, f2_w, f2_b);
+#undef LIN
+    }
+    if (rc)
+        return rc;
+    m->final_sst = add_tensor(m, "scale_shift_table", 2, 2, d, 0, 0, WG_NORMAL, tstd, 0, 0);
+    if (!m->final_sst)
+        return ERR_NOMEM;
+    return add_linear(m, "proj_out", p2 * c->c_out, d, true, &m->out_w, &m->out_b);
+}
+
+/* 2-D sin-cos positional embedding (spec 2.2 PE): x half then y half, each sin ++ cos. */
+static void build_pe(struct dit_model *m)
+{
+    const struct dit_config *c = &m->cfg;
+    int d = c->hidden, q = d / 4, G = c->grid;
+    double s = (double)G / 32.0 > 1.0 ? (double)G / 32.0 : 1.0;
+    for (int gy = 0; gy < G; gy++)
+        for (int gx = 0; gx < G; gx++) {
+            float *r = m->pe + ((size_t)gy * G + gx) * d;
+            for (int half = 0; half < 2; half++) {
+                double pos = (half == 0 ? gx : gy) / s;
+                for (int j = 0; j < q; j++) {
+                    double w = pow(10000.0, -(double)j / q);
+                    r[half * (d / 2) + j] = (float)sin(pos * w);
+                    r[half * (d / 2) + q + j] = (float)cos(pos * w);
+                }
+            }
+        }
+}
+
+static int alloc_scratch(struct dit_model *m)
+{
+    const struct dit_config *c = &m->cfg;
+    size_t N = (size_t)c->tokens, d = (size_t)c->hidden, p2 = (size_t)c->patch * c->patch;
+    size_t chunk = DIT_SCORE_CHUNK_FLOATS / N;
+    if (chunk < 1)
+        chunk = 1;
+    if (chunk > N)
+        chunk = N;
+    m->pe = mem_alloc(N * d * sizeof(float));
+    m->xp = mem_alloc(N * c->c_in * p2 * sizeof(float));
+    m->x0 = mem_alloc(N * d * sizeof(float));
+    m->a = mem_alloc(2 * N * d * sizeof(float));
+    m->kk = mem_alloc(2 * N * d * sizeof(float));
+    m->vv = mem_alloc(2 * N * d * sizeof(float));
+    m->q = mem_alloc(2 * N * d * sizeof(float));
+    m->o = mem_alloc(2 * N * d * sizeof(float));
+    m->hs = mem_alloc(N * d * sizeof(float));
+    m->tmp = mem_alloc(N * d * sizeof(float));
+    m->ff = mem_alloc(N * 4 * d * sizeof(float));
+    m->scores = mem_alloc(chunk * (N > (size_t)c->text_tokens ? N : (size_t)c->text_tokens) *
+                          sizeof(float));
+    m->mod = mem_alloc(6 * d * sizeof(float));
+    m->blockmod = mem_alloc(6 * d * sizeof(float));
+    m->e = mem_alloc(d * sizeof(float));
+    m->fin = mem_alloc(N * p2 * c->c_out * sizeof(float));
+    if (!m->pe || !m->xp || !m->x0 || !m->a || !m->kk || !m->vv || !m->q || !m->o || !m->hs ||
+        !m->tmp || !m->ff || !m->scores || !m->mod || !m->blockmod || !m->e || !m->fin)
+        return ERR_NOMEM;
+    build_pe(m);
+    return 0;
+}
+
+static int model_alloc(struct dit_model **out, const struct dit_config *cfg, struct errmsg *e)
+{
+    struct dit_model *m = mem_calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    m->cfg = *cfg;
+    int rc = build_table(m);
+    if (!rc)
+        rc = alloc_scratch(m);
+    if (rc) {
+        dit_model_free(m);
+        return errmsg_set(e, rc, "out of memory for model '%s'", cfg->name);
+    }
+    *out = m;
+    return 0;
+}
+
+int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
+                         struct errmsg *e)
+{
+    int rc = model_alloc(out, cfg, e);
+    if (rc)
+        return rc;
+    struct dit_model *m = *out;
+    for (size_t i = 0; i < m->n_t; i++) {
+        struct dit_tensor *t = &m->t[i];
+        wg_fill(t->p, tensor_numel(t), t->init, t->param, t->fan_in, t->fan_out, seed, t->name);
+    }
+    return 0;
+}
+
+static struct dit_tensor *find_tensor(struct dit_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_t; i++)
+        if (!strcmp(m->t[i].name, name))
+            return &m->t[i];
+    return NULL;
+}
+
+/*
+ * Maps an original PixArt name to the diffusers name (spec 2.3 table). parts > 1 for fused
+ * tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
+ */
+static bool alias_name(const char *name, char *out, size_t cap, int *parts)
+{
+    static const struct {
+        const char *from, *to;
+        int parts;
+    } flat[] = {
+        {"x_embedder.proj.", "pos_embed.proj.", 1},
+        {"t_embedder.mlp.0.", "adaln_single.emb.timestep_embedder.linear_1.", 1},
+        {"t_embedder.mlp.2.", "adaln_single.emb.timestep_embedder.linear_2.", 1},
+        {"t_block.1.", "adaln_single.linear.", 1},
+        {"y_embedder.y_proj.fc1.", "caption_projection.linear_1.", 1},
+        {"y_embedder.y_proj.fc2.", "caption_projection.linear_2.", 1},
+        {"final_layer.linear.", "proj_out.", 1},
+    };
+    static const struct {
+        const char *from, *to;
+        int parts;
+    } blk[] = {
+        {"scale_shift_table", "scale_shift_table", 1},
+        {"attn.qkv.", "attn1.to_%s.", 3},
+        {"attn.proj.", "attn1.to_out.0.", 1},
+        {"cross_attn.q_linear.", "attn2.to_q.", 1},
+        {"cross_attn.kv_linear.", "attn2.to_%s.", 2},
+        {"cross_attn.proj.", "attn2.to_out.0.", 1},
+        {"mlp.fc1.", "ff.net.0.proj.", 1},
+        {"mlp.fc2.", "ff.net.2.", 1},
+    };
+    *parts = 1;
+    if (!strcmp(name, "final_layer.scale_shift_table")) {
+        snprintf(out, cap, "scale_shift_table");
+        return true;
+    }
+    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
+        size_t l = strlen(flat[i].from);
+        if (!strncmp(name, flat[i].from, l)) {
+            snprintf(out, cap, "%s%s", flat[i].to, name + l);
+            return true;
+        }
+    }
+    int bi, used = 0;
+    if (sscanf(name, "blocks.%d.%n", &bi, &used) == 1 && used > 0 && bi >= 0) {
+        const char *rest = name + used;
+        for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
+            size_t l = strlen(blk[i].from);
+            if (!strncmp(rest, blk[i].from, l)) {
+                snprintf(out, cap, "transformer_blocks.%d.%s%s", bi, blk[i].to, rest + l);
+                *parts = blk[i].parts;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool ignored_name(const char *n)
+{
+    return !strcmp(n, "pos_embed") || !strcmp(n, "pos_embed.pos_embed") ||
+           !strcmp(n, "y_embedder.y_embedding") || !strcmp(n, "caption_projection.y_embedding");
+}
+
+static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_info *ti,
+                    const char *file, struct errmsg *e)
+{
+    struct dit_tensor *t = find_tensor(m, ti->name);
+    if (t) {
+        size_t idx = (size_t)(t - m->t);
+        if (loaded[idx])
+            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again in '%s')",
+                              ti->name, file);
+        int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
+        if (rc)
+            return rc;
+        loaded[idx] = true;
+        return 0;
+    }
+    char canon[160];
+    int parts;
+    if (!alias_name(ti->name, canon, sizeof canon, &parts))
+        return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
+    if (parts == 1) {
+        t = find_tensor(m, canon);
+        if (!t)
+            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
+        size_t idx = (size_t)(t - m->t);
+        if (loaded[idx])
+            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')",
+                              canon, ti->name, file);
+        int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
+        if (rc)
+            return rc;
+        loaded[idx] = true;
+        return 0;
+    }
+    /* Fused q/k/v or k/v: split along dim 0. */
+    static const char *qkv[] = {"q", "k", "v"}, *kv[] = {"k", "v"};
+    const char *const *pn = parts == 3 ? qkv : kv;
+    struct dit_tensor *pt[3];
+    for (int i = 0; i < parts; i++) {
+        char nm[160];
+        snprintf(nm, sizeof nm, canon, pn[i]);
+        pt[i] = find_tensor(m, nm);
+        if (!pt[i])
+            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
+        if (loaded[pt[i] - m->t])
+            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')",
+                              pt[i]->name, ti->name, file);
+    }
+    int64_t shape[4];
+    memcpy(shape, pt[0]->shape, sizeof shape);
+    shape[0] *= parts;
+    size_t per = tensor_numel(pt[0]);
+    float *tmp = mem_alloc(per * (size_t)parts * sizeof(float));
+    if (!tmp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = st_tensor_to_f32(ti, file, shape, pt[0]->ndim, tmp, e);
+    if (!rc)
+        for (int i = 0; i < parts; i++) {
+            memcpy(pt[i]->p, tmp + per * (size_t)i, per * sizeof(float));
+            loaded[pt[i] - m->t] = true;
+        }
+    mem_free(tmp);
+    return rc;
+}
+
+int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
+                        const char *const *paths, int n_paths, struct errmsg *e)
+{
+    int rc = model_alloc(out, cfg, e);
+    if (rc)
+        return rc;
+    struct dit_model *m = *out;
+    bool *loaded = mem_calloc(m->n_t, sizeof *loaded);
+    if (!loaded) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int f = 0; f < n_paths; f++) {
+        struct st_file *sf;
+        rc = st_open(&sf, paths[f], e);
+        if (rc)
+            goto fail;
+        for (size_t i = 0; i < st_count(sf) && !rc; i++) {
+            const struct st_tensor_info *ti = st_at(sf, i);
+            if (!ignored_name(ti->name))
+                rc = load_one(m, loaded, ti, paths[f], e);
+        }
+        st_close(sf);
+        if (rc)
+            goto fail;
+    }
+    for (size_t i = 0; i < m->n_t; i++)
+        if (!loaded[i]) {
+            rc = errmsg_set(e, ERR_DATA, "missing tensor '%s' in '%s'%s", m->t[i].name,
+                            n_paths ? paths[0] : "", n_paths > 1 ? " and other shards" : "");
+            goto fail;
+        }
+    mem_free(loaded);
+    return 0;
+fail:
+    mem_free(loaded);
+    dit_model_free(m);
+    *out = NULL;
+    return rc;
+}
+
+void dit_model_free(struct dit_model *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_t; i++)
+        mem_free(m->t[i].p);
+    mem_free(m->t);
+    mem_free(m->blk);
+    float *bufs[] = {m->pe, m->y,  m->tk,  m->tv,    m->xp,    m->x0,       m->a,
+                     m->kk, m->vv, m->q,   m->o,     m->hs,    m->tmp,      m->ff,
+                     m->scores, m->store, m->wscratch, m->mod, m->blockmod, m->e, m->fin};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        mem_free(bufs[i]);
+    mem_free(m);
+}
+
+const struct dit_config *dit_model_config(const struct dit_model *m)
+{
+    return &m->cfg;
+}
+
+const char *dit_model_errmsg(const struct dit_model *m)
+{
+    return errmsg_text(&m->err);
+}
+
+size_t dit_model_tensor_count(const struct dit_model *m)
+{
+    return m->n_t;
+}
+
+const char *dit_model_tensor(const struct dit_model *m, size_t i, float **data, int *ndim,
+                             int64_t shape[4])
+{
+    if (i >= m->n_t)
+        return NULL;
+    *data = m->t[i].p;
+    *ndim = m->t[i].ndim;
+    memcpy(shape, m->t[i].shape, 4 * sizeof(int64_t));
+    return m->t[i].name;
+}
+
+int dit_model_save(const struct dit_model *m, const char *path, int dtype, struct errmsg *e)
+{
+    struct st_write_item *it = mem_calloc(m->n_t, sizeof *it);
+    if (!it)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < m->n_t; i++) {
+        it[i].name = m->t[i].name;
+        it[i].data = m->t[i].p;
+        it[i].ndim = m->t[i].ndim;
+        for (int k = 0; k < m->t[i].ndim; k++)
+            it[i].shape[k] = m->t[i].shape[k];
+    }
+    int rc = st_write(path, it, m->n_t, (enum st_dtype)dtype, e);
+    mem_free(it);
+    return rc;
+}
+
+int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *text)
+{
+    const struct dit_config *c = &m->cfg;
+    size_t T = (size_t)c->text_tokens, d = (size_t)c->hidden, L = (size_t)c->depth;
+    if (n_batch < 1 || n_batch > 2 || b < 0 || b >= n_batch)
+        return errmsg_set(&m->err, ERR_USAGE, "bad batch %d of %d", b, n_batch);
+    if (m->n_batch != n_batch) {
+        mem_free(m->y), mem_free(m->tk), mem_free(m->tv);
+        m->y = mem_calloc((size_t)n_batch * T * d, sizeof(float));
+        m->tk = mem_calloc(L * (size_t)n_batch * T * d, sizeof(float));
+        m->tv = mem_calloc(L * (size_t)n_batch * T * d, sizeof(float));
+        m->n_batch = n_batch;
+        if (!m->y || !m->tk || !m->tv) {
+            m->n_batch = 0;
+            return errmsg_set(&m->err, ERR_NOMEM, "out of memory for the text embedding");
+        }
+    }
+    float *h = mem_alloc(T * d * sizeof(float));
+    if (!h)
+        return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
+    float *y = m->y + (size_t)b * T * d;
+    /* Caption projection (spec 2.2): y = Lc2(GELU_tanh(Lc1(text))). */
+    nn_linear(text, (int)T, c->caption, c->caption, m->c1_w, m->c1_b, (int)d, h, (int)d);
+    nn_gelu_tanh(h, T * d);
+    nn_linear(h, (int)T, (int)d, (int)d, m->c2_w, m->c2_b, (int)d, y, (int)d);
+    mem_free(h);
+    for (size_t l = 0; l < L; l++) {
+        size_t off = (l * (size_t)n_batch + (size_t)b) * T * d;
+        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].k2_w, m->blk[l].k2_b, (int)d,
+                  m->tk + off, (int)d);
+        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].v2_w, m->blk[l].v2_b, (int)d,
+                  m->tv + off, (int)d);
+    }
+    return 0;
+}
+
+/* ---- state ---- */
+
+size_t dit_mask_words(const struct dit_config *cfg)
+{
+    return ((size_t)cfg->tokens + 63) / 64;
+}
+
+int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr,
+                  bool st)
+{
+    const struct dit_config *c = &m->cfg;
+    struct dit_state *s = mem_calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return ERR_NOMEM;
+    s->cfg = &m->cfg;
+    s->n_batch = n_batch;
+    s->ctr = ctr;
+    s->st = st;
+    s->words = dit_mask_words(c);
+    size_t N = (size_t)c->tokens, d = (size_t)c->hidden;
+    /* Without CTR one set of buffers serves every block (two for the block output so a
+     * block never reads and writes the same rows' storage). */
+    size_t nblk = ctr ? (size_t)c->depth : 2;
+    size_t per = nblk * (size_t)n_batch * N * d;
+    s->cache_sa = mem_calloc(per, sizeof(float));
+    s->cache_ca = mem_calloc(per, sizeof(float));
+    s->cache_ff = mem_calloc(per, sizeof(float));
+    if (!s->cache_sa || !s->cache_ca || !s->cache_ff)
+        goto fail;
+    if (st) {
+        size_t nw = (size_t)n_batch * c->depth * c->heads * N * s->words;
+        s->masks = mem_alloc(nw * sizeof(uint64_t));
+        if (!s->masks)
+            goto fail;
+        /* A row never generated is all ones (spec 4); padding bits stay zero. */
+        uint64_t last = N % 64 ? (1ull << (N % 64)) - 1 : ~0ull;
+        for (size_t r = 0; r < nw / s->words; r++) {
+            for (size_t w = 0; w + 1 < s->words; w++)
+                s->masks[r * s->words + w] = ~0ull;
+            s->masks[r * s->words + s->words - 1] = last;
+        }
+    }
+    *out = s;
+    return 0;
+fail:
+    dit_state_free(s);
+    return ERR_NOMEM;
+}
+
+void dit_state_free(struct dit_state *s)
+{
+    if (!s)
+        return;
+    mem_free(s->cache_sa);
+    mem_free(s->cache_ca);
+    mem_free(s->cache_ff);
+    mem_free(s->masks);
+    mem_free(s);
+}
+
+uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head)
+{
+    const struct dit_config *c = s->cfg;
+    size_t N = (size_t)c->tokens;
+    size_t idx = (((size_t)batch * c->depth + block) * c->heads + head);
+    return s->masks + idx * N * s->words;
+}
+
+/* ---- forward ---- */
+
+/* y = LN(x) * (1 + scale) + shift over rows (spec 2.2; LN eps 1e-6, no affine). */
+static void ln_modulate(const float *x, float *y, int rows, int d, const float *shift,
+                        const float *scale)
+{
+    nn_layernorm(x, y, rows, d, d, 1e-6f, NULL, NULL);
+    for (int r = 0; r < rows; r++) {
+        float *yr = y + (size_t)r * d;
+        for (int j = 0; j < d; j++)
+            yr[j] = yr[j] * (1.0f + scale[j]) + shift[j];
+    }
+}
+
+/* Timestep embedding temb(t) (spec 2.2): cos ++ sin of t * 10000^(-i/128). */
+static void timestep_embedding(double t, float *out)
+{
+    for (int i = 0; i < 128; i++) {
+        double f = exp(-log(10000.0) * i / 128.0);
+        out[i] = (float)cos(t * f);
+        out[128 + i] = (float)sin(t * f);
+    }
+}
+
+struct gen_ctx {
+    struct dit_model *m;
+    const float *s;        /* chunk rows of scaled scores, N each */
+    int row0;              /* first row of the chunk (index into kept) */
+    const int32_t *kept;
+    uint64_t *mask;
+    size_t words;
+    float theta;
+    const float *v;        /* (N, d) at head offset */
+    float *o;              /* (n_kept, d) at head offset */
+    int d, dh, N;
+};
+
+/* Generation rows (spec 4): P = softmax(s); M = P >= theta, else the argmax; then the
+ * renormalised PV over M from the scores. */
+static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
+{
+    struct gen_ctx *g = vctx;
+    float *p = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
+    for (size_t r = begin; r < end; r++) {
+        const float *s = g->s + r * (size_t)g->N;
+        int row = g->row0 + (int)r;
+        int tok = g->kept ? g->kept[row] : row;
+        uint64_t *mr = g->mask + (size_t)tok * g->words;
+        memcpy(p, s, (size_t)g->N * sizeof(float));
+        nn_softmax_rows(p, 1, g->N, g->N);
+        memset(mr, 0, g->words * sizeof(uint64_t));
+        int any = 0, am = 0;
+        for (int j = 0; j < g->N; j++) {
+            if (p[j] >= g->theta) {
+                mr[j >> 6] |= 1ull << (j & 63);
+                any = 1;
+            }
+            if (p[j] > p[am])
+                am = j;
+        }
+        if (!any)
+            mr[am >> 6] |= 1ull << (am & 63);
+        nn_attention_row_sparse(s, mr, g->N, g->v, g->d, g->dh, g->o + (size_t)row * g->d);
+    }
+}
+
+struct reuse_ctx {
+    struct dit_model *m;
+    const int32_t *kept;
+    const uint64_t *mask;
+    size_t words;
+    const float *q, *k, *v; /* at head offset, row stride d */
+    float *o;
+    int d, dh, N;
+    float scale;
+};
+
+/* Reuse rows (spec 4): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM. */
+static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
+{
+    struct reuse_ctx *g = vctx;
+    float *s = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
+    for (size_t r = begin; r < end; r++) {
+        int tok = g->kept ? g->kept[r] : (int)r;
+        const uint64_t *mr = g->mask + (size_t)tok * g->words;
+        const float *qr = g->q + r * (size_t)g->d;
+        for (size_t w = 0; w < g->words; w++) {
+            uint64_t bits = mr[w];
+            while (bits) {
+                int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+                bits &= bits - 1;
+                s[j] = g->scale * nn_dot(qr, g->k + (size_t)j * g->d, g->dh);
+            }
+        }
+        nn_attention_row_sparse(s, mr, g->N, g->v, g->d, g->dh, g->o + r * (size_t)g->d);
+    }
+}
+
+static void run_rows(struct thread_pool *pool, size_t n, pool_fn fn, void *ctx)
+{
+    if (pool && pool_size(pool) > 1 && n > 1)
+        pool_for(pool, n, fn, ctx);
+    else
+        fn(ctx, 0, n, 0);
+}
+
+static int ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
+{
+    int w = pool ? pool_size(pool) : 1;
+    if (m->wscratch && m->wscratch_workers >= w)
+        return 0;
+    mem_free(m->wscratch);
+    m->wscratch = mem_alloc((size_t)w * 2 * (size_t)m->cfg.tokens * sizeof(float));
+    m->wscratch_workers = m->wscratch ? w : 0;
+    return m->wscratch ? 0 : ERR_NOMEM;
+}
+
+/* Pooled nnz over rows of the probability store for theta = alpha/N, after the argmax
+ * rule (spec 4, --st-target). */
+static uint64_t store_nnz(const float *store, size_t rows, int N, float theta)
+{
+    uint64_t nnz = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *p = store + r * (size_t)N;
+        uint64_t c = 0;
+        for (int j = 0; j < N; j++)
+            c += p[j] >= theta;
+        nnz += c ? c : 1;
+    }
+    return nnz;
+}
+
+static float bits_to_float(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static uint32_t float_to_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+/* Self-attention core of one block for every batch element and head (spec 2.2 and 4):
+ * Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. */
+static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
+                          const struct dit_fwd *f)
+{
+    const struct dit_config *c = &m->cfg;
+    int N = c->tokens, d = c->hidden, H = c->heads, dh = c->head_dim, nk = f->n_kept;
+    int B = s->n_batch;
+    size_t bstride = (size_t)N * d;
+    float scale = (float)(1.0 / sqrt((double)dh));
+    size_t chunk = DIT_SCORE_CHUNK_FLOATS / (size_t)N;
+    if (chunk < 1)
+        chunk = 1;
+    if (nk == 0)
+        return 0;
+    bool st = s->st && f->st != DIT_ST_OFF;
+    float theta = st && f->theta ? f->theta[blk] : 0.0f;
+    if (st && f->st == DIT_ST_GENERATE && f->st_target >= 0.0) {
+        /* Pass 1: P of every computed row of every (batch, head) of this block. */
+        size_t rows = (size_t)B * H * nk;
+        if (!m->store) {
+            m->store = mem_alloc((size_t)B * H * (size_t)N * N * sizeof(float));
+            if (!m->store)
+                return errmsg_set(&m->err, ERR_NOMEM, "out of memory for the st-target store");
+        }
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                float *p = m->store + ((size_t)b * H + h) * (size_t)nk * N;
+                nn_sgemm(true, nk, N, dh, scale, m->q + b * bstride + (size_t)h * dh, d,
+                         m->kk + b * bstride + (size_t)h * dh, d, 0.0f, p, N);
+                nn_softmax_rows(p, nk, N, N);
+            }
+        /* The smallest FP32 alpha in [0, N] whose pooled sparsity reaches the target, by
+         * bisection on the bit pattern (spec 4); sparsity in double. */
+        float fN = (float)N;
+        double total = (double)rows * N;
+        uint32_t lo = 0, hi = float_to_bits(fN);
+        if (1.0 - (double)store_nnz(m->store, rows, N, fN / fN) / total < f->st_target) {
+            lo = hi;
+            if (f->short_out)
+                f->short_out[blk] = true;
+        } else {
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                uint64_t nnz = store_nnz(m->store, rows, N, bits_to_float(mid) / fN);
+                if (1.0 - (double)nnz / total >= f->st_target)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+        }
+        float alpha = bits_to_float(lo);
+        theta = alpha / fN;
+        if (f->alpha_out)
+            f->alpha_out[blk] = alpha;
+        if (f->theta_out)
+            f->theta_out[blk] = theta;
+    }
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const float *qh = m->q + b * bstride + (size_t)h * dh;
+            const float *kh = m->kk + b * bstride + (size_t)h * dh;
+            const float *vh = m->vv + b * bstride + (size_t)h * dh;
+            float *oh = m->o + b * bstride + (size_t)h * dh;
+            if (!st) {
+                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
+                    int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
+                    struct nn_attn at = {.n_q = rows, .n_k = N, .dh = dh,
+                                         .q = qh + r0 * d, .ldq = d,
+                                         .k = kh, .ldk = d, .v = vh, .ldv = d,
+                                         .o = oh + r0 * d, .ldo = d, .scale = scale,
+                                         .causal_offset = -1, .scratch = m->scores};
+                    nn_attention(&at);
+                }
+            } else if (f->st == DIT_ST_GENERATE) {
+                uint64_t *mask = dit_state_mask(s, b, blk, h);
+                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
+                    int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
+                    nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores,
+                             N);
+                    struct gen_ctx g = {m, m->scores, (int)r0, f->kept, mask, s->words,
+                                        theta, vh, oh, d, dh, N};
+                    run_rows(f->pool, (size_t)rows, gen_rows, &g);
+                }
+            } else {
+                struct reuse_ctx g = {m, f->kept, dit_state_mask(s, b, blk, h), s->words,
+                                      qh, kh, vh, oh, d, dh, N, scale};
+                run_rows(f->pool, (size_t)nk, reuse_rows, &g);
+            }
+        }
+    }
+    return 0;
+}
+
+static float *buf_sa(struct dit_state *s, int blk, int b)
+{
+    const struct dit_config *c = s->cfg;
+    size_t i = s->ctr ? (size_t)blk : 0;
+    return s->cache_sa + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
+}
+
+static float *buf_ca(struct dit_state *s, int blk, int b)
+{
+    const struct dit_config *c = s->cfg;
+    size_t i = s->ctr ? (size_t)blk : 0;
+    return s->cache_ca + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
+}
+
+static float *buf_ff(struct dit_state *s, int blk, int b)
+{
+    const struct dit_config *c = s->cfg;
+    size_t i = s->ctr ? (size_t)blk : (size_t)(blk % 2);
+    return s->cache_ff + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
+}
+
+/* out[j] = x[j] + g[j] * y[j] (gate + residual) or x[j] + y[j] when g is NULL. */
+static void residual(float *out, const float *x, const float *g, const float *y, int d)
+{
+    if (g)
+        for (int j = 0; j < d; j++)
+            out[j] = x[j] + g[j] * y[j];
+    else
+        for (int j = 0; j < d; j++)
+            out[j] = x[j] + y[j];
+}
+
+int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
+                const struct dit_fwd *f, float *eps)
+{
+    const struct dit_config *c = &m->cfg;
+    int N = c->tokens, d = c->hidden, H = c->heads, dh = c->head_dim, T = c->text_tokens;
+    int p = c->patch, G = c->grid, Wl = c->lat, B = s->n_batch, nk = f->n_kept;
+    int pin = c->c_in * p * p, pout = p * p * c->c_out;
+    const int32_t *kept = nk == N ? NULL : f->kept;
+    size_t bstride = (size_t)N * d;
+    if (nk < 0 || nk > N || (nk < N && !f->kept))
+        return errmsg_set(&m->err, ERR_USAGE, "bad kept token set (%d of %d)", nk, N);
+    if (nk < N && !s->ctr)
+        return errmsg_set(&m->err, ERR_USAGE, "token pruning needs CTR caches");
+    if (m->n_batch != B)
+        return errmsg_set(&m->err, ERR_USAGE, "text not set for %d batch elements", B);
+    if (s->st && f->st != DIT_ST_OFF && ensure_wscratch(m, f->pool))
+        return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
+
+    /* Timestep embedding and adaLN-single (spec 2.2). */
+    float temb[256], h1[4096];
+    timestep_embedding(f->t, temb);
+    nn_linear(temb, 1, 256, 256, m->t1_w, m->t1_b, d, h1, d);
+    nn_silu(h1, (size_t)d);
+    nn_linear(h1, 1, d, d, m->t2_w, m->t2_b, d, m->e, d);
+    memcpy(h1, m->e, (size_t)d * sizeof(float));
+    nn_silu(h1, (size_t)d);
+    nn_linear(h1, 1, d, d, m->ada_w, m->ada_b, 6 * d, m->mod, 6 * d);
+
+    /* Patch embedding + PE: patch columns in (c, u, v) order, as Wp [d, C_in, p, p]. */
+    for (int gy = 0; gy < G; gy++)
+        for (int gx = 0; gx < G; gx++) {
+            float *r = m->xp + ((size_t)gy * G + gx) * pin;
+            for (int ch = 0; ch < c->c_in; ch++)
+                for (int u = 0; u < p; u++)
+                    for (int v = 0; v < p; v++)
+                        r[(ch * p + u) * p + v] =
+                            x[((size_t)ch * Wl + gy * p + u) * Wl + gx * p + v];
+        }
+    nn_linear(m->xp, N, pin, pin, m->patch_w, m->patch_b, d, m->x0, d);
+    nn_add(m->x0, m->pe, bstride);
+
+    size_t chunk_ca = DIT_SCORE_CHUNK_FLOATS / (size_t)N;
+    if (chunk_ca < 1)
+        chunk_ca = 1;
+    chunk_ca = chunk_ca * (size_t)(N > T ? N : T) / (size_t)T;
+    float scale = (float)(1.0 / sqrt((double)dh));
+
+    for (int blk = 0; blk < c->depth; blk++) {
+        const struct dit_block *w = &m->blk[blk];
+        float *bm = m->blockmod;
+        for (int j = 0; j < 6 * d; j++)
+            bm[j] = w->sst[j] + m->mod[j];
+        const float *sh1 = bm, *sc1 = bm + d, *g1 = bm + 2 * d;
+        const float *sh2 = bm + 3 * d, *sc2 = bm + 4 * d, *g2 = bm + 5 * d;
+        /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows (spec 3). */
+        for (int b = 0; b < B; b++) {
+            const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
+            float *a = m->a + b * bstride;
+            ln_modulate(in, a, N, d, sh1, sc1);
+            nn_linear(a, N, d, d, w->k_w, w->k_b, d, m->kk + b * bstride, d);
+            nn_linear(a, N, d, d, w->v_w, w->v_b, d, m->vv + b * bstride, d);
+            const float *qa = a;
+            if (kept) {
+                for (int r = 0; r < nk; r++)
+                    memcpy(m->tmp + (size_t)r * d, a + (size_t)kept[r] * d,
+                           (size_t)d * sizeof(float));
+                qa = m->tmp;
+            }
+            nn_linear(qa, nk, d, d, w->q_w, w->q_b, d, m->q + b * bstride, d);
+        }
+        int rc = self_attention(m, s, blk, f);
+        if (rc)
+            return rc;
+        for (int b = 0; b < B; b++) {
+            const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
+            float *sa = buf_sa(s, blk, b), *ca = buf_ca(s, blk, b), *ffo = buf_ff(s, blk, b);
+            float *o = m->o + b * bstride;
+            /* 2. H[S] = X[S] + g1 * to_out(Attn); cache_sa[S] = H[S]. */
+            nn_linear(o, nk, d, d, w->o_w, w->o_b, d, m->tmp, d);
+            for (int r = 0; r < nk; r++) {
+                int tok = kept ? kept[r] : r;
+                float *hr = m->hs + (size_t)r * d;
+                residual(hr, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d, d);
+                memcpy(sa + (size_t)tok * d, hr, (size_t)d * sizeof(float));
+            }
+            /* 3a. Cross-attention on the kept rows, text K/V (no norm before it). */
+            nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
+            size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
+            for (int h = 0; h < H; h++)
+                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
+                    int rows = (int)((size_t)nk - r0 < chunk_ca ? (size_t)nk - r0 : chunk_ca);
+                    struct nn_attn at = {.n_q = rows, .n_k = T, .dh = dh,
+                                         .q = m->tmp + r0 * d + (size_t)h * dh, .ldq = d,
+                                         .k = m->tk + toff + (size_t)h * dh, .ldk = d,
+                                         .v = m->tv + toff + (size_t)h * dh, .ldv = d,
+                                         .o = o + r0 * d + (size_t)h * dh, .ldo = d,
+                                         .scale = scale, .causal_offset = -1,
+                                         .scratch = m->scores};
+                    nn_attention(&at);
+                }
+            nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
+            for (int r = 0; r < nk; r++) {
+                int tok = kept ? kept[r] : r;
+                float *hr = m->hs + (size_t)r * d;
+                residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
+                memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
+            }
+            /* 3b. FFN on the kept rows: F = LN-modulate(H); X = H + g2 * FFN(F). */
+            ln_modulate(m->hs, m->tmp, nk, d, sh2, sc2);
+            nn_linear(m->tmp, nk, d, d, w->f1_w, w->f1_b, 4 * d, m->ff, 4 * d);
+            nn_gelu_tanh(m->ff, (size_t)nk * 4 * d);
+            nn_linear(m->ff, nk, 4 * d, 4 * d, w->f2_w, w->f2_b, d, m->tmp, d);
+            for (int r = 0; r < nk; r++) {
+                int tok = kept ? kept[r] : r;
+                residual(ffo + (size_t)tok * d, m->hs + (size_t)r * d, g2,
+                         m->tmp + (size_t)r * d, d);
+            }
+        }
+    }
+
+    /* Final layer on all tokens and unpatchify (spec 2.2). */
+    float *shf = m->blockmod, *scf = m->blockmod + d;
+    for (int j = 0; j < d; j++) {
+        shf[j] = m->final_sst[j] + m->e[j];
+        scf[j] = m->final_sst[d + j] + m->e[j];
+    }
+    size_t lat = (size_t)c->c_in * Wl * Wl;
+    for (int b = 0; b < B; b++) {
+        ln_modulate(buf_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
+        nn_linear(m->a, N, d, d, m->out_w, m->out_b, pout, m->fin, pout);
+        float *eb = eps + (size_t)b * lat;
+        for (int gy = 0; gy < G; gy++)
+            for (int gx = 0; gx < G; gx++) {
+                const float *orow = m->fin + ((size_t)gy * G + gx) * pout;
+                for (int ch = 0; ch < c->c_in; ch++)
+                    for (int u = 0; u < p; u++)
+                        for (int v = 0; v < p; v++)
+                            eb[((size_t)ch * Wl + gy * p + u) * Wl + gx * p + v] =
+                                orow[(u * p + v) * c->c_out + ch];
+            }
+    }
+    return 0;
+}

@@ -1,0 +1,135 @@
+/*
+ * dit: a PixArt-Sigma-style diffusion transformer (specs/disc.md 2.1-2.3) with CTR and ST
+ * executed for real (sections 3-4).
+ *
+ * Shapes: latent x (C_in, H, W) row-major; tokens N = (H/p)(W/p), token i = gy*G + gx;
+ * activations (N, d) row-major; text (T, D_c). Linear weights are [out, in].
+ * A struct dit_model owns its FP32 weights (seeded or loaded from safetensors, with the
+ * public diffusers tensor names) and the per-run caption activations. A struct dit_state
+ * owns what persists between steps of one sampler run: CTR caches (cache_sa, cache_ca,
+ * cache_ff per block and batch element) and ST masks (one N x N bitset per batch element,
+ * block and head, rows padded to 64-bit words). Models never print; errors go to the
+ * model's errmsg.
+ */
+#ifndef ACCELTRACE_DIT_H
+#define ACCELTRACE_DIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct thread_pool;
+
+/* Dimensions (spec 2.1). */
+struct dit_config {
+    char name[32];
+    int depth;        /* L */
+    int hidden;       /* d */
+    int heads;        /* h */
+    int head_dim;     /* dh = d / h */
+    int ffn;          /* 4d */
+    int patch;        /* p */
+    int c_in, c_out;  /* 4, 8 */
+    int caption;      /* D_c */
+    int text_tokens;  /* T */
+    int image;        /* pixels, square */
+    int lat;          /* H = W = image / 8 */
+    int grid;         /* G = lat / p */
+    int tokens;       /* N = G * G */
+    int default_steps;
+};
+
+/*
+ * Fills cfg for model name ("micro", "tiny", "pixart-sigma-xl") at image size image_px
+ * (0 = the config's default). ERR_USAGE with a message for an unknown name or a size the
+ * config does not allow (multiple of 16 for micro/tiny; 512, 1024, 2048 for XL).
+ */
+int dit_config_get(struct dit_config *cfg, const char *name, int image_px, struct errmsg *e);
+
+/* Parameter count of cfg (spec 2.1 [derived]: 610,856,096 for pixart-sigma-xl). */
+uint64_t dit_param_count(const struct dit_config *cfg);
+
+struct dit_model;
+
+/* New model with seeded weights (spec 2.3 init, substreams by diffusers name). */
+int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
+                         struct errmsg *e);
+
+/*
+ * New model from safetensors files (shards). Every tensor must be present with its shape;
+ * F32/F16/BF16 are converted; original PixArt names are aliases (fused qkv / kv split
+ * along dim 0); pos_embed, pos_embed.pos_embed, y_embedder.y_embedding and
+ * caption_projection.y_embedding are ignored; any other unknown name is an error. Errors
+ * are ERR_DATA naming the tensor and file (ERR_IO when a file cannot be opened).
+ */
+int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
+                        const char *const *paths, int n_paths, struct errmsg *e);
+
+void dit_model_free(struct dit_model *m);
+const struct dit_config *dit_model_config(const struct dit_model *m);
+
+/* Number of named tensors and the i-th (diffusers name, data, shape). */
+size_t dit_model_tensor_count(const struct dit_model *m);
+const char *dit_model_tensor(const struct dit_model *m, size_t i, float **data, int *ndim,
+                             int64_t shape[4]);
+
+/* Writes every tensor under its diffusers name to a safetensors file (0 = F32, 1 = F16,
+ * 2 = BF16, as enum st_dtype). */
+int dit_model_save(const struct dit_model *m, const char *path, int dtype, struct errmsg *e);
+
+/*
+ * Sets the text conditioning for batch element b (0 = cond, 1 = null for CFG): text is
+ * (T, D_c) FP32. Computes the caption projection y_b = Lc2(GELU(Lc1(text))) and the
+ * cross-attention K/V of every block once (constant over steps). n_batch is 1 or 2.
+ */
+int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *text);
+
+/* ST behaviour of one forward pass. */
+enum dit_st_mode { DIT_ST_OFF = 0, DIT_ST_GENERATE = 1, DIT_ST_REUSE = 2 };
+
+/* Per-run state (CTR caches, ST masks); see the top comment. */
+struct dit_state;
+
+/*
+ * New state for n_batch batch elements. ctr: allocate CTR caches (else every forward must
+ * keep all tokens). st: allocate ST masks, initialised all ones.
+ */
+int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr,
+                  bool st);
+void dit_state_free(struct dit_state *s);
+
+/* ST mask of (batch, block, head): N rows of dit_mask_words() words. */
+uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head);
+size_t dit_mask_words(const struct dit_config *cfg);
+
+/* Controls of one forward pass. */
+struct dit_fwd {
+    double t;                 /* timestep t_k */
+    const int32_t *kept;      /* ascending token indices of S_k */
+    int n_kept;               /* N_k; kept may be NULL when n_kept = N */
+    enum dit_st_mode st;
+    const float *theta;       /* [L] effective theta per block (generate) */
+    /* ST target: when st_target >= 0 at a generation step, alpha_b is chosen per block (spec
+     * 4) and written to alpha_out[b], theta to theta_out[b]; short_out[b] = true when even
+     * alpha = N falls short. */
+    double st_target;
+    float *alpha_out;
+    float *theta_out;
+    bool *short_out;
+    struct thread_pool *pool; /* optional, for per-row sparse work */
+};
+
+/*
+ * One forward pass on latent x (C_in, H, W), shared by all batch elements; eps receives
+ * n_batch latents (C_in, H, W) (variance channels discarded). With CTR caches the pruned
+ * rows come from the caches; without them n_kept must be N. 0 or a negative err.
+ */
+int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
+                const struct dit_fwd *f, float *eps);
+
+/* The model's error message. */
+const char *dit_model_errmsg(const struct dit_model *m);
+
+#endif
