@@ -1,0 +1,155 @@
+/*
+ * Tests of replay/sweep: lists, ranges (integer and float, no accumulated rounding), zips,
+ * fixed values, cartesian order (last axis fastest), errors with grid path, shard slices.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "replay/sweep.h"
+
+static const struct hw_key keys[] = {
+    HW_KEY_INT("n_h", "", 1, 64, 5, "rows"),
+    HW_KEY_INT("n_w", "", 1, 64, 5, "cols"),
+    HW_KEY_FLOAT("f", "GHz", 0, 10, 1, "freq"),
+    HW_KEY_STRING("hash", "mul", "mul|xor", "hash"),
+    HW_KEY_BOOL("b", 0, "flag"),
+};
+static const struct hw_schema schema = {"toy", keys, 5, NULL};
+
+static struct sweep *parse(const char *text)
+{
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, &schema), 0);
+    struct sweep *s = NULL;
+    struct errmsg e = {0};
+    int rc = sweep_parse(&s, text, "grid.json", base, &e);
+    if (rc)
+        fail_msg("sweep_parse: %s", e.text);
+    hw_config_free(base);
+    return s;
+}
+
+static struct hw_config *cfg(struct sweep *s, size_t i)
+{
+    struct hw_config *c;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_config(s, i, &c, &e), 0);
+    return c;
+}
+
+static void test_product_order(void **state)
+{
+    (void)state;
+    struct sweep *s = parse("{\"n_h\": [5, 10], \"hash\": \"xor\", \"n_w\": {\"range\": [4, 12, 4]}}");
+    assert_int_equal(sweep_count(s), 6);
+    assert_int_equal(sweep_axes(s), 3);
+    const int want_h[] = {5, 5, 5, 10, 10, 10}, want_w[] = {4, 8, 12, 4, 8, 12};
+    for (size_t i = 0; i < 6; i++) {
+        struct hw_config *c = cfg(s, i);
+        assert_int_equal(hw_config_int(c, "n_h"), want_h[i]);
+        assert_int_equal(hw_config_int(c, "n_w"), want_w[i]);
+        assert_string_equal(hw_config_str(c, "hash"), "xor");
+        hw_config_free(c);
+    }
+    sweep_free(s);
+}
+
+static void test_float_range_exact(void **state)
+{
+    (void)state;
+    struct sweep *s = parse("{\"f\": {\"range\": [0.5, 1.5, 0.1]}}");
+    assert_int_equal(sweep_count(s), 11);
+    for (size_t i = 0; i < 11; i++) {
+        struct hw_config *c = cfg(s, i);
+        /* a + i*step, no accumulation */
+        assert_true(hw_config_float(c, "f") == 0.5 + (double)i * 0.1);
+        hw_config_free(c);
+    }
+    sweep_free(s);
+}
+
+static void test_zip(void **state)
+{
+    (void)state;
+    struct sweep *s = parse("{\"b\": [false, true], \"shape\": {\"zip\": {\"n_h\": [20, 15, 10],"
+                            " \"n_w\": [5, 5, 10]}}}");
+    assert_int_equal(sweep_count(s), 6);
+    struct hw_config *c = cfg(s, 4);
+    assert_true(hw_config_bool(c, "b"));
+    assert_int_equal(hw_config_int(c, "n_h"), 15);
+    assert_int_equal(hw_config_int(c, "n_w"), 5);
+    /* distinct configs have distinct hashes */
+    struct hw_config *d = cfg(s, 5);
+    assert_string_not_equal(hw_config_hash(c), hw_config_hash(d));
+    hw_config_free(c);
+    hw_config_free(d);
+    sweep_free(s);
+}
+
+static void expect_error(const char *text, int code, const char *needle)
+{
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, &schema), 0);
+    struct sweep *s = NULL;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_parse(&s, text, "grid.json", base, &e), code);
+    assert_null(s);
+    if (!strstr(e.text, needle))
+        fail_msg("'%s' lacks '%s'", e.text, needle);
+    hw_config_free(base);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("{\"n_h\": [5, 100]}", ERR_CONFIG, "'grid.json' $.n_h[1] line 1 column 13");
+    expect_error("{\"nope\": [1]}", ERR_CONFIG, "unknown key 'nope'");
+    expect_error("{\"n_h\": {\"range\": [1, 8, 0.5]}}", ERR_CONFIG, "integer bounds");
+    expect_error("{\"f\": {\"range\": [1, 0, 0.5]}}", ERR_CONFIG, "$.f.range[1]");
+    expect_error("{\"f\": {\"range\": [0, 1]}}", ERR_CONFIG, "[first, last, step]");
+    expect_error("{\"z\": {\"zip\": {\"n_h\": [1, 2], \"n_w\": [1]}}}", ERR_CONFIG,
+                 "differ in length");
+    expect_error("{\"hash\": {\"range\": [0, 1, 1]}}", ERR_CONFIG, "not a number");
+    expect_error("{\"n_h\": []}", ERR_CONFIG, "empty list");
+    expect_error("{\"n_h\": {\"bogus\": 1}}", ERR_CONFIG, "must be a list");
+    expect_error("{\"f\": {\"range\": [0, 10, 1e-7]}}", ERR_CONFIG, "too many");
+    expect_error("{\"n_h\": [1,", ERR_CONFIG, "bad json");
+}
+
+static void test_shards_cover(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < 40; n++)
+        for (unsigned k = 1; k <= 7; k++) {
+            size_t next = 0;
+            for (unsigned i = 1; i <= k; i++) {
+                size_t b, e;
+                sweep_shard(n, i, k, &b, &e);
+                assert_int_equal(b, next);
+                assert_true(e >= b);
+                next = e;
+            }
+            assert_int_equal(next, n);
+        }
+    size_t b, e;
+    sweep_shard(10, 0, 0, &b, &e);
+    assert_int_equal(b, 0);
+    assert_int_equal(e, 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_product_order),
+        cmocka_unit_test(test_float_range_exact),
+        cmocka_unit_test(test_zip),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_shards_cover),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
