@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# End-to-end DiSC replay on a real micro capture (specs/disc.md D22, D27, D31 and issue 5
+# acceptance 4): capture -> replay (one config, then the sweep in one pass) -> analyze hash
+# -> analyze disc. Needs only the acceltrace binary ($ACCELTRACE).
+set -euo pipefail
+A=${ACCELTRACE:-build/acceltrace}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# column value of a CSV row: col FILE NAME ROW(1-based data row)
+col() {
+    awk -F, -v name="$2" -v row="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) { h = $i; sub(/ \[.*\]$/, "", h); if (h == name) c = i } next }
+        NR == row + 1 { print $c; exit }' "$1"
+}
+# CSV rows are quoted where they hold commas ("baseline,ctr,all"); strip that field first
+unq() { sed 's/"[^"]*"/Q/g' "$1" > "$1.unq"; echo "$1.unq"; }
+
+$A capture disc --model micro --keep-masks 'blocks=0;heads=all;steps=all' -o "$T/m.atr" \
+    > /dev/null 2>&1 || fail "micro capture"
+
+# one config: three modes, nothing estimated
+$A replay "$T/m.atr" --hw configs/disc-a100-matched.json --energy configs/disc-energy.json \
+    -o "$T/r" 2> "$T/r.log" || fail "replay: $(cat "$T/r.log")"
+R=$(unq "$T/r/results.csv")
+[ "$(col "$R" mode 1)" = baseline ] && [ "$(col "$R" mode 2)" = ctr ] && [ "$(col "$R" mode 3)" = all ] \
+    || fail "modes of results.csv"
+[ "$(col "$R" masks_estimated 3)" = 0 ] || fail "masks_estimated should be 0"
+for row in 1 2 3; do
+    awk -v s="$(col "$R" speedup $row)" 'BEGIN { exit !(s > 1) }' || fail "speedup row $row"
+done
+# ops.csv exposed cycles add up to the mode's cycles (spec D26)
+O=$(unq "$T/r/ops.csv")
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { h = $i; sub(/ \[.*\]$/, "", h); c[h] = i } next }
+         { s[$c["mode"]] += $c["exposed_cycles"] }
+         END { for (m in s) print m, s[m] }' "$O" | sort > "$T/ops_sum"
+for row in 1 2 3; do
+    m=$(col "$R" mode $row); cyc=$(col "$R" cycles $row)
+    grep -qx "$m $cyc" "$T/ops_sum" || fail "ops.csv exposed cycles of $m != $cyc"
+done
+
+# the sweep: 4 x 3 x 3 configs in one pass (issue acceptance 4)
+$A replay "$T/m.atr" --hw configs/disc-a100-matched.json --sweep configs/disc-sweep.json \
+    -o "$T/s" 2> "$T/s.log" || fail "sweep: $(cat "$T/s.log")"
+grep -q "replayed 36 of 36 configs" "$T/s.log" || fail "sweep config count: $(cat "$T/s.log")"
+grep -q "in 1 pass(es)" "$T/s.log" || fail "sweep not in one pass"
+[ "$(($(wc -l < "$T/s/results.csv") - 1))" = 108 ] || fail "sweep rows"
+
+# D31: a U outside the recorded set recounts kept masks and estimates the 16 others
+sed 's/"dpu_count": 64/"dpu_count": 256/' configs/disc-a100-matched.json > "$T/u256.json"
+$A replay "$T/m.atr" --hw "$T/u256.json" -o "$T/u" 2> "$T/u.log" || fail "U=256: $(cat "$T/u.log")"
+U=$(unq "$T/u/results.csv")
+[ "$(col "$U" masks_estimated 3)" = 16 ] || fail "masks_estimated $(col "$U" masks_estimated 3) != 16"
+
+# D27: baseline = ctr on a --ctr-off trace; mode all without masks exits 3
+$A capture disc --model micro --ctr-off -o "$T/off.atr" > /dev/null 2>&1 || fail "ctr-off capture"
+$A replay "$T/off.atr" --hw configs/disc-a100-matched.json -o "$T/off" 2> /dev/null || fail "replay off"
+F=$(unq "$T/off/results.csv")
+B=$(unq "$T/r/results.csv")
+for c in cycles mac hbm_bytes sram_rd_bytes vpu_op; do
+    [ "$(col "$F" $c 1)" = "$(col "$F" $c 2)" ] || fail "ctr-off: baseline $c != ctr $c"
+    [ "$(col "$F" $c 1)" = "$(col "$B" $c 1)" ] || fail "baseline $c differs between traces"
+done
+$A capture disc --model micro --st-off -o "$T/nost.atr" > /dev/null 2>&1 || fail "st-off capture"
+set +e
+$A replay "$T/nost.atr" --hw configs/disc-a100-matched.json -o "$T/nost" 2> "$T/nost.log"
+rc=$?
+set -e
+[ $rc = 3 ] || fail "mode all without masks: exit $rc, want 3"
+
+# D22: inline statistics = the analyzer's recount of kept masks, bit for bit
+$A analyze hash "$T/m.atr" -o "$T/h1" --no-plots > /dev/null || fail "analyze hash"
+$A analyze hash "$T/m.atr" -o "$T/h2" --units 8,16,32,64,256 --no-plots > /dev/null || fail "analyze hash 256"
+[ -s "$T/h1/hash_matrix.csv" ] && [ -s "$T/h1/hash_row.csv" ] || fail "hash CSVs missing"
+# kept masks (block 0): columns 10.. of h1 equal the same columns of h2 (U=8..64 come first)
+n1=$(awk -F, 'NR > 1 && $3 == 0' "$T/h1/hash_masks.csv" | cut -d, -f1-8,10-33 | sort | md5sum)
+n2=$(awk -F, 'NR > 1 && $3 == 0 && $9 == "bits"' "$T/h2/hash_masks.csv" | cut -d, -f1-8,10-17,20-27,30-37 | sort | md5sum)
+[ "$n1" = "$n2" ] || fail "recorded and recounted statistics differ"
+[ "$(awk -F, 'NR > 1 && $9 == "none"' "$T/h2/hash_masks.csv" | wc -l)" = 16 ] || fail "skipped masks"
+
+# figures
+$A analyze disc "$T/r" --trace "$T/m.atr" -o "$T/p" 2> /dev/null || fail "analyze disc"
+for f in speedup energy cycles_by_op prune_per_step st_sparsity; do
+    [ -s "$T/p/$f.gp" ] && [ -s "$T/p/$f.dat" ] || fail "plot $f"
+done
+$A analyze hash "$T/m.atr" -o "$T/h3" > /dev/null 2>&1 || fail "analyze hash with plots"
+for f in hash_std_vs_sparsity hash_std_vs_row_sparsity hash_imbalance; do
+    [ -s "$T/h3/$f.gp" ] || fail "plot $f"
+done
+
+# usage errors
+set +e
+$A analyze hash "$T/m.atr" > /dev/null 2>&1; [ $? = 2 ] || fail "missing -o should exit 2"
+$A analyze hash "$T/m.atr" -o "$T/x" --units 12 > /dev/null 2>&1; [ $? = 2 ] || fail "--units 12"
+$A analyze hash "$T/m.atr" -o "$T/x" --k-odd 4 > /dev/null 2>&1; [ $? = 2 ] || fail "--k-odd 4"
+set -e
+$A analyze hash --help | grep -q "usage: acceltrace analyze hash" || fail "help"
+echo "disc_replay: ok"
