@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `acceltrace analyze conflicts` (specs/salca.md sections 11-12): synthetic selections and
+# a small real Salca capture; every output file is written, alpha per policy is printed,
+# alpha >= bound, window never worse than in-order D_f = 1, bad options exit 2.
+set -eu
+A=${ACCELTRACE:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+"$A" analyze conflicts --synthetic clustered --n 8192 --jobs 16 -o "$tmp/syn" > "$tmp/syn.txt"
+for f in alpha.csv alpha_layers.csv alpha_vs_window.csv conflict_occupancy.csv \
+         conflict_per_batch.csv alpha_vs_window.gp conflict_occupancy.gp conflict_per_batch.gp; do
+    [ -s "$tmp/syn/$f" ] || { echo "missing $f"; exit 1; }
+done
+grep -q '^alpha.inorder_d1=' "$tmp/syn.txt"
+grep -q '^alpha.window_128=' "$tmp/syn.txt"
+awk -F= '
+    /^bound=/ {b = $2}
+    /^alpha\.inorder_d1=/ {i = $2}
+    /^alpha\.window_/ {w[$1] = $2}
+    /^alpha\./ {a[$1] = $2}
+    END {
+        for (k in a) if (a[k] + 1e-9 < b) { print "alpha below bound: " k; exit 1 }
+        for (k in w) if (w[k] > i + 1e-9) { print "window worse: " k; exit 1 }
+    }' "$tmp/syn.txt"
+
+# every token selected (consecutive runs) (p_iss = h_att, mod): alpha = 1 for every policy
+"$A" analyze conflicts --synthetic uniform --retention 1 --n 4096 --jobs 4 -o "$tmp/all" > "$tmp/all.txt"
+if grep '^alpha\.' "$tmp/all.txt" | grep -v '=1.0000$'; then echo "alpha != 1 for consecutive tokens"; exit 1; fi
+
+# a real capture (synthetic Q/K/V source), all maps
+"$A" capture salca -q -q --length 4096 --steps 2 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
+for m in mod xor hash; do
+    "$A" analyze conflicts "$tmp/s.atr" --map "$m" --window 0,32,128 -o "$tmp/out_$m" > "$tmp/$m.txt"
+    grep -q "^map=$m" "$tmp/$m.txt"
+done
+# 2 steps x 2 layers x 4 heads of the salca method
+jobs=$(sed -n 's/^jobs=//p' "$tmp/mod.txt")
+[ "$jobs" -eq 16 ] || { echo "expected 16 salca jobs, got $jobs"; exit 1; }
+"$A" analyze conflicts "$tmp/s.atr" --method all -o "$tmp/out_all" > "$tmp/allm.txt"
+jobs_all=$(sed -n 's/^jobs=//p' "$tmp/allm.txt")
+[ "$jobs_all" -eq 80 ] || { echo "expected 80 jobs over 5 methods, got $jobs_all"; exit 1; }
+head -1 "$tmp/out_mod/alpha_vs_window.csv" | grep -q 'alpha_all'
+
+expect_fail() { # status, pattern, args...
+    local st=$1 pat=$2; shift 2
+    set +e; "$A" analyze conflicts "$@" > /dev/null 2> "$tmp/err"; local rc=$?; set -e
+    [ "$rc" -eq "$st" ] || { echo "exit $rc, want $st for: $*"; cat "$tmp/err"; exit 1; }
+    grep -q -- "$pat" "$tmp/err" || { echo "missing '$pat' for: $*"; cat "$tmp/err"; exit 1; }
+}
+expect_fail 2 "missing -o" "$tmp/s.atr"
+expect_fail 2 "bad --map" "$tmp/s.atr" --map nope -o "$tmp/x"
+expect_fail 2 "power of two" "$tmp/s.atr" --map xor --pcs 12 -o "$tmp/x"
+expect_fail 2 "bad --window" "$tmp/s.atr" --window 1,x -o "$tmp/x"
+printf 'not a trace' > "$tmp/bad.atr"
+set +e; "$A" analyze conflicts "$tmp/bad.atr" -o "$tmp/x" > /dev/null 2>&1; rc=$?; set -e
+[ "$rc" -eq 3 ] || { echo "bad trace: exit $rc, want 3"; exit 1; }
+"$A" analyze conflicts --help | grep -q -- '--window'
+echo ok

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Salca end to end: capture (synthetic source) -> replay with the paper's design point and
+# the sweep in one pass -> results with the energy table; global vs measured alpha.
+set -eu
+A=${ACCELTRACE:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$A" capture salca -q -q --length 4096 --steps 3 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
+"$A" replay "$tmp/s.atr" --hw configs/salca-hbm2.json --energy configs/salca-energy.json -j 1 -q -o "$tmp/r1" 2> /dev/null
+[ -s "$tmp/r1/results.csv" ] && [ -s "$tmp/r1/salca_steps.csv" ]
+# value of column NAME ("name" or "name [unit]") in data row ROW of a CSV
+col() { awk -F, -v name="$2" -v row="$3" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == name || index($i, name " [") == 1) c = i; next }
+    NR == row + 1 { print $c }' "$1"; }
+R="$tmp/r1/results.csv"
+[ "$(($(wc -l < "$R") - 1))" -eq 1 ]
+[ "$(col "$R" steps 1)" = 3 ]
+[ "$(col "$R" jobs 1)" = 24 ]   # 3 steps x 2 layers x 4 heads
+awk -v c="$(col "$R" cycles 1)" -v t="$(col "$R" tokens_per_s 1)" -v a="$(col "$R" alpha_measured 1)" \
+    -v s="$(col "$R" speedup_vs_dense 1)" -v e="$(col "$R" energy_j 1)" \
+    'BEGIN { exit !(c > 0 && t > 0 && a >= 1 && s > 1 && s < 20 && e > 0) }'
+# 20 B per key (160 bits) and 256 B per selected token [spec section 10]
+awk -v h="$(col "$R" hbm_bytes 1)" -v n="$(col "$R" context_tokens 1)" -v k="$(col "$R" selected_tokens 1)" \
+    'BEGIN { exit !(h == 20 * n + 256 * k) }'
+for u in util_p util_q util_f util_a; do
+    awk -v v="$(col "$R" $u 1)" 'BEGIN { exit !(v >= 0 && v <= 1) }'
+done
+S="$tmp/r1/salca_steps.csv"
+[ "$(($(wc -l < "$S") - 1))" -eq 3 ]
+for r in 1 2 3; do case "$(col "$S" bottleneck $r)" in P|Q|F|A) ;; *) echo "bad bottleneck"; exit 1;; esac; done
+# the sweep: 4 designs x 4 issue settings x 4 retentions, one pass over the trace
+"$A" replay "$tmp/s.atr" --hw configs/salca-hbm2.json --sweep configs/salca-sweep.json -j 1 -q -o "$tmp/r2" 2> "$tmp/log"
+grep -q "in 1 pass" "$tmp/log"
+n=$(($(wc -l < "$tmp/r2/results.csv") - 1))
+[ "$n" -eq 64 ] || { echo "sweep rows $n, want 64"; exit 1; }
+# an impossible PC split is a config error (exit 3)
+printf '{"model": "salca", "h_pre": 20, "h_att": 16}\n' > "$tmp/bad.json"
+set +e; "$A" replay "$tmp/s.atr" --hw "$tmp/bad.json" -q -o "$tmp/r3" 2> "$tmp/err"; rc=$?; set -e
+[ "$rc" -eq 3 ] || { echo "bad config: exit $rc"; cat "$tmp/err"; exit 1; }
+grep -q "20 + 16" "$tmp/err"
+echo ok
