@@ -16,4 +16,6 @@ for b in "$BUILD"/bench/bench_*; do
 done
 # Salca conflicts vs the numpy peer on the same selections (speed ratio; target >= 50x).
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",conflicts,"* ]] && [ -x "$BUILD/bench/bench_conflicts" ]; then echo "== conflicts_numpy"; /usr/bin/python3 bench/peers/conflicts_numpy.py --vs "$BUILD/bench/bench_conflicts" || status=1; fi
+# DiSC hash load balance vs the numpy peer on the same 16384 x 16384 mask (target >= 10x; same checksum).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",hash_lb,"* ]] && [ -x "$BUILD/bench/bench_hash_lb" ]; then echo "== hash_lb_numpy"; m=$(mktemp); { "$BUILD/bench/bench_hash_lb" --reps 1 --write-mask "$m" > /dev/null && /usr/bin/python3 bench/peers/hash_lb_numpy.py "$m" 16384; } || status=1; rm -f "$m"; fi
 exit $status
