@@ -553,7 +553,9 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
         rc = label_line(g, "xlabel", p->xlabel, p->xunit);
         rc = rc ? rc : label_line(g, "ylabel", p->ylabel, p->yunit);
         rc = rc ? rc : label_line(g, "cblabel", p->zlabel, p->zunit);
-        rc = rc ? rc : buf_printf(g, "set palette viridis\nset key below\n");
+        rc = rc ? rc : buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
+                                      "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n"
+                                      "set key below\n");
         if (rc)
             break;
         if (!p->hz) {
@@ -655,8 +657,6 @@ int plot_write(struct plot *p, const char *dir, bool *rendered)
 {
     if (rendered)
         *rendered = false;
-    if (p->err.code)
-        return p->err.code;
     struct buf d, g;
     buf_init(&d);
     buf_init(&g);

@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/err.h"
+
 enum plot_kind { PLOT_LINE, PLOT_SCATTER, PLOT_HEATMAP, PLOT_HIST, PLOT_BARS };
 
 struct plot;

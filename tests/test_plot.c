@@ -1,0 +1,227 @@
+/*
+ * Tests of analysis/plot: each plot kind's script is checked by content (terminal, output,
+ * title, axis labels with units, data blocks) and, when gnuplot is on PATH, its PNG by
+ * signature and size and by gnuplot's exit status 0 (plot_write reports a non-zero exit
+ * as ERR_EXTERNAL). A run without gnuplot is tests/sh/replay_plot.sh.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "analysis/plot.h"
+#include "common/mem.h"
+
+static char dir[256];
+
+static char *slurp(const char *name, const char *ext)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s%s", dir, name, ext);
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = calloc((size_t)n + 1, 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+static void has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("missing '%s' in:\n%s", needle, text);
+}
+
+/* Writes p; checks the PNG when gnuplot is available. */
+static void write_and_check(struct plot *p, const char *name, long min_png_bytes)
+{
+    bool rendered = false;
+    int rc = plot_write(p, dir, &rendered);
+    if (rc)
+        fail_msg("plot_write(%s): %s", name, plot_errmsg(p));
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.png", dir, name);
+    if (plot_gnuplot_available()) {
+        assert_true(rendered);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        print_message("%s.png: %lld bytes\n", name, (long long)st.st_size);
+        assert_true(st.st_size >= min_png_bytes);
+        char *png = slurp(name, ".png");
+        assert_memory_equal(png, "\x89PNG", 4);
+        free(png);
+    } else {
+        assert_false(rendered);
+        print_message("gnuplot not on PATH: %s.png not rendered\n", name);
+    }
+}
+
+static void test_line_panels(void **state)
+{
+    (void)state;
+    struct plot *p = plot_new("epx", PLOT_LINE);
+    assert_non_null(p);
+    plot_title(p, "E_px vs N_w");
+    assert_int_equal(plot_panels(p, 1, 2), 0);
+    assert_int_equal(plot_panel(p, 0, "compute only", "N_w", "PEs", "E_px", "pJ"), 0);
+    assert_int_equal(plot_panel(p, 1, "system", "N_w", "PEs", "time", "us"), 0);
+    double x[] = {5, 10, 15, 20}, y1[] = {300, 250, 230, 228}, y2[] = {641.3, 600, 580, NAN};
+    assert_int_equal(plot_series(p, 0, "N_h=5", x, y1, 4), 0);
+    assert_int_equal(plot_series(p, 1, "N_h=20", x, y2, 4), 0);
+    assert_int_equal(plot_series(p, 2, "bad", x, y1, 4), ERR_USAGE);
+    write_and_check(p, "epx", 5000);
+    char *gp = slurp("epx", ".gp"), *dat = slurp("epx", ".dat");
+    has(gp, "set terminal pngcairo");
+    has(gp, "set output 'epx.png'");
+    has(gp, "set multiplot layout 1,2 title \"E_px vs N_w\"");
+    has(gp, "set title \"compute only\"");
+    has(gp, "set xlabel \"N_w [PEs]\"");
+    has(gp, "set ylabel \"E_px [pJ]\"");
+    has(gp, "set ylabel \"time [us]\"");
+    has(gp, "'epx.dat' index 1 using 1:2 with linespoints title \"N_h=20\"");
+    has(dat, "# block 1: N_h=20");
+    has(dat, "20 NaN\n");
+    has(dat, "15 580\n");
+    plot_free(p);
+}
+
+static void test_scatter_log(void **state)
+{
+    (void)state;
+    struct plot *p = plot_new("sc", PLOT_SCATTER);
+    plot_title(p, "speedup vs \"sparsity\"");
+    plot_xlabel(p, "sparsity", "");
+    plot_ylabel(p, "speedup", "x");
+    plot_logscale(p, false, true);
+    double x[50], y[50];
+    for (int i = 0; i < 50; i++) {
+        x[i] = i / 50.0;
+        y[i] = 1 + i * i;
+    }
+    assert_int_equal(plot_series(p, 0, "disc", x, y, 50), 0);
+    write_and_check(p, "sc", 3000);
+    char *gp = slurp("sc", ".gp");
+    has(gp, "set title \"speedup vs \\\"sparsity\\\"\"");
+    has(gp, "set xlabel \"sparsity\"\n");
+    has(gp, "set ylabel \"speedup [x]\"");
+    has(gp, "set logscale y");
+    has(gp, "with points");
+    free(gp);
+    plot_free(p);
+}
+
+static void test_heatmap_overlay(void **state)
+{
+    (void)state;
+    struct plot *p = plot_new("heat", PLOT_HEATMAP);
+    plot_title(p, "E_px over shapes");
+    plot_xlabel(p, "N_w", "PEs");
+    plot_ylabel(p, "N_h", "PEs");
+    plot_zlabel(p, "E_px", "pJ/px");
+    double xs[] = {5, 10, 15}, ys[] = {5, 10}, z[] = {1, 2, 3, 4, NAN, 6};
+    assert_int_equal(plot_heatmap(p, xs, 3, ys, 2, z, "%.1f"), 0);
+    double cx[] = {5, 15}, cy[] = {5, 10};
+    assert_int_equal(plot_series(p, 0, "N_w*(N_h)", cx, cy, 2), 0);
+    write_and_check(p, "heat", 3000);
+    char *gp = slurp("heat", ".gp"), *dat = slurp("heat", ".dat");
+    has(gp, "set cblabel \"E_px [pJ/px]\"");
+    has(gp, "with image");
+    has(gp, "with labels");
+    has(gp, "index 1 using 1:2:3 with image");
+    has(gp, "index 0 using 1:2 with linespoints lw 2 title \"N_w*(N_h)\"");
+    has(dat, "# block 1: heatmap");
+    has(dat, "10 10 NaN\n");
+    free(gp);
+    free(dat);
+    plot_free(p);
+}
+
+static void test_hist_and_bars(void **state)
+{
+    (void)state;
+    struct plot *h = plot_new("hist", PLOT_HIST);
+    plot_title(h, "conflicts per pseudo-channel");
+    plot_xlabel(h, "conflicts", "requests");
+    double v[] = {0, 1, 1, 2, 2, 2, 3, 9};
+    assert_int_equal(plot_hist_values(h, "salca", v, 8, 0, 10, 5), 0);
+    assert_int_equal(plot_series(h, 0, "x", v, v, 1), ERR_USAGE);
+    write_and_check(h, "hist", 2000);
+    char *dat = slurp("hist", ".dat");
+    has(dat, "1 3 2\n"); /* bin [0,2): centre 1, 3 values, width 2 */
+    has(dat, "9 1 2\n");
+    free(dat);
+    char *gp = slurp("hist", ".gp");
+    has(gp, "set xlabel \"conflicts [requests]\"");
+    has(gp, "set ylabel \"count\"");
+    has(gp, "with boxes");
+    free(gp);
+    plot_free(h);
+
+    struct plot *b = plot_new("bars", PLOT_BARS);
+    plot_title(b, "energy by component");
+    plot_ylabel(b, "energy", "J");
+    const char *cats[] = {"baseline", "ctr", "all"}, *parts[] = {"mac", "hbm"};
+    double vals[] = {1, 0.8, 0.6, 2, 1.5, 1.2};
+    assert_int_equal(plot_bars(b, cats, 3, parts, 2, vals, true), 0);
+    write_and_check(b, "bars", 2000);
+    gp = slurp("bars", ".gp");
+    dat = slurp("bars", ".dat");
+    has(gp, "set style histogram rowstacked");
+    has(gp, "using 2:xtic(1) title \"mac\"");
+    has(gp, "'' using 3 title \"hbm\"");
+    has(gp, "set ylabel \"energy [J]\"");
+    has(dat, "\"ctr\" 0.8 1.5\n");
+    free(gp);
+    free(dat);
+    plot_free(b);
+}
+
+/* A broken extra command makes gnuplot exit non-zero: ERR_EXTERNAL with its message. */
+static void test_gnuplot_failure(void **state)
+{
+    (void)state;
+    if (!plot_gnuplot_available())
+        skip();
+    struct plot *p = plot_new("broken", PLOT_LINE);
+    double x[] = {1, 2};
+    plot_series(p, 0, "s", x, x, 2);
+    plot_extra(p, "set nosuchoption 3");
+    bool rendered = true;
+    assert_int_equal(plot_write(p, dir, &rendered), ERR_EXTERNAL);
+    assert_false(rendered);
+    has(plot_errmsg(p), "gnuplot failed");
+    plot_free(p);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
+    mkdir(dir, 0755);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_line_panels),
+        cmocka_unit_test(test_scatter_log),
+        cmocka_unit_test(test_heatmap_overlay),
+        cmocka_unit_test(test_hist_and_bars),
+        cmocka_unit_test(test_gnuplot_failure),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (rc == 0 && system(cmd) != 0)
+        return 1;
+    return rc;
+}
