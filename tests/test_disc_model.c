@@ -333,6 +333,41 @@ static void test_ctr_select(void **state)
     mem_free(ops);
 }
 
+/* Spec 7.2 [derived]: pixart-sigma-xl in mode baseline at B = 1 spills nothing at 512 and
+ * only ff_up, ff_gelu and ff_down at 1k. */
+static void test_xl_spill(void **state)
+{
+    (void)state;
+    struct disc_hw hw, big;
+    disc_hw_default(&hw);
+    big = hw;
+    big.scratchpad_mib = 1e6;
+    for (int res = 0; res < 2; res++) {
+        struct disc_dims dm;
+        disc_dims_preset(&dm, "pixart-sigma-xl");
+        dm.lat_h = dm.lat_w = res ? 128 : 64;
+        dm.n = (dm.lat_h / 2) * (dm.lat_w / 2);
+        size_t cap = disc_step_ops_max(dm.depth);
+        struct disc_op *a = mem_calloc(cap, sizeof *a), *b = mem_calloc(cap, sizeof *b);
+        struct disc_step_in in = {0};
+        size_t n = disc_step_ops(&hw, &dm, DISC_MODE_BASELINE, &in, a, cap);
+        assert_int_equal(disc_step_ops(&big, &dm, DISC_MODE_BASELINE, &in, b, cap), n);
+        int spilled = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (a[i].a.hbm == b[i].a.hbm)
+                continue;
+            spilled++;
+            assert_int_equal(res, 1);
+            assert_true(!strcmp(a[i].name, "ff_up") || !strcmp(a[i].name, "ff_gelu") ||
+                        !strcmp(a[i].name, "ff_down"));
+            assert_int_equal(a[i].a.hbm - b[i].a.hbm, a[i].a.gspm);
+        }
+        assert_int_equal(spilled, res ? 3 * 28 : 0);
+        mem_free(a);
+        mem_free(b);
+    }
+}
+
 /* D30: A100 linear (4096, 1152, 1152) takes 62.0749785 us. */
 static void test_d30_a100_linear(void **state)
 {
@@ -379,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_d26_overlap),
         cmocka_unit_test(test_d27_ctr_off_equals_baseline),
         cmocka_unit_test(test_ctr_select),
+        cmocka_unit_test(test_xl_spill),
         cmocka_unit_test(test_d30_a100_linear),
         cmocka_unit_test(test_energy),
     };
