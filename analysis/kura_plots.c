@@ -128,8 +128,23 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
         plot_free(p);
         return errmsg_set(e, rc, "cannot build kura_epx_lines");
     }
-    /* the lines plot reuses the heatmap CSV: same data */
-    return finish_plot(p, dir, rendered, e);
+    if ((rc = finish_plot(p, dir, rendered, e)))
+        return rc;
+    /* its CSV: the lines and the paper's points */
+    static const char *const cl[] = {"n_h", "n_w", "e_px_pj", "paper_e_px_pj"};
+    rc = csv_open(&w, dir, "kura_epx_lines", cl, 4, e);
+    for (int i = 0; i < NS && !rc; i++)
+        for (int j = 0; j < NS && !rc; j++) {
+            rc = csv_i64(w, SHAPES[i]);
+            if (!rc) rc = csv_i64(w, SHAPES[j]);
+            if (!rc) rc = csv_f64(w, z[i * NS + j]);
+            if (!rc) rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
+            if (!rc) rc = csv_end_row(w);
+        }
+    rc2 = csv_writer_close(w);
+    if (rc || rc2)
+        return rc ? rc : errmsg_set(e, rc2, "cannot write kura_epx_lines.csv in '%s'", dir);
+    return 0;
 }
 
 /* Fig. 6: area vs E_px, compute-only (eq. 11) and system level (8.4), budget lines. */

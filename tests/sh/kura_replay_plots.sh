@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$A" capture kura --size 24x20 --steps 6 -q -o "$d/t.atr" > /dev/null
 "$A" model kura --plots "$d/p" --trace "$d/t.atr" --plot-shapes 20x5,4x3 --every 2 \
     > /dev/null 2> "$d/err.txt" || fail "plots: $(cat "$d/err.txt")"
-for f in kura_epx_heatmap kura_area_epx kura_cycles_shape kura_cpx_heatmap kura_drift_error \
+for f in kura_epx_heatmap kura_epx_lines kura_area_epx kura_cycles_shape kura_cpx_heatmap kura_drift_error \
          kura_activity; do
     [ -s "$d/p/$f.csv" ] || fail "missing $f.csv"
     [ -s "$d/p/$f.gp" ] || fail "missing $f.gp"
