@@ -899,8 +899,9 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     /* Effective theta per block (spec 4): alpha/N in FP32, or the absolute theta. */
     for (int b = 0; b < L; b++) {
         if (c->p.st == DISC_ST_ALPHA) {
-            r.theta[b] = c->p.st_alpha / (float)N;
-            c->res.alpha[b] = c->p.st_alpha;
+            float a = c->p.st_alpha_block ? c->p.st_alpha_block[b] : c->p.st_alpha;
+            r.theta[b] = a / (float)N;
+            c->res.alpha[b] = a;
         } else if (c->p.st == DISC_ST_THETA) {
             r.theta[b] = c->p.st_theta;
             c->res.alpha[b] = NAN;

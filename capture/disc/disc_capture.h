@@ -47,6 +47,7 @@ struct disc_params {
     char ctr_target[16];         /* R as given (default "0.40") */
     enum disc_st_mode st;
     float st_alpha;              /* default 1.0 */
+    const float *st_alpha_block; /* [L] per-block alpha_b for mode alpha; NULL = st_alpha */
     float st_theta;
     double st_target;
     int st_refresh;              /* K_r, default 2 */
