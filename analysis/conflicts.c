@@ -5,6 +5,7 @@
 #include "analysis/conflicts.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,14 @@ struct layer_acc {
     uint64_t slots[MAX_POL];
 };
 
+/* Quality of one (group, method, rho): values kept for the 5th percentiles. */
+struct qual {
+    char group[64], method[32], rho[24];
+    size_t n, cap;
+    double *recall, *cosine;
+    double ret_sum;
+};
+
 struct conflicts {
     struct conflicts_opts o;
     size_t n_pol;
@@ -51,6 +60,10 @@ struct conflicts {
     uint32_t *idx;
     size_t cap, idx_cap;
     struct errmsg err;
+    struct qual *qual;
+    size_t n_qual, cap_qual;
+    char rho[24];
+    char method_names[64][32]; /* by method id < 64, from the trace header */
 };
 
 void conflicts_opts_default(struct conflicts_opts *o)
@@ -137,6 +150,11 @@ void conflicts_free(struct conflicts *c)
     mem_free(c->pc2);
     mem_free(c->idx);
     hbm_pc_work_release(&c->work);
+    for (size_t i = 0; i < c->n_qual; i++) {
+        mem_free(c->qual[i].recall);
+        mem_free(c->qual[i].cosine);
+    }
+    mem_free(c->qual);
     mem_free(c);
 }
 
@@ -245,8 +263,92 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
     return 0;
 }
 
+int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
+{
+    static const char *const std_names[] = {"salca", "std_topk", "pl_topk", "full_feat",
+                                            "quest", "dense"};
+    for (size_t i = 0; i < 64; i++) {
+        if (i < sizeof std_names / sizeof std_names[0])
+            snprintf(c->method_names[i], sizeof c->method_names[i], "%s", std_names[i]);
+        else
+            snprintf(c->method_names[i], sizeof c->method_names[i], "method_%zu", i);
+    }
+    snprintf(c->rho, sizeof c->rho, "?");
+    if (!hdr || !hdr->salca)
+        return 0;
+    const Acceltrace__SalcaHeader *h = hdr->salca;
+    if (h->rho && h->rho[0])
+        snprintf(c->rho, sizeof c->rho, "%s", h->rho);
+    for (size_t i = 0; i < h->n_methods; i++) {
+        const Acceltrace__SalcaMethodInfo *m = h->methods[i];
+        if (m && m->id < 64 && m->name && m->name[0])
+            snprintf(c->method_names[m->id], sizeof c->method_names[m->id], "%s", m->name);
+    }
+    return 0;
+}
+
+size_t conflicts_n_quality(const struct conflicts *c)
+{
+    return c->n_qual;
+}
+
+static int add_quality(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
+{
+    char method[32];
+    if (s->method < 64 && c->method_names[0][0])
+        snprintf(method, sizeof method, "%s", c->method_names[s->method]);
+    else
+        snprintf(method, sizeof method, "method_%u", s->method);
+    if (!group || !*group)
+        group = "all";
+    if (!c->rho[0])
+        snprintf(c->rho, sizeof c->rho, "?");
+    struct qual *q = NULL;
+    for (size_t i = 0; i < c->n_qual && !q; i++)
+        if (!strncmp(c->qual[i].group, group, sizeof q->group - 1) &&
+            !strcmp(c->qual[i].method, method) && !strcmp(c->qual[i].rho, c->rho))
+            q = &c->qual[i];
+    if (!q) {
+        if (c->n_qual == 4096)
+            return errmsg_set(&c->err, ERR_LIMIT, "more than 4096 (group, method, rho) keys");
+        if (c->n_qual == c->cap_qual) {
+            size_t cap = c->cap_qual ? 2 * c->cap_qual : 16;
+            struct qual *p = mem_realloc(c->qual, cap * sizeof *p);
+            if (!p)
+                return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            c->qual = p;
+            c->cap_qual = cap;
+        }
+        q = &c->qual[c->n_qual++];
+        memset(q, 0, sizeof *q);
+        snprintf(q->group, sizeof q->group, "%s", group);
+        snprintf(q->method, sizeof q->method, "%s", method);
+        snprintf(q->rho, sizeof q->rho, "%s", c->rho);
+    }
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 256;
+        double *a = mem_realloc(q->recall, cap * sizeof *a);
+        if (!a)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        q->recall = a;
+        double *b = mem_realloc(q->cosine, cap * sizeof *b);
+        if (!b)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        q->cosine = b;
+        q->cap = cap;
+    }
+    q->recall[q->n] = s->recall;
+    q->cosine[q->n] = s->cosine;
+    q->n++;
+    q->ret_sum += s->n_ctx ? (double)s->count / (double)s->n_ctx : 0;
+    return 0;
+}
+
 int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
 {
+    int qrc = add_quality(c, group, s);
+    if (qrc < 0)
+        return qrc;
     if (c->o.method >= 0 && s->method != (uint32_t)c->o.method)
         return 0;
     if (s->n_ctx > CONFLICTS_MAX_CTX)
@@ -371,6 +473,47 @@ static size_t window_policy(const struct conflicts *c, uint32_t w)
             return i;
     }
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* 5th percentile by nearest rank on a sorted copy (decision); v is reordered. */
+static double p5(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[(size_t)floor(0.05 * (double)(n - 1))];
+}
+
+static double mean(const double *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    return n ? s / (double)n : 0;
+}
+
+static int write_quality(struct conflicts *c, const char *dir)
+{
+    if (!c->n_qual)
+        return 0;
+    FILE *f = open_out(c, dir, "recall_vs_retention.csv");
+    if (!f)
+        return c->err.code;
+    fprintf(f, "group,method,rho,jobs,retention_mean,recall_mean,recall_p5,cosine_mean,cosine_p5\n");
+    for (size_t i = 0; i < c->n_qual; i++) {
+        struct qual *q = &c->qual[i];
+        double rm = mean(q->recall, q->n), cm = mean(q->cosine, q->n);
+        fprintf(f, "%s,%s,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.6f\n", q->group, q->method, q->rho, q->n,
+                q->n ? q->ret_sum / (double)q->n : 0, rm, p5(q->recall, q->n), cm,
+                p5(q->cosine, q->n));
+    }
+    return close_out(c, f, dir, "recall_vs_retention.csv");
 }
 
 static int write_csvs(struct conflicts *c, const char *dir)
@@ -615,6 +758,85 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     return plot_done(c, p, dir, rendered);
 }
 
+/* Spec section 12 plot 4: x mean |S|/n per rho (log), y mean recall (cosine), a series
+ * per method, a panel per group; marks at 5% and 5.8% [paper retention targets]. */
+static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bool cosine)
+{
+    struct plot *p = plot_new(cosine ? "cosine_vs_retention" : "recall_vs_retention", PLOT_LINE);
+    if (!p)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    const char *ylab = cosine ? "mean output cosine" : "mean recall";
+    plot_title(p, cosine ? "Output cosine vs retention" : "Recall vs retention");
+    plot_xlabel(p, "mean |S|/n", "");
+    plot_ylabel(p, ylab, "");
+    plot_logscale(p, true, false);
+    plot_extra(p, "set arrow from first 0.05, graph 0 to first 0.05, graph 1 nohead dt 2");
+    plot_extra(p, "set arrow from first 0.058, graph 0 to first 0.058, graph 1 nohead dt 3");
+    /* distinct groups, in order of appearance */
+    const char *groups[CONFLICTS_MAX_GROUPS];
+    size_t ng = 0;
+    for (size_t i = 0; i < c->n_qual && ng < CONFLICTS_MAX_GROUPS; i++) {
+        bool seen = false;
+        for (size_t g = 0; g < ng; g++)
+            seen = seen || !strcmp(groups[g], c->qual[i].group);
+        if (!seen)
+            groups[ng++] = c->qual[i].group;
+    }
+    int rc = 0;
+    if (ng > 1) {
+        int cols = ng < 3 ? (int)ng : 3, rows = (int)((ng + 2) / 3);
+        rc = plot_panels(p, rows, cols);
+        for (size_t g = 0; g < ng && rc == 0; g++)
+            rc = plot_panel(p, (int)g, groups[g], "mean |S|/n", "", ylab, "");
+    }
+    double *x = mem_alloc(c->n_qual * sizeof *x), *y = mem_alloc(c->n_qual * sizeof *y);
+    bool *used = mem_calloc(c->n_qual ? c->n_qual : 1, sizeof *used);
+    if (!x || !y || !used)
+        rc = ERR_NOMEM;
+    for (size_t i = 0; i < c->n_qual && rc == 0; i++) {
+        if (used[i])
+            continue;
+        size_t g = 0;
+        while (g + 1 < ng && strcmp(groups[g], c->qual[i].group))
+            g++;
+        size_t k = 0;
+        for (size_t j = i; j < c->n_qual; j++) {
+            const struct qual *q = &c->qual[j];
+            if (used[j] || strcmp(q->group, c->qual[i].group) || strcmp(q->method, c->qual[i].method))
+                continue;
+            used[j] = true;
+            /* insertion by x so lines run left to right */
+            double xv = q->n ? q->ret_sum / (double)q->n : 0;
+            double yv = mean(cosine ? q->cosine : q->recall, q->n);
+            size_t m = k++;
+            while (m > 0 && x[m - 1] > xv) {
+                x[m] = x[m - 1];
+                y[m] = y[m - 1];
+                m--;
+            }
+            x[m] = xv;
+            y[m] = yv;
+        }
+        rc = plot_series(p, ng > 1 ? (int)g : 0, c->qual[i].method, x, y, k);
+    }
+    mem_free(x);
+    mem_free(y);
+    mem_free(used);
+    if (rc < 0) {
+        plot_free(p);
+        return errmsg_set(&c->err, rc, "cannot build the retention plot");
+    }
+    return plot_done(c, p, dir, rendered);
+}
+
+static int write_quality_plots(struct conflicts *c, const char *dir, bool *rendered)
+{
+    if (!c->n_qual)
+        return 0;
+    int rc = quality_plot(c, dir, rendered, false);
+    return rc < 0 ? rc : quality_plot(c, dir, rendered, true);
+}
+
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
 {
     bool r = true;
@@ -622,7 +844,11 @@ int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
         return errmsg_set(&c->err, ERR_IO, "cannot create '%s': %s", dir, strerror(errno));
     int rc = write_csvs(c, dir);
     if (rc == 0)
+        rc = write_quality(c, dir);
+    if (rc == 0)
         rc = write_plots(c, dir, &r);
+    if (rc == 0)
+        rc = write_quality_plots(c, dir, &r);
     if (rendered)
         *rendered = r;
     return rc;

@@ -67,6 +67,18 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
  */
 int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s);
 
+/*
+ * Starts a trace: records its target retention (SalcaHeader.rho, the x series of the
+ * recall-vs-retention plot) and its method names. hdr may be NULL or lack a salca part.
+ * Quality statistics (recall, cosine, |S|/n) are then kept for every method of every
+ * SalcaSelect passed to conflicts_add_select, keyed by (group, method, rho).
+ * 0 or ERR_NOMEM.
+ */
+int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr);
+
+/* Quality rows kept so far (group, method, rho keys). */
+size_t conflicts_n_quality(const struct conflicts *c);
+
 /* Number of policies analyzed and the name of policy i ("batch", "inorder_d2", "window_128"). */
 size_t conflicts_n_policies(const struct conflicts *c);
 const char *conflicts_policy_name(const struct conflicts *c, size_t i);

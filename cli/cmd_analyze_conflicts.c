@@ -27,7 +27,9 @@ static void usage(FILE *f)
           "every selection is mapped to the attention PCs and replayed under batch issue,\n"
           "in-order issue (each FIFO depth) and reorder windows (each size) in one pass.\n"
           "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
-          "conflict_per_batch.csv and their plots to DIR; prints alpha per policy.\n"
+          "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
+          "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
+          "plots (every method; one point per trace retention, a panel per group).\n"
           "\n"
           "options:\n"
           "  -o DIR               output folder (required)\n"
@@ -99,6 +101,10 @@ static int run_file(struct conflicts *c, const char *path, const char *group_mod
         group = hdr->salca->task_name;
     else if (!strcmp(group_mode, "file"))
         group = path;
+    if ((rc = conflicts_begin_trace(c, hdr)) < 0) {
+        trace_reader_free(r);
+        return cli_fail(rc, conflicts_errmsg(c));
+    }
     Acceltrace__Record *rec = NULL;
     uint64_t n = 0;
     while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {

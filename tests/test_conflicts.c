@@ -151,6 +151,7 @@ static void feed_trace(struct conflicts *c, const char *path, const char *group)
     struct trace_reader *r = NULL;
     char err[256];
     assert_int_equal(trace_reader_open(&r, path, NULL, err, sizeof err), 0);
+    assert_int_equal(conflicts_begin_trace(c, trace_reader_header(r)), 0);
     Acceltrace__Record *rec;
     int rc;
     while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
@@ -196,6 +197,8 @@ static void test_trace_round_trip(void **state)
     }
     free(idx);
     assert_int_equal(conflicts_n_groups(a), 3);
+    /* quality rows: every method is kept, per (group, method, rho) */
+    assert_int_equal(conflicts_n_quality(a), 6);
     size_t w128 = policy_index(a, "window_128"), in1 = policy_index(a, "inorder_d1");
     for (int g = -1; g < 3; g++)
         for (size_t i = 0; i < conflicts_n_policies(a); i++) {
@@ -223,8 +226,9 @@ static void test_trace_round_trip(void **state)
     bool rendered;
     assert_int_equal(conflicts_write(a, out, &rendered), 0);
     const char *files[] = {"alpha.csv", "alpha_layers.csv", "alpha_vs_window.csv",
-                           "conflict_occupancy.csv", "conflict_per_batch.csv"};
-    for (size_t f = 0; f < 5; f++) {
+                           "conflict_occupancy.csv", "conflict_per_batch.csv",
+                           "recall_vs_retention.csv"};
+    for (size_t f = 0; f < 6; f++) {
         char p[400];
         snprintf(p, sizeof p, "%s/%s", out, files[f]);
         FILE *fp = fopen(p, "r");
