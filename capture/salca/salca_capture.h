@@ -61,7 +61,8 @@ struct salca_capture_method {
     double retention_mean, overshoot_mean;
     double top1;                    /* -1 without substituted runs */
     uint32_t spans_total, spans_recalled;
-    double span_coverage_min;       /* smallest fraction of a needle span selected */
+    double span_coverage_min;       /* smallest share of a needle span's dense mass kept */
+    double span_mass_mean;          /* smallest per-span mean share (the recall criterion) */
 };
 
 struct salca_capture_result {

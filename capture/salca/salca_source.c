@@ -4,6 +4,7 @@
 #include "capture/salca/salca_source.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture/salca/salca_select.h"
@@ -13,10 +14,10 @@
 void salca_synth_params_default(struct salca_synth_params *p)
 {
     /* spec 3.3 table; origins in docs/models.md "Salca capture". logit_std and c_needle
-     * are retuned by A19 as the spec directs (2.5 -> 5.5, 8 -> 24): see docs/models.md */
+     * are retuned by A19 as the spec directs (2.5 -> 5, 8 -> 24): see docs/models.md */
     *p = (struct salca_synth_params){
         .heavy_pairs = 4, .heavy_band_lo = 0, .gain_median = 8.0, .gain_sigma = 0.5,
-        .heavy_mean = 2.0, .head_spread = 0.3, .query_jitter = 0.2, .logit_std = 5.5,
+        .heavy_mean = 2.0, .head_spread = 0.3, .query_jitter = 0.2, .logit_std = 5.0,
         .sink_tokens = 4, .c_sink = 10.0, .c_loc = 4.0, .tau_loc = 64.0, .c_needle = 24.0,
         .early_layer_scale = 0.3, .early_layers = 2,
     };
@@ -409,4 +410,35 @@ int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct
     if (!rc && next_token)
         *next_token = nn_llama_argmax(s->logits, s->model->cfg.V);
     return rc;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t salca_source_planted(const struct salca_source *s, uint32_t l, uint32_t g, bool *chan)
+{
+    uint32_t d = s->d, cnt = 0;
+    if (!s->model_src) {
+        const struct syn_group *gr = &s->grp[l * s->G + g];
+        for (uint32_t j = 0; j < d; j++)
+            cnt += chan[j] = gr->gamma[j] != 1.0f;
+        return cnt;
+    }
+    const struct nn_llama_config *c = &s->model->cfg;
+    const float *wk = s->model->layers[l].wk + (size_t)g * d * c->D;
+    float norms[256], sorted[256];
+    for (uint32_t j = 0; j < d; j++) {
+        double acc = 0;
+        for (uint32_t x = 0; x < c->D; x++)
+            acc += (double)wk[(size_t)j * c->D + x] * wk[(size_t)j * c->D + x];
+        norms[j] = sorted[j] = (float)sqrt(acc);
+    }
+    qsort(sorted, d, sizeof sorted[0], cmp_float);
+    float med = sorted[d / 2];
+    for (uint32_t j = 0; j < d; j++)
+        cnt += chan[j] = norms[j] > 4.0f * med;
+    return cnt;
 }

@@ -33,7 +33,7 @@ struct salca_synth_params {
     double heavy_mean;          /* m_h: 2 */
     double head_spread;         /* eta: 0.3 */
     double query_jitter;        /* zeta: 0.2 */
-    double logit_std;           /* sigma_L: 5.5 (spec 2.5, retuned by A19) */
+    double logit_std;           /* sigma_L: 5 (spec 2.5, retuned by A19) */
     uint32_t sink_tokens;       /* 4 */
     double c_sink;              /* 10 */
     double c_loc;               /* 4 */
@@ -67,6 +67,14 @@ void salca_source_dims(const struct salca_source *s, uint32_t *L, uint32_t *H, u
 
 /* The model of a model source, else NULL. */
 const struct nn_llama *salca_source_model(const struct salca_source *s);
+
+/*
+ * The planted heavy channels of KV head (l, g), for tests of spec A10: synthetic source,
+ * the channels of its P heavy pairs; model source, the k_proj rows whose norm exceeds four
+ * times the median row norm of the head (the tiny model's planted outliers). chan has d
+ * entries. Returns the number of planted channels.
+ */
+uint32_t salca_source_planted(const struct salca_source *s, uint32_t l, uint32_t g, bool *chan);
 
 /*
  * Prefill: appends the n0 prompt keys and values to kv[l*G + g] (initialized, empty,
