@@ -143,15 +143,16 @@ int main(void)
     int16_t *q = mem_alloc(px * sizeof *q);
     uint32_t *sc = mem_alloc(px * sizeof *sc);
     int32_t *uq = mem_alloc(px * sizeof *uq);
+    int32_t *dm = mem_alloc(px * sizeof *dm);
     struct kura_regs regs;
-    if (!q || !sc || !uq || kura_regs_init(&regs, 0.03, 0.045, 0))
+    if (!q || !sc || !uq || !dm || kura_regs_init(&regs, 0.03, 0.045, 0))
         return 1;
     struct rng r;
     rng_stream(&r, 2, "bench-kura-sim-map", 0, 0);
     for (size_t i = 0; i < px; i++)
         q[i] = (int16_t)(uint16_t)rng_below(&r, 65536);
     kura_sc_map(q, (size_t)h, (size_t)w, sc);
-    kura_fixed_drift_map(q, (size_t)h, (size_t)w, &regs, uq, NULL, NULL);
+    kura_fixed_drift_map(q, (size_t)h, (size_t)w, &regs, uq, dm, NULL);
 
     /* 1. simulation speed over the 25 shapes, three option sets */
     const char *names[3] = {"plain", "checked", "checked+activity"};
@@ -223,5 +224,6 @@ int main(void)
     mem_free(q);
     mem_free(sc);
     mem_free(uq);
+    mem_free(dm);
     return 0;
 }

@@ -75,6 +75,7 @@ struct kura_aux {
     int16_t *q;   /* (h, w) phase map */
     uint32_t *sc; /* (h, w) packed front-end words */
     int32_t *uq;  /* (h, w) reference u_q of the shared fixed-point drift */
+    int32_t *d;   /* (h, w) its drift d (units pi 2^-31 rad) */
 };
 
 struct kura_shared {
@@ -125,6 +126,7 @@ static void kura_aux_free(void *shared, void *aux)
     mem_free(a->q);
     mem_free(a->sc);
     mem_free(a->uq);
+    mem_free(a->d);
     mem_free(a);
 }
 
@@ -163,13 +165,14 @@ static int kura_prepare(void *shared, const struct model_record *r, void **aux, 
     size_t n = (size_t)a->info.h * a->info.w;
     a->sc = mem_alloc(n * sizeof *a->sc);
     a->uq = mem_alloc(n * sizeof *a->uq);
-    if (!a->sc || !a->uq) {
+    a->d = mem_alloc(n * sizeof *a->d);
+    if (!a->sc || !a->uq || !a->d) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
     }
     kura_sc_map(a->q, (size_t)a->info.h, (size_t)a->info.w, a->sc); /* Column Buffer front end */
     rc = kura_fixed_drift_map(a->q, (size_t)a->info.h, (size_t)a->info.w, &a->info.regs, a->uq,
-                              NULL, NULL);
+                              a->d, NULL);
     if (rc) {
         errmsg_set(e, rc, "fixed-point drift of step %d failed", a->info.step);
         goto fail;

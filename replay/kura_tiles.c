@@ -74,7 +74,7 @@ int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *re
 {
     struct kura_sim *sim = NULL;
     uint32_t *sc = NULL;
-    int32_t *ref = NULL, *got = NULL;
+    int32_t *ref = NULL, *got = NULL, *dd = NULL;
     int rc;
     size_t n = (size_t)h * w;
     memset(st, 0, sizeof *st);
@@ -85,12 +85,13 @@ int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *re
     sc = mem_alloc(n * sizeof *sc);
     ref = mem_alloc(n * sizeof *ref);
     got = mem_alloc(n * sizeof *got);
-    if (!sc || !ref || !got) {
+    dd = d ? d : mem_alloc(n * sizeof *dd);
+    if (!sc || !ref || !got || !dd) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
     }
     kura_sc_map(q, h, w, sc);
-    rc = kura_fixed_drift_map(q, h, w, regs, ref, d, NULL);
+    rc = kura_fixed_drift_map(q, h, w, regs, ref, dd, NULL);
     if (rc) {
         errmsg_set(e, rc, "fixed-point drift of a %dx%d map failed", h, w);
         goto fail;
@@ -113,6 +114,8 @@ done:
     mem_free(sc);
     mem_free(ref);
     mem_free(got);
+    if (dd != d)
+        mem_free(dd);
     return rc;
 }
 
