@@ -81,6 +81,11 @@ if "$A" replay --help > /dev/null 2>&1; then
     "$A" replay "$d/r.atr" --hw configs/kura-h20w5.json --sweep configs/kura-sweep.json \
         -o "$d/res" > /dev/null 2>&1 || fail "replay"
     [ "$(tail -n +2 "$d/res/results.csv" | wc -l)" = 25 ] || fail "replay rows"
+    # every stored KuraTiles record (two shapes, every step) is checked during the replay
+    "$A" capture kura --size 40x36 --steps 5 --tile-streams 20x5,7x3 -q -o "$d/ts.atr" \
+        > /dev/null
+    "$A" replay "$d/ts.atr" --hw configs/kura-h20w5.json -o "$d/rts" > /dev/null 2>&1 ||
+        fail "replay with stored tiles"
     # R2 / acceptance 2 on a captured 96x96 step: the checked cycle-accurate array over the
     # 25 paper shapes (a mismatch with the fixed-point drift fails the replay)
     "$A" capture kura --size 96x96 --steps 3 -q -o "$d/c96.atr" > /dev/null
