@@ -2,14 +2,23 @@
  * cmd_model_salca: `acceltrace model salca`: the Salca analytic performance model
  * (specs/salca.md section 9) as a solver; prints one key=value line per derived value.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "analysis/plot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "replay/hw_config.h"
+#include "replay/model.h"
+#include "replay/model_registry.h"
+#include "replay/results.h"
+#include "replay/salca_model.h"
 #include "replay/salca_perf.h"
+#include "traces/trace_reader.h"
 
 #define VERB "model salca"
 
@@ -40,8 +49,264 @@ static void usage(FILE *f)
           "  --r-q X              target retention (0.05)\n"
           "  --p-pre N, --p-att N compute parallelism of the final design (final.* lines)\n"
           "  --h-pre N, --h-att N pseudo-channels of the fixed-PC view (design point's)\n"
+          "  --plot DIR           also write the Pareto-front plot pareto.png to DIR\n"
+          "  --trace FILE.atr     also replay the trace's salca selections through the\n"
+          "                       pipeline model (spec section 10) for the reference\n"
+          "                       configs salca_final, salca_pareto, asic_s4, asic_d under\n"
+          "                       in-order (D_f 1) and window-128 issue: ref.* and\n"
+          "                       compare.* lines; with --plot also stage_utilization.png\n"
+          "                       and step_utilization.png\n"
           "  -h, --help           this help\n",
           f);
+}
+
+static int plot_finish(struct plot *p, const char *dir)
+{
+    bool rendered = false;
+    int rc = plot_write(p, dir, &rendered);
+    if (rc < 0)
+        rc = cli_fail(rc, plot_errmsg(p));
+    else if (!rendered)
+        cli_warn("gnuplot not found: run 'gnuplot *.gp' in %s to render", dir);
+    plot_free(p);
+    return rc;
+}
+
+static int ensure_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        cli_error("cannot create '%s': %s", dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Spec section 12 plot 6: x m_att, y largest m_pre, points labelled with r_min, design point
+ * marked. */
+static int pareto_plot(const struct salca_perf_out *o, const char *dir)
+{
+    if (ensure_dir(dir))
+        return 1;
+    struct plot *p = plot_new("pareto", PLOT_LINE);
+    if (!p)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    plot_title(p, "Pareto front of memory parallelism (labels: min retention r_min)");
+    plot_xlabel(p, "m_att", "K-V pairs/cycle");
+    plot_ylabel(p, "largest m_pre", "keys/cycle");
+    double x[SALCA_PERF_MAX_FRONT], y[SALCA_PERF_MAX_FRONT];
+    for (size_t i = 0; i < o->n_front; i++) {
+        x[i] = (double)o->front[i].m_att;
+        y[i] = (double)o->front[i].m_pre;
+        char lab[160];
+        snprintf(lab, sizeof lab, "set label \"r_{min}=%.4f\" at %g,%g offset 1,1", 
+                 salca_rat_d(o->front[i].r_min), x[i], y[i]);
+        plot_extra(p, lab);
+    }
+    plot_extra(p, "set offsets 0.5, 0.5, 4, 2");
+    int rc = plot_series(p, 0, "front", x, y, o->n_front);
+    const struct salca_perf_front *d = &o->front[o->design_idx];
+    double dx = (double)d->m_att, dy = (double)d->m_pre;
+    if (rc == 0)
+        rc = plot_series(p, 0, "design point", &dx, &dy, 1);
+    if (rc < 0) {
+        plot_free(p);
+        return cli_fail(rc, "out of memory");
+    }
+    return plot_finish(p, dir);
+}
+
+/* The reference configs of spec section 10, each under in-order and window-128 issue. */
+static const struct {
+    const char *name, *json;
+} refs[] = {
+    {"salca_final", "\"h_pre\": 11, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1"},
+    {"salca_pareto", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 24, \"p_att\": 2"},
+    {"asic_s4", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1, \"w_k\": 4, \"s_f\": 1"},
+    {"asic_d", "\"variant\": \"dense\""},
+};
+#define N_REFS 4
+static const char *const pols[2] = {"inorder", "window_128"};
+static const char *const pol_json[2] = {"\"policy\": \"inorder\", \"depth\": 1",
+                                        "\"policy\": \"window\", \"window\": 128"};
+
+static double res_get(struct model_result *r, size_t row, const char *name)
+{
+    double v = 0;
+    if (model_result_get(r, row, name, &v) != 0)
+        return 0;
+    return v;
+}
+
+static int run_references(const char *path, const char *plot_dir)
+{
+    const struct model_ops *m = model_registry_find("salca");
+    if (!m)
+        return cli_fail(ERR_INTERNAL, "model 'salca' is not registered");
+    enum { NI = N_REFS * 2 };
+    void *st[NI] = {0};
+    struct hw_config *cfg[NI] = {0};
+    struct model_result *res[NI] = {0};
+    struct trace_reader *r = NULL;
+    struct errmsg e = {0};
+    char err[512] = "";
+    int status = 0, rc;
+    struct model_env env = {0};
+    if ((rc = trace_reader_open(&r, path, NULL, err, sizeof err)) < 0)
+        return cli_fail(rc, err);
+    env.hdr = trace_reader_header(r);
+    env.trace_path = path;
+    if (!env.hdr || strcmp(env.hdr->workload, "salca") != 0) {
+        cli_error("not a salca trace ('%s')", path);
+        trace_reader_free(r);
+        return 3;
+    }
+    for (size_t i = 0; i < NI && status == 0; i++) {
+        char json[512];
+        snprintf(json, sizeof json, "{\"model\": \"salca\", %s, %s}", refs[i / 2].json,
+                 pol_json[i % 2]);
+        if ((rc = hw_config_parse(&cfg[i], json, refs[i / 2].name, m->schema, &e)) < 0 ||
+            (rc = m->new(&st[i], cfg[i], &env, &e)) < 0)
+            status = cli_fail(rc, errmsg_text(&e));
+    }
+    Acceltrace__Record *rec = NULL;
+    uint64_t k = 0;
+    while (status == 0 && (rc = trace_reader_next(r, &rec, NULL)) == 1) {
+        struct model_record mr = {rec, NULL, k++};
+        void *aux = NULL;
+        if ((rc = m->prepare(NULL, &mr, &aux, &e)) < 0) {
+            status = cli_fail(rc, errmsg_text(&e));
+        } else {
+            mr.aux = aux;
+            for (size_t i = 0; i < NI && status == 0; i++)
+                if ((rc = m->consume(st[i], &mr, &e)) < 0)
+                    status = cli_fail(rc, errmsg_text(&e));
+            m->aux_free(NULL, aux);
+        }
+        trace_record_free(rec);
+    }
+    if (status == 0 && rc < 0)
+        status = cli_fail(rc, trace_reader_errmsg(r));
+    for (size_t i = 0; i < NI && status == 0; i++) {
+        if (!(res[i] = model_result_new()))
+            status = cli_fail(ERR_NOMEM, "out of memory");
+        else if ((rc = m->finish(st[i], res[i], &e)) < 0)
+            status = cli_fail(rc, errmsg_text(&e));
+    }
+    static const char *const stages[4] = {"p", "q", "f", "a"};
+    if (status == 0) {
+        double dense = res_get(res[N_REFS * 2 - 2], 0, "cycles");
+        for (size_t i = 0; i < NI; i++) {
+            char pre[64];
+            snprintf(pre, sizeof pre, "ref.%s.%s", refs[i / 2].name, pols[i % 2]);
+            double busy[4], mx = -1;
+            int bn = 0;
+            for (int s = 0; s < 4; s++) {
+                char nm[16];
+                snprintf(nm, sizeof nm, "busy_%s", stages[s]);
+                busy[s] = res_get(res[i], 0, nm);
+                if (busy[s] > mx) {
+                    mx = busy[s];
+                    bn = s;
+                }
+            }
+            double cyc = res_get(res[i], 0, "cycles");
+            printf("%s.cycles=%.0f\n", pre, cyc);
+            printf("%s.tokens_per_s=%.4f\n", pre, res_get(res[i], 0, "tokens_per_s"));
+            printf("%s.alpha_measured=%.4f\n", pre, res_get(res[i], 0, "alpha_measured"));
+            printf("%s.bottleneck=%s\n", pre, salca_stage_name(bn));
+            for (int s = 0; s < 4; s++)
+                printf("%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
+            printf("%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
+            printf("%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
+        }
+        double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
+        double s4_in = res_get(res[4], 0, "cycles");
+        /* paper: 2.58x sparse gain, x1.87 reorder gain, ASIC_S_4 1.62x (Fig. 10 text);
+         * 2.58·1.87 = 4.8 [derived] */
+        printf("compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
+               fin_in > 0 ? dense / fin_in : 0);
+        printf("compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
+               fin_w > 0 ? dense / fin_w : 0);
+        printf("compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
+               fin_w > 0 ? fin_in / fin_w : 0);
+        printf("compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
+               s4_in > 0 ? dense / s4_in : 0);
+    }
+    if (status == 0 && plot_dir) {
+        status = ensure_dir(plot_dir);
+        /* Spec section 12 plot 5: utilization per stage, a group per reference config. */
+        static const char *const cats[4] = {"P", "Q", "F", "A"};
+        const char *series[NI - 1];
+        char names[NI][48];
+        double vals[(NI - 1) * 4];
+        size_t ns = 0;
+        for (size_t i = 0; i < NI && status == 0; i++) {
+            if (i == NI - 1)
+                continue; /* asic_d is the same under both policies */
+            snprintf(names[ns], sizeof names[ns], "%s/%s", refs[i / 2].name, pols[i % 2]);
+            series[ns] = names[ns];
+            double cyc = res_get(res[i], 0, "cycles");
+            for (int s = 0; s < 4; s++) {
+                char nm[16];
+                snprintf(nm, sizeof nm, "busy_%s", stages[s]);
+                vals[ns * 4 + (size_t)s] = cyc > 0 ? res_get(res[i], 0, nm) / cyc : 0;
+            }
+            ns++;
+        }
+        struct plot *p = status == 0 ? plot_new("stage_utilization", PLOT_BARS) : NULL;
+        if (status == 0 && !p)
+            status = cli_fail(ERR_NOMEM, "out of memory");
+        if (status == 0) {
+            plot_title(p, "Stage utilization (busy/makespan) per reference config");
+            plot_xlabel(p, "stage", "");
+            plot_ylabel(p, "utilization", "");
+            if ((rc = plot_bars(p, cats, 4, series, ns, vals, false)) < 0) {
+                plot_free(p);
+                status = cli_fail(rc, "cannot build the utilization plot");
+            } else {
+                status = plot_finish(p, plot_dir);
+            }
+        }
+        /* Per step: utilization of each stage of salca_final (in-order); the highest line
+         * is the step's bottleneck. */
+        size_t rows = res[0] ? model_result_rows(res[0]) : 0;
+        if (status == 0 && rows > 1) {
+            p = plot_new("step_utilization", PLOT_LINE);
+            double *x = mem_alloc(rows * sizeof *x), *y = mem_alloc(rows * sizeof *y);
+            if (!p || !x || !y) {
+                status = cli_fail(ERR_NOMEM, "out of memory");
+            } else {
+                plot_title(p, "salca_final, in-order issue: stage utilization per decode step");
+                plot_xlabel(p, "decode step", "");
+                plot_ylabel(p, "utilization", "");
+                for (int s = 0; s < 4 && rc >= 0; s++) {
+                    char nm[16];
+                    snprintf(nm, sizeof nm, "util_%s", stages[s]);
+                    size_t n = 0;
+                    for (size_t row = 1; row < rows; row++) {
+                        x[n] = res_get(res[0], row, "step");
+                        y[n++] = res_get(res[0], row, nm);
+                    }
+                    rc = plot_series(p, 0, cats[s], x, y, n);
+                }
+                if (rc < 0)
+                    status = cli_fail(rc, "cannot build the step plot");
+                else
+                    status = plot_finish(p, plot_dir);
+                p = NULL;
+            }
+            plot_free(p);
+            mem_free(x);
+            mem_free(y);
+        }
+    }
+    for (size_t i = 0; i < NI; i++) {
+        m->free(st[i]);
+        hw_config_free(cfg[i]);
+        model_result_free(res[i]);
+    }
+    trace_reader_free(r);
+    return status;
 }
 
 int cmd_model_salca(int argc, char **argv);
@@ -49,6 +314,7 @@ int cmd_model_salca(int argc, char **argv)
 {
     struct salca_perf_in in;
     salca_perf_in_paper(&in);
+    const char *plot_dir = NULL, *trace_path = NULL;
     const struct {
         const char *opt;
         struct salca_rat *dst;
@@ -84,6 +350,15 @@ int cmd_model_salca(int argc, char **argv)
         }
         if (!strcmp(a, "--paper"))
             continue;
+        if (!strcmp(a, "--plot") || !strcmp(a, "--trace")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(VERB, "option '%s' needs a value", a);
+            if (!strcmp(a, "--plot"))
+                plot_dir = argv[++i];
+            else
+                trace_path = argv[++i];
+            continue;
+        }
         bool done = false;
         for (size_t k = 0; k < sizeof rats / sizeof rats[0] && !done; k++) {
             if (strcmp(a, rats[k].opt))
@@ -125,14 +400,20 @@ int cmd_model_salca(int argc, char **argv)
     struct buf b;
     buf_init(&b);
     rc = salca_perf_format(out, &b);
-    mem_free(out);
     if (rc < 0) {
+        mem_free(out);
         buf_release(&b);
         return cli_fail(rc, "out of memory");
     }
     fwrite(b.data, 1, b.len, stdout);
     buf_release(&b);
+    int status = 0;
+    if (plot_dir)
+        status = pareto_plot(out, plot_dir);
+    mem_free(out);
+    if (status == 0 && trace_path)
+        status = run_references(trace_path, plot_dir);
     if (fflush(stdout) != 0)
         return cli_fail(ERR_IO, "cannot write the output");
-    return 0;
+    return status;
 }

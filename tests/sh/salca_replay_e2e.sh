@@ -32,6 +32,19 @@ for r in 1 2 3; do case "$(col "$S" bottleneck $r)" in P|Q|F|A) ;; *) echo "bad 
 grep -q "in 1 pass" "$tmp/log"
 n=$(($(wc -l < "$tmp/r2/results.csv") - 1))
 [ "$n" -eq 64 ] || { echo "sweep rows $n, want 64"; exit 1; }
+# the reference configs of spec section 10 over the trace, with the plots
+"$A" model salca --paper --trace "$tmp/s.atr" --plot "$tmp/plots" > "$tmp/ref.txt" 2> /dev/null
+grep -q '^b_pre=160$' "$tmp/ref.txt"
+for k in compare.salca_final_inorder_vs_asic_d compare.salca_final_window_128_vs_asic_d \
+         ref.asic_d.inorder.cycles ref.salca_final.window_128.bottleneck; do
+    grep -q "^$k=" "$tmp/ref.txt" || { echo "missing $k"; exit 1; }
+done
+# window issue is never slower than in-order for the same design
+awk -F= '/^ref.salca_final.inorder.cycles=/ {i = $2} /^ref.salca_final.window_128.cycles=/ {w = $2}
+         END { exit !(w <= i && w > 0) }' "$tmp/ref.txt"
+for f in pareto.gp stage_utilization.gp step_utilization.gp pareto.dat; do
+    [ -s "$tmp/plots/$f" ] || { echo "missing plot $f"; exit 1; }
+done
 # an impossible PC split is a config error (exit 3)
 printf '{"model": "salca", "h_pre": 20, "h_att": 16}\n' > "$tmp/bad.json"
 set +e; "$A" replay "$tmp/s.atr" --hw "$tmp/bad.json" -q -o "$tmp/r3" 2> "$tmp/err"; rc=$?; set -e
