@@ -96,6 +96,8 @@ static void test_line_panels(void **state)
     has(dat, "# block 1: N_h=20");
     has(dat, "20 NaN\n");
     has(dat, "15 580\n");
+    free(gp);
+    free(dat);
     plot_free(p);
 }
 
