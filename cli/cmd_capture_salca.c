@@ -142,7 +142,7 @@ int cmd_capture_salca(int argc, char **argv)
         {"--pool", &p.sel.pool, 1, 1001},
         {"--quest-page", &p.quest_page, 1, 65536},
     };
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_is_help(a)) {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end checks of `acceltrace capture salca` (issue 6 acceptance 4-6, specs/salca.md
+# A14, A20): a reduced synthetic capture verifies and prints the summary table; equal
+# parameters give equal bytes (SOURCE_DATE_EPOCH fixes the header time); the tiny model at
+# 4K context with rho = 1 and FP32 attention has top-1 agreement 1; bad usage exits 2, bad
+# checkpoints exit 3 with a message naming the problem.
+set -u
+A=${ACCELTRACE:?ACCELTRACE not set}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+export SOURCE_DATE_EPOCH=1767225600
+
+# 1. reduced default capture (synthetic, all methods), verify, summary table
+"$A" capture salca -q --length 4096 --steps 4 --threads 2 -o "$T/syn.atr" > "$T/syn.out" \
+    || fail "synthetic capture"
+cat "$T/syn.out"
+"$A" verify "$T/syn.atr" > /dev/null || fail "verify of the synthetic capture"
+for m in salca std_topk pl_topk full_feat quest; do
+    grep -qE "^$m +64 " "$T/syn.out" || fail "no summary row for $m"
+done
+# Salca recalls the planted needle (column 'needles' = 1/1)
+grep -E "^salca " "$T/syn.out" | grep -q " 1/1$" || fail "salca missed the needle"
+
+# 2. A14 through the CLI: same parameters and seed, same bytes; thread count irrelevant
+(cd "$T" && "$A" capture salca -q --length 2048 --steps 2 --task passkey --threads 1 \
+    -o same.atr > /dev/null) || fail "capture a"
+mkdir "$T/b"
+(cd "$T/b" && "$A" capture salca -q --length 2048 --steps 2 --task passkey --threads 1 \
+    -o same.atr > /dev/null) || fail "capture b"
+cmp -s "$T/same.atr" "$T/b/same.atr" || fail "A14: equal runs gave different bytes"
+
+# 3. A20: tiny model, 4K context, 16 steps, rho = 1 with FP32 attention: top-1 agreement 1
+"$A" capture salca -q --source model --length 4096 --steps 16 --retention 1 \
+    --attn-precision fp32 --methods salca,quest -o "$T/tiny.atr" > "$T/tiny.out" \
+    || fail "tiny model capture"
+cat "$T/tiny.out"
+"$A" verify "$T/tiny.atr" > /dev/null || fail "verify of the tiny capture"
+[ "$(grep -cE '^(salca|quest) .* 1\.000 ' "$T/tiny.out")" -eq 2 ] \
+    || fail "A20: top-1 agreement below 1 with rho = 1"
+
+# 4. usage errors exit 2 with a message
+expect() { # code, args...
+    local want=$1; shift
+    "$A" capture salca "$@" > /dev/null 2> "$T/err"; rc=$?
+    [ $rc -eq "$want" ] || fail "expected exit $want for '$*', got $rc"
+    grep -q "^acceltrace" "$T/err" || fail "no message for '$*'"
+}
+expect 2 --length 1024
+expect 2 --pool 4 -o "$T/x.atr"
+expect 2 --retention 1.5 -o "$T/x.atr"
+expect 2 --methods salca,bogus -o "$T/x.atr"
+expect 2 --task nosuchtask -o "$T/x.atr"
+expect 2 --source gpu -o "$T/x.atr"
+expect 2 --bogus -o "$T/x.atr"
+expect 2 --checkpoint "$T" -o "$T/x.atr"
+
+# 5. bad checkpoints exit 3 and say what is wrong
+mkdir "$T/ck"
+echo '{"hidden_size": 64' > "$T/ck/config.json"
+expect 3 --source model --checkpoint "$T/ck" --length 512 --steps 1 -o "$T/x.atr"
+grep -q "config.json" "$T/err" || fail "bad config.json not named"
+echo '{"hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+  "intermediate_size": 128, "vocab_size": 100,
+  "rope_scaling": {"type": "dynamic", "factor": 2}}' > "$T/ck/config.json"
+expect 3 --source model --checkpoint "$T/ck" --length 512 --steps 1 -o "$T/x.atr"
+grep -q "unsupported rope_scaling type 'dynamic'" "$T/err" || fail "rope type not named"
+sed -i 's/"dynamic"/"linear"/' "$T/ck/config.json"
+printf 'garbage' > "$T/ck/model.safetensors"
+expect 3 --source model --checkpoint "$T/ck" --length 512 --steps 1 -o "$T/x.atr"
+grep -q "model.safetensors" "$T/err" || fail "bad safetensors not named"
+
+"$A" capture salca --help | grep -q -- "--retention" || fail "help"
+"$A" capture salca --list-tasks | grep -q "^passage_retrieval_zh" || fail "list-tasks"
+echo "ok"
