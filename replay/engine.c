@@ -81,6 +81,16 @@ static uint64_t ts_bytes(void *ctx)
     return t->bytes_before + (t->r ? trace_reader_bytes_read(t->r) : 0);
 }
 
+static uint64_t ts_n_records(void *ctx)
+{
+    struct trace_src *t = ctx;
+    const Acceltrace__TraceIndex *ix = t->r ? trace_reader_index(t->r) : NULL;
+    uint64_t n = 0;
+    for (size_t i = 0; ix && i < ix->n_entries; i++)
+        n += ix->entries[i]->record_type != ACCELTRACE__RECORD__BODY_HEADER;
+    return n;
+}
+
 static const char *ts_err(void *ctx)
 {
     return ((struct trace_src *)ctx)->err;
@@ -133,6 +143,7 @@ int record_source_trace(struct record_source *s, const char *path, int decode_th
     s->bytes_read = ts_bytes;
     s->errmsg = ts_err;
     s->close = ts_close;
+    s->n_records = ts_n_records;
     return 0;
 }
 
@@ -184,6 +195,11 @@ static int ms_rewind(void *ctx)
 static uint64_t ms_bytes(void *ctx)
 {
     return ((struct mem_src *)ctx)->bytes;
+}
+
+static uint64_t ms_n_records(void *ctx)
+{
+    return ((struct mem_src *)ctx)->n;
 }
 
 static const char *ms_err(void *ctx)
@@ -250,6 +266,7 @@ int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hd
     s->bytes_read = ms_bytes;
     s->errmsg = ms_err;
     s->close = ms_close;
+    s->n_records = ms_n_records;
     return 0;
 fail:
     ms_close(m);
@@ -351,7 +368,7 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
             goto done;
         }
     struct progress prog;
-    progress_init(&prog, "replay", 0, o->quiet);
+    progress_init(&prog, "replay", src->n_records ? src->n_records(src->ctx) : 0, o->quiet);
     uint64_t index = 0;
     for (bool end = false; !end;) {
         n_group = 0;

@@ -46,6 +46,8 @@ struct record_source {
     uint64_t (*payload_bytes)(void *ctx); /* decoded payload bytes of the last record */
     const char *(*errmsg)(void *ctx);
     void (*close)(void *ctx);
+    /* Records per pass when known (trace index), else 0; for progress only. May be NULL. */
+    uint64_t (*n_records)(void *ctx);
 };
 
 /* Opens a trace file as a source; 0 or negative with e set (ERR_DATA etc. from the reader). */

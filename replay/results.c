@@ -665,6 +665,14 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
     size_t k = 0;
     const struct hw_schema *s = hw_config_schema(cfg);
     char cell[512];
+    /* The config's values as JSON, parsed once for all rows of the group. */
+    json_error_t je;
+    json_t *canon = json_loads(hw_config_canonical(cfg), 0, &je);
+    if (!canon) {
+        buf_release(&line);
+        buf_release(&hdr);
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
     for (size_t i = 0; i < res->n && !rc; i++) {
         const struct res_row *w = &res->rows[i];
         if (strcmp(w->table, t->name))
@@ -744,13 +752,8 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
         json_object_set_new(o, "model", json_string(r->model));
         json_object_set_new(o, "row", json_integer((json_int_t)k));
         json_object_set_new(o, "rows", json_integer((json_int_t)n_rows));
-        json_error_t je;
-        json_t *canon = json_loads(hw_config_canonical(cfg), 0, &je);
-        if (canon)
-            json_object_del(canon, "model");
         for (size_t c = 0; c < s->n_keys; c++)
             json_object_set(jc, s->keys[c].key, json_object_get(canon, s->keys[c].key));
-        json_decref(canon);
         for (size_t c = 0; c < w->n; c++) {
             const struct res_col *col = &w->cols[c];
             json_t *dst = col->kind == COL_LABEL ? jl
@@ -782,6 +785,7 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
     }
     if (rc && !e->code)
         errmsg_set(e, rc, "cannot write results: %s", err_str(rc));
+    json_decref(canon);
     buf_release(&line);
     buf_release(&hdr);
     return rc;
