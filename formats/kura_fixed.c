@@ -15,7 +15,9 @@
 
 static int16_t lut[KURA_LUT_N];
 /* sin_q of every 16-bit code, derived from the LUT by the interpolation rule (same bits). */
-static int16_t sinq_all[65536];
+static int32_t sinq_all[65536]; /* int32 so vector gathers apply */
+/* (sin_q << 16) | (cos_q & 0xFFFF) per code: one gather gives both */
+static uint32_t sincos_all[65536];
 static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
 
 /* Spec section 5: round(x) = floor(x + 0.5) in double. */
@@ -47,6 +49,9 @@ static void lut_build(void)
     }
     for (uint32_t u = 0; u < 65536u; u++)
         sinq_all[u] = sin_q_from_lut((uint16_t)u);
+    for (uint32_t u = 0; u < 65536u; u++)
+        sincos_all[u] = ((uint32_t)(uint16_t)sinq_all[u] << 16) |
+                        (uint16_t)sinq_all[(uint16_t)(u + 0x4000u)];
 }
 
 const int16_t *kura_lut(void)
@@ -55,19 +60,52 @@ const int16_t *kura_lut(void)
     return lut;
 }
 
-static const int16_t *sinq_table(void)
+static const int32_t *sinq_table(void)
 {
     pthread_once(&lut_once, lut_build);
     return sinq_all;
 }
 
-int16_t kura_quantize(double theta)
+/* The slow but general path: any finite theta. */
+static int16_t quantize_general(double theta)
 {
+    if (!isfinite(theta))
+        return 0; /* outside the contract; defined rather than undefined */
     /* Spec section 5: product first, then one division; wrap16 of the rounded value. */
     double v = round_half_up((theta * 32768.0) / M_PI);
     v = fmod(v, 65536.0); /* exact on integers; keeps the conversion in range */
     int64_t i = (int64_t)v;
     return (int16_t)(uint16_t)((uint64_t)i & 0xFFFFu);
+}
+
+/*
+ * Fast exact form of quantize for |(theta*32768)/pi + 0.5| < 2^52: floor by truncation
+ * and one correction (no libm call, vectorizable). Returns false when out of that range.
+ */
+static inline bool quantize_fast(double theta, int16_t *q)
+{
+    double v = (theta * 32768.0) / M_PI + 0.5;
+    bool ok = v > -4503599627370496.0 && v < 4503599627370496.0; /* also false for NaN */
+    int64_t i = (int64_t)(ok ? v : 0.0);
+    i -= (double)i > v; /* floor(v) */
+    *q = (int16_t)(uint16_t)((uint64_t)i & 0xFFFFu);
+    return ok;
+}
+
+int16_t kura_quantize(double theta)
+{
+    int16_t q;
+    return quantize_fast(theta, &q) ? q : quantize_general(theta);
+}
+
+void kura_quantize_map(const double *theta, size_t n, int16_t *q)
+{
+    bool all_ok = true;
+    for (size_t i = 0; i < n; i++)
+        all_ok &= quantize_fast(theta[i], &q[i]);
+    if (!all_ok)
+        for (size_t i = 0; i < n; i++)
+            q[i] = kura_quantize(theta[i]);
 }
 
 double kura_q_theta(int16_t q)
@@ -111,7 +149,7 @@ int kura_regs_init(struct kura_regs *regs, double k, double kref, double psi_ref
 void kura_sc_pixel(const int16_t *q, size_t h, size_t w, size_t r, size_t c, int32_t *s,
                    int32_t *cs)
 {
-    const int16_t *tab = sinq_table();
+    const int32_t *tab = sinq_table();
     int32_t ss = 0, cc = 0;
     for (int dy = -2; dy <= 2; dy++) {
         size_t rr = (r + h * 3 + (size_t)(dy + 0)) % h; /* periodic; h*3 keeps it positive */
@@ -151,82 +189,110 @@ int64_t kura_d_pixel(const int16_t *q, size_t h, size_t w, size_t r, size_t c,
 
 /* ---- whole-map fixed drift by separable box sums ---- */
 
+/*
+ * Rows stream through a per-worker ring of 5 rows (sin_q, cos_q and their horizontal
+ * 5-sums), so the working set stays in cache and nothing map-sized is allocated. A worker
+ * handling rows [r0, r1) also computes the 4 halo rows around its chunk.
+ */
 struct fixed_ctx {
     const int16_t *q;
     size_t h, w;
     const struct kura_regs *regs;
-    int32_t *sq, *cq; /* (h, w) sin_q, cos_q */
-    int32_t *hs, *hc; /* (h, w) horizontal 5-sums */
-    int32_t *row;     /* per worker: 2*(w + 4) padded row scratch */
-    int nworkers;
+    int32_t *scratch; /* per worker: 4 rings of 5 rows + 2 padded rows */
+    size_t per_worker; /* int32 entries per worker */
     int32_t *u_q, *d;
     bool *overflow; /* per worker */
 };
 
-/* Phase 1: sin/cos maps and periodic horizontal 5-sums, row by row. */
-static void fixed_phase1(void *vctx, size_t r0, size_t r1, int worker)
+/* Fills ring slot `slot` with image row j (periodic): sin_q, cos_q, horizontal 5-sums. */
+static void fixed_row(const struct fixed_ctx *x, int32_t *base, long long j, size_t slot)
 {
-    struct fixed_ctx *x = vctx;
-    const int16_t *tab = sinq_table();
-    size_t w = x->w;
-    int32_t *ps = x->row + (size_t)worker * 2 * (w + 4);
-    int32_t *pc = ps + w + 4;
-    for (size_t r = r0; r < r1; r++) {
-        const int16_t *qr = x->q + r * w;
-        int32_t *sq = x->sq + r * w, *cq = x->cq + r * w;
-        for (size_t c = 0; c < w; c++) {
-            uint16_t u = (uint16_t)qr[c];
-            sq[c] = tab[u];
-            cq[c] = tab[(uint16_t)(u + 0x4000u)];
-        }
-        /* padded row: ps[j] = sq[(j - 2) mod w] */
-        for (size_t j = 0; j < w + 4; j++) {
-            size_t c = (j + 3 * w - 2) % w;
-            ps[j] = sq[c];
-            pc[j] = cq[c];
-        }
-        int32_t *hs = x->hs + r * w, *hc = x->hc + r * w;
-        for (size_t c = 0; c < w; c++) {
-            hs[c] = ps[c] + ps[c + 1] + ps[c + 2] + ps[c + 3] + ps[c + 4];
-            hc[c] = pc[c] + pc[c + 1] + pc[c + 2] + pc[c + 3] + pc[c + 4];
-        }
+    const uint32_t *tab = sincos_all;
+    size_t h = x->h, w = x->w;
+    size_t r = (size_t)(((j % (long long)h) + (long long)h) % (long long)h);
+    int32_t *sq = base + slot * w, *cq = base + (5 + slot) * w;
+    int32_t *hs = base + (10 + slot) * w, *hc = base + (15 + slot) * w;
+    int32_t *ps = base + 20 * w, *pc = ps + w + 4;
+    const int16_t *qr = x->q + r * w;
+    for (size_t c = 0; c < w; c++) {
+        uint32_t v = tab[(uint16_t)qr[c]];
+        sq[c] = (int16_t)(uint16_t)(v >> 16);
+        cq[c] = (int16_t)(uint16_t)(v & 0xFFFFu);
+    }
+    /* padded row ps[k] = sq[(k - 2) mod w]: a plain copy plus 4 wrapped entries */
+    memcpy(ps + 2, sq, w * sizeof *ps);
+    memcpy(pc + 2, cq, w * sizeof *pc);
+    for (size_t k = 0; k < 4; k++) {
+        size_t kk = k < 2 ? k : w + k, c = (kk + 3 * w - 2) % w;
+        ps[kk] = sq[c];
+        pc[kk] = cq[c];
+    }
+    for (size_t c = 0; c < w; c++) {
+        hs[c] = ps[c] + ps[c + 1] + ps[c + 2] + ps[c + 3] + ps[c + 4];
+        hc[c] = pc[c] + pc[c + 1] + pc[c + 2] + pc[c + 3] + pc[c + 4];
     }
 }
 
-/* Phase 2: vertical 5-sums minus the centre give S, C; then u_q and d per pixel. */
-static void fixed_phase2(void *vctx, size_t r0, size_t r1, int worker)
+/*
+ * One output row: S, C over the 24 non-centre offsets [paper eq. 6] from the five
+ * horizontal sums, u_q and d. Branch-free so it vectorizes; returns true if some d left
+ * int32.
+ */
+static bool fixed_pixels(size_t w, const int32_t *restrict a0, const int32_t *restrict a1,
+                         const int32_t *restrict a2, const int32_t *restrict a3,
+                         const int32_t *restrict a4, const int32_t *restrict b0,
+                         const int32_t *restrict b1, const int32_t *restrict b2,
+                         const int32_t *restrict b3, const int32_t *restrict b4,
+                         const int32_t *restrict sq, const int32_t *restrict cq,
+                         const struct kura_regs *regs, int32_t *restrict uo,
+                         int32_t *restrict dout)
+{
+    const int64_t g = regs->g, rs = regs->r_s, rc = regs->r_c;
+    int64_t dmin = 0, dmax = 0;
+    for (size_t c = 0; c < w; c++) {
+        int32_t s = a0[c] + a1[c] + a2[c] + a3[c] + a4[c] - sq[c];
+        int32_t cs = b0[c] + b1[c] + b2[c] + b3[c] + b4[c] - cq[c];
+        int64_t raw = (int64_t)cq[c] * s - (int64_t)sq[c] * cs;
+        int32_t uq = (int32_t)kura_shr_floor(raw + (1 << 14), 15);
+        uo[c] = uq;
+        int64_t dv = kura_shr_floor(g * uq + (1 << 14), 15) +
+                     kura_shr_floor(rs * cq[c] - rc * sq[c] + (1 << 14), 15);
+        dmin = dv < dmin ? dv : dmin;
+        dmax = dv > dmax ? dv : dmax;
+        dout[c] = (int32_t)dv;
+    }
+    return dmin < INT32_MIN || dmax > INT32_MAX;
+}
+
+static void fixed_rows(void *vctx, size_t r0, size_t r1, int worker)
 {
     struct fixed_ctx *x = vctx;
-    size_t h = x->h, w = x->w;
+    if (r0 >= r1)
+        return;
+    size_t w = x->w;
+    int32_t *base = x->scratch + (size_t)worker * x->per_worker;
     const struct kura_regs *regs = x->regs;
+    long long first = (long long)r0 - 2; /* ring slot of row j is (j - first) mod 5 */
+    for (long long j = first; j < (long long)r0 + 2; j++)
+        fixed_row(x, base, j, (size_t)(j - first) % 5);
     bool ovf = false;
     for (size_t r = r0; r < r1; r++) {
-        const int32_t *a[5], *b[5];
-        for (int k = 0; k < 5; k++) {
-            size_t rr = (r + 3 * h + (size_t)k - 2) % h;
-            a[k] = x->hs + rr * w;
-            b[k] = x->hc + rr * w;
-        }
-        const int32_t *sq = x->sq + r * w, *cq = x->cq + r * w;
-        int32_t *uo = x->u_q ? x->u_q + r * w : NULL;
-        int32_t *dout = x->d ? x->d + r * w : NULL;
-        for (size_t c = 0; c < w; c++) {
-            int32_t s = a[0][c] + a[1][c] + a[2][c] + a[3][c] + a[4][c] - sq[c];
-            int32_t cs = b[0][c] + b[1][c] + b[2][c] + b[3][c] + b[4][c] - cq[c];
-            int64_t raw = (int64_t)cq[c] * s - (int64_t)sq[c] * cs;
-            int32_t uq = kura_u_q(raw);
-            if (uo)
-                uo[c] = uq;
-            if (dout) {
-                int64_t nb = kura_shr_floor((int64_t)regs->g * uq + (1 << 14), 15);
-                int64_t ref = kura_shr_floor((int64_t)regs->r_s * cq[c] -
-                                                 (int64_t)regs->r_c * sq[c] + (1 << 14),
-                                             15);
-                int64_t dv = nb + ref;
-                ovf |= dv < INT32_MIN || dv > INT32_MAX;
-                dout[c] = (int32_t)dv;
-            }
-        }
+        long long jn = (long long)r + 2;
+        fixed_row(x, base, jn, (size_t)(jn - first) % 5);
+        size_t sl[5];
+        for (int k = 0; k < 5; k++)
+            sl[k] = (size_t)((long long)r - 2 + k - first) % 5;
+        const int32_t *a0 = base + (10 + sl[0]) * w, *a1 = base + (10 + sl[1]) * w,
+                      *a2 = base + (10 + sl[2]) * w, *a3 = base + (10 + sl[3]) * w,
+                      *a4 = base + (10 + sl[4]) * w;
+        const int32_t *b0 = base + (15 + sl[0]) * w, *b1 = base + (15 + sl[1]) * w,
+                      *b2 = base + (15 + sl[2]) * w, *b3 = base + (15 + sl[3]) * w,
+                      *b4 = base + (15 + sl[4]) * w;
+        const int32_t *sq = base + sl[2] * w, *cq = base + (5 + sl[2]) * w;
+        int32_t *spill = base + 20 * w + 2 * (w + 4); /* for outputs the caller skipped */
+        int32_t *uo = x->u_q ? x->u_q + r * w : spill;
+        int32_t *dout = x->d ? x->d + r * w : spill + w;
+        ovf |= fixed_pixels(w, a0, a1, a2, a3, a4, b0, b1, b2, b3, b4, sq, cq, regs, uo, dout);
     }
     if (ovf)
         x->overflow[worker] = true;
@@ -238,34 +304,27 @@ int kura_fixed_drift_map(const int16_t *q, size_t h, size_t w, const struct kura
     if (h == 0 || w == 0)
         return ERR_USAGE;
     size_t n;
-    if (!mem_mul(h, w, &n) || n > SIZE_MAX / 16)
+    if (!mem_mul(h, w, &n) || w > SIZE_MAX / 64)
         return ERR_NOMEM;
     struct fixed_ctx x = {.q = q, .h = h, .w = w, .regs = regs, .u_q = u_q, .d = d};
-    x.nworkers = pool ? pool_size(pool) : 1;
+    int nworkers = pool ? pool_size(pool) : 1;
+    x.per_worker = 20 * w + 2 * (w + 4) + 2 * w; /* rings, padded rows, u_q/d spill rows */
     int rc = ERR_NOMEM;
-    x.sq = mem_alloc(n * 4 * sizeof(int32_t));
-    x.row = mem_calloc((size_t)x.nworkers * 2 * (w + 4), sizeof(int32_t));
-    x.overflow = mem_calloc((size_t)x.nworkers, sizeof(bool));
-    if (!x.sq || !x.row || !x.overflow)
+    x.scratch = mem_alloc((size_t)nworkers * x.per_worker * sizeof(int32_t));
+    x.overflow = mem_calloc((size_t)nworkers, sizeof(bool));
+    if (!x.scratch || !x.overflow)
         goto fail;
-    x.cq = x.sq + n;
-    x.hs = x.cq + n;
-    x.hc = x.hs + n;
     sinq_table();
-    if (pool) {
-        pool_for(pool, h, fixed_phase1, &x);
-        pool_for(pool, h, fixed_phase2, &x);
-    } else {
-        fixed_phase1(&x, 0, h, 0);
-        fixed_phase2(&x, 0, h, 0);
-    }
+    if (pool)
+        pool_for(pool, h, fixed_rows, &x);
+    else
+        fixed_rows(&x, 0, h, 0);
     rc = 0;
-    for (int k = 0; k < x.nworkers; k++)
+    for (int k = 0; k < nworkers; k++)
         if (x.overflow[k])
             rc = ERR_DATA;
 fail:
-    mem_free(x.sq);
-    mem_free(x.row);
+    mem_free(x.scratch);
     mem_free(x.overflow);
     return rc;
 }

@@ -19,6 +19,7 @@
 #ifndef ACCELTRACE_KURA_FIXED_H
 #define ACCELTRACE_KURA_FIXED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,14 +35,18 @@ const int16_t *kura_lut(void);
 /* Floor division of x by 2^k (0 <= k < 63), also for negative x. */
 static inline int64_t kura_shr_floor(int64_t x, int k)
 {
-    return x >= 0 ? x >> k : -((-(x + 1)) >> k) - 1;
+    /* for x < 0: ~x = -x - 1 >= 0, and ~(~x >> k) = floor(x/2^k); compilers emit one sar */
+    return x >= 0 ? x >> k : ~(~x >> k);
 }
 
 /*
  * quantize(theta) = wrap16(round((theta*32768)/pi)) with round(x) = floor(x + 0.5)
- * (spec section 5). theta must be finite; any finite value wraps correctly.
+ * (spec section 5). Any finite theta wraps correctly; a non-finite one gives 0.
  */
 int16_t kura_quantize(double theta);
+
+/* quantize of n values (same bits as kura_quantize, vectorizable fast path). */
+void kura_quantize_map(const double *theta, size_t n, int16_t *q);
 
 /* theta_q = q*pi/2^15 in double (exact scaling of q*pi). */
 double kura_q_theta(int16_t q);

@@ -104,6 +104,26 @@ static void test_quantize_and_shift(void **state)
             assert_true((double)kura_shr_floor(xs[i], 15) == f);
     }
     assert_int_equal(kura_shr_floor(-1, 15), -1);
+    /* the fast map path equals the definition floor((theta*32768)/pi + 0.5) mod 2^16 */
+    struct rng r;
+    rng_stream(&r, 99, "quantize", 0, 0);
+    enum { NQ = 200000 };
+    static double th[NQ];
+    static int16_t qm[NQ];
+    for (int i = 0; i < NQ; i++) {
+        double scale = i % 4 == 0 ? 4.0 : i % 4 == 1 ? 1e3 : i % 4 == 2 ? 1e14 : 1e300;
+        th[i] = (2 * rng_uniform(&r) - 1) * scale;
+        if (i % 1000 == 7) /* exact half-LSB ties */
+            th[i] = ((double)(int)(rng_below(&r, 65536) - 32768) + 0.5) * M_PI / 32768.0;
+    }
+    kura_quantize_map(th, NQ, qm);
+    for (int i = 0; i < NQ; i++) {
+        double v = floor((th[i] * 32768.0) / M_PI + 0.5);
+        int16_t ref = (int16_t)(uint16_t)((uint64_t)(int64_t)fmod(v, 65536.0) & 0xFFFFu);
+        assert_int_equal(qm[i], ref);
+        assert_int_equal(kura_quantize(th[i]), ref);
+    }
+    assert_int_equal(kura_quantize(NAN), 0);
     assert_int_equal(kura_shr_floor(-32769, 15), -2);
 }
 
