@@ -18,4 +18,6 @@ done
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",conflicts,"* ]] && [ -x "$BUILD/bench/bench_conflicts" ]; then echo "== conflicts_numpy"; /usr/bin/python3 bench/peers/conflicts_numpy.py --vs "$BUILD/bench/bench_conflicts" || status=1; fi
 # DiSC hash load balance vs the numpy peer on the same 16384 x 16384 mask (target >= 10x; same checksum).
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",hash_lb,"* ]] && [ -x "$BUILD/bench/bench_hash_lb" ]; then echo "== hash_lb_numpy"; m=$(mktemp); { "$BUILD/bench/bench_hash_lb" --reps 1 --write-mask "$m" > /dev/null && /usr/bin/python3 bench/peers/hash_lb_numpy.py "$m" 16384; } || status=1; rm -f "$m"; fi
+# Kuramoto drift vs the numpy peer (direct 5x5 and box sums) on the same 1024x1024 map (targets >= 20x, >= 3x; 2 threads >= 1.8x).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",kura,"* ]] && [ -x "$BUILD/bench/bench_kura" ]; then echo "== kura_numpy"; m=$(mktemp); p=$(mktemp); { "$BUILD/bench/bench_kura" --reps 1 --write-map "$m" > /dev/null && /usr/bin/python3 bench/peers/kura_drift_numpy.py --map "$m" > "$p" && cat "$p" && "$BUILD/bench/bench_kura" --peer "$p"; } || status=1; rm -f "$m" "$p"; fi
 exit $status
