@@ -20,4 +20,6 @@ if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",conflicts,"* ]] && [ -x "$BU
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",hash_lb,"* ]] && [ -x "$BUILD/bench/bench_hash_lb" ]; then echo "== hash_lb_numpy"; m=$(mktemp); { "$BUILD/bench/bench_hash_lb" --reps 1 --write-mask "$m" > /dev/null && /usr/bin/python3 bench/peers/hash_lb_numpy.py "$m" 16384; } || status=1; rm -f "$m"; fi
 # Kuramoto drift vs the numpy peer (direct 5x5 and box sums) on the same 1024x1024 map (targets >= 20x, >= 3x; 2 threads >= 1.8x).
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",kura,"* ]] && [ -x "$BUILD/bench/bench_kura" ]; then echo "== kura_numpy"; m=$(mktemp); p=$(mktemp); { "$BUILD/bench/bench_kura" --reps 1 --write-map "$m" > /dev/null && /usr/bin/python3 bench/peers/kura_drift_numpy.py --map "$m" > "$p" && cat "$p" && "$BUILD/bench/bench_kura" --peer "$p"; } || status=1; rm -f "$m" "$p"; fi
+# Salca selection: histogram threshold vs numpy exact top-k on one head (target >= 5x over sorting at 32K).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",salca,"* ]] && [ -x "$BUILD/bench/bench_salca" ]; then echo "== salca_topk_numpy"; /usr/bin/python3 bench/peers/salca_topk_numpy.py --vs "$BUILD/bench/bench_salca" || status=1; fi
 exit $status
