@@ -108,11 +108,15 @@ int result_row_begin(struct model_result *res, const char *table)
     return 0;
 }
 
+/* Appends a column to the current row; NULL with *rc = ERR_USAGE (no row, bad name) or
+ * ERR_NOMEM. */
 static struct res_col *add_col(struct model_result *res, const char *name, const char *unit,
-                               enum col_kind kind)
+                               enum col_kind kind, int *rc)
 {
-    if (!res->n || !name || !*name || strpbrk(name, ",\"\n\r[]"))
+    *rc = ERR_USAGE;
+    if (!res->n || !name || !*name || strpbrk(name, ",\"\n\r[] "))
         return NULL;
+    *rc = ERR_NOMEM;
     struct res_row *w = &res->rows[res->n - 1];
     if (w->n == w->cap) {
         size_t nc = w->cap ? w->cap * 2 : 16;
@@ -138,9 +142,10 @@ static struct res_col *add_col(struct model_result *res, const char *name, const
 
 int result_label(struct model_result *res, const char *name, const char *value)
 {
-    struct res_col *c = add_col(res, name, "", COL_LABEL);
+    int rc;
+    struct res_col *c = add_col(res, name, "", COL_LABEL, &rc);
     if (!c)
-        return res->n ? ERR_NOMEM : ERR_USAGE;
+        return rc;
     if (!(c->s = mem_strdup(value ? value : "")))
         return ERR_NOMEM;
     for (char *p = c->s; *p; p++)
@@ -151,9 +156,10 @@ int result_label(struct model_result *res, const char *name, const char *value)
 
 int result_count(struct model_result *res, const char *name, const char *unit, uint64_t value)
 {
-    struct res_col *c = add_col(res, name, unit, COL_COUNT_U64);
+    int rc;
+    struct res_col *c = add_col(res, name, unit, COL_COUNT_U64, &rc);
     if (!c)
-        return res->n ? ERR_NOMEM : ERR_USAGE;
+        return rc;
     c->u = value;
     c->f = (double)value;
     return 0;
@@ -161,18 +167,20 @@ int result_count(struct model_result *res, const char *name, const char *unit, u
 
 int result_count_f64(struct model_result *res, const char *name, const char *unit, double value)
 {
-    struct res_col *c = add_col(res, name, unit, COL_COUNT_F64);
+    int rc;
+    struct res_col *c = add_col(res, name, unit, COL_COUNT_F64, &rc);
     if (!c)
-        return res->n ? ERR_NOMEM : ERR_USAGE;
+        return rc;
     c->f = value;
     return 0;
 }
 
 int result_metric(struct model_result *res, const char *name, const char *unit, double value)
 {
-    struct res_col *c = add_col(res, name, unit, COL_METRIC_F64);
+    int rc;
+    struct res_col *c = add_col(res, name, unit, COL_METRIC_F64, &rc);
     if (!c)
-        return res->n ? ERR_NOMEM : ERR_USAGE;
+        return rc;
     c->f = value;
     return 0;
 }
@@ -180,9 +188,10 @@ int result_metric(struct model_result *res, const char *name, const char *unit, 
 int result_metric_i64(struct model_result *res, const char *name, const char *unit,
                       int64_t value)
 {
-    struct res_col *c = add_col(res, name, unit, COL_METRIC_I64);
+    int rc;
+    struct res_col *c = add_col(res, name, unit, COL_METRIC_I64, &rc);
     if (!c)
-        return res->n ? ERR_NOMEM : ERR_USAGE;
+        return rc;
     c->i = value;
     c->f = (double)value;
     return 0;

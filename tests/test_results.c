@@ -1,0 +1,241 @@
+/*
+ * Tests of the result tables: formats/csv (quoting, shortest round-trip numbers, reader
+ * with torn last rows), formats/jsonl, the model_result row API (names, tables, values),
+ * results folders refusing changed columns, and merge refusing torn or overlapping shards.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "common/mem.h"
+#include "formats/csv.h"
+#include "formats/jsonl.h"
+#include "replay/model_registry.h"
+#include "replay/results.h"
+
+static char tmpdir[256];
+
+static void test_csv_format(void **state)
+{
+    (void)state;
+    char b[40];
+    csv_format_f64(0.1, b, sizeof b);
+    assert_string_equal(b, "0.1");
+    csv_format_f64(2000, b, sizeof b);
+    assert_string_equal(b, "2000");
+    csv_format_f64(-0.0, b, sizeof b);
+    assert_string_equal(b, "0");
+    csv_format_f64(1e20, b, sizeof b);
+    assert_string_equal(b, "1e+20");
+    csv_format_f64(1.0 / 3.0, b, sizeof b);
+    assert_true(strtod(b, NULL) == 1.0 / 3.0);
+    csv_format_f64(NAN, b, sizeof b);
+    assert_string_equal(b, "nan");
+    csv_format_f64(-INFINITY, b, sizeof b);
+    assert_string_equal(b, "-inf");
+    /* every double of a pseudo-random walk reads back exactly */
+    double x = 0.7;
+    for (int i = 0; i < 1000; i++) {
+        x = x * 3.7 - floor(x * 3.7) + i * 1e-3;
+        csv_format_f64(x * 1e-5, b, sizeof b);
+        assert_true(strtod(b, NULL) == x * 1e-5);
+    }
+}
+
+static void test_csv_write_read(void **state)
+{
+    (void)state;
+    struct buf mem;
+    buf_init(&mem);
+    struct csv_writer *w;
+    assert_int_equal(csv_writer_mem(&w, &mem), 0);
+    csv_str(w, "name");
+    csv_str(w, "note [text]");
+    csv_end_row(w);
+    csv_str(w, "a,b");
+    csv_str(w, "say \"hi\"");
+    csv_end_row(w);
+    csv_i64(w, -5);
+    csv_u64(w, 18446744073709551615ULL);
+    csv_end_row(w);
+    assert_int_equal(csv_writer_close(w), 0);
+    const char *want = "name,note [text]\n\"a,b\",\"say \"\"hi\"\"\"\n-5,18446744073709551615\n";
+    assert_int_equal(mem.len, strlen(want));
+    assert_memory_equal(mem.data, want, mem.len);
+    struct csv_table t;
+    struct errmsg e = {0};
+    /* a torn last row is dropped */
+    buf_append(&mem, "x,y", 3);
+    assert_int_equal(csv_table_parse(&t, (char *)mem.data, mem.len, "m", true, &e), 0);
+    assert_int_equal(t.n_rows, 2);
+    assert_string_equal(t.rows[0][0], "a,b");
+    assert_string_equal(t.rows[0][1], "say \"hi\"");
+    assert_int_equal(csv_table_col(&t, "note"), 1);
+    assert_int_equal(csv_table_col(&t, "note [text]"), 1);
+    assert_int_equal(csv_table_col(&t, "nope"), -1);
+    csv_table_release(&t);
+    /* kept when not dropping; a row of the wrong width is an error with its line */
+    assert_int_equal(csv_table_parse(&t, "a,b\n1\n", 6, "m", false, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "line 2"));
+    char nm[32], un[32];
+    csv_split_unit("e_px [pJ/px]", nm, sizeof nm, un, sizeof un);
+    assert_string_equal(nm, "e_px");
+    assert_string_equal(un, "pJ/px");
+    buf_release(&mem);
+}
+
+static void test_jsonl(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/x.jsonl", tmpdir);
+    struct jsonl_writer *w;
+    struct errmsg e = {0};
+    assert_int_equal(jsonl_writer_open(&w, p, false, &e), 0);
+    json_t *o = json_pack("{s:i, s:f}", "a", 1, "b", 0.1);
+    assert_int_equal(jsonl_write(w, o), 0);
+    assert_int_equal(jsonl_write(w, o), 0);
+    json_decref(o);
+    assert_int_equal(jsonl_writer_close(w), 0);
+    FILE *f = fopen(p, "a");
+    fputs("{\"a\":", f);
+    fclose(f);
+    json_t *arr;
+    size_t valid;
+    assert_int_equal(jsonl_load(&arr, p, &valid, &e), 0);
+    assert_int_equal(json_array_size(arr), 2);
+    assert_int_equal(valid, 2 * strlen("{\"a\":1,\"b\":0.10000000000000001}\n"));
+    json_decref(arr);
+    f = fopen(p, "a");
+    fputs("\n", f);
+    fclose(f);
+    assert_int_equal(jsonl_load(&arr, p, NULL, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "line 3"));
+}
+
+static void test_model_result_api(void **state)
+{
+    (void)state;
+    struct model_result *r = model_result_new();
+    assert_int_equal(result_count(r, "x", "B", 1), ERR_USAGE); /* no row yet */
+    assert_int_equal(result_row_begin(r, "Bad-Name"), ERR_USAGE);
+    assert_int_equal(result_row_begin(r, NULL), 0);
+    assert_int_equal(result_label(r, "mode", "a\nb"), 0);
+    assert_int_equal(result_count(r, "hbm_bytes", "B", 12345678901234ULL), 0);
+    assert_int_equal(result_metric(r, "seconds", "s", 0.25), 0);
+    assert_int_equal(result_metric(r, "bad,name", "s", 0.25), ERR_USAGE);
+    assert_int_equal(model_result_rows(r), 1);
+    double v;
+    assert_int_equal(model_result_get(r, 0, "hbm_bytes", &v), 0);
+    assert_true(v == 12345678901234.0);
+    assert_int_equal(model_result_get(r, 0, "mode", &v), ERR_NOTFOUND);
+    assert_int_equal(model_result_get(r, 1, "seconds", &v), ERR_NOTFOUND);
+    model_result_free(r);
+}
+
+static struct model_result *one_row(const char *metric, double v)
+{
+    struct model_result *r = model_result_new();
+    result_row_begin(r, NULL);
+    result_metric(r, metric, "", v);
+    return r;
+}
+
+static void test_changed_columns_refused(void **state)
+{
+    (void)state;
+    const struct model_ops *m = model_registry_find("count");
+    struct hw_config *c;
+    assert_int_equal(hw_config_defaults(&c, m->schema), 0);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/cols", tmpdir);
+    struct results *res;
+    struct errmsg e = {0};
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
+    struct model_result *r = one_row("a", 1);
+    assert_int_equal(results_append(res, c, 0, r, NULL, &e), 0);
+    model_result_free(r);
+    assert_true(results_done(res, hw_config_hash(c)));
+    /* a second config whose row has other columns: internal error, nothing written */
+    assert_int_equal(hw_config_set_json(c, "scale", "2", "t", &e), 0);
+    r = one_row("b", 1);
+    assert_int_equal(results_append(res, c, 1, r, NULL, &e), ERR_INTERNAL);
+    model_result_free(r);
+    /* no main row at all */
+    r = model_result_new();
+    result_row_begin(r, "side");
+    result_metric(r, "a", "", 1);
+    assert_int_equal(results_append(res, c, 1, r, NULL, &e), ERR_INTERNAL);
+    model_result_free(r);
+    results_close(res);
+    /* reopening with other columns (another model version) is a usage error */
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
+    assert_int_equal(results_n_done(res), 1);
+    r = one_row("zzz", 1);
+    assert_int_equal(results_append(res, c, 1, r, NULL, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "use another -o folder"));
+    model_result_free(r);
+    results_close(res);
+    hw_config_free(c);
+}
+
+static void test_merge_torn_refused(void **state)
+{
+    (void)state;
+    const struct model_ops *m = model_registry_find("count");
+    struct hw_config *c;
+    assert_int_equal(hw_config_defaults(&c, m->schema), 0);
+    char a[512], b[512], o[512], p[600];
+    snprintf(a, sizeof a, "%s/ma", tmpdir);
+    snprintf(b, sizeof b, "%s/mb", tmpdir);
+    snprintf(o, sizeof o, "%s/mo", tmpdir);
+    struct errmsg e = {0};
+    const char *dirs[] = {a, b};
+    for (int d = 0; d < 2; d++) {
+        struct results *res;
+        assert_int_equal(results_open(&res, dirs[d], "th", "count", &e), 0);
+        char v[8];
+        snprintf(v, sizeof v, "%d", d + 1);
+        hw_config_set_json(c, "scale", v, "t", &e);
+        struct model_result *r = one_row("a", d);
+        assert_int_equal(results_append(res, c, (size_t)d, r, NULL, &e), 0);
+        model_result_free(r);
+        results_close(res);
+    }
+    assert_int_equal(results_merge(dirs, 2, o, &e), 0);
+    snprintf(p, sizeof p, "%s/results.jsonl", b);
+    FILE *f = fopen(p, "a");
+    fputs("{\"torn", f);
+    fclose(f);
+    assert_int_equal(results_merge(dirs, 2, o, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "torn"));
+    hw_config_free(c);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-results-%ld", (long)getpid());
+    mkdir(tmpdir, 0755);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv_format),
+        cmocka_unit_test(test_csv_write_read),
+        cmocka_unit_test(test_jsonl),
+        cmocka_unit_test(test_model_result_api),
+        cmocka_unit_test(test_changed_columns_refused),
+        cmocka_unit_test(test_merge_torn_refused),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        return 1;
+    return rc;
+}
