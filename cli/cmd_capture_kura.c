@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "capture/kura/kura_capture.h"
-#include "capture/kura/kura_tiles.h"
+#include "capture/kura/kura_tilestream.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/progress.h"
@@ -206,7 +206,7 @@ int cmd_capture_kura(int argc, char **argv)
                 if (p.n_tile_shapes >= KURA_MAX_TILE_SHAPES)
                     return cli_usage_error(VERB, "too many tile-stream shapes (at most %d)",
                                            KURA_MAX_TILE_SHAPES);
-                if (kura_tiles_parse_shape(t, &p.tile_nh[p.n_tile_shapes],
+                if (kura_tilestream_parse_shape(t, &p.tile_nh[p.n_tile_shapes],
                                            &p.tile_nw[p.n_tile_shapes]))
                     return cli_usage_error(VERB, "bad array shape '%s' (NhxNw, 1..1024)", t);
                 p.n_tile_shapes++;

@@ -14,7 +14,7 @@
 #include "capture/kura/kura_net.h"
 #include "capture/kura/kura_png.h"
 #include "capture/kura/kura_sde.h"
-#include "capture/kura/kura_tiles.h"
+#include "capture/kura/kura_tilestream.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/rng.h"
@@ -402,8 +402,8 @@ static int emit_step(struct run *r, kura_emit_fn emit, void *ctx, int step, Acce
 static int emit_tiles(struct run *r, kura_emit_fn emit, void *ctx, int i, uint32_t nh,
                       uint32_t nw, struct kura_result *res)
 {
-    struct kura_tiles t;
-    int rc = kura_tiles_build(&t, r->drv.q, r->drv.u_q, r->p->h, r->p->w, nh, nw);
+    struct kura_tilestream t;
+    int rc = kura_tilestream_build(&t, r->drv.q, r->drv.u_q, r->p->h, r->p->w, nh, nw);
     if (rc)
         return rc;
     size_t nin = (size_t)t.n_cyc * (nh + 4), nout = (size_t)t.n_cyc * nh;
@@ -441,7 +441,7 @@ static int emit_tiles(struct run *r, kura_emit_fn emit, void *ctx, int i, uint32
 done:
     mem_free(bin);
     mem_free(bout);
-    kura_tiles_release(&t);
+    kura_tilestream_release(&t);
     return rc;
 }
 

@@ -49,6 +49,12 @@ cmp -s "$T/a.atr" "$T/e.atr" && echo "note: non-reproducible trace equal (unexpe
 "$A" verify "$T/t.atr" > /dev/null || fail "verify tile-stream trace"
 "$A" info "$T/t.atr" > "$T/t.info" 2>&1 || fail "info"
 grep -E "^kura_tiles +198 " "$T/t.info" > /dev/null || { cat "$T/t.info"; fail "expected 198 kura_tiles frames"; }
+# the SA-Kura replay derives the streams with its cycle-accurate array and compares them
+# with the stored ones (a mismatch is a data error)
+if [ -f configs/kura-h20w5.json ]; then
+    "$A" replay "$T/t.atr" --hw configs/kura-h20w5.json -o "$T/res" > /dev/null 2>&1 \
+        || fail "replay rejected the stored tile streams"
+fi
 "$A" capture kura --size 24x24 -q --no-check-drift --data ramp --data-param nx=2,ny=1 \
     --score none --start forward --preset t300 --steps 20 -o "$T/r.atr" > "$T/r.out" || fail "ramp"
 grep -q drift_err_max "$T/r.out" && fail "--no-check-drift still reported a drift error"

@@ -1,5 +1,5 @@
 /*
- * kura_tiles: the per-cycle tile streams of one Q1.15 phase map for an N_h x N_w SA-Kura
+ * kura_tilestream: the per-cycle tile streams of one Q1.15 phase map for an N_h x N_w SA-Kura
  * array, in the layout of specs/kura.md section 7 (the interface of the section 8.2
  * schedule), as stored in KuraTiles records.
  *
@@ -12,15 +12,15 @@
  *        are consumed at p_k + m, columns N_w..N_w+3 at sweep cycles s_k + 4, 9, 14, 19.
  *   out: per cycle a ctrl byte (bit0 valid) and N_h int32 lanes: u~_q of pixel
  *        (r0 + i, c0 + d) on drain cycle s_k + 26 + d (periodic extension for padding).
- * All pixel indexing is periodic. The builder allocates; kura_tiles_release frees.
+ * All pixel indexing is periodic. The builder allocates; kura_tilestream_release frees.
  */
-#ifndef ACCELTRACE_KURA_TILES_H
-#define ACCELTRACE_KURA_TILES_H
+#ifndef ACCELTRACE_KURA_TILESTREAM_H
+#define ACCELTRACE_KURA_TILESTREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct kura_tiles {
+struct kura_tilestream {
     uint32_t n_h, n_w, n_tiles, n_cyc;
     uint8_t *in_ctrl;   /* (n_cyc) */
     uint32_t *in_data;  /* (n_cyc, n_h + 4) */
@@ -32,12 +32,12 @@ struct kura_tiles {
  * Builds the streams of the map q (h x w) with drained outputs u_q (h x w, may be NULL:
  * out_data then stays 0). 0, ERR_USAGE (zero or too large sizes), ERR_NOMEM.
  */
-int kura_tiles_build(struct kura_tiles *t, const int16_t *q, const int32_t *u_q, size_t h,
+int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int32_t *u_q, size_t h,
                      size_t w, uint32_t n_h, uint32_t n_w);
 
-void kura_tiles_release(struct kura_tiles *t);
+void kura_tilestream_release(struct kura_tilestream *t);
 
 /* Parses "20x5" into n_h, n_w (1..1024 each). 0 or ERR_USAGE. */
-int kura_tiles_parse_shape(const char *s, uint32_t *n_h, uint32_t *n_w);
+int kura_tilestream_parse_shape(const char *s, uint32_t *n_h, uint32_t *n_w);
 
 #endif

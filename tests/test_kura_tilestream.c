@@ -1,5 +1,5 @@
 /*
- * Tests of capture/kura/kura_tiles (tile streams of specs/kura.md section 7): the counts of
+ * Tests of capture/kura/kura_tilestream (tile streams of specs/kura.md section 7): the counts of
  * R9 (a 13x11 map at 4x3 and 20x5: 467 and 98 cycles, 112 and 27 valid input lines with n
  * of them first-column lines, 48 and 15 valid outputs), and a reconstruction that reads
  * only the input stream, rebuilds every tile's halo, computes u~_q from it and must match
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "capture/kura/kura_tiles.h"
+#include "capture/kura/kura_tilestream.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/kura_fixed.h"
@@ -34,7 +34,7 @@ static void random_map(size_t h, size_t w, uint64_t seed, int16_t **q, int32_t *
 }
 
 /* Rebuilds every tile from the input stream and checks the output stream against it. */
-static void check_stream(const struct kura_tiles *t)
+static void check_stream(const struct kura_tilestream *t)
 {
     uint32_t nh = t->n_h, nw = t->n_w, lanes = nh + 4;
     int32_t *hs = mem_alloc((size_t)lanes * (nw + 4) * 4), *hc = mem_alloc((size_t)lanes * (nw + 4) * 4);
@@ -89,7 +89,7 @@ static void check_stream(const struct kura_tiles *t)
     mem_free(hc);
 }
 
-static void counts(const struct kura_tiles *t, uint32_t *vin, uint32_t *first, uint32_t *vout)
+static void counts(const struct kura_tilestream *t, uint32_t *vin, uint32_t *first, uint32_t *vout)
 {
     *vin = *first = *vout = 0;
     for (uint32_t c = 0; c < t->n_cyc; c++) {
@@ -115,8 +115,8 @@ static void test_r9_counts(void **state)
     const uint32_t shp[2][2] = {{4, 3}, {20, 5}};
     const uint32_t ncyc[2] = {467, 98}, nin[2] = {112, 27}, nout[2] = {48, 15}, ntl[2] = {16, 3};
     for (int k = 0; k < 2; k++) {
-        struct kura_tiles t;
-        assert_int_equal(kura_tiles_build(&t, q, uq, 13, 11, shp[k][0], shp[k][1]), 0);
+        struct kura_tilestream t;
+        assert_int_equal(kura_tilestream_build(&t, q, uq, 13, 11, shp[k][0], shp[k][1]), 0);
         assert_int_equal(t.n_cyc, ncyc[k]);
         assert_int_equal(t.n_tiles, ntl[k]);
         uint32_t vin, first, vout;
@@ -125,7 +125,7 @@ static void test_r9_counts(void **state)
         assert_int_equal(first, t.n_tiles);
         assert_int_equal(vout, nout[k]);
         check_stream(&t);
-        kura_tiles_release(&t);
+        kura_tilestream_release(&t);
     }
     mem_free(q);
     mem_free(uq);
@@ -140,12 +140,12 @@ static void test_many_shapes(void **state)
     random_map(37, 23, 2, &q, &uq);
     for (uint32_t nh = 1; nh <= 32; nh += 3)
         for (uint32_t nw = 1; nw <= 32; nw += 3) {
-            struct kura_tiles t;
-            assert_int_equal(kura_tiles_build(&t, q, uq, 37, 23, nh, nw), 0);
+            struct kura_tilestream t;
+            assert_int_equal(kura_tilestream_build(&t, q, uq, 37, 23, nh, nw), 0);
             uint64_t n = (uint64_t)((37 + nh - 1) / nh) * ((23 + nw - 1) / nw);
             assert_int_equal(t.n_cyc, nw + n * (nw + 26));
             check_stream(&t);
-            kura_tiles_release(&t);
+            kura_tilestream_release(&t);
         }
     mem_free(q);
     mem_free(uq);
@@ -155,12 +155,12 @@ static void test_parse_shape(void **state)
 {
     (void)state;
     uint32_t a, b;
-    assert_int_equal(kura_tiles_parse_shape("20x5", &a, &b), 0);
+    assert_int_equal(kura_tilestream_parse_shape("20x5", &a, &b), 0);
     assert_true(a == 20 && b == 5);
-    assert_int_not_equal(kura_tiles_parse_shape("0x5", &a, &b), 0);
-    assert_int_not_equal(kura_tiles_parse_shape("20x", &a, &b), 0);
-    assert_int_not_equal(kura_tiles_parse_shape("20x5x", &a, &b), 0);
-    assert_int_not_equal(kura_tiles_parse_shape("2000x5", &a, &b), 0);
+    assert_int_not_equal(kura_tilestream_parse_shape("0x5", &a, &b), 0);
+    assert_int_not_equal(kura_tilestream_parse_shape("20x", &a, &b), 0);
+    assert_int_not_equal(kura_tilestream_parse_shape("20x5x", &a, &b), 0);
+    assert_int_not_equal(kura_tilestream_parse_shape("2000x5", &a, &b), 0);
 }
 
 int main(void)

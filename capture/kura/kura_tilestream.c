@@ -1,7 +1,7 @@
 /*
- * kura_tiles: tile streams of specs/kura.md section 7 (schedule of section 8.2).
+ * kura_tilestream: tile streams of specs/kura.md section 7 (schedule of section 8.2).
  */
-#include "capture/kura/kura_tiles.h"
+#include "capture/kura/kura_tilestream.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ static size_t wrap_idx(long long v, size_t n)
     return (size_t)(m < 0 ? m + (long long)n : m);
 }
 
-int kura_tiles_build(struct kura_tiles *t, const int16_t *q, const int32_t *u_q, size_t h,
+int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int32_t *u_q, size_t h,
                      size_t w, uint32_t n_h, uint32_t n_w)
 {
     memset(t, 0, sizeof *t);
@@ -39,7 +39,7 @@ int kura_tiles_build(struct kura_tiles *t, const int16_t *q, const int32_t *u_q,
     t->in_data = mem_calloc(n_cyc * lanes_in, sizeof(uint32_t));
     t->out_data = mem_calloc(n_cyc * n_h, sizeof(int32_t));
     if (!t->in_ctrl || !t->out_ctrl || !t->in_data || !t->out_data) {
-        kura_tiles_release(t);
+        kura_tilestream_release(t);
         return ERR_NOMEM;
     }
     for (uint64_t k = 0; k < n; k++) {
@@ -73,7 +73,7 @@ int kura_tiles_build(struct kura_tiles *t, const int16_t *q, const int32_t *u_q,
     return 0;
 }
 
-void kura_tiles_release(struct kura_tiles *t)
+void kura_tilestream_release(struct kura_tilestream *t)
 {
     mem_free(t->in_ctrl);
     mem_free(t->out_ctrl);
@@ -82,7 +82,7 @@ void kura_tiles_release(struct kura_tiles *t)
     memset(t, 0, sizeof *t);
 }
 
-int kura_tiles_parse_shape(const char *s, uint32_t *n_h, uint32_t *n_w)
+int kura_tilestream_parse_shape(const char *s, uint32_t *n_h, uint32_t *n_w)
 {
     char *end;
     errno = 0;
