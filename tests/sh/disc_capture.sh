@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# DiSC capture CLI (specs/disc.md 2-6, 10): a micro capture that verify accepts and whose
+# info shows step, mask and summary records; --png images; usage errors (exit 2) for bad
+# options, a keep-masks index out of range (D13) and the memory limit (D16, estimate
+# printed); data errors (exit 3) naming the tensor or file for a truncated checkpoint, a
+# wrong-size text file; a checkpoint written by --save-weights reproduces the seeded run.
+set -u
+A=${ACCELTRACE:?}
+fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+check() { # description, expected exit, actual exit
+    if [ "$2" -ne "$3" ]; then echo "FAIL $1: exit $3, want $2"; fail=1; fi
+}
+"$A" capture disc --help > "$tmp/help"; check "--help" 0 $?
+grep -q "^usage: acceltrace capture disc" "$tmp/help" || { echo "FAIL help text"; fail=1; }
+"$A" capture disc --model micro --threads 1 --keep-masks "blocks=0;steps=0,3" \
+    --png "$tmp/png" --save-weights "$tmp/w.safetensors" -o "$tmp/m.atr" 2> "$tmp/err"
+check "micro capture" 0 $?
+grep -q "main vs dense: cosine" "$tmp/err" || { echo "FAIL summary line"; fail=1; }
+"$A" verify -q "$tmp/m.atr"; check "verify" 0 $?
+"$A" info "$tmp/m.atr" > "$tmp/info"; check "info" 0 $?
+grep -Eq "^disc_step +4 " "$tmp/info" || { echo "FAIL info disc_step"; cat "$tmp/info"; fail=1; }
+grep -Eq "^disc_mask +32 " "$tmp/info" || { echo "FAIL info disc_mask"; fail=1; }
+grep -Eq "^summary +1 " "$tmp/info" || { echo "FAIL info summary"; fail=1; }
+for f in latent_c0 latent_rgb latent_dense_c3 token_mask_k000 token_mask_k003 attn_k003_b0_l00_h03; do
+    [ -s "$tmp/png/$f.png" ] || { echo "FAIL missing png $f"; fail=1; }
+done
+[ -e "$tmp/png/attn_k001_b0_l00_h00.png" ] && { echo "FAIL unselected mask image"; fail=1; }
+# the saved checkpoint reproduces the seeded run: identical records apart from the header
+"$A" capture disc --model micro --threads 1 --keep-masks "blocks=0;steps=0,3" -q \
+    --weights "$tmp/w.safetensors" -o "$tmp/w.atr"; check "capture from safetensors" 0 $?
+"$A" dump "$tmp/m.atr" | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/a.jsonl"
+"$A" dump "$tmp/w.atr" | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/b.jsonl"
+cmp -s "$tmp/a.jsonl" "$tmp/b.jsonl" || { echo "FAIL safetensors run differs from seeded run"; fail=1; }
+# usage errors
+"$A" capture disc --model micro --bogus -o "$tmp/x.atr" 2> /dev/null; check "bogus option" 2 $?
+"$A" capture disc --model micro 2> /dev/null; check "missing -o" 2 $?
+"$A" capture disc --model micro --ctr-target 1.5 -o "$tmp/x.atr" 2> "$tmp/err"; check "ctr-target 1.5" 2 $?
+grep -q "1.5" "$tmp/err" || { echo "FAIL ctr-target message"; fail=1; }
+"$A" capture disc --model micro --ctr-off --ctr-tau 1 -o "$tmp/x.atr" 2> /dev/null; check "two CTR modes" 2 $?
+"$A" capture disc --model pixart-sigma-xl --keep-masks blocks=28 -o "$tmp/x.atr" 2> "$tmp/err"
+check "keep-masks blocks=28" 2 $?
+grep -q "28" "$tmp/err" || { echo "FAIL keep-masks message: $(cat "$tmp/err")"; fail=1; }
+"$A" capture disc --model pixart-sigma-xl --image-size 2048 --mem-limit 1GiB -o "$tmp/x.atr" 2> "$tmp/err"
+check "mem-limit" 2 $?
+grep -q "memory estimate 22.[0-9]* GiB" "$tmp/err" || { echo "FAIL estimate: $(cat "$tmp/err")"; fail=1; }
+[ -e "$tmp/x.atr" ] || [ -e "$tmp/x.atr.partial" ] && { echo "FAIL refused run left a file"; fail=1; }
+# data errors (exit 3)
+head -c 20000 "$tmp/w.safetensors" > "$tmp/cut.safetensors"
+"$A" capture disc --model micro -q --weights "$tmp/cut.safetensors" -o "$tmp/x.atr" 2> "$tmp/err"
+check "truncated checkpoint" 3 $?
+grep -q "tensor '.*' ends at data offset" "$tmp/err" || { echo "FAIL truncated message: $(cat "$tmp/err")"; fail=1; }
+head -c 100 /dev/zero > "$tmp/text.f32"
+"$A" capture disc --model micro -q --text "$tmp/text.f32" -o "$tmp/x.atr" 2> "$tmp/err"
+check "wrong text size" 3 $?
+grep -q "text.f32" "$tmp/err" || { echo "FAIL text message"; fail=1; }
+[ $fail -eq 0 ] && echo "disc capture cli ok"
+exit $fail
