@@ -1,0 +1,229 @@
+/*
+ * bench_disc: speed of the DiSC capture's DiT (specs/disc.md 2-4; issue 4 performance):
+ *   1. one dense forward pass of `tiny` at 512 px (N = 1024 tokens);
+ *   2. a step with 50% of the tokens pruned by CTR against a dense step (target >= 1.6x);
+ *   3. an ST reuse step with about 60% mask sparsity against the dense step, and the
+ *      attention kernels alone (masked SDDMM/softmax/SpMM against dense BLAS attention).
+ * Times are the best of --reps runs on --threads threads (default ACCELTRACE_THREADS or all
+ * CPUs). With --dump DIR it writes the weights (DIR/weights.safetensors, F32), the text
+ * (DIR/text.f32, T x D_c), the latent (DIR/latent.f32, C_in x H x W), the timestep
+ * (DIR/t.txt) and this forward's eps (DIR/eps.f32) for bench/peers/dit_torch.py.
+ *
+ * --model micro (tests of the peer) replaces tiny; --forward-only stops after part 1.
+ *
+ * usage: bench_disc [--reps R] [--threads N] [--dump DIR] [--model NAME] [--forward-only]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/disc/dit.h"
+#include "capture/nn/nn.h"
+#include "common/mem.h"
+#include "common/progress.h"
+#include "common/rng.h"
+#include "common/threads.h"
+
+static int write_raw(const char *dir, const char *name, const void *d, size_t n)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(d, 1, n, f) != n) {
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    return fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 2, threads = threads_default();
+    const char *dump = NULL, *model = "tiny";
+    bool forward_only = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+            dump = argv[++i];
+        else if (!strcmp(argv[i], "--forward-only"))
+            forward_only = true;
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+            model = argv[++i];
+        else {
+            fprintf(stderr,
+                    "usage: bench_disc [--reps R] [--threads N] [--dump DIR] [--model NAME] "
+                    "[--forward-only]\n");
+            return 2;
+        }
+    }
+    if (reps < 1)
+        reps = 1;
+    if (threads < 1)
+        threads = 1;
+    nn_set_threads(threads);
+    struct thread_pool *pool = pool_new(threads);
+    struct dit_config cfg;
+    struct errmsg e = {0};
+    struct dit_model *m = NULL;
+    if (!pool || dit_config_get(&cfg, model, 0, &e) || dit_model_new_seeded(&m, &cfg, 0, &e)) {
+        fprintf(stderr, "bench_disc: setup failed: %s\n", errmsg_text(&e));
+        return 1;
+    }
+    size_t T = (size_t)cfg.text_tokens, Dc = (size_t)cfg.caption, N = (size_t)cfg.tokens;
+    size_t n = (size_t)cfg.c_in * cfg.lat * cfg.lat;
+    float *text = mem_alloc(T * Dc * 4), *x = mem_alloc(n * 4), *eps = mem_alloc(n * 4);
+    int32_t *kept = mem_alloc(N * 4);
+    struct rng r;
+    rng_stream(&r, 1, "text", 0, 0);
+    for (size_t i = 0; i < T * Dc; i++)
+        text[i] = (float)rng_normal(&r);
+    rng_stream(&r, 0, "latent", 0, 0);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)rng_normal(&r);
+    dit_model_set_text(m, 1, 0, text);
+    struct dit_state *dense = NULL, *ctr = NULL, *st = NULL;
+    if (dit_state_new(&dense, m, 1, false, false) || dit_state_new(&ctr, m, 1, true, false) ||
+        dit_state_new(&st, m, 1, false, true)) {
+        fprintf(stderr, "bench_disc: out of memory\n");
+        return 1;
+    }
+    const double t_step = 500.0;
+    struct dit_fwd fd = {.t = t_step, .n_kept = (int)N, .st = DIT_ST_OFF, .st_target = -1};
+
+    /* 1. dense forward */
+    double best_dense = 1e30;
+    for (int i = 0; i < reps + 1; i++) { /* first run warms up */
+        double t0 = progress_now_s();
+        dit_forward(m, dense, x, &fd, eps);
+        double dt = progress_now_s() - t0;
+        if (i > 0 || reps == 0)
+            best_dense = dt < best_dense ? dt : best_dense;
+    }
+    printf("bench_disc: %s forward N=%zu threads=%d: %.3f s\n", model, N, threads, best_dense);
+    if (dump) {
+        char tb[32];
+        int len = snprintf(tb, sizeof tb, "%g\n", t_step);
+        char p[4096];
+        snprintf(p, sizeof p, "%s/weights.safetensors", dump);
+        if (dit_model_save(m, p, 0, &e) || write_raw(dump, "text.f32", text, T * Dc * 4) ||
+            write_raw(dump, "latent.f32", x, n * 4) || write_raw(dump, "eps.f32", eps, n * 4) ||
+            write_raw(dump, "t.txt", tb, (size_t)len)) {
+            fprintf(stderr, "bench_disc: cannot write to '%s' %s\n", dump, errmsg_text(&e));
+            return 1;
+        }
+        printf("bench_disc: wrote %s/{weights.safetensors,text.f32,latent.f32,eps.f32,t.txt}\n",
+               dump);
+    }
+
+    if (forward_only)
+        return 0;
+
+    /* 2. CTR: step 0 fills the caches, then half of the tokens (a seeded random half). */
+    dit_forward(m, ctr, x, &fd, eps);
+    rng_stream(&r, 0, "bench-ctr", 0, 0);
+    size_t nk = 0;
+    for (size_t i = 0; i < N; i++)
+        if (nk < N / 2 && rng_below(&r, N - i) < N / 2 - nk)
+            kept[nk++] = (int32_t)i;
+    struct dit_fwd fc = fd;
+    fc.kept = kept;
+    fc.n_kept = (int)nk;
+    double best_ctr = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = progress_now_s();
+        dit_forward(m, ctr, x, &fc, eps);
+        double dt = progress_now_s() - t0;
+        best_ctr = dt < best_ctr ? dt : best_ctr;
+    }
+    printf("bench_disc: CTR step, %zu of %zu tokens kept: %.3f s, speed-up vs dense %.2fx "
+           "(target >= 1.6x)\n",
+           nk, N, best_ctr, best_dense / best_ctr);
+
+    /* 3. ST: generate masks at ~60% sparsity (per-block alpha from the target), then reuse. */
+    float theta[64], alpha[64];
+    bool shrt[64];
+    struct dit_fwd fg = fd;
+    fg.st = DIT_ST_GENERATE;
+    fg.st_target = 0.6;
+    fg.theta = theta;
+    fg.theta_out = theta;
+    fg.alpha_out = alpha;
+    fg.short_out = shrt;
+    fg.pool = pool;
+    dit_forward(m, st, x, &fg, eps);
+    uint64_t nnz = 0;
+    size_t words = dit_mask_words(&cfg);
+    for (int b = 0; b < cfg.depth; b++)
+        for (int h = 0; h < cfg.heads; h++) {
+            const uint64_t *mk = dit_state_mask(st, 0, b, h);
+            for (size_t w = 0; w < N * words; w++)
+                nnz += (uint64_t)__builtin_popcountll(mk[w]);
+        }
+    double sp = 1.0 - (double)nnz / ((double)cfg.depth * cfg.heads * N * N);
+    struct dit_fwd fr = fd;
+    fr.st = DIT_ST_REUSE;
+    fr.theta = theta;
+    fr.pool = pool;
+    double best_reuse = 1e30;
+    for (int i = 0; i < reps; i++) {
+        double t0 = progress_now_s();
+        dit_forward(m, st, x, &fr, eps);
+        double dt = progress_now_s() - t0;
+        best_reuse = dt < best_reuse ? dt : best_reuse;
+    }
+    printf("bench_disc: ST reuse step, sparsity %.3f: %.3f s, vs dense step %.2fx\n", sp,
+           best_reuse, best_dense / best_reuse);
+    /* Attention kernels alone on block 0's masks, random Q, K, V of the real shape. */
+    int dh = cfg.head_dim, d = cfg.hidden;
+    float *q = mem_alloc(N * (size_t)d * 4), *k = mem_alloc(N * (size_t)d * 4),
+          *v = mem_alloc(N * (size_t)d * 4), *o = mem_alloc(N * (size_t)d * 4),
+          *scr = mem_alloc(N * N * 4);
+    rng_stream(&r, 0, "bench-qkv", 0, 0);
+    for (size_t i = 0; i < N * (size_t)d; i++) {
+        q[i] = (float)rng_normal(&r);
+        k[i] = (float)rng_normal(&r);
+        v[i] = (float)rng_normal(&r);
+    }
+    double best_ad = 1e30, best_as = 1e30;
+    uint64_t nnz0 = 0;
+    for (int h = 0; h < cfg.heads; h++) {
+        const uint64_t *mk = dit_state_mask(st, 0, 0, h);
+        for (size_t w = 0; w < N * words; w++)
+            nnz0 += (uint64_t)__builtin_popcountll(mk[w]);
+    }
+    for (int i = 0; i < reps; i++) {
+        for (int sparse = 0; sparse < 2; sparse++) {
+            double t0 = progress_now_s();
+            for (int h = 0; h < cfg.heads; h++) {
+                struct nn_attn a = {.n_q = (int)N, .n_k = (int)N, .dh = dh, .q = q + h * dh,
+                                    .ldq = d, .k = k + h * dh, .ldk = d, .v = v + h * dh,
+                                    .ldv = d, .o = o + h * dh, .ldo = d,
+                                    .scale = 0.125f, .causal_offset = -1, .scratch = scr};
+                if (sparse) {
+                    a.mask = dit_state_mask(st, 0, 0, h);
+                    a.mask_words = words;
+                }
+                nn_attention(&a);
+            }
+            double dt = progress_now_s() - t0;
+            double *best = sparse ? &best_as : &best_ad;
+            *best = dt < *best ? dt : *best;
+        }
+    }
+    printf("bench_disc: attention of one block (%d heads), sparsity %.3f: dense %.4f s, "
+           "masked %.4f s (1 thread), ratio %.2fx\n",
+           cfg.heads, 1.0 - (double)nnz0 / ((double)cfg.heads * N * N), best_ad, best_as,
+           best_ad / best_as);
+    dit_state_free(dense);
+    dit_state_free(ctr);
+    dit_state_free(st);
+    dit_model_free(m);
+    pool_free(pool);
+    mem_free(text), mem_free(x), mem_free(eps), mem_free(kept);
+    mem_free(q), mem_free(k), mem_free(v), mem_free(o), mem_free(scr);
+    return 0;
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""PyTorch reference of the DiSC capture's DiT (specs/disc.md 2.2; issue 4 acceptance 6).
+
+Builds the same PixArt-Sigma-style model from the safetensors file written by
+`build/bench/bench_disc --dump DIR` (diffusers tensor names, F32), runs one forward pass on
+the same latent, text and timestep, compares eps with the C forward (DIR/eps.f32) and times
+the PyTorch CPU forward with the same thread count.
+
+usage: /usr/bin/python3 bench/peers/dit_torch.py DIR [--threads N] [--reps R] [--c-seconds S]
+Prints the max difference normalised by max|eps_C| (pass: <= 1e-4), the largest elementwise
+relative difference over elements with |eps_C| >= 1e-3 max|eps_C|, and the forward time.
+"""
+import argparse
+import json
+import math
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (hl,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + hl])
+    base = 8 + hl
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] != "F32":
+            raise SystemExit(f"dit_torch: tensor '{name}' is {info['dtype']}, expected F32")
+        b, e = info["data_offsets"]
+        arr = np.frombuffer(raw[base + b : base + e], dtype="<f4").reshape(info["shape"])
+        out[name] = torch.from_numpy(arr.copy())
+    return out
+
+
+def gelu(x):
+    return F.gelu(x, approximate="tanh")
+
+
+def layer_norm(x):
+    return F.layer_norm(x, (x.shape[-1],), eps=1e-6)
+
+
+def pos_embed(d, g):
+    """2-D sin-cos embedding of spec 2.2: x half then y half, each sin ++ cos."""
+    s = max(1.0, g / 32.0)
+    q = d // 4
+    w = np.array([10000.0 ** (-j / q) for j in range(q)])
+    pe = np.zeros((g * g, d))
+    for gy in range(g):
+        for gx in range(g):
+            row = pe[gy * g + gx]
+            for half, pos in enumerate((gx / s, gy / s)):
+                row[half * (d // 2) : half * (d // 2) + q] = np.sin(pos * w)
+                row[half * (d // 2) + q : half * (d // 2) + 2 * q] = np.cos(pos * w)
+    return torch.from_numpy(pe.astype(np.float32))
+
+
+def attention(q, k, v, heads):
+    n, d = q.shape
+    dh = d // heads
+    qh = q.view(n, heads, dh).transpose(0, 1)
+    kh = k.view(k.shape[0], heads, dh).transpose(0, 1)
+    vh = v.view(v.shape[0], heads, dh).transpose(0, 1)
+    s = (qh @ kh.transpose(1, 2)) / math.sqrt(dh)
+    p = torch.softmax(s, dim=-1)
+    return (p @ vh).transpose(0, 1).reshape(n, d)
+
+
+def forward(W, x, text, t, heads, depth):
+    lin = lambda name, h: F.linear(h, W[name + ".weight"], W[name + ".bias"])
+    d = W["pos_embed.proj.bias"].shape[0]
+    c_in, lat = x.shape[0], x.shape[1]
+    p = 2
+    g = lat // p
+    f = torch.exp(-math.log(10000.0) * torch.arange(128, dtype=torch.float64) / 128.0)
+    temb = torch.cat([torch.cos(t * f), torch.sin(t * f)]).float()
+    e = lin("adaln_single.emb.timestep_embedder.linear_2",
+            F.silu(lin("adaln_single.emb.timestep_embedder.linear_1", temb)))
+    m = lin("adaln_single.linear", F.silu(e))
+    y = lin("caption_projection.linear_2", gelu(lin("caption_projection.linear_1", text)))
+    X = F.conv2d(x[None], W["pos_embed.proj.weight"], W["pos_embed.proj.bias"], stride=p)
+    X = X[0].reshape(d, g * g).T + pos_embed(d, g)
+    for i in range(depth):
+        b = f"transformer_blocks.{i}."
+        sh1, sc1, g1, sh2, sc2, g2 = (W[b + "scale_shift_table"] + m.view(6, d)).unbind(0)
+        A = layer_norm(X) * (1 + sc1) + sh1
+        att = attention(lin(b + "attn1.to_q", A), lin(b + "attn1.to_k", A),
+                        lin(b + "attn1.to_v", A), heads)
+        X = X + g1 * lin(b + "attn1.to_out.0", att)
+        ca = attention(lin(b + "attn2.to_q", X), lin(b + "attn2.to_k", y),
+                       lin(b + "attn2.to_v", y), heads)
+        X = X + lin(b + "attn2.to_out.0", ca)
+        Fm = layer_norm(X) * (1 + sc2) + sh2
+        X = X + g2 * lin(b + "ff.net.2", gelu(lin(b + "ff.net.0.proj", Fm)))
+    shf, scf = (W["scale_shift_table"] + e[None]).unbind(0)
+    O = lin("proj_out", layer_norm(X) * (1 + scf) + shf)  # (N, p*p*C_out)
+    c_out = O.shape[1] // (p * p)
+    O = O.view(g, g, p, p, c_out)
+    eps = torch.einsum("hwpqc->chpwq", O).reshape(c_out, lat, lat)
+    return eps[:c_in]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=6)
+    ap.add_argument("--text-tokens", type=int, default=300)
+    ap.add_argument("--c-seconds", type=float, default=None)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    W = load_safetensors(f"{a.dir}/weights.safetensors")
+    depth = 1 + max(int(k.split(".")[1]) for k in W if k.startswith("transformer_blocks."))
+    d = W["pos_embed.proj.bias"].shape[0]
+    dc = W["caption_projection.linear_1.weight"].shape[1]
+    c_in = W["pos_embed.proj.weight"].shape[1]
+    lat_raw = np.fromfile(f"{a.dir}/latent.f32", dtype="<f4")
+    lat = int(round(math.sqrt(lat_raw.size / c_in)))
+    x = torch.from_numpy(lat_raw.reshape(c_in, lat, lat).copy())
+    text = torch.from_numpy(np.fromfile(f"{a.dir}/text.f32", dtype="<f4").reshape(-1, dc).copy())
+    t = float(open(f"{a.dir}/t.txt").read())
+    ref = np.fromfile(f"{a.dir}/eps.f32", dtype="<f4").reshape(c_in, lat, lat)
+    best = float("inf")
+    with torch.no_grad():
+        for _ in range(a.reps + 1):
+            t0 = time.perf_counter()
+            eps = forward(W, x, text, t, a.heads, depth)
+            best = min(best, time.perf_counter() - t0)
+    out = eps.numpy().astype(np.float64)
+    refd = ref.astype(np.float64)
+    scale = np.abs(refd).max()
+    norm_diff = np.abs(out - refd).max() / scale
+    big = np.abs(refd) >= 1e-3 * scale
+    elem = (np.abs(out - refd)[big] / np.abs(refd)[big]).max()
+    print(f"dit_torch: depth {depth}, d {d}, N {(lat // 2) ** 2}, threads {a.threads}")
+    print(f"dit_torch: max |eps_torch - eps_C| / max|eps_C| = {norm_diff:.3g} "
+          f"({'ok' if norm_diff <= 1e-4 else 'FAIL'}, bound 1e-4); "
+          f"max elementwise relative (|eps_C| >= 1e-3 max) = {elem:.3g}")
+    print(f"dit_torch: PyTorch CPU forward {best:.3f} s")
+    if a.c_seconds:
+        print(f"dit_torch: C forward {a.c_seconds:.3f} s, speed ratio C vs PyTorch "
+              f"{best / a.c_seconds:.2f}x (target >= 1.0x)")
+    return 0 if norm_diff <= 1e-4 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
