@@ -22,4 +22,6 @@ if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",hash_lb,"* ]] && [ -x "$BUIL
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",kura,"* ]] && [ -x "$BUILD/bench/bench_kura" ]; then echo "== kura_numpy"; m=$(mktemp); p=$(mktemp); { "$BUILD/bench/bench_kura" --reps 1 --write-map "$m" > /dev/null && /usr/bin/python3 bench/peers/kura_drift_numpy.py --map "$m" > "$p" && cat "$p" && "$BUILD/bench/bench_kura" --peer "$p"; } || status=1; rm -f "$m" "$p"; fi
 # Salca selection: histogram threshold vs numpy exact top-k on one head (target >= 5x over sorting at 32K).
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",salca,"* ]] && [ -x "$BUILD/bench/bench_salca" ]; then echo "== salca_topk_numpy"; /usr/bin/python3 bench/peers/salca_topk_numpy.py --vs "$BUILD/bench/bench_salca" || status=1; fi
+# DiSC DiT forward (tiny, N = 1024) vs the PyTorch peer on the same weights and threads (target >= 1.0x; max diff <= 1e-4).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",disc,"* ]] && [ -x "$BUILD/bench/bench_disc" ]; then echo "== disc_torch"; d=$(mktemp -d); th=${ACCELTRACE_THREADS:-$(nproc)}; { c=$("$BUILD/bench/bench_disc" --forward-only --threads "$th" --dump "$d" | sed -n 's/.*forward N=.*: \([0-9.]*\) s$/\1/p') && /usr/bin/python3 bench/peers/dit_torch.py "$d" --threads "$th" --c-seconds "$c"; } || status=1; rm -rf "$d"; fi
 exit $status
