@@ -6,6 +6,7 @@
 #include "replay/salca_perf.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,7 +202,9 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
 {
     int rc = 0;
     struct salca_rat t, u, bpre, batt;
-    memset(out, 0, sizeof *out);
+    /* Zero everything but the (large) front array, which is filled up to n_front. */
+    memset(out, 0, offsetof(struct salca_perf_out, front));
+    memset(&out->design_idx, 0, sizeof *out - offsetof(struct salca_perf_out, design_idx));
 
     const struct {
         const char *name;
