@@ -472,8 +472,8 @@ static int write_pools(const struct hash_lb *a, const char *path,
                 rc |= csv_str(w, disc_hash_name(h));
                 rc |= csv_u64(w, 1u << a->o.bits[i]);
                 rc |= csv_u64(w, (uint64_t)b);
-                rc |= csv_f64(w, b * 0.05);
-                rc |= csv_f64(w, b == DISC_LB_BINS - 1 ? 1.0 : (b + 1) * 0.05);
+                rc |= csv_f64(w, b / 20.0);
+                rc |= csv_f64(w, (b + 1) / 20.0);
                 if (matrix)
                     rc |= csv_u64(w, p->masks);
                 rc |= csv_u64(w, p->rows);
@@ -520,7 +520,7 @@ static int plot_pools(const struct hash_lb *a, const char *dir, const char *name
             for (int b = 0; b < DISC_LB_BINS; b++) {
                 if (pools[b].rows == 0)
                     continue;
-                x[n] = b * 0.05 + 0.025;
+                x[n] = (b + 0.5) / 20.0;
                 y[n++] = imbalance ? pool_imbalance(&pools[b], a->o.bits[i], h, i)
                                    : pool_mean_std(&pools[b], h, i);
             }

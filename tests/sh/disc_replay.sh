@@ -76,6 +76,7 @@ $A analyze hash "$T/m.atr" -o "$T/h2" --units 8,16,32,64,256 --no-plots > /dev/n
 # kept masks (block 0): columns 10.. of h1 equal the same columns of h2 (U=8..64 come first)
 n1=$(awk -F, 'NR > 1 && $3 == 0' "$T/h1/hash_masks.csv" | cut -d, -f1-8,10-33 | sort | md5sum)
 n2=$(awk -F, 'NR > 1 && $3 == 0 && $9 == "bits"' "$T/h2/hash_masks.csv" | cut -d, -f1-8,10-17,20-27,30-37 | sort | md5sum)
+[ "$(awk -F, 'NR > 1 && $9 == "bits"' "$T/h2/hash_masks.csv" | wc -l)" -gt 0 ] || fail "no kept masks recounted"
 [ "$n1" = "$n2" ] || fail "recorded and recounted statistics differ"
 [ "$(awk -F, 'NR > 1 && $9 == "none"' "$T/h2/hash_masks.csv" | wc -l)" = 16 ] || fail "skipped masks"
 
