@@ -114,7 +114,8 @@ void nn_attention(const struct nn_attn *a);
 size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
                                const float *v, int ldv, int dh, float *o);
 
-/* Dot product of n floats accumulated in float in index order (SDDMM element). */
+/* Dot product of n floats in float, eight interleaved partial sums combined in a fixed
+ * order (SDDMM element). */
 float nn_dot(const float *a, const float *b, int n);
 
 #endif
