@@ -202,7 +202,7 @@ static void test_merge_torn_refused(void **state)
     for (int d = 0; d < 2; d++) {
         struct results *res;
         assert_int_equal(results_open(&res, dirs[d], "th", "count", &e), 0);
-        char v[8];
+        char v[16];
         snprintf(v, sizeof v, "%d", d + 1);
         hw_config_set_json(c, "scale", v, "t", &e);
         struct model_result *r = one_row("a", d);
