@@ -3,10 +3,16 @@
  * compressed and queued in `out`; `out` goes to the file when it passes flush_bytes, so
  * every byte that reaches the file is a whole frame and a killed writer leaves a prefix
  * of complete frames (plus at most one partly written one) that recover can use.
+ *
+ * The content hash (sha256 over every raw payload) is computed by a helper thread while
+ * the next record is packed and compressed: on one core sha256 would cost more than half
+ * of the zstd level-3 time. Raw payloads are packed into one of HASH_SLOTS buffers that
+ * the helper releases once hashed, so memory stays bounded and the order is kept.
  */
 #include "traces/trace_writer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <zstd.h>
@@ -19,14 +25,26 @@
 #include "common/sha256.h"
 #include "traces/trace_internal.h"
 
+#define HASH_SLOTS 2
+
 struct trace_writer {
     struct trace_writer_opts opts;
+    /* hashing helper; slots hold raw payloads: full[i] until the helper has hashed slot i */
+    pthread_t hasher;
+    bool hasher_on;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct buf slot[HASH_SLOTS];
+    bool full[HASH_SLOTS];
+    int fill_slot;  /* next slot append fills */
+    int hash_slot;  /* next slot the helper hashes */
+    bool stop;
     struct sink sink;
     char *final_path;
     char *tmp_path;
     ZSTD_CCtx *cctx;
-    struct buf packed; /* protobuf bytes of the current record */
     struct buf comp;   /* its zstd frame */
+    struct buf comp_raw; /* packed index record (not hashed) */
     struct buf out;    /* whole frames not yet written to the file */
     struct trace_entry *entries;
     size_t n_entries, cap_entries;
@@ -48,6 +66,65 @@ static int set_err(struct trace_writer *w, int code, const char *fmt, ...)
     va_end(ap);
     w->failed = true;
     return code;
+}
+
+static void *hasher_main(void *arg)
+{
+    struct trace_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->full[w->hash_slot] && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->full[w->hash_slot])
+            break; /* stop requested and nothing left */
+        int i = w->hash_slot;
+        pthread_mutex_unlock(&w->mu);
+        sha256_update(&w->hash, w->slot[i].data, w->slot[i].len);
+        pthread_mutex_lock(&w->mu);
+        w->full[i] = false;
+        w->hash_slot = (i + 1) % HASH_SLOTS;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* The buffer the next raw payload goes into (waits until the helper has released it). */
+static struct buf *slot_acquire(struct trace_writer *w)
+{
+    if (!w->hasher_on)
+        return &w->slot[0];
+    pthread_mutex_lock(&w->mu);
+    while (w->full[w->fill_slot])
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    return &w->slot[w->fill_slot];
+}
+
+/* Hands the filled slot to the helper (or hashes it here without a helper). */
+static void slot_submit(struct trace_writer *w)
+{
+    if (!w->hasher_on) {
+        sha256_update(&w->hash, w->slot[0].data, w->slot[0].len);
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->full[w->fill_slot] = true;
+    w->fill_slot = (w->fill_slot + 1) % HASH_SLOTS;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Waits until every submitted payload is hashed; w->hash is then complete. */
+static void hash_drain(struct trace_writer *w)
+{
+    if (!w->hasher_on)
+        return;
+    pthread_mutex_lock(&w->mu);
+    for (int i = 0; i < HASH_SLOTS; i++)
+        while (w->full[i])
+            pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void trace_writer_opts_default(struct trace_writer_opts *o)
@@ -97,6 +174,7 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
                        size_t stored_len, const uint8_t *raw, size_t raw_len,
                        const struct trace_key *key, bool indexed)
 {
+    (void)raw; /* hashed through the slots by the callers */
     if (stored_len > TRACE_MAX_PAYLOAD)
         return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
                        stored_len, w->final_path);
@@ -130,7 +208,6 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         e->key = *key;
         e->stored_bytes = (uint32_t)stored_len;
         e->raw_bytes = raw_len;
-        sha256_update(&w->hash, raw, raw_len);
         w->frames++;
     }
     if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each) {
@@ -143,7 +220,10 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
     return 0;
 }
 
-/* Packs and compresses rec, then queues it. */
+/*
+ * Packs and compresses rec, then queues it. The raw payload of an indexed frame goes to
+ * the content hash; the index frame itself (indexed = false) is not hashed.
+ */
 static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
                          const struct trace_key *key, bool indexed)
 {
@@ -155,30 +235,36 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
     if (n > TRACE_MAX_PAYLOAD)
         return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
                        n, w->final_path);
-    buf_clear(&w->packed);
-    if (buf_reserve(&w->packed, n))
+    struct buf *raw = indexed ? slot_acquire(w) : &w->comp_raw;
+    buf_clear(raw);
+    if (buf_reserve(raw, n))
         return set_err(w, ERR_NOMEM, "out of memory packing a record for '%s'", w->final_path);
-    w->packed.len = protobuf_c_message_pack(&rec->base, w->packed.data);
-    if (w->packed.len != n)
+    raw->len = protobuf_c_message_pack(&rec->base, raw->data);
+    if (raw->len != n)
         return set_err(w, ERR_INTERNAL, "packed size mismatch for '%s'", w->final_path);
-    if (w->opts.zstd_level <= 0)
-        return queue_frame(w, type, TRACE_CODEC_RAW, w->packed.data, n, w->packed.data, n, key,
-                           indexed);
-    size_t bound = ZSTD_compressBound(n);
-    buf_clear(&w->comp);
-    if (buf_reserve(&w->comp, bound))
-        return set_err(w, ERR_NOMEM, "out of memory compressing a record for '%s'",
-                       w->final_path);
-    size_t c = ZSTD_compress2(w->cctx, w->comp.data, bound, w->packed.data, n);
-    if (ZSTD_isError(c))
-        return set_err(w, ERR_EXTERNAL, "zstd failed for '%s': %s", w->final_path,
-                       ZSTD_getErrorName(c));
-    /* A frame that does not shrink is stored raw (codec 0): cheaper to read, never larger. */
-    if (c >= n)
-        return queue_frame(w, type, TRACE_CODEC_RAW, w->packed.data, n, w->packed.data, n, key,
-                           indexed);
-    return queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, w->packed.data, n, key,
-                       indexed);
+    int rc;
+    if (w->opts.zstd_level <= 0) {
+        rc = queue_frame(w, type, TRACE_CODEC_RAW, raw->data, n, raw->data, n, key, indexed);
+    } else {
+        size_t bound = ZSTD_compressBound(n);
+        buf_clear(&w->comp);
+        if (buf_reserve(&w->comp, bound))
+            return set_err(w, ERR_NOMEM, "out of memory compressing a record for '%s'",
+                           w->final_path);
+        size_t c = ZSTD_compress2(w->cctx, w->comp.data, bound, raw->data, n);
+        if (ZSTD_isError(c))
+            return set_err(w, ERR_EXTERNAL, "zstd failed for '%s': %s", w->final_path,
+                           ZSTD_getErrorName(c));
+        /* A frame that does not shrink is stored raw (codec 0): cheaper to read, never larger. */
+        if (c >= n)
+            rc = queue_frame(w, type, TRACE_CODEC_RAW, raw->data, n, raw->data, n, key, indexed);
+        else
+            rc = queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, raw->data, n, key,
+                             indexed);
+    }
+    if (!rc && indexed)
+        slot_submit(w);
+    return rc;
 }
 
 static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
@@ -195,7 +281,9 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         w->opts = *opts;
     else
         trace_writer_opts_default(&w->opts);
-    buf_init(&w->packed);
+    for (int i = 0; i < HASH_SLOTS; i++)
+        buf_init(&w->slot[i]);
+    buf_init(&w->comp_raw);
     buf_init(&w->comp);
     buf_init(&w->out);
     sha256_init(&w->hash);
@@ -224,6 +312,17 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
     rc = sink_open_file(&w->sink, w->tmp_path, &w->err);
     if (rc)
         goto fail;
+    /* without the helper thread the hash is computed inline (same result) */
+    if (pthread_mutex_init(&w->mu, NULL) == 0) {
+        if (pthread_cond_init(&w->cv, NULL) == 0) {
+            if (pthread_create(&w->hasher, NULL, hasher_main, w) == 0)
+                w->hasher_on = true;
+            else
+                pthread_cond_destroy(&w->cv);
+        }
+        if (!w->hasher_on)
+            pthread_mutex_destroy(&w->mu);
+    }
     uint8_t pre[TRACE_PREAMBLE_BYTES];
     memcpy(pre, TRACE_MAGIC, 8);
     trace_put_u16(pre + 8, TRACE_MAJOR);
@@ -291,7 +390,14 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
 {
     if (w->failed)
         return w->err.code ? w->err.code : ERR_INTERNAL;
-    return queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
+    struct buf *slot = slot_acquire(w);
+    buf_clear(slot);
+    if (buf_append(slot, raw, raw_len))
+        return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
+    int rc = queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
+    if (!rc)
+        slot_submit(w);
+    return rc;
 }
 
 int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
@@ -342,6 +448,7 @@ int trace_writer_finish(struct trace_writer *w)
     }
     uint8_t digest[32];
     char hex[65];
+    hash_drain(w);
     struct sha256 h = w->hash;
     sha256_final(&h, digest);
     sha256_to_hex(digest, hex);
@@ -396,8 +503,19 @@ void trace_writer_free(struct trace_writer *w)
     if (!w->finished && !w->failed && w->sink.fd >= 0)
         write_out(w); /* leave every complete frame in the .partial file */
     sink_close(&w->sink);
+    if (w->hasher_on) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = true;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->hasher, NULL);
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+    }
     ZSTD_freeCCtx(w->cctx);
-    buf_release(&w->packed);
+    for (int i = 0; i < HASH_SLOTS; i++)
+        buf_release(&w->slot[i]);
+    buf_release(&w->comp_raw);
     buf_release(&w->comp);
     buf_release(&w->out);
     mem_free(w->entries);
