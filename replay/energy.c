@@ -171,8 +171,9 @@ int energy_compute(const struct energy_table *t,
     for (size_t i = 0; i < t->n_events; i++) {
         if (!t->events[i].is_static)
             continue;
-        double s;
-        lookup(ctx, t->events[i].count, &s);
+        double s = 0;
+        if (lookup(ctx, t->events[i].count, &s))
+            return ERR_NOTFOUND; /* checked above; kept for the compiler */
         for (size_t c = 0; c < t->n_components; c++)
             if (!strcmp(t->components[c], t->events[i].component))
                 comp_j[c] += t->events[i].pj * s;
