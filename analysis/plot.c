@@ -555,14 +555,27 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
         rc = rc ? rc : label_line(g, "cblabel", p->zlabel, p->zunit);
         rc = rc ? rc : buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
                                       "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n"
-                                      "set key below\n");
+                                      "set key outside top center horizontal\n");
         if (rc)
             break;
         if (!p->hz) {
             rc = ERR_USAGE;
             break;
         }
-        rc = buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat, heat_index);
+        {
+            /* Frame the cells exactly: half a step beyond the first and last centres. */
+            double hx = p->nx > 1 ? 0.5 * (p->hx[1] - p->hx[0]) : 0.5;
+            double hy = p->ny > 1 ? 0.5 * (p->hy[1] - p->hy[0]) : 0.5;
+            char a[40], b[40], c[40], d[40];
+            num(a, sizeof a, p->hx[0] - hx);
+            num(b, sizeof b, p->hx[p->nx - 1] + hx);
+            num(c, sizeof c, p->hy[0] - hy);
+            num(d, sizeof d, p->hy[p->ny - 1] + hy);
+            rc = buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, c, d);
+        }
+        rc = rc ? rc
+                : buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat,
+                             heat_index);
         if (!rc && p->label_fmt) {
             rc = buf_printf(g, ", \\\n    %s index %zu using 1:2:(sprintf(", dat, heat_index);
             rc = rc ? rc : gq(g, p->label_fmt);
