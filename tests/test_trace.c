@@ -510,7 +510,7 @@ static void test_limit_repeated_count(void **state)
     n = mem_trace(tb, p + 256, h, big, p);
     assert_int_equal(read_all(tb, n, 1u << 20, err, sizeof err), ERR_LIMIT);
     printf("count: %s\n", err);
-    assert_non_null(strstr(err, "cap of 1048576 bytes of memory"));
+    assert_non_null(strstr(err, "more than 1048576 bytes of memory"));
     assert_int_equal(read_all(tb, n, 0, err, sizeof err), 0);
     free(big);
     free(tb);

@@ -71,7 +71,7 @@ struct trace_entry {
 };
 
 /*
- * protobuf-c allocator that refuses to hand out more than `limit` bytes in total (so an
+ * protobuf-c allocator that refuses to have more than `limit` bytes live at once (so an
  * absurd repeated count cannot allocate beyond the cap). exceeded tells a refused
  * allocation from a parse error. Records unpacked with it are freed by trace_record_free.
  */

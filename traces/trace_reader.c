@@ -24,6 +24,7 @@
 #include "traces/trace_internal.h"
 
 #define BATCH_STORED_BYTES (64u << 20) /* stop filling a batch past this many payload bytes */
+#define BATCH_RAW_BYTES (256u << 20)   /* ... or past this many declared decompressed bytes */
 
 struct job {
     struct trace_frame_info fi;
@@ -108,9 +109,15 @@ static void *budget_alloc(void *data, size_t size)
 
 static void budget_free(void *data, void *p)
 {
-    (void)data;
-    if (p)
-        mem_free((struct budget_hdr *)p - 1);
+    struct trace_budget *b = data;
+    if (!p)
+        return;
+    struct budget_hdr *h = (struct budget_hdr *)p - 1;
+    if (b) {
+        size_t total = h->size + sizeof *h;
+        b->used = b->used > total ? b->used - total : 0;
+    }
+    mem_free(h);
 }
 
 void trace_budget_allocator(ProtobufCAllocator *a, struct trace_budget *b)
@@ -344,7 +351,12 @@ static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *nam
         }
     }
     j->fi.raw_bytes = j->raw_len;
-    struct trace_budget b = {cap, 0, false};
+    /* protobuf-c needs a few times the wire bytes while unpacking: 4-byte ints from
+     * 1-byte varints, a 32-byte scan entry per occurrence of a field (2 bytes on the wire
+     * for a small unpacked repeated value) in slabs that double. The budget on live bytes
+     * is 64x + 1 MiB, never more than the cap (decision) */
+    uint64_t limit = (uint64_t)j->raw_len * 64 + (1u << 20);
+    struct trace_budget b = {limit < cap ? limit : cap, 0, false};
     ProtobufCAllocator a;
     trace_budget_allocator(&a, &b);
     j->rec = (Acceltrace__Record *)protobuf_c_message_unpack(&acceltrace__record__descriptor, &a,
@@ -352,8 +364,8 @@ static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *nam
     if (!j->rec) {
         if (b.exceeded)
             return j->rc = frame_err(&j->err, ERR_LIMIT, name, fi->number, fi->offset,
-                                     "record needs more than the cap of %llu bytes of memory",
-                                     (unsigned long long)cap);
+                                     "record needs more than %llu bytes of memory",
+                                     (unsigned long long)b.limit);
         return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
                                  "cannot parse the %s record", trace_record_type_name(fi->type));
     }
@@ -692,8 +704,8 @@ static void decode_range(void *ctx, size_t begin, size_t end, int worker)
 static void fill_batch(struct trace_reader *r)
 {
     r->n_jobs = r->job_next = 0;
-    uint64_t stored = 0;
-    while (r->n_jobs < r->batch && stored < BATCH_STORED_BYTES) {
+    uint64_t stored = 0, declared = 0;
+    while (r->n_jobs < r->batch && stored < BATCH_STORED_BYTES && declared < BATCH_RAW_BYTES) {
         if (r->pos == r->end) {
             r->at_end = true;
             break;
@@ -717,6 +729,14 @@ static void fill_batch(struct trace_reader *r)
         r->pos += TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
         r->next_number++;
         stored += j->fi.stored_bytes;
+        /* what decoding this batch may allocate: bounded before any frame is decoded */
+        unsigned long long fcs = j->fi.codec == TRACE_CODEC_RAW
+                                     ? j->fi.stored_bytes
+                                     : ZSTD_getFrameContentSize(j->stored.data, j->stored.len);
+        if (fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs == ZSTD_CONTENTSIZE_ERROR ||
+            fcs > r->opts.max_record_bytes)
+            fcs = r->opts.max_record_bytes;
+        declared += fcs;
         r->n_jobs++;
     }
     if (r->pool && r->n_jobs > 1) {
