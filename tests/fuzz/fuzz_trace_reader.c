@@ -1,14 +1,17 @@
 /*
  * fuzz_trace_reader: libFuzzer target for the .atr reader. The input is a trace held in
  * memory: open it, stream every record (1 or 2 decoding threads, chosen by the input
- * length), look a few keys up through the index, ask for the content hash, verify it.
+ * length) and print it as JSON, look a few keys up through the index, ask for the content
+ * hash, verify it.
  * The decompression cap is 8 MiB so inputs cannot make the fuzzer allocate much.
  * Under gcc, tests/fuzz/corpus_driver.c replays the corpus in `make test`.
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "common/io.h"
+#include "traces/trace_json.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_verify.h"
 
@@ -27,8 +30,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (trace_reader_open_src(&r, &s, "fuzz", &o, err, sizeof err) == 0) {
         Acceltrace__Record *rec;
         struct trace_key k;
-        while (trace_reader_next(r, &rec, &k) == 1)
+        struct buf b;
+        buf_init(&b);
+        while (trace_reader_next(r, &rec, &k) == 1) {
+            buf_clear(&b);
+            (void)trace_json_append(&b, &rec->base, size % 2 ? TRACE_JSON_HEX : TRACE_JSON_BASE64);
             trace_record_free(rec);
+        }
+        buf_release(&b);
         for (int32_t step = -1; step < 3; step++)
             if (trace_reader_find(r, 15, step, step % 2, 0, &rec) == 1)
                 trace_record_free(rec);
