@@ -254,6 +254,7 @@ static int plot_ops(const char *rdir, const char *out, bool *rendered, struct er
     plot_ylabel(p, "cycles", "cycles");
     plot_size(p, 1200, 560);
     plot_extra(p, "set xtics rotate by -60");
+    plot_extra(p, "set key outside right top");
     rc = ncat ? plot_bars(p, cats, ncat, classes, ncls, v, true) : 0;
     if (rc < 0) {
         rc = errmsg_set(e, rc, "%s", plot_errmsg(p));

@@ -340,9 +340,12 @@ static int flush(struct hash_lb *a, struct errmsg *e)
             return errmsg_set(e, ERR_IO, "cannot write hash_masks.csv");
         mem_free(a->q[i].acc);
         mem_free(a->q[i].bits);
+        a->q[i].acc = NULL; /* a later error leaves the queue to hash_lb_free */
+        a->q[i].bits = NULL;
         i++;
     }
-    memmove(a->q, a->q + i, (a->nq - i) * sizeof *a->q);
+    if (i > 0 && i < a->nq)
+        memmove(a->q, a->q + i, (a->nq - i) * sizeof *a->q);
     a->nq -= i;
     return 0;
 }
