@@ -3,6 +3,7 @@
  * hw_config.h). jansson parses; a small scanner over the original text finds the line and
  * column of a JSON path, because jansson keeps positions only for syntax errors.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -693,12 +694,11 @@ const char *hw_config_path(const struct hw_config *c)
 static const struct hw_value *get(const struct hw_config *c, const char *key, enum hw_type t)
 {
     const struct hw_key *k = hw_schema_find(c->schema, key);
-    if (!k || (k->type != t && !(t == HW_FLOAT && k->type == HW_INT))) {
-        /* A model asked for a key its own schema lacks: a programming error. */
-        fprintf(stderr, "acceltrace: internal error: model '%s' has no %s key '%s'\n",
-                c->schema->model, t == HW_STRING ? "string" : "such", key);
+    /* A model asking for a key its own schema lacks (or with another type) is a bug. */
+    bool ok = k && (k->type == t || (t == HW_FLOAT && k->type == HW_INT));
+    assert(ok && "hw_config getter: key not in the model's schema with this type");
+    if (!ok)
         abort();
-    }
     return &c->vals[k - c->schema->keys];
 }
 
