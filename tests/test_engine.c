@@ -493,6 +493,72 @@ static void test_secondary_tables(void **state)
     record_source_close(&s);
 }
 
+/* A model failing on one config stops the run with a message naming the config; rows of
+ * configs finished in earlier batches stay. A trace of another workload is refused. */
+static int bad_new(void **s, const struct hw_config *c, const struct model_env *env,
+                   struct errmsg *e)
+{
+    (void)env;
+    (void)e;
+    int64_t *v = calloc(1, sizeof *v);
+    *v = hw_config_int(c, "scale");
+    *s = v;
+    return 0;
+}
+static int bad_consume(void *s, const struct model_record *r, struct errmsg *e)
+{
+    if (*(int64_t *)s == 5 && r->index == 17)
+        return errmsg_set(e, ERR_DATA, "record 17 is not replayable");
+    return 0;
+}
+static int bad_finish(void *s, struct model_result *res, struct errmsg *e)
+{
+    (void)e;
+    result_row_begin(res, NULL);
+    return result_metric_i64(res, "scale", "", *(int64_t *)s);
+}
+
+static void test_model_failure(void **state)
+{
+    (void)state;
+    const struct model_ops *cm = model_registry_find("count");
+    struct model_ops m = {.name = "count", .workload = "test", .schema = cm->schema,
+                          .new = bad_new, .consume = bad_consume, .finish = bad_finish,
+                          .free = sec_free};
+    char dir[512];
+    subdir(dir, sizeof dir, "fail");
+    struct record_source s;
+    mem_source(&s);
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, cm->schema), 0);
+    struct sweep *sw;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_parse(&sw, "{\"scale\": {\"range\": [1, 8, 1]}}", "g", base, &e), 0);
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    o.batch_configs = 3;
+    o.threads = 2;
+    struct results *res;
+    assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
+    struct engine_stats st;
+    assert_int_equal(engine_run(&m, &s, sw, res, &o, &st, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "config 4"));
+    assert_non_null(strstr(e.text, "record 17 is not replayable"));
+    assert_int_equal(st.configs_run, 3);
+    assert_int_equal(results_n_done(res), 3);
+    results_close(res);
+    /* another workload's trace */
+    m.workload = "disc";
+    assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
+    assert_int_equal(engine_run(&m, &s, sw, res, &o, &st, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "replays 'disc' traces"));
+    results_close(res);
+    sweep_free(sw);
+    hw_config_free(base);
+    record_source_close(&s);
+}
+
 /* A failing allocation anywhere in a run returns an error, never crashes or leaks. */
 static void test_alloc_failures(void **state)
 {
@@ -540,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_mixed_traces_refused),
         cmocka_unit_test(test_energy),
         cmocka_unit_test(test_secondary_tables),
+        cmocka_unit_test(test_model_failure),
         cmocka_unit_test(test_alloc_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
