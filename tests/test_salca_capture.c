@@ -246,7 +246,7 @@ static void test_a19(void **state)
 {
     (void)state;
     struct salca_capture_params p;
-    base(&p, 8192, 8);
+    base(&p, 8192, 4);
     p.task = "single_doc_qa";
     p.methods = (1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK);
     struct salca_capture_result r;
@@ -266,8 +266,9 @@ static void test_needles(void **state)
                            "passkey"};
     for (size_t a = 0; a < sizeof tasks / sizeof tasks[0]; a++) {
         struct salca_capture_params p;
-        base(&p, 8192, 2);
+        base(&p, 4096, 2);
         p.task = tasks[a];
+        p.methods = (1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK);
         struct salca_capture_result r;
         run(&p, "needles.atr", &r);
         const struct salca_capture_method *s = &r.m[SALCA_M_SALCA];
