@@ -79,11 +79,11 @@ static void test_d2_tau0_equals_off(void **state)
             }
             p.st = st ? DISC_ST_ALPHA : DISC_ST_OFF;
             p.ctr = DISC_CTR_OFF;
-            p.compare_dense = st == 0 ? false : true;
+            p.compare_dense = false;
             struct disc_capture *a = run(&p, NULL, NULL);
             p.ctr = DISC_CTR_TAU;
             p.ctr_tau = 0.0f;
-            p.compare_dense = true;
+            p.compare_dense = st == 0; /* the dense reference run */
             struct disc_capture *b = run(&p, NULL, NULL);
             const struct disc_result *ra = disc_capture_result(a), *rb = disc_capture_result(b);
             assert_int_equal(ra->K, rb->K);
