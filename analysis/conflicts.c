@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "analysis/plot.h"
+#include "common/buf.h"
 #include "common/mem.h"
 #include "formats/varint.h"
 #include "replay/salca_model.h"
@@ -62,6 +63,7 @@ struct conflicts {
     struct errmsg err;
     struct qual *qual;
     size_t n_qual, cap_qual;
+    struct buf jobs_csv; /* per-job rows (opts.per_job) */
     char rho[24];
     char method_names[64][32]; /* by method id < 64, from the trace header */
 };
@@ -155,6 +157,7 @@ void conflicts_free(struct conflicts *c)
         mem_free(c->qual[i].cosine);
     }
     mem_free(c->qual);
+    buf_release(&c->jobs_csv);
     mem_free(c);
 }
 
@@ -202,8 +205,17 @@ static int reserve(struct conflicts *c, size_t n)
     return 0;
 }
 
+static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
+                     const uint32_t *idx, size_t n);
+
 int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32_t h,
                       const uint32_t *idx, size_t n)
+{
+    return add_job_t(c, group, -1, l, h, idx, n);
+}
+
+static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
+                     const uint32_t *idx, size_t n)
 {
     size_t g = 0;
     int rc = find_group(c, group, &g);
@@ -235,9 +247,15 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
     la->max_load += mx;
     if (n)
         gr->nonempty++;
+    if (c->o.per_job &&
+        buf_printf(&c->jobs_csv, "%s,%lld,%u,%u,%zu,%llu,%llu", gr->name, (long long)t, l, h, n,
+                   (unsigned long long)ideal, (unsigned long long)mx) < 0)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < c->n_pol; i++) {
         struct pol *p = &c->pol[i];
         uint64_t s = hbm_pc_slots(&p->cfg, c->pc, n, ha, &c->work, p->occ, CONFLICTS_OCC_BINS);
+        if (c->o.per_job && buf_printf(&c->jobs_csv, ",%llu", (unsigned long long)s) < 0)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
         gr->slots[i] += s;
         la->slots[i] += s;
         if (n) {
@@ -247,6 +265,8 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
                 gr->ajob_max[i] = a;
         }
     }
+    if (c->o.per_job && buf_printf(&c->jobs_csv, "\n") < 0)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     /* Conflicts per batch under each mapping (spec section 12 plot 2). */
     for (int m = 0; m < 3; m++) {
         if (!c->map_ok[m])
@@ -371,7 +391,7 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
         return errmsg_set(&c->err, ERR_DATA,
                           "bad selection list (%s%zu of %u indices) at step %u layer %u head %u",
                           rc == ERR_LIMIT ? "more than " : "", got, s->count, s->t, s->l, s->h);
-    return conflicts_add_job(c, group, s->l, s->h, c->idx, got);
+    return add_job_t(c, group, s->t, s->l, s->h, c->idx, got);
 }
 
 size_t conflicts_n_policies(const struct conflicts *c)
@@ -496,6 +516,22 @@ static double mean(const double *v, size_t n)
     for (size_t i = 0; i < n; i++)
         s += v[i];
     return n ? s / (double)n : 0;
+}
+
+static int write_jobs(struct conflicts *c, const char *dir)
+{
+    if (!c->o.per_job)
+        return 0;
+    FILE *f = open_out(c, dir, "alpha_jobs.csv");
+    if (!f)
+        return c->err.code;
+    fprintf(f, "group,step,layer,head,n_sel,ideal,max_load");
+    for (size_t i = 0; i < c->n_pol; i++)
+        fprintf(f, ",slots_%s", c->pol[i].name);
+    fprintf(f, "\n");
+    if (c->jobs_csv.len)
+        fwrite(c->jobs_csv.data, 1, c->jobs_csv.len, f);
+    return close_out(c, f, dir, "alpha_jobs.csv");
 }
 
 static int write_quality(struct conflicts *c, const char *dir)
@@ -843,6 +879,8 @@ int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return errmsg_set(&c->err, ERR_IO, "cannot create '%s': %s", dir, strerror(errno));
     int rc = write_csvs(c, dir);
+    if (rc == 0)
+        rc = write_jobs(c, dir);
     if (rc == 0)
         rc = write_quality(c, dir);
     if (rc == 0)

@@ -41,6 +41,7 @@ struct conflicts_opts {
     size_t n_depths;
     uint32_t depths[CONFLICTS_MAX_DEPTHS];   /* in-order FIFO depths D_f */
     int32_t method;              /* SalcaSelect.method to analyze; -1 = every method */
+    bool per_job;                /* also write alpha_jobs.csv (one row per job) */
 };
 
 /* Defaults: mod map, 16 PCs, att_base 16, p_iss = h_att, windows 0,16,32,64,128,256,
@@ -111,6 +112,8 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
 /*
  * Writes into dir (created if missing): alpha.csv (group, policy, jobs, tokens, slots,
  * ideal, alpha, bound, per-job mean/max), alpha_layers.csv, alpha_vs_window.csv,
+ * alpha_jobs.csv (with opts.per_job: group, step, layer, head, N_sel, ideal, max load and
+ * the slots of every policy),
  * conflict_occupancy.csv, conflict_per_batch.csv, and the plots conflict_occupancy,
  * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot).
  * *rendered tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/ERR_EXTERNAL.

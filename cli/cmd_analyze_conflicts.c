@@ -42,6 +42,7 @@ static void usage(FILE *f)
           "  --seed N             hash map seed (0)\n"
           "  --method NAME|ID|all selection method to analyze (salca)\n"
           "  --group family|task|file|none  series label per trace (family)\n"
+          "  --per-job            also write alpha_jobs.csv (slots of every policy per job)\n"
           "  --synthetic KIND     no trace: uniform|clustered|needle selections\n"
           "  --n N, --retention X, --jobs N, --layers N  synthetic context, retention, jobs\n"
           "                       and layers (32768, 0.05, 64, 4)\n"
@@ -146,6 +147,10 @@ int cmd_analyze_conflicts(int argc, char **argv)
         if (cli_is_help(a)) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--per-job")) {
+            o.per_job = true;
+            continue;
         }
         if (a[0] != '-') {
             if (n_files == MAX_FILES)

@@ -40,6 +40,10 @@ jobs=$(sed -n 's/^jobs=//p' "$tmp/mod.txt")
 jobs_all=$(sed -n 's/^jobs=//p' "$tmp/allm.txt")
 [ "$jobs_all" -eq 80 ] || { echo "expected 80 jobs over 5 methods, got $jobs_all"; exit 1; }
 head -1 "$tmp/out_mod/alpha_vs_window.csv" | grep -q 'alpha_all'
+# per-job rows: one per salca selection, slots of every policy
+"$A" analyze conflicts "$tmp/s.atr" --per-job -o "$tmp/out_jobs" > /dev/null
+[ "$(($(wc -l < "$tmp/out_jobs/alpha_jobs.csv") - 1))" -eq 16 ]
+head -1 "$tmp/out_jobs/alpha_jobs.csv" | grep -q 'slots_window_128'
 
 expect_fail() { # status, pattern, args...
     local st=$1 pat=$2; shift 2
