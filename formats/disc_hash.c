@@ -19,7 +19,13 @@ struct disc_lb {
     int unit_of_bits[DISC_LB_MAX_BITS + 1]; /* position in the list, or -1 */
     unsigned b_max, b_min;
     uint64_t *range_lo;  /* [2^b_max + 1] first column of each range bucket at U = 2^b_max */
+    uint64_t spread[256]; /* byte x -> 8 byte lanes holding its bits (positional counts) */
 };
+
+/* mod counts use positional (per-bit-position) SWAR counting up to this U; above it the
+ * per-bit loop counts them */
+#define SWAR_MAX_BITS 8
+#define SWAR_SETS_MAX (1u << (SWAR_MAX_BITS - 6))
 
 uint32_t disc_hash_mod(uint64_t j, unsigned b)
 {
@@ -116,6 +122,12 @@ int disc_lb_new(struct disc_lb **out, uint64_t n_cols, uint32_t k_odd, const uns
         mem_free(lb);
         return ERR_NOMEM;
     }
+    for (unsigned x = 0; x < 256; x++) {
+        uint64_t y = 0;
+        for (unsigned i = 0; i < 8; i++)
+            y |= (uint64_t)((x >> i) & 1u) << (8 * i);
+        lb->spread[x] = y;
+    }
     for (size_t v = 0; v <= ub; v++) {
         /* ceil(v n_cols / U) */
         uint64_t lo = ((uint64_t)v * n_cols + ub - 1) >> lb->b_max;
@@ -167,6 +179,45 @@ static uint32_t popcount_range(const uint64_t *row, uint64_t lo, uint64_t hi)
     return c + (uint32_t)__builtin_popcountll(row[wh] & mh);
 }
 
+/*
+ * mod counts at U <= 256 without touching single bits: j & (U - 1) depends only on the bit
+ * position t within its word and on w mod (U / 64), so per word "set" the 64 positions are
+ * counted in byte lanes (8 lanes of 8 bits per accumulator, flushed before they can
+ * overflow at 255) and folded to U at the end. Same counts as the per-bit loop.
+ */
+static void mod_counts_swar(const struct disc_lb *lb, const uint64_t *row, uint32_t *cmod)
+{
+    const size_t ub = (size_t)1 << lb->b_max;
+    const size_t sets = ub > 64 ? ub / 64 : 1;
+    uint64_t acc[SWAR_SETS_MAX][8];
+    uint32_t pos[SWAR_SETS_MAX][64];
+    unsigned filled[SWAR_SETS_MAX];
+    memset(acc, 0, sizeof acc);
+    memset(pos, 0, sizeof pos);
+    memset(filled, 0, sizeof filled);
+    for (size_t w = 0; w < lb->words_per_row; w++) {
+        const size_t st = w & (sets - 1);
+        const uint64_t x = row[w];
+        for (unsigned p = 0; p < 8; p++)
+            acc[st][p] += lb->spread[(x >> (8 * p)) & 255];
+        if (++filled[st] == 255) {
+            for (unsigned p = 0; p < 8; p++) {
+                for (unsigned i = 0; i < 8; i++)
+                    pos[st][8 * p + i] += (uint32_t)((acc[st][p] >> (8 * i)) & 255);
+                acc[st][p] = 0;
+            }
+            filled[st] = 0;
+        }
+    }
+    for (size_t st = 0; st < sets; st++)
+        for (unsigned p = 0; p < 8; p++)
+            for (unsigned i = 0; i < 8; i++)
+                pos[st][8 * p + i] += (uint32_t)((acc[st][p] >> (8 * i)) & 255);
+    for (size_t st = 0; st < sets; st++)
+        for (unsigned t = 0; t < 64; t++)
+            cmod[(64 * st + t) & (ub - 1)] += pos[st][t];
+}
+
 uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32_t *counts)
 {
     const size_t ub = (size_t)1 << lb->b_max;
@@ -176,16 +227,30 @@ uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32
     const uint32_t k = lb->k_odd;
     uint64_t nnz = 0;
     memset(counts, 0, 2 * ub * sizeof *counts);
-    for (size_t w = 0; w < lb->words_per_row; w++) {
-        uint64_t x = row[w];
-        const uint64_t base = (uint64_t)w * 64;
-        nnz += (uint64_t)__builtin_popcountll(x);
-        while (x) {
-            /* spec section 8: one pass, count-trailing-zeros per set bit */
-            uint64_t j = base + (uint64_t)__builtin_ctzll(x);
-            x &= x - 1;
-            cmod[j & mask]++;
-            cmul[(uint32_t)(j * k) >> shift]++;
+    if (lb->b_max <= SWAR_MAX_BITS) {
+        mod_counts_swar(lb, row, cmod);
+        for (size_t w = 0; w < lb->words_per_row; w++) {
+            uint64_t x = row[w];
+            const uint64_t base = (uint64_t)w * 64;
+            nnz += (uint64_t)__builtin_popcountll(x);
+            while (x) {
+                /* spec section 8: one pass, count-trailing-zeros per set bit */
+                uint64_t j = base + (uint64_t)__builtin_ctzll(x);
+                x &= x - 1;
+                cmul[(uint32_t)(j * k) >> shift]++;
+            }
+        }
+    } else {
+        for (size_t w = 0; w < lb->words_per_row; w++) {
+            uint64_t x = row[w];
+            const uint64_t base = (uint64_t)w * 64;
+            nnz += (uint64_t)__builtin_popcountll(x);
+            while (x) {
+                uint64_t j = base + (uint64_t)__builtin_ctzll(x);
+                x &= x - 1;
+                cmod[j & mask]++;
+                cmul[(uint32_t)(j * k) >> shift]++;
+            }
         }
     }
     /* range: the same counts as floor(j U / n_cols) per bit, by interval popcounts */

@@ -296,16 +296,32 @@ static void test_custom_units(void **state)
         set_bit(row, j);
     struct disc_lb_rowstat rs;
     disc_lb_row(lb, row, scratch, &rs);
-    for (int i = 0; i < 3; i++) {
-        uint32_t cnt[256] = {0};
-        uint32_t m = 0;
+    for (int h = 0; h < DISC_HASH_KINDS; h++)
+        for (int i = 0; i < 3; i++) {
+            uint32_t cnt[256] = {0};
+            uint32_t m = 0;
+            for (uint64_t j = 0; j < 4096; j += 3)
+                cnt[disc_hash_apply(h, j, bits[i], 4096, 0x12345679u)]++;
+            for (int v = 0; v < 256; v++)
+                if (cnt[v] > m)
+                    m = cnt[v];
+            assert_int_equal(rs.max[h][i], m);
+        }
+    /* U = 512 takes the per-bit path for mod; it must agree with a direct count */
+    const unsigned b9 = 9;
+    struct disc_lb *lb9 = NULL;
+    assert_int_equal(disc_lb_new(&lb9, 4096, DISC_HASH_K_ODD, &b9, 1), 0);
+    uint32_t *s9 = mem_alloc(disc_lb_scratch_len(lb9) * sizeof *s9);
+    uint64_t cnt9 = disc_lb_count_row(lb9, row, s9);
+    assert_int_equal(cnt9, (4096 + 2) / 3);
+    for (uint32_t v = 0; v < 512; v++) {
+        uint32_t want = 0;
         for (uint64_t j = 0; j < 4096; j += 3)
-            cnt[disc_hash_mul(j, bits[i], 0x12345679u)]++;
-        for (int v = 0; v < 256; v++)
-            if (cnt[v] > m)
-                m = cnt[v];
-        assert_int_equal(rs.max[DISC_HASH_MUL][i], m);
+            want += disc_hash_mod(j, 9) == v;
+        assert_int_equal(s9[v], want);
     }
+    mem_free(s9);
+    disc_lb_free(lb9);
     mem_free(scratch);
     disc_lb_free(lb);
     const unsigned dup[2] = {3, 3};
