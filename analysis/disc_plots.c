@@ -286,7 +286,8 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
         return errmsg_set(e, rc, "%s", text);
     const Acceltrace__TraceHeader *h = trace_reader_header(r);
     const Acceltrace__DiscHeader *dh = h ? h->disc : NULL;
-    if (!dh || dh->steps == 0 || dh->steps > 100000 || dh->tokens == 0) {
+    if (!dh || dh->steps == 0 || dh->steps > 100000 || dh->tokens == 0 || dh->depth == 0 ||
+        dh->depth > 1024) {
         trace_reader_free(r);
         return errmsg_set(e, ERR_DATA, "'%s' is not a disc trace", trace);
     }
@@ -294,7 +295,11 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
     double *x = mem_calloc(k, sizeof *x), *prune = mem_calloc(k, sizeof *prune);
     double *nnz = mem_calloc(k, sizeof *nnz), *tot = mem_calloc(k, sizeof *tot);
     double *sp = mem_calloc(k, sizeof *sp);
-    if (!x || !prune || !nnz || !tot || !sp) {
+    const size_t nb = dh->depth;
+    double *hz = mem_calloc(k * nb, sizeof *hz), *hn = mem_calloc(k * nb, sizeof *hn);
+    double *yb = mem_calloc(nb, sizeof *yb);
+    bool *gen = mem_calloc(k, sizeof *gen);
+    if (!x || !prune || !nnz || !tot || !sp || !hz || !hn || !yb || !gen) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -314,6 +319,12 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
         if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK && rec->disc_mask->step < k) {
             nnz[rec->disc_mask->step] += (double)rec->disc_mask->nnz;
             tot[rec->disc_mask->step] += (double)rec->disc_mask->rows * dh->tokens;
+            const Acceltrace__DiscMask *dm = rec->disc_mask;
+            if (dm->block < nb && isfinite(dm->sparsity)) { /* mean over heads, NaN skipped */
+                hz[(size_t)dm->block * k + dm->step] += 100.0 * dm->sparsity;
+                hn[(size_t)dm->block * k + dm->step] += 1;
+            }
+            gen[dm->step] |= dm->generated;
         }
         trace_record_free(rec);
     }
@@ -358,8 +369,40 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
         if ((rc = finish_plot(p, out, rendered, e)) < 0)
             goto out;
     }
+    if (any_mask) { /* spec 9 item 3: step x block heatmap, generation steps marked */
+        for (size_t i = 0; i < k * nb; i++)
+            hz[i] = hn[i] > 0 ? hz[i] / hn[i] : NAN;
+        for (size_t b = 0; b < nb; b++)
+            yb[b] = (double)b;
+        p = plot_new("st_sparsity_heatmap", PLOT_HEATMAP);
+        if (!p) {
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        plot_title(p, "ST mask sparsity by step and block, mean over heads (G = generation step)");
+        plot_xlabel(p, "step", "");
+        plot_ylabel(p, "block", "");
+        plot_zlabel(p, "sparsity", "%");
+        for (size_t i = 0; i < k && i < 200; i++)
+            if (gen[i]) {
+                char cmd[96];
+                snprintf(cmd, sizeof cmd, "set label 'G' at %zu, graph 1.02 center", i);
+                plot_extra(p, cmd);
+            }
+        if ((rc = plot_heatmap(p, x, k, yb, nb, hz, NULL)) < 0) {
+            rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
+            plot_free(p);
+            goto out;
+        }
+        if ((rc = finish_plot(p, out, rendered, e)) < 0)
+            goto out;
+    }
     rc = 0;
 out:
+    mem_free(hz);
+    mem_free(hn);
+    mem_free(yb);
+    mem_free(gen);
     mem_free(x);
     mem_free(prune);
     mem_free(nnz);

@@ -10,6 +10,8 @@
  *                  SpMM cycles hidden under the projection as their own part
  *   prune_per_step token pruning ratio per step (trace), band at 25.3-62.6%
  *   st_sparsity    pooled ST mask sparsity per step (trace), band at 56.2-66.1%
+ *   st_sparsity_heatmap  mean sparsity over heads by step and block, generation steps
+ *                  marked "G" (trace)
  * Each plot also gets a CSV of its numbers (NAME.csv). Nothing prints; *rendered is false
  * when gnuplot was missing.
  */

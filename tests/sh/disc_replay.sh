@@ -82,7 +82,7 @@ n2=$(awk -F, 'NR > 1 && $3 == 0 && $9 == "bits"' "$T/h2/hash_masks.csv" | cut -d
 
 # figures
 $A analyze disc "$T/r" --trace "$T/m.atr" -o "$T/p" 2> /dev/null || fail "analyze disc"
-for f in speedup energy cycles_by_op prune_per_step st_sparsity; do
+for f in speedup energy cycles_by_op prune_per_step st_sparsity st_sparsity_heatmap; do
     [ -s "$T/p/$f.gp" ] && [ -s "$T/p/$f.dat" ] || fail "plot $f"
 done
 $A analyze hash "$T/m.atr" -o "$T/h3" > /dev/null 2>&1 || fail "analyze hash with plots"
