@@ -223,12 +223,53 @@ static void test_scores_and_modes(void **state)
     printf("rejected: %s\n", errmsg_text(&e));
 }
 
+static int null_sink(void *ctx, const Acceltrace__Record *rec)
+{
+    (void)ctx;
+    (void)rec;
+    return 0;
+}
+
+/* Allocation failures at every point of a small capture (with tiles, oracle checkpoints
+ * and PNGs off) end in ERR_NOMEM with a message and no leak (ASan checks the leaks). */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    struct kura_params p;
+    base_params(&p);
+    p.h = 9;
+    p.w = 8;
+    p.t = 6;
+    p.n_tile_shapes = 1;
+    p.tile_nh[0] = 4;
+    p.tile_nw[0] = 3;
+    p.oracle_mem_bytes = 100; /* checkpoints */
+    int failures = 0;
+    for (long k = 1; k < 10000; k++) {
+        struct errmsg e = {0};
+        struct kura_result res;
+        mem_fail_after(k);
+        int rc = kura_capture_exec(&p, null_sink, NULL, &res, &e);
+        mem_fail_after(0);
+        if (rc == 0) {
+            kura_result_release(&res);
+            break;
+        }
+        assert_int_equal(rc, ERR_NOMEM);
+        assert_true(errmsg_text(&e)[0] != '\0');
+        failures++;
+    }
+    printf("%d allocation points failed cleanly\n", failures);
+    assert_true(failures > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_capture),
         cmocka_unit_test(test_k10_determinism),
         cmocka_unit_test(test_scores_and_modes),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

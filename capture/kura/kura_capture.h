@@ -87,23 +87,31 @@ void kura_result_release(struct kura_result *r);
 /* Receives each record after the header; return 0 or a negative err to stop. */
 typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
 
-/*
- * Fills hdr (a zero-initialised TraceHeader) and kh for p; strings point into store,
- * which the caller releases with kura_header_store_release after the header is written.
- * Validates all parameters first (ERR_USAGE, ERR_DATA for bad weights).
- */
+/* Storage behind the strings of a header made by kura_capture_header. */
 struct kura_header_store {
     char *params_json, *model_json, *gen_params, *weights_meta;
     char weights_sha[65], weights_name[256], params_hash[65], utc[32];
     char *tile_shape_buf;
     char **tile_shapes;
 };
+
+/*
+ * Fills hdr (initialised with ACCELTRACE__TRACE_HEADER__INIT) and kh for p; strings point
+ * into store, which the caller releases with kura_header_store_release after the header is
+ * written. Validates all parameters first (ERR_USAGE, ERR_DATA/ERR_IO for bad weights).
+ */
 int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
                         Acceltrace__KuraHeader *kh, struct kura_header_store *store,
                         struct errmsg *e);
+/* Frees what kura_capture_header allocated; safe on a zeroed store. */
 void kura_header_store_release(struct kura_header_store *s);
 
-/* Runs the capture, emitting every record after the header. res may be NULL. */
+/*
+ * Runs the capture, emitting every record after the header in spec section 6 order.
+ * res may be NULL; otherwise it is filled on success (release with kura_result_release).
+ * 0, or a negative err with e set (ERR_USAGE bad parameters, ERR_DATA/ERR_IO weights,
+ * ERR_NOMEM, or the emit callback's code).
+ */
 int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
                       struct kura_result *res, struct errmsg *e);
 

@@ -202,7 +202,6 @@ int kura_net_load(struct kura_net **out, const char *path, int t, struct errmsg 
         goto fail;
     }
     int C = n->c, L = n->l, E = n->e;
-    size_t expected = 4 + 6 * (size_t)L;
     for (size_t i = 0; i < st_count(st); i++) { /* any unknown name is an extra tensor */
         const char *nm = st_at(st, i)->name;
         bool known = !strcmp(nm, "in_conv.weight") || !strcmp(nm, "in_conv.bias") ||
@@ -222,7 +221,6 @@ int kura_net_load(struct kura_net **out, const char *path, int t, struct errmsg 
             goto fail;
         }
     }
-    (void)expected;
     int64_t s_in_w[4] = {C, 2, 3, 3}, s_c[1] = {C}, s_out_w[4] = {2, C, 3, 3}, s_2[1] = {2};
     if ((rc = load_tensor(st, path, "in_conv.weight", s_in_w, 4, &n->in_w, e)) ||
         (rc = load_tensor(st, path, "in_conv.bias", s_c, 1, &n->in_b, e)) ||
