@@ -57,6 +57,7 @@ static void usage(FILE *f)
           "  --quest-page N        Quest page size (16)\n"
           "output:\n"
           "  -o FILE.atr           trace to write (required)\n"
+          "  --csv FILE            per-(sample, method, layer) recall/cosine aggregates\n"
           "  --no-hist             omit the 256-bin histograms from the records\n"
           "  --no-top1             model source: skip the substituted runs\n"
           "  --zstd-level N        frame compression level (3; 0 stores raw)\n"
@@ -213,6 +214,8 @@ int cmd_capture_salca(int argc, char **argv)
         }
         if (!strcmp(a, "-o")) {
             out = v;
+        } else if (!strcmp(a, "--csv")) {
+            p.csv_path = v;
         } else if (!strcmp(a, "--source")) {
             if (!strcmp(v, "model"))
                 p.model = true;

@@ -282,6 +282,57 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
     (void)p;
 }
 
+/* Writes one CSV row per (sample, method, layer) and one "all" row per method (spec 7
+ * aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L, j mod H). */
+static int write_csv(const struct salca_capture_params *p, const struct salca_task *task,
+                     const struct cap *c, uint64_t jobs, double *const *rec, double *const *cos,
+                     double *const *ret, double *const *over, struct errmsg *e)
+{
+    FILE *f = fopen(p->csv_path, "w");
+    if (!f)
+        return errmsg_set(e, ERR_IO, "cannot create '%s'", p->csv_path);
+    double *buf = mem_alloc((jobs + 1) * 4 * sizeof(double));
+    if (!buf) {
+        fclose(f);
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
+    fprintf(f, "sample,task,method,layer,jobs,recall_mean,recall_median,recall_p5,"
+               "cosine_mean,cosine_median,cosine_p5,retention_mean,overshoot_mean\n");
+    for (int m = 0; m < SALCA_M_DENSE; m++) {
+        if (!(p->methods & (1u << m)))
+            continue;
+        for (int64_t l = 0; l <= (int64_t)c->L; l++) { /* l == L: every layer */
+            uint64_t k = 0;
+            double *r = buf, *co = buf + jobs + 1, sr = 0, so = 0;
+            for (uint64_t j = 0; j < jobs; j++) {
+                if (l < (int64_t)c->L && (int64_t)((j / c->H) % c->L) != l)
+                    continue;
+                r[k] = rec[m][j];
+                co[k] = cos[m][j];
+                sr += ret[m][j];
+                so += over[m][j];
+                k++;
+            }
+            double rm, rmed, rp5, cm, cmed, cp5;
+            stats(r, k, &rm, &rmed, &rp5);
+            stats(co, k, &cm, &cmed, &cp5);
+            char layer[16];
+            if (l < (int64_t)c->L)
+                snprintf(layer, sizeof layer, "%lld", (long long)l);
+            else
+                snprintf(layer, sizeof layer, "all");
+            fprintf(f, "%u,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+                    p->sample, task->info->name, salca_method_name(m), layer,
+                    (unsigned long long)k, rm, rmed, rp5, cm, cmed, cp5, k ? sr / k : 0,
+                    k ? so / k : 0);
+        }
+    }
+    mem_free(buf);
+    if (fclose(f) != 0)
+        return errmsg_set(e, ERR_IO, "cannot write '%s'", p->csv_path);
+    return 0;
+}
+
 int salca_capture_run(const struct salca_capture_params *p, const char *out_path,
                       struct salca_capture_result *res, struct errmsg *e)
 {
@@ -294,6 +345,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     struct trace_writer *w = NULL;
     struct subst sub[SALCA_M_COUNT] = {{0}};
     double *acc_recall[SALCA_M_COUNT] = {0}, *acc_cos[SALCA_M_COUNT] = {0};
+    double *acc_ret[SALCA_M_COUNT] = {0}, *acc_over[SALCA_M_COUNT] = {0};
     double ret_sum[SALCA_M_COUNT] = {0}, over_sum[SALCA_M_COUNT] = {0};
     uint64_t agree[SALCA_M_COUNT] = {0};
     float cov_min[SALCA_M_COUNT][MAX_NEEDLES];
@@ -415,7 +467,9 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         if (p->methods & (1u << m)) {
             acc_recall[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             acc_cos[m] = mem_alloc((total_jobs + 1) * sizeof(double));
-            if (!acc_recall[m] || !acc_cos[m]) {
+            acc_ret[m] = mem_alloc((total_jobs + 1) * sizeof(double));
+            acc_over[m] = mem_alloc((total_jobs + 1) * sizeof(double));
+            if (!acc_recall[m] || !acc_cos[m] || !acc_ret[m] || !acc_over[m]) {
                 rc = errmsg_set(e, ERR_NOMEM, "out of memory");
                 goto fail;
             }
@@ -663,6 +717,8 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                     acc_cos[m][jobs_done] = x->cosine;
                     ret_sum[m] += (double)x->count / n;
                     over_sum[m] += ((double)x->count - x->K) / n;
+                    acc_ret[m][jobs_done] = (double)x->count / n;
+                    acc_over[m][jobs_done] = ((double)x->count - x->K) / n;
                     bool counted = mdl || l >= p->synth.early_layers;
                     for (uint32_t a = 0; a < c.n_needles && counted; a++) {
                         if (x->cov[a] < cov_min[m][a])
@@ -725,6 +781,11 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     res->H = c.H;
     res->G = c.G;
     res->d = c.d;
+    if (p->csv_path) {
+        rc = write_csv(p, &task, &c, jobs_done, acc_recall, acc_cos, acc_ret, acc_over, e);
+        if (rc)
+            goto fail;
+    }
     {
         Acceltrace__SalcaMethodSummary ms[SALCA_M_COUNT], *msp[SALCA_M_COUNT];
         size_t nm = 0;
@@ -807,6 +868,8 @@ fail:
             mem_free(sub[m].kv);
         }
         mem_free(acc_recall[m]);
+        mem_free(acc_ret[m]);
+        mem_free(acc_over[m]);
         mem_free(acc_cos[m]);
     }
     mem_free(sub_tokens);

@@ -45,6 +45,7 @@ struct salca_capture_params {
     bool quiet;
     const char *command_line;       /* for the header (may be NULL) */
     const char *utc_time;           /* for the header (may be NULL) */
+    const char *csv_path;           /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
 /* Defaults of the spec and the issue: synthetic, narrativeqa, length 32768, 64 steps,

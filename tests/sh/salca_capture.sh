@@ -12,8 +12,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 export SOURCE_DATE_EPOCH=1767225600
 
 # 1. reduced default capture (synthetic, all methods), verify, summary table
-"$A" capture salca -q --length 4096 --steps 4 --threads 2 -o "$T/syn.atr" > "$T/syn.out" \
-    || fail "synthetic capture"
+"$A" capture salca -q --length 4096 --steps 4 --threads 2 --csv "$T/syn.csv" -o "$T/syn.atr" \
+    > "$T/syn.out" || fail "synthetic capture"
+# CSV: a header, then per method 4 layer rows and one "all" row of 64 jobs
+[ "$(wc -l < "$T/syn.csv")" -eq 26 ] || fail "csv row count"
+grep -q "^0,narrativeqa,salca,all,64," "$T/syn.csv" || fail "csv 'all' row"
 cat "$T/syn.out"
 "$A" verify "$T/syn.atr" > /dev/null || fail "verify of the synthetic capture"
 for m in salca std_topk pl_topk full_feat quest; do
