@@ -287,7 +287,7 @@ void engine_opts_default(struct engine_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->threads = 1;
-    o->group_records = 256;
+    o->group_records = 64;
     o->group_bytes = 64u << 20;
 }
 
@@ -345,7 +345,7 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
 {
     struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
     void *shared = NULL;
-    size_t cap = o->group_records ? o->group_records : 256;
+    size_t cap = o->group_records ? o->group_records : 64;
     Acceltrace__Record **recs = mem_calloc(cap, sizeof *recs);
     struct model_record *group = mem_calloc(cap, sizeof *group);
     void **aux = mem_calloc(cap, sizeof *aux);

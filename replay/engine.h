@@ -68,7 +68,7 @@ void record_source_close(struct record_source *s);
 struct engine_opts {
     int threads;             /* instances split over this many threads; default 1 */
     size_t batch_configs;    /* configs per pass; 0 = all */
-    size_t group_records;    /* records decoded per group; default 256 */
+    size_t group_records;    /* records decoded per group; default 64 */
     uint64_t group_bytes;    /* payload bytes per group; default 64 MiB */
     unsigned shard_i, shard_n; /* --shard I/N (1-based); 0/0 = everything */
     const struct energy_table *energy; /* applied to each row, or NULL */
