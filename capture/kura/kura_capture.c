@@ -500,6 +500,7 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
     memset(&r, 0, sizeof r);
     r.p = p;
     r.seg_cached = -1;
+    r.pg.quiet = true; /* silent until progress_init (the fail path calls progress_finish) */
     double *theta = NULL;
     if (res)
         memset(res, 0, sizeof *res);
