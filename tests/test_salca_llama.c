@@ -291,6 +291,35 @@ static void test_safetensors(void **state)
         }
         nn_llama_free(x);
     }
+    /* sharded checkpoint: two files and model.safetensors.index.json */
+    {
+        char p1[512], p2[512], pi[512];
+        write_ckpt(tmpdir, m, ST_F32, NULL, NULL, NULL);
+        snprintf(p1, sizeof p1, "%s/model.safetensors", tmpdir);
+        snprintf(p2, sizeof p2, "%s/model-00001-of-00002.safetensors", tmpdir);
+        assert_int_equal(rename(p1, p2), 0);
+        struct st_write_item extra = {"model.layers.9.unused.weight", m->g_final, 1, {64}};
+        struct errmsg we = {0};
+        snprintf(p1, sizeof p1, "%s/model-00002-of-00002.safetensors", tmpdir);
+        assert_int_equal(st_write(p1, &extra, 1, ST_F32, &we), 0);
+        snprintf(pi, sizeof pi, "%s/model.safetensors.index.json", tmpdir);
+        FILE *f = fopen(pi, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"metadata\": {}, \"weight_map\": {"
+                   "\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", "
+                   "\"model.layers.9.unused.weight\": \"model-00002-of-00002.safetensors\"}}");
+        fclose(f);
+        struct nn_llama *x;
+        struct errmsg e2 = {0};
+        int rc = nn_llama_load(&x, tmpdir, &e2);
+        if (rc)
+            fail_msg("sharded load: %s", errmsg_text(&e2));
+        check_same(m->layers[1].wv, x->layers[1].wv, 32 * 64, ST_F32);
+        nn_llama_free(x);
+        unlink(p1);
+        unlink(p2);
+        unlink(pi);
+    }
     /* missing tensor: named */
     struct nn_llama *x = NULL;
     struct errmsg e = {0};
