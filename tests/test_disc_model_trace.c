@@ -402,6 +402,54 @@ static void test_config_checks(void **state)
     hw_config_free(d);
 }
 
+/* Malformed input is a data error with a message, never a crash. */
+static void test_bad_records(void **state)
+{
+    (void)state;
+    struct hw_config *cfg = config("baseline,ctr,all", false);
+    struct errmsg e = {0};
+    int rc;
+    struct synth_opts o = {.model = "micro", .steps = 2, .ctr = true, .st = true,
+                           .keep = KEEP_ALL};
+    struct synth s;
+    synth_build(&s, &o);
+    /* kept bits of the wrong size */
+    for (size_t i = 0; i < s.n; i++)
+        if (s.recs[i]->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK) {
+            s.recs[i]->disc_mask->bits.len -= 8;
+            break;
+        }
+    assert_null(replay(&s, cfg, &rc, &e));
+    assert_int_equal(rc, ERR_DATA);
+    assert_non_null(strstr(e.text, "bitset"));
+    synth_free(&s);
+    /* a mask outside the header's blocks, a step beyond K, impossible dimensions */
+    for (int t = 0; t < 3; t++) {
+        synth_build(&s, &o);
+        for (size_t i = 0; i < s.n; i++) {
+            Acceltrace__Record *r = s.recs[i];
+            if (t == 0 && r->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK)
+                r->disc_mask->block = 99;
+            if (t == 1 && r->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP)
+                r->disc_step->k = 7;
+        }
+        if (t == 2)
+            s.dh.depth = 0;
+        memset(&e, 0, sizeof e);
+        assert_null(replay(&s, cfg, &rc, &e));
+        assert_int_equal(rc, ERR_DATA);
+        assert_true(e.text[0] != 0);
+        synth_free(&s);
+    }
+    /* a trace without a disc header */
+    synth_build(&s, &o);
+    s.hdr.disc = NULL;
+    assert_null(replay(&s, cfg, &rc, &e));
+    assert_int_equal(rc, ERR_DATA);
+    synth_free(&s);
+    hw_config_free(cfg);
+}
+
 /* ---- D29 through the engine and results files ---- */
 
 static void run_engine(const struct synth *s, const char *dir, const struct energy_table *t)
@@ -509,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_d27),
         cmocka_unit_test(test_d31),
         cmocka_unit_test(test_config_checks),
+        cmocka_unit_test(test_bad_records),
         cmocka_unit_test(test_d29_energy_recompute),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
