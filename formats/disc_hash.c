@@ -326,7 +326,9 @@ void disc_lb_acc_add(struct disc_lb_acc *acc, const struct disc_lb_rowstat *r)
         }
 }
 
-#define LB_BLOCK_ROWS 512
+/* rows counted between two synchronisations of the pool: few barriers (each can wait a
+ * scheduler quantum on a busy machine) against a 2.3 MB per-block statistics buffer */
+#define LB_BLOCK_ROWS 4096
 
 struct mask_job {
     const struct disc_lb *lb;
@@ -353,16 +355,17 @@ int disc_lb_mask(const struct disc_lb *lb, const uint64_t *bits, uint32_t n_rows
     const int nt = pool ? pool_size(pool) : 1;
     const size_t sl = disc_lb_scratch_len(lb);
     int rc = ERR_NOMEM;
-    uint32_t rows[LB_BLOCK_ROWS];
-    struct disc_lb_rowstat *out = mem_alloc(LB_BLOCK_ROWS * sizeof *out);
+    const size_t block = n_rows < LB_BLOCK_ROWS ? (n_rows ? n_rows : 1) : LB_BLOCK_ROWS;
+    uint32_t *rows = mem_alloc(block * sizeof *rows);
+    struct disc_lb_rowstat *out = mem_alloc(block * sizeof *out);
     uint32_t *scratch = mem_alloc((size_t)nt * sl * sizeof *scratch);
-    if (!out || !scratch)
+    if (!rows || !out || !scratch)
         goto fail;
     struct mask_job job = {lb, bits, words_per_row, rows, out, scratch, sl};
     uint32_t r = 0;
     while (r < n_rows) {
         size_t n = 0;
-        for (; r < n_rows && n < LB_BLOCK_ROWS; r++)
+        for (; r < n_rows && n < block; r++)
             if (!row_filter || ((row_filter[r >> 6] >> (r & 63)) & 1u))
                 rows[n++] = r;
         if (n == 0)
@@ -376,6 +379,7 @@ int disc_lb_mask(const struct disc_lb *lb, const uint64_t *bits, uint32_t n_rows
     }
     rc = 0;
 fail:
+    mem_free(rows);
     mem_free(out);
     mem_free(scratch);
     return rc;
