@@ -316,7 +316,7 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
             double rm, rmed, rp5, cm, cmed, cp5;
             stats(r, k, &rm, &rmed, &rp5);
             stats(co, k, &cm, &cmed, &cp5);
-            char layer[16];
+            char layer[24];
             if (l < (int64_t)c->L)
                 snprintf(layer, sizeof layer, "%lld", (long long)l);
             else
