@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "capture/kura/kura_net.h"
+#include "capture/nn/nn.h"
 #include "capture/kura/kura_png.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
@@ -524,6 +525,8 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
         rc = kura_net_load(&r.net, p->weights_path, T, e);
         if (rc)
             goto fail;
+        /* one BLAS thread: the same bits on every machine (nn.h determinism note) */
+        nn_set_threads(1);
     }
     rc = kura_drift_init(&r.dfw, p->h, p->w, r.pool);
     if (rc == 0)
