@@ -243,10 +243,9 @@ int cmd_capture_kura(int argc, char **argv)
         return cli_usage_error(VERB, "missing -o FILE.atr");
     if (kura_params_preset(&p, preset, &e))
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    if (steps) {
+    if (steps && steps != p.t) { /* the preset's endpoints over T steps */
         p.t = (int)steps;
-        if (steps != p.t || strcmp(preset, "t100") || p.t != 100)
-            snprintf(p.preset, sizeof p.preset, "custom");
+        snprintf(p.preset, sizeof p.preset, "custom");
     }
     if (have_c0 || have_cend || have_b0 || have_bend) {
         snprintf(p.preset, sizeof p.preset, "custom");
