@@ -791,6 +791,12 @@ int kura_capture_run(const struct kura_params *p, const char *path,
     Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
     Acceltrace__KuraHeader kh = ACCELTRACE__KURA_HEADER__INIT;
     struct kura_header_store st;
+    if (p->png_dir) { /* fail before creating the trace when images cannot be written */
+        struct stat sb;
+        mkdir(p->png_dir, 0755);
+        if (stat(p->png_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            return errmsg_set(e, ERR_IO, "cannot create png directory '%s'", p->png_dir);
+    }
     int rc = kura_capture_header(p, &hdr, &kh, &st, e);
     if (rc)
         return rc;
