@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "capture/disc/disc_capture.h"
+#include "capture/disc/dit.h"
 
 #define MAXK 8
 #define L 2
@@ -202,6 +203,33 @@ static void test_d5_theta_one(void **state)
     free(t);
 }
 
+/* D5: the argmax rule on single rows (theta above every probability). */
+static void test_d5_argmax_row(void **state)
+{
+    (void)state;
+    float s[100], p[100];
+    uint64_t row[2];
+    for (int j = 0; j < 100; j++)
+        s[j] = sinf((float)j * 1.7f) * 3.0f;
+    int am = 0;
+    for (int j = 1; j < 100; j++)
+        if (s[j] > s[am])
+            am = j;
+    assert_int_equal(dit_st_generate_row(s, 100, 1.0f, row, p), 1);
+    assert_true((row[am / 64] >> (am % 64)) & 1);
+    assert_int_equal(__builtin_popcountll(row[0]) + __builtin_popcountll(row[1]), 1);
+    /* ties: the lowest index wins */
+    for (int j = 0; j < 100; j++)
+        s[j] = j == 17 || j == 80 ? 2.0f : 0.0f;
+    assert_int_equal(dit_st_generate_row(s, 100, 1.0f, row, p), 1);
+    assert_true(row[0] == 1ull << 17 && row[1] == 0);
+    /* theta = 0 keeps all; theta = 1/N with alpha = 1 keeps at least the max */
+    assert_int_equal(dit_st_generate_row(s, 100, 0.0f, row, p), 100);
+    assert_true(row[1] == (1ull << 36) - 1); /* padding bits stay clear */
+    size_t nnz = dit_st_generate_row(s, 100, 1.0f / 100.0f, row, p);
+    assert_int_equal(nnz, 2);
+}
+
 static double step0_sparsity(const struct col *t, int blk)
 {
     double nnz = 0, cells = 0;
@@ -266,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_d4_all_ones),
         cmocka_unit_test(test_d5_d6_d7),
         cmocka_unit_test(test_d5_theta_one),
+        cmocka_unit_test(test_d5_argmax_row),
         cmocka_unit_test(test_d8_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

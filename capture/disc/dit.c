@@ -693,8 +693,30 @@ struct gen_ctx {
     int d, dh, N;
 };
 
-/* Generation rows (spec 4): P = softmax(s); M = P >= theta, else the argmax; then the
- * renormalised PV over M from the scores. */
+size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_row, float *p)
+{
+    size_t words = ((size_t)n + 63) / 64, nnz = 0;
+    memcpy(p, s, (size_t)n * sizeof(float));
+    nn_softmax_rows(p, 1, n, n);
+    memset(mask_row, 0, words * sizeof(uint64_t));
+    int am = 0;
+    for (int j = 0; j < n; j++) {
+        if (p[j] >= theta) {
+            mask_row[j >> 6] |= 1ull << (j & 63);
+            nnz++;
+        }
+        if (p[j] > p[am])
+            am = j; /* strict: the lowest j wins ties */
+    }
+    if (!nnz) {
+        mask_row[am >> 6] |= 1ull << (am & 63);
+        nnz = 1;
+    }
+    return nnz;
+}
+
+/* Generation rows (spec 4): the mask row from P, then the renormalised PV over it from the
+ * scores. */
 static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct gen_ctx *g = vctx;
@@ -704,20 +726,7 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
         int row = g->row0 + (int)r;
         int tok = g->kept ? g->kept[row] : row;
         uint64_t *mr = g->mask + (size_t)tok * g->words;
-        memcpy(p, s, (size_t)g->N * sizeof(float));
-        nn_softmax_rows(p, 1, g->N, g->N);
-        memset(mr, 0, g->words * sizeof(uint64_t));
-        int any = 0, am = 0;
-        for (int j = 0; j < g->N; j++) {
-            if (p[j] >= g->theta) {
-                mr[j >> 6] |= 1ull << (j & 63);
-                any = 1;
-            }
-            if (p[j] > p[am])
-                am = j;
-        }
-        if (!any)
-            mr[am >> 6] |= 1ull << (am & 63);
+        dit_st_generate_row(s, g->N, g->theta, mr, p);
         nn_attention_row_sparse(s, mr, g->N, g->v, g->d, g->dh, g->o + (size_t)row * g->d);
     }
 }

@@ -129,6 +129,13 @@ struct dit_fwd {
 int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
                 const struct dit_fwd *f, float *eps);
 
+/*
+ * ST mask generation for one computed row (spec 4): P = softmax(s) over n scores (scaled),
+ * bit j of mask_row set when P_j >= theta; an empty row keeps its argmax (the lowest j on
+ * ties). p is scratch of n floats. Returns the row's nnz (>= 1).
+ */
+size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_row, float *p);
+
 /* The model's error message. */
 const char *dit_model_errmsg(const struct dit_model *m);
 
