@@ -773,13 +773,16 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
             conflicts_totals(c, g, pi, &t);
             x[k] = ws[k];
             y[k] = t.alpha;
-            yb[k] = t.bound;
         }
         rc = plot_series(p, 0, g < 0 ? "window" : c->grp[g].name, x, y, nw);
         if (g == (int)c->n_grp - 1 || g < 0) {
+            /* in-order and the bound over every group (the bound does not depend on the
+             * policy) */
             conflicts_totals(c, -1, window_policy(c, 0), &t);
-            for (size_t k = 0; k < nw; k++)
+            for (size_t k = 0; k < nw; k++) {
                 yi[k] = t.alpha;
+                yb[k] = t.bound;
+            }
             if (rc == 0)
                 rc = plot_series(p, 0, c->pol[window_policy(c, 0)].name, x, yi, nw);
             if (rc == 0)
@@ -820,7 +823,16 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
     }
     int rc = 0;
     if (ng > 1) {
-        int cols = ng < 3 ? (int)ng : 3, rows = (int)((ng + 2) / 3);
+        /* A grid without empty panels (an empty panel fails to render on log axes). */
+        int cols = (int)ng;
+        static const int prefer[] = {3, 4, 2, 5};
+        for (size_t k = 0; k < 4; k++)
+            if (ng > (size_t)prefer[k] && ng % (size_t)prefer[k] == 0) {
+                cols = prefer[k];
+                break;
+            }
+        int rows = (int)ng / cols;
+        plot_size(p, 420 * cols, 380 * rows + 60);
         rc = plot_panels(p, rows, cols);
         for (size_t g = 0; g < ng && rc == 0; g++)
             rc = plot_panel(p, (int)g, groups[g], "mean |S|/n", "", ylab, "");
