@@ -4,6 +4,10 @@
 #include "replay/a100_model.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "common/mem.h"
+#include "replay/model.h"
 
 void a100_hw_default(struct a100_hw *hw)
 {
@@ -87,11 +91,6 @@ double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_
  * The replay-engine model "a100": the baseline alone, for `acceltrace replay --hw
  * configs/a100.json` on a disc trace (it reads only the header: the A100 runs dense).
  */
-#include <string.h>
-
-#include "common/mem.h"
-#include "replay/model.h"
-
 static const struct hw_key a100_keys[] = {
     HW_KEY_FLOAT("peak_tflops", "TFLOP/s", 1, 1e6, 312, "FP16 dense peak [paper]"),
     HW_KEY_FLOAT("hbm_gbs", "GB/s", 1, 1e6, 1935, "HBM bandwidth, A100 80 GB PCIe [paper]"),

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/mem.h"
+#include "formats/bitset.h"
 #include "formats/disc_hash.h"
+#include "replay/model.h"
 
 const char *const disc_vclass_names[DISC_VC_COUNT] = {
     "norm_mod", "residual", "gate_residual", "softmax", "threshold",
@@ -470,10 +473,6 @@ void disc_dims_preset(struct disc_dims *dm, const char *model)
 /* ---------------------------------------------------------------------------------------
  * The replay-engine model "disc" (replay/model.h).
  */
-#include "common/mem.h"
-#include "formats/bitset.h"
-#include "replay/model.h"
-
 #define DISC_MAX_STEPS 100000u
 #define DISC_MAX_DEPTH 1024u
 #define DISC_MAX_TOKENS (1u << 20)
