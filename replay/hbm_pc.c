@@ -174,6 +174,7 @@ uint64_t hbm_pc_batch(const uint16_t *pc, size_t n, uint32_t h_att, uint32_t p_i
                       struct hbm_pc_work *w, uint64_t *occ, size_t occ_bins, uint64_t *conf)
 {
     uint64_t slots = 0;
+    memset(w->cnt, 0, sizeof w->cnt[0] * h_att);
     for (size_t c = 0; c < n; c += p_iss) {
         size_t len = n - c < p_iss ? n - c : p_iss;
         uint32_t distinct = 0, mx = 0;
@@ -206,7 +207,7 @@ uint64_t hbm_pc_batch(const uint16_t *pc, size_t n, uint32_t h_att, uint32_t p_i
 void hbm_pc_batch_conflicts(const uint16_t *pc, size_t n, uint32_t h_att, uint32_t p_iss,
                             struct hbm_pc_work *w, uint64_t *conf)
 {
-    (void)h_att;
+    memset(w->cnt, 0, sizeof w->cnt[0] * h_att);
     for (size_t c = 0; c < n; c += p_iss) {
         size_t len = n - c < p_iss ? n - c : p_iss;
         uint32_t distinct = 0;
