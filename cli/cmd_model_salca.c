@@ -218,6 +218,9 @@ static int run_references(const char *path, const char *plot_dir)
                 printf("%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
             printf("%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
             printf("%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
+            printf("%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
+            printf("%s.energy_gain_vs_asic_d=%.4f\n", pre,
+                   res_get(res[i], 0, "energy_gain_vs_dense"));
         }
         double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
         double s4_in = res_get(res[4], 0, "cycles");

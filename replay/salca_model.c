@@ -11,6 +11,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "replay/energy.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 
@@ -310,6 +311,9 @@ static const struct hw_key salca_keys[] = {
                   "generator of the retention what-if"),
     HW_KEY_INT("synth_seed", "", 0, 9007199254740991.0, 1, "seed of the retention what-if"),
     HW_KEY_BOOL("steps_table", 1, "write the per-step table salca_steps.csv"),
+    HW_KEY_STRING("energy_table", "", NULL,
+                  "energy table for the in-model energy and the gain over dense; \"\" = "
+                  "built-in (= configs/salca-energy.json)"),
 };
 
 /* A double config value as an exact decimal rational ("0.95" -> 19/20). */
@@ -417,7 +421,9 @@ struct salca_state {
     struct salca_step *steps;
     size_t n_steps, cap_steps;
     struct salca_step tot;
-    struct salca_activity act;
+    struct salca_activity act, dact; /* this config and the dense shadow */
+    struct energy_table et;          /* loaded when energy_table is set */
+    bool has_et;
 };
 
 /* Decoded selection of one SalcaSelect, shared by every instance (prepare). */
@@ -432,6 +438,8 @@ static void salca_free(void *state)
     if (!s)
         return;
     hbm_pc_work_release(&s->work);
+    if (s->has_et)
+        energy_table_release(&s->et);
     mem_free(s->pc);
     mem_free(s->syn);
     mem_free(s->steps);
@@ -463,9 +471,72 @@ static int salca_new(void **state, const struct hw_config *cfg, const struct mod
     s->synth_kind = !strcmp(k, "uniform") ? 0 : !strcmp(k, "needle") ? 2 : 1;
     s->synth_seed = (uint64_t)hw_config_int(cfg, "synth_seed");
     s->steps_table = hw_config_bool(cfg, "steps_table");
+    const char *et = hw_config_str(cfg, "energy_table");
+    if (et && *et) {
+        if ((rc = energy_table_load(&s->et, et, e)) < 0) {
+            salca_free(s);
+            return rc;
+        }
+        s->has_et = true;
+    }
     salca_sched_begin(&s->run.sch, 0);
     salca_sched_begin(&s->dense.sch, 0);
     *state = s;
+    return 0;
+}
+
+static void act_add(struct salca_activity *t, const struct salca_activity *a)
+{
+    t->hbm_pre_bytes += a->hbm_pre_bytes;
+    t->hbm_att_bytes += a->hbm_att_bytes;
+    t->mac_3x2 += a->mac_3x2;
+    t->mac_int8 += a->mac_int8;
+    t->exps += a->exps;
+    t->pool_cmp += a->pool_cmp;
+    t->hist_upd += a->hist_upd;
+    t->filter_cmp += a->filter_cmp;
+}
+
+/* Count columns by name, for energy tables (the names of the results row). */
+static int act_lookup(void *ctx, const char *name, double *v)
+{
+    const struct salca_activity *a = ctx;
+    if (!strcmp(name, "hbm_bytes"))
+        *v = (double)(a->hbm_pre_bytes + a->hbm_att_bytes);
+    else if (!strcmp(name, "hbm_pre_bytes"))
+        *v = (double)a->hbm_pre_bytes;
+    else if (!strcmp(name, "hbm_att_bytes"))
+        *v = (double)a->hbm_att_bytes;
+    else if (!strcmp(name, "mac_3x2"))
+        *v = (double)a->mac_3x2;
+    else if (!strcmp(name, "mac_int8"))
+        *v = (double)a->mac_int8;
+    else if (!strcmp(name, "exp_ops"))
+        *v = (double)a->exps;
+    else if (!strcmp(name, "cmp8_ops"))
+        *v = (double)(a->pool_cmp + a->filter_cmp);
+    else if (!strcmp(name, "hist_updates"))
+        *v = (double)a->hist_upd;
+    else
+        return ERR_NOTFOUND;
+    return 0;
+}
+
+/* Energy of activity counts in J: the table when given, else the built-in placeholders of
+ * configs/salca-energy.json [decision, spec section 10]: HBM 3.9 pJ/bit, 3b x 2b MAC
+ * 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC 0.23 pJ, exp 2 pJ. */
+static int act_energy(const struct salca_state *s, const struct salca_activity *a, double *j)
+{
+    if (s->has_et) {
+        double comp[64];
+        if (s->et.n_components > 64)
+            return ERR_LIMIT;
+        return energy_compute(&s->et, act_lookup, (void *)a, comp, j);
+    }
+    *j = 1e-12 * (31.2 * (double)(a->hbm_pre_bytes + a->hbm_att_bytes) +
+                  0.03 * (double)a->mac_3x2 + 0.03 * (double)(a->pool_cmp + a->filter_cmp) +
+                  0.03 * (double)a->hist_upd + 0.23 * (double)a->mac_int8 +
+                  2.0 * (double)a->exps);
     return 0;
 }
 
@@ -623,16 +694,11 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
     salca_sched_push(&s->dense.sch, TD);
     for (int k = 0; k < SALCA_STAGES; k++)
         s->cur.busy[k] += T[k];
-    struct salca_activity a;
+    struct salca_activity a, da;
     salca_job_activity(p, n, n_sel, &a);
-    s->act.hbm_pre_bytes += a.hbm_pre_bytes;
-    s->act.hbm_att_bytes += a.hbm_att_bytes;
-    s->act.mac_3x2 += a.mac_3x2;
-    s->act.mac_int8 += a.mac_int8;
-    s->act.exps += a.exps;
-    s->act.pool_cmp += a.pool_cmp;
-    s->act.hist_upd += a.hist_upd;
-    s->act.filter_cmp += a.filter_cmp;
+    act_add(&s->act, &a);
+    salca_job_activity(&s->dense.p, n, n, &da);
+    act_add(&s->dact, &da);
     s->cur.jobs++;
     s->cur.n_sel += n_sel;
     s->cur.n_ctx += n;
@@ -694,6 +760,16 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
     rc = rc ? rc : result_metric(res, "dense_cycles", "cycles", (double)t->dense_cycles);
     rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
                                  t->cycles ? (double)t->dense_cycles / (double)t->cycles : 0);
+    double ej = 0, dj = 0;
+    int erc = act_energy(s, &s->act, &ej);
+    if (erc == 0)
+        erc = act_energy(s, &s->dact, &dj);
+    if (erc < 0)
+        return errmsg_set(e, ERR_CONFIG, "energy table '%s' names a count the model lacks",
+                          s->et.path ? s->et.path : "");
+    rc = rc ? rc : result_metric(res, "model_energy_j", "J", ej);
+    rc = rc ? rc : result_metric(res, "dense_energy_j", "J", dj);
+    rc = rc ? rc : result_metric(res, "energy_gain_vs_dense", "1", ej > 0 ? dj / ej : 0);
     if (rc < 0)
         return errmsg_set(e, rc, "cannot add a results row");
     if (!s->steps_table)

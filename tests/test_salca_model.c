@@ -388,6 +388,19 @@ static void test_model_records(void **state)
     assert_true(fabs(get(res, main_row, "tokens_per_s") - 2 / secs) < 1e-6 * (2 / secs));
     double u = get(res, main_row, "util_p");
     assert_true(u > 0 && u <= 1);
+    /* in-model energy = counts x the built-in table (configs/salca-energy.json values) */
+    double ej = 1e-12 * (31.2 * get(res, main_row, "hbm_bytes") +
+                         0.03 * get(res, main_row, "mac_3x2") +
+                         0.03 * get(res, main_row, "cmp8_ops") +
+                         0.03 * get(res, main_row, "hist_updates") +
+                         0.23 * get(res, main_row, "mac_int8") + 2.0 * get(res, main_row, "exp_ops"));
+    assert_true(fabs(get(res, main_row, "model_energy_j") - ej) <= 1e-9 * ej);
+    assert_true(get(res, main_row, "energy_gain_vs_dense") > 1);
+    model_result_free(res);
+    /* the shipped table gives the same energy */
+    res = run_model("{\"model\": \"salca\", \"energy_table\": \"configs/salca-energy.json\", "
+                    "\"steps_table\": false}", &rs);
+    assert_true(fabs(get(res, 0, "model_energy_j") - ej) <= 1e-9 * ej);
     model_result_free(res);
 
     /* no_layer_drain: identical jobs in two layers stream as one sequence */
