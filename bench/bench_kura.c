@@ -117,7 +117,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--peer") && i + 1 < argc)
             peer = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_kura [--n N] [--reps R] [--write-map FILE] [--peer FILE]\n");
+            fprintf(stderr,
+                    "usage: bench_kura [--n N] [--reps R] [--write-map FILE] [--peer FILE]\n");
             return 2;
         }
     }

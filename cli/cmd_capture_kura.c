@@ -111,11 +111,11 @@ int cmd_capture_kura(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                  \
-    do {                                                                                        \
-        if (!v)                                                                                 \
-            return cli_usage_error(VERB, "option '%s' needs a value", a);                      \
-        i++;                                                                                    \
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!v)                                                                                    \
+            return cli_usage_error(VERB, "option '%s' needs a value", a);                          \
+        i++;                                                                                       \
     } while (0)
         if (cli_is_help(a)) {
             usage(stdout);
@@ -207,7 +207,7 @@ int cmd_capture_kura(int argc, char **argv)
                     return cli_usage_error(VERB, "too many tile-stream shapes (at most %d)",
                                            KURA_MAX_TILE_SHAPES);
                 if (kura_tilestream_parse_shape(t, &p.tile_nh[p.n_tile_shapes],
-                                           &p.tile_nw[p.n_tile_shapes]))
+                                                &p.tile_nw[p.n_tile_shapes]))
                     return cli_usage_error(VERB, "bad array shape '%s' (NhxNw, 1..1024)", t);
                 p.n_tile_shapes++;
             }

@@ -50,8 +50,8 @@ static void lut_build(void)
     for (uint32_t u = 0; u < 65536u; u++)
         sinq_all[u] = sin_q_from_lut((uint16_t)u);
     for (uint32_t u = 0; u < 65536u; u++)
-        sincos_all[u] = ((uint32_t)(uint16_t)sinq_all[u] << 16) |
-                        (uint16_t)sinq_all[(uint16_t)(u + 0x4000u)];
+        sincos_all[u] =
+            ((uint32_t)(uint16_t)sinq_all[u] << 16) | (uint16_t)sinq_all[(uint16_t)(u + 0x4000u)];
 }
 
 const int16_t *kura_lut(void)
@@ -198,7 +198,7 @@ struct fixed_ctx {
     const int16_t *q;
     size_t h, w;
     const struct kura_regs *regs;
-    int32_t *scratch; /* per worker: 4 rings of 5 rows + 2 padded rows */
+    int32_t *scratch;  /* per worker: 4 rings of 5 rows + 2 padded rows */
     size_t per_worker; /* int32 entries per worker */
     int32_t *u_q, *d;
     bool *overflow; /* per worker */
@@ -244,8 +244,7 @@ static bool fixed_pixels(size_t w, const int32_t *restrict a0, const int32_t *re
                          const int32_t *restrict b1, const int32_t *restrict b2,
                          const int32_t *restrict b3, const int32_t *restrict b4,
                          const int32_t *restrict sq, const int32_t *restrict cq,
-                         const struct kura_regs *regs, int32_t *restrict uo,
-                         int32_t *restrict dout)
+                         const struct kura_regs *regs, int32_t *restrict uo, int32_t *restrict dout)
 {
     const int64_t g = regs->g, rs = regs->r_s, rc = regs->r_c;
     int64_t dmin = 0, dmax = 0;

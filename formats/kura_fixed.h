@@ -25,8 +25,8 @@
 
 struct thread_pool;
 
-#define KURA_LUT_N 4097            /* quarter wave 0..pi/2 in 4096 steps plus the guard */
-#define KURA_WINDOW_M 5            /* window side; |N| = 25 including the centre */
+#define KURA_LUT_N 4097               /* quarter wave 0..pi/2 in 4096 steps plus the guard */
+#define KURA_WINDOW_M 5               /* window side; |N| = 25 including the centre */
 #define KURA_C_MAX 1.2770806449520862 /* largest K_i with d inside int32 (spec section 2) */
 
 /* The LUT, L[k] = min(32767, round(2^15 sin(pi k/8192))), k = 0..4096. Built once, thread-safe. */

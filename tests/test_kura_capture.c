@@ -5,6 +5,7 @@
  * checkpoints = same bytes, thread-count independence, and the other score sources.
  * K9 for the other generators and schedules is in test_kura_recon.c.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -54,8 +54,7 @@ static int sink(void *vctx, const Acceltrace__Record *rec)
             x->order_r_data = k->order_r;
         } else if (k->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE) {
             x->order_ok = x->order_ok && (x->last_step == -2 || k->step == x->last_step - 1) &&
-                          k->c > 0 &&
-                          k->sigma == sqrt(k->beta);
+                          k->c > 0 && k->sigma == sqrt(k->beta);
             if (k->drift_err) {
                 x->errs_present = true;
                 if (k->drift_err->max > x->max_step_err)
@@ -123,8 +122,8 @@ static void test_default_capture(void **state)
     /* K9 (t100): MAE <= 1.15 sqrt(beta_1) sqrt(2/pi) = 0.030558 */
     printf("default: recon MAE %.5f (bound %.5f, expected ~0.0266), max %.4f, drift err max "
            "%.3g mean %.3g, forward end R %.3f\n",
-           res.recon_mae, res.recon_bound, res.recon_max, res.drift_err_max,
-           res.drift_err_mean, res.forward_end_r);
+           res.recon_mae, res.recon_bound, res.recon_max, res.drift_err_max, res.drift_err_mean,
+           res.forward_end_r);
     assert_true(res.recon_mae <= 0.030558);
     assert_true(res.recon_mae > 0.02); /* the last step's noise is really there */
     assert_false(res.checkpointed);

@@ -3,6 +3,7 @@
  * deterministic per seed and finite, image generators stay in [-1, 1], PNG hues follow
  * section 9.6), parameter parsing, and thread-count independence.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -151,7 +151,7 @@ static void test_png_hues(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k12_generators), cmocka_unit_test(test_fingerprint_normalized),
+        cmocka_unit_test(test_k12_generators),  cmocka_unit_test(test_fingerprint_normalized),
         cmocka_unit_test(test_grating_formula), cmocka_unit_test(test_params),
         cmocka_unit_test(test_png_hues),
     };

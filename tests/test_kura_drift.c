@@ -5,6 +5,7 @@
  * capture's evaluator, and thread-count independence.
  * Randomized tests print their seed; KURA_TEST_SEED repeats one.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -126,7 +126,7 @@ static void test_k6_ramp(void **state)
                     obs_du = du;
                 if (b == 2) { /* 64x64: exact in Q1.15 */
                     int32_t qe = (int32_t)(uint16_t)(1024 * (nxy[a][0] * (int)(i % w) +
-                                                            nxy[a][1] * (int)(i / w)));
+                                                             nxy[a][1] * (int)(i / w)));
                     assert_int_equal((uint16_t)q[i], qe);
                     assert_true(fabs(nbq[i]) <= 1e-12);
                     assert_true(fabs(uq[i] / 32768.0) <= kura_delta_u());

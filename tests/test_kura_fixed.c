@@ -4,13 +4,13 @@
  * K8 error bound on random maps, the c_max limit of K1).
  * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -96,8 +96,8 @@ static void test_quantize_and_shift(void **state)
     for (int32_t i = -32768; i <= 32767; i += 7)
         assert_int_equal(kura_quantize(kura_q_theta((int16_t)i)), i);
     /* floor division by 2^k for negative values */
-    const int64_t xs[] = {-1, -32767, -32768, -32769, -65536, 0, 1, 32767, 32768,
-                          INT64_MIN / 2, INT64_MAX / 2};
+    const int64_t xs[] = {-1, -32767, -32768, -32769,        -65536,       0,
+                          1,  32767,  32768,  INT64_MIN / 2, INT64_MAX / 2};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
         double f = floor((double)xs[i] / 32768.0);
         if (fabs((double)xs[i]) < 1e15)
@@ -273,21 +273,17 @@ static void test_k8_error_bound(void **state)
         mem_free(u);
         mem_free(nb);
     }
-    printf("K8: worst error / X_i = %.3f, worst |u_q 2^-15 - sum| = %.3g (dU %.4g)\n",
-           worst_ratio, worst_du, kura_delta_u());
+    printf("K8: worst error / X_i = %.3f, worst |u_q 2^-15 - sum| = %.3g (dU %.4g)\n", worst_ratio,
+           worst_du, kura_delta_u());
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lut_values),
-        cmocka_unit_test(test_k7_sin_cos_all_codes),
-        cmocka_unit_test(test_quantize_and_shift),
-        cmocka_unit_test(test_regs_t100_step99),
-        cmocka_unit_test(test_c_max_limit),
-        cmocka_unit_test(test_k5_constant_field),
-        cmocka_unit_test(test_map_equals_pixel),
-        cmocka_unit_test(test_k8_error_bound),
+        cmocka_unit_test(test_lut_values),         cmocka_unit_test(test_k7_sin_cos_all_codes),
+        cmocka_unit_test(test_quantize_and_shift), cmocka_unit_test(test_regs_t100_step99),
+        cmocka_unit_test(test_c_max_limit),        cmocka_unit_test(test_k5_constant_field),
+        cmocka_unit_test(test_map_equals_pixel),   cmocka_unit_test(test_k8_error_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * tensor, wrong steps) are data errors naming the tensor, and the CLI exits 3.
  * Weight files are written here byte by byte (safetensors with __metadata__).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -254,8 +254,8 @@ static void test_shift_path(void **state)
 }
 
 /* float64 reference of one conv (circular) */
-static void ref_conv(const double *in, int cin, size_t h, size_t w, const float *wt,
-                     const float *b, int cout, double *out)
+static void ref_conv(const double *in, int cin, size_t h, size_t w, const float *wt, const float *b,
+                     int cout, double *out)
 {
     for (int o = 0; o < cout; o++)
         for (size_t r = 0; r < h; r++)
@@ -307,8 +307,10 @@ static void test_random_block(void **state)
     }
     for (int k = 0; k < E; k++)
         emb[k] = emb[k] / (1 + exp(-emb[k]));
-    const float *nw = find(&m, "blocks.0.norm.weight")->data, *nb = find(&m, "blocks.0.norm.bias")->data;
-    const float *ew = find(&m, "blocks.0.emb.weight")->data, *eb = find(&m, "blocks.0.emb.bias")->data;
+    const float *nw = find(&m, "blocks.0.norm.weight")->data,
+                *nb = find(&m, "blocks.0.norm.bias")->data;
+    const float *ew = find(&m, "blocks.0.emb.weight")->data,
+                *eb = find(&m, "blocks.0.emb.bias")->data;
     for (int c = 0; c < C; c++) {
         embv[c] = eb[c];
         for (int k = 0; k < E; k++)
@@ -421,8 +423,9 @@ static void test_bad_files(void **state)
     path_of(errp, "cli.err");
     model_write(&m, path);
     model_free(&m);
-    snprintf(cmd, sizeof cmd, "'%s' capture kura -q --size 8x8 --score net --weights '%s' -o '%s/x.atr' 2> '%s'",
-             a, path, dir, errp);
+    snprintf(cmd, sizeof cmd,
+             "'%s' capture kura -q --size 8x8 --score net --weights '%s' -o '%s/x.atr' 2> '%s'", a,
+             path, dir, errp);
     int st = system(cmd);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 3);

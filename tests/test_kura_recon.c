@@ -4,6 +4,7 @@
  * grating, fingerprint and wood generators at t100, with --start forward, and for t300 and
  * t1000 (t1000 at 48x48 unless ACCELTRACE_SLOW=1).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 

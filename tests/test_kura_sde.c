@@ -3,13 +3,13 @@
  * the prior and oracle scores of specs/kura.md sections 2-3.
  * Randomized tests print their seed; KURA_TEST_SEED repeats one.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -67,18 +67,18 @@ static void test_k1_schedule(void **state)
     assert_int_equal(kura_schedule_init(&s, NULL, 100, 3e-5, KURA_C_MAX, 1e-4, 0.1, NULL), 0);
     kura_schedule_release(&s);
     struct errmsg e = {0};
-    assert_int_equal(kura_schedule_init(&s, NULL, 100, 3e-5, nextafter(KURA_C_MAX, 2), 1e-4, 0.1,
-                                        &e),
-                     ERR_USAGE);
+    assert_int_equal(
+        kura_schedule_init(&s, NULL, 100, 3e-5, nextafter(KURA_C_MAX, 2), 1e-4, 0.1, &e),
+        ERR_USAGE);
     printf("rejected: %s\n", errmsg_text(&e));
     /* other rejections: T < 3, beta <= 0, c < 0 */
     assert_int_equal(kura_schedule_init(&s, NULL, 2, 3e-5, 0.03, 1e-4, 0.1, NULL), ERR_USAGE);
     assert_int_equal(kura_schedule_init(&s, NULL, 100, 3e-5, 0.03, 0.0, 0.1, NULL), ERR_USAGE);
     assert_int_equal(kura_schedule_init(&s, NULL, 100, 3e-5, 0.03, 1e-4, -1, NULL), ERR_USAGE);
     assert_int_equal(kura_schedule_init(&s, NULL, 100, -1e-9, 0.03, 1e-4, 0.1, NULL), ERR_USAGE);
-    assert_int_equal(kura_preset("t42", &(int){0}, &(double){0}, &(double){0}, &(double){0},
-                                 &(double){0}, NULL),
-                     ERR_USAGE);
+    assert_int_equal(
+        kura_preset("t42", &(int){0}, &(double){0}, &(double){0}, &(double){0}, &(double){0}, NULL),
+        ERR_USAGE);
     /* t300, t1000 thresholds (spec K9): 0.016764 and 0.009836 */
     int t;
     double c0, ce, b0, be;
@@ -181,8 +181,8 @@ static void test_mapping_and_stats(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k1_schedule),  cmocka_unit_test(test_k2_wrap),
-        cmocka_unit_test(test_k3_von_mises), cmocka_unit_test(test_oracle_score),
+        cmocka_unit_test(test_k1_schedule),       cmocka_unit_test(test_k2_wrap),
+        cmocka_unit_test(test_k3_von_mises),      cmocka_unit_test(test_oracle_score),
         cmocka_unit_test(test_mapping_and_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,8 @@ static void random_map(size_t h, size_t w, uint64_t seed, int16_t **q, int32_t *
 static void check_stream(const struct kura_tilestream *t)
 {
     uint32_t nh = t->n_h, nw = t->n_w, lanes = nh + 4;
-    int32_t *hs = mem_alloc((size_t)lanes * (nw + 4) * 4), *hc = mem_alloc((size_t)lanes * (nw + 4) * 4);
+    int32_t *hs = mem_alloc((size_t)lanes * (nw + 4) * 4),
+            *hc = mem_alloc((size_t)lanes * (nw + 4) * 4);
     int tile = -1;
     uint32_t col = 0;
     uint64_t outs = 0;

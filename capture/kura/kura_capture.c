@@ -12,10 +12,10 @@
 #include <time.h>
 
 #include "capture/kura/kura_net.h"
-#include "capture/nn/nn.h"
 #include "capture/kura/kura_png.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
+#include "capture/nn/nn.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/rng.h"
@@ -91,8 +91,7 @@ void kura_header_store_release(struct kura_header_store *s)
 }
 
 int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
-                        Acceltrace__KuraHeader *kh, struct kura_header_store *st,
-                        struct errmsg *e)
+                        Acceltrace__KuraHeader *kh, struct kura_header_store *st, struct errmsg *e)
 {
     memset(st, 0, sizeof *st);
     int rc = validate(p, e);
@@ -196,7 +195,8 @@ int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hd
     gmtime_r(&now, &tmv);
     strftime(st->utc, sizeof st->utc, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 
-    hdr->producer = "acceltrace " "0.1.0";
+    hdr->producer = "acceltrace "
+                    "0.1.0";
     hdr->workload = "kura";
     hdr->params_json = st->params_json;
     hdr->model_json = st->model_json;
@@ -254,17 +254,17 @@ struct run {
     size_t n;
     struct kura_drift dfw, drv; /* forward and reverse evaluators */
     double *u, *s, *tmp;
-    double *ufw;      /* forward drift (kept apart from the reverse drift u) */
+    double *ufw;           /* forward drift (kept apart from the reverse drift u) */
     double *seg_a, *seg_b; /* checkpoint recomputation states */
     double *theta0, *x0;
     /* oracle storage: all mu (memory mode) or checkpoints + one segment */
     bool ckpt;
-    int seg_len;      /* K = ceil(sqrt(T)) */
-    double *mu_all;   /* (T-1, n) mu_i at index i-1 */
-    double *ckpts;    /* (n_ckpt, n) theta^{jK} */
-    double *seg_mu;   /* (K, n) */
-    int seg_cached;   /* segment index in seg_mu, -1 none */
-    double *fwd_end;  /* theta^{T-1} */
+    int seg_len;     /* K = ceil(sqrt(T)) */
+    double *mu_all;  /* (T-1, n) mu_i at index i-1 */
+    double *ckpts;   /* (n_ckpt, n) theta^{jK} */
+    double *seg_mu;  /* (K, n) */
+    int seg_cached;  /* segment index in seg_mu, -1 none */
+    double *fwd_end; /* theta^{T-1} */
     uint8_t *phase_bytes;
     struct progress pg;
     uint64_t pg_done;
@@ -360,8 +360,9 @@ static void fill_phase_bytes(struct run *r, const int16_t *q)
     }
 }
 
-static int emit_step(struct run *r, kura_emit_fn emit, void *ctx, int step, Acceltrace__KuraRole role,
-                     int i, const double *theta, const int16_t *q, const double *err)
+static int emit_step(struct run *r, kura_emit_fn emit, void *ctx, int step,
+                     Acceltrace__KuraRole role, int i, const double *theta, const int16_t *q,
+                     const double *err)
 {
     Acceltrace__KuraStep ks = ACCELTRACE__KURA_STEP__INIT;
     Acceltrace__KuraDriftErr de = ACCELTRACE__KURA_DRIFT_ERR__INIT;
@@ -400,8 +401,8 @@ static int emit_step(struct run *r, kura_emit_fn emit, void *ctx, int step, Acce
     return emit(ctx, &rec);
 }
 
-static int emit_tiles(struct run *r, kura_emit_fn emit, void *ctx, int i, uint32_t nh,
-                      uint32_t nw, struct kura_result *res)
+static int emit_tiles(struct run *r, kura_emit_fn emit, void *ctx, int i, uint32_t nh, uint32_t nw,
+                      struct kura_result *res)
 {
     struct kura_tilestream t;
     int rc = kura_tilestream_build(&t, r->drv.q, r->drv.u_q, r->p->h, r->p->w, nh, nw);
@@ -452,8 +453,7 @@ static int png_path(char *buf, size_t n, const char *dir, const char *name)
     return k < 0 || (size_t)k >= n ? ERR_USAGE : 0;
 }
 
-static int png_phase_named(struct run *r, const char *name, const double *theta,
-                           struct errmsg *e)
+static int png_phase_named(struct run *r, const char *name, const double *theta, struct errmsg *e)
 {
     char path[4096];
     if (png_path(path, sizeof path, r->p->png_dir, name))
@@ -545,7 +545,8 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
     r.fwd_end = mem_alloc(n * sizeof(double));
     r.phase_bytes = mem_alloc(2 * n);
     theta = mem_alloc(n * sizeof(double));
-    if (!r.u || !r.ufw || !r.s || !r.tmp || !r.theta0 || !r.x0 || !r.fwd_end || !r.phase_bytes || !theta)
+    if (!r.u || !r.ufw || !r.s || !r.tmp || !r.theta0 || !r.x0 || !r.fwd_end || !r.phase_bytes ||
+        !theta)
         goto fail_nomem;
     if (p->score == KURA_SCORE_ORACLE) {
         /* Spec section 3: keep the trajectory while T H W 8 bytes <= --oracle-mem. */
@@ -634,8 +635,8 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
         double xb = kura_drift_bound(c, kref, KURA_PSI_REF);
         if (xb > bound_max)
             bound_max = xb;
-        rc = emit_step(&r, emit, ctx, i, ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE, i, theta, r.drv.q,
-                       p->check_drift ? err : NULL);
+        rc = emit_step(&r, emit, ctx, i, ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE, i, theta,
+                       r.drv.q, p->check_drift ? err : NULL);
         for (int k = 0; rc == 0 && k < p->n_tile_shapes; k++)
             rc = emit_tiles(&r, emit, ctx, i, p->tile_nh[k], p->tile_nw[k], res);
         if (rc)

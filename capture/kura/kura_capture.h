@@ -38,21 +38,21 @@ enum kura_start { KURA_START_VONMISES = 0, KURA_START_FORWARD };
 #define KURA_MAX_TILE_SHAPES 16
 
 struct kura_params {
-    size_t h, w;              /* map size (>= 5 each) */
-    char preset[16];          /* "t100" (default), "t300", "t1000" or "custom" */
-    int t;                    /* T */
+    size_t h, w;     /* map size (>= 5 each) */
+    char preset[16]; /* "t100" (default), "t300", "t1000" or "custom" */
+    int t;           /* T */
     double c0, c_end, beta0, beta_end;
     struct kura_data_spec data;
     uint64_t seed;
     enum kura_score score;
     const char *weights_path; /* net only */
     enum kura_drift_mode drift;
-    bool check_drift;         /* default true */
+    bool check_drift; /* default true */
     enum kura_start start;
     uint64_t oracle_mem_bytes; /* trajectory kept in memory up to this (default 1 GiB) */
-    int threads;              /* 0 = threads_default() */
-    const char *png_dir;      /* NULL = no images */
-    int png_every;            /* every k-th reverse step (default 10) */
+    int threads;               /* 0 = threads_default() */
+    const char *png_dir;       /* NULL = no images */
+    int png_every;             /* every k-th reverse step (default 10) */
     int n_tile_shapes;
     uint32_t tile_nh[KURA_MAX_TILE_SHAPES], tile_nw[KURA_MAX_TILE_SHAPES];
     bool quiet;               /* no progress on stderr */
@@ -67,13 +67,13 @@ struct kura_result {
     double forward_end_r;        /* order parameter of the forward end state */
     bool drift_checked;
     double drift_err_max, drift_err_mean; /* over all REVERSE steps (rad) */
-    double drift_bound_max;      /* max_i X_i over the reverse steps (rad) */
+    double drift_bound_max;               /* max_i X_i over the reverse steps (rad) */
     double wall_s;
     int reverse_steps;
-    bool checkpointed;           /* the oracle recomputed segments from checkpoints */
+    bool checkpointed; /* the oracle recomputed segments from checkpoints */
     size_t h, w;
     double *theta0, *theta_final; /* (h, w) */
-    uint64_t tile_bytes;         /* bytes of KuraTiles payload arrays emitted */
+    uint64_t tile_bytes;          /* bytes of KuraTiles payload arrays emitted */
 };
 
 /* Defaults: 96x96 fingerprint, t100, seed 1, oracle, fixed drift, check on, von Mises start. */

@@ -29,16 +29,27 @@ struct gen_def {
 
 /* Defaults of spec section 4. Sizes of fingerprint/wood centres are fractions of H, W. */
 static const struct gen_def gens[KURA_GEN_COUNT_] = {
-    [KURA_GEN_GRATING] = {"grating", true, 4,
-                          {{"lambda", 8, 1}, {"phi0", M_PI / 6, 0}, {"amp", 6, 0},
-                           {"period", 0, 0}}},
-    [KURA_GEN_FINGERPRINT] = {"fingerprint", true, 8,
-                              {{"lambda", 7, 1}, {"sigma", 3, 1}, {"radius", 5, 2},
-                               {"iters", 6, 2}, {"core_r", 0.40, 0}, {"core_c", 0.50, 0},
-                               {"delta_r", 0.75, 0}, {"delta_c", 0.35, 0}}},
-    [KURA_GEN_WOOD] = {"wood", true, 5,
-                       {{"lambda", 6, 1}, {"r0", -0.3, 0}, {"c0", 0.5, 0}, {"e", 1, 0},
-                        {"amp", 1.5, 0}}},
+    [KURA_GEN_GRATING] =
+        {"grating",
+         true,
+         4,
+         {{"lambda", 8, 1}, {"phi0", M_PI / 6, 0}, {"amp", 6, 0}, {"period", 0, 0}}},
+    [KURA_GEN_FINGERPRINT] = {"fingerprint",
+                              true,
+                              8,
+                              {{"lambda", 7, 1},
+                               {"sigma", 3, 1},
+                               {"radius", 5, 2},
+                               {"iters", 6, 2},
+                               {"core_r", 0.40, 0},
+                               {"core_c", 0.50, 0},
+                               {"delta_r", 0.75, 0},
+                               {"delta_c", 0.35, 0}}},
+    [KURA_GEN_WOOD] =
+        {"wood",
+         true,
+         5,
+         {{"lambda", 6, 1}, {"r0", -0.3, 0}, {"c0", 0.5, 0}, {"e", 1, 0}, {"amp", 1.5, 0}}},
     [KURA_GEN_CONST] = {"const", false, 1, {{"theta", 0.7, 0}}},
     [KURA_GEN_RAMP] = {"ramp", false, 2, {{"nx", 1, 3}, {"ny", 0, 3}}},
     [KURA_GEN_UNIFORM] = {"uniform", false, 0, {{NULL, 0, 0}}},
@@ -202,8 +213,8 @@ static int gen_fingerprint(const double *p, size_t h, size_t w, struct rng *rg, 
                                        atan2((double)r - rd, (double)c - cd));
     for (int dy = -R; dy <= R; dy++)
         for (int dx = -R; dx <= R; dx++)
-            gauss[(dy + R) * side + (dx + R)] = exp(-(double)(dx * dx + dy * dy) /
-                                                    (2.0 * p[1] * p[1]));
+            gauss[(dy + R) * side + (dx + R)] =
+                exp(-(double)(dx * dx + dy * dy) / (2.0 * p[1] * p[1]));
     for (size_t i = 0; i < n; i++)
         x[i] = -1.0 + 2.0 * rng_uniform(rg); /* v ~ U[-1, 1], row-major */
     struct fp_ctx ctx = {h, w, R, p[0], orient, gauss, NULL, NULL};
@@ -296,9 +307,8 @@ int kura_data_generate(const struct kura_data_spec *spec, size_t h, size_t w, ui
     case KURA_GEN_RAMP:
         for (size_t r = 0; r < h; r++)
             for (size_t c = 0; c < w; c++)
-                theta[r * w + c] =
-                    kura_wrap(2.0 * M_PI * (p[0] * (double)c / (double)w + p[1] * (double)r /
-                                                                             (double)h));
+                theta[r * w + c] = kura_wrap(
+                    2.0 * M_PI * (p[0] * (double)c / (double)w + p[1] * (double)r / (double)h));
         break;
     case KURA_GEN_UNIFORM:
         for (size_t i = 0; i < n; i++)
@@ -319,7 +329,8 @@ int kura_data_generate(const struct kura_data_spec *spec, size_t h, size_t w, ui
     }
     mem_free(own);
     if (rc == ERR_NOMEM)
-        return errmsg_set(e, rc, "out of memory in data generator '%s'", kura_data_name(spec->kind));
+        return errmsg_set(e, rc, "out of memory in data generator '%s'",
+                          kura_data_name(spec->kind));
     if (rc)
         return errmsg_set(e, rc, "data generator failed");
     return 0;

@@ -60,9 +60,9 @@ static int fixed_eval(struct kura_drift *dr, double k, double kref, double psi)
     return rc;
 }
 
-int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_mode mode,
-                    double k, double kref, double psi_ref, bool check, double *u,
-                    double *err_max, double *err_mean)
+int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_mode mode, double k,
+                    double kref, double psi_ref, bool check, double *u, double *err_max,
+                    double *err_mean)
 {
     const double scale = M_PI / 2147483648.0; /* d in units of pi 2^-31 rad */
     int rc = 0;
@@ -122,19 +122,21 @@ static size_t fast_sincos_n(size_t n, const double *restrict x, double *restrict
         double kf = (xr * inv_pio2 + shifter) - shifter;
         double r = ((xr - kf * pio2_1) - kf * pio2_2) - kf * pio2_3;
         double z = r * r;
-        double sp = r + r * z * (-1.66666666666666324348e-01 +
-                                 z * (8.33333333332248946124e-03 +
-                                      z * (-1.98412698298579493134e-04 +
-                                           z * (2.75573137070700676789e-06 +
-                                                z * (-2.50507602534068634195e-08 +
-                                                     z * 1.58969099521155010221e-10)))));
+        double sp = r + r * z *
+                            (-1.66666666666666324348e-01 +
+                             z * (8.33333333332248946124e-03 +
+                                  z * (-1.98412698298579493134e-04 +
+                                       z * (2.75573137070700676789e-06 +
+                                            z * (-2.50507602534068634195e-08 +
+                                                 z * 1.58969099521155010221e-10)))));
         double cp = 1.0 - 0.5 * z +
-                    z * z * (4.16666666666666019037e-02 +
-                             z * (-1.38888888888741095749e-03 +
-                                  z * (2.48015872894767294178e-05 +
-                                       z * (-2.75573143513906633035e-07 +
-                                            z * (2.08757232129817482790e-09 +
-                                                 z * -1.13596475577881948265e-11)))));
+                    z * z *
+                        (4.16666666666666019037e-02 +
+                         z * (-1.38888888888741095749e-03 +
+                              z * (2.48015872894767294178e-05 +
+                                   z * (-2.75573143513906633035e-07 +
+                                        z * (2.08757232129817482790e-09 +
+                                             z * -1.13596475577881948265e-11)))));
         /* quadrant m = k - 4 round(k/4) in {-2..2}: q = m mod 4 */
         double m = kf - 4.0 * ((kf * 0.25 + shifter) - shifter);
         bool odd = m == 1.0 || m == -1.0;
@@ -153,8 +155,8 @@ static void box_pixels(size_t w, const double *restrict a0, const double *restri
                        const double *restrict a4, const double *restrict b0,
                        const double *restrict b1, const double *restrict b2,
                        const double *restrict b3, const double *restrict b4,
-                       const double *restrict sn, const double *restrict cs, double k25,
-                       double rs, double rcos, double *restrict u)
+                       const double *restrict sn, const double *restrict cs, double k25, double rs,
+                       double rcos, double *restrict u)
 {
     for (size_t c = 0; c < w; c++) {
         /* SA-Kura eq. 4-7: sum_j sin(t_j - t_p) = cos t_p S - sin t_p C, centre excluded */
@@ -231,8 +233,7 @@ static void box_rows(void *vctx, size_t r0, size_t r1, int worker)
                      *b2 = base + (15 + sl[2]) * w, *b3 = base + (15 + sl[3]) * w,
                      *b4 = base + (15 + sl[4]) * w;
         const double *sn = base + sl[2] * w, *cs = base + (5 + sl[2]) * w;
-        box_pixels(w, a0, a1, a2, a3, a4, b0, b1, b2, b3, b4, sn, cs, k25, rs, rcos,
-                   x->u + r * w);
+        box_pixels(w, a0, a1, a2, a3, a4, b0, b1, b2, b3, b4, sn, cs, k25, rs, rcos, x->u + r * w);
     }
 }
 

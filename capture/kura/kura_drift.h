@@ -27,11 +27,11 @@ enum kura_drift_mode { KURA_DRIFT_FIXED = 0, KURA_DRIFT_FLOAT = 1 };
 struct kura_drift {
     size_t h, w, n;
     struct thread_pool *pool; /* borrowed; may be NULL */
-    int16_t *q;   /* (h, w) Q1.15 map of the last evaluation (fixed mode or check) */
-    int32_t *u_q; /* (h, w) drained u~_q of the last fixed evaluation */
-    int32_t *d;   /* (h, w) fixed drift d (units pi 2^-31 rad) */
-    double *uf;   /* (h, w) float reference on theta_q (check) */
-    bool have_q;  /* q, u_q, d hold the last evaluation's map */
+    int16_t *q;               /* (h, w) Q1.15 map of the last evaluation (fixed mode or check) */
+    int32_t *u_q;             /* (h, w) drained u~_q of the last fixed evaluation */
+    int32_t *d;               /* (h, w) fixed drift d (units pi 2^-31 rad) */
+    double *uf;               /* (h, w) float reference on theta_q (check) */
+    bool have_q;              /* q, u_q, d hold the last evaluation's map */
 };
 
 /* Allocates an evaluator for h x w maps (h, w >= 1). 0, ERR_USAGE or ERR_NOMEM. */
@@ -43,9 +43,9 @@ void kura_drift_release(struct kura_drift *dr);
  * *err_mean receive the fixed-vs-float error on theta_q (rad); otherwise they are untouched.
  * 0, ERR_USAGE (k outside [0, KURA_C_MAX]), ERR_NOMEM, ERR_DATA (d overflow).
  */
-int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_mode mode,
-                    double k, double kref, double psi_ref, bool check, double *u,
-                    double *err_max, double *err_mean);
+int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_mode mode, double k,
+                    double kref, double psi_ref, bool check, double *u, double *err_max,
+                    double *err_mean);
 
 /* Quantizes theta into dr->q (sets have_q only together with a fixed evaluation). */
 void kura_drift_quantize(struct kura_drift *dr, const double *theta);

@@ -19,8 +19,8 @@
 #define NET_MAX_FILE ((uint64_t)1 << 30) /* 1 GiB of weights at most */
 
 struct kura_net {
-    int c, l, g, e, t;  /* channels, blocks, groups, emb_dim, steps */
-    float *in_w, *in_b; /* [C,2,3,3], [C] */
+    int c, l, g, e, t;      /* channels, blocks, groups, emb_dim, steps */
+    float *in_w, *in_b;     /* [C,2,3,3], [C] */
     float *norm_w, *norm_b; /* (L, C) */
     float *emb_w, *emb_b;   /* (L, C, E), (L, C) */
     float *conv_w, *conv_b; /* (L, C, C, 3, 3), (L, C) */
@@ -211,10 +211,10 @@ int kura_net_load(struct kura_net **out, const char *path, int t, struct errmsg 
         if (!known && sscanf(nm, "blocks.%d.%31s", &bl, rest) == 2 && bl >= 0 && bl < L) {
             char canon[64];
             snprintf(canon, sizeof canon, "blocks.%d.%s", bl, rest);
-            known = !strcmp(canon, nm) &&
-                    (!strcmp(rest, "norm.weight") || !strcmp(rest, "norm.bias") ||
-                     !strcmp(rest, "emb.weight") || !strcmp(rest, "emb.bias") ||
-                     !strcmp(rest, "conv.weight") || !strcmp(rest, "conv.bias"));
+            known =
+                !strcmp(canon, nm) && (!strcmp(rest, "norm.weight") || !strcmp(rest, "norm.bias") ||
+                                       !strcmp(rest, "emb.weight") || !strcmp(rest, "emb.bias") ||
+                                       !strcmp(rest, "conv.weight") || !strcmp(rest, "conv.bias"));
         }
         if (!known) {
             rc = errmsg_set(e, ERR_DATA, "unexpected tensor '%s' in '%s'", nm, path);
@@ -250,8 +250,7 @@ int kura_net_load(struct kura_net **out, const char *path, int t, struct errmsg 
             {"norm.bias", {C}, 1, n->norm_b + (size_t)l * C, (size_t)C},
             {"emb.weight", {C, E}, 2, n->emb_w + (size_t)l * C * E, (size_t)C * E},
             {"emb.bias", {C}, 1, n->emb_b + (size_t)l * C, (size_t)C},
-            {"conv.weight", {C, C, 3, 3}, 4, n->conv_w + (size_t)l * C * C * 9,
-             (size_t)C * C * 9},
+            {"conv.weight", {C, C, 3, 3}, 4, n->conv_w + (size_t)l * C * C * 9, (size_t)C * C * 9},
             {"conv.bias", {C}, 1, n->conv_b + (size_t)l * C, (size_t)C},
         };
         for (int k = 0; k < 6; k++) {
@@ -300,8 +299,7 @@ static void conv3x3(const float *in, int cin, size_t h, size_t w, const float *w
     nn_sgemm(false, cout, (int)hw, cin * 9, 1.0f, wt, cin * 9, col, (int)hw, 1.0f, out, (int)hw);
 }
 
-int kura_net_score(struct kura_net *n, const double *theta, size_t h, size_t w, int step,
-                   double *s)
+int kura_net_score(struct kura_net *n, const double *theta, size_t h, size_t w, int step, double *s)
 {
     size_t hw = h * w;
     int C = n->c, E = n->e;

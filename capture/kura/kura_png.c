@@ -20,12 +20,36 @@ void kura_png_hue(double theta, uint8_t rgb[3])
         sec = 0;
     double r, g, b;
     switch (sec) {
-    case 0: r = 1; g = f; b = 0; break;
-    case 1: r = 1 - f; g = 1; b = 0; break;
-    case 2: r = 0; g = 1; b = f; break;
-    case 3: r = 0; g = 1 - f; b = 1; break;
-    case 4: r = f; g = 0; b = 1; break;
-    default: r = 1; g = 0; b = 1 - f; break;
+    case 0:
+        r = 1;
+        g = f;
+        b = 0;
+        break;
+    case 1:
+        r = 1 - f;
+        g = 1;
+        b = 0;
+        break;
+    case 2:
+        r = 0;
+        g = 1;
+        b = f;
+        break;
+    case 3:
+        r = 0;
+        g = 1 - f;
+        b = 1;
+        break;
+    case 4:
+        r = f;
+        g = 0;
+        b = 1;
+        break;
+    default:
+        r = 1;
+        g = 0;
+        b = 1 - f;
+        break;
     }
     rgb[0] = (uint8_t)floor(255.0 * r + 0.5);
     rgb[1] = (uint8_t)floor(255.0 * g + 0.5);

@@ -16,8 +16,7 @@
 void kura_png_hue(double theta, uint8_t rgb[3]);
 
 /* Writes an h x w phase map as RGB8 PNG. 0 or a negative err with the message in e. */
-int kura_png_phase(const char *path, const double *theta, size_t h, size_t w,
-                   struct errmsg *e);
+int kura_png_phase(const char *path, const double *theta, size_t h, size_t w, struct errmsg *e);
 
 /* Writes an h x w grey PNG: value v maps to round(255 (v - lo)/(hi - lo)), clamped. */
 int kura_png_grey(const char *path, const double *v, size_t h, size_t w, double lo, double hi,

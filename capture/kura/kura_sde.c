@@ -48,8 +48,8 @@ int kura_preset(const char *name, int *t, double *c0, double *c_end, double *bet
     return errmsg_set(e, ERR_USAGE, "unknown schedule preset '%s' (t100, t300, t1000)", name);
 }
 
-int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, double c0,
-                       double c_end, double beta0, double beta_end, struct errmsg *e)
+int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, double c0, double c_end,
+                       double beta0, double beta_end, struct errmsg *e)
 {
     memset(s, 0, sizeof *s);
     if (t < 3 || t > 1000000)
@@ -82,8 +82,8 @@ int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, doubl
             double ci = s->c[i];
             kura_schedule_release(s);
             return errmsg_set(e, ERR_USAGE,
-                              "coupling c_%d = %.17g outside [0, %.17g] (d must fit int32)", i,
-                              ci, KURA_C_MAX);
+                              "coupling c_%d = %.17g outside [0, %.17g] (d must fit int32)", i, ci,
+                              KURA_C_MAX);
         }
     }
     /* Terminal concentration [derived, public code]. */

@@ -17,9 +17,9 @@
 #include "common/err.h"
 
 /* Spec section 2 constants [derived from the public code]. */
-#define KURA_KREF_GAIN 1.5 /* K_ref,i = 1.5 c_i */
-#define KURA_PSI_REF 0.0   /* reference phase (rad) */
-#define KURA_R_END 0.5     /* R_end of the terminal concentration */
+#define KURA_KREF_GAIN 1.5  /* K_ref,i = 1.5 c_i */
+#define KURA_PSI_REF 0.0    /* reference phase (rad) */
+#define KURA_R_END 0.5      /* R_end of the terminal concentration */
 #define KURA_X_TO_THETA 0.9 /* theta = 0.9 pi x */
 
 /* wrap(x) of spec section 2: the representative of x mod 2 pi in [-pi, pi). x finite. */
@@ -27,14 +27,14 @@ double kura_wrap(double x);
 
 /* Schedule of spec section 2; index i = 0..t-1. */
 struct kura_schedule {
-    int t;             /* T (>= 3) */
-    char preset[16];   /* "t100", "t300", "t1000" or "custom" */
-    double c0, c_end;  /* coupling endpoints */
+    int t;                  /* T (>= 3) */
+    char preset[16];        /* "t100", "t300", "t1000" or "custom" */
+    double c0, c_end;       /* coupling endpoints */
     double beta0, beta_end; /* noise variance endpoints (rad^2) */
-    double kappa;      /* terminal von Mises concentration */
-    double *c;         /* (t) c_i = K_i */
-    double *beta;      /* (t) beta_i (rad^2) */
-    double *sigma;     /* (t) sigma_i = sqrt(beta_i) (rad) */
+    double kappa;           /* terminal von Mises concentration */
+    double *c;              /* (t) c_i = K_i */
+    double *beta;           /* (t) beta_i (rad^2) */
+    double *sigma;          /* (t) sigma_i = sqrt(beta_i) (rad) */
 };
 
 /*
@@ -50,8 +50,8 @@ int kura_preset(const char *name, int *t, double *c0, double *c_end, double *bet
  * ERR_USAGE (message in e) for T < 3, T > 1e6, beta <= 0 or not finite, or any c_i outside
  * [0, KURA_C_MAX]; ERR_NOMEM. preset is copied (NULL gives "custom").
  */
-int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, double c0,
-                       double c_end, double beta0, double beta_end, struct errmsg *e);
+int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, double c0, double c_end,
+                       double beta0, double beta_end, struct errmsg *e);
 
 /* Frees the arrays; safe on a zeroed or released schedule. */
 void kura_schedule_release(struct kura_schedule *s);

@@ -18,7 +18,7 @@ static size_t wrap_idx(long long v, size_t n)
 }
 
 int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int32_t *u_q, size_t h,
-                     size_t w, uint32_t n_h, uint32_t n_w)
+                          size_t w, uint32_t n_h, uint32_t n_w)
 {
     memset(t, 0, sizeof *t);
     if (h < 1 || w < 1 || n_h < 1 || n_w < 1 || n_h > 1024 || n_w > 1024 || h > (1u << 20) ||
@@ -54,8 +54,7 @@ int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int
             for (size_t kk = 0; kk < lanes_in; kk++) {
                 size_t rr = wrap_idx(r0 - 2 + (long long)kk, h);
                 int16_t qv = q[rr * w + cc];
-                lane[kk] = ((uint32_t)(uint16_t)kura_sin_q(qv) << 16) |
-                           (uint16_t)kura_cos_q(qv);
+                lane[kk] = ((uint32_t)(uint16_t)kura_sin_q(qv) << 16) | (uint16_t)kura_cos_q(qv);
             }
         }
         /* drain: cycle s + 26 + d emits image column c0 + d */

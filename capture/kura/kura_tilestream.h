@@ -22,10 +22,10 @@
 
 struct kura_tilestream {
     uint32_t n_h, n_w, n_tiles, n_cyc;
-    uint8_t *in_ctrl;   /* (n_cyc) */
-    uint32_t *in_data;  /* (n_cyc, n_h + 4) */
-    uint8_t *out_ctrl;  /* (n_cyc) */
-    int32_t *out_data;  /* (n_cyc, n_h) */
+    uint8_t *in_ctrl;  /* (n_cyc) */
+    uint32_t *in_data; /* (n_cyc, n_h + 4) */
+    uint8_t *out_ctrl; /* (n_cyc) */
+    int32_t *out_data; /* (n_cyc, n_h) */
 };
 
 /*
@@ -33,7 +33,7 @@ struct kura_tilestream {
  * out_data then stays 0). 0, ERR_USAGE (zero or too large sizes), ERR_NOMEM.
  */
 int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int32_t *u_q, size_t h,
-                     size_t w, uint32_t n_h, uint32_t n_w);
+                          size_t w, uint32_t n_h, uint32_t n_w);
 
 void kura_tilestream_release(struct kura_tilestream *t);
 
