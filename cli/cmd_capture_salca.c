@@ -55,6 +55,9 @@ static void usage(FILE *f)
           "  --threshold-cmp ge|gt histogram threshold comparison (ge)\n"
           "  --attn-precision int8|fp32   attention on the selected set (int8)\n"
           "  --quest-page N        Quest page size (16)\n"
+          "  --ablation SPEC       Salca variant with its own method id (16, 17, ...); SPEC is\n"
+          "                        key=value,...: w_k 1-4, w_q 2-4|fp32, s_f, pool, rho\n"
+          "                        (repeatable, up to 8)\n"
           "output:\n"
           "  -o FILE.atr           trace to write (required)\n"
           "  --csv FILE            per-(sample, method, layer) recall/cosine aggregates\n"
@@ -214,6 +217,16 @@ int cmd_capture_salca(int argc, char **argv)
         }
         if (!strcmp(a, "-o")) {
             out = v;
+        } else if (!strcmp(a, "--ablation")) {
+            if (p.n_variants == SALCA_MAX_VARIANTS)
+                return cli_usage_error(VERB, "at most %d --ablation variants",
+                                       SALCA_MAX_VARIANTS);
+            struct salca_variant tv;
+            struct errmsg ve = {0};
+            if (strlen(v) >= sizeof p.variant_text[0] ||
+                salca_variant_parse(v, p.head_dim ? p.head_dim : 128, &tv, &ve))
+                return cli_usage_error(VERB, "%s", errmsg_text(&ve));
+            snprintf(p.variant_text[p.n_variants++], sizeof p.variant_text[0], "%s", v);
         } else if (!strcmp(a, "--csv")) {
             p.csv_path = v;
         } else if (!strcmp(a, "--source")) {

@@ -311,6 +311,65 @@ static void test_bad_params(void **state)
     assert_non_null(strstr(errmsg_text(&e), "/nonexistent/checkpoint"));
 }
 
+/* Ablations (spec 6): the default variant (w_k 2, w_q 3, s_f 1/2) reproduces Salca's
+ * selections byte for byte under its own method id; other variants are recorded too. */
+static void test_ablation(void **state)
+{
+    (void)state;
+    struct salca_capture_params p;
+    base(&p, 1024, 2);
+    p.methods = 1u << SALCA_M_SALCA;
+    p.n_variants = 2;
+    snprintf(p.variant_text[0], sizeof p.variant_text[0], "w_k=2,w_q=3,s_f=0.5");
+    snprintf(p.variant_text[1], sizeof p.variant_text[1], "w_k=4,w_q=fp32,pool=1");
+    struct salca_capture_result r;
+    run(&p, "abl.atr", &r);
+    assert_true(r.m[SALCA_M_COUNT].run && r.m[SALCA_M_COUNT].id == 16);
+    assert_true(r.m[SALCA_M_COUNT].recall_mean == r.m[SALCA_M_SALCA].recall_mean);
+    char path[512], et[256];
+    snprintf(path, sizeof path, "%s/abl.atr", dir);
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open(&rd, path, NULL, et, sizeof et), 0);
+    const Acceltrace__TraceHeader *h = trace_reader_header(rd);
+    assert_int_equal(h->salca->n_methods, 3);
+    assert_int_equal(h->salca->methods[2]->id, 17);
+    assert_string_equal(h->salca->methods[2]->params, "w_k=4,w_q=fp32,pool=1");
+    Acceltrace__Record *rec, *prev = NULL;
+    struct trace_key key;
+    int n16 = 0, n17 = 0;
+    while (trace_reader_next(rd, &rec, &key) == 1) {
+        if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
+            trace_record_free(rec);
+            continue;
+        }
+        const Acceltrace__SalcaSelect *s = rec->salca_select;
+        if (s->method == 16) {
+            const Acceltrace__SalcaSelect *a = prev->salca_select;
+            assert_int_equal(a->method, 0);
+            assert_true(a->t == s->t && a->l == s->l && a->h == s->h);
+            assert_int_equal(a->sel.len, s->sel.len);
+            assert_memory_equal(a->sel.data, s->sel.data, s->sel.len);
+            assert_memory_equal(a->hist, s->hist, 256 * 4);
+            n16++;
+        }
+        n17 += s->method == 17;
+        if (prev)
+            trace_record_free(prev);
+        prev = rec;
+    }
+    if (prev)
+        trace_record_free(prev);
+    assert_int_equal(n16, 2 * 4 * 4);
+    assert_int_equal(n17, 2 * 4 * 4);
+    trace_reader_free(rd);
+    struct salca_variant v;
+    struct errmsg e = {0};
+    assert_int_equal(salca_variant_parse("w_k=5", 128, &v, &e), ERR_USAGE);
+    assert_int_equal(salca_variant_parse("s_f=0.3", 128, &v, &e), ERR_USAGE);
+    assert_int_equal(salca_variant_parse("s_f=0.25,w_q=fp32", 128, &v, &e), 0);
+    assert_true(v.r == 32 && v.w_q == 0 && v.w_k == 2);
+}
+
 /* Allocation failures at every point of a small capture: an error code, never a crash
  * (leaks show under `make asan`); finally a run without failure succeeds. */
 static void test_alloc_failures(void **state)
@@ -348,7 +407,7 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = {"a4syn.atr", "a4tiny.atr", "a4tiny32.atr", "contents.atr",
-                           "a14a.atr", "a14b.atr", "a19.atr", "needles.atr", "bad.atr"};
+                           "a14a.atr", "a14b.atr", "a19.atr", "needles.atr", "bad.atr", "abl.atr"};
     char path[512];
     for (size_t a = 0; a < sizeof names / sizeof names[0]; a++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[a]);
@@ -372,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_a19),
         cmocka_unit_test(test_needles),
         cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_ablation),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,6 +26,75 @@
      (1u << SALCA_M_FULL_FEAT) | (1u << SALCA_M_QUEST))
 #define MAX_NEEDLES 8
 
+/* Slot s runs in this capture: a selected built-in method or a configured variant. */
+static bool slot_on(const struct salca_capture_params *p, int s)
+{
+    if (s < SALCA_M_DENSE)
+        return (p->methods >> s) & 1u;
+    return s >= SALCA_M_COUNT && (uint32_t)(s - SALCA_M_COUNT) < p->n_variants;
+}
+
+/* Method id of slot s in the trace: the enum for built-ins, 16 + k for variant k. */
+static uint32_t slot_id(int s)
+{
+    return s < SALCA_M_COUNT ? (uint32_t)s : 16u + (uint32_t)(s - SALCA_M_COUNT);
+}
+
+static void slot_name(int s, char *out, size_t n)
+{
+    if (s < SALCA_M_COUNT)
+        snprintf(out, n, "%s", salca_method_name(s));
+    else
+        snprintf(out, n, "abl%u", slot_id(s));
+}
+
+int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
+                        struct errmsg *e)
+{
+    *v = (struct salca_variant){.w_k = 2, .w_q = 3, .r = d / 2};
+    char buf[128];
+    if (strlen(spec) >= sizeof buf)
+        return errmsg_set(e, ERR_USAGE, "ablation '%s' is too long", spec);
+    strcpy(buf, spec);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return errmsg_set(e, ERR_USAGE, "ablation item '%s' is not key=value", kv);
+        *eq = 0;
+        const char *key = kv, *val = eq + 1;
+        char *end;
+        unsigned long x = strtoul(val, &end, 10);
+        bool isnum = *val && !*end;
+        if (!strcmp(key, "w_k") && isnum && x >= 1 && x <= 4) {
+            v->w_k = (uint32_t)x;
+        } else if (!strcmp(key, "w_q") && !strcmp(val, "fp32")) {
+            v->w_q = 0;
+        } else if (!strcmp(key, "w_q") && isnum && x >= 2 && x <= 4) {
+            v->w_q = (uint32_t)x;
+        } else if (!strcmp(key, "pool") && isnum && x % 2 == 1 && x <= 1001) {
+            v->pool = (uint32_t)x;
+        } else if (!strcmp(key, "s_f") || !strcmp(key, "rho")) {
+            struct salca_ratio r;
+            if (salca_ratio_parse(val, &r) || r.num == 0 || r.num > r.den)
+                return errmsg_set(e, ERR_USAGE, "ablation %s '%s' must be a decimal in (0, 1]",
+                                  key, val);
+            if (!strcmp(key, "rho")) {
+                v->rho = r;
+            } else {
+                if (((uint64_t)d * r.num) % r.den)
+                    return errmsg_set(e, ERR_USAGE, "s_f %s times d = %u is not an integer",
+                                      val, d);
+                v->r = (uint32_t)((uint64_t)d * r.num / r.den);
+            }
+        } else {
+            return errmsg_set(e, ERR_USAGE, "bad ablation item '%s=%s' (w_k 1-4, w_q 2-4 or "
+                              "fp32, s_f, pool odd, rho)", key, val);
+        }
+    }
+    return 0;
+}
+
 void salca_capture_params_default(struct salca_capture_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -70,7 +139,9 @@ struct cap {
     struct salca_scratch *sc;       /* (threads) */
     struct thread_pool *pool;
     float *q;                       /* (L*H*d) queries of the step */
-    struct job_res *jr;             /* (L*H*SALCA_M_COUNT) */
+    struct job_res *jr;             /* (L*H*SALCA_NSLOT) */
+    uint8_t *vheavy;                /* (variants, L*G, 256) heavy channels per variant */
+    struct salca_variant var[SALCA_MAX_VARIANTS];
     const struct salca_span *needles[MAX_NEEDLES];
     uint32_t n_needles;
     int enc_err;
@@ -93,16 +164,24 @@ static uint32_t lower_bound(const uint32_t *idx, uint32_t m, uint32_t x)
 static void job_worker(void *ctx, size_t begin, size_t end, int worker)
 {
     struct cap *c = ctx;
-    struct salca_method_res res[SALCA_M_COUNT];
+    struct salca_method_res res[SALCA_M_COUNT], vres;
     for (size_t j = begin; j < end; j++) {
         uint32_t l = (uint32_t)(j / c->H), h = (uint32_t)(j % c->H);
         const struct salca_kv *kv = &c->kv[l * c->G + h * c->G / c->H];
-        salca_job(kv, c->q + j * c->d, &c->p->sel, c->p->methods, true, &c->sc[worker], res);
-        for (int m = 0; m < SALCA_M_DENSE; m++) {
-            if (!(c->p->methods & (1u << m)))
+        const float *q = c->q + j * c->d;
+        salca_job(kv, q, &c->p->sel, c->p->methods, true, &c->sc[worker], res);
+        for (int m = 0; m < SALCA_NSLOT; m++) {
+            if (!slot_on(c->p, m))
                 continue;
-            struct job_res *x = &c->jr[j * SALCA_M_COUNT + m];
-            const struct salca_method_res *y = &res[m];
+            struct job_res *x = &c->jr[j * SALCA_NSLOT + m];
+            const struct salca_method_res *y = &res[m < SALCA_M_COUNT ? m : 0];
+            if (m >= SALCA_M_COUNT) {
+                uint32_t vi = (uint32_t)(m - SALCA_M_COUNT), gi = l * c->G + h * c->G / c->H;
+                salca_variant_job(kv, c->vheavy + ((size_t)vi * c->L * c->G + gi) * 256, q,
+                                  &c->var[vi], &c->p->sel, true, &c->sc[worker],
+                                  &res[SALCA_M_DENSE], &vres);
+                y = &vres;
+            }
             x->K = y->K;
             x->T = y->T;
             x->count = y->count;
@@ -137,7 +216,7 @@ static void job_worker(void *ctx, size_t begin, size_t end, int worker)
 /* Substituted run of one method (spec 7, top-1 agreement): per-method stores. */
 struct subst {
     struct cap *c;
-    int method;
+    int method;                     /* slot */
     struct salca_kv *kv;            /* (L*G) this run's own decode-time cache */
 };
 
@@ -151,10 +230,19 @@ static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, co
         (void)salca_kv_append(&s->kv[l * c->G + g], k + (size_t)g * c->d,
                               v + (size_t)g * c->d);
     for (uint32_t h = 0; h < c->H; h++) {
-        const struct salca_kv *kv = &s->kv[l * c->G + h * c->G / c->H];
-        salca_job(kv, q + (size_t)h * c->d, &c->p->sel, 1u << s->method, false, &c->sc[0],
-                  res);
-        memcpy(out + (size_t)h * c->d, res[s->method].o, c->d * sizeof(float));
+        uint32_t gi = l * c->G + h * c->G / c->H;
+        const struct salca_kv *kv = &s->kv[gi];
+        const float *qh = q + (size_t)h * c->d;
+        if (s->method < SALCA_M_COUNT) {
+            salca_job(kv, qh, &c->p->sel, 1u << s->method, false, &c->sc[0], res);
+            memcpy(out + (size_t)h * c->d, res[s->method].o, c->d * sizeof(float));
+        } else {
+            struct salca_method_res vres;
+            uint32_t vi = (uint32_t)(s->method - SALCA_M_COUNT);
+            salca_variant_job(kv, c->vheavy + ((size_t)vi * c->L * c->G + gi) * 256, qh,
+                              &c->var[vi], &c->p->sel, false, &c->sc[0], NULL, &vres);
+            memcpy(out + (size_t)h * c->d, vres.o, c->d * sizeof(float));
+        }
     }
 }
 
@@ -260,7 +348,7 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
                             "%-10s %7s %8s %8s %8s %8s %9s %9s %6s %8s\n", "method", "jobs",
                             "recall", "rec_p5", "cosine", "cos_p5", "retention", "overshoot",
                             "top1", "needles");
-    for (int m = 0; m < SALCA_M_DENSE && off < cap; m++) {
+    for (int m = 0; m < SALCA_NSLOT && off < cap; m++) {
         const struct salca_capture_method *x = &res->m[m];
         if (!x->run)
             continue;
@@ -275,11 +363,13 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
             snprintf(nd, sizeof nd, "-");
         off += (size_t)snprintf(res->table + off, cap - off,
                                 "%-10s %7llu %8.4f %8.4f %8.4f %8.4f %8.3f%% %8.3f%% %6s %8s\n",
-                                salca_method_name(m), (unsigned long long)x->jobs,
+                                x->name, (unsigned long long)x->jobs,
                                 x->recall_mean, x->recall_p5, x->cosine_mean, x->cosine_p5,
                                 100 * x->retention_mean, 100 * x->overshoot_mean, top1, nd);
     }
-    (void)p;
+    for (uint32_t v = 0; v < p->n_variants && off < cap; v++)
+        off += (size_t)snprintf(res->table + off, cap - off, "abl%u: salca with %s\n", 16 + v,
+                                p->variant_text[v]);
 }
 
 /* Writes one CSV row per (sample, method, layer) and one "all" row per method (spec 7
@@ -298,8 +388,8 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
     }
     fprintf(f, "sample,task,method,layer,jobs,recall_mean,recall_median,recall_p5,"
                "cosine_mean,cosine_median,cosine_p5,retention_mean,overshoot_mean\n");
-    for (int m = 0; m < SALCA_M_DENSE; m++) {
-        if (!(p->methods & (1u << m)))
+    for (int m = 0; m < SALCA_NSLOT; m++) {
+        if (!slot_on(p, m))
             continue;
         for (int64_t l = 0; l <= (int64_t)c->L; l++) { /* l == L: every layer */
             uint64_t k = 0;
@@ -321,8 +411,10 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
                 snprintf(layer, sizeof layer, "%lld", (long long)l);
             else
                 snprintf(layer, sizeof layer, "all");
+            char name[16];
+            slot_name(m, name, sizeof name);
             fprintf(f, "%u,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
-                    p->sample, task->info->name, salca_method_name(m), layer,
+                    p->sample, task->info->name, name, layer,
                     (unsigned long long)k, rm, rmed, rp5, cm, cmed, cp5, k ? sr / k : 0,
                     k ? so / k : 0);
         }
@@ -343,13 +435,13 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     struct salca_source *src = NULL;
     struct nn_llama *model = NULL;
     struct trace_writer *w = NULL;
-    struct subst sub[SALCA_M_COUNT] = {{0}};
-    double *acc_recall[SALCA_M_COUNT] = {0}, *acc_cos[SALCA_M_COUNT] = {0};
-    double *acc_ret[SALCA_M_COUNT] = {0}, *acc_over[SALCA_M_COUNT] = {0};
-    double ret_sum[SALCA_M_COUNT] = {0}, over_sum[SALCA_M_COUNT] = {0};
-    uint64_t agree[SALCA_M_COUNT] = {0};
-    float cov_min[SALCA_M_COUNT][MAX_NEEDLES];
-    double cov_sum[SALCA_M_COUNT][MAX_NEEDLES] = {{0}};
+    struct subst sub[SALCA_NSLOT] = {{0}};
+    double *acc_recall[SALCA_NSLOT] = {0}, *acc_cos[SALCA_NSLOT] = {0};
+    double *acc_ret[SALCA_NSLOT] = {0}, *acc_over[SALCA_NSLOT] = {0};
+    double ret_sum[SALCA_NSLOT] = {0}, over_sum[SALCA_NSLOT] = {0};
+    uint64_t agree[SALCA_NSLOT] = {0};
+    float cov_min[SALCA_NSLOT][MAX_NEEDLES];
+    double cov_sum[SALCA_NSLOT][MAX_NEEDLES] = {{0}};
     uint64_t cov_n[MAX_NEEDLES] = {0};
     char *pj = NULL, *mj = NULL;
     uint32_t *sub_tokens = NULL;
@@ -432,10 +524,17 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         goto fail;
     }
 
+    if (p->n_variants > SALCA_MAX_VARIANTS) {
+        rc = errmsg_set(e, ERR_USAGE, "at most %d ablation variants", SALCA_MAX_VARIANTS);
+        goto fail;
+    }
+    for (uint32_t v = 0; v < p->n_variants; v++)
+        if ((rc = salca_variant_parse(p->variant_text[v], c.d, &c.var[v], e)))
+            goto fail;
     c.kv = mem_calloc((size_t)c.L * c.G, sizeof *c.kv);
     c.sc = mem_calloc(threads, sizeof *c.sc);
     c.q = mem_alloc((size_t)c.L * c.H * c.d * sizeof(float));
-    c.jr = mem_calloc((size_t)c.L * c.H * SALCA_M_COUNT, sizeof *c.jr);
+    c.jr = mem_calloc((size_t)c.L * c.H * SALCA_NSLOT, sizeof *c.jr);
     if (!c.kv || !c.sc || !c.q || !c.jr) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
@@ -458,13 +557,13 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     for (uint32_t a = 0; a < task.n_spans && c.n_needles < MAX_NEEDLES; a++)
         if (task.spans[a].kind == SALCA_SPAN_NEEDLE || task.spans[a].kind == SALCA_SPAN_KEY)
             c.needles[c.n_needles++] = &task.spans[a];
-    for (int m = 0; m < SALCA_M_COUNT; m++)
+    for (int m = 0; m < SALCA_NSLOT; m++)
         for (int a = 0; a < MAX_NEEDLES; a++)
             cov_min[m][a] = 1.0f;
 
     uint64_t total_jobs = (uint64_t)c.N * c.L * c.H;
-    for (int m = 0; m < SALCA_M_DENSE; m++)
-        if (p->methods & (1u << m)) {
+    for (int m = 0; m < SALCA_NSLOT; m++)
+        if (slot_on(p, m)) {
             acc_recall[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             acc_cos[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             acc_ret[m] = mem_alloc((total_jobs + 1) * sizeof(double));
@@ -480,6 +579,18 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     rc = salca_source_prefill(src, c.kv, &token, e);
     if (rc)
         goto fail;
+    /* ablation variants: their own heavy channels from the same prefill sums (spec 5.1) */
+    if (p->n_variants) {
+        c.vheavy = mem_calloc((size_t)p->n_variants * c.L * c.G, 256);
+        if (!c.vheavy) {
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (uint32_t v = 0; v < p->n_variants; v++)
+            for (uint32_t i = 0; i < c.L * c.G; i++)
+                salca_heavy_select(c.kv[i].chan_sum, c.d, c.var[v].r,
+                                   c.vheavy + ((size_t)v * c.L * c.G + i) * 256);
+    }
 
     /* header */
     pj = params_json(p, &task, c.N);
@@ -492,7 +603,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
         Acceltrace__SalcaHeader sh = ACCELTRACE__SALCA_HEADER__INIT;
         Acceltrace__SalcaSynthParams sy = ACCELTRACE__SALCA_SYNTH_PARAMS__INIT;
-        Acceltrace__SalcaMethodInfo mi[SALCA_M_COUNT], *mip[SALCA_M_COUNT];
+        Acceltrace__SalcaMethodInfo mi[SALCA_NSLOT], *mip[SALCA_NSLOT];
         Acceltrace__SalcaSpan *spans = mem_calloc(task.n_spans + 1, sizeof *spans);
         Acceltrace__SalcaSpan **spp = mem_calloc(task.n_spans + 1, sizeof *spp);
         if (!spans || !spp) {
@@ -547,13 +658,13 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         sh.truncated_tokens = task.truncated;
         sh.lost_spans = task.lost_spans;
         size_t nm = 0;
-        for (int m = 0; m < SALCA_M_DENSE; m++) {
-            if (!(p->methods & (1u << m)))
+        for (int m = 0; m < SALCA_NSLOT; m++) {
+            if (!slot_on(p, m))
                 continue;
             acceltrace__salca_method_info__init(&mi[nm]);
-            mi[nm].id = (uint32_t)m;
-            mi[nm].name = (char *)salca_method_name(m);
-            mi[nm].params = "";
+            mi[nm].id = slot_id(m);
+            mi[nm].name = (char *)(m < SALCA_M_COUNT ? salca_method_name(m) : "salca");
+            mi[nm].params = (char *)(m < SALCA_M_COUNT ? "" : p->variant_text[m - SALCA_M_COUNT]);
             mip[nm] = &mi[nm];
             nm++;
         }
@@ -632,13 +743,13 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
 
     /* substituted runs start from the dense prefill (spec 7) */
     if (subst_on) {
-        sub_tokens = mem_calloc(SALCA_M_COUNT, sizeof *sub_tokens);
+        sub_tokens = mem_calloc(SALCA_NSLOT, sizeof *sub_tokens);
         if (!sub_tokens) {
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto fail;
         }
-        for (int m = 0; m < SALCA_M_DENSE; m++) {
-            if (!(p->methods & (1u << m)))
+        for (int m = 0; m < SALCA_NSLOT; m++) {
+            if (!slot_on(p, m))
                 continue;
             sub[m].c = &c;
             sub[m].method = m;
@@ -678,16 +789,16 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         for (uint32_t l = 0; l < c.L && !rc; l++)
             for (uint32_t h = 0; h < c.H && !rc; h++) {
                 size_t j = (size_t)l * c.H + h;
-                for (int m = 0; m < SALCA_M_DENSE && !rc; m++) {
-                    if (!(p->methods & (1u << m)))
+                for (int m = 0; m < SALCA_NSLOT && !rc; m++) {
+                    if (!slot_on(p, m))
                         continue;
-                    struct job_res *x = &c.jr[j * SALCA_M_COUNT + m];
+                    struct job_res *x = &c.jr[j * SALCA_NSLOT + m];
                     Acceltrace__SalcaSelect s = ACCELTRACE__SALCA_SELECT__INIT;
                     s.t = t;
                     s.l = l;
                     s.h = h;
                     s.g = h * c.G / c.H;
-                    s.method = (uint32_t)m;
+                    s.method = slot_id(m);
                     s.n_ctx = n;
                     s.k = x->K;
                     s.threshold = x->T;
@@ -735,15 +846,15 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             break;
         if (subst_on) {
             Acceltrace__SalcaToken tk = ACCELTRACE__SALCA_TOKEN__INIT;
-            uint32_t ids[SALCA_M_COUNT], toks[SALCA_M_COUNT];
+            uint32_t ids[SALCA_NSLOT], toks[SALCA_NSLOT];
             size_t k = 0;
-            for (int m = 0; m < SALCA_M_DENSE && !rc; m++) {
-                if (!(p->methods & (1u << m)))
+            for (int m = 0; m < SALCA_NSLOT && !rc; m++) {
+                if (!slot_on(p, m))
                     continue;
                 /* teacher-forced: the dense input token, the method's own cache */
                 rc = nn_llama_decode(mdl, NULL, c.n0 + t, token, subst_hook, &sub[m], logits,
                                      e);
-                ids[k] = (uint32_t)m;
+                ids[k] = slot_id(m);
                 toks[k] = rc ? 0 : nn_llama_argmax(logits, mdl->cfg.V);
                 agree[m] += toks[k] == next;
                 k++;
@@ -787,13 +898,15 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             goto fail;
     }
     {
-        Acceltrace__SalcaMethodSummary ms[SALCA_M_COUNT], *msp[SALCA_M_COUNT];
+        Acceltrace__SalcaMethodSummary ms[SALCA_NSLOT], *msp[SALCA_NSLOT];
         size_t nm = 0;
-        for (int m = 0; m < SALCA_M_DENSE; m++) {
-            if (!(p->methods & (1u << m)))
+        for (int m = 0; m < SALCA_NSLOT; m++) {
+            if (!slot_on(p, m))
                 continue;
             struct salca_capture_method *x = &res->m[m];
             x->run = true;
+            x->id = slot_id(m);
+            slot_name(m, x->name, sizeof x->name);
             x->jobs = jobs_done;
             stats(acc_recall[m], jobs_done, &x->recall_mean, &x->recall_median,
                   &x->recall_p5);
@@ -817,8 +930,8 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                     x->span_coverage_min = cov_min[m][a];
             }
             acceltrace__salca_method_summary__init(&ms[nm]);
-            ms[nm].method = (uint32_t)m;
-            ms[nm].name = (char *)salca_method_name(m);
+            ms[nm].method = slot_id(m);
+            ms[nm].name = x->name;
             ms[nm].jobs = x->jobs;
             ms[nm].recall_mean = x->recall_mean;
             ms[nm].recall_median = x->recall_median;
@@ -861,7 +974,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
 
 fail:
     trace_writer_free(w);
-    for (int m = 0; m < SALCA_M_COUNT; m++) {
+    for (int m = 0; m < SALCA_NSLOT; m++) {
         if (sub[m].kv) {
             for (uint32_t i = 0; i < c.L * c.G; i++)
                 salca_kv_release(&sub[m].kv[i]);
@@ -880,9 +993,10 @@ fail:
         for (uint32_t i = 0; i < threads; i++)
             salca_scratch_release(&c.sc[i]);
     if (c.jr)
-        for (size_t i = 0; i < (size_t)c.L * c.H * SALCA_M_COUNT; i++)
+        for (size_t i = 0; i < (size_t)c.L * c.H * SALCA_NSLOT; i++)
             buf_release(&c.jr[i].sel);
     mem_free(c.kv);
+    mem_free(c.vheavy);
     mem_free(c.sc);
     mem_free(c.q);
     mem_free(c.jr);

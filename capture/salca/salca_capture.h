@@ -19,6 +19,11 @@
 #include "capture/salca/salca_source.h"
 #include "common/err.h"
 
+/* Ablation variants per run; they take method ids 16, 17, ... (spec 6). */
+#define SALCA_MAX_VARIANTS 8
+/* Result slots: the built-in methods (enum salca_method), then the variants. */
+#define SALCA_NSLOT (SALCA_M_COUNT + SALCA_MAX_VARIANTS)
+
 struct salca_capture_params {
     bool model;                     /* source: model (true) or synthetic */
     const char *checkpoint;         /* model checkpoint dir; NULL: built-in tiny */
@@ -33,6 +38,8 @@ struct salca_capture_params {
     char rho_text[32];              /* --retention as given */
     struct salca_sel_params sel;
     uint32_t methods;               /* mask of 1 << enum salca_method */
+    uint32_t n_variants;            /* ablation variants (<= SALCA_MAX_VARIANTS) */
+    char variant_text[SALCA_MAX_VARIANTS][64]; /* "w_k=4,w_q=fp32" (salca_variant_parse) */
     bool no_hist;
     bool top1;                      /* model: substituted runs for top-1 agreement */
     int threads;                    /* worker threads (>= 1) */
@@ -55,6 +62,8 @@ void salca_capture_params_default(struct salca_capture_params *p);
 /* Per-method aggregates (spec 7). */
 struct salca_capture_method {
     bool run;
+    uint32_t id;                    /* method id in the trace */
+    char name[16];                  /* "salca", ..., or "abl16" for variant id 16 */
     uint64_t jobs;
     double recall_mean, recall_median, recall_p5;
     double cosine_mean, cosine_median, cosine_p5;
@@ -67,12 +76,20 @@ struct salca_capture_method {
 };
 
 struct salca_capture_result {
-    struct salca_capture_method m[SALCA_M_COUNT];
+    struct salca_capture_method m[SALCA_NSLOT]; /* by slot: enum salca_method, then variants */
     uint32_t n0, steps, L, H, G, d;
     uint64_t n_raw, selects, sel_bytes;
     double wall_seconds;
     char table[4096];               /* printed summary table */
 };
+
+/*
+ * Parses an ablation spec "key=value,..." with keys w_k (1-4), w_q (2-4 or fp32), s_f
+ * (decimal, s_f * d channels), pool (odd) and rho (decimal in (0, 1]) into v, for head
+ * dimension d (r defaults to d/2, w_k 2, w_q 3). ERR_USAGE with a message on bad input.
+ */
+int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
+                        struct errmsg *e);
 
 /*
  * Runs the capture and writes out_path (via out_path.partial). 0 or a negative enum err

@@ -207,7 +207,9 @@ int salca_scratch_init(struct salca_scratch *sc, uint32_t n_max, uint32_t d, uin
     sc->lut = mem_alloc((size_t)((r + 3) / 4) * 256 * sizeof(int32_t));
     sc->qc = mem_alloc(r);
     sc->q8 = mem_alloc(d);
-    bool ok = sc->a && sc->s && sc->sp && sc->P && sc->tmp && sc->u && sc->a8 && sc->p8 &&
+    sc->vidx = mem_alloc(n * sizeof(uint32_t));
+    sc->vo = mem_alloc(d * sizeof(float));
+    bool ok = sc->vidx && sc->vo && sc->a && sc->s && sc->sp && sc->P && sc->tmp && sc->u && sc->a8 && sc->p8 &&
               sc->work && sc->mark && sc->lut && sc->qc && sc->q8;
     for (int m = 0; m < SALCA_M_COUNT && ok; m++) {
         sc->idx[m] = mem_alloc(n * sizeof(uint32_t));
@@ -236,6 +238,8 @@ void salca_scratch_release(struct salca_scratch *sc)
     mem_free(sc->lut);
     mem_free(sc->qc);
     mem_free(sc->q8);
+    mem_free(sc->vidx);
+    mem_free(sc->vo);
     for (int m = 0; m < SALCA_M_COUNT; m++) {
         mem_free(sc->idx[m]);
         mem_free(sc->o[m]);
@@ -377,4 +381,91 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
             both += mark[x->idx[a]];
         x->overlap = x->K ? (double)both / x->K : 0.0;
     }
+}
+
+void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
+                       const struct salca_variant *v, const struct salca_sel_params *p,
+                       bool metrics, struct salca_scratch *sc,
+                       const struct salca_method_res *dense, struct salca_method_res *out)
+{
+    uint32_t n = kv->n, d = kv->d, r = v->r;
+    memset(out, 0, sizeof *out);
+    out->idx = sc->vidx;
+    out->o = sc->vo;
+    /* query codes (spec 5.3 generalized to w_q bits; FP32 keeps q) */
+    float qf[256];
+    int32_t qi[256];
+    float sq = 1.0f;
+    int32_t Q = 0;
+    float Qf = 0.0f;
+    if (v->w_q) {
+        float lq = (float)((1u << (v->w_q - 1)) - 1), amax = 0.0f;
+        for (uint32_t m = 0; m < r; m++)
+            if (fabsf(q[heavy[m]]) > amax)
+                amax = fabsf(q[heavy[m]]);
+        sq = amax / lq;
+        for (uint32_t m = 0; m < r; m++) {
+            float c = sq == 0.0f ? 0.0f : floorf(q[heavy[m]] / sq + 0.5f);
+            qi[m] = c <= -lq ? -(int32_t)lq : c >= lq ? (int32_t)lq : (int32_t)c;
+            Q += qi[m];
+        }
+    } else {
+        for (uint32_t m = 0; m < r; m++) {
+            qf[m] = q[heavy[m]];
+            Qf += qf[m];
+        }
+    }
+    /* keys re-encoded with w_k bits (spec 5.2 generalized), relevance (spec 5.4) */
+    float lk = (float)((1u << v->w_k) - 1);
+    for (uint32_t i = 0; i < n; i++) {
+        const float *k = kv->k + (size_t)i * d;
+        float mn = k[heavy[0]], mx = mn;
+        for (uint32_t m = 1; m < r; m++) {
+            float x = k[heavy[m]];
+            if (x < mn)
+                mn = x;
+            if (x > mx)
+                mx = x;
+        }
+        float z = salca_fp16_round(mn), s = salca_fp16_round((mx - mn) / lk);
+        int32_t D = 0;
+        float Df = 0.0f;
+        for (uint32_t m = 0; m < r && s != 0.0f; m++) {
+            float c = floorf((k[heavy[m]] - z) / s + 0.5f);
+            int32_t ci = c <= 0.0f ? 0 : c >= lk ? (int32_t)lk : (int32_t)c;
+            if (v->w_q)
+                D += qi[m] * ci;
+            else
+                Df += qf[m] * (float)ci;
+        }
+        float a = v->w_q ? s * (float)D + z * (float)Q : s * Df + z * Qf;
+        sc->a[i] = salca_fp16_round(a);
+    }
+    float lo, hi;
+    salca_int8_scores(sc->a, n, sc->a8, &lo, &hi);
+    salca_maxpool_u8(sc->a8, n, v->pool ? v->pool : p->pool, sc->p8);
+    salca_histogram(sc->p8, n, out->hist);
+    out->has_hist = true;
+    struct salca_ratio rho = v->rho.num ? v->rho : p->rho;
+    uint32_t K;
+    if (p->k_mode == SALCA_K_DYNAMIC) {
+        double kappa = ((double)hi - (double)lo) * (double)sq / (255.0 * sqrt((double)d));
+        K = salca_k_dynamic(out->hist, n, kappa, p->p_mass, p->k_min);
+    } else {
+        K = salca_k_fixed(n, rho, p->k_min);
+    }
+    out->K = K;
+    out->T = salca_threshold(out->hist, n, K, p->cmp);
+    out->count = salca_filter(sc->p8, n, out->T, out->idx);
+    float sq8 = salca_int8_quant(q, d, sc->q8);
+    attend(kv, q, sq8, p, sc, out->idx, out->count, out->o);
+    if (!metrics)
+        return;
+    out->recall = salca_recall(sc->P, out->idx, out->count);
+    out->cosine = salca_cosine(out->o, dense->o, d);
+    out->runs = salca_runs(out->idx, out->count);
+    uint32_t both = 0;
+    for (uint32_t a = 0; a < out->count; a++)
+        both += sc->mark[out->idx[a]];
+    out->overlap = K ? (double)both / K : 0.0;
 }

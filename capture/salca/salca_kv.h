@@ -104,6 +104,8 @@ struct salca_method_res {
 /* Per-worker arrays sized for n_max tokens. */
 struct salca_scratch {
     uint32_t n_max, d, r;
+    uint32_t *vidx;             /* (n_max) selection of an ablation variant */
+    float *vo;                  /* (d) its attention output */
     float *a, *s, *sp, *P, *tmp, *u;
     uint8_t *a8, *p8;
     uint32_t *work, *mark;
@@ -127,5 +129,31 @@ void salca_scratch_release(struct salca_scratch *sc);
 void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel_params *p,
                uint32_t mask, bool metrics, struct salca_scratch *sc,
                struct salca_method_res res[SALCA_M_COUNT]);
+
+/*
+ * An ablation variant of Salca (spec 6: w_k, w_q, s_f, w, rho), run with its own method id.
+ * Keys are re-encoded from the FP32 cache with w_k-bit asymmetric codes (levels 0..2^w_k - 1,
+ * s = fp16((max - min)/(2^w_k - 1))) over the variant's r heavy channels; the query uses
+ * w_q-bit symmetric codes (levels +-(2^(w_q-1) - 1)) or FP32 (w_q = 0). With w_k 2, w_q 3
+ * and r = d/2 the variant reproduces Salca bit for bit.
+ */
+struct salca_variant {
+    uint32_t w_k;               /* key bits, 1..4 */
+    uint32_t w_q;               /* query bits, 2..4; 0 = FP32 */
+    uint32_t r;                 /* heavy channels (s_f * d) */
+    uint32_t pool;              /* max-pool width; 0 = the run's */
+    struct salca_ratio rho;     /* retention; num 0 = the run's */
+};
+
+/*
+ * Runs variant v for query q on the store; heavy = the variant's r heavy channels
+ * (salca_heavy_select on kv->chan_sum). With metrics, `dense` must be the Dense result of
+ * salca_job on the same query and scratch just before (P, the Std_TopK marks and the dense
+ * output are reused). out->idx and out->o point into the scratch (vidx, vo).
+ */
+void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
+                       const struct salca_variant *v, const struct salca_sel_params *p,
+                       bool metrics, struct salca_scratch *sc,
+                       const struct salca_method_res *dense, struct salca_method_res *out);
 
 #endif
