@@ -43,9 +43,37 @@ void kura_drift_release(struct kura_drift *dr)
     memset(dr, 0, sizeof *dr);
 }
 
+/* Element-wise passes split over the pool (they are a third of a fixed evaluation). */
+struct ew_ctx {
+    const double *theta;
+    int16_t *q;
+    const int32_t *d;
+    double *u;
+};
+
+static void ew_quantize(void *vctx, size_t b, size_t e, int worker)
+{
+    (void)worker;
+    struct ew_ctx *x = vctx;
+    kura_quantize_map(x->theta + b, e - b, x->q + b);
+}
+
+static void ew_scale(void *vctx, size_t b, size_t e, int worker)
+{
+    (void)worker;
+    struct ew_ctx *x = vctx;
+    const double scale = M_PI / 2147483648.0; /* d in units of pi 2^-31 rad */
+    for (size_t i = b; i < e; i++)
+        x->u[i] = x->d[i] * scale;
+}
+
 void kura_drift_quantize(struct kura_drift *dr, const double *theta)
 {
-    kura_quantize_map(theta, dr->n, dr->q);
+    struct ew_ctx x = {theta, dr->q, NULL, NULL};
+    if (dr->pool)
+        pool_for(dr->pool, dr->n, ew_quantize, &x);
+    else
+        ew_quantize(&x, 0, dr->n, 0);
 }
 
 /* Fixed drift on dr->q; fills u_q and d. */
@@ -74,8 +102,11 @@ int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_
             return rc;
     }
     if (mode == KURA_DRIFT_FIXED) {
-        for (size_t i = 0; i < dr->n; i++)
-            u[i] = dr->d[i] * scale;
+        struct ew_ctx x = {NULL, NULL, dr->d, u};
+        if (dr->pool)
+            pool_for(dr->pool, dr->n, ew_scale, &x);
+        else
+            ew_scale(&x, 0, dr->n, 0);
     } else {
         kura_float_drift_direct(theta, dr->h, dr->w, k, kref, psi_ref, u, dr->pool);
     }
