@@ -84,8 +84,10 @@ static void test_a4_tiny(void **state)
     check_all_tokens(&r);
     p.sel.attn_fp32 = true;
     run(&p, "a4tiny32.atr", &r);
-    for (int m = 0; m < SALCA_M_DENSE; m++)
+    for (int m = 0; m < SALCA_M_DENSE; m++) {
         assert_true(r.m[m].top1 == 1.0);
+        assert_true(r.m[m].logit_diff >= 0 && r.m[m].logit_diff <= 1e-4); /* A20 */
+    }
 }
 
 /* Reads a trace back: header, one prefill per (l, g), selections that decode to |S|

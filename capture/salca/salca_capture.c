@@ -440,6 +440,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     double *acc_ret[SALCA_NSLOT] = {0}, *acc_over[SALCA_NSLOT] = {0};
     double ret_sum[SALCA_NSLOT] = {0}, over_sum[SALCA_NSLOT] = {0};
     uint64_t agree[SALCA_NSLOT] = {0};
+    double ldiff[SALCA_NSLOT] = {0};
     float cov_min[SALCA_NSLOT][MAX_NEEDLES];
     double cov_sum[SALCA_NSLOT][MAX_NEEDLES] = {{0}};
     uint64_t cov_n[MAX_NEEDLES] = {0};
@@ -856,6 +857,14 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                                      e);
                 ids[k] = slot_id(m);
                 toks[k] = rc ? 0 : nn_llama_argmax(logits, mdl->cfg.V);
+                const float *dl = salca_source_logits(src);
+                double md = 0, mx = 0;
+                for (uint32_t i = 0; i < mdl->cfg.V && !rc; i++) {
+                    md = fmax(md, fabs((double)logits[i] - dl[i]));
+                    mx = fmax(mx, fabs((double)dl[i]));
+                }
+                if (mx > 0 && md / mx > ldiff[m])
+                    ldiff[m] = md / mx;
                 agree[m] += toks[k] == next;
                 k++;
             }
@@ -916,6 +925,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             x->retention_mean = jobs_done ? ret_sum[m] / jobs_done : 0;
             x->overshoot_mean = jobs_done ? over_sum[m] / jobs_done : 0;
             x->top1 = subst_on && c.N ? (double)agree[m] / c.N : -1.0;
+            x->logit_diff = subst_on ? ldiff[m] : -1.0;
             x->spans_total = c.n_needles;
             x->span_coverage_min = 1.0;
             x->span_mass_mean = 1.0;

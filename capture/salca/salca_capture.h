@@ -70,6 +70,7 @@ struct salca_capture_method {
     double recall_min, cosine_min;
     double retention_mean, overshoot_mean;
     double top1;                    /* -1 without substituted runs */
+    double logit_diff;              /* max |logit - dense logit| / max |dense logit| */
     uint32_t spans_total, spans_recalled;
     double span_coverage_min;       /* smallest share of a needle span's dense mass kept */
     double span_mass_mean;          /* smallest per-span mean share (the recall criterion) */

@@ -226,6 +226,11 @@ void salca_source_dims(const struct salca_source *s, uint32_t *L, uint32_t *H, u
     *d = s->d;
 }
 
+const float *salca_source_logits(const struct salca_source *s)
+{
+    return s->model_src ? s->logits : NULL;
+}
+
 const struct nn_llama *salca_source_model(const struct salca_source *s)
 {
     return s->model_src ? s->model : NULL;

@@ -65,6 +65,9 @@ void salca_source_free(struct salca_source *s);
 void salca_source_dims(const struct salca_source *s, uint32_t *L, uint32_t *H, uint32_t *G,
                        uint32_t *d);
 
+/* Dense logits of the last prefill or step (model source; V floats), else NULL. */
+const float *salca_source_logits(const struct salca_source *s);
+
 /* The model of a model source, else NULL. */
 const struct nn_llama *salca_source_model(const struct salca_source *s);
 
