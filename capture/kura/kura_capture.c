@@ -519,7 +519,7 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
     size_t n = p->h * p->w;
     r.n = n;
     int nthreads = p->threads > 0 ? p->threads : threads_default();
-    if (nthreads > 1 && n >= 256 * 256) /* small maps: threads cost more than they save */
+    if (nthreads > 1 && n >= 64 * 64) /* tiny maps: threads cost more than they save */
         r.pool = pool_new(nthreads);
     if (p->score == KURA_SCORE_NET) {
         rc = kura_net_load(&r.net, p->weights_path, T, e);
