@@ -61,7 +61,7 @@ static void test_k9_generators(void **state)
             struct kura_result res;
             uint8_t d[32];
             run(&p, &res, d, NULL);
-            printf("K9 t100 %-11s start=%-8s MAE %.5f (<= 0.030558)\n", gens[g],
+            printf("K9 t100 %-11s start=%-8s MAE %.7f (<= 0.030558)\n", gens[g],
                    start ? "forward" : "vonmises", res.recon_mae);
             assert_true(res.recon_mae <= 0.030558);
             kura_result_release(&res);
