@@ -143,17 +143,18 @@ int main(int argc, char **argv)
     struct thread_pool *p2 = pool_new(2);
     const char *names[3] = {"fixed", "float", "direct"};
     double rate[3][2], cs[3][2], cpu[3][2];
-    printf("map %zux%zu, best of %d\n", n_side, n_side, reps);
+    printf("bench_kura: map %zux%zu, best of %d\n", n_side, n_side, reps);
     for (int m = 0; m < 3; m++) {
         int rp = m == M_DIRECT ? 1 : reps;
         rate[m][0] = run((enum mode)m, theta, n_side, NULL, rp, u, &cs[m][0], &cpu[m][0]);
         rate[m][1] = run((enum mode)m, theta, n_side, p2, rp, u, &cs[m][1], &cpu[m][1]);
-        printf("%-6s 1 thread %8.2f evals/s (cpu %8.2f, %7.1f Mpx/s)  2 threads %8.2f evals/s  "
+        printf("bench_kura: %-6s 1 thread %8.2f evals/s (cpu %8.2f, %7.1f Mpx/s)  2 threads %8.2f "
+               "evals/s  "
                "speedup %.2fx  checksum %.12g\n",
                names[m], rate[m][0], cpu[m][0], cpu[m][0] * n / 1e6, rate[m][1],
                rate[m][1] / rate[m][0], cs[m][0]);
         if (cs[m][0] != cs[m][1])
-            printf("  warning: thread counts gave different sums\n");
+            printf("bench_kura: warning: thread counts gave different sums\n");
     }
     pool_free(p2);
     if (peer) {
@@ -163,12 +164,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_kura: no peer figures in '%s'\n", peer);
             return 1;
         }
-        printf("numpy direct %.3f evals/cpu-s, numpy box sums %.3f evals/cpu-s (peer checksums: "
+        printf("bench_kura: numpy direct %.3f evals/cpu-s, numpy box sums %.3f evals/cpu-s (peer "
+               "checksums: "
                "direct %.12g, box %.12g)\n",
                pd, pb, peer_value(peer, "direct_checksum"), peer_value(peer, "box_checksum"));
         for (int m = 0; m < 2; m++) {
             double best = cpu[m][0]; /* one thread, CPU time, like the peer */
-            printf("%-6s 1 thread vs numpy direct %.1fx (target >= 20x %s), vs numpy box %.1fx "
+            printf("bench_kura: %-6s 1 thread vs numpy direct %.1fx (target >= 20x %s), vs numpy "
+                   "box %.1fx "
                    "(target >= 3x %s), 2 threads %.2fx (target >= 1.8x %s)\n",
                    names[m], best / pd, best / pd >= 20 ? "met" : "MISSED", best / pb,
                    best / pb >= 3 ? "met" : "MISSED", rate[m][1] / rate[m][0],
