@@ -24,4 +24,6 @@ if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",kura,"* ]] && [ -x "$BUILD/b
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",salca,"* ]] && [ -x "$BUILD/bench/bench_salca" ]; then echo "== salca_topk_numpy"; /usr/bin/python3 bench/peers/salca_topk_numpy.py --vs "$BUILD/bench/bench_salca" || status=1; fi
 # DiSC DiT forward (tiny, N = 1024) vs the PyTorch peer on the same weights and threads (target >= 1.0x; max diff <= 1e-4).
 if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",disc,"* ]] && [ -x "$BUILD/bench/bench_disc" ]; then echo "== disc_torch"; d=$(mktemp -d); th=${ACCELTRACE_THREADS:-$(nproc)}; { c=$("$BUILD/bench/bench_disc" --forward-only --threads "$th" --dump "$d" | sed -n 's/.*forward N=.*: \([0-9.]*\) s$/\1/p') && /usr/bin/python3 bench/peers/dit_torch.py "$d" --threads "$th" --c-seconds "$c"; } || status=1; rm -rf "$d"; fi
+# Salca Llama decoder vs an independent PyTorch forward on the same tiny checkpoint (logits within 1e-4; speed ratio).
+if [[ -z "${BENCH_ONLY:-}" || ",$BENCH_ONLY," == *",salca_llama,"* ]] && [ -x "$BUILD/bench/bench_salca_llama" ]; then echo "== salca_llama_torch"; d=$(mktemp -d); /usr/bin/python3 bench/peers/salca_llama_torch.py "$d" --vs "$BUILD/bench/bench_salca_llama" || status=1; rm -rf "$d"; fi
 exit $status
