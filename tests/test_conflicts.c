@@ -21,6 +21,7 @@
 
 #include "analysis/conflicts.h"
 #include "common/buf.h"
+#include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
 #include "traces/trace_reader.h"
@@ -376,6 +377,41 @@ static void test_paper_neighbourhood(void **state)
     }
 }
 
+/* Allocation failures anywhere in new/add end in ERR_NOMEM, never a crash or a leak
+ * (the ASan build checks leaks). Failing the k-th and every later allocation, k grows until
+ * the run needs fewer than k allocations and succeeds. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    static uint32_t idx[4096];
+    size_t cnt;
+    assert_int_equal(conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, 4096, 0.05, 1, 0, 0, idx, &cnt), 0);
+    int ok = 0, failed = 0;
+    for (long k = 1; k < 100000 && ok == 0; k++) {
+        struct conflicts_opts o;
+        conflicts_opts_default(&o);
+        o.per_job = true;
+        struct conflicts *c = NULL;
+        struct errmsg e = {0};
+        mem_fail_after(k);
+        int rc = conflicts_new(&c, &o, &e);
+        if (rc == 0)
+            rc = conflicts_add_job(c, "g", 0, 0, idx, cnt);
+        if (rc == 0)
+            rc = conflicts_add_job(c, "h", 1, 2, idx, cnt);
+        mem_fail_after(0);
+        if (rc == 0)
+            ok++;
+        else {
+            assert_int_equal(rc, ERR_NOMEM);
+            failed++;
+        }
+        conflicts_free(c);
+    }
+    printf("allocation failures: %d failed cleanly, %d succeeded\n", failed, ok);
+    assert_true(failed > 0 && ok > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_synth),
         cmocka_unit_test(test_trace_round_trip),
         cmocka_unit_test(test_paper_neighbourhood),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
