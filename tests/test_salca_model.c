@@ -501,6 +501,60 @@ static void test_configs_and_engine(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Allocation failures in new/prepare/consume/finish end in ERR_NOMEM, never a crash or a
+ * leak (ASan build); k grows until the run needs fewer than k allocations. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    struct recs rs = {0};
+    static uint32_t idx[4096];
+    for (uint32_t t = 0; t < 3; t++)
+        for (uint32_t l = 0; l < 2; l++)
+            for (uint32_t h = 0; h < 2; h++) {
+                size_t cnt;
+                assert_int_equal(salca_synth_selection(1, 4096, 0.05, 5, l, h, idx, &cnt), 0);
+                add_select(&rs, t, l, h, 0, 4096, idx, cnt);
+            }
+    const struct model_ops *m = model_registry_find("salca");
+    struct hw_config *cfg = NULL;
+    struct errmsg e = {0};
+    assert_int_equal(hw_config_parse(&cfg, "{\"model\": \"salca\", \"retention\": 0.1}", "t",
+                                     m->schema, &e), 0);
+    int ok = 0, failed = 0;
+    for (long k = 1; k < 100000 && ok == 0; k++) {
+        struct model_result *res = model_result_new();
+        assert_non_null(res);
+        void *st = NULL;
+        struct model_env env = {0};
+        mem_fail_after(k);
+        int rc = m->new(&st, cfg, &env, &e);
+        for (size_t i = 0; i < rs.n && rc == 0; i++) {
+            struct model_record mr = {rs.r[i], NULL, i};
+            void *aux = NULL;
+            rc = m->prepare(NULL, &mr, &aux, &e);
+            mr.aux = aux;
+            if (rc == 0)
+                rc = m->consume(st, &mr, &e);
+            m->aux_free(NULL, aux);
+        }
+        if (rc == 0)
+            rc = m->finish(st, res, &e);
+        mem_fail_after(0);
+        if (rc == 0) {
+            ok++;
+        } else {
+            assert_int_equal(rc, ERR_NOMEM);
+            failed++;
+        }
+        m->free(st);
+        model_result_free(res);
+    }
+    printf("allocation failures: %d failed cleanly, %d succeeded\n", failed, ok);
+    assert_true(failed > 0 && ok == 1);
+    hw_config_free(cfg);
+    recs_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_a17_matches_analytic),
         cmocka_unit_test(test_model_records),
         cmocka_unit_test(test_configs_and_engine),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
