@@ -678,7 +678,7 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
 {
     int rc = 0;
     double x[CONFLICTS_OCC_BINS > MAX_P_ISS ? CONFLICTS_OCC_BINS : MAX_P_ISS];
-    static double y[MAX_P_ISS];
+    double y[MAX_P_ISS];
     /* 1. occupancy: batch, in-order D_f, window 128 (or the largest window) [spec 12.1]. */
     struct plot *p = plot_new("conflict_occupancy", PLOT_LINE);
     if (!p)
