@@ -519,9 +519,10 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                         p->mem_limit_bytes / 1073741824.0);
         goto fail;
     }
-    if (c.cap_tokens > (mdl ? mdl->cfg.max_pos : 65536u) + 1u) {
-        rc = errmsg_set(e, ERR_USAGE, "context of %u tokens exceeds the maximum position %u",
-                        c.cap_tokens - 1, mdl ? mdl->cfg.max_pos : 65536u);
+    /* the model's position limit (tiny: 65536, spec 3.2); the synthetic source has none */
+    if (mdl && c.cap_tokens > mdl->cfg.max_pos + 1u) {
+        rc = errmsg_set(e, ERR_USAGE, "context of %u tokens exceeds the model's maximum "
+                        "position %u", c.cap_tokens - 1, mdl->cfg.max_pos);
         goto fail;
     }
 
