@@ -68,7 +68,8 @@ struct dit_state {
     int n_batch;
     bool ctr, st;
     size_t words;
-    float *cache_sa, *cache_ca, *cache_ff; /* (L, B, N, d) with CTR; else (2?, B, N, d) */
+    /* (L, B, N, d) each with CTR; (2, B, N, d) without (sa/ca use the first) */
+    float *cache_sa, *cache_ca, *cache_ff;
     uint64_t *masks;                       /* (B, L, h, N, words) */
     const struct dit_config *cfg;
 };
@@ -956,7 +957,7 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
 
     /* Timestep embedding and adaLN-single (spec 2.2). */
-    float temb[256], h1[4096];
+    float temb[256], h1[4096]; /* d <= 1152 for every config of dit_config_get */
     timestep_embedding(f->t, temb);
     nn_linear(temb, 1, 256, 256, m->t1_w, m->t1_b, d, h1, d);
     nn_silu(h1, (size_t)d);
