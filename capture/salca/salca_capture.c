@@ -440,7 +440,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
     double *acc_ret[SALCA_NSLOT] = {0}, *acc_over[SALCA_NSLOT] = {0};
     double ret_sum[SALCA_NSLOT] = {0}, over_sum[SALCA_NSLOT] = {0};
     uint64_t agree[SALCA_NSLOT] = {0};
-    double ldiff[SALCA_NSLOT] = {0};
+    double ldiff[SALCA_NSLOT] = {0}, runlen_sum[SALCA_NSLOT] = {0};
     float cov_min[SALCA_NSLOT][MAX_NEEDLES];
     double cov_sum[SALCA_NSLOT][MAX_NEEDLES] = {{0}};
     uint64_t cov_n[MAX_NEEDLES] = {0};
@@ -831,6 +831,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                     ret_sum[m] += (double)x->count / n;
                     over_sum[m] += ((double)x->count - x->K) / n;
                     acc_ret[m][jobs_done] = (double)x->count / n;
+                    runlen_sum[m] += x->runs ? (double)x->count / x->runs : 0.0;
                     acc_over[m][jobs_done] = ((double)x->count - x->K) / n;
                     bool counted = mdl || l >= p->synth.early_layers;
                     for (uint32_t a = 0; a < c.n_needles && counted; a++) {
@@ -955,6 +956,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             ms[nm].top1_agreement = x->top1;
             ms[nm].spans_total = x->spans_total;
             ms[nm].spans_recalled = x->spans_recalled;
+            ms[nm].runs_mean_len = jobs_done ? runlen_sum[m] / jobs_done : 0.0;
             msp[nm] = &ms[nm];
             nm++;
         }
