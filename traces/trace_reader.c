@@ -304,8 +304,12 @@ static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const ch
     return 0;
 }
 
-/* Checks the crc, decompresses and unpacks j (thread-safe given its own dctx). */
-static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
+/*
+ * Checks the crc and decompresses j (thread-safe given its own dctx). Unpacking is left
+ * to unpack_job on the consumer's thread, so records are allocated and freed by the same
+ * thread (malloc arenas of worker threads otherwise trim and fault on every frame).
+ */
+static int decompress_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
 {
     const struct trace_frame_info *fi = &j->fi;
     if (crc32c_update(0, j->stored.data, j->stored.len) != j->crc)
@@ -351,6 +355,13 @@ static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *nam
         }
     }
     j->fi.raw_bytes = j->raw_len;
+    return j->rc = 0;
+}
+
+/* Unpacks the decompressed payload of j into j->rec under the allocation budget. */
+static int unpack_job(struct job *j, uint64_t cap, const char *name)
+{
+    const struct trace_frame_info *fi = &j->fi;
     /* protobuf-c needs a few times the wire bytes while unpacking: 4-byte ints from
      * 1-byte varints, a 32-byte scan entry per occurrence of a field (2 bytes on the wire
      * for a small unpacked repeated value) in slabs that double. The budget on live bytes
@@ -374,6 +385,14 @@ static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *nam
                                  "record type mismatch (frame header %u, record %u)", fi->type,
                                  (unsigned)j->rec->body_case);
     return j->rc = 0;
+}
+
+/* decompress_job + unpack_job. */
+static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
+{
+    if (decompress_job(j, d, cap, name))
+        return j->rc;
+    return unpack_job(j, cap, name);
 }
 
 /* ---- index ---- */
@@ -564,7 +583,8 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
         goto fail;
     }
     r->n_dctx = r->opts.threads;
-    r->batch = r->opts.threads > 1 ? (size_t)r->opts.threads * 4 : 1;
+    /* batches long enough that waking the workers is amortized on a busy machine */
+    r->batch = r->opts.threads > 1 ? (size_t)r->opts.threads * 32 : 1;
     r->dctx = mem_calloc((size_t)r->n_dctx, sizeof *r->dctx);
     r->jobs = mem_calloc(r->batch, sizeof *r->jobs);
     if (!r->dctx || !r->jobs) {
@@ -697,7 +717,7 @@ static void decode_range(void *ctx, size_t begin, size_t end, int worker)
 {
     struct trace_reader *r = ((struct decode_ctx *)ctx)->r;
     for (size_t i = begin; i < end; i++)
-        decode_job(&r->jobs[i], r->dctx[worker], r->opts.max_record_bytes, r->name);
+        decompress_job(&r->jobs[i], r->dctx[worker], r->opts.max_record_bytes, r->name);
 }
 
 /* Reads the next batch of frames and decodes them. */
@@ -744,7 +764,7 @@ static void fill_batch(struct trace_reader *r)
         pool_for(r->pool, r->n_jobs, decode_range, &c);
     } else {
         for (size_t i = 0; i < r->n_jobs; i++)
-            decode_job(&r->jobs[i], r->dctx[0], r->opts.max_record_bytes, r->name);
+            decompress_job(&r->jobs[i], r->dctx[0], r->opts.max_record_bytes, r->name);
     }
 }
 
@@ -770,6 +790,8 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
         }
     }
     struct job *j = &r->jobs[r->job_next++];
+    if (!j->rc)
+        unpack_job(j, r->opts.max_record_bytes, r->name);
     if (j->rc) {
         r->err = j->err;
         /* the intact prefix ends before this frame */
