@@ -218,6 +218,35 @@ struct fixed_ctx {
     bool *overflow; /* per worker */
 };
 
+/* sin_q, cos_q of one row by one gather per code (restrict: vectorizable). */
+static inline void lookup_row(size_t w, const uint32_t *restrict tab, const int16_t *restrict qr,
+                              int32_t *restrict sq, int32_t *restrict cq)
+{
+    for (size_t c = 0; c < w; c++) {
+        uint32_t v = tab[(uint16_t)qr[c]];
+        sq[c] = (int16_t)(uint16_t)(v >> 16);
+        cq[c] = (int16_t)(uint16_t)(v & 0xFFFFu);
+    }
+}
+
+/* Periodic horizontal 5-sums of one row: plain interior (vectorizable), wrapped edges. */
+static inline void hsum_row(size_t w, const int32_t *restrict v, int32_t *restrict out)
+{
+    size_t lo = w >= 5 ? 2 : w, hi = w >= 5 ? w - 2 : w;
+    for (size_t c = lo; c < hi; c++)
+        out[c] = v[c - 2] + v[c - 1] + v[c] + v[c + 1] + v[c + 2];
+    for (size_t c = 0; c < w; c++) {
+        if (c == lo && lo < hi)
+            c = hi; /* skip the interior */
+        if (c >= w)
+            break;
+        int32_t acc = 0;
+        for (size_t k = 0; k < 5; k++)
+            acc += v[(c + 3 * w + k - 2) % w];
+        out[c] = acc;
+    }
+}
+
 /* Fills ring slot `slot` with image row j (periodic): sin_q, cos_q, horizontal 5-sums. */
 KURA_HOT static void fixed_row(const struct fixed_ctx *x, int32_t *base, long long j, size_t slot)
 {
@@ -226,25 +255,9 @@ KURA_HOT static void fixed_row(const struct fixed_ctx *x, int32_t *base, long lo
     size_t r = (size_t)(((j % (long long)h) + (long long)h) % (long long)h);
     int32_t *sq = base + slot * w, *cq = base + (5 + slot) * w;
     int32_t *hs = base + (10 + slot) * w, *hc = base + (15 + slot) * w;
-    int32_t *ps = base + 20 * w, *pc = ps + w + 4;
-    const int16_t *qr = x->q + r * w;
-    for (size_t c = 0; c < w; c++) {
-        uint32_t v = tab[(uint16_t)qr[c]];
-        sq[c] = (int16_t)(uint16_t)(v >> 16);
-        cq[c] = (int16_t)(uint16_t)(v & 0xFFFFu);
-    }
-    /* padded row ps[k] = sq[(k - 2) mod w]: a plain copy plus 4 wrapped entries */
-    memcpy(ps + 2, sq, w * sizeof *ps);
-    memcpy(pc + 2, cq, w * sizeof *pc);
-    for (size_t k = 0; k < 4; k++) {
-        size_t kk = k < 2 ? k : w + k, c = (kk + 3 * w - 2) % w;
-        ps[kk] = sq[c];
-        pc[kk] = cq[c];
-    }
-    for (size_t c = 0; c < w; c++) {
-        hs[c] = ps[c] + ps[c + 1] + ps[c + 2] + ps[c + 3] + ps[c + 4];
-        hc[c] = pc[c] + pc[c + 1] + pc[c + 2] + pc[c + 3] + pc[c + 4];
-    }
+    lookup_row(w, tab, x->q + r * w, sq, cq);
+    hsum_row(w, sq, hs);
+    hsum_row(w, cq, hc);
 }
 
 /*

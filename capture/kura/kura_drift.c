@@ -226,6 +226,25 @@ struct box_ctx {
     double *u;
 };
 
+/* Periodic horizontal 5-sums of one row: plain interior (vectorizable), wrapped edges;
+ * every entry adds its five terms left to right. */
+static inline void hsum_row(size_t w, const double *restrict v, double *restrict out)
+{
+    size_t lo = w >= 5 ? 2 : w, hi = w >= 5 ? w - 2 : w;
+    for (size_t c = lo; c < hi; c++)
+        out[c] = v[c - 2] + v[c - 1] + v[c] + v[c + 1] + v[c + 2];
+    for (size_t c = 0; c < w; c++) {
+        if (c == lo && lo < hi)
+            c = hi; /* skip the interior */
+        if (c >= w)
+            break;
+        double acc = v[(c + 3 * w - 2) % w];
+        for (size_t k = 1; k < 5; k++)
+            acc += v[(c + 3 * w + k - 2) % w];
+        out[c] = acc;
+    }
+}
+
 KURA_HOT static void box_row(const struct box_ctx *x, double *base, long long j, size_t slot)
 {
     size_t h = x->h, w = x->w;
@@ -233,25 +252,14 @@ KURA_HOT static void box_row(const struct box_ctx *x, double *base, long long j,
     const double *t = x->theta + r * w;
     double *sn = base + slot * w, *cs = base + (5 + slot) * w;
     double *hs = base + (10 + slot) * w, *hc = base + (15 + slot) * w;
-    double *ps = base + 20 * w, *pc = ps + w + 4;
     if (fast_sincos_n(w, t, sn, cs) > 0)
         for (size_t c = 0; c < w; c++)
             if (!(fabs(t[c]) < 823549.6)) {
                 sn[c] = sin(t[c]);
                 cs[c] = cos(t[c]);
             }
-    /* padded row ps[k] = sn[(k - 2) mod w]: a plain copy plus 4 wrapped entries */
-    memcpy(ps + 2, sn, w * sizeof *ps);
-    memcpy(pc + 2, cs, w * sizeof *pc);
-    for (size_t k = 0; k < 4; k++) {
-        size_t kk = k < 2 ? k : w + k, c = (kk + 3 * w - 2) % w;
-        ps[kk] = sn[c];
-        pc[kk] = cs[c];
-    }
-    for (size_t c = 0; c < w; c++) {
-        hs[c] = ps[c] + ps[c + 1] + ps[c + 2] + ps[c + 3] + ps[c + 4];
-        hc[c] = pc[c] + pc[c + 1] + pc[c + 2] + pc[c + 3] + pc[c + 4];
-    }
+    hsum_row(w, sn, hs);
+    hsum_row(w, cs, hc);
 }
 
 static void box_rows(void *vctx, size_t r0, size_t r1, int worker)
