@@ -54,6 +54,7 @@ struct dit_model {
     float *hs, *tmp;      /* (N, d) each */
     float *ff;            /* (N, 4d) */
     float *scores;        /* chunk * N */
+    float *kvpack;        /* (2, N, dh): one head's K and V packed for the sparse paths */
     float *store;         /* (B, h, N, N) ST-target probability store, lazily */
     float *wscratch;      /* per-worker 2N floats */
     int wscratch_workers;
@@ -277,8 +278,10 @@ static int alloc_scratch(struct dit_model *m)
     m->blockmod = mem_alloc(6 * d * sizeof(float));
     m->e = mem_alloc(d * sizeof(float));
     m->fin = mem_alloc(N * p2 * c->c_out * sizeof(float));
+    m->kvpack = mem_alloc(2 * N * (size_t)c->head_dim * sizeof(float));
     if (!m->pe || !m->xp || !m->x0 || !m->a || !m->kk || !m->vv || !m->q || !m->o || !m->hs ||
-        !m->tmp || !m->ff || !m->scores || !m->mod || !m->blockmod || !m->e || !m->fin)
+        !m->tmp || !m->ff || !m->scores || !m->mod || !m->blockmod || !m->e || !m->fin ||
+        !m->kvpack)
         return ERR_NOMEM;
     build_pe(m);
     return 0;
@@ -503,7 +506,7 @@ void dit_model_free(struct dit_model *m)
     mem_free(m->blk);
     float *bufs[] = {m->pe, m->y,  m->tk,  m->tv,    m->xp,    m->x0,       m->a,
                      m->kk, m->vv, m->q,   m->o,     m->hs,    m->tmp,      m->ff,
-                     m->scores, m->store, m->wscratch, m->mod, m->blockmod, m->e, m->fin};
+                     m->scores, m->store, m->wscratch, m->kvpack, m->mod, m->blockmod, m->e, m->fin};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         mem_free(bufs[i]);
     mem_free(m);
@@ -689,7 +692,7 @@ struct gen_ctx {
     uint64_t *mask;
     size_t words;
     float theta;
-    const float *v;        /* (N, d) at head offset */
+    const float *v;        /* (N, dh) packed */
     float *o;              /* (n_kept, d) at head offset */
     int d, dh, N;
 };
@@ -728,7 +731,7 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
         int tok = g->kept ? g->kept[row] : row;
         uint64_t *mr = g->mask + (size_t)tok * g->words;
         dit_st_generate_row(s, g->N, g->theta, mr, p);
-        nn_attention_row_sparse(s, mr, g->N, g->v, g->d, g->dh, g->o + (size_t)row * g->d);
+        nn_attention_row_sparse(s, mr, g->N, g->v, g->dh, g->dh, g->o + (size_t)row * g->d);
     }
 }
 
@@ -737,7 +740,8 @@ struct reuse_ctx {
     const int32_t *kept;
     const uint64_t *mask;
     size_t words;
-    const float *q, *k, *v; /* at head offset, row stride d */
+    const float *q;         /* at head offset, row stride d */
+    const float *k, *v;     /* (N, dh) packed */
     float *o;
     int d, dh, N;
     float scale;
@@ -757,10 +761,10 @@ static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
             while (bits) {
                 int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
                 bits &= bits - 1;
-                s[j] = g->scale * nn_dot(qr, g->k + (size_t)j * g->d, g->dh);
+                s[j] = g->scale * nn_dot(qr, g->k + (size_t)j * g->dh, g->dh);
             }
         }
-        nn_attention_row_sparse(s, mr, g->N, g->v, g->d, g->dh, g->o + r * (size_t)g->d);
+        nn_attention_row_sparse(s, mr, g->N, g->v, g->dh, g->dh, g->o + r * (size_t)g->d);
     }
 }
 
@@ -886,19 +890,28 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                                          .causal_offset = -1, .scratch = m->scores};
                     nn_attention(&at);
                 }
-            } else if (f->st == DIT_ST_GENERATE) {
+                continue;
+            }
+            /* Pack this head's K and V rows (dh floats each) so the per-entry SDDMM/SpMM
+             * reads stay in cache; values and order are unchanged. */
+            float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
+            for (int j = 0; j < N; j++) {
+                memcpy(kp + (size_t)j * dh, kh + (size_t)j * d, (size_t)dh * sizeof(float));
+                memcpy(vp + (size_t)j * dh, vh + (size_t)j * d, (size_t)dh * sizeof(float));
+            }
+            if (f->st == DIT_ST_GENERATE) {
                 uint64_t *mask = dit_state_mask(s, b, blk, h);
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
                     nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores,
                              N);
                     struct gen_ctx g = {m, m->scores, (int)r0, f->kept, mask, s->words,
-                                        theta, vh, oh, d, dh, N};
+                                        theta, vp, oh, d, dh, N};
                     run_rows(f->pool, (size_t)rows, gen_rows, &g);
                 }
             } else {
                 struct reuse_ctx g = {m, f->kept, dit_state_mask(s, b, blk, h), s->words,
-                                      qh, kh, vh, oh, d, dh, N, scale};
+                                      qh, kp, vp, oh, d, dh, N, scale};
                 run_rows(f->pool, (size_t)nk, reuse_rows, &g);
             }
         }
