@@ -782,6 +782,11 @@ static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, siz
     bitset_release(&tm);
     if (rc < 0)
         return errmsg_set(e, rc, "out of memory");
+    if (s->have_step[step] && acc.rows != s->n_kept[step])
+        return errmsg_set(e, ERR_DATA,
+                          "a kept mask of step %u counts %llu computed rows, its step keeps %llu",
+                          step, (unsigned long long)acc.rows,
+                          (unsigned long long)s->n_kept[step]);
     *r_p = (double)acc.max_sum[s->hw.hash][s->lb_ip];
     *r_s = (double)acc.max_sum[s->hw.hash][s->lb_is];
     return 0;
