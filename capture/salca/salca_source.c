@@ -89,13 +89,30 @@ static double relevance(const struct salca_source *s, uint32_t i)
     return c;
 }
 
-/* Base key x = gamma * (mu + eps), RoPE at position pos (spec 3.3 step 4). */
-static void base_key(const struct syn_group *gr, uint32_t d, struct rng *r, uint32_t pos,
+/* RoPE cos/sin of one position for the d/2 pairs, exactly as nn_llama_rope computes them
+ * (angle in double, rounded to FP32), so a table gives the same bits. */
+static void rope_row(float *cs, uint32_t d, uint32_t pos)
+{
+    for (uint32_t j = 0; j < d / 2; j++) {
+        double ang = (double)pos * pow(10000.0, -2.0 * j / d);
+        cs[2 * j] = (float)cos(ang);
+        cs[2 * j + 1] = (float)sin(ang);
+    }
+}
+
+/* Base key x = gamma * (mu + eps), RoPE at its position (spec 3.3 step 4; theta 10000,
+ * f = 1) with the position's cos/sin row cs. */
+static void base_key(const struct syn_group *gr, uint32_t d, struct rng *r, const float *cs,
                      float *kb)
 {
+    uint32_t half = d / 2;
     for (uint32_t j = 0; j < d; j++)
         kb[j] = gr->gamma[j] * (gr->mu[j] + (float)rng_normal(r));
-    nn_llama_rope(kb, d, (double)pos, 10000.0, 1.0);
+    for (uint32_t j = 0; j < half; j++) {
+        float c = cs[2 * j], sn = cs[2 * j + 1], a = kb[j], b = kb[j + half];
+        kb[j] = a * c - b * sn;
+        kb[j + half] = b * c + a * sn;
+    }
 }
 
 int salca_source_open_synth(struct salca_source **out, const struct salca_synth_params *p,
@@ -249,6 +266,15 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
     }
     float rsd = sqrtf((float)d);
     int rc = 0;
+    /* one RoPE table for every (l, g): the angles depend on the position only */
+    float *cs = mem_alloc((size_t)n0 * d * sizeof(float));
+    if (!cs) {
+        mem_free(kb);
+        mem_free(v);
+        return errmsg_set(e, ERR_NOMEM, "out of memory in the synthetic prefill");
+    }
+    for (uint32_t i = 0; i < n0; i++)
+        rope_row(cs + (size_t)i * d, d, i);
     for (uint32_t l = 0; l < s->L && !rc; l++) {
         for (uint32_t g = 0; g < s->G && !rc; g++) {
             struct syn_group *gr = &s->grp[l * s->G + g];
@@ -256,7 +282,7 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
             rng_stream(&rk, s->seed, "syn.key", l, g);
             rng_stream(&rv, s->seed, "syn.value", l, g);
             for (uint32_t i = 0; i < n0; i++)
-                base_key(gr, d, &rk, i, kb + (size_t)i * d);
+                base_key(gr, d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
             /* spec 3.3 step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std sigma_L */
             double asum = 0;
             uint32_t nh = 0;
@@ -297,6 +323,7 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
     }
     mem_free(kb);
     mem_free(v);
+    mem_free(cs);
     return rc;
 }
 
@@ -305,14 +332,15 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
 {
     uint32_t d = s->d, pos = s->task->n0 + t;
     float rsd = sqrtf((float)d);
-    float k[256], v[256], dir[256];
+    float k[256], v[256], dir[256], cs[256];
+    rope_row(cs, d, pos);
     for (uint32_t l = 0; l < s->L; l++) {
         float lam = (float)lambda_l(s, l);
         for (uint32_t g = 0; g < s->G; g++) {
             const struct syn_group *gr = &s->grp[l * s->G + g];
             struct rng r;
             rng_stream(&r, s->seed, "syn.step.kv", (uint64_t)l * s->G + g, t);
-            base_key(gr, d, &r, pos, k);
+            base_key(gr, d, &r, cs, k);
             /* generated tokens get c = c_loc (spec 3.3 step 7) */
             float w = (float)s->p.c_loc * lam * (rsd / gr->abar);
             for (uint32_t j = 0; j < d; j++)
