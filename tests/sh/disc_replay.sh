@@ -46,6 +46,8 @@ $A replay "$T/m.atr" --hw configs/disc-a100-matched.json --sweep configs/disc-sw
 grep -q "replayed 36 of 36 configs" "$T/s.log" || fail "sweep config count: $(cat "$T/s.log")"
 grep -q "in 1 pass(es)" "$T/s.log" || fail "sweep not in one pass"
 [ "$(($(wc -l < "$T/s/results.csv") - 1))" = 108 ] || fail "sweep rows"
+$A plot "$T/s" --y speedup -o "$T/sf" 2> /dev/null || fail "plot of the sweep"
+[ -s "$T/sf/speedup_vs_dpu_count.gp" ] || fail "sweep plot script"
 
 # D31: a U outside the recorded set recounts kept masks and estimates the 16 others
 sed 's/"dpu_count": 64/"dpu_count": 256/' configs/disc-a100-matched.json > "$T/u256.json"
