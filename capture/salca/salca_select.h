@@ -79,7 +79,8 @@ uint32_t salca_topk(const float *s, uint32_t n, uint32_t K, uint32_t *idx, uint3
 uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx,
                           uint32_t *work);
 
-/* FP32 dot product of q and k (d entries), accumulated in float in index order. */
+/* FP32 dot product of q and k (d entries): four partial sums over j mod 4, combined as
+ * (s0 + s1) + (s2 + s3); a fixed order, so results never depend on the run. */
 float salca_dot(const float *q, const float *k, uint32_t d);
 
 /*
