@@ -25,6 +25,16 @@ done
 # Salca recalls the planted needle (column 'needles' = 1/1)
 grep -E "^salca " "$T/syn.out" | grep -q " 1/1$" || fail "salca missed the needle"
 
+# 1b. the default capture (32K context, 64 steps, 4 layers, all methods) on 2
+# threads: 5-35 s depending on the machine's load, so only with ACCELTRACE_SLOW=1
+if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
+    "$A" capture salca -q --threads 2 -o "$T/default.atr" > "$T/default.out" \
+        || fail "default capture"
+    cat "$T/default.out"
+    "$A" verify "$T/default.atr" > /dev/null || fail "verify of the default capture"
+    grep -E "^salca " "$T/default.out" | grep -q " 1/1$" || fail "default: salca missed the needle"
+fi
+
 # 2. A14 through the CLI: same parameters and seed, same bytes; thread count irrelevant
 (cd "$T" && "$A" capture salca -q --length 2048 --steps 2 --task passkey --threads 1 \
     -o same.atr > /dev/null) || fail "capture a"
