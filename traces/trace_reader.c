@@ -263,6 +263,12 @@ static int read_frame(struct trace_reader *r, uint64_t off, uint64_t end, uint64
 static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const char *name)
 {
     ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    /* the window zstd allocates for streaming stays within the cap (and zstd's default
+     * limit of 2^27) */
+    int wlog = 10;
+    while (wlog < 27 && ((uint64_t)1 << wlog) < cap)
+        wlog++;
+    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, wlog);
     ZSTD_inBuffer in = {j->stored.data, j->stored.len, 0};
     buf_clear(&j->rawbuf);
     for (;;) {
