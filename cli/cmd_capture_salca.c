@@ -55,6 +55,7 @@ static void usage(FILE *f)
           "  --threshold-cmp ge|gt histogram threshold comparison (ge)\n"
           "  --attn-precision int8|fp32   attention on the selected set (int8)\n"
           "  --quest-page N        Quest page size (16)\n"
+          "  --quest-dense-layers N, --quest-min-pages N   Quest options (0, 0)\n"
           "  --ablation SPEC       Salca variant with its own method id (16, 17, ...); SPEC is\n"
           "                        key=value,...: w_k 1-4, w_q 2-4|fp32, s_f, pool, rho\n"
           "                        (repeatable, up to 8)\n"
@@ -145,6 +146,8 @@ int cmd_capture_salca(int argc, char **argv)
         {"--k-min", &p.sel.k_min, 1, UINT32_MAX},
         {"--pool", &p.sel.pool, 1, 1001},
         {"--quest-page", &p.quest_page, 1, 65536},
+        {"--quest-dense-layers", &p.quest_dense_layers, 0, 1024},
+        {"--quest-min-pages", &p.sel.quest_min_pages, 0, 1u << 24},
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -213,6 +213,15 @@ static void test_job(void **state)
                 assert_true(sc.u[pg] >= salca_dot(q, kv.k + (size_t)i * 128, 128) - 1e-4f);
         /* Quest's |S| is a sum of page sizes */
         assert_int_equal(res[SALCA_M_QUEST].count % 16, 0);
+        /* Quest options (spec 6): a dense layer keeps all, a page floor raises |S| */
+        struct salca_sel_params pq = p;
+        pq.quest_all = true;
+        salca_job(&kv, q, &pq, 1u << SALCA_M_QUEST, false, &sc, res);
+        assert_int_equal(res[SALCA_M_QUEST].count, n);
+        pq.quest_all = false;
+        pq.quest_min_pages = 100;
+        salca_job(&kv, q, &pq, 1u << SALCA_M_QUEST, false, &sc, res);
+        assert_int_equal(res[SALCA_M_QUEST].count, 1600);
         /* A4 at the job level: rho = 1 keeps every token, recall 1, cosine >= 0.999 */
         p.rho = (struct salca_ratio){1, 1};
         p.pool = 5;

@@ -169,7 +169,9 @@ static void job_worker(void *ctx, size_t begin, size_t end, int worker)
         uint32_t l = (uint32_t)(j / c->H), h = (uint32_t)(j % c->H);
         const struct salca_kv *kv = &c->kv[l * c->G + h * c->G / c->H];
         const float *q = c->q + j * c->d;
-        salca_job(kv, q, &c->p->sel, c->p->methods, true, &c->sc[worker], res);
+        struct salca_sel_params sp = c->p->sel;
+        sp.quest_all = l < c->p->quest_dense_layers;
+        salca_job(kv, q, &sp, c->p->methods, true, &c->sc[worker], res);
         for (int m = 0; m < SALCA_NSLOT; m++) {
             if (!slot_on(c->p, m))
                 continue;
@@ -234,7 +236,9 @@ static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, co
         const struct salca_kv *kv = &s->kv[gi];
         const float *qh = q + (size_t)h * c->d;
         if (s->method < SALCA_M_COUNT) {
-            salca_job(kv, qh, &c->p->sel, 1u << s->method, false, &c->sc[0], res);
+            struct salca_sel_params sp = c->p->sel;
+            sp.quest_all = l < c->p->quest_dense_layers;
+            salca_job(kv, qh, &sp, 1u << s->method, false, &c->sc[0], res);
             memcpy(out + (size_t)h * c->d, res[s->method].o, c->d * sizeof(float));
         } else {
             struct salca_method_res vres;
@@ -294,6 +298,8 @@ static char *params_json(const struct salca_capture_params *p, const struct salc
     json_object_set_new(o, "no_hist", json_boolean(p->no_hist));
     json_object_set_new(o, "top1", json_boolean(p->top1));
     json_object_set_new(o, "quest_page", json_integer(p->quest_page));
+    json_object_set_new(o, "quest_dense_layers", json_integer(p->quest_dense_layers));
+    json_object_set_new(o, "quest_min_pages", json_integer(p->sel.quest_min_pages));
     json_object_set_new(o, "tiny_outlier_pairs", json_integer(p->tiny_outlier_pairs));
     json_object_set_new(o, "tiny_outlier_gain", json_real(p->tiny_outlier_gain));
     json_t *sy = json_object();

@@ -48,6 +48,7 @@ struct salca_capture_params {
     uint32_t tiny_outlier_pairs;    /* 4 */
     double tiny_outlier_gain;       /* 8 */
     uint32_t quest_page;            /* 16 */
+    uint32_t quest_dense_layers;    /* Quest keeps every token in layers below this (0) */
     int zstd_level;                 /* 3 */
     bool quiet;
     const char *command_line;       /* for the header (may be NULL) */

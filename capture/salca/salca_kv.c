@@ -337,7 +337,13 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
         uint32_t pages = (n + kv->page - 1) / kv->page;
         salca_quest_bounds(q, kv->pmin, kv->pmax, pages, d, sc->u);
         x->K = K;
-        x->count = salca_quest_select(sc->u, pages, kv->page, n, K, x->idx, sc->work);
+        /* spec 6 options: quest_dense_layers (all pages), quest_min_pages */
+        uint32_t kq = p->quest_all ? n : K;
+        if ((uint64_t)p->quest_min_pages * kv->page > kq)
+            kq = (uint32_t)((uint64_t)p->quest_min_pages * kv->page > n
+                                ? (uint64_t)pages * kv->page
+                                : (uint64_t)p->quest_min_pages * kv->page);
+        x->count = salca_quest_select(sc->u, pages, kv->page, n, kq, x->idx, sc->work);
         attend(kv, q, sq8, p, sc, x->idx, x->count, x->o);
     }
     if (!metrics)

@@ -88,6 +88,8 @@ struct salca_sel_params {
     double p_mass;              /* dynamic K mass */
     enum salca_cmp cmp;         /* threshold comparison */
     bool attn_fp32;             /* attention on S in FP32 instead of INT8 */
+    uint32_t quest_min_pages;   /* Quest keeps at least this many pages (0) */
+    bool quest_all;             /* Quest keeps every page (a dense layer, spec 6) */
 };
 
 /* Result of one method in one job. */
