@@ -438,8 +438,8 @@ static void test_limit_zstd_bomb(void **state)
     printf("bomb: %zu bytes expand to %zu\n", cn, rawn);
     uint8_t h[12];
     frame_bytes(h, (uint32_t)cn, 1, 15, comp);
-    uint8_t *buf = xmalloc(cn + 256);
-    size_t n = mem_trace(buf, cn + 256, h, comp, cn);
+    uint8_t *buf = xmalloc(bound + 256);
+    size_t n = mem_trace(buf, bound + 256, h, comp, cn);
     char err[512];
     /* under a 1 MiB cap: refused before decompressing */
     assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
@@ -459,10 +459,31 @@ static void test_limit_zstd_bomb(void **state)
     ZSTD_freeCStream(cs);
     assert_int_equal(ZSTD_getFrameContentSize(comp, ob.pos), ZSTD_CONTENTSIZE_UNKNOWN);
     frame_bytes(h, (uint32_t)ob.pos, 1, 15, comp);
-    n = mem_trace(buf, cn + 256, h, comp, ob.pos);
+    n = mem_trace(buf, bound + 256, h, comp, ob.pos);
     assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
     printf("streaming: %s\n", err);
-    assert_non_null(strstr(err, "exceeds the cap"));
+    assert_non_null(strstr(err, "exceeds the cap")); /* the window or the output */
+    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+
+    /* a small window (1 KiB) passes the window check: the output cap stops it */
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, 10);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0);
+    ob = (ZSTD_outBuffer){comp, bound, 0};
+    ib = (ZSTD_inBuffer){raw, rawn, 0};
+    size_t left;
+    do {
+        left = ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_end);
+        assert_false(ZSTD_isError(left));
+    } while (left);
+    ZSTD_freeCCtx(cc);
+    assert_int_equal(ZSTD_getFrameContentSize(comp, ob.pos), ZSTD_CONTENTSIZE_UNKNOWN);
+    frame_bytes(h, (uint32_t)ob.pos, 1, 15, comp);
+    n = mem_trace(buf, bound + 256, h, comp, ob.pos);
+    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
+    printf("streaming, small window: %s\n", err);
+    assert_non_null(strstr(err, "decompressed record exceeds the cap"));
     assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
     free(raw);
     free(comp);

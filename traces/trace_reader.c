@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "common/buf.h"
 #include "common/crc32c.h"
@@ -291,6 +292,10 @@ static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const ch
             room = (size_t)(cap - j->rawbuf.len);
         ZSTD_outBuffer out = {j->rawbuf.data + j->rawbuf.len, room, 0};
         size_t rc = ZSTD_decompressStream(d, &out, &in);
+        if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge)
+            return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
+                             "zstd window exceeds the cap of %llu bytes",
+                             (unsigned long long)cap);
         if (ZSTD_isError(rc))
             return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
                              "bad zstd data: %s", ZSTD_getErrorName(rc));
