@@ -582,6 +582,46 @@ static void test_alloc_failures(void **state)
     unlink(path);
 }
 
+/* Writer misuse and I/O errors give codes and messages, not crashes. */
+static void test_writer_errors(void **state)
+{
+    (void)state;
+    struct trace_writer *w;
+    char err[512];
+    assert_int_equal(trace_writer_open(&w, "/nonexistent-dir/x.atr", NULL, test_header(), err,
+                                       sizeof err),
+                     ERR_IO);
+    assert_null(w);
+    assert_non_null(strstr(err, "cannot create '/nonexistent-dir/x.atr.partial'"));
+    char path[512];
+    path_in_tmp(path, sizeof path, "misuse.atr");
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE); /* no body */
+    trace_writer_free(w);
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    rec.body_case = ACCELTRACE__RECORD__BODY_HEADER;
+    rec.header = test_header();
+    assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE);
+    assert_non_null(strstr(trace_writer_errmsg(w), "written by the writer"));
+    /* after an error the writer refuses to go on; the .partial file stays */
+    assert_true(trace_writer_finish(w) < 0);
+    trace_writer_free(w);
+    char partial[600];
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    assert_int_equal(access(partial, F_OK), 0);
+    assert_int_not_equal(access(path, F_OK), 0);
+    unlink(partial);
+    /* a reader on a missing file or a non-trace */
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open(&rd, "/nonexistent-dir/x.atr", NULL, err, sizeof err),
+                     ERR_IO);
+    assert_null(rd);
+    assert_int_equal(trace_reader_open(&rd, "tests/golden/ok/small.jsonl", NULL, err, sizeof err),
+                     ERR_FORMAT);
+    assert_non_null(strstr(err, "not an acceltrace trace"));
+}
+
 int main(void)
 {
     const char *s = getenv("ACCELTRACE_SEED");
@@ -598,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_limit_zstd_bomb),
         cmocka_unit_test(test_limit_repeated_count),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_writer_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
