@@ -19,6 +19,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_verify.h"
 #include "traces/trace_writer.h"
 
 static uint64_t seed = 20261130;
@@ -582,6 +583,52 @@ static void test_alloc_failures(void **state)
     unlink(path);
 }
 
+/* Frames of several MiB (written around the queue) between small ones read back equal. */
+static void test_large_frames(void **state)
+{
+    (void)state;
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "large.atr");
+    struct rng r;
+    rng_seed(&r, seed);
+    size_t big = 3u << 20;
+    uint8_t *blob = xmalloc(big);
+    for (size_t i = 0; i < big; i++)
+        blob[i] = (uint8_t)rng_u64(&r); /* incompressible: stored raw even at level 3 */
+    struct trace_writer *w;
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    for (uint32_t i = 0; i < 6; i++) {
+        Acceltrace__TestRecord t = ACCELTRACE__TEST_RECORD__INIT;
+        t.step = i;
+        t.blob.data = blob;
+        t.blob.len = i % 2 ? big - i : 10 + i;
+        Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+        rec.body_case = ACCELTRACE__RECORD__BODY_TEST;
+        rec.test = &t;
+        assert_int_equal(trace_writer_append(w, &rec, NULL), 0);
+    }
+    assert_int_equal(trace_writer_finish(w), 0);
+    trace_writer_free(w);
+    struct errmsg e = {0, ""};
+    assert_int_equal(trace_verify(path, NULL, NULL, &e), 0);
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open(&rd, path, NULL, err, sizeof err), 0);
+    Acceltrace__Record *got;
+    for (uint32_t i = 0; i < 6; i++) {
+        assert_int_equal(trace_reader_next(rd, &got, NULL), 1);
+        assert_int_equal(got->test->step, i);
+        assert_int_equal(got->test->blob.len, i % 2 ? big - i : 10 + i);
+        assert_memory_equal(got->test->blob.data, blob, got->test->blob.len);
+        trace_record_free(got);
+    }
+    assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_TEST, 3, 0, 0, &got), 1);
+    assert_int_equal(got->test->blob.len, big - 3);
+    trace_record_free(got);
+    trace_reader_free(rd);
+    free(blob);
+    unlink(path);
+}
+
 /* Writer misuse and I/O errors give codes and messages, not crashes. */
 static void test_writer_errors(void **state)
 {
@@ -639,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_limit_repeated_count),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_large_frames),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

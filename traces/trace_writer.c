@@ -199,8 +199,16 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
             w->cap_entries = nc;
         }
     }
-    if (buf_append(&w->out, hdr, sizeof hdr) || buf_append(&w->out, stored, stored_len))
+    if (stored_len >= (1u << 20)) {
+        /* a large frame goes straight to the file instead of through a copy in `out` */
+        int rc = write_out(w);
+        if (rc)
+            return rc;
+        if (sink_write(&w->sink, hdr, sizeof hdr) || sink_write(&w->sink, stored, stored_len))
+            return set_err(w, ERR_IO, "cannot write '%s': %s", w->tmp_path, strerror(errno));
+    } else if (buf_append(&w->out, hdr, sizeof hdr) || buf_append(&w->out, stored, stored_len)) {
         return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
+    }
     if (indexed) {
         struct trace_entry *e = &w->entries[w->n_entries++];
         e->offset = offset;
