@@ -42,21 +42,72 @@ void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const f
     }
 }
 
+/*
+ * exp of eight floats in place, inputs already in [-87, 88]: Cephes expf (range reduction
+ * by ln 2 split in two constants, degree-6 polynomial, 2^n through the exponent bits),
+ * within 2 ulp of expf. Written as a fixed-count loop so the compiler vectorises it; the
+ * same code serves the tail, so a value never depends on its position.
+ */
+static inline void exp8_inplace(float *x, int n)
+{
+    for (int j = 0; j < n; j++) {
+        float v = x[j];
+        float nf = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round */
+        float r = v - nf * 0.693359375f - nf * -2.12194440e-4f;
+        float z = r * r;
+        float p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+                    4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+        p = p * z + r + 1.0f;
+        union {
+            int32_t i;
+            float f;
+        } u;
+        u.i = ((int32_t)nf + 127) * (1 << 23);
+        x[j] = p * u.f;
+    }
+}
+
+void nn_exp_clamped(float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i < n; i++) {
+        float v = x[i] < -87.0f ? -87.0f : x[i];
+        x[i] = v > 88.0f ? 88.0f : v;
+    }
+    for (i = 0; i + 8 <= n; i += 8)
+        exp8_inplace(x + i, 8);
+    exp8_inplace(x + i, (int)(n - i));
+}
+
 void nn_softmax_rows(float *x, int rows, int cols, int ld)
 {
+    size_t n = (size_t)cols, n8 = n & ~(size_t)7;
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
         float mx = -INFINITY;
-        for (int j = 0; j < cols; j++)
-            mx = row[j] > mx ? row[j] : mx;
-        float sum = 0.0f;
-        for (int j = 0; j < cols; j++) {
-            row[j] = expf(row[j] - mx);
-            sum += row[j];
+        for (size_t i = 0; i < n; i++)
+            mx = row[i] > mx ? row[i] : mx;
+        for (size_t i = 0; i < n; i++) {
+            float v = row[i] - mx;
+            row[i] = v < -87.0f ? -87.0f : v;
         }
+        /* exponentials and the sum (eight partial sums, fixed order) in blocks of eight */
+        float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (size_t i = 0; i < n8; i += 8) {
+            exp8_inplace(row + i, 8);
+            for (int j = 0; j < 8; j++)
+                s8[j] += row[i + j];
+        }
+        float sum = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+        exp8_inplace(row + n8, (int)(n - n8));
+        for (size_t i = n8; i < n; i++)
+            sum += row[i];
         float inv = 1.0f / sum;
-        for (int j = 0; j < cols; j++)
-            row[j] *= inv;
+        for (size_t i = 0; i < n8; i += 8)
+            for (int j = 0; j < 8; j++)
+                row[i + j] *= inv;
+        for (size_t i = n8; i < n; i++)
+            row[i] *= inv;
     }
 }
 
@@ -104,10 +155,19 @@ void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
 
 void nn_gelu_tanh(float *x, size_t n)
 {
-    const float c = 0.7978845608028654f; /* sqrt(2/pi) */
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        x[i] = 0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));
+    /* 0.5 x (1 + tanh(u)) = x e / (e + 1) with e = exp(2u), u = sqrt(2/pi)(x + 0.044715 x^3);
+     * exponentials in blocks through the vectorised exp. */
+    const float c2 = 2.0f * 0.7978845608028654f;
+    float e[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t m = n - i0 < 256 ? n - i0 : 256;
+        for (size_t i = 0; i < m; i++) {
+            float v = x[i0 + i];
+            e[i] = c2 * (v + 0.044715f * v * v * v);
+        }
+        nn_exp_clamped(e, m);
+        for (size_t i = 0; i < m; i++)
+            x[i0 + i] = x[i0 + i] * e[i] / (e[i] + 1.0f);
     }
 }
 

@@ -35,7 +35,8 @@ void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const f
                int n_out, float *y, int ldy);
 
 /* Row-wise softmax in place over `cols` entries of each of `rows` rows (stride ld),
- * subtracting the row max first. */
+ * subtracting the row max first; exponentials by nn_exp_clamped (entries more than 87
+ * below the max get e^-87 ~ 1.6e-38 instead of 0). */
 void nn_softmax_rows(float *x, int rows, int cols, int ld);
 
 /*
@@ -50,7 +51,12 @@ void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps,
 void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
                 const float *gamma);
 
-/* GELU, tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) (PixArt, specs/disc.md 2.2). */
+/* exp in place after clamping to [-87, 88]: a vectorised Cephes polynomial within 2 ulp of
+ * expf, deterministic (no FMA contraction in ISO C mode). */
+void nn_exp_clamped(float *x, size_t n);
+
+/* GELU, tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) (PixArt, specs/disc.md 2.2),
+ * evaluated as x e/(e + 1), e = exp(2 sqrt(2/pi)(x + 0.044715x^3)). */
 void nn_gelu_tanh(float *x, size_t n);
 
 /* SiLU x * sigmoid(x), in place. */
