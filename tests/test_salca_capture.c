@@ -162,6 +162,37 @@ static void test_trace_contents(void **state)
     trace_reader_free(rd);
 }
 
+/* threshold_cmp gt (spec 5.9-5.10): overshoot in [1, H[T]] whenever K < n. */
+static void test_threshold_gt(void **state)
+{
+    (void)state;
+    struct salca_capture_params p;
+    base(&p, 1024, 2);
+    p.sel.cmp = SALCA_CMP_GT;
+    p.methods = (1u << SALCA_M_SALCA) | (1u << SALCA_M_FULL_FEAT);
+    struct salca_capture_result r;
+    run(&p, "gt.atr", &r);
+    char path[512], et[256];
+    snprintf(path, sizeof path, "%s/gt.atr", dir);
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open(&rd, path, NULL, et, sizeof et), 0);
+    assert_string_equal(trace_reader_header(rd)->salca->threshold_cmp, "gt");
+    Acceltrace__Record *rec;
+    struct trace_key key;
+    int seen = 0;
+    while (trace_reader_next(rd, &rec, &key) == 1) {
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
+            const Acceltrace__SalcaSelect *s = rec->salca_select;
+            assert_true(s->k < s->n_ctx);
+            assert_true(s->overshoot >= 1 && s->overshoot <= s->hist[s->threshold]);
+            seen++;
+        }
+        trace_record_free(rec);
+    }
+    assert_int_equal(seen, 2 * 16 * 2);
+    trace_reader_free(rd);
+}
+
 /* A10: I_g holds every planted channel, synthetic and tiny. */
 static void test_a10(void **state)
 {
@@ -409,7 +440,7 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = {"a4syn.atr", "a4tiny.atr", "a4tiny32.atr", "contents.atr",
-                           "a14a.atr", "a14b.atr", "a19.atr", "needles.atr", "bad.atr", "abl.atr"};
+                           "a14a.atr", "a14b.atr", "a19.atr", "needles.atr", "bad.atr", "abl.atr", "gt.atr"};
     char path[512];
     for (size_t a = 0; a < sizeof names / sizeof names[0]; a++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[a]);
@@ -428,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_a4_synthetic),
         cmocka_unit_test(test_a4_tiny),
         cmocka_unit_test(test_trace_contents),
+        cmocka_unit_test(test_threshold_gt),
         cmocka_unit_test(test_a10),
         cmocka_unit_test(test_a14),
         cmocka_unit_test(test_a19),
