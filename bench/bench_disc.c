@@ -92,7 +92,8 @@ int main(int argc, char **argv)
         return 1;
     }
     const double t_step = 500.0;
-    struct dit_fwd fd = {.t = t_step, .n_kept = (int)N, .st = DIT_ST_OFF, .st_target = -1};
+    struct dit_fwd fd = {
+        .t = t_step, .n_kept = (int)N, .st = DIT_ST_OFF, .st_target = -1, .pool = pool};
 
     /* 1. dense forward */
     double best_dense = 1e30;

@@ -776,6 +776,40 @@ static void run_rows(struct thread_pool *pool, size_t n, pool_fn fn, void *ctx)
         fn(ctx, 0, n, 0);
 }
 
+struct rows_ctx {
+    float *x;
+    int cols, ld;
+};
+
+static void softmax_task(void *vctx, size_t begin, size_t end, int worker)
+{
+    struct rows_ctx *c = vctx;
+    (void)worker;
+    nn_softmax_rows(c->x + begin * (size_t)c->ld, (int)(end - begin), c->cols, c->ld);
+}
+
+static void gelu_task(void *vctx, size_t begin, size_t end, int worker)
+{
+    struct rows_ctx *c = vctx;
+    (void)worker;
+    nn_gelu_tanh(c->x + begin * (size_t)c->ld, (end - begin) * (size_t)c->ld);
+}
+
+/*
+ * Dense attention of one head for `rows` queries against n_k keys, as nn_attention (same
+ * kernels and order) but with the softmax rows split over the pool: S = scale Q K^T by
+ * BLAS, softmax per row, O = P V by BLAS. scratch holds rows * n_k floats.
+ */
+static void attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const float *q,
+                       int ldq, const float *k, int ldk, const float *v, int ldv, float *o,
+                       int ldo, float scale, float *scratch)
+{
+    nn_sgemm(true, rows, n_k, dh, scale, q, ldq, k, ldk, 0.0f, scratch, n_k);
+    struct rows_ctx c = {scratch, n_k, n_k};
+    run_rows(pool, (size_t)rows, softmax_task, &c);
+    nn_sgemm(false, rows, dh, n_k, 1.0f, scratch, n_k, v, ldv, 0.0f, o, ldo);
+}
+
 static int ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
 {
     int w = pool ? pool_size(pool) : 1;
@@ -883,12 +917,8 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
             if (!st) {
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    struct nn_attn at = {.n_q = rows, .n_k = N, .dh = dh,
-                                         .q = qh + r0 * d, .ldq = d,
-                                         .k = kh, .ldk = d, .v = vh, .ldv = d,
-                                         .o = oh + r0 * d, .ldo = d, .scale = scale,
-                                         .causal_offset = -1, .scratch = m->scores};
-                    nn_attention(&at);
+                    attn_dense(f->pool, rows, N, dh, qh + r0 * d, d, kh, d, vh, d, oh + r0 * d,
+                               d, scale, m->scores);
                 }
                 continue;
             }
@@ -1042,14 +1072,9 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
             for (int h = 0; h < H; h++)
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
                     int rows = (int)((size_t)nk - r0 < chunk_ca ? (size_t)nk - r0 : chunk_ca);
-                    struct nn_attn at = {.n_q = rows, .n_k = T, .dh = dh,
-                                         .q = m->tmp + r0 * d + (size_t)h * dh, .ldq = d,
-                                         .k = m->tk + toff + (size_t)h * dh, .ldk = d,
-                                         .v = m->tv + toff + (size_t)h * dh, .ldv = d,
-                                         .o = o + r0 * d + (size_t)h * dh, .ldo = d,
-                                         .scale = scale, .causal_offset = -1,
-                                         .scratch = m->scores};
-                    nn_attention(&at);
+                    attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
+                               m->tk + toff + (size_t)h * dh, d, m->tv + toff + (size_t)h * dh,
+                               d, o + r0 * d + (size_t)h * dh, d, scale, m->scores);
                 }
             nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
@@ -1061,7 +1086,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
             /* 3b. FFN on the kept rows: F = LN-modulate(H); X = H + g2 * FFN(F). */
             ln_modulate(m->hs, m->tmp, nk, d, sh2, sc2);
             nn_linear(m->tmp, nk, d, d, w->f1_w, w->f1_b, 4 * d, m->ff, 4 * d);
-            nn_gelu_tanh(m->ff, (size_t)nk * 4 * d);
+            struct rows_ctx gc = {m->ff, 4 * d, 4 * d};
+            run_rows(f->pool, (size_t)nk, gelu_task, &gc);
             nn_linear(m->ff, nk, 4 * d, 4 * d, w->f2_w, w->f2_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
                 int tok = kept ? kept[r] : r;
