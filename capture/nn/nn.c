@@ -84,8 +84,28 @@ void nn_softmax_rows(float *x, int rows, int cols, int ld)
     size_t n = (size_t)cols, n8 = n & ~(size_t)7;
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
-        float mx = -INFINITY;
-        for (size_t i = 0; i < n; i++)
+        /* Eight independent running maxima: one chain would serialise on maxss latency. */
+        float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+        float m4 = -INFINITY, m5 = -INFINITY, m6 = -INFINITY, m7 = -INFINITY;
+        for (size_t i = 0; i < n8; i += 8) {
+            const float *v = row + i;
+            m0 = v[0] > m0 ? v[0] : m0;
+            m1 = v[1] > m1 ? v[1] : m1;
+            m2 = v[2] > m2 ? v[2] : m2;
+            m3 = v[3] > m3 ? v[3] : m3;
+            m4 = v[4] > m4 ? v[4] : m4;
+            m5 = v[5] > m5 ? v[5] : m5;
+            m6 = v[6] > m6 ? v[6] : m6;
+            m7 = v[7] > m7 ? v[7] : m7;
+        }
+        m0 = m1 > m0 ? m1 : m0;
+        m2 = m3 > m2 ? m3 : m2;
+        m4 = m5 > m4 ? m5 : m4;
+        m6 = m7 > m6 ? m7 : m6;
+        m0 = m2 > m0 ? m2 : m0;
+        m4 = m6 > m4 ? m6 : m4;
+        float mx = m4 > m0 ? m4 : m0;
+        for (size_t i = n8; i < n; i++)
             mx = row[i] > mx ? row[i] : mx;
         for (size_t i = 0; i < n; i++) {
             float v = row[i] - mx;
