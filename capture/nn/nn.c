@@ -8,6 +8,20 @@
 #include <math.h>
 #include <string.h>
 
+/*
+ * The elementwise hot loops (exp, softmax, GELU, the sparse attention row) are compiled
+ * again for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and picked at load time, as in
+ * capture/kura. The clones compute the same bits: no FMA contraction (-std=c11 keeps
+ * -ffp-contract=off) and no reassociation (sums keep their written order). [decision: speed]
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
+    !defined(__SANITIZE_ADDRESS__)
+#define NN_HOT                                                                                     \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
+#else
+#define NN_HOT
+#endif
+
 void nn_set_threads(int n)
 {
     openblas_set_num_threads(n < 1 ? 1 : n);
@@ -67,7 +81,7 @@ static inline void exp8_inplace(float *x, int n)
     }
 }
 
-void nn_exp_clamped(float *x, size_t n)
+NN_HOT void nn_exp_clamped(float *x, size_t n)
 {
     size_t i = 0;
     for (; i < n; i++) {
@@ -79,7 +93,7 @@ void nn_exp_clamped(float *x, size_t n)
     exp8_inplace(x + i, (int)(n - i));
 }
 
-void nn_softmax_rows(float *x, int rows, int cols, int ld)
+NN_HOT void nn_softmax_rows(float *x, int rows, int cols, int ld)
 {
     size_t n = (size_t)cols, n8 = n & ~(size_t)7;
     for (int r = 0; r < rows; r++) {
@@ -173,7 +187,7 @@ void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
     }
 }
 
-void nn_gelu_tanh(float *x, size_t n)
+NN_HOT void nn_gelu_tanh(float *x, size_t n)
 {
     /* 0.5 x (1 + tanh(u)) = x e / (e + 1) with e = exp(2u), u = sqrt(2/pi)(x + 0.044715 x^3);
      * exponentials in blocks through the vectorised exp. */
@@ -224,7 +238,7 @@ void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *po
     }
 }
 
-float nn_dot(const float *a, const float *b, int n)
+NN_HOT float nn_dot(const float *a, const float *b, int n)
 {
     /* Eight partial sums (vectorisable; fixed order, so results are reproducible). */
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -256,7 +270,7 @@ static inline void axpy(float *restrict o, float e, const float *restrict v, int
         o[c] += e * v[c];
 }
 
-size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
+NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
                                const float *v, int ldv, int dh, float *o)
 {
     size_t words = ((size_t)n_k + 63) / 64;
