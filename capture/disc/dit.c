@@ -756,14 +756,7 @@ static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
         int tok = g->kept ? g->kept[r] : (int)r;
         const uint64_t *mr = g->mask + (size_t)tok * g->words;
         const float *qr = g->q + r * (size_t)g->d;
-        for (size_t w = 0; w < g->words; w++) {
-            uint64_t bits = mr[w];
-            while (bits) {
-                int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
-                bits &= bits - 1;
-                s[j] = g->scale * nn_dot(qr, g->k + (size_t)j * g->dh, g->dh);
-            }
-        }
+        nn_sddmm_row(qr, g->k, g->dh, g->dh, mr, g->N, g->scale, s);
         nn_attention_row_sparse(s, mr, g->N, g->v, g->dh, g->dh, g->o + r * (size_t)g->d);
     }
 }

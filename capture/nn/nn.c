@@ -238,9 +238,9 @@ void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *po
     }
 }
 
-NN_HOT float nn_dot(const float *a, const float *b, int n)
+/* Eight partial sums (vectorisable; fixed order, so results are reproducible). */
+static inline float dot8(const float *a, const float *b, int n)
 {
-    /* Eight partial sums (vectorisable; fixed order, so results are reproducible). */
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int i = 0;
     for (; i + 8 <= n; i += 8)
@@ -250,6 +250,29 @@ NN_HOT float nn_dot(const float *a, const float *b, int n)
     for (; i < n; i++)
         t += a[i] * b[i];
     return t;
+}
+
+NN_HOT float nn_dot(const float *a, const float *b, int n)
+{
+    return dot8(a, b, n);
+}
+
+NN_HOT size_t nn_sddmm_row(const float *q, const float *k, int ldk, int dh,
+                           const uint64_t *mask_row, int n_k, float scale, float *s)
+{
+    size_t words = ((size_t)n_k + 63) / 64, cnt = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t bits = mask_row[w];
+        while (bits) {
+            int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (j >= n_k)
+                break;
+            s[j] = scale * dot8(q, k + (size_t)j * ldk, dh);
+            cnt++;
+        }
+    }
+    return cnt;
 }
 
 /* o[0..n) += e * v[0..n), in blocks of eight so the compiler's SLP pass vectorises it. */
@@ -349,16 +372,7 @@ void nn_attention(const struct nn_attn *a)
             }
             row = causal_buf;
         }
-        for (size_t w = 0; w < words; w++) {
-            uint64_t bits = row[w];
-            while (bits) {
-                int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
-                bits &= bits - 1;
-                if (j >= a->n_k)
-                    break;
-                s[j] = a->scale * nn_dot(qr, a->k + (size_t)j * a->ldk, a->dh);
-            }
-        }
+        nn_sddmm_row(qr, a->k, a->ldk, a->dh, row, a->n_k, a->scale, s);
         nn_attention_row_sparse(s, row, a->n_k, a->v, a->ldv, a->dh, a->o + (size_t)r * a->ldo);
     }
 }

@@ -124,4 +124,11 @@ size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k
  * order (SDDMM element). */
 float nn_dot(const float *a, const float *b, int n);
 
+/*
+ * SDDMM row: s[j] = scale * nn_dot(q, k_j, dh) for every set bit j < n_k of mask_row
+ * (k_j = k + j*ldk); other entries of s are left alone. Returns the number computed.
+ */
+size_t nn_sddmm_row(const float *q, const float *k, int ldk, int dh, const uint64_t *mask_row,
+                    int n_k, float scale, float *s);
+
 #endif
