@@ -4,6 +4,7 @@
 # options, a keep-masks index out of range (D13) and the memory limit (D16, estimate
 # printed); data errors (exit 3) naming the tensor or file for a truncated checkpoint, a
 # wrong-size text file; a checkpoint written by --save-weights reproduces the seeded run.
+# ACCELTRACE_SLOW=1 adds the default tiny capture (issue acceptance 4).
 set -u
 A=${ACCELTRACE:?}
 fail=0
@@ -54,5 +55,15 @@ head -c 100 /dev/zero > "$tmp/text.f32"
 "$A" capture disc --model micro -q --text "$tmp/text.f32" -o "$tmp/x.atr" 2> "$tmp/err"
 check "wrong text size" 3 $?
 grep -q "text.f32" "$tmp/err" || { echo "FAIL text message"; fail=1; }
+# Issue acceptance 4 (about 1 min on 2 cores; ACCELTRACE_SLOW=1): the default tiny capture
+# verifies, info lists its records, and the summary line reports the cosine against dense.
+if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
+    "$A" capture disc -o "$tmp/tiny.atr" 2> "$tmp/err"; check "default tiny capture" 0 $?
+    "$A" verify -q "$tmp/tiny.atr"; check "verify tiny" 0 $?
+    "$A" info "$tmp/tiny.atr" > "$tmp/info"
+    grep -Eq "^disc_step +20 " "$tmp/info" && grep -Eq "^disc_mask +1440 " "$tmp/info" &&
+        grep -Eq "^summary +1 " "$tmp/info" || { echo "FAIL tiny info"; fail=1; }
+    grep "main vs dense" "$tmp/err"
+fi
 [ $fail -eq 0 ] && echo "disc capture cli ok"
 exit $fail
