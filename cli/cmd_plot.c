@@ -37,13 +37,14 @@ static const struct model_plot model_plots[] = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... -o DIR\n"
+    fputs("usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
           "\n"
           "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
           "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
           "config key --x (default: the first swept numeric key), one series per value of\n"
-          "the other swept keys and labels. Without gnuplot the data and scripts are still\n"
-          "written with a warning.\n",
+          "the other swept keys and labels. --where keeps only the rows whose config key or\n"
+          "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
+          "Without gnuplot the data and scripts are still written with a warning.\n",
           f);
 }
 
@@ -275,12 +276,65 @@ done:
     return rc;
 }
 
+/* True when row's config key or label `key` equals `want` (numerically when both parse). */
+static bool row_matches(json_t *row, const char *key, const char *want)
+{
+    json_t *v = json_object_get(json_object_get(row, "config"), key);
+    if (!v)
+        v = json_object_get(json_object_get(row, "labels"), key);
+    if (!v)
+        return false;
+    char *t = value_text(v);
+    bool eq = false;
+    if (t) {
+        double a, b;
+        if (cli_parse_f64(t, &a) && cli_parse_f64(want, &b))
+            eq = a == b;
+        else
+            eq = !strcmp(t, want);
+    }
+    mem_free(t);
+    return eq;
+}
+
+/* Replaces *rows by the rows matching every KEY=VALUE filter; usage error if none match. */
+static int filter_rows(json_t **rows, const char **where, size_t n_where)
+{
+    if (!n_where)
+        return 0;
+    json_t *kept = json_array();
+    if (!kept)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    size_t i;
+    json_t *row;
+    json_array_foreach(*rows, i, row) {
+        bool ok = true;
+        for (size_t w = 0; w < n_where && ok; w++) {
+            char key[256];
+            const char *eq = strchr(where[w], '=');
+            size_t kl = (size_t)(eq - where[w]);
+            if (kl >= sizeof key)
+                kl = sizeof key - 1;
+            memcpy(key, where[w], kl);
+            key[kl] = 0;
+            ok = row_matches(row, key, eq + 1);
+        }
+        if (ok)
+            json_array_append(kept, row);
+    }
+    json_decref(*rows);
+    *rows = kept;
+    if (!json_array_size(kept))
+        return cli_usage_error(VERB, "no results row matches the --where filters");
+    return 0;
+}
+
 int cmd_plot(int argc, char **argv);
 int cmd_plot(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *xkey = NULL;
-    const char *ys[MAX_Y];
-    size_t n_ys = 0;
+    const char *ys[MAX_Y], *where[MAX_Y];
+    size_t n_ys = 0, n_where = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
@@ -293,6 +347,12 @@ int cmd_plot(int argc, char **argv)
             if (n_ys == MAX_Y)
                 return cli_usage_error(VERB, "more than %d --y", MAX_Y);
             ys[n_ys++] = argv[++i];
+        } else if (!strcmp(argv[i], "--where") && i + 1 < argc) {
+            if (n_where == MAX_Y)
+                return cli_usage_error(VERB, "more than %d --where", MAX_Y);
+            if (!strchr(argv[i + 1], '=') || argv[i + 1][0] == '=')
+                return cli_usage_error(VERB, "--where wants KEY=VALUE, not '%s'", argv[i + 1]);
+            where[n_where++] = argv[++i];
         } else if (argv[i][0] == '-') {
             return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
         } else if (!in) {
@@ -313,6 +373,11 @@ int cmd_plot(int argc, char **argv)
     if (!json_array_size(rows)) {
         json_decref(rows);
         return cli_fail(ERR_DATA, "no rows in results");
+    }
+    rc = filter_rows(&rows, where, n_where);
+    if (rc) {
+        json_decref(rows);
+        return rc;
     }
     mkdir(out, 0755);
     int n_png = 0;

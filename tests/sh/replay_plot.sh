@@ -27,6 +27,15 @@ if command -v gnuplot > /dev/null; then
     if grep -q "gnuplot not found" log.txt; then echo "warned with gnuplot present"; exit 1; fi
 fi
 
+# --where keeps only matching rows: one series of 10 points; a filter matching nothing or
+# without '=' is a usage error
+"$A" plot res --x scale --y sum --where parity=even --where min_step=0 -o figw 2> /dev/null
+grep -q 'set title "sum vs scale (model count, 10 rows)"' figw/sum_vs_scale.gp
+[ "$(grep -c '^# block' figw/sum_vs_scale.dat)" -eq 1 ]
+set +e; "$A" plot res --where parity=odd_none -o figw2 2> /dev/null; rc1=$?
+"$A" plot res --where parity -o figw2 2> /dev/null; rc2=$?; set -e
+[ "$rc1" -eq 2 ] && [ "$rc2" -eq 2 ] || { echo "--where usage errors gave $rc1 $rc2"; exit 1; }
+
 # no gnuplot on PATH: success, data + scripts, one warning
 mkdir bin
 set +e; env PATH="$T/bin" "$A" plot res -o nogp 2> log2.txt; rc=$?; set -e
