@@ -44,8 +44,25 @@ static const struct demo_step steps[] = {
      "replay {out}/test.atr --hw configs/test-count.json --sweep configs/test-sweep.json "
      "--energy configs/test-energy.json -q -o {out}/replay"},
     {"test", "plot", "plot {out}/replay --y sum --y records --y energy_j -o {out}/plots"},
-    /* disc rows: */
-    /* salca rows: */
+    /* disc: tiny DiT, 20 steps, CTR 40% + ST (about a minute on 2 cores) */
+    {"disc", "capture", "capture disc -q --png {out}/png -o {out}/disc.atr"},
+    {"disc", "replay",
+     "replay {out}/disc.atr --hw configs/disc-a100-matched.json --energy configs/disc-energy.json "
+     "-q -o {out}/replay"},
+    {"disc", "replay",
+     "replay {out}/disc.atr --hw configs/disc-a100-matched.json --sweep configs/disc-sweep.json "
+     "--energy configs/disc-energy.json -q -o {out}/sweep"},
+    {"disc", "analyze", "analyze hash {out}/disc.atr -o {out}/hash"},
+    {"disc", "analyze", "analyze disc {out}/replay --trace {out}/disc.atr -o {out}/figures"},
+    {"disc", "plot", "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=16 "
+     "-o {out}/plots"},
+    /* salca: synthetic 32K context, 64 decode steps, 4 layers, every selection method */
+    {"salca", "capture", "capture salca -q -o {out}/salca.atr"},
+    {"salca", "replay",
+     "replay {out}/salca.atr --hw configs/salca-hbm2.json --sweep configs/salca-sweep.json "
+     "--energy configs/salca-energy.json -q -o {out}/replay"},
+    {"salca", "analyze", "analyze conflicts {out}/salca.atr -o {out}/conflicts"},
+    {"salca", "model", "model salca --paper --plot {out}/model --trace {out}/salca.atr"},
     /* kura rows: */
     {"kura", "capture", "capture kura -q -o {out}/kura.atr"},
     {"kura", "replay",
