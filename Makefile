@@ -82,23 +82,27 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory $(BUILD)/gen/formats/trace.desc
 	@BUILD=$(BUILD) tests/run.sh
 
 check: test
 
 demo: deps
-	@$(MAKE) --no-print-directory $(PROG)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(PROG)
 	$(PROG) demo -o out
 
+# Benchmarks build in their own folder: make does not track flags, so sharing build/
+# would time objects compiled at the test optimisation level.
 bench: deps
-	@$(MAKE) --no-print-directory all OPT="-O3 -march=native"
-	@BUILD=$(BUILD) bench/run.sh
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-bench OPT="-O3 -march=native" all
+	@BUILD=build-bench bench/run.sh
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1" \
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-asan OPT="-O1" \
 	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" all build-asan/gen/formats/trace.desc
 	@BUILD=build-asan ASAN=1 tests/run.sh
@@ -110,6 +114,6 @@ format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard $(addsuffix /*.h,$(LIB_DIRS) cli))
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-bench
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
