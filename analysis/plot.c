@@ -36,6 +36,9 @@ struct panel {
     char *title, *xlabel, *xunit, *ylabel, *yunit;
 };
 
+/* Legends with more series than this are drawn below the plot. */
+#define PLOT_KEY_INSIDE_MAX 6
+
 struct plot {
     char *name;
     enum plot_kind kind;
@@ -489,8 +492,10 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
                         "set terminal pngcairo noenhanced size %d,%d font \"sans,10\"\n"
                         "set output '%s.png'\n"
                         "set grid\n"
-                        "set key top left\n",
-                        p->name, p->name, p->name, p->name, p->width, p->height, p->name);
+                        "%s\n",
+                        p->name, p->name, p->name, p->name, p->width, p->height, p->name,
+                        /* a long legend goes under the plot instead of over the data */
+                        p->n_series > PLOT_KEY_INSIDE_MAX ? "set key below" : "set key top left");
     char dat[300];
     snprintf(dat, sizeof dat, "'%s.dat'", p->name);
     bool multi = p->rows * p->cols > 1;

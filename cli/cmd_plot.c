@@ -106,6 +106,30 @@ static void sort_xy(double *x, double *y, size_t n)
     }
 }
 
+/*
+ * True when label `key` tells apart rows of one config (as the disc model's "mode" does):
+ * only such labels make series. A label that is one more result of its config (a
+ * bottleneck name) would otherwise split every curve into single points.
+ */
+static bool label_splits_config(json_t *rows, const char *key)
+{
+    size_t n = json_array_size(rows);
+    for (size_t i = 0; i < n; i++) {
+        json_t *ri = json_array_get(rows, i);
+        json_t *hi = json_object_get(ri, "config_hash");
+        json_t *li = json_object_get(json_object_get(ri, "labels"), key);
+        for (size_t j = i + 1; j < n; j++) {
+            json_t *rj = json_array_get(rows, j);
+            if (!json_equal(hi, json_object_get(rj, "config_hash")))
+                continue;
+            json_t *lj = json_object_get(json_object_get(rj, "labels"), key);
+            if (!json_equal(li, lj))
+                return true;
+        }
+    }
+    return false;
+}
+
 static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, size_t n_ys,
                          const char *out, int *n_png)
 {
@@ -181,6 +205,8 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
             mem_free(t);
         }
         json_object_foreach(json_object_get(row, "labels"), k, v) {
+            if (!label_splits_config(rows, k))
+                continue;
             len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
                                     len ? " " : "", k, json_string_value(v));
         }

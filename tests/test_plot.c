@@ -101,6 +101,33 @@ static void test_line_panels(void **state)
     plot_free(p);
 }
 
+/* Up to 6 series the legend sits inside the plot; more go below it, off the data. */
+static void test_key_placement(void **state)
+{
+    (void)state;
+    double x[] = {1, 2}, y[] = {3, 4};
+    struct plot *few = plot_new("few", PLOT_LINE), *many = plot_new("many", PLOT_LINE);
+    assert_non_null(few);
+    assert_non_null(many);
+    for (int i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        if (i < 6)
+            assert_int_equal(plot_series(few, 0, name, x, y, 2), 0);
+        assert_int_equal(plot_series(many, 0, name, x, y, 2), 0);
+    }
+    write_and_check(few, "few", 1000);
+    write_and_check(many, "many", 1000);
+    char *gf = slurp("few", ".gp"), *gm = slurp("many", ".gp");
+    has(gf, "set key top left\n");
+    has(gm, "set key below\n");
+    assert_null(strstr(gm, "set key top left"));
+    free(gf);
+    free(gm);
+    plot_free(few);
+    plot_free(many);
+}
+
 static void test_scatter_log(void **state)
 {
     (void)state;
@@ -215,6 +242,7 @@ int main(void)
     mkdir(dir, 0755);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_panels),
+        cmocka_unit_test(test_key_placement),
         cmocka_unit_test(test_scatter_log),
         cmocka_unit_test(test_heatmap_overlay),
         cmocka_unit_test(test_hist_and_bars),

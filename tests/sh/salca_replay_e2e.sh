@@ -32,6 +32,11 @@ for r in 1 2 3; do case "$(col "$S" bottleneck $r)" in P|Q|F|A) ;; *) echo "bad 
 grep -q "in 1 pass" "$tmp/log"
 n=$(($(wc -l < "$tmp/r2/results.csv") - 1))
 [ "$n" -eq 64 ] || { echo "sweep rows $n, want 64"; exit 1; }
+# plot: the per-config 'bottleneck' label must not split curves: 4 designs x 2 policies
+# at window 128 give 8 series of 4 retention points each
+"$A" plot "$tmp/r2" --x retention --y tokens_per_s --where window=128 -o "$tmp/figs" 2> /dev/null
+[ "$(grep -c '^# block' "$tmp/figs/tokens_per_s_vs_retention.dat")" -eq 8 ]
+if grep -q 'bottleneck=' "$tmp/figs/tokens_per_s_vs_retention.gp"; then echo "label split"; exit 1; fi
 # the reference configs of spec section 10 over the trace, with the plots
 "$A" model salca --paper --trace "$tmp/s.atr" --plot "$tmp/plots" > "$tmp/ref.txt" 2> /dev/null
 grep -q '^b_pre=160$' "$tmp/ref.txt"
