@@ -165,7 +165,7 @@ static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
     *n = 0;
     if (!f) {
         cli_error("cannot open '%s': %s", path, strerror(errno));
-        return 1;
+        return err_exit_code(ERR_NOINPUT);
     }
     while (fgets(line, sizeof line, f)) {
         lineno++;

@@ -15,6 +15,7 @@ static const char *const err_strings[ERR_COUNT_] = {
     [8] = "not found",
     [9] = "external program failed",
     [10] = "internal error",
+    [11] = "input file cannot be opened",
 };
 
 const char *err_str(int code)
@@ -35,6 +36,7 @@ int err_exit_code(int code)
     case ERR_LIMIT:
     case ERR_FORMAT:
     case ERR_CONFIG:
+    case ERR_NOINPUT:
         return 3;
     default:
         return 1;

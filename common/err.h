@@ -24,7 +24,8 @@ enum err {
     ERR_NOTFOUND = -8,    /* a requested item does not exist */
     ERR_EXTERNAL = -9,    /* an external program or library failed */
     ERR_INTERNAL = -10,   /* broken internal invariant (a bug) */
-    ERR_COUNT_ = 11
+    ERR_NOINPUT = -11,    /* a named input file (trace, weights, config) cannot be opened */
+    ERR_COUNT_ = 12
 };
 
 /* Generic text of a code ("corrupt input data"); never NULL. */
@@ -32,7 +33,8 @@ const char *err_str(int code);
 
 /*
  * Exit status for a code, as DESIGN.md section 7: 0 ok, 2 usage, 3 bad input data or
- * config, 1 for everything else.
+ * config (a named input file that cannot be opened counts as bad input), 1 for everything
+ * else.
  */
 int err_exit_code(int code);
 

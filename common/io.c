@@ -13,7 +13,7 @@ int src_open_file(struct src *s, const char *path, struct errmsg *e)
     memset(s, 0, sizeof *s);
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0)
-        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(s->fd, &st) != 0) {
         int rc = errmsg_set(e, ERR_IO, "cannot stat '%s': %s", path, strerror(errno));

@@ -112,6 +112,8 @@ int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e
     memset(t, 0, sizeof *t);
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root && je.line < 1)
+        return errmsg_set(e, ERR_NOINPUT, "cannot read energy table '%s': %s", path, je.text);
     if (!root)
         return errmsg_set(e, ERR_CONFIG, "bad energy table: %s ('%s' line %d column %d)",
                           je.text, path, je.line, je.column);

@@ -662,7 +662,7 @@ static void test_writer_errors(void **state)
     /* a reader on a missing file or a non-trace */
     struct trace_reader *rd;
     assert_int_equal(trace_reader_open(&rd, "/nonexistent-dir/x.atr", NULL, err, sizeof err),
-                     ERR_IO);
+                     ERR_NOINPUT);
     assert_null(rd);
     assert_int_equal(trace_reader_open(&rd, "tests/golden/ok/small.jsonl", NULL, err, sizeof err),
                      ERR_FORMAT);

@@ -15,7 +15,7 @@ static int read_all(const char *path, unsigned char **data, size_t *len, struct 
     FILE *f = fopen(path, "rb");
     *data = NULL;
     if (!f)
-        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
         return errmsg_set(e, ERR_IO, "cannot seek '%s'", path);

@@ -62,7 +62,7 @@ static int read_file(const char *path, uint8_t **data, size_t *len, struct errms
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errmsg_set(e, ERR_IO, "cannot open weights '%s': %s", path, strerror(errno));
+        return errmsg_set(e, ERR_NOINPUT, "cannot open weights '%s': %s", path, strerror(errno));
     int rc = 0;
     uint8_t *buf = NULL;
     size_t cap = 0, n = 0;

@@ -4,6 +4,7 @@
  */
 #include "capture/nn/nn_llama.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -263,7 +264,7 @@ static char *read_text(const char *path, struct errmsg *e)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        errmsg_set(e, ERR_IO, "cannot open '%s'", path);
+        errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
     char *buf = NULL;

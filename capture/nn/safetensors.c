@@ -231,7 +231,7 @@ int st_open(struct st_file **out, const char *path, struct errmsg *e)
     }
     fd = open(path, O_RDONLY);
     if (fd < 0) {
-        rc = errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        rc = errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
         goto fail;
     }
     struct stat stt;

@@ -18,7 +18,7 @@ for v in info dump verify recover; do
     "$A" $v --bogus > /dev/null 2>&1; check "$v --bogus" 2 $?
     "$A" $v > /dev/null 2>&1; check "$v without file" 2 $?
 done
-"$A" info "$tmp/missing.atr" 2> "$tmp/err"; check "info missing file" 1 $?
+"$A" info "$tmp/missing.atr" 2> "$tmp/err"; check "info missing file" 3 $?
 grep -q "^acceltrace: cannot open '$tmp/missing.atr'" "$tmp/err" || { echo "FAIL missing file message"; fail=1; }
 # damaged: info prints the intact prefix and exits 3
 "$A" info tests/golden/bad/bad_crc.atr > "$tmp/out" 2> "$tmp/err"; check "info bad_crc" 3 $?
