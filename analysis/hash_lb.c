@@ -579,8 +579,12 @@ int hash_lb_run_file(const char *trace_path, const struct hash_lb_opts *o, const
     int rc = trace_reader_open(&r, trace_path, NULL, text, sizeof text);
     if (rc < 0)
         return errmsg_set(e, rc, "%s", text);
-    if ((rc = hash_lb_new(&a, o, trace_reader_header(r), dir, e)) < 0)
+    if ((rc = hash_lb_new(&a, o, trace_reader_header(r), dir, e)) < 0) {
+        char why[sizeof e->text];
+        snprintf(why, sizeof why, "%s", e->text);
+        rc = errmsg_set(e, rc, "%s ('%s')", why, trace_path);
         goto done;
+    }
     for (;;) {
         Acceltrace__Record *rec = NULL;
         rc = trace_reader_next(r, &rec, NULL);
