@@ -4,8 +4,8 @@
 # apt-get command and exits 1. Quiet when everything is present.
 set -u
 required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
-          libjansson-dev libopenblas-dev libcmocka-dev gnuplot-nox python3 python3-numpy
-          python3-protobuf python3-zstandard xz-utils parallel clang)
+          libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
+          python3-numpy python3-protobuf python3-zstandard xz-utils parallel clang)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
