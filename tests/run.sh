@@ -17,7 +17,7 @@ run_unit() { # name, command...
     local t0=$(date +%s.%N)
     if "$@" > "$logdir/$name.log" 2>&1; then
         pass=$((pass + 1))
-        printf 'PASS %-40s %6.1fs\n' "$name" "$(echo "$(date +%s.%N) - $t0" | bc)"
+        printf 'PASS %-40s %6.1fs\n' "$name" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
     else
         fail=$((fail + 1)); failed+=("$name")
         printf 'FAIL %-40s (log: %s)\n' "$name" "$logdir/$name.log"
