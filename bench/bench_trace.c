@@ -321,7 +321,7 @@ int main(void)
            median(r1_mbs, rounds_done), median(rp_mbs, rounds_done),
            median(r1_ratio, rounds_done));
     printf("bench_trace: CPU time (all threads) per byte, libzstd alone / ours: write %.2f, "
-           "read 1 thread %.2f (load-independent; ours includes sha256 on the helper thread)\n",
+           "read 1 thread %.2f (load-independent; our write includes the XXH3-128 content hash)\n",
            w_cpu_peer / w_cpu_ours, r_cpu_peer / r_cpu_ours);
     printf("bench_trace: read 2 threads: %.1f MB/s; %.2fx of 1 thread (target >= 1.7)\n",
            median(r2_mbs, rounds_done), median(r2_speedup, rounds_done));

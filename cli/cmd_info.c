@@ -103,6 +103,7 @@ int cmd_info(int argc, char **argv)
     snprintf(idx_text, sizeof idx_text, "%s", idx == 0 ? "ok" : idx_msg);
     char hash[65];
     snprintf(hash, sizeof hash, "%s", trace_reader_computed_hash(r));
+    const char *hash_name = trace_reader_hash_name(r);
     uint64_t intact = trace_reader_offset(r);
     unsigned major, minor;
     trace_reader_version(r, &major, &minor);
@@ -132,8 +133,9 @@ int cmd_info(int argc, char **argv)
             first = false;
         }
         e |= buf_printf(&b, "},\"raw_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64
-                        ",\"ratio\":%.4f,\"content_hash\":\"%s\",\"index\":",
-                        raw, stored, ratio, hash);
+                        ",\"ratio\":%.4f,\"content_hash\":\"%s\",\"hash_algorithm\":\"%s\","
+                        "\"index\":",
+                        raw, stored, ratio, hash, hash_name);
         e |= trace_json_append_string(&b, idx_text, strlen(idx_text));
         e |= buf_printf(&b, ",\"intact\":%s,\"intact_bytes\":%" PRIu64, frc < 0 ? "false" : "true",
                         intact);
@@ -162,6 +164,7 @@ int cmd_info(int argc, char **argv)
         kv("command_line", h->command_line);
         kv("params_hash", h->params_hash);
         kv("content_hash", hash);
+        kv("hash_algorithm", hash_name);
         kv("index", idx_text);
         printf("%-14s %" PRIu64 "%s\n", "frames", frames, frc < 0 ? " (intact prefix)" : "");
         printf("\n%-16s %10s %14s %14s\n", "record type", "count", "raw bytes", "stored bytes");

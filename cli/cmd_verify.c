@@ -17,8 +17,9 @@ static void usage(FILE *f)
                "  -j, --threads N   decode frames with N threads (default 1)\n"
                "  -q, --quiet       print nothing on success\n"
                "  -h, --help        this text\n\n"
-               "prints 'ok FILE (N frames, B bytes, sha256 HASH)' per intact trace; on a damaged\n"
-               "one the first problem, naming the file, frame number and byte offset, and exit 3\n");
+               "prints 'ok FILE (N frames, B bytes, xxh3-128 HASH)' per intact trace (sha256 for\n"
+               "traces written before XXH3); on a damaged one the first problem, naming the file,\n"
+               "frame number and byte offset, and exit 3\n");
 }
 
 int cmd_verify(int argc, char **argv);
@@ -62,9 +63,9 @@ int cmd_verify(int argc, char **argv)
             continue;
         }
         if (!quiet)
-            printf("ok %s (%llu frames, %llu bytes, sha256 %s)\n", files[k],
-                   (unsigned long long)res.frames,
-                   (unsigned long long)(res.intact_bytes), res.content_hash);
+            printf("ok %s (%llu frames, %llu bytes, %s %s)\n", files[k],
+                   (unsigned long long)res.frames, (unsigned long long)(res.intact_bytes),
+                   res.hash_name, res.content_hash);
     }
     return status;
 }

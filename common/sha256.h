@@ -1,6 +1,7 @@
 /*
- * sha256: FIPS 180-4 SHA-256, streaming. Used for weight-file digests in trace headers and
- * for the trace content hash that replay results are keyed by.
+ * sha256: FIPS 180-4 SHA-256, streaming. Used for weight-file digests and params_hash in
+ * trace headers, config hashes, and to verify the content hash of traces written before it
+ * became XXH3-128 (traces/trace_hash.h).
  */
 #ifndef ACCELTRACE_SHA256_H
 #define ACCELTRACE_SHA256_H

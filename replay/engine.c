@@ -13,6 +13,7 @@
 #include "common/sha256.h"
 #include "common/threads.h"
 #include "replay/engine.h"
+#include "traces/trace_hash.h"
 #include "traces/trace_reader.h"
 
 /* ---- trace file source ---- */
@@ -234,28 +235,29 @@ int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hd
     if (!m->packed || !m->len)
         goto fail;
     m->n = n_recs;
-    struct sha256 sh;
-    sha256_init(&sh);
+    /* the content hash of traces (traces/trace_hash.h), here over header + records */
+    struct trace_hash th;
+    if (trace_hash_init(&th, TRACE_HASH_XXH3_128))
+        goto fail;
     size_t hl = acceltrace__trace_header__get_packed_size(hdr);
     uint8_t *hb = mem_alloc(hl + 1);
     if (!hb)
-        goto fail;
+        goto fail_hash;
     acceltrace__trace_header__pack(hdr, hb);
     m->hdr = acceltrace__trace_header__unpack(NULL, hl, hb);
-    sha256_update(&sh, hb, hl);
+    trace_hash_update(&th, hb, hl);
     mem_free(hb);
     if (!m->hdr)
-        goto fail;
+        goto fail_hash;
     for (size_t i = 0; i < n_recs; i++) {
         m->len[i] = acceltrace__record__get_packed_size(recs[i]);
         if (!(m->packed[i] = mem_alloc(m->len[i] + 1)))
-            goto fail;
+            goto fail_hash;
         acceltrace__record__pack(recs[i], m->packed[i]);
-        sha256_update(&sh, m->packed[i], m->len[i]);
+        trace_hash_update(&th, m->packed[i], m->len[i]);
     }
-    uint8_t d[32];
-    sha256_final(&sh, d);
-    sha256_to_hex(d, m->hash);
+    trace_hash_hex(&th, m->hash);
+    trace_hash_release(&th);
     s->ctx = m;
     s->name = "(memory)";
     s->header = ms_header;
@@ -268,6 +270,8 @@ int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hd
     s->close = ms_close;
     s->n_records = ms_n_records;
     return 0;
+fail_hash:
+    trace_hash_release(&th);
 fail:
     ms_close(m);
     return ERR_NOMEM;

@@ -56,8 +56,8 @@ int record_source_trace(struct record_source *s, const char *path, int decode_th
 
 /*
  * A source over records packed in memory: hdr and recs are packed (protobuf) now and
- * unpacked again on every next(), so decode work is real. content hash = sha256 over the
- * packed payloads. 0 or ERR_NOMEM.
+ * unpacked again on every next(), so decode work is real. content hash = XXH3-128 hex over
+ * the packed payloads (traces/trace_hash.h). 0 or ERR_NOMEM.
  */
 int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hdr,
                       Acceltrace__Record *const *recs, size_t n_recs);

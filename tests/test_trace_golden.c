@@ -17,6 +17,7 @@
 
 #include "common/crc32c.h"
 #include "common/rng.h"
+#include "traces/trace_hash.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_verify.h"
 #include "traces/trace_writer.h"
@@ -173,8 +174,8 @@ static void write_bad(void)
     const char *hash = trace_reader_index(r)->content_hash;
     /* the index of small.atr is stored zstd-compressed; write a raw copy of a changed index */
     Acceltrace__TraceIndex ix = *trace_reader_index(r);
-    char bad_hash[65];
-    memcpy(bad_hash, hash, 65);
+    char bad_hash[TRACE_HASH_HEX_MAX];
+    snprintf(bad_hash, sizeof bad_hash, "%s", hash);
     bad_hash[0] = bad_hash[0] == '0' ? '1' : '0';
     ix.content_hash = bad_hash;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
@@ -261,6 +262,41 @@ static void test_ok_traces(void **state)
     trace_reader_free(r);
 }
 
+/*
+ * ok/legacy_sha256.atr is small.atr as written before the content hash became XXH3-128:
+ * its index holds the SHA-256 of the payloads, which the reader recognises by its length
+ * and verifies with SHA-256. Never regenerated.
+ */
+static void test_legacy_sha256(void **state)
+{
+    (void)state;
+    const char *legacy = OK_DIR "/legacy_sha256.atr";
+    const char *want = "619ad1d228cef86e5315c8f5c3e30fc41aa4631a564d4104f1269b4b0e3ccda6";
+    struct trace_verify_result res;
+    struct errmsg e = {0, ""};
+    assert_int_equal(trace_verify(legacy, NULL, &res, &e), 0);
+    assert_true(res.index_ok);
+    assert_int_equal(res.frames, 13);
+    assert_string_equal(res.hash_name, "sha256");
+    assert_string_equal(res.content_hash, want);
+    struct trace_reader *r;
+    char err[512];
+    assert_int_equal(trace_reader_open(&r, legacy, NULL, err, sizeof err), 0);
+    assert_string_equal(trace_reader_hash_name(r), "sha256");
+    assert_string_equal(trace_reader_content_hash(r), want);
+    trace_reader_free(r);
+    /* the same records written now: a 32-digit XXH3-128 that verifies as such */
+    assert_int_equal(trace_verify(OK_DIR "/small.atr", NULL, &res, &e), 0);
+    assert_string_equal(res.hash_name, "xxh3-128");
+    enum trace_hash_alg alg = TRACE_HASH_SHA256;
+    assert_true(trace_hash_alg_of(res.content_hash, &alg));
+    assert_int_equal(alg, TRACE_HASH_XXH3_128);
+    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, err, sizeof err), 0);
+    assert_string_equal(trace_reader_content_hash(r), res.content_hash);
+    assert_string_equal(trace_reader_hash_name(r), "xxh3-128");
+    trace_reader_free(r);
+}
+
 /* Each bad trace fails verify with exactly its committed message. */
 static void test_bad_traces(void **state)
 {
@@ -292,6 +328,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ok_traces),
+        cmocka_unit_test(test_legacy_sha256),
         cmocka_unit_test(test_bad_traces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

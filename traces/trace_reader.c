@@ -20,8 +20,8 @@
 #include "common/buf.h"
 #include "common/crc32c.h"
 #include "common/mem.h"
-#include "common/sha256.h"
 #include "common/threads.h"
+#include "traces/trace_hash.h"
 #include "traces/trace_internal.h"
 
 #define BATCH_STORED_BYTES (64u << 20) /* stop filling a batch past this many payload bytes */
@@ -74,8 +74,8 @@ struct trace_reader {
     struct job find_job;
     struct trace_frame_info last;
     const struct job *last_job;
-    struct sha256 hash;
-    char hash_hex[65];
+    struct trace_hash hash;        /* the index's algorithm; XXH3-128 without an index */
+    char hash_hex[TRACE_HASH_HEX_MAX];
     uint64_t frames_read;
     unsigned major, minor;
     bool hashing;                  /* opts.compute_hash or no valid index */
@@ -422,16 +422,6 @@ static int cmp_sort_key(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static bool is_hex64(const char *s)
-{
-    if (!s || strlen(s) != 64)
-        return false;
-    for (int i = 0; i < 64; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
 /* Records why the index is unusable: `what` and the byte offset it concerns. */
 static void index_problem(struct trace_reader *r, int code, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -509,8 +499,9 @@ static void load_index(struct trace_reader *r, uint64_t header_end)
         index_problem(r, ERR_DATA, io, "empty index record");
         goto out;
     }
+    enum trace_hash_alg alg;
     if (ix->frame_count != ix->n_entries || ix->n_entries == 0 || ix->n_entries > UINT32_MAX ||
-        !is_hex64(ix->content_hash)) {
+        !trace_hash_alg_of(ix->content_hash, &alg)) {
         index_problem(r, ERR_DATA, io, "inconsistent index (frame count, entries or hash)");
         goto out;
     }
@@ -587,7 +578,6 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
         r->opts.threads = 1;
     if (r->opts.threads > 64)
         r->opts.threads = 64;
-    sha256_init(&r->hash);
     r->name = mem_strdup(name ? name : "(memory)");
     if (!r->name) {
         rc = errmsg_set(&r->err, ERR_NOMEM, "out of memory");
@@ -654,7 +644,6 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
         goto fail;
     r->header_rec = j->rec;
     j->rec = NULL;
-    sha256_update(&r->hash, j->raw, j->raw_len);
     r->last = j->fi;
     r->last_job = j;
     r->frames_read = 1;
@@ -666,6 +655,19 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     else
         load_index(r, r->pos);
     r->hashing = r->opts.compute_hash || !r->index;
+    if (r->hashing) {
+        /* an older trace's index holds a SHA-256: recompute that to compare (trace_hash.h) */
+        enum trace_hash_alg alg = TRACE_HASH_XXH3_128;
+        if (r->index)
+            trace_hash_alg_of(r->index->content_hash, &alg);
+        rc = trace_hash_init(&r->hash, alg);
+        if (rc) {
+            errmsg_set(&r->err, rc, "out of memory (content hash of '%s')", r->name);
+            goto fail;
+        }
+        /* the header frame's payload is still in jobs[0] (load_index uses its own job) */
+        trace_hash_update(&r->hash, j->raw, j->raw_len);
+    }
     *out = r;
     return 0;
 fail:
@@ -715,6 +717,7 @@ void trace_reader_free(struct trace_reader *r)
     pool_free(r->pool);
     mem_free(r->order);
     mem_free(r->name);
+    trace_hash_release(&r->hash);
     mem_free(r);
 }
 
@@ -810,7 +813,7 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
         return r->sticky = j->rc;
     }
     if (r->hashing)
-        sha256_update(&r->hash, j->raw, j->raw_len);
+        trace_hash_update(&r->hash, j->raw, j->raw_len);
     if (r->index && j->fi.number < r->index->n_entries) {
         const Acceltrace__IndexEntry *en = r->index->entries[j->fi.number];
         j->fi.key.step = en->step;
@@ -892,10 +895,7 @@ const char *trace_reader_computed_hash(struct trace_reader *r)
 {
     if (!r->hashing)
         return NULL;
-    struct sha256 h = r->hash;
-    uint8_t d[32];
-    sha256_final(&h, d);
-    sha256_to_hex(d, r->hash_hex);
+    trace_hash_hex(&r->hash, r->hash_hex);
     return r->hash_hex;
 }
 
@@ -904,6 +904,14 @@ const char *trace_reader_content_hash(const struct trace_reader *r)
     if (r->index)
         return r->index->content_hash;
     return trace_reader_computed_hash((struct trace_reader *)r);
+}
+
+const char *trace_reader_hash_name(const struct trace_reader *r)
+{
+    enum trace_hash_alg alg = r->hash.alg;
+    if (!r->hashing && r->index)
+        trace_hash_alg_of(r->index->content_hash, &alg);
+    return trace_hash_name(alg);
 }
 
 uint64_t trace_reader_frames_read(const struct trace_reader *r)

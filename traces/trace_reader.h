@@ -70,10 +70,17 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
 const Acceltrace__TraceIndex *trace_reader_index(const struct trace_reader *r);
 
 /*
- * Hex content hash of the trace (sha256 over the decompressed payloads of every frame
- * before the index); the index's when present, otherwise computed as frames are read.
+ * Hex content hash of the trace (XXH3-128 over the decompressed payloads of every frame
+ * before the index, traces/trace_hash.h; a SHA-256 in traces written before XXH3); the
+ * index's when present, otherwise computed as frames are read.
  */
 const char *trace_reader_content_hash(const struct trace_reader *r);
+
+/*
+ * Name of the algorithm of the content hash and of the computed hash: "xxh3-128", or
+ * "sha256" for an older trace whose index holds a SHA-256. Static storage.
+ */
+const char *trace_reader_hash_name(const struct trace_reader *r);
 
 /* Statistics: frames read, bytes of the source served, current offset. */
 uint64_t trace_reader_frames_read(const struct trace_reader *r);
@@ -107,10 +114,11 @@ const struct trace_frame_info *trace_reader_last_frame(const struct trace_reader
 int trace_reader_index_status(const struct trace_reader *r, const char **msg);
 
 /*
- * sha256 hex over the decompressed payloads of the frames read so far (header included),
- * independent of the index; after the last frame it is what the index's content_hash
- * must equal. Needs opts.compute_hash when the trace has a valid index (NULL otherwise).
- * The string is valid until the next call on r.
+ * Content hash (hex, the algorithm of trace_reader_hash_name) over the decompressed
+ * payloads of the frames read so far (header included), independent of the index; after
+ * the last frame it is what the index's content_hash must equal. Needs opts.compute_hash
+ * when the trace has a valid index (NULL otherwise). The string is valid until the next
+ * call on r.
  */
 const char *trace_reader_computed_hash(struct trace_reader *r);
 

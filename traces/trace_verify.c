@@ -45,6 +45,7 @@ static int verify_reader(struct trace_reader *r, struct trace_verify_result *res
         res->intact_bytes = trace_reader_offset(r);
     }
     snprintf(res->content_hash, sizeof res->content_hash, "%s", trace_reader_computed_hash(r));
+    snprintf(res->hash_name, sizeof res->hash_name, "%s", trace_reader_hash_name(r));
     if (rc < 0)
         return rc;
     const char *what;

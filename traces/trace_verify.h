@@ -1,7 +1,8 @@
 /*
  * trace_verify: checks a whole .atr trace (DESIGN.md section 3): preamble, every frame
  * (header fields, crc32c, zstd, protobuf, record type), the trailer and the index (every
- * entry against the frame it describes, frame count, content hash).
+ * entry against the frame it describes, frame count, content hash: XXH3-128, or SHA-256 in
+ * traces written before it, traces/trace_hash.h).
  */
 #ifndef ACCELTRACE_TRACE_VERIFY_H
 #define ACCELTRACE_TRACE_VERIFY_H
@@ -19,7 +20,8 @@ struct trace_verify_result {
     uint64_t raw_bytes;     /* decompressed payload bytes of the intact frames */
     uint64_t stored_bytes;  /* payload bytes as stored of the intact frames */
     bool index_ok;          /* trailer and index present and consistent */
-    char content_hash[65];  /* computed over the intact frames */
+    char content_hash[65];  /* computed over the intact frames (hex) */
+    char hash_name[16];     /* its algorithm: "xxh3-128" ("sha256" for older traces) */
 };
 
 /*

@@ -4,10 +4,10 @@
  * every byte that reaches the file is a whole frame and a killed writer leaves a prefix
  * of complete frames (plus at most one partly written one) that recover can use.
  *
- * The content hash (sha256 over every raw payload) is computed by a helper thread while
- * the next record is packed and compressed: on one core sha256 would cost more than half
- * of the zstd level-3 time. Raw payloads are packed into one of HASH_SLOTS buffers that
- * the helper releases once hashed, so memory stays bounded and the order is kept.
+ * The content hash (XXH3-128 over every raw payload, traces/trace_hash.h) is computed by a
+ * helper thread while the next record is packed and compressed. Raw payloads are packed
+ * into one of HASH_SLOTS buffers that the helper releases once hashed, so memory stays
+ * bounded and the order is kept.
  */
 #include "traces/trace_writer.h"
 
@@ -22,7 +22,7 @@
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
-#include "common/sha256.h"
+#include "traces/trace_hash.h"
 #include "traces/trace_internal.h"
 
 #define HASH_SLOTS 2
@@ -48,7 +48,7 @@ struct trace_writer {
     struct buf out;    /* whole frames not yet written to the file */
     struct trace_entry *entries;
     size_t n_entries, cap_entries;
-    struct sha256 hash; /* over every raw payload, in order (the content hash) */
+    struct trace_hash hash; /* over every raw payload, in order (the content hash) */
     struct errmsg err;
     uint64_t frames;
     bool failed;
@@ -79,7 +79,7 @@ static void *hasher_main(void *arg)
             break; /* stop requested and nothing left */
         int i = w->hash_slot;
         pthread_mutex_unlock(&w->mu);
-        sha256_update(&w->hash, w->slot[i].data, w->slot[i].len);
+        trace_hash_update(&w->hash, w->slot[i].data, w->slot[i].len);
         pthread_mutex_lock(&w->mu);
         w->full[i] = false;
         w->hash_slot = (i + 1) % HASH_SLOTS;
@@ -105,7 +105,7 @@ static struct buf *slot_acquire(struct trace_writer *w)
 static void slot_submit(struct trace_writer *w)
 {
     if (!w->hasher_on) {
-        sha256_update(&w->hash, w->slot[0].data, w->slot[0].len);
+        trace_hash_update(&w->hash, w->slot[0].data, w->slot[0].len);
         return;
     }
     pthread_mutex_lock(&w->mu);
@@ -294,12 +294,16 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
     buf_init(&w->comp_raw);
     buf_init(&w->comp);
     buf_init(&w->out);
-    sha256_init(&w->hash);
     int rc;
     w->final_path = mem_strdup(final_path);
     w->tmp_path = mem_strdup(tmp_path);
     if (!w->final_path || !w->tmp_path) {
         rc = errmsg_set(&w->err, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    rc = trace_hash_init(&w->hash, TRACE_HASH_XXH3_128);
+    if (rc) {
+        errmsg_set(&w->err, rc, "out of memory (content hash)");
         goto fail;
     }
     if (w->opts.zstd_level > 0) {
@@ -454,12 +458,9 @@ int trace_writer_finish(struct trace_writer *w)
         ents[i].raw_bytes = e->raw_bytes;
         ptrs[i] = &ents[i];
     }
-    uint8_t digest[32];
-    char hex[65];
+    char hex[TRACE_HASH_HEX_MAX];
     hash_drain(w);
-    struct sha256 h = w->hash;
-    sha256_final(&h, digest);
-    sha256_to_hex(digest, hex);
+    trace_hash_hex(&w->hash, hex);
     Acceltrace__TraceIndex idx = ACCELTRACE__TRACE_INDEX__INIT;
     idx.n_entries = n;
     idx.entries = ptrs;
@@ -521,6 +522,7 @@ void trace_writer_free(struct trace_writer *w)
         pthread_mutex_destroy(&w->mu);
     }
     ZSTD_freeCCtx(w->cctx);
+    trace_hash_release(&w->hash);
     for (int i = 0; i < HASH_SLOTS; i++)
         buf_release(&w->slot[i]);
     buf_release(&w->comp_raw);

@@ -6,14 +6,23 @@ records of each type like `acceltrace info`:
     record_type COUNT
 
 one line per type in Record.body field-number order, header first, index frame excluded.
+It also checks the index's content hash over the decompressed payloads: a 64-digit
+SHA-256 (older traces) with hashlib, a 32-digit XXH3-128 with python3-xxhash when that
+optional Debian package is installed (otherwise that check is skipped).
 Usage: read_trace.py TRACE.atr DESCRIPTOR_SET   (DESCRIPTOR_SET = build/gen/formats/trace.desc)
 Exit 0 on success, 3 when the file is not a valid trace.
 """
+import hashlib
 import struct
 import sys
 
 import zstandard
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+try:
+    import xxhash
+except ImportError:  # optional: python3-xxhash
+    xxhash = None
 
 MAGIC = b"ACCTRACE"
 TRAILER = b"ACCTRIDX"
@@ -58,6 +67,22 @@ def fail(msg):
     sys.exit(3)
 
 
+def check_content_hash(want, payloads):
+    """The index's content hash against the payloads (docs/trace-format.md)."""
+    if len(want) == 64:
+        h = hashlib.sha256()
+    elif len(want) == 32 and xxhash is not None:
+        h = xxhash.xxh3_128()
+    elif len(want) == 32:
+        return
+    else:
+        fail("content hash of %d digits in the index" % len(want))
+    for p in payloads:
+        h.update(p)
+    if h.hexdigest() != want:
+        fail("content hash mismatch: index %s, frames %s" % (want, h.hexdigest()))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -72,6 +97,7 @@ def main():
         fail("unsupported format %d.%d flags %#x" % (major, minor, flags))
     dctx = zstandard.ZstdDecompressor()
     counts = {}
+    payloads = []
     pos, frame = 16, 0
     while pos < len(data):
         if len(data) - pos < 12:
@@ -100,7 +126,9 @@ def main():
                 fail("bad trailer after the index (offset %d)" % pos)
             if rec.index.frame_count != frame - 1:
                 fail("index frame count %d, file has %d" % (rec.index.frame_count, frame - 1))
+            check_content_hash(rec.index.content_hash, payloads)
             break
+        payloads.append(raw)
         counts[rtype] = counts.get(rtype, 0) + 1
     for number in sorted(counts):
         print("%s %d" % (desc.fields_by_number[number].name, counts[number]))

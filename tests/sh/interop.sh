@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Python interop (issue acceptance 8): tests/interop/read_trace.py reads traces with
 # Debian's python3-protobuf and python3-zstandard only and must print the same record
-# counts per type as `acceltrace info`. Skipped (exit 0) when the modules are missing.
+# counts per type as `acceltrace info`, and checks each index's content hash (XXH3-128 only
+# when the optional python3-xxhash is installed). Skipped (exit 0) when the modules are missing.
 set -u
 A=${ACCELTRACE:?}
 BUILD=${BUILD:-build}
@@ -26,5 +27,10 @@ done
 # a damaged trace is refused by both
 "$PY" tests/interop/read_trace.py tests/golden/bad/bad_crc.atr "$desc" >/dev/null 2>&1
 [ $? -eq 3 ] || { echo "FAIL read_trace.py accepted bad_crc.atr"; fail=1; }
+# a wrong XXH3-128 in an intact index, when python3-xxhash can see it
+if "$PY" -c 'import xxhash' 2>/dev/null; then
+    "$PY" tests/interop/read_trace.py tests/golden/bad/index_hash.atr "$desc" >/dev/null 2>&1
+    [ $? -eq 3 ] || { echo "FAIL read_trace.py accepted index_hash.atr"; fail=1; }
+fi
 [ $fail -eq 0 ] && echo "python interop ok"
 exit $fail
