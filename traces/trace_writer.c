@@ -4,15 +4,13 @@
  * every byte that reaches the file is a whole frame and a killed writer leaves a prefix
  * of complete frames (plus at most one partly written one) that recover can use.
  *
- * The content hash (XXH3-128 over every raw payload, traces/trace_hash.h) is computed by a
- * helper thread while the next record is packed and compressed. Raw payloads are packed
- * into one of HASH_SLOTS buffers that the helper releases once hashed, so memory stays
- * bounded and the order is kept.
+ * The content hash (XXH3-128 over every raw payload, traces/trace_hash.h) is updated as
+ * each frame is queued. XXH3 runs at memory speed, a few percent of the zstd level-3 time,
+ * so it needs no helper thread (SHA-256 did, and the hand-off cost more than XXH3 does).
  */
 #include "traces/trace_writer.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <zstd.h>
@@ -25,26 +23,14 @@
 #include "traces/trace_hash.h"
 #include "traces/trace_internal.h"
 
-#define HASH_SLOTS 2
-
 struct trace_writer {
     struct trace_writer_opts opts;
-    /* hashing helper; slots hold raw payloads: full[i] until the helper has hashed slot i */
-    pthread_t hasher;
-    bool hasher_on;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct buf slot[HASH_SLOTS];
-    bool full[HASH_SLOTS];
-    int fill_slot;  /* next slot append fills */
-    int hash_slot;  /* next slot the helper hashes */
-    bool stop;
     struct sink sink;
     char *final_path;
     char *tmp_path;
     ZSTD_CCtx *cctx;
+    struct buf raw;    /* the packed record (raw payload) */
     struct buf comp;   /* its zstd frame */
-    struct buf comp_raw; /* packed index record (not hashed) */
     struct buf out;    /* whole frames not yet written to the file */
     struct trace_entry *entries;
     size_t n_entries, cap_entries;
@@ -66,65 +52,6 @@ static int set_err(struct trace_writer *w, int code, const char *fmt, ...)
     va_end(ap);
     w->failed = true;
     return code;
-}
-
-static void *hasher_main(void *arg)
-{
-    struct trace_writer *w = arg;
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->full[w->hash_slot] && !w->stop)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->full[w->hash_slot])
-            break; /* stop requested and nothing left */
-        int i = w->hash_slot;
-        pthread_mutex_unlock(&w->mu);
-        trace_hash_update(&w->hash, w->slot[i].data, w->slot[i].len);
-        pthread_mutex_lock(&w->mu);
-        w->full[i] = false;
-        w->hash_slot = (i + 1) % HASH_SLOTS;
-        pthread_cond_broadcast(&w->cv);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-/* The buffer the next raw payload goes into (waits until the helper has released it). */
-static struct buf *slot_acquire(struct trace_writer *w)
-{
-    if (!w->hasher_on)
-        return &w->slot[0];
-    pthread_mutex_lock(&w->mu);
-    while (w->full[w->fill_slot])
-        pthread_cond_wait(&w->cv, &w->mu);
-    pthread_mutex_unlock(&w->mu);
-    return &w->slot[w->fill_slot];
-}
-
-/* Hands the filled slot to the helper (or hashes it here without a helper). */
-static void slot_submit(struct trace_writer *w)
-{
-    if (!w->hasher_on) {
-        trace_hash_update(&w->hash, w->slot[0].data, w->slot[0].len);
-        return;
-    }
-    pthread_mutex_lock(&w->mu);
-    w->full[w->fill_slot] = true;
-    w->fill_slot = (w->fill_slot + 1) % HASH_SLOTS;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
-/* Waits until every submitted payload is hashed; w->hash is then complete. */
-static void hash_drain(struct trace_writer *w)
-{
-    if (!w->hasher_on)
-        return;
-    pthread_mutex_lock(&w->mu);
-    for (int i = 0; i < HASH_SLOTS; i++)
-        while (w->full[i])
-            pthread_cond_wait(&w->cv, &w->mu);
-    pthread_mutex_unlock(&w->mu);
 }
 
 void trace_writer_opts_default(struct trace_writer_opts *o)
@@ -174,7 +101,6 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
                        size_t stored_len, const uint8_t *raw, size_t raw_len,
                        const struct trace_key *key, bool indexed)
 {
-    (void)raw; /* hashed through the slots by the callers */
     if (stored_len > TRACE_MAX_PAYLOAD)
         return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
                        stored_len, w->final_path);
@@ -217,6 +143,7 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         e->stored_bytes = (uint32_t)stored_len;
         e->raw_bytes = raw_len;
         w->frames++;
+        trace_hash_update(&w->hash, raw, raw_len);
     }
     if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each) {
         int rc = write_out(w);
@@ -243,7 +170,7 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
     if (n > TRACE_MAX_PAYLOAD)
         return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
                        n, w->final_path);
-    struct buf *raw = indexed ? slot_acquire(w) : &w->comp_raw;
+    struct buf *raw = &w->raw;
     buf_clear(raw);
     if (buf_reserve(raw, n))
         return set_err(w, ERR_NOMEM, "out of memory packing a record for '%s'", w->final_path);
@@ -270,8 +197,6 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
             rc = queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, raw->data, n, key,
                              indexed);
     }
-    if (!rc && indexed)
-        slot_submit(w);
     return rc;
 }
 
@@ -289,9 +214,7 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         w->opts = *opts;
     else
         trace_writer_opts_default(&w->opts);
-    for (int i = 0; i < HASH_SLOTS; i++)
-        buf_init(&w->slot[i]);
-    buf_init(&w->comp_raw);
+    buf_init(&w->raw);
     buf_init(&w->comp);
     buf_init(&w->out);
     int rc;
@@ -324,17 +247,6 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
     rc = sink_open_file(&w->sink, w->tmp_path, &w->err);
     if (rc)
         goto fail;
-    /* without the helper thread the hash is computed inline (same result) */
-    if (pthread_mutex_init(&w->mu, NULL) == 0) {
-        if (pthread_cond_init(&w->cv, NULL) == 0) {
-            if (pthread_create(&w->hasher, NULL, hasher_main, w) == 0)
-                w->hasher_on = true;
-            else
-                pthread_cond_destroy(&w->cv);
-        }
-        if (!w->hasher_on)
-            pthread_mutex_destroy(&w->mu);
-    }
     uint8_t pre[TRACE_PREAMBLE_BYTES];
     memcpy(pre, TRACE_MAGIC, 8);
     trace_put_u16(pre + 8, TRACE_MAJOR);
@@ -402,14 +314,7 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
 {
     if (w->failed)
         return w->err.code ? w->err.code : ERR_INTERNAL;
-    struct buf *slot = slot_acquire(w);
-    buf_clear(slot);
-    if (buf_append(slot, raw, raw_len))
-        return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
-    int rc = queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
-    if (!rc)
-        slot_submit(w);
-    return rc;
+    return queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
 }
 
 int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
@@ -459,7 +364,6 @@ int trace_writer_finish(struct trace_writer *w)
         ptrs[i] = &ents[i];
     }
     char hex[TRACE_HASH_HEX_MAX];
-    hash_drain(w);
     trace_hash_hex(&w->hash, hex);
     Acceltrace__TraceIndex idx = ACCELTRACE__TRACE_INDEX__INIT;
     idx.n_entries = n;
@@ -512,20 +416,9 @@ void trace_writer_free(struct trace_writer *w)
     if (!w->finished && !w->failed && w->sink.fd >= 0)
         write_out(w); /* leave every complete frame in the .partial file */
     sink_close(&w->sink);
-    if (w->hasher_on) {
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->hasher, NULL);
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
-    }
     ZSTD_freeCCtx(w->cctx);
     trace_hash_release(&w->hash);
-    for (int i = 0; i < HASH_SLOTS; i++)
-        buf_release(&w->slot[i]);
-    buf_release(&w->comp_raw);
+    buf_release(&w->raw);
     buf_release(&w->comp);
     buf_release(&w->out);
     mem_free(w->entries);

@@ -9,9 +9,8 @@
  *
  * Records are protobuf-c Acceltrace__Record values owned by the caller; the writer packs
  * and compresses them before append returns. The writer keeps its own error message.
- * A writer runs one helper thread that computes the content hash (XXH3-128 of every raw
- * payload, traces/trace_hash.h) while the next record is compressed; a writer is used from
- * one thread.
+ * The content hash (XXH3-128 of every raw payload, traces/trace_hash.h) is computed as
+ * frames are appended. A writer is used from one thread and starts none.
  */
 #ifndef ACCELTRACE_TRACE_WRITER_H
 #define ACCELTRACE_TRACE_WRITER_H
