@@ -5,7 +5,7 @@
 set -u
 required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
           libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
-          python3-numpy python3-protobuf python3-zstandard xz-utils parallel clang)
+          python3-numpy python3-protobuf python3-zstandard python3-xxhash xz-utils parallel clang)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
