@@ -669,6 +669,124 @@ static void test_writer_errors(void **state)
     assert_non_null(strstr(err, "not an acceltrace trace"));
 }
 
+/*
+ * Streaming with 2 threads (frames read ahead and decompressed by a worker while earlier
+ * ones are returned): a corrupt frame in the middle of the stream is reported only after
+ * every earlier record was returned, in order, with its frame number and offset; a later
+ * corruption never wins over an earlier one; find() between next() calls is unaffected.
+ */
+static void test_threads_error_in_order(void **state)
+{
+    (void)state;
+    struct rng r;
+    rng_seed(&r, seed + 7);
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "order.atr");
+    struct trace_writer_opts o;
+    trace_writer_opts_default(&o);
+    o.zstd_level = 3;
+    struct trace_writer *w;
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    enum { N = 200 };
+    Acceltrace__Record *recs[N];
+    for (int i = 0; i < N; i++) {
+        recs[i] = random_record(ACCELTRACE__RECORD__BODY_TEST, &r);
+        assert_int_equal(trace_writer_append(w, recs[i], NULL), 0);
+    }
+    assert_int_equal(trace_writer_finish(w), 0);
+    trace_writer_free(w);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    size_t n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *orig = xmalloc(n), *data = xmalloc(n);
+    assert_int_equal(fread(orig, 1, n, f), n);
+    fclose(f);
+    /* frame offsets (frame 0 is the header) from the intact trace */
+    uint64_t off[N + 1];
+    struct src s;
+    src_init_mem(&s, orig, n);
+    struct trace_reader *rd;
+    assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", NULL, err, sizeof err), 0);
+    off[0] = trace_reader_last_frame(rd)->offset;
+    for (int i = 1; i <= N; i++) {
+        Acceltrace__Record *rec;
+        assert_int_equal(trace_reader_next(rd, &rec, NULL), 1);
+        off[i] = trace_reader_last_frame(rd)->offset;
+        trace_record_free(rec);
+    }
+    trace_reader_free(rd);
+
+    /* {frame, how}: 0 flips a payload byte (bad checksum, found while decompressing),
+     * 1 sets the reserved header field (found while reading ahead) */
+    static const int cases[][4] = {
+        {100, 0, -1, 0}, {100, 0, 150, 1}, {120, 1, -1, 0}, {120, 1, 121, 0},
+        {1, 0, 2, 1},    {N, 0, -1, 0},    {17, 1, 40, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        memcpy(data, orig, n);
+        for (int k = 0; k < 2; k++) {
+            int fr = cases[c][2 * k], how = cases[c][2 * k + 1];
+            if (fr < 0)
+                continue;
+            if (how == 0)
+                data[off[fr] + 12 + 1] ^= 0x40;
+            else
+                data[off[fr] + 6] = 1;
+        }
+        int bad = cases[c][0];
+        src_init_mem(&s, data, n);
+        struct trace_reader_opts ro;
+        trace_reader_opts_default(&ro);
+        ro.threads = 2;
+        assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", &ro, err, sizeof err), 0);
+        for (int i = 1; i < bad; i++) {
+            Acceltrace__Record *rec;
+            assert_int_equal(trace_reader_next(rd, &rec, NULL), 1);
+            assert_same_record(recs[i - 1], rec);
+            trace_record_free(rec);
+            assert_int_equal(trace_reader_last_frame(rd)->number, (uint64_t)i);
+            assert_int_equal(trace_reader_offset(rd), off[i + 1]);
+            const uint8_t *st, *raw;
+            size_t st_len, raw_len;
+            trace_reader_last_payload(rd, &st, &st_len, &raw, &raw_len);
+            assert_int_equal(st_len, trace_reader_last_frame(rd)->stored_bytes);
+            assert_int_equal(raw_len, trace_reader_last_frame(rd)->raw_bytes);
+            if (i % 37 == 0) {
+                /* random access in the middle of the stream: frame 1's record */
+                Acceltrace__Record *one;
+                struct trace_key k;
+                trace_record_key(recs[0], &k);
+                assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_TEST, k.step,
+                                                   k.layer, k.head, &one), 1);
+                assert_int_equal(one->body_case, ACCELTRACE__RECORD__BODY_TEST);
+                trace_record_free(one);
+            }
+        }
+        Acceltrace__Record *rec;
+        int rc = trace_reader_next(rd, &rec, NULL);
+        assert_null(rec);
+        assert_true(rc == ERR_DATA);
+        char want[128];
+        snprintf(want, sizeof want, "('mem.atr' frame %d at offset %llu)", bad,
+                 (unsigned long long)off[bad]);
+        const char *msg = trace_reader_errmsg(rd);
+        printf("case %zu: %s\n", c, msg);
+        assert_non_null(strstr(msg, want));
+        assert_non_null(strstr(msg, cases[c][1] == 0 ? "bad checksum" : "reserved field"));
+        assert_int_equal(trace_reader_offset(rd), off[bad]);
+        /* the error repeats */
+        assert_int_equal(trace_reader_next(rd, &rec, NULL), rc);
+        trace_reader_free(rd);
+    }
+    free(orig);
+    free(data);
+    for (int i = 0; i < N; i++)
+        free_built(recs[i]);
+    unlink(path);
+}
+
 int main(void)
 {
     const char *s = getenv("ACCELTRACE_SEED");
@@ -687,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_writer_errors),
         cmocka_unit_test(test_large_frames),
+        cmocka_unit_test(test_threads_error_in_order),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

@@ -24,7 +24,8 @@ struct trace_reader;
 
 struct trace_reader_opts {
     uint64_t max_record_bytes; /* cap on a decompressed payload; default 1 GiB */
-    int threads;               /* frames decoded in parallel by trace_reader_next; 1 = none */
+    int threads;               /* frames decoded in parallel by trace_reader_next: threads - 1
+                                  worker threads decompress frames read ahead; 1 = none */
     bool ignore_index;         /* do not read the trailer/index (streaming only) */
     bool compute_hash;         /* hash payloads as they stream (trace_reader_computed_hash);
                                   always done when the trace has no valid index */
