@@ -17,7 +17,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 make --no-print-directory -j2 BUILD="$BUILD" CC="$CC" OPT="-O1 -g" \
     EXTRA_CFLAGS="$SAN -fsanitize=fuzzer-no-link -Wno-error -Wno-unused-command-line-argument" \
     "$BUILD/libacceltrace.a"
-LIBS=$(pkg-config --libs libzstd libprotobuf-c libpng jansson)
+LIBS=$(pkg-config --libs libzstd libprotobuf-c libpng jansson libxxhash)
 targets=${FUZZ_TARGETS:-$(ls tests/fuzz/fuzz_*.c | xargs -n1 basename | sed 's/\.c$//')}
 status=0
 for t in $targets; do
