@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,6 +120,38 @@ int sink_close(struct sink *k)
         rc = ERR_IO;
     k->fd = -1;
     return rc;
+}
+
+int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
+                 struct errmsg *e)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) || (uint64_t)st.st_size > max_bytes) {
+        fclose(f);
+        return errmsg_set(e, ERR_LIMIT, "file too large or unreadable ('%s')", path);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = mem_alloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        mem_free(buf);
+        return errmsg_set(e, ERR_IO, "cannot read '%s'", path);
+    }
+    buf[got] = 0;
+    *text = buf;
+    *len = got;
+    return 0;
 }
 
 int io_sync_parent_dir(const char *path)

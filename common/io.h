@@ -49,6 +49,14 @@ int sink_sync(struct sink *k);
 /* Closes the file (not the memory buffer); 0 or ERR_IO. */
 int sink_close(struct sink *k);
 
+/*
+ * Reads a whole file of at most max_bytes into a NUL-terminated buffer (*text, length
+ * *len; free with mem_free). ERR_NOINPUT when it cannot be opened, ERR_LIMIT when larger
+ * than max_bytes, ERR_IO on a read error, ERR_NOMEM; messages name the path.
+ */
+int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
+                 struct errmsg *e);
+
 /* fsyncs the directory holding path, so a rename in it is durable. */
 int io_sync_parent_dir(const char *path);
 

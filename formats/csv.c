@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 
@@ -362,24 +363,12 @@ fail:
 int csv_table_load(struct csv_table *t, const char *path, bool drop_torn, struct errmsg *e)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || (uint64_t)st.st_size > CSV_MAX_FILE_BYTES) {
-        fclose(f);
-        return errmsg_set(e, ERR_LIMIT, "file too large or unreadable ('%s')", path);
-    }
-    size_t n = (size_t)st.st_size;
-    char *text = mem_alloc(n + 1);
-    if (!text) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
-    }
-    size_t got = fread(text, 1, n, f);
-    fclose(f);
-    text[got] = 0;
-    int rc = csv_table_parse(t, text, got, path, drop_torn, e);
+    char *text;
+    size_t got;
+    int rc = io_read_file(path, CSV_MAX_FILE_BYTES, &text, &got, e);
+    if (rc)
+        return rc;
+    rc = csv_table_parse(t, text, got, path, drop_torn, e);
     mem_free(text);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/jsonl.h"
 
@@ -84,23 +85,11 @@ int jsonl_load(json_t **out, const char *path, size_t *valid_bytes, struct errms
     *out = NULL;
     if (valid_bytes)
         *valid_bytes = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || (uint64_t)st.st_size > JSONL_MAX_FILE_BYTES) {
-        fclose(f);
-        return errmsg_set(e, ERR_LIMIT, "file too large or unreadable ('%s')", path);
-    }
-    size_t n = (size_t)st.st_size;
-    char *text = mem_alloc(n + 1);
-    if (!text) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
-    }
-    n = fread(text, 1, n, f);
-    fclose(f);
-    text[n] = 0;
+    char *text;
+    size_t n;
+    int rc0 = io_read_file(path, JSONL_MAX_FILE_BYTES, &text, &n, e);
+    if (rc0)
+        return rc0;
     json_t *arr = json_array();
     int rc = 0;
     size_t pos = 0, line = 0;
