@@ -33,6 +33,11 @@ bool cli_parse_i64(const char *s, int64_t *out);
 bool cli_parse_u64(const char *s, uint64_t *out);
 bool cli_parse_f64(const char *s, double *out);
 
+/*
+ * Parses "AxB" (or "AXB") into two integers in [1, max]; false on anything else.
+ */
+bool cli_parse_shape(const char *s, int max, int *a, int *b);
+
 /* The command line as one string (for trace headers); static storage. */
 const char *cli_command_line(void);
 

@@ -84,6 +84,22 @@ bool cli_parse_f64(const char *s, double *out)
     return true;
 }
 
+bool cli_parse_shape(const char *s, int max, int *a, int *b)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > max)
+        return false;
+    const char *t = end + 1;
+    long y = strtol(t, &end, 10);
+    if (errno || end == t || *end || y < 1 || y > max)
+        return false;
+    *a = (int)x;
+    *b = (int)y;
+    return true;
+}
+
 static char cmdline_buf[4096];
 
 const char *cli_command_line(void)

@@ -35,22 +35,6 @@ static void usage(FILE *f)
           f);
 }
 
-static bool parse_shape(const char *s, int *a, int *b)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 4096)
-        return false;
-    const char *t = end + 1;
-    long y = strtol(t, &end, 10);
-    if (errno || end == t || *end || y < 1 || y > 4096)
-        return false;
-    *a = (int)x;
-    *b = (int)y;
-    return true;
-}
-
 int cmd_export_tiles(int argc, char **argv);
 int cmd_export_tiles(int argc, char **argv)
 {
@@ -64,7 +48,7 @@ int cmd_export_tiles(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--shape")) {
-            if (!next || !parse_shape(next, &nh, &nw))
+            if (!next || !cli_parse_shape(next, 4096, &nh, &nw))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw, e.g. 20x5)");
             i++;
         } else if (!strcmp(a, "--step")) {

@@ -55,23 +55,6 @@ static void usage(FILE *f)
           f);
 }
 
-/* Parses "HxW" into two positive ints. */
-static bool parse_shape(const char *s, int *a, int *b)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 1000000)
-        return false;
-    const char *t = end + 1;
-    long y = strtol(t, &end, 10);
-    if (errno || end == t || *end || y < 1 || y > 1000000)
-        return false;
-    *a = (int)x;
-    *b = (int)y;
-    return true;
-}
-
 /* Parses "lo:hi:step" or "a,b,c" into at most MAX_SHAPES positive values. */
 static bool parse_values(const char *s, int *v, size_t *n)
 {
@@ -304,7 +287,7 @@ static int do_plots(const struct kura_energy *e, const char *dir, const char *tr
     snprintf(buf, sizeof buf, "%s", shapes);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n >= 16 || !parse_shape(t, &hs[n], &ws[n]) || hs[n] > 4096 || ws[n] > 4096)
+        if (n >= 16 || !cli_parse_shape(t, 4096, &hs[n], &ws[n]))
             return cli_usage_error(VERB, "bad --plot-shapes '%s' (want NhxNw,...)", shapes);
         n++;
     }
@@ -378,7 +361,7 @@ int cmd_model_kura(int argc, char **argv)
             trace = next;
             i++;
         } else if (!strcmp(a, "--shape")) {
-            if (!next || !parse_shape(next, &cal_h, &cal_w) || cal_h > 4096 || cal_w > 4096)
+            if (!next || !cli_parse_shape(next, 4096, &cal_h, &cal_w))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw)");
             i++;
         } else if (!strcmp(a, "--trace")) {
@@ -396,7 +379,7 @@ int cmd_model_kura(int argc, char **argv)
                 return cli_usage_error(VERB, "bad --every");
             i++;
         } else if (!strcmp(a, "--size")) {
-            if (!next || !parse_shape(next, &h, &w))
+            if (!next || !cli_parse_shape(next, 1000000, &h, &w))
                 return cli_usage_error(VERB, "bad --size (want HxW, e.g. 96x96)");
             i++;
         } else if (!strcmp(a, "--shapes")) {
