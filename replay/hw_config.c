@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
 #include "formats/csv.h"
@@ -474,22 +475,15 @@ static int apply_object(struct hw_config *c, const json_t *obj, const char *pref
 static int read_text(const char *path, char **out, struct errmsg *e)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *t;
+    size_t n;
+    int rc = io_read_file(path, HW_MAX_FILE_BYTES, &t, &n, e);
+    if (rc == ERR_NOINPUT)
         return errmsg_set(e, ERR_CONFIG, "cannot open config '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || st.st_size > HW_MAX_FILE_BYTES) {
-        fclose(f);
+    if (rc == ERR_LIMIT || rc == ERR_IO)
         return errmsg_set(e, ERR_CONFIG, "config too large or unreadable ('%s')", path);
-    }
-    char *t = mem_alloc((size_t)st.st_size + 1);
-    if (!t) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
-    size_t n = fread(t, 1, (size_t)st.st_size, f);
-    fclose(f);
-    t[n] = 0;
+    if (rc)
+        return rc;
     *out = t;
     return 0;
 }

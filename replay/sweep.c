@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 #include "replay/sweep.h"
@@ -311,23 +312,16 @@ int sweep_load(struct sweep **out, const char *grid_path, const struct hw_config
                struct errmsg *e)
 {
     *out = NULL;
-    FILE *f = fopen(grid_path, "rb");
-    if (!f)
+    char *t;
+    size_t n;
+    int rc = io_read_file(grid_path, SWEEP_MAX_FILE_BYTES, &t, &n, e);
+    if (rc == ERR_NOINPUT)
         return errmsg_set(e, ERR_CONFIG, "cannot open grid '%s': %s", grid_path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || st.st_size > SWEEP_MAX_FILE_BYTES) {
-        fclose(f);
+    if (rc == ERR_LIMIT || rc == ERR_IO)
         return errmsg_set(e, ERR_CONFIG, "grid too large or unreadable ('%s')", grid_path);
-    }
-    char *t = mem_alloc((size_t)st.st_size + 1);
-    if (!t) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
-    size_t n = fread(t, 1, (size_t)st.st_size, f);
-    fclose(f);
-    t[n] = 0;
-    int rc = sweep_parse(out, t, grid_path, base, e);
+    if (rc)
+        return rc;
+    rc = sweep_parse(out, t, grid_path, base, e);
     mem_free(t);
     return rc;
 }
