@@ -1,46 +1,14 @@
 /* disc_inputs: raw f32 and .npy loaders (specs/disc.md 2.4; NumPy NEP 1 .npy format). */
 #include "capture/disc/disc_inputs.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/nn/safetensors.h"
+#include "common/io.h"
 #include "common/mem.h"
-
-static int read_all(const char *path, unsigned char **data, size_t *len, struct errmsg *e)
-{
-    FILE *f = fopen(path, "rb");
-    *data = NULL;
-    if (!f)
-        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return errmsg_set(e, ERR_IO, "cannot seek '%s'", path);
-    }
-    long n = ftell(f);
-    rewind(f);
-    if (n < 0 || n > (1L << 31)) {
-        fclose(f);
-        return errmsg_set(e, ERR_DATA, "text embedding '%s' is too large", path);
-    }
-    *data = mem_alloc((size_t)n + 1);
-    if (!*data) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
-    size_t got = fread(*data, 1, (size_t)n, f);
-    fclose(f);
-    if (got != (size_t)n) {
-        mem_free(*data);
-        *data = NULL;
-        return errmsg_set(e, ERR_IO, "cannot read '%s'", path);
-    }
-    *len = (size_t)n;
-    return 0;
-}
 
 /* Parses the shape tuple "(a, b)" or "(1, a, b)" after 'shape': in the header dict. */
 static bool npy_shape(const char *h, long *dims, int *nd)
@@ -67,11 +35,12 @@ static bool npy_shape(const char *h, long *dims, int *nd)
 
 int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e)
 {
-    unsigned char *d;
+    char *text;
     size_t n = 0;
-    int rc = read_all(path, &d, &n, e);
+    int rc = io_read_file(path, (uint64_t)1 << 31, &text, &n, e);
     if (rc)
         return rc;
+    const unsigned char *d = (const unsigned char *)text;
     size_t want = (size_t)T * (size_t)Dc;
     if (n >= 10 && !memcmp(d, "\x93NUMPY", 6)) {
         int major = d[6];
@@ -90,7 +59,7 @@ int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e
         }
         if (hl > n - off)
             goto bad;
-        char *hdr = (char *)d + off;
+        char *hdr = text + off;
         char save = hdr[hl];
         hdr[hl] = 0;
         bool f4 = strstr(hdr, "'<f4'") != NULL, f2 = strstr(hdr, "'<f2'") != NULL;
@@ -144,6 +113,6 @@ int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e
 bad:
     rc = errmsg_set(e, ERR_DATA, "truncated .npy header in '%s'", path);
 done:
-    mem_free(d);
+    mem_free(text);
     return rc;
 }

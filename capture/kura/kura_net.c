@@ -13,6 +13,7 @@
 
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
 
@@ -55,48 +56,6 @@ const char *kura_net_metadata_json(const struct kura_net *n)
 const char *kura_net_sha256(const struct kura_net *n)
 {
     return n->sha;
-}
-
-/* Reads the whole file (bounded) for the hash and the metadata. */
-static int read_file(const char *path, uint8_t **data, size_t *len, struct errmsg *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg_set(e, ERR_NOINPUT, "cannot open weights '%s': %s", path, strerror(errno));
-    int rc = 0;
-    uint8_t *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            if (ncap > NET_MAX_FILE) {
-                rc = errmsg_set(e, ERR_LIMIT, "weights '%s' larger than 1 GiB", path);
-                break;
-            }
-            uint8_t *nb = mem_realloc(buf, ncap);
-            if (!nb) {
-                rc = errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
-                break;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = errmsg_set(e, ERR_IO, "read error on '%s'", path);
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        mem_free(buf);
-        return rc;
-    }
-    *data = buf;
-    *len = n;
-    return 0;
 }
 
 /* Integer metadata value (decimal string) in [lo, hi]. */
@@ -151,9 +110,11 @@ int kura_net_load(struct kura_net **out, const char *path, int t, struct errmsg 
     struct kura_net *n = mem_calloc(1, sizeof *n);
     if (!n)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    int rc = read_file(path, &file, &flen, e);
+    char *ftext = NULL;
+    int rc = io_read_file(path, NET_MAX_FILE, &ftext, &flen, e);
     if (rc)
         goto fail;
+    file = (uint8_t *)ftext;
     sha256_hex(file, flen, n->sha);
     /* safetensors: u64 LE header length, then the JSON header (bounded) */
     uint64_t hl = 0;

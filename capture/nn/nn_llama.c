@@ -4,7 +4,6 @@
  */
 #include "capture/nn/nn_llama.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
 #include "capture/nn/weightgen.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 
@@ -260,36 +260,12 @@ done:
     return rc;
 }
 
+/* A checkpoint's JSON side file (config, shard index), bounded at 64 MiB. */
 static char *read_text(const char *path, struct errmsg *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        len = ftell(f);
-    if (len < 0 || len > (64l << 20) || fseek(f, 0, SEEK_SET) != 0) {
-        errmsg_set(e, ERR_DATA, "'%s' is unreadable or larger than 64 MiB", path);
-        goto done;
-    }
-    buf = mem_alloc((size_t)len + 1);
-    if (!buf) {
-        errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
-        goto done;
-    }
-    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        errmsg_set(e, ERR_IO, "cannot read '%s'", path);
-        mem_free(buf);
-        buf = NULL;
-        goto done;
-    }
-    buf[len] = 0;
-done:
-    fclose(f);
-    return buf;
+    char *buf;
+    size_t len;
+    return io_read_file(path, (uint64_t)64 << 20, &buf, &len, e) ? NULL : buf;
 }
 
 /* The open shards of a checkpoint. */
