@@ -739,6 +739,14 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
             pf.heavy.len = c.r;
             pf.n_chan_sum = c.d;
             pf.chan_sum = cs;
+            /* heavy-set stability snapshots (spec 12 plot 7), r bytes per ladder entry */
+            uint8_t ph[SALCA_PREFIX_MAX * 256];
+            for (uint32_t a = 0; a < kv->n_prefix; a++)
+                memcpy(ph + (size_t)a * c.r, kv->prefix_heavy[a], c.r);
+            pf.n_prefix_len = kv->n_prefix;
+            pf.prefix_len = (uint32_t *)kv->prefix_len;
+            pf.prefix_heavy.data = ph;
+            pf.prefix_heavy.len = (size_t)kv->n_prefix * c.r;
             Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
             rec.body_case = ACCELTRACE__RECORD__BODY_SALCA_PREFILL;
             rec.salca_prefill = &pf;

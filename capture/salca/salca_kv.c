@@ -116,6 +116,9 @@ int salca_kv_copy(struct salca_kv *dst, const struct salca_kv *src)
     memcpy(dst->ks, src->ks, src->cap * sizeof(float));
     memcpy(dst->kz, src->kz, src->cap * sizeof(float));
     memcpy(dst->heavy, src->heavy, sizeof src->heavy);
+    dst->n_prefix = src->n_prefix;
+    memcpy(dst->prefix_len, src->prefix_len, sizeof src->prefix_len);
+    memcpy(dst->prefix_heavy, src->prefix_heavy, sizeof src->prefix_heavy);
     dst->heavy_ready = src->heavy_ready;
     dst->n = src->n;
     dst->n0 = src->n0;
@@ -167,15 +170,30 @@ void salca_heavy_select(const double *sum, uint32_t d, uint32_t r, uint8_t *heav
             heavy[m++] = (uint8_t)j;
 }
 
+uint32_t salca_prefix_ladder(uint32_t n0, uint32_t lens[SALCA_PREFIX_MAX])
+{
+    uint32_t k = 0;
+    for (uint64_t m = SALCA_PREFIX_MIN; m < n0; m *= 2)
+        lens[k++] = (uint32_t)m;
+    if (n0)
+        lens[k++] = n0;
+    return k;
+}
+
 void salca_kv_finish_prefill(struct salca_kv *kv)
 {
     uint32_t d = kv->d;
+    kv->n_prefix = salca_prefix_ladder(kv->n, kv->prefix_len);
+    uint32_t a = 0;
     for (uint32_t j = 0; j < d; j++)
         kv->chan_sum[j] = 0.0;
     for (uint32_t i = 0; i < kv->n; i++) {
         const float *k = kv->k + (size_t)i * d;
         for (uint32_t j = 0; j < d; j++)
             kv->chan_sum[j] += fabs((double)k[j]); /* spec 5.1, in double */
+        /* the running sums over the first i + 1 keys: a stability snapshot (spec 12.7) */
+        if (a < kv->n_prefix && i + 1 == kv->prefix_len[a])
+            salca_heavy_select(kv->chan_sum, d, kv->r, kv->prefix_heavy[a++]);
     }
     salca_heavy_select(kv->chan_sum, d, kv->r, kv->heavy);
     kv->heavy_ready = true;

@@ -38,6 +38,17 @@ const char *salca_method_name(int m);
 /* Id of a method name, or -1. */
 int salca_method_id(const char *name);
 
+/* Prefix ladder of the heavy-stability record [decision, docs/models.md#salca]: the first
+ * SALCA_PREFIX_MIN keys, doubling while below n0, then n0 itself. */
+#define SALCA_PREFIX_MIN 64
+#define SALCA_PREFIX_MAX 28 /* 64 * 2^25 is the last power below 2^32, plus n0 */
+
+/*
+ * Writes the ladder for n0 prefill tokens into lens (ascending: 64, 128, ... < n0, then
+ * n0; just n0 when n0 <= 64; nothing when n0 = 0) and returns its length.
+ */
+uint32_t salca_prefix_ladder(uint32_t n0, uint32_t lens[SALCA_PREFIX_MAX]);
+
 struct salca_kv {
     uint32_t d;           /* head dimension */
     uint32_t r;           /* heavy channels kept (s_f * d) */
@@ -55,6 +66,11 @@ struct salca_kv {
     double *chan_sum;     /* (d) S_j over the prefill keys */
     uint8_t *krec;        /* (cap, rb) 2-bit key records */
     float *ks, *kz;       /* (cap) record factors s, z widened to FP32 */
+    /* Heavy-channel stability (spec 12 plot 7): the top-r set of the first prefix_len[a]
+     * prefill keys, for the ladder of salca_prefix_ladder(n0) (set by finish_prefill). */
+    uint32_t n_prefix;                             /* ladder entries */
+    uint32_t prefix_len[SALCA_PREFIX_MAX];         /* m (tokens), ascending; last = n0 */
+    uint8_t prefix_heavy[SALCA_PREFIX_MAX][256];   /* r indices ascending per entry */
 };
 
 /* Allocates a store for cap tokens. r <= d <= 256, page >= 1. 0, ERR_NOMEM or ERR_USAGE. */
@@ -72,6 +88,9 @@ int salca_kv_append(struct salca_kv *kv, const float *k, const float *v);
 /*
  * End of prefill (spec 5.1): S_j = sum |K[i, j]| over the tokens held (in double), I_g =
  * the r largest (ties: lower j) stored ascending, and key records for all held tokens.
+ * In the same pass over the keys it snapshots the running sums at every ladder length m
+ * and keeps their top-r sets (prefix_len, prefix_heavy); the sums are accumulated in the
+ * same order, so the entry m = n0 equals heavy.
  */
 void salca_kv_finish_prefill(struct salca_kv *kv);
 
