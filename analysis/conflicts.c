@@ -46,6 +46,14 @@ struct qual {
     double ret_sum;
 };
 
+/* Heavy-channel stability of one (layer, prefix length m). */
+struct stab {
+    uint32_t l, m;
+    uint64_t n, n_mass;
+    double jsum, jmin;
+    double msum; /* share of the final set's S mass the prefix set holds (n_mass sets) */
+};
+
 struct conflicts {
     struct conflicts_opts o;
     size_t n_pol;
@@ -66,6 +74,13 @@ struct conflicts {
     struct buf jobs_csv; /* per-job rows (opts.per_job) */
     char rho[24];
     char method_names[64][32]; /* by method id < 64, from the trace header */
+    struct stab *stab;         /* sorted by (l, m) */
+    size_t n_stab, cap_stab;
+    uint64_t prefills, prefills_bare; /* SalcaPrefill records; those without the ladder */
+    uint64_t *over;            /* (CONFLICTS_OVER_BINS_PER_N + 1) Salca overshoot bins */
+    size_t over_bins;          /* one past the last non-empty bin */
+    uint64_t over_n, over_above;
+    double over_sum;
 };
 
 void conflicts_opts_default(struct conflicts_opts *o)
@@ -157,6 +172,8 @@ void conflicts_free(struct conflicts *c)
         mem_free(c->qual[i].cosine);
     }
     mem_free(c->qual);
+    mem_free(c->stab);
+    mem_free(c->over);
     buf_release(&c->jobs_csv);
     mem_free(c);
 }
@@ -364,10 +381,35 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
     return 0;
 }
 
+/* Spec section 12 plot 8: (|S| - K)/n of Salca (method 0) into bins of 1/2000 of n. */
+static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
+{
+    if (s->method != 0)
+        return 0;
+    if (s->n_ctx == 0 || s->count > s->n_ctx || s->count < s->k)
+        return errmsg_set(&c->err, ERR_DATA,
+                          "salca set size %u outside [K = %u, n_ctx = %u] (step %u layer %u "
+                          "head %u)", s->count, s->k, s->n_ctx, s->t, s->l, s->h);
+    if (!c->over && !(c->over = mem_calloc(CONFLICTS_OVER_BINS_PER_N + 1, sizeof *c->over)))
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    uint64_t ov = (uint64_t)s->count - s->k;
+    size_t b = (size_t)(ov * CONFLICTS_OVER_BINS_PER_N / s->n_ctx);
+    c->over[b]++;
+    if (b + 1 > c->over_bins)
+        c->over_bins = b + 1;
+    c->over_n++;
+    c->over_sum += (double)ov / (double)s->n_ctx;
+    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n; spec 5.11] */
+    c->over_above += ov * 10000 > 19 * (uint64_t)s->n_ctx;
+    return 0;
+}
+
 int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
 {
     int qrc = add_quality(c, group, s);
     if (qrc < 0)
+        return qrc;
+    if ((qrc = add_overshoot(c, s)) < 0)
         return qrc;
     if (c->o.method >= 0 && s->method != (uint32_t)c->o.method)
         return 0;
@@ -392,6 +434,156 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
                           "bad selection list (%s%zu of %u indices) at step %u layer %u head %u",
                           rc == ERR_LIMIT ? "more than " : "", got, s->count, s->t, s->l, s->h);
     return add_job_t(c, group, s->t, s->l, s->h, c->idx, got);
+}
+
+double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    bool in_a[256] = {false}, in_b[256] = {false};
+    for (size_t i = 0; i < na; i++)
+        in_a[a[i]] = true;
+    for (size_t i = 0; i < nb; i++)
+        in_b[b[i]] = true;
+    unsigned inter = 0, uni = 0;
+    for (int j = 0; j < 256; j++) {
+        inter += in_a[j] && in_b[j];
+        uni += in_a[j] || in_b[j];
+    }
+    return uni ? (double)inter / (double)uni : 1.0;
+}
+
+/* Strictly ascending channel list (a set written as the capture writes it). */
+static bool ascending(const uint8_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (v[i] <= v[i - 1])
+            return false;
+    return true;
+}
+
+/* Row of (l, m), inserted in (l, m) order when new; NULL with the error set. */
+static struct stab *stab_row(struct conflicts *c, uint32_t l, uint32_t m)
+{
+    size_t i = 0;
+    while (i < c->n_stab && (c->stab[i].l < l || (c->stab[i].l == l && c->stab[i].m < m)))
+        i++;
+    if (i < c->n_stab && c->stab[i].l == l && c->stab[i].m == m)
+        return &c->stab[i];
+    if (c->n_stab == CONFLICTS_MAX_STABILITY) {
+        errmsg_set(&c->err, ERR_LIMIT, "more than %d (layer, prefix length) rows",
+                   CONFLICTS_MAX_STABILITY);
+        return NULL;
+    }
+    if (c->n_stab == c->cap_stab) {
+        size_t cap = c->cap_stab ? 2 * c->cap_stab : 64;
+        struct stab *p = mem_realloc(c->stab, cap * sizeof *p);
+        if (!p) {
+            errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        c->stab = p;
+        c->cap_stab = cap;
+    }
+    memmove(c->stab + i + 1, c->stab + i, (c->n_stab - i) * sizeof *c->stab);
+    c->n_stab++;
+    c->stab[i] = (struct stab){.l = l, .m = m, .jmin = 1.0};
+    return &c->stab[i];
+}
+
+int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p)
+{
+    c->prefills++;
+    if (p->n_prefix_len == 0 && p->prefix_heavy.len == 0) {
+        c->prefills_bare++;
+        return 0;
+    }
+    size_t r = p->heavy.len, np = p->n_prefix_len;
+    const char *bad = NULL;
+    if (r == 0 || r > 256)
+        bad = "heavy set size outside [1, 256]";
+    else if (np > CONFLICTS_MAX_PREFIX)
+        bad = "more than 64 prefix lengths";
+    else if (p->prefix_heavy.len != np * r)
+        bad = "prefix_heavy is not r bytes per prefix length";
+    else if (!ascending(p->heavy.data, r))
+        bad = "heavy channels not strictly ascending";
+    for (size_t a = 0; a < np && !bad; a++) {
+        if (p->prefix_len[a] == 0 || (a && p->prefix_len[a] <= p->prefix_len[a - 1]) ||
+            (p->n0 && p->prefix_len[a] > p->n0))
+            bad = "prefix lengths not ascending within [1, n0]";
+        else if (!ascending(p->prefix_heavy.data + a * r, r))
+            bad = "prefix channels not strictly ascending";
+    }
+    if (!bad && p->l >= CONFLICTS_MAX_LAYERS)
+        bad = "layer above the analyzer's limit";
+    if (bad)
+        return errmsg_set(&c->err, ERR_DATA, "bad salca prefill at layer %u kv head %u: %s",
+                          p->l, p->g, bad);
+    /* final S mass of I_g, when chan_sum covers every channel index */
+    double mass_final = 0;
+    bool mass = p->n_chan_sum >= 256 || (p->n_chan_sum > 0 && p->heavy.data[r - 1] < p->n_chan_sum);
+    for (size_t a = 0; a < np && mass; a++)
+        mass = p->n_chan_sum >= 256 || p->prefix_heavy.data[a * r + r - 1] < p->n_chan_sum;
+    for (size_t k = 0; k < r && mass; k++)
+        mass_final += fabs((double)p->chan_sum[p->heavy.data[k]]);
+    mass = mass && mass_final > 0;
+    for (size_t a = 0; a < np; a++) {
+        struct stab *row = stab_row(c, p->l, p->prefix_len[a]);
+        if (!row)
+            return c->err.code;
+        /* spec section 12 plot 7: overlap of the prefix's top-r set with the final I_g */
+        const uint8_t *set = p->prefix_heavy.data + a * r;
+        double j = conflicts_jaccard(set, r, p->heavy.data, r);
+        row->n++;
+        row->jsum += j;
+        if (j < row->jmin)
+            row->jmin = j;
+        if (mass) {
+            /* decision: the final S_j mass the prefix set keeps, sum over the prefix set
+             * / sum over I_g (1 when the prefix set is as heavy as I_g) */
+            double ms = 0;
+            for (size_t k = 0; k < r; k++)
+                ms += fabs((double)p->chan_sum[set[k]]);
+            row->msum += ms / mass_final;
+            row->n_mass++;
+        }
+    }
+    return 0;
+}
+
+size_t conflicts_n_stability(const struct conflicts *c)
+{
+    return c->n_stab;
+}
+
+int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_stability *s)
+{
+    memset(s, 0, sizeof *s);
+    if (i >= c->n_stab)
+        return ERR_USAGE;
+    const struct stab *row = &c->stab[i];
+    s->layer = row->l;
+    s->prefix_len = row->m;
+    s->sets = row->n;
+    s->jaccard_mean = row->n ? row->jsum / (double)row->n : 0;
+    s->jaccard_min = row->jmin;
+    s->mass_kept_mean = row->n_mass ? row->msum / (double)row->n_mass : -1.0;
+    return 0;
+}
+
+uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_ladder)
+{
+    if (without_ladder)
+        *without_ladder = c->prefills_bare;
+    return c->prefills;
+}
+
+void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o)
+{
+    o->records = c->over_n;
+    o->mean = c->over_n ? c->over_sum / (double)c->over_n : 0;
+    o->above_paper = c->over_above;
+    o->n_bins = c->over_bins;
+    o->bins = c->over_bins ? c->over : NULL;
 }
 
 size_t conflicts_n_policies(const struct conflicts *c)
@@ -885,6 +1077,143 @@ static int write_quality_plots(struct conflicts *c, const char *dir, bool *rende
     return rc < 0 ? rc : quality_plot(c, dir, rendered, true);
 }
 
+/* Spec section 12 plot 7: heavy_stability.csv and a line per layer, x the prefix length
+ * m (log2), y the mean Jaccard overlap of the prefix's top-r set with the final I_g. */
+static int write_stability(struct conflicts *c, const char *dir, bool *rendered)
+{
+    if (!c->n_stab)
+        return 0;
+    FILE *f = open_out(c, dir, "heavy_stability.csv");
+    if (!f)
+        return c->err.code;
+    fprintf(f, "layer,prefix_len_tokens,sets,jaccard_mean,jaccard_min,s_mass_kept_mean\n");
+    for (size_t i = 0; i < c->n_stab; i++) {
+        const struct stab *row = &c->stab[i];
+        fprintf(f, "%u,%u,%llu,%.6f,%.6f,", row->l, row->m, (unsigned long long)row->n,
+                row->jsum / (double)row->n, row->jmin);
+        if (row->n_mass)
+            fprintf(f, "%.6f\n", row->msum / (double)row->n_mass);
+        else
+            fprintf(f, "\n");
+    }
+    int rc = close_out(c, f, dir, "heavy_stability.csv");
+    if (rc < 0)
+        return rc;
+    struct plot *p = plot_new("heavy_stability", PLOT_LINE);
+    double *x = mem_alloc(c->n_stab * sizeof *x), *y = mem_alloc(c->n_stab * sizeof *y);
+    double *wt = mem_alloc(c->n_stab * sizeof *wt);
+    if (!p || !x || !y || !wt) {
+        plot_free(p);
+        mem_free(x);
+        mem_free(y);
+        mem_free(wt);
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    }
+    plot_title(p, "Heavy-channel stability: top-r set of a prefill prefix vs the final I_g");
+    plot_xlabel(p, "prefix length m used to find I_g", "tokens");
+    plot_ylabel(p, "Jaccard overlap with the final set, mean over KV heads", "");
+    plot_extra(p, "set yrange [0:1.1]");
+    plot_extra(p, "set key bottom right");
+    bool many_m = false;
+    for (size_t i = 0, k; i < c->n_stab && rc == 0; i += k) {
+        char name[32];
+        for (k = 0; i + k < c->n_stab && c->stab[i + k].l == c->stab[i].l; k++) {
+            x[k] = c->stab[i + k].m;
+            y[k] = c->stab[i + k].jsum / (double)c->stab[i + k].n;
+        }
+        many_m = many_m || k > 1;
+        snprintf(name, sizeof name, "layer %u", c->stab[i].l);
+        rc = plot_series(p, 0, name, x, y, k);
+    }
+    /* the S mass kept, over every layer per m: near 1 when the sets differ only in
+     * channels of near-equal magnitude */
+    size_t nm = 0;
+    for (size_t i = 0; i < c->n_stab && rc == 0; i++) {
+        const struct stab *row = &c->stab[i];
+        if (!row->n_mass)
+            continue;
+        size_t k = 0;
+        while (k < nm && x[k] < row->m)
+            k++;
+        if (k == nm || x[k] != row->m) {
+            memmove(x + k + 1, x + k, (nm - k) * sizeof *x);
+            memmove(y + k + 1, y + k, (nm - k) * sizeof *y);
+            memmove(wt + k + 1, wt + k, (nm - k) * sizeof *wt);
+            x[k] = row->m;
+            y[k] = 0;
+            wt[k] = 0;
+            nm++;
+        }
+        y[k] += row->msum;
+        wt[k] += (double)row->n_mass;
+    }
+    for (size_t k = 0; k < nm; k++)
+        y[k] /= wt[k];
+    if (nm && rc == 0)
+        rc = plot_series(p, 0, "S mass kept, all layers", x, y, nm);
+    if (many_m)
+        plot_extra(p, "set logscale x 2");
+    mem_free(wt);
+    mem_free(x);
+    mem_free(y);
+    if (rc < 0) {
+        plot_free(p);
+        return errmsg_set(&c->err, rc, "cannot build the heavy-stability plot");
+    }
+    return plot_done(c, p, dir, rendered);
+}
+
+/* Spec section 12 plot 8: overshoot.csv and the histogram of Salca's (|S| - K)/n in bins
+ * of 0.05% of n, with a mark at the paper's 0.19%. */
+static int write_overshoot(struct conflicts *c, const char *dir, bool *rendered)
+{
+    if (!c->over_n)
+        return 0;
+    const double w = 100.0 / CONFLICTS_OVER_BINS_PER_N; /* bin width, % of n */
+    FILE *f = open_out(c, dir, "overshoot.csv");
+    if (!f)
+        return c->err.code;
+    fprintf(f, "bin_lo_pct_of_n,bin_hi_pct_of_n,records,fraction_of_records\n");
+    for (size_t b = 0; b < c->over_bins; b++)
+        fprintf(f, "%.4f,%.4f,%llu,%.6f\n", (double)b * w, (double)(b + 1) * w,
+                (unsigned long long)c->over[b], (double)c->over[b] / (double)c->over_n);
+    int rc = close_out(c, f, dir, "overshoot.csv");
+    if (rc < 0)
+        return rc;
+    struct plot *p = plot_new("overshoot", PLOT_HIST);
+    double *edges = mem_alloc((c->over_bins + 1) * sizeof *edges);
+    double *frac = mem_alloc(c->over_bins * sizeof *frac);
+    if (!p || !edges || !frac) {
+        plot_free(p);
+        mem_free(edges);
+        mem_free(frac);
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    }
+    for (size_t b = 0; b <= c->over_bins; b++)
+        edges[b] = (double)b * w;
+    for (size_t b = 0; b < c->over_bins; b++)
+        frac[b] = (double)c->over[b] / (double)c->over_n;
+    char title[160], name[96];
+    snprintf(title, sizeof title,
+             "Salca set overshoot over %llu selections (dashed: the paper's 0.19%%)",
+             (unsigned long long)c->over_n);
+    plot_title(p, title);
+    plot_xlabel(p, "(|S| - K)/n", "% of n");
+    plot_ylabel(p, "fraction of selections", "");
+    plot_extra(p, "set xrange [0:*]");
+    plot_extra(p, "set key top right");
+    plot_extra(p, "set arrow from first 0.19, graph 0 to first 0.19, graph 1 nohead dt 2 lw 2");
+    snprintf(name, sizeof name, "salca, mean %.3f%% of n", 100.0 * c->over_sum / (double)c->over_n);
+    rc = plot_hist_bins(p, name, edges, frac, c->over_bins);
+    mem_free(edges);
+    mem_free(frac);
+    if (rc < 0) {
+        plot_free(p);
+        return errmsg_set(&c->err, rc, "cannot build the overshoot plot");
+    }
+    return plot_done(c, p, dir, rendered);
+}
+
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
 {
     bool r = true;
@@ -899,6 +1228,10 @@ int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
         rc = write_plots(c, dir, &r);
     if (rc == 0)
         rc = write_quality_plots(c, dir, &r);
+    if (rc == 0)
+        rc = write_stability(c, dir, &r);
+    if (rc == 0)
+        rc = write_overshoot(c, dir, &r);
     if (rendered)
         *rendered = r;
     return rc;

@@ -11,7 +11,11 @@
  * a histogram of per-PC occupancy per slot. Independently of the policies it accumulates,
  * for the mod, xor and hash maps, the histogram of conflicts per batch of p_iss requests.
  *
- * conflicts_write writes CSV tables and the section 12 plots 1-3 into a folder.
+ * From traces it also keeps the quality of every method (section 12 plot 4), the heavy-
+ * channel stability of SalcaPrefill records (plot 7) and the overshoot of Salca's sets
+ * (plot 8).
+ *
+ * conflicts_write writes CSV tables and the section 12 plots 1-4, 7 and 8 into a folder.
  * The handle owns its memory and keeps an error message; nothing prints.
  */
 #ifndef ACCELTRACE_CONFLICTS_H
@@ -115,12 +119,64 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
  * alpha_jobs.csv (with opts.per_job: group, step, layer, head, N_sel, ideal, max load and
  * the slots of every policy),
  * conflict_occupancy.csv, conflict_per_batch.csv, and the plots conflict_occupancy,
- * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot).
+ * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot); with quality
+ * rows recall_vs_retention.csv and the recall/cosine plots; with stability rows
+ * heavy_stability.csv and its plot; with Salca selections overshoot.csv and its plot.
  * *rendered tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/ERR_EXTERNAL.
  */
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered);
 
 const char *conflicts_errmsg(const struct conflicts *c);
+
+/* ---- heavy-channel stability and Salca overshoot (spec section 12 plots 7 and 8) ---- */
+
+#define CONFLICTS_OVER_BINS_PER_N 2000 /* overshoot bin width 1/2000 of n = 0.05% [decision] */
+#define CONFLICTS_MAX_PREFIX 64        /* ladder entries accepted per SalcaPrefill */
+#define CONFLICTS_MAX_STABILITY 65536  /* distinct (layer, prefix length) rows */
+
+/* Jaccard overlap |A and B| / |A or B| of two sets of channel indices (duplicates count
+ * once); 1 when both are empty. */
+double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb);
+
+/*
+ * Adds a SalcaPrefill record: for each prefix length m of its ladder (prefix_len), the
+ * Jaccard overlap of that prefix's top-r set with the final set `heavy` joins the mean of
+ * (layer l, m). A record without the ladder (traces written before it existed) is only
+ * counted. 0, ERR_DATA for inconsistent fields (message in the handle), ERR_LIMIT, ERR_NOMEM.
+ */
+int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p);
+
+/* One heavy-stability row: the mean over the (trace, KV head) sets of layer `layer`. */
+struct conflicts_stability {
+    uint32_t layer;
+    uint32_t prefix_len;    /* m, prefill tokens the prefix set was found on */
+    uint64_t sets;          /* (trace, KV head) sets averaged */
+    double jaccard_mean, jaccard_min;
+    /* mean over the sets of sum_{j in prefix set} S_j / sum_{j in I_g} S_j with the final
+     * chan_sum S (how much of I_g's magnitude the prefix set keeps); -1 without chan_sum */
+    double mass_kept_mean;
+};
+
+/* Rows kept so far, ordered by (layer, prefix_len); row i into *s (ERR_USAGE past the end). */
+size_t conflicts_n_stability(const struct conflicts *c);
+int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_stability *s);
+/* SalcaPrefill records added; *without_ladder (may be NULL) gets those lacking the ladder. */
+uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_ladder);
+
+/*
+ * Overshoot (|S| - K)/n of every SalcaSelect of method 0 (Salca) passed to
+ * conflicts_add_select, whatever opts.method is. bins[b] counts records with
+ * floor((|S| - K)·CONFLICTS_OVER_BINS_PER_N / n) = b (exact integer arithmetic); n_bins is
+ * one past the last non-empty bin. bins points into the handle (NULL when n_bins = 0).
+ */
+struct conflicts_overshoot {
+    uint64_t records;
+    double mean;            /* mean (|S| - K)/n, a fraction of n */
+    uint64_t above_paper;   /* records with (|S| - K)/n > 0.19% (the paper's set growth) */
+    size_t n_bins;
+    const uint64_t *bins;
+};
+void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o);
 
 /* ---- synthetic selections (tests, benchmarks, `analyze conflicts --synthetic`) ---- */
 

@@ -29,7 +29,13 @@ static void usage(FILE *f)
           "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
           "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
           "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
-          "plots (every method; one point per trace retention, a panel per group).\n"
+          "plots (every method; one point per trace retention, a panel per group),\n"
+          "heavy_stability.csv and plot (per layer: Jaccard overlap of the heavy channels\n"
+          "found on the first m prefill keys, m = 64, 128, ... and n0, with the final set;\n"
+          "skipped with a note for traces captured before the prefix sets were recorded)\n"
+          "and overshoot.csv and plot (histogram of (|S| - K)/n of every salca selection,\n"
+          "method id 0, in bins of 0.05% of n; mark at the paper's 0.19%). Prints\n"
+          "overshoot.* lines (records, mean_pct, above_0.19pct: the fraction of records).\n"
           "\n"
           "options:\n"
           "  -o DIR               output folder (required)\n"
@@ -109,8 +115,11 @@ static int run_file(struct conflicts *c, const char *path, const char *group_mod
     Acceltrace__Record *rec = NULL;
     uint64_t n = 0;
     while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
-            rc = conflicts_add_select(c, group, rec->salca_select);
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT ||
+            rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
+            rc = rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT
+                     ? conflicts_add_select(c, group, rec->salca_select)
+                     : conflicts_add_prefill(c, rec->salca_prefill);
             if (rc < 0) {
                 trace_record_free(rec);
                 cli_error("%s ('%s' record %llu)", conflicts_errmsg(c), path,
@@ -279,8 +288,21 @@ int cmd_analyze_conflicts(int argc, char **argv)
             conflicts_totals(c, -1, i, &t);
             printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
         }
+        struct conflicts_overshoot ov;
+        conflicts_overshoot(c, &ov);
+        if (ov.records)
+            printf("overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
+                   "overshoot.above_0.19pct=%.4f\n",
+                   (unsigned long long)ov.records, 100.0 * ov.mean,
+                   (double)ov.above_paper / (double)ov.records);
         if (t.jobs == 0)
             cli_warn("no selections of the chosen method were found");
+        uint64_t bare = 0;
+        conflicts_prefill_records(c, &bare);
+        if (n_files && conflicts_n_stability(c) == 0)
+            fprintf(stderr, "acceltrace: note: heavy_stability skipped: %s\n",
+                    bare ? "the traces predate the heavy-channel prefix sets"
+                         : "no salca prefill records with prefix sets");
     }
     conflicts_free(c);
     return status;

@@ -134,6 +134,15 @@ static void test_trace_contents(void **state)
                 assert_true(rec->salca_prefill->heavy.data[a] >
                             rec->salca_prefill->heavy.data[a - 1]);
             assert_int_equal(rec->salca_prefill->n_chan_sum, 128);
+            /* heavy-stability ladder (spec 12 plot 7): 64, 128, 256, 512, then n0 = 1024,
+             * r bytes each; the n0 entry is the final set itself */
+            const Acceltrace__SalcaPrefill *pf = rec->salca_prefill;
+            static const uint32_t ladder[] = {64, 128, 256, 512, 1024};
+            assert_int_equal(pf->n_prefix_len, 5);
+            for (size_t a = 0; a < 5; a++)
+                assert_int_equal(pf->prefix_len[a], ladder[a]);
+            assert_int_equal(pf->prefix_heavy.len, 5 * 64);
+            assert_memory_equal(pf->prefix_heavy.data + 4 * 64, pf->heavy.data, 64);
         } else if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
             const Acceltrace__SalcaSelect *s = rec->salca_select;
             selects++;

@@ -33,6 +33,25 @@ for m in mod xor hash; do
     "$A" analyze conflicts "$tmp/s.atr" --map "$m" --window 0,32,128 -o "$tmp/out_$m" > "$tmp/$m.txt"
     grep -q "^map=$m" "$tmp/$m.txt"
 done
+# section 12 plots 7 and 8 from the same trace: heavy-channel stability per layer over the
+# prefix ladder (64 .. 2048, then n0 = 4096), overshoot of the 16 salca selections
+for f in heavy_stability.csv heavy_stability.dat heavy_stability.gp \
+         overshoot.csv overshoot.dat overshoot.gp; do
+    [ -s "$tmp/out_mod/$f" ] || { echo "missing $f"; exit 1; }
+done
+head -1 "$tmp/out_mod/heavy_stability.csv" | grep -q '^layer,prefix_len_tokens,'
+head -1 "$tmp/out_mod/overshoot.csv" | grep -q '^bin_lo_pct_of_n,bin_hi_pct_of_n,records,'
+# 2 layers x 7 prefix lengths; the m = n0 row overlaps fully
+[ "$(($(wc -l < "$tmp/out_mod/heavy_stability.csv") - 1))" -eq 14 ]
+[ "$(awk -F, '$2 == 4096 && $4 == 1.000000' "$tmp/out_mod/heavy_stability.csv" | wc -l)" -eq 2 ]
+# histogram counts add up to the records printed
+[ "$(sed -n 's/^overshoot.records=//p' "$tmp/mod.txt")" -eq 16 ]
+[ "$(awk -F, 'NR > 1 {s += $3} END {print s}' "$tmp/out_mod/overshoot.csv")" -eq 16 ]
+if command -v gnuplot > /dev/null; then
+    for f in heavy_stability.png overshoot.png; do
+        [ -s "$tmp/out_mod/$f" ] || { echo "missing or empty $f"; exit 1; }
+    done
+fi
 # 2 steps x 2 layers x 4 heads of the salca method
 jobs=$(sed -n 's/^jobs=//p' "$tmp/mod.txt")
 [ "$jobs" -eq 16 ] || { echo "expected 16 salca jobs, got $jobs"; exit 1; }
@@ -59,4 +78,8 @@ printf 'not a trace' > "$tmp/bad.atr"
 set +e; "$A" analyze conflicts "$tmp/bad.atr" -o "$tmp/x" > /dev/null 2>&1; rc=$?; set -e
 [ "$rc" -eq 3 ] || { echo "bad trace: exit $rc, want 3"; exit 1; }
 "$A" analyze conflicts --help | grep -q -- '--window'
+"$A" analyze conflicts --help | grep -q 'heavy_stability'
+"$A" analyze conflicts --help | grep -q 'overshoot'
+# synthetic selections have no trace: no stability note, no stability files
+[ ! -e "$tmp/syn/heavy_stability.csv" ]
 echo ok
