@@ -52,6 +52,13 @@ if command -v gnuplot > /dev/null; then
         [ -s "$tmp/out_mod/$f" ] || { echo "missing or empty $f"; exit 1; }
     done
 fi
+# a trace written before SalcaPrefill held the prefix ladder (capture of commit fa6d557~1,
+# 256 tokens, 1 step, L 1, H 2): it still analyzes; heavy_stability is skipped with one note
+old="$(dirname "$0")/data/salca_no_prefix_ladder.atr"
+"$A" analyze conflicts "$old" -o "$tmp/old" > "$tmp/old.txt" 2> "$tmp/old.err"
+[ "$(grep -c 'note: heavy_stability skipped' "$tmp/old.err")" -eq 1 ]
+[ ! -e "$tmp/old/heavy_stability.csv" ] && [ -s "$tmp/old/overshoot.csv" ]
+grep -q '^overshoot.records=2$' "$tmp/old.txt"
 # 2 steps x 2 layers x 4 heads of the salca method
 jobs=$(sed -n 's/^jobs=//p' "$tmp/mod.txt")
 [ "$jobs" -eq 16 ] || { echo "expected 16 salca jobs, got $jobs"; exit 1; }
