@@ -2,6 +2,7 @@
  * cmd_capture_disc: `acceltrace capture disc [options] -o FILE.atr`: a DiT denoising run
  * with CTR and ST executed for real (specs/disc.md 2-6), written as a trace.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,20 @@ int cmd_capture_disc(int argc, char **argv)
         if (r->q_main.valid)
             fprintf(stderr, "disc: main vs dense: cosine %.6f, PSNR %.2f dB, rel_err %.3g\n",
                     r->q_main.cosine, r->q_main.psnr, r->q_main.rel_err[r->K - 1]);
+        /* A trained denoiser ends near unit scale (image latents); an untrained eps drives
+         * x0hat = (x - sigma eps)/alpha far beyond it, and then the quality figures describe
+         * that model, not CTR or ST (docs/models.md, seeded-model quality). [decision: > 10] */
+        const float *xr = r->latent_dense ? r->latent_dense : r->latent;
+        double ss = 0.0;
+        for (size_t i = 0; i < r->n_latent; i++)
+            ss += (double)xr[i] * xr[i];
+        double rms = r->n_latent ? sqrt(ss / (double)r->n_latent) : 0.0;
+        fprintf(stderr, "disc: final %slatent RMS %.4g\n", r->latent_dense ? "dense " : "", rms);
+        if (rms > 10.0)
+            cli_warn("final latent RMS %.3g is far from unit scale: these weights do not act as "
+                     "a trained denoiser, so cosine and PSNR describe this model, not CTR or ST "
+                     "on a trained one",
+                     rms);
         double fd = (double)disc_flops_total(r->flops_dense);
         fprintf(stderr, "disc: FLOPs dense %.4g, ctr %.4g (-%.1f%%), all %.4g (-%.1f%%)\n", fd,
                 (double)disc_flops_total(r->flops_ctr),
