@@ -276,7 +276,180 @@ out:
     return rc;
 }
 
-/* prune_per_step and st_sparsity from the trace (spec 9 items 1 and 3). */
+/* Per-step capture statistics gathered from DiscStep records (NaN where absent). */
+struct step_views {
+    size_t k;
+    double *x, *tau, *d50, *d90, *dmax;
+};
+
+/* Index of class name in the header's flop_classes, -1 when absent. */
+static int flop_class(const Acceltrace__DiscHeader *dh, const char *name)
+{
+    for (size_t i = 0; i < dh->n_flop_classes; i++)
+        if (dh->flop_classes[i] && !strcmp(dh->flop_classes[i], name))
+            return (int)i;
+    return -1;
+}
+
+static double flop_sum(const uint64_t *f, size_t n, const Acceltrace__DiscHeader *dh,
+                       const char *const *names)
+{
+    double s = 0.0;
+    for (; *names; names++) {
+        int c = flop_class(dh, *names);
+        if (c >= 0 && (size_t)c < n)
+            s += (double)f[c];
+    }
+    return s;
+}
+
+/* Stacked FLOP bars (spec 9 items 5-6, paper Fig. 17): one bar per run (dense, CTR,
+ * CTR+ST) split into parts, in % of the dense total of the parts. */
+static int plot_flops(const char *out, const char *name, const char *title,
+                      const Acceltrace__DiscHeader *dh, const Acceltrace__DiscSummary *ds,
+                      const char *const *parts, const char *const *const *members,
+                      size_t n_parts, bool *rendered, struct errmsg *e)
+{
+    static const char *const cats[3] = {"dense", "CTR", "CTR+ST"};
+    const uint64_t *f[3] = {ds->flops_dense, ds->flops_ctr, ds->flops_all};
+    const size_t nf[3] = {ds->n_flops_dense, ds->n_flops_ctr, ds->n_flops_all};
+    double v[3 * 16], total = 0.0;
+    if (n_parts > 16)
+        return errmsg_set(e, ERR_USAGE, "too many FLOP parts");
+    for (size_t s = 0; s < n_parts; s++)
+        total += flop_sum(f[0], nf[0], dh, members[s]);
+    if (!(total > 0))
+        return 0;
+    for (size_t s = 0; s < n_parts; s++)
+        for (size_t c = 0; c < 3; c++)
+            v[s * 3 + c] = 100.0 * flop_sum(f[c], nf[c], dh, members[s]) / total;
+    struct plot *p = plot_new(name, PLOT_BARS);
+    if (!p)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    char t[256];
+    snprintf(t, sizeof t, "%s: %s at %u px, %u steps", title, dh->model ? dh->model : "",
+             dh->image_size, dh->steps);
+    plot_title(p, t);
+    plot_ylabel(p, "FLOPs, % of dense", "%");
+    plot_extra(p, "set key outside right top");
+    int rc = plot_bars(p, cats, 3, parts, n_parts, v, true);
+    if (rc < 0) {
+        rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
+        plot_free(p);
+        return rc;
+    }
+    if ((rc = finish_plot(p, out, rendered, e)) < 0)
+        return rc;
+    return write_bars_csv(out, name, cats, 3, parts, n_parts, v, e);
+}
+
+/* latent_diff, quality_per_step, flops_self_attention and flops_network (spec 9 items 2, 4,
+ * 5, 6) from the capture's own records. */
+static int plot_capture_views(const char *out, const Acceltrace__DiscHeader *dh,
+                              const struct step_views *sv, const Acceltrace__DiscSummary *ds,
+                              bool *rendered, struct errmsg *e)
+{
+    int rc = 0;
+    bool any_diff = false;
+    for (size_t i = 0; i < sv->k; i++)
+        any_diff |= isfinite(sv->dmax[i]) && sv->dmax[i] > 0;
+    if (any_diff) {
+        struct plot *p = plot_new("latent_diff", PLOT_LINE);
+        if (!p)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        plot_title(p, "CTR input change per step: per-token max |x_k - x_{k-1}| quantiles, tau_k");
+        plot_xlabel(p, "step", "");
+        plot_ylabel(p, "latent change", "latent units");
+        plot_logscale(p, false, true);
+        if ((rc = plot_series(p, 0, "d_p50", sv->x, sv->d50, sv->k)) < 0 ||
+            (rc = plot_series(p, 0, "d_p90", sv->x, sv->d90, sv->k)) < 0 ||
+            (rc = plot_series(p, 0, "d_max", sv->x, sv->dmax, sv->k)) < 0 ||
+            (rc = plot_series(p, 0, "tau_k", sv->x, sv->tau, sv->k)) < 0) {
+            rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
+            plot_free(p);
+            return rc;
+        }
+        if ((rc = finish_plot(p, out, rendered, e)) < 0)
+            return rc;
+    }
+    if (!ds)
+        return 0;
+    if (ds->n_quality) {
+        struct plot *p = plot_new("quality_per_step", PLOT_LINE);
+        double *y = mem_calloc(sv->k + 1, sizeof *y);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/quality.csv", out);
+        struct csv_writer *w = NULL;
+        if (!p || !y) {
+            plot_free(p);
+            mem_free(y);
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        }
+        if ((rc = csv_writer_open(&w, path, false, e)) < 0) {
+            plot_free(p);
+            mem_free(y);
+            return rc;
+        }
+        int wr = csv_str(w, "run") | csv_str(w, "cosine") | csv_str(w, "psnr [dB]") |
+                 csv_str(w, "rel_err_final") | csv_end_row(w);
+        plot_title(p, "Relative L2 error of x_{k+1} against the dense run");
+        plot_xlabel(p, "step", "");
+        plot_ylabel(p, "rel_err", "");
+        plot_logscale(p, false, true);
+        plot_extra(p, "set key bottom right");
+        bool st_on = dh->st_mode && strcmp(dh->st_mode, "off");
+        for (size_t q = 0; q < ds->n_quality && rc >= 0; q++) {
+            const Acceltrace__DiscQuality *dq = ds->quality[q];
+            bool main_run = dq->run && !strcmp(dq->run, "main");
+            const char *label = !main_run ? "CTR-only" : st_on ? "CTR+ST" : "CTR (main run)";
+            size_t n = dq->n_rel_err < sv->k ? dq->n_rel_err : sv->k;
+            for (size_t i = 0; i < n; i++) /* 0 (identical steps) has no place on a log axis */
+                y[i] = dq->rel_err[i] > 0 ? dq->rel_err[i] : NAN;
+            char cmd[200];
+            snprintf(cmd, sizeof cmd,
+                     "set label %zu '%s: cosine %.6f, PSNR %.2f dB' at graph 0.03, graph %.2f",
+                     q + 1, label, dq->cosine, dq->psnr, 0.95 - 0.06 * (double)q);
+            plot_extra(p, cmd);
+            if ((rc = plot_series(p, 0, label, sv->x, y, n)) < 0)
+                rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
+            wr |= csv_str(w, label) | csv_f64(w, dq->cosine) | csv_f64(w, dq->psnr) |
+                  csv_f64(w, n ? dq->rel_err[n - 1] : NAN) | csv_end_row(w);
+        }
+        mem_free(y);
+        int wc = csv_writer_close(w);
+        if (rc >= 0 && (wr || wc))
+            rc = errmsg_set(e, ERR_IO, "cannot write '%s'", path);
+        if (rc < 0) {
+            plot_free(p);
+            return rc;
+        }
+        if ((rc = finish_plot(p, out, rendered, e)) < 0)
+            return rc;
+    }
+    /* Fig. 17a: the self-attention classes; Fig. 17b: the network in seven parts. */
+    static const char *const sa_parts[] = {"sa_qkv", "sa_qk", "sa_softmax", "sa_pv", "sa_proj"};
+    static const char *const m_qkv[] = {"sa_qkv", NULL}, *const m_qk[] = {"sa_qk", NULL};
+    static const char *const m_sm[] = {"sa_softmax", NULL}, *const m_pv[] = {"sa_pv", NULL};
+    static const char *const m_proj[] = {"sa_proj", NULL};
+    static const char *const *const sa_members[] = {m_qkv, m_qk, m_sm, m_pv, m_proj};
+    rc = plot_flops(out, "flops_self_attention", "Self-attention FLOPs (Fig. 17a)", dh, ds,
+                    sa_parts, sa_members, 5, rendered, e);
+    if (rc < 0)
+        return rc;
+    static const char *const net_parts[] = {"SA linear", "QK^T",  "softmax", "PV",
+                                            "cross-attention", "FFN", "other"};
+    static const char *const m_lin[] = {"sa_qkv", "sa_proj", NULL};
+    static const char *const m_ca[] = {"ca_q",  "ca_kv",  "ca_qk", "ca_softmax",
+                                       "ca_pv", "ca_proj", NULL};
+    static const char *const m_ffn[] = {"ffn_up", "ffn_act", "ffn_down", NULL};
+    static const char *const m_other[] = {"vec", "embed", NULL};
+    static const char *const *const net_members[] = {m_lin, m_qk, m_sm,   m_pv,
+                                                     m_ca,  m_ffn, m_other};
+    return plot_flops(out, "flops_network", "Network FLOPs (Fig. 17b)", dh, ds, net_parts,
+                      net_members, 7, rendered, e);
+}
+
+/* prune_per_step and st_sparsity from the trace and the capture views (spec 9 items 1-6). */
 static int plot_trace(const char *trace, const char *out, bool *rendered, struct errmsg *e)
 {
     struct trace_reader *r = NULL;
@@ -299,12 +472,17 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
     double *hz = mem_calloc(k * nb, sizeof *hz), *hn = mem_calloc(k * nb, sizeof *hn);
     double *yb = mem_calloc(nb, sizeof *yb);
     bool *gen = mem_calloc(k, sizeof *gen);
-    if (!x || !prune || !nnz || !tot || !sp || !hz || !hn || !yb || !gen) {
+    struct step_views sv = {.k = k, .x = x};
+    Acceltrace__Record *summary = NULL;
+    sv.tau = mem_calloc(k, sizeof *sv.tau), sv.d50 = mem_calloc(k, sizeof *sv.d50);
+    sv.d90 = mem_calloc(k, sizeof *sv.d90), sv.dmax = mem_calloc(k, sizeof *sv.dmax);
+    if (!x || !prune || !nnz || !tot || !sp || !hz || !hn || !yb || !gen || !sv.tau ||
+        !sv.d50 || !sv.d90 || !sv.dmax) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < k; i++)
-        x[i] = (double)i, prune[i] = NAN;
+        x[i] = (double)i, prune[i] = sv.tau[i] = sv.d50[i] = sv.d90[i] = sv.dmax[i] = NAN;
     for (;;) {
         Acceltrace__Record *rec = NULL;
         rc = trace_reader_next(r, &rec, NULL);
@@ -314,8 +492,18 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
         }
         if (rc == 0)
             break;
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP && rec->disc_step->k < k)
-            prune[rec->disc_step->k] = 100.0 * rec->disc_step->prune_ratio;
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP && rec->disc_step->k < k) {
+            const Acceltrace__DiscStep *st = rec->disc_step;
+            prune[st->k] = 100.0 * st->prune_ratio;
+            sv.tau[st->k] = st->tau, sv.d50[st->k] = st->d_p50;
+            sv.d90[st->k] = st->d_p90, sv.dmax[st->k] = st->d_max;
+        }
+        if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary &&
+            rec->summary->disc) {
+            trace_record_free(summary);
+            summary = rec; /* kept for the quality and FLOP views */
+            continue;
+        }
         if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK && rec->disc_mask->step < k) {
             nnz[rec->disc_mask->step] += (double)rec->disc_mask->nnz;
             tot[rec->disc_mask->step] += (double)rec->disc_mask->rows * dh->tokens;
@@ -397,8 +585,13 @@ static int plot_trace(const char *trace, const char *out, bool *rendered, struct
         if ((rc = finish_plot(p, out, rendered, e)) < 0)
             goto out;
     }
-    rc = 0;
+    rc = plot_capture_views(out, dh, &sv, summary ? summary->summary->disc : NULL, rendered, e);
 out:
+    trace_record_free(summary);
+    mem_free(sv.tau);
+    mem_free(sv.d50);
+    mem_free(sv.d90);
+    mem_free(sv.dmax);
     mem_free(hz);
     mem_free(hn);
     mem_free(yb);

@@ -1,5 +1,5 @@
 /*
- * disc_plots: the DiSC replay figures of specs/disc.md section 9 (items 1, 3, 9, 10, 11),
+ * disc_plots: the DiSC figures of specs/disc.md section 9 (items 1-6 and 9-11),
  * drawn from a replay results folder of model "disc" (results.csv, ops.csv) and,
  * optionally, the disc trace it replayed:
  *   speedup        bars of DiSC_Baseline / DiSC_CTR / DiSC_All over the A100 per config,
@@ -12,6 +12,11 @@
  *   st_sparsity    pooled ST mask sparsity per step (trace), band at 56.2-66.1%
  *   st_sparsity_heatmap  mean sparsity over heads by step and block, generation steps
  *                  marked "G" (trace)
+ *   latent_diff    per-token change quantiles d_p50, d_p90, d_max and tau_k per step (trace)
+ *   quality_per_step  rel_err per step of the compared runs, final cosine and PSNR in the
+ *                  plot and in quality.csv (trace Summary)
+ *   flops_self_attention, flops_network  Fig. 17a/b stacked FLOP bars of dense, CTR and
+ *                  CTR+ST in % of dense (trace Summary)
  * Each plot also gets a CSV of its numbers (NAME.csv). Nothing prints; *rendered is false
  * when gnuplot was missing.
  */

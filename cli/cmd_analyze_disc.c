@@ -1,7 +1,7 @@
 /*
  * cmd_analyze_disc: `acceltrace analyze disc RESULTS_DIR [--trace FILE.atr] -o DIR`: the
- * DiSC replay figures (speedup, energy, cycles_by_op, prune_per_step, st_sparsity;
- * specs/disc.md section 9) from a results folder of `acceltrace replay` with model disc.
+ * DiSC figures of specs/disc.md section 9 from a results folder of `acceltrace replay` with
+ * model disc and, with --trace, from the capture's own records.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,11 +21,12 @@ static void usage(FILE *f)
           "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
           "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
           "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
-          "prune_per_step, st_sparsity and st_sparsity_heatmap. Each plot gets .dat, .gp, .png\n"
-          "(and the bar plots NAME.csv).\n"
+          "the capture views: prune_per_step, st_sparsity, st_sparsity_heatmap, latent_diff,\n"
+          "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
+          "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
           "\n"
           "options:\n"
-          "  --trace FILE.atr  the replayed disc trace (per-step pruning and sparsity)\n"
+          "  --trace FILE.atr  the replayed disc trace (per-step, quality and FLOP views)\n"
           "  -o DIR            output folder (required; created if missing)\n"
           "  -h, --help        this help\n",
           f);

@@ -84,9 +84,26 @@ n2=$(awk -F, 'NR > 1 && $3 == 0 && $9 == "bits"' "$T/h2/hash_masks.csv" | cut -d
 
 # figures
 $A analyze disc "$T/r" --trace "$T/m.atr" -o "$T/p" 2> /dev/null || fail "analyze disc"
-for f in speedup energy cycles_by_op prune_per_step st_sparsity st_sparsity_heatmap; do
+for f in speedup energy cycles_by_op prune_per_step st_sparsity st_sparsity_heatmap \
+         latent_diff quality_per_step flops_self_attention flops_network; do
     [ -s "$T/p/$f.gp" ] && [ -s "$T/p/$f.dat" ] || fail "plot $f"
 done
+# spec 9 items 4-6 against the trace's own Summary: the quality table repeats its cosine
+# and PSNR, the dense bar is 100%, and the CTR and CTR+ST bars are 100 (1 - reduction).
+S=$($A dump --type summary "$T/m.atr")
+sv() { printf '%s\n' "$S" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
+qv() { printf '%s\n' "$S" | grep -o '"run":"'"$1"'","cosine":[^,]*,"psnr":[^,]*' | sed 's/.*"cosine":\([^,]*\),"psnr":\(.*\)/\1 \2/'; }
+awk -F, -v want="$(qv ctr)" -v want_main="$(qv main)" '
+    function near(a, b) { d = a - b; return (d < 0 ? -d : d) <= 1e-12 * (1 + (b < 0 ? -b : b)) }
+    NR == 2 { split(want, w, " "); if (!near($2, w[1]) || !near($3, w[2])) exit 1 }
+    NR == 3 { split(want_main, w, " "); if (!near($2, w[1]) || !near($3, w[2])) exit 1 }
+    END { if (NR != 3) exit 1 }' "$T/p/quality.csv" || fail "quality.csv differs from the Summary"
+awk -F, -v rc="$(sv reduction_ctr)" -v rs="$(sv reduction_st)" '
+    function near(a, b) { d = a - b; return (d < 0 ? -d : d) <= 1e-9 }
+    NR > 1 { t = 0; for (i = 2; i <= NF; i++) t += $i; tot[$1] = t }
+    END { if (!near(tot["dense"], 100) || !near(tot["CTR"], 100 * (1 - rc)) ||
+              !near(tot["CTR+ST"], 100 * (1 - rc - rs))) exit 1 }' "$T/p/flops_network.csv" ||
+    fail "flops_network bars do not match the Summary reductions"
 $A analyze hash "$T/m.atr" -o "$T/h3" > /dev/null 2>&1 || fail "analyze hash with plots"
 for f in hash_std_vs_sparsity hash_std_vs_row_sparsity hash_imbalance; do
     [ -s "$T/h3/$f.gp" ] || fail "plot $f"
