@@ -9,7 +9,8 @@
  * starting with "configs/" name the repository's configs (found from the current folder or
  * next to the program's build folder). A workload
  * without rows is skipped with a line saying so; a failing step stops its workload (the
- * others still run) and makes the demo exit 1.
+ * others still run) and makes the demo exit 1. Each run replaces the workload folders of
+ * the previous one (fresh_workload_dir).
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include "analysis/report.h"
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/progress.h"
 
 #define VERB "demo"
@@ -146,6 +148,43 @@ static int run_step(char **argv)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/*
+ * A workload's folder starts empty on every run, so a rerun never mixes results of an
+ * older trace with the new one (replay refuses such a folder). Only a folder holding the
+ * marker that this function writes is removed; any other existing folder of that name is
+ * left alone and the demo stops with a usage error.
+ */
+#define DEMO_MARKER ".acceltrace-demo"
+
+static int fresh_workload_dir(const char *wdir)
+{
+    char marker[PATH_MAX + 32];
+    snprintf(marker, sizeof marker, "%s/" DEMO_MARKER, wdir);
+    struct stat sb;
+    if (!stat(wdir, &sb)) {
+        if (stat(marker, &sb))
+            return cli_usage_error(VERB,
+                                   "'%s' exists and was not made by acceltrace demo; move it "
+                                   "away or choose another -o folder",
+                                   wdir);
+        if (io_remove_tree(wdir)) {
+            cli_error("cannot remove the previous demo output '%s': %s", wdir, strerror(errno));
+            return 1;
+        }
+    }
+    FILE *f = NULL;
+    if ((mkdir(wdir, 0755) && errno != EEXIST) || !(f = fopen(marker, "w"))) {
+        cli_error("cannot create '%s': %s", marker, strerror(errno));
+        return 1;
+    }
+    bool bad = fputs("made by acceltrace demo; the next demo run replaces this folder\n", f) < 0;
+    if (fclose(f) || bad) {
+        cli_error("cannot write '%s'", marker);
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_demo(int argc, char **argv);
 int cmd_demo(int argc, char **argv)
 {
@@ -205,8 +244,10 @@ int cmd_demo(int argc, char **argv)
         }
         char wdir[PATH_MAX];
         snprintf(wdir, sizeof wdir, "%s/%s", out, wl);
-        if (!list)
-            mkdir(wdir, 0755);
+        if (!list && (status = fresh_workload_dir(wdir)) != 0) {
+            buf_release(&pre);
+            return status;
+        }
         double t_wl = progress_now_s();
         int failed = 0;
         for (const struct demo_step *s = steps; s->workload; s++) {

@@ -1,5 +1,6 @@
 #include "common/io.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -175,4 +176,39 @@ int io_sync_parent_dir(const char *path)
     int rc = fsync(fd) == 0 ? 0 : ERR_IO;
     close(fd);
     return rc;
+}
+
+/* Depth-first removal; depth bounds the recursion (a demo tree is three levels deep). */
+static int remove_tree(const char *path, int depth)
+{
+    struct stat st;
+    if (lstat(path, &st))
+        return errno == ENOENT ? 0 : ERR_IO;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path) ? ERR_IO : 0;
+    if (depth > 32)
+        return ERR_LIMIT;
+    DIR *d = opendir(path);
+    if (!d)
+        return ERR_IO;
+    int rc = 0;
+    struct dirent *ent;
+    char child[4096];
+    while (rc == 0 && (ent = readdir(d))) {
+        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+            continue;
+        if (snprintf(child, sizeof child, "%s/%s", path, ent->d_name) >= (int)sizeof child)
+            rc = ERR_LIMIT;
+        else
+            rc = remove_tree(child, depth + 1);
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(path))
+        rc = ERR_IO;
+    return rc;
+}
+
+int io_remove_tree(const char *path)
+{
+    return remove_tree(path, 0);
 }

@@ -57,6 +57,14 @@ int sink_close(struct sink *k);
 int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
                  struct errmsg *e);
 
+/*
+ * Removes path and, for a folder, everything below it, without following symbolic links
+ * (a link is removed, not its target). A missing path is not an error. 0, ERR_IO (the
+ * first entry that could not be removed stops the walk) or ERR_LIMIT (nesting deeper than
+ * 32 or a path longer than 4095 bytes).
+ */
+int io_remove_tree(const char *path);
+
 /* fsyncs the directory holding path, so a rename in it is durable. */
 int io_sync_parent_dir(const char *path);
 

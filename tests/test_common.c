@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -17,6 +19,7 @@
 #include "common/buf.h"
 #include "common/crc32c.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/sha256.h"
@@ -325,6 +328,43 @@ static void test_err_and_mem(void **state)
     mem_free(s);
 }
 
+/* io_remove_tree removes nested folders and files, removes a symbolic link without
+ * touching its target, and accepts a missing path. */
+static void test_remove_tree(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/acceltrace-rmtree-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char p[512], outside[128], tree[128];
+    snprintf(tree, sizeof tree, "%s/tree", root);
+    snprintf(outside, sizeof outside, "%s/outside.txt", root);
+    FILE *f = fopen(outside, "w");
+    assert_non_null(f);
+    fputs("keep\n", f);
+    fclose(f);
+    assert_int_equal(mkdir(tree, 0755), 0);
+    snprintf(p, sizeof p, "%s/a", tree);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/a/b", tree);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/a/b/file.bin", tree);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/a/link", tree);
+    assert_int_equal(symlink(outside, p), 0);
+    snprintf(p, sizeof p, "%s/dirlink", tree);
+    assert_int_equal(symlink(root, p), 0); /* following it would delete everything */
+    assert_int_equal(io_remove_tree(tree), 0);
+    struct stat st;
+    assert_int_not_equal(lstat(tree, &st), 0);
+    assert_int_equal(stat(outside, &st), 0);
+    assert_int_equal(io_remove_tree(tree), 0); /* missing: fine */
+    assert_int_equal(io_remove_tree(outside), 0); /* a plain file */
+    assert_int_not_equal(stat(outside, &st), 0);
+    assert_int_equal(rmdir(root), 0);
+}
+
 int main(void)
 {
     const char *s = getenv("ACCELTRACE_SEED");
@@ -336,7 +376,7 @@ int main(void)
         cmocka_unit_test(test_von_mises),       cmocka_unit_test(test_buf),
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
         cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
-        cmocka_unit_test(test_err_and_mem),
+        cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_remove_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

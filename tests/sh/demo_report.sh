@@ -32,3 +32,20 @@ for f in $(find . -name '*.png' -o -name '*.csv' | sed 's|^\./||'); do
     grep -qF "]($f)" report.md || { echo "$f not in report.md"; exit 1; }
 done
 echo ok
+# A rerun replaces the workload folder (a stale replay folder of another trace would make
+# replay refuse it): a file planted in it is gone and the run succeeds again.
+cd "$ROOT"
+touch "$T/out/test/stale.txt"
+"$A" demo --only test -o "$T/out" 2> "$T/log2.txt" || { cat "$T/log2.txt"; exit 1; }
+[ ! -e "$T/out/test/stale.txt" ] || { echo "rerun kept the old folder"; exit 1; }
+[ -f "$T/out/test/.acceltrace-demo" ] && [ -s "$T/out/test/test.atr" ]
+# a folder of that name not made by the demo is left alone: usage error, contents kept
+mkdir -p "$T/foreign/test" && echo keep > "$T/foreign/test/notes.txt"
+set +e
+"$A" demo --only test -o "$T/foreign" 2> "$T/log3.txt"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "foreign folder: exit $rc, want 2"; exit 1; }
+grep -q "was not made by acceltrace demo" "$T/log3.txt"
+[ "$(cat "$T/foreign/test/notes.txt")" = keep ]
+echo "rerun ok"
