@@ -210,9 +210,14 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
             plot_extra(p, line);
         }
     }
+    /* spec 9.2: compute-only as open markers, system level as filled ones */
     rc = plot_series(p, 0, "compute-only (eq. 11, fit4)", ax, ec, NS * NS);
     if (!rc)
+        rc = plot_series_marker(p, PLOT_MARK_OPEN);
+    if (!rc)
         rc = plot_series(p, 0, "system level (8.4, table1)", ax, es, NS * NS);
+    if (!rc)
+        rc = plot_series_marker(p, PLOT_MARK_FILLED);
     if (rc) {
         plot_free(p);
         return errmsg_set(e, rc, "cannot build kura_area_epx");
@@ -293,6 +298,7 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
     plot_xlabel(p, "N_w", "PEs");
     plot_ylabel(p, "cycles per step", "cycles");
     plot_logscale(p, false, true);
+    plot_size(p, 800, 640); /* room for the 10-entry legend below the axes */
     for (int i = 0; i < NS && !rc; i++) {
         char name[48];
         snprintf(name, sizeof name, "N_h = %d analytic", SHAPES[i]);
@@ -300,6 +306,8 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
         snprintf(name, sizeof name, "N_h = %d simulated", SHAPES[i]);
         if (!rc)
             rc = plot_series(p, 0, name, x, &ys[i * NS], NS);
+        if (!rc) /* spec 9.3: markers only, visible on the analytic line they match */
+            rc = plot_series_marker(p, PLOT_MARK_OPEN);
     }
     if (rc) {
         plot_free(p);

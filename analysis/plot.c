@@ -30,6 +30,7 @@ struct series {
     double *x, *y;   /* (n); histogram: x = bin centres, y = counts, w = widths */
     double *w;
     size_t n;
+    enum plot_marker marker;
 };
 
 struct panel {
@@ -249,6 +250,18 @@ int plot_series(struct plot *p, int panel, const char *name, const double *x, co
     if (panel < 0 || panel >= p->rows * p->cols)
         return errmsg_set(&p->err, ERR_USAGE, "no panel %d in plot '%s'", panel, p->name);
     return add_series(p, panel, name, x, y, NULL, n);
+}
+
+int plot_series_marker(struct plot *p, enum plot_marker marker)
+{
+    if (p->kind == PLOT_HIST || p->kind == PLOT_BARS || !p->n_series)
+        return errmsg_set(&p->err, ERR_USAGE, "plot_series_marker without a series in plot '%s'",
+                          p->name);
+    if (marker != PLOT_MARK_DEFAULT && marker != PLOT_MARK_OPEN && marker != PLOT_MARK_FILLED)
+        return errmsg_set(&p->err, ERR_USAGE, "bad marker %d for plot '%s'", (int)marker,
+                          p->name);
+    p->series[p->n_series - 1].marker = marker;
+    return 0;
 }
 
 int plot_heatmap(struct plot *p, const double *x, size_t nx, const double *y, size_t ny,
@@ -484,6 +497,19 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
     return rc;
 }
 
+/* The gnuplot style of series s, dflt when it has no marker of its own. */
+static const char *series_style(const struct series *s, const char *dflt)
+{
+    switch (s->marker) {
+    case PLOT_MARK_OPEN:
+        return "points pt 6 ps 1.2";
+    case PLOT_MARK_FILLED:
+        return "points pt 7 ps 0.6";
+    default:
+        return dflt;
+    }
+}
+
 static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
 {
     int rc = buf_printf(g,
@@ -542,7 +568,8 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
                 if (p->series[s].panel != pn)
                     continue;
                 rc = buf_printf(g, "%s %s index %zu using 1:2 with %s title ",
-                                first ? "plot" : ", \\\n    ", dat, s, style);
+                                first ? "plot" : ", \\\n    ", dat, s,
+                                series_style(&p->series[s], style));
                 rc = rc ? rc : gq(g, p->series[s].name);
                 first = false;
             }
@@ -587,8 +614,8 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
             rc = rc ? rc : buf_printf(g, ", $3)) with labels textcolor rgb \"white\" notitle");
         }
         for (size_t s = 0; s < p->n_series && !rc; s++) {
-            rc = buf_printf(g, ", \\\n    %s index %zu using 1:2 with linespoints lw 2 title ",
-                            dat, s);
+            rc = buf_printf(g, ", \\\n    %s index %zu using 1:2 with %s title ", dat, s,
+                            series_style(&p->series[s], "linespoints lw 2"));
             rc = rc ? rc : gq(g, p->series[s].name);
         }
         rc = rc ? rc : buf_append(g, "\n", 1);

@@ -60,6 +60,21 @@ int plot_series(struct plot *p, int panel, const char *name, const double *x, co
                 size_t n);
 
 /*
+ * How a series is drawn. PLOT_MARK_DEFAULT is the kind's style: lines with points
+ * (PLOT_LINE), small filled circles (PLOT_SCATTER), thick lines with points (heatmap
+ * overlay). The others draw markers only, no lines: PLOT_MARK_OPEN open circles (gnuplot
+ * pt 6), PLOT_MARK_FILLED filled circles (pt 7), e.g. for one series on top of another's
+ * lines or to tell two scatter series apart by fill.
+ */
+enum plot_marker { PLOT_MARK_DEFAULT = 0, PLOT_MARK_OPEN, PLOT_MARK_FILLED };
+
+/*
+ * Sets the marker style of the series added last (plot_series). ERR_USAGE when there is
+ * none or the plot is a histogram or bar plot.
+ */
+int plot_series_marker(struct plot *p, enum plot_marker marker);
+
+/*
  * Heatmap: z[iy*nx + ix] at (x[ix], y[iy]); NaN cells are left blank. labels: write the
  * value in each cell with printf format fmt (e.g. "%.1f"), NULL for none.
  */

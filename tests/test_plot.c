@@ -153,6 +153,50 @@ static void test_scatter_log(void **state)
     plot_free(p);
 }
 
+/*
+ * Per-series markers: open (pt 6) and filled (pt 7) circles without lines, on a scatter
+ * plot and over a line plot's lines; the other series keep the kind's style.
+ */
+static void test_series_marker(void **state)
+{
+    (void)state;
+    double x[] = {1, 2, 3}, y1[] = {10, 20, 30}, y2[] = {12, 25, 33};
+    struct plot *p = plot_new("marks", PLOT_SCATTER);
+    assert_non_null(p);
+    assert_int_equal(plot_series_marker(p, PLOT_MARK_OPEN), ERR_USAGE); /* no series yet */
+    assert_int_equal(plot_series(p, 0, "open", x, y1, 3), 0);
+    assert_int_equal(plot_series_marker(p, PLOT_MARK_OPEN), 0);
+    assert_int_equal(plot_series(p, 0, "filled", x, y2, 3), 0);
+    assert_int_equal(plot_series_marker(p, PLOT_MARK_FILLED), 0);
+    assert_int_equal(plot_series(p, 0, "default", x, x, 3), 0);
+    assert_int_equal(plot_series_marker(p, (enum plot_marker)7), ERR_USAGE);
+    write_and_check(p, "marks", 2000);
+    char *gp = slurp("marks", ".gp");
+    has(gp, "'marks.dat' index 0 using 1:2 with points pt 6 ps 1.2 title \"open\"");
+    has(gp, "'marks.dat' index 1 using 1:2 with points pt 7 ps 0.6 title \"filled\"");
+    has(gp, "'marks.dat' index 2 using 1:2 with points pt 7 ps 0.6 title \"default\"");
+    free(gp);
+    plot_free(p);
+
+    struct plot *l = plot_new("marks_line", PLOT_LINE);
+    assert_non_null(l);
+    assert_int_equal(plot_series(l, 0, "model", x, y1, 3), 0);
+    assert_int_equal(plot_series(l, 0, "measured", x, y2, 3), 0);
+    assert_int_equal(plot_series_marker(l, PLOT_MARK_OPEN), 0);
+    write_and_check(l, "marks_line", 2000);
+    gp = slurp("marks_line", ".gp");
+    has(gp, "index 0 using 1:2 with linespoints title \"model\"");
+    has(gp, "index 1 using 1:2 with points pt 6 ps 1.2 title \"measured\"");
+    free(gp);
+    plot_free(l);
+
+    struct plot *h = plot_new("marks_hist", PLOT_HIST);
+    assert_non_null(h);
+    assert_int_equal(plot_hist_values(h, "v", y1, 3, 0, 40, 4), 0);
+    assert_int_equal(plot_series_marker(h, PLOT_MARK_OPEN), ERR_USAGE);
+    plot_free(h);
+}
+
 static void test_heatmap_overlay(void **state)
 {
     (void)state;
@@ -244,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_line_panels),
         cmocka_unit_test(test_key_placement),
         cmocka_unit_test(test_scatter_log),
+        cmocka_unit_test(test_series_marker),
         cmocka_unit_test(test_heatmap_overlay),
         cmocka_unit_test(test_hist_and_bars),
         cmocka_unit_test(test_gnuplot_failure),
