@@ -213,6 +213,39 @@ static void test_system(void **state)
     }
 }
 
+/*
+ * Spec 8.4: with t_marsh held at the config value (no --calibrate-dma), H20W5 stays the
+ * system-level minimum exactly for t_txn = 11..38; H15W5 wins just below, H25W5 just above.
+ */
+static void test_system_fixed_marsh(void **state)
+{
+    (void)state;
+    struct kura_energy e;
+    for (int t = 5; t <= 45; t++) {
+        kura_energy_default(&e);
+        double shipped = e.t_marsh;
+        e.t_txn = t;
+        int bh = 0, bw = 0;
+        double be = 0;
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++) {
+                struct kura_sys s;
+                kura_sys_eval(&e, 96, 96, SHAPES[i], SHAPES[j], &s);
+                if (!bh || s.e_px_nj < be) {
+                    bh = s.n_h, bw = s.n_w, be = s.e_px_nj;
+                }
+            }
+        assert_true(e.t_marsh == shipped); /* nothing re-solved it */
+        int is_h20w5 = bh == 20 && bw == 5;
+        if (is_h20w5 != (t >= 11 && t <= 38))
+            fail_msg("t_txn = %d: minimum H%dW%d (%.4f nJ/px)", t, bh, bw, be);
+        if (t == 10)
+            assert_true(bh == 15 && bw == 5);
+        if (t == 39)
+            assert_true(bh == 25 && bw == 5);
+    }
+}
+
 /* R1: tiles and cycles per step of the 25 shapes at 96x96 (spec 8.1 table). */
 static void test_analytic_table(void **state)
 {
@@ -271,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_fit_paper_points), cmocka_unit_test(test_fit_noisy_grid),
         cmocka_unit_test(test_nw_opt),           cmocka_unit_test(test_budget),
         cmocka_unit_test(test_table1),           cmocka_unit_test(test_system),
+        cmocka_unit_test(test_system_fixed_marsh),
         cmocka_unit_test(test_analytic_table),   cmocka_unit_test(test_config_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
