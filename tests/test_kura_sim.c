@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "capture/kura/kura_data.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/kura_fixed.h"
@@ -29,6 +30,23 @@ static int16_t *uniform_map(int h, int w, uint64_t seed)
     assert_non_null(q);
     for (int i = 0; i < h * w; i++)
         q[i] = kura_quantize(-M_PI + 2 * M_PI * rng_uniform(&r));
+    return q;
+}
+
+/* The Q1.15 map of the capture's data generator `name` (spec 4) at h x w, seeded. */
+static int16_t *generator_map(const char *name, int h, int w, uint64_t seed)
+{
+    struct kura_data_spec spec;
+    struct errmsg e = {0};
+    double *th = mem_alloc((size_t)h * w * sizeof *th);
+    int16_t *q = mem_alloc((size_t)h * w * sizeof *q);
+    assert_non_null(th);
+    assert_non_null(q);
+    assert_int_equal(kura_data_parse(name, NULL, &spec, &e), 0);
+    assert_int_equal(kura_data_generate(&spec, (size_t)h, (size_t)w, seed, th, NULL, NULL, &e),
+                     0);
+    kura_quantize_map(th, (size_t)h * w, q);
+    mem_free(th);
     return q;
 }
 
@@ -191,10 +209,11 @@ static void test_activity(void **state)
     assert_int_equal(res.bits_written, 13171200ull); /* spec 10 R8 */
     assert_int_equal(kura_bits_per_tile(20, 5), 131712);
     mem_free(q);
-    /* uniform, seed 1: alpha in [0.45, 0.55] */
+    /* the `uniform` data generator (as `capture kura --data uniform --seed 1`), seed 1:
+       alpha in [0.45, 0.55] (spec 10 R8) */
     uint64_t seed = 1;
     printf("seed %llu\n", (unsigned long long)seed);
-    q = uniform_map(96, 96, seed);
+    q = generator_map("uniform", 96, 96, seed);
     kura_sc_map(q, 96, 96, sc);
     assert_int_equal(kura_sim_run(s, sc, 96, 96, NULL, NULL, &o, &res, &e), 0);
     double alpha = (double)res.toggles / (double)res.bits_written;
