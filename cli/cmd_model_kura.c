@@ -17,6 +17,8 @@
 #include "replay/kura_tiles.h"
 
 #define VERB "model kura"
+/* The modes of one run, as usage errors list them. */
+#define MODES "--grid, --fit, --optimal-width, --budget, --calibrate-activity, --plots"
 #define MAX_SHAPES 64
 
 static void usage(FILE *f)
@@ -328,13 +330,11 @@ int cmd_model_kura(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--grid") || !strcmp(a, "--optimal-width")) {
             if (mode)
-                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
-                                             "--budget");
+                return cli_usage_error(VERB, "only one of " MODES);
             mode = a;
         } else if (!strcmp(a, "--fit") || !strcmp(a, "--budget")) {
             if (mode)
-                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
-                                             "--budget");
+                return cli_usage_error(VERB, "only one of " MODES);
             if (!next)
                 return cli_usage_error(VERB, "%s needs a value", a);
             mode = a;
@@ -345,8 +345,7 @@ int cmd_model_kura(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--plots")) {
             if (mode)
-                return cli_usage_error(VERB, "only one of --grid, --fit, --optimal-width, "
-                                             "--budget, --plots");
+                return cli_usage_error(VERB, "only one of " MODES);
             if (!next)
                 return cli_usage_error(VERB, "--plots needs a folder");
             mode = a;
@@ -354,7 +353,7 @@ int cmd_model_kura(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--calibrate-activity")) {
             if (mode)
-                return cli_usage_error(VERB, "only one mode at a time");
+                return cli_usage_error(VERB, "only one of " MODES);
             if (!next)
                 return cli_usage_error(VERB, "--calibrate-activity needs a trace");
             mode = a;
@@ -407,8 +406,7 @@ int cmd_model_kura(int argc, char **argv)
         }
     }
     if (!mode)
-        return cli_usage_error(VERB, "give one of --grid, --fit, --optimal-width, --budget, "
-                                     "--plots");
+        return cli_usage_error(VERB, "give one of " MODES);
     if (coeffs) {
         int rc = kura_energy_load(&e, coeffs, &em);
         if (rc)
