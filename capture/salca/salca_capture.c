@@ -521,7 +521,7 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
                 2ull * c.L * c.G * c.n0 * c.d * 4 + 256ull * c.n0 * 4;
     if (need > p->mem_limit_bytes) {
         rc = errmsg_set(e, ERR_LIMIT, "capture needs about %.2f GiB, above the memory limit "
-                        "of %.2f GiB (raise --mem-limit)", need / 1073741824.0,
+                        "of %.2f GiB (raise --mem-limit-gib)", need / 1073741824.0,
                         p->mem_limit_bytes / 1073741824.0);
         goto fail;
     }

@@ -2,8 +2,8 @@
 # End-to-end checks of `acceltrace capture salca` (issue 6 acceptance 4-6, specs/salca.md
 # A14, A20): a reduced synthetic capture verifies and prints the summary table; equal
 # parameters give equal bytes (SOURCE_DATE_EPOCH fixes the header time); the tiny model at
-# 4K context with rho = 1 and FP32 attention has top-1 agreement 1; bad usage exits 2, bad
-# checkpoints exit 3 with a message naming the problem.
+# 4K context with rho = 1 and FP32 attention has top-1 agreement 1 and logits within 1e-4
+# of dense; bad usage exits 2, bad checkpoints exit 3 with a message naming the problem.
 set -u
 A=${ACCELTRACE:?ACCELTRACE not set}
 T=$(mktemp -d)
@@ -51,6 +51,11 @@ cat "$T/tiny.out"
 "$A" verify "$T/tiny.atr" > /dev/null || fail "verify of the tiny capture"
 [ "$(grep -cE '^(salca|quest) .* 1\.000 ' "$T/tiny.out")" -eq 2 ] \
     || fail "A20: top-1 agreement below 1 with rho = 1"
+# A20: the substituted runs' logits match the dense run's within 1e-4 (relative to the
+# largest dense logit, every step), one line per method
+[ "$(grep -c '^logit_rel_diff\.' "$T/tiny.out")" -eq 2 ] || fail "A20: no logit_rel_diff lines"
+awk -F= '/^logit_rel_diff\./ { if (!($2 >= 0 && $2 <= 1e-4)) bad = 1 } END { exit bad }' \
+    "$T/tiny.out" || fail "A20: logits differ from dense by more than 1e-4"
 
 # 4. usage errors exit 2 with a message
 expect() { # code, args...
@@ -67,6 +72,9 @@ expect 2 --task nosuchtask -o "$T/x.atr"
 expect 2 --source gpu -o "$T/x.atr"
 expect 2 --bogus -o "$T/x.atr"
 expect 2 --checkpoint "$T" -o "$T/x.atr"
+# the memory estimate's error names the option that raises the limit
+expect 3 --length 2048 --steps 1 --mem-limit-gib 0.001 -o "$T/x.atr"
+grep -q "raise --mem-limit-gib)" "$T/err" || fail "memory-limit message names a wrong option"
 
 # 5. bad checkpoints exit 3 and say what is wrong
 mkdir "$T/ck"
