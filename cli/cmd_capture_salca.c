@@ -45,7 +45,8 @@ static void usage(FILE *f)
           "  --length N            prompt tokens exactly (32768); 0 draws a LongBench length\n"
           "  --max-ctx N           middle truncation limit for drawn lengths (31500)\n"
           "  --max-new N           cap of the task's generation length (128)\n"
-          "  --steps N             decode steps (64); -1 uses the task's N\n"
+          "  --steps N             decode steps (64 for every task, so runs compare across\n"
+          "                        tasks); -1 uses the spec's N = min(max gen, --max-new)\n"
           "selection:\n"
           "  --methods LIST        salca,std_topk,pl_topk,full_feat,quest (all)\n"
           "  --retention X         target retention rho, a decimal (0.05)\n"
@@ -63,7 +64,9 @@ static void usage(FILE *f)
           "  -o FILE.atr           trace to write (required)\n"
           "  --csv FILE            per-(sample, method, layer) recall/cosine aggregates\n"
           "  --no-hist             omit the 256-bin histograms from the records\n"
-          "  --no-top1             model source: skip the substituted runs\n"
+          "  --no-top1             model source: skip the substituted runs (the top1\n"
+          "                        column and the logit_rel_diff.METHOD=X lines: max\n"
+          "                        |logit - dense logit| / max |dense logit| over the steps)\n"
           "  --zstd-level N        frame compression level (3; 0 stores raw)\n"
           "  --threads N           worker threads (ACCELTRACE_THREADS or the CPU count)\n"
           "  --mem-limit-gib X     refuse to start above this memory estimate (8)\n"
@@ -330,6 +333,10 @@ int cmd_capture_salca(int argc, char **argv)
            (unsigned long long)res->n_raw, res->steps, res->L, res->H, res->G, res->d,
            (unsigned long long)res->selects, res->wall_seconds);
     fputs(res->table, stdout);
+    /* model source: the substituted runs' logits against the dense run's (spec A20) */
+    for (int m = 0; m < SALCA_NSLOT; m++)
+        if (res->m[m].run && res->m[m].top1 >= 0)
+            printf("logit_rel_diff.%s=%.3e\n", res->m[m].name, res->m[m].logit_diff);
     free(res);
     if (fflush(stdout) != 0)
         return cli_fail(ERR_IO, "cannot write the output");
