@@ -228,8 +228,8 @@ static void test_trace_round_trip(void **state)
     assert_int_equal(conflicts_write(a, out, &rendered), 0);
     const char *files[] = {"alpha.csv", "alpha_layers.csv", "alpha_vs_window.csv",
                            "conflict_occupancy.csv", "conflict_per_batch.csv",
-                           "recall_vs_retention.csv"};
-    for (size_t f = 0; f < 6; f++) {
+                           "recall_vs_retention.csv", "cosine_vs_retention.csv"};
+    for (size_t f = 0; f < 7; f++) {
         char p[400];
         snprintf(p, sizeof p, "%s/%s", out, files[f]);
         FILE *fp = fopen(p, "r");
@@ -238,6 +238,8 @@ static void test_trace_round_trip(void **state)
         assert_non_null(fgets(line, sizeof line, fp));
         if (f == 2)
             assert_non_null(strstr(line, "alpha_clustered"));
+        if (f == 6)
+            assert_non_null(strstr(line, ",cosine_mean,cosine_p5"));
         fclose(fp);
     }
     conflicts_free(a);

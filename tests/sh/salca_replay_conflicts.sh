@@ -71,6 +71,28 @@ head -1 "$tmp/out_mod/alpha_vs_window.csv" | grep -q 'alpha_all'
 [ "$(($(wc -l < "$tmp/out_jobs/alpha_jobs.csv") - 1))" -eq 16 ]
 head -1 "$tmp/out_jobs/alpha_jobs.csv" | grep -q 'slots_window_128'
 
+# spec 12.4 retention sweep: one capture per rho, then one analyze over all of them gives a
+# point per (method, rho) in recall_vs_retention.csv and cosine_vs_retention.csv; each plot
+# has a mean and a dashed 5th-percentile series per method, and p5 <= mean
+for r in 0.02 0.08; do
+    "$A" capture salca -q -q --length 2048 --steps 1 --layers 2 --heads 2 --threads 1 \
+        --retention "$r" -o "$tmp/r$r.atr" > /dev/null
+done
+"$A" analyze conflicts "$tmp/r0.02.atr" "$tmp/r0.08.atr" -o "$tmp/ret" > /dev/null
+head -1 "$tmp/ret/cosine_vs_retention.csv" | grep -q '^group,method,rho,jobs,retention_mean,cosine_mean,cosine_p5$'
+for f in recall_vs_retention cosine_vs_retention; do
+    [ "$(awk -F, 'NR > 1 && $2 == "salca"' "$tmp/ret/$f.csv" | wc -l)" -eq 2 ] \
+        || { echo "$f.csv: want a salca row per rho"; exit 1; }
+    grep -q 'title "salca p5"' "$tmp/ret/$f.gp" || { echo "$f.gp: no p5 series"; exit 1; }
+done
+awk -F, 'NR > 1 && ($7 > $6 + 1e-9 || $4 != 4) { print "bad cosine row: " $0; exit 1 }' \
+    "$tmp/ret/cosine_vs_retention.csv"
+awk -F, 'NR > 1 && $7 > $6 + 1e-9 { print "bad recall row: " $0; exit 1 }' \
+    "$tmp/ret/recall_vs_retention.csv"
+# the salca retention grows with rho
+awk -F, 'NR > 1 && $2 == "salca" { r[$3] = $5 } END { exit !(r["0.02"] < r["0.08"]) }' \
+    "$tmp/ret/cosine_vs_retention.csv" || { echo "retention does not grow with rho"; exit 1; }
+
 expect_fail() { # status, pattern, args...
     local st=$1 pat=$2; shift 2
     set +e; "$A" analyze conflicts "$@" > /dev/null 2> "$tmp/err"; local rc=$?; set -e
