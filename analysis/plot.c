@@ -510,6 +510,45 @@ static const char *series_style(const struct series *s, const char *dflt)
     }
 }
 
+/*
+ * True when a series of panel pn has a point gnuplot can place (x and y finite, positive
+ * on a log axis). Otherwise false, with ranges = " [x0:x1] [y0:y1]" for the panel's plot
+ * command: x over the finite x values when there are any (widened around a single one),
+ * else [0:1]; y [0:1]; [1:10] on log axes.
+ */
+static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t len)
+{
+    double x0 = INFINITY, x1 = -INFINITY;
+    for (size_t s = 0; s < p->n_series; s++) {
+        const struct series *q = &p->series[s];
+        if (q->panel != pn)
+            continue;
+        for (size_t i = 0; i < q->n; i++) {
+            bool xok = isfinite(q->x[i]) && (!p->logx || q->x[i] > 0);
+            if (xok && isfinite(q->y[i]) && (!p->logy || q->y[i] > 0))
+                return true;
+            if (xok) {
+                x0 = fmin(x0, q->x[i]);
+                x1 = fmax(x1, q->x[i]);
+            }
+        }
+    }
+    char a[40], b[40];
+    if (x0 == x1) { /* one x value: a range around it */
+        x0 = p->logx ? x0 / 2 : x0 - 1;
+        x1 = p->logx ? x1 * 2 : x1 + 1;
+    }
+    if (x0 < x1) {
+        num(a, sizeof a, x0);
+        num(b, sizeof b, x1);
+    } else {
+        snprintf(a, sizeof a, "%s", p->logx ? "1" : "0");
+        snprintf(b, sizeof b, "%s", p->logx ? "10" : "1");
+    }
+    snprintf(ranges, len, " [%s:%s] [%s]", a, b, p->logy ? "1:10" : "0:1");
+    return false;
+}
+
 static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
 {
     int rc = buf_printf(g,
@@ -563,19 +602,31 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
             rc = rc ? rc
                     : label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
                                  q->ylabel ? q->yunit : p->yunit);
+            /*
+             * gnuplot fails ("all points y value undefined") when nothing in a plot command
+             * can be placed: such a panel (no series, or only NaN / non-positive-on-log
+             * values) gets fixed ranges of its own plot command and a "no finite values"
+             * label, so the other figures of a run still render.
+             */
+            char ranges[120] = "";
+            if (!rc && !panel_drawable(p, pn, ranges, sizeof ranges))
+                rc = buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
+                                   "center\n");
             bool first = true;
             for (size_t s = 0; s < p->n_series && !rc; s++) {
                 if (p->series[s].panel != pn)
                     continue;
-                rc = buf_printf(g, "%s %s index %zu using 1:2 with %s title ",
-                                first ? "plot" : ", \\\n    ", dat, s,
+                rc = buf_printf(g, "%s%s %s index %zu using 1:2 with %s title ",
+                                first ? "plot" : ", \\\n    ", first ? ranges : "", dat, s,
                                 series_style(&p->series[s], style));
                 rc = rc ? rc : gq(g, p->series[s].name);
                 first = false;
             }
             if (first && !rc) /* an empty panel still gets its frame */
-                rc = buf_printf(g, "plot NaN notitle");
+                rc = buf_printf(g, "plot%s NaN notitle", ranges);
             rc = rc ? rc : buf_append(g, "\n", 1);
+            if (!rc && *ranges)
+                rc = buf_printf(g, "unset label 999\n");
         }
         if (multi && !rc)
             rc = buf_printf(g, "unset multiplot\n");

@@ -263,6 +263,53 @@ static void test_hist_and_bars(void **state)
     plot_free(b);
 }
 
+/*
+ * A panel with nothing gnuplot can place (NaN values, non-positive values on a log axis, or
+ * no series) used to make gnuplot fail ("all points y value undefined"); it now gets fixed
+ * ranges and a "no finite values" label while the other panels autoscale.
+ */
+static void test_no_finite_values(void **state)
+{
+    (void)state;
+    double x[] = {5, 10, 25}, y[] = {1, 2, 3}, nan3[] = {NAN, NAN, NAN};
+    struct plot *p = plot_new("nofinite", PLOT_LINE);
+    assert_non_null(p);
+    assert_int_equal(plot_panels(p, 1, 3), 0);
+    assert_int_equal(plot_series(p, 0, "data", x, y, 3), 0);
+    assert_int_equal(plot_series(p, 1, "alpha", x, nan3, 3), 0);
+    /* panel 2 has no series */
+    write_and_check(p, "nofinite", 2000);
+    char *gp = slurp("nofinite", ".gp");
+    has(gp, "plot 'nofinite.dat' index 0 using 1:2");
+    has(gp, "set label 999 \"no finite values\"");
+    has(gp, "plot [5:25] [0:1] 'nofinite.dat' index 1 using 1:2");
+    has(gp, "plot [0:1] [0:1] NaN notitle\nunset label 999\n");
+    free(gp);
+    plot_free(p);
+
+    double yneg[] = {0, -1, -2};
+    struct plot *l = plot_new("nofinite_log", PLOT_SCATTER);
+    assert_non_null(l);
+    plot_logscale(l, false, true);
+    assert_int_equal(plot_series(l, 0, "zero", x, yneg, 1), 0);
+    write_and_check(l, "nofinite_log", 1000);
+    gp = slurp("nofinite_log", ".gp");
+    has(gp, "plot [4:6] [1:10] 'nofinite_log.dat' index 0"); /* one x value, widened */
+    free(gp);
+    plot_free(l);
+
+    struct plot *ok = plot_new("finite", PLOT_SCATTER);
+    assert_non_null(ok);
+    assert_int_equal(plot_series(ok, 0, "one", x, nan3, 3), 0);
+    assert_int_equal(plot_series(ok, 0, "two", x, y, 3), 0); /* one drawable series is enough */
+    write_and_check(ok, "finite", 1000);
+    gp = slurp("finite", ".gp");
+    assert_null(strstr(gp, "label 999"));
+    has(gp, "plot 'finite.dat' index 0");
+    free(gp);
+    plot_free(ok);
+}
+
 /* A broken extra command makes gnuplot exit non-zero: ERR_EXTERNAL with its message. */
 static void test_gnuplot_failure(void **state)
 {
@@ -291,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_series_marker),
         cmocka_unit_test(test_heatmap_overlay),
         cmocka_unit_test(test_hist_and_bars),
+        cmocka_unit_test(test_no_finite_values),
         cmocka_unit_test(test_gnuplot_failure),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
