@@ -89,10 +89,13 @@ void conflicts_opts_default(struct conflicts_opts *o)
     o->map.map = HBM_PC_MAP_MOD;
     o->map.h_att = 16; /* design h_att [paper] */
     o->map.seed = 0;
-    o->att_base = 16;  /* att_base defaults to h_pre (spec section 11) */
+    /* spec section 11 says att_base = h_pre; 16 is the design point's h_pre (h 16/16, spec
+     * 9), not the final design's 11 (decision; it only renumbers the reported PCs) */
+    o->att_base = 16;
     o->p_iss = 0;
-    static const uint32_t w[] = {0, 16, 32, 64, 128, 256};
-    o->n_windows = 6;
+    /* in-order, then W in {16, 32, ..., 1024} (spec sections 11 and 12.3) */
+    static const uint32_t w[] = {0, 16, 32, 64, 128, 256, 512, 1024};
+    o->n_windows = sizeof w / sizeof w[0];
     memcpy(o->windows, w, sizeof w);
     o->n_depths = 3;
     o->depths[0] = 1;

@@ -48,8 +48,8 @@ struct conflicts_opts {
     bool per_job;                /* also write alpha_jobs.csv (one row per job) */
 };
 
-/* Defaults: mod map, 16 PCs, att_base 16, p_iss = h_att, windows 0,16,32,64,128,256,
- * depths 1,2,4, method 0 (salca), seed 0. */
+/* Defaults: mod map, 16 PCs, att_base 16, p_iss = h_att, windows 0,16,32,64,128,256,512,
+ * 1024, depths 1,2,4, method 0 (salca), seed 0. */
 void conflicts_opts_default(struct conflicts_opts *o);
 
 struct conflicts;
