@@ -73,7 +73,8 @@ head -1 "$tmp/out_jobs/alpha_jobs.csv" | grep -q 'slots_window_128'
 
 # spec 12.4 retention sweep: one capture per rho, then one analyze over all of them gives a
 # point per (method, rho) in recall_vs_retention.csv and cosine_vs_retention.csv; each plot
-# has a mean and a dashed 5th-percentile series per method, and p5 <= mean
+# has a mean and a dashed 5th-percentile series per method; with 4 jobs per point the p5
+# (nearest rank) is the minimum, so p5 <= mean
 for r in 0.02 0.08; do
     "$A" capture salca -q -q --length 2048 --steps 1 --layers 2 --heads 2 --threads 1 \
         --retention "$r" -o "$tmp/r$r.atr" > /dev/null
