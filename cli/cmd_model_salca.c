@@ -49,13 +49,14 @@ static void usage(FILE *f)
           "  --r-q X              target retention (0.05)\n"
           "  --p-pre N, --p-att N compute parallelism of the final design (final.* lines)\n"
           "  --h-pre N, --h-att N pseudo-channels of the fixed-PC view (design point's)\n"
-          "  --plot DIR           also write the Pareto-front plot pareto.png to DIR\n"
+          "  --plot DIR           also write the Pareto-front plot pareto.png (and\n"
+          "                       pareto.csv) to DIR\n"
           "  --trace FILE.atr     also replay the trace's salca selections through the\n"
           "                       pipeline model (spec section 10) for the reference\n"
           "                       configs salca_final, salca_pareto, asic_s4, asic_d under\n"
           "                       in-order (D_f 1) and window-128 issue: ref.* and\n"
-          "                       compare.* lines; with --plot also stage_utilization.png\n"
-          "                       and step_utilization.png\n"
+          "                       compare.* lines; with --plot also stage_utilization and\n"
+          "                       step_utilization (.png and .csv)\n"
           "  -h, --help           this help\n",
           f);
 }
@@ -81,11 +82,46 @@ static int ensure_dir(const char *dir)
     return 0;
 }
 
+/* DIR/NAME.csv for a plot's data (spec section 12: a CSV beside each plot), header line
+ * written; NULL after an error message. */
+static FILE *csv_open(const char *dir, const char *name, const char *header)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        cli_error("cannot write '%s': %s", path, strerror(errno));
+    else
+        fprintf(f, "%s\n", header);
+    return f;
+}
+
+/* Closes a csv_open file; 0, or 1 after an error message. */
+static int csv_close(FILE *f, const char *dir, const char *name)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        cli_error("cannot write '%s/%s.csv'", dir, name);
+        return 1;
+    }
+    return 0;
+}
+
 /* Spec section 12 plot 6: x m_att, y largest m_pre, points labelled with r_min, design point
- * marked. */
+ * marked; pareto.csv holds the front. */
 static int pareto_plot(const struct salca_perf_out *o, const char *dir)
 {
     if (ensure_dir(dir))
+        return 1;
+    FILE *f = csv_open(dir, "pareto", "m_att,m_pre,h_pre,h_att,r_min,design");
+    if (!f)
+        return 1;
+    for (size_t i = 0; i < o->n_front; i++)
+        fprintf(f, "%lld,%lld,%lld,%lld,%.6f,%d\n", (long long)o->front[i].m_att,
+                (long long)o->front[i].m_pre, (long long)o->front[i].h_pre,
+                (long long)o->front[i].h_att, salca_rat_d(o->front[i].r_min),
+                i == o->design_idx);
+    if (csv_close(f, dir, "pareto"))
         return 1;
     struct plot *p = plot_new("pareto", PLOT_LINE);
     if (!p)
@@ -256,6 +292,20 @@ static int run_references(const char *path, const char *plot_dir)
             }
             ns++;
         }
+        FILE *f = status == 0 ? csv_open(plot_dir, "stage_utilization",
+                                         "config,policy,util_p,util_q,util_f,util_a")
+                              : NULL;
+        if (status == 0 && !f)
+            status = 1;
+        /* series i is config i: only the last config (asic_d, window) is left out */
+        for (size_t i = 0; i < ns && status == 0; i++) {
+            fprintf(f, "%s,%s", refs[i / 2].name, pols[i % 2]);
+            for (int s = 0; s < 4; s++)
+                fprintf(f, ",%.6f", vals[i * 4 + (size_t)s]);
+            fprintf(f, "\n");
+        }
+        if (status == 0)
+            status = csv_close(f, plot_dir, "stage_utilization");
         struct plot *p = status == 0 ? plot_new("stage_utilization", PLOT_BARS) : NULL;
         if (status == 0 && !p)
             status = cli_fail(ERR_NOMEM, "out of memory");
@@ -292,11 +342,28 @@ static int run_references(const char *path, const char *plot_dir)
                     }
                     rc = plot_series(p, 0, cats[s], x, y, n);
                 }
-                if (rc < 0)
+                if (rc < 0) {
                     status = cli_fail(rc, "cannot build the step plot");
-                else
+                } else {
                     status = plot_finish(p, plot_dir);
-                p = NULL;
+                    p = NULL;
+                }
+                FILE *sf = status == 0 ? csv_open(plot_dir, "step_utilization",
+                                                  "step,util_p,util_q,util_f,util_a")
+                                       : NULL;
+                if (status == 0 && !sf)
+                    status = 1;
+                for (size_t row = 1; row < rows && status == 0; row++) {
+                    fprintf(sf, "%.0f", res_get(res[0], row, "step"));
+                    for (int s = 0; s < 4; s++) {
+                        char nm[16];
+                        snprintf(nm, sizeof nm, "util_%s", stages[s]);
+                        fprintf(sf, ",%.6f", res_get(res[0], row, nm));
+                    }
+                    fprintf(sf, "\n");
+                }
+                if (status == 0)
+                    status = csv_close(sf, plot_dir, "step_utilization");
             }
             plot_free(p);
             mem_free(x);

@@ -50,6 +50,18 @@ awk -F= '/^ref.salca_final.inorder.cycles=/ {i = $2} /^ref.salca_final.window_12
 for f in pareto.gp stage_utilization.gp step_utilization.gp pareto.dat; do
     [ -s "$tmp/plots/$f" ] || { echo "missing plot $f"; exit 1; }
 done
+# a CSV beside each plot (spec 12): the paper front (spec 9: m_pre 38, 25, 12 at m_att
+# 1, 2, 3; design point m_att 2), 7 config rows whose utilizations match the ref.* lines,
+# one row per decode step
+grep -qx '2,25,16,16,0.039586,1' "$tmp/plots/pareto.csv"
+[ "$(awk -F, 'NR > 1 {printf "%s/%s ", $1, $2}' "$tmp/plots/pareto.csv")" = "1/38 2/25 3/12 " ]
+head -1 "$tmp/plots/stage_utilization.csv" | grep -qx 'config,policy,util_p,util_q,util_f,util_a'
+[ "$(($(wc -l < "$tmp/plots/stage_utilization.csv") - 1))" -eq 7 ]
+want=$(sed -n 's/^ref\.salca_final\.window_128\.util_a=//p' "$tmp/ref.txt")
+awk -F, -v w="$want" '$1 == "salca_final" && $2 == "window_128" { d = $6 - w; exit !(d < 1e-4 && d > -1e-4) }' \
+    "$tmp/plots/stage_utilization.csv" || { echo "stage_utilization.csv differs from ref.*"; exit 1; }
+head -1 "$tmp/plots/step_utilization.csv" | grep -qx 'step,util_p,util_q,util_f,util_a'
+[ "$(($(wc -l < "$tmp/plots/step_utilization.csv") - 1))" -eq 3 ]
 # an impossible PC split is a config error (exit 3)
 printf '{"model": "salca", "h_pre": 20, "h_att": 16}\n' > "$tmp/bad.json"
 set +e; "$A" replay "$tmp/s.atr" --hw "$tmp/bad.json" -q -o "$tmp/r3" 2> "$tmp/err"; rc=$?; set -e
