@@ -578,6 +578,13 @@ static void test_d16_mem(void **state)
     assert_true(v == 512.0);
     assert_int_equal(disc_parse_mem("1 GiB", &v), ERR_USAGE);
     assert_int_equal(disc_parse_mem("1TB", &v), ERR_USAGE);
+    assert_int_equal(disc_parse_mem("1.5KiB", &v), 0);
+    assert_true(v == 1536.0);
+    /* spec 2.1: a plain decimal number, so no hex, exponent, sign, white space or bare point */
+    static const char *const bad[] = {"0x10", "1e9", "\t1GiB", " 1GiB", "+1GB", "-1", ".5GB",
+                                      "5.", "", "GiB", "1.2.3", "1GiB "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(disc_parse_mem(bad[i], &v), ERR_USAGE);
     struct dit_config cfg;
     assert_int_equal(dit_config_get(&cfg, "pixart-sigma-xl", 1024, &e), 0);
     assert_int_equal(dit_param_count(&cfg), 610856096ull);

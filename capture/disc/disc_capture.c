@@ -115,11 +115,25 @@ double disc_rel_err(const float *x, const float *ref, size_t n)
 
 int disc_parse_mem(const char *s, double *bytes)
 {
+    /* spec 2.1: digits, optionally a point and digits, then the unit (no sign, exponent,
+     * hex or white space, which strtod alone would accept) */
+    const char *q = s;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    bool int_digits = q > s;
+    if (*q == '.') {
+        const char *f = ++q;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q == f)
+            return ERR_USAGE;
+    }
+    if (!int_digits)
+        return ERR_USAGE;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0) || isinf(v) || s[0] == '-' || s[0] == '+' ||
-        s[0] == ' ')
+    if (end != q || errno || !(v >= 0) || isinf(v))
         return ERR_USAGE;
     static const struct {
         const char *u;
