@@ -64,6 +64,13 @@ if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
     grep -Eq "^disc_step +20 " "$tmp/info" && grep -Eq "^disc_mask +1440 " "$tmp/info" &&
         grep -Eq "^summary +1 " "$tmp/info" || { echo "FAIL tiny info"; fail=1; }
     grep "main vs dense" "$tmp/err"
+    # D2 at the tiny defaults (512 px, 20 steps, ST on): --ctr-tau 0 equals --ctr-off in
+    # the final latent, bit for bit (the quick D2 test runs tiny at 128 px, 3 steps).
+    "$A" capture disc -q --ctr-tau 0 --no-compare-dense -o "$tmp/tau0.atr"; check "tau 0" 0 $?
+    "$A" capture disc -q --ctr-off --no-compare-dense -o "$tmp/off.atr"; check "ctr off" 0 $?
+    l0=$("$A" dump --type summary "$tmp/tau0.atr" | grep -o '"latent":\[[^]]*\]')
+    l1=$("$A" dump --type summary "$tmp/off.atr" | grep -o '"latent":\[[^]]*\]')
+    [ -n "$l0" ] && [ "$l0" = "$l1" ] || { echo "FAIL D2 at tiny defaults"; fail=1; }
 fi
 [ $fail -eq 0 ] && echo "disc capture cli ok"
 exit $fail
