@@ -61,6 +61,7 @@ struct plot {
     size_t n_cat, n_bar;
     double *bar_vals;
     bool stacked;
+    double bar_top; /* > 0: the y axis reaches at least this value */
     struct errmsg err;
 };
 
@@ -334,6 +335,12 @@ int plot_hist_values(struct plot *p, const char *name, const double *v, size_t n
     mem_free(edges);
     mem_free(counts);
     return rc;
+}
+
+void plot_bars_top(struct plot *p, double top)
+{
+    if (p && isfinite(top) && top > 0)
+        p->bar_top = top;
 }
 
 int plot_bars(struct plot *p, const char *const *categories, size_t n_cat,
@@ -691,8 +698,13 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
                 : buf_printf(g,
                              "set style data histograms\nset style histogram %s\n"
                              "set style fill solid 0.8 border -1\nset boxwidth 0.8\n"
-                             "set xtics rotate by -30\nset yrange [0:*]\n",
+                             "set xtics rotate by -30\n",
                              p->stacked ? "rowstacked" : "clustered gap 1");
+        /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
+        if (!rc && p->bar_top > 0)
+            rc = buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
+        else if (!rc)
+            rc = buf_printf(g, "set yrange [0:*]\n");
         for (size_t s = 0; s < p->n_bar && !rc; s++) {
             rc = buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot",
                             s ? "''" : dat, s + 2, s ? "" : ":xtic(1)");

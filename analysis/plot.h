@@ -90,10 +90,13 @@ int plot_hist_values(struct plot *p, const char *name, const double *v, size_t n
 
 /*
  * Bars: n_cat categories, n_series series, values[s*n_cat + c]. stacked: parts of one bar
- * per category; otherwise grouped bars side by side.
+ * per category; otherwise grouped bars side by side. Category c sits at x = c.
  */
 int plot_bars(struct plot *p, const char *const *categories, size_t n_cat,
               const char *const *series, size_t n_series, const double *values, bool stacked);
+/* The y axis of a bar plot reaches at least top (e.g. to show a reference band drawn with
+ * plot_extra above the bars); it still grows with taller bars. Ignored unless top > 0. */
+void plot_bars_top(struct plot *p, double top);
 
 /*
  * Writes DIR/NAME.dat and DIR/NAME.gp and renders DIR/NAME.png with gnuplot when it is on

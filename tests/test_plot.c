@@ -258,8 +258,16 @@ static void test_hist_and_bars(void **state)
     has(gp, "'' using 3 title \"hbm\"");
     has(gp, "set ylabel \"energy [J]\"");
     has(dat, "\"ctr\" 0.8 1.5\n");
+    has(gp, "set yrange [0:*]");
     free(gp);
     free(dat);
+    /* a bar plot whose y axis must reach a reference band above every bar */
+    plot_bars_top(b, 5.0);
+    plot_bars_top(b, -1.0); /* ignored */
+    write_and_check(b, "bars", 2000);
+    gp = slurp("bars", ".gp");
+    has(gp, "set yrange [0:5<*]");
+    free(gp);
     plot_free(b);
 }
 
