@@ -1038,9 +1038,10 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
             methods[nm++] = c->qual[i].method;
     }
     /* Each panel plots, per method, the mean then the p5 series: odd linetypes solid, even
-     * ones dashed, a pair sharing gnuplot's default colour of that method's index. */
+     * ones dashed, a pair sharing gnuplot's default colour of that method's index (its
+     * yellow darkened to read on white). */
     static const char *const colour[8] = {"#9400d3", "#009e73", "#56b4e9", "#e69f00",
-                                          "#f0e442", "#0072b2", "#e51e10", "#000000"};
+                                          "#b08800", "#0072b2", "#e51e10", "#000000"};
     for (size_t m = 0; m < nm; m++) {
         char line[96];
         snprintf(line, sizeof line, "set linetype %zu lc rgb '%s' dt 1", 2 * m + 1,
