@@ -1,7 +1,8 @@
 /*
- * cmd_analyze_disc: `acceltrace analyze disc RESULTS_DIR [--trace FILE.atr] -o DIR`: the
- * DiSC figures of specs/disc.md section 9 from a results folder of `acceltrace replay` with
- * model disc and, with --trace, from the capture's own records.
+ * cmd_analyze_disc: `acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR`:
+ * the DiSC figures of specs/disc.md section 9 from a results folder of `acceltrace replay`
+ * with model disc and, with --trace (repeatable), from the captures' own records, several
+ * captures compared in one figure.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr] -o DIR\n"
+    fputs("usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR\n"
           "\n"
           "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
           "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
@@ -25,8 +26,15 @@ static void usage(FILE *f)
           "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
           "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
           "\n"
+          "Several --trace files are compared in one figure: one line per trace, labelled by\n"
+          "its file name without directory and .atr; in the FLOP bars one group of dense,\n"
+          "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
+          "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
+          "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
+          "\n"
           "options:\n"
-          "  --trace FILE.atr  the replayed disc trace (per-step, quality and FLOP views)\n"
+          "  --trace FILE.atr  a replayed disc trace (per-step, quality and FLOP views);\n"
+          "                    repeatable, at most 16\n"
           "  -o DIR            output folder (required; created if missing)\n"
           "  -h, --help        this help\n",
           f);
@@ -35,23 +43,29 @@ static void usage(FILE *f)
 int cmd_analyze_disc(int argc, char **argv);
 int cmd_analyze_disc(int argc, char **argv)
 {
-    const char *rdir = NULL, *trace = NULL, *out = NULL;
+    const char *rdir = NULL, *out = NULL;
+    const char *traces[DISC_PLOTS_MAX_TRACES];
+    size_t n_traces = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "-o") && i + 1 < argc)
+        if (!strcmp(a, "-o") && i + 1 < argc) {
             out = argv[++i];
-        else if (!strcmp(a, "--trace") && i + 1 < argc)
-            trace = argv[++i];
-        else if (a[0] == '-')
+        } else if (!strcmp(a, "--trace") && i + 1 < argc) {
+            if (n_traces == DISC_PLOTS_MAX_TRACES)
+                return cli_usage_error(VERB, "more than %d --trace files ('%s')",
+                                       DISC_PLOTS_MAX_TRACES, argv[i + 1]);
+            traces[n_traces++] = argv[++i];
+        } else if (a[0] == '-') {
             return cli_usage_error(VERB, "unknown option or missing value '%s'", a);
-        else if (!rdir)
+        } else if (!rdir) {
             rdir = a;
-        else
+        } else {
             return cli_usage_error(VERB, "more than one results folder ('%s')", a);
+        }
     }
     if (!rdir)
         return cli_usage_error(VERB, "missing RESULTS_DIR");
@@ -63,7 +77,7 @@ int cmd_analyze_disc(int argc, char **argv)
     }
     struct errmsg e = {0};
     bool rendered = true;
-    int rc = disc_plots_write(rdir, trace, out, &rendered, &e);
+    int rc = disc_plots_write(rdir, traces, n_traces, out, &rendered, &e);
     if (rc < 0)
         return cli_fail(rc, e.text);
     if (!rendered)

@@ -95,8 +95,10 @@ sv() { printf '%s\n' "$S" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 qv() { printf '%s\n' "$S" | grep -o '"run":"'"$1"'","cosine":[^,]*,"psnr":[^,]*' | sed 's/.*"cosine":\([^,]*\),"psnr":\(.*\)/\1 \2/'; }
 awk -F, -v want="$(qv ctr)" -v want_main="$(qv main)" '
     function near(a, b) { d = a - b; return (d < 0 ? -d : d) <= 1e-12 * (1 + (b < 0 ? -b : b)) }
-    NR == 2 { split(want, w, " "); if (!near($2, w[1]) || !near($3, w[2])) exit 1 }
-    NR == 3 { split(want_main, w, " "); if (!near($2, w[1]) || !near($3, w[2])) exit 1 }
+    NR == 1 && $1 != "trace" { exit 1 }
+    NR > 1 && $1 != "m" { exit 1 }   # the trace column: file name without .atr
+    NR == 2 { split(want, w, " "); if (!near($3, w[1]) || !near($4, w[2])) exit 1 }
+    NR == 3 { split(want_main, w, " "); if (!near($3, w[1]) || !near($4, w[2])) exit 1 }
     END { if (NR != 3) exit 1 }' "$T/p/quality.csv" || fail "quality.csv differs from the Summary"
 awk -F, -v rc="$(sv reduction_ctr)" -v rs="$(sv reduction_st)" '
     function near(a, b) { d = a - b; return (d < 0 ? -d : d) <= 1e-9 }
@@ -104,6 +106,34 @@ awk -F, -v rc="$(sv reduction_ctr)" -v rs="$(sv reduction_st)" '
     END { if (!near(tot["dense"], 100) || !near(tot["CTR"], 100 * (1 - rc)) ||
               !near(tot["CTR+ST"], 100 * (1 - rc - rs))) exit 1 }' "$T/p/flops_network.csv" ||
     fail "flops_network bars do not match the Summary reductions"
+# several captures in one figure (spec 9 items 1, 5, 6): the main trace and the --st-off one
+$A analyze disc "$T/r" --trace "$T/m.atr" --trace "$T/nost.atr" -o "$T/p2" 2> /dev/null ||
+    fail "analyze disc with two traces"
+# one gnuplot block per trace, named by its file name without directory and .atr
+[ "$(grep -c '^# block ' "$T/p2/prune_per_step.dat")" = 2 ] &&
+    grep -q '^# block 0: m (' "$T/p2/prune_per_step.dat" &&
+    grep -q '^# block 1: nost (' "$T/p2/prune_per_step.dat" || fail "prune_per_step series"
+# the st-off trace has no masks: one st_sparsity line, one heatmap
+[ "$(grep -c '^# block ' "$T/p2/st_sparsity.dat")" = 1 ] || fail "st_sparsity series"
+[ -s "$T/p2/st_sparsity_heatmap.dat" ] && ! ls "$T/p2"/st_sparsity_heatmap_* > /dev/null 2>&1 ||
+    fail "heatmap files of two traces"
+# six bars, each in % of its own trace's dense: dense rows sum to 100, the main trace's
+# group repeats the one-trace bars, and without ST the CTR+ST bar equals the CTR bar
+awk -F, 'function near(a, b) { d = a - b; return (d < 0 ? -d : d) <= 1e-9 }
+    FNR == 1 { next }
+    FILENAME == ARGV[1] { one["m " $1] = substr($0, length($1) + 2); next }
+    { n++; t = 0; for (i = 2; i <= NF; i++) t += $i; tot[$1] = t; rest[$1] = substr($0, length($1) + 2) }
+    END { if (n != 6 || !near(tot["m dense"], 100) || !near(tot["nost dense"], 100)) exit 1
+          for (c in one) if (rest[c] != one[c]) exit 1
+          if (rest["nost CTR+ST"] != rest["nost CTR"] || rest["m CTR+ST"] == rest["m CTR"]) exit 1 }' \
+    "$T/p/flops_network.csv" "$T/p2/flops_network.csv" || fail "flops_network bars of two traces"
+[ "$(grep -c '^nost,' "$T/p2/quality.csv")" = 1 ] && [ "$(grep -c '^m,' "$T/p2/quality.csv")" = 2 ] ||
+    fail "quality.csv rows of two traces"
+# the same file name twice: the second is "m-2", with its own heatmap file
+$A analyze disc "$T/r" --trace "$T/m.atr" --trace "$T/m.atr" -o "$T/p3" 2> /dev/null ||
+    fail "analyze disc with a repeated trace"
+grep -q '^# block 1: m-2 (' "$T/p3/prune_per_step.dat" && [ -s "$T/p3/st_sparsity_heatmap_m-2.dat" ] ||
+    fail "repeated trace label"
 $A analyze hash "$T/m.atr" -o "$T/h3" > /dev/null 2>&1 || fail "analyze hash with plots"
 for f in hash_std_vs_sparsity hash_std_vs_row_sparsity hash_imbalance; do
     [ -s "$T/h3/$f.gp" ] || fail "plot $f"
@@ -114,6 +144,13 @@ set +e
 $A analyze hash "$T/m.atr" > /dev/null 2>&1; [ $? = 2 ] || fail "missing -o should exit 2"
 $A analyze hash "$T/m.atr" -o "$T/x" --units 12 > /dev/null 2>&1; [ $? = 2 ] || fail "--units 12"
 $A analyze hash "$T/m.atr" -o "$T/x" --k-odd 4 > /dev/null 2>&1; [ $? = 2 ] || fail "--k-odd 4"
+# at most 16 traces: the 17th is a usage error naming the limit, before any file is read
+set -- ; for i in $(seq 17); do set -- "$@" --trace "$T/m.atr"; done
+$A analyze disc "$T/r" "$@" -o "$T/x17" > /dev/null 2> "$T/x17.log"; [ $? = 2 ] || fail "17 traces should exit 2"
+grep -q "more than 16 --trace" "$T/x17.log" || fail "17 traces: $(cat "$T/x17.log")"
+[ ! -e "$T/x17" ] || fail "17 traces: output folder made"
+$A analyze disc "$T/r" --trace "$T/m.atr" --trace "$T/r/results.csv" -o "$T/x" > /dev/null 2> "$T/xb.log"
+[ $? = 3 ] && grep -q "results.csv" "$T/xb.log" || fail "a trace that is not disc: $(cat "$T/xb.log")"
 set -e
 $A analyze hash --help | grep -q "usage: acceltrace analyze hash" || fail "help"
 echo "disc_replay: ok"
