@@ -44,9 +44,8 @@ static int finish_plot(struct plot *p, const char *dir, bool *rendered, struct e
 }
 
 /* A small CSV beside each plot: header then rows of category, series..., values. */
-static int write_bars_csv(const char *dir, const char *name, const char *const *cats,
-                          size_t nc, const char *const *series, size_t ns, const double *v,
-                          struct errmsg *e)
+static int write_bars_csv(const char *dir, const char *name, const char *const *cats, size_t nc,
+                          const char *const *series, size_t ns, const double *v, struct errmsg *e)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.csv", dir, name);
@@ -229,7 +228,7 @@ static int plot_ops(const char *rdir, const char *out, bool *rendered, struct er
         steps = 200;
     size_t ncat = steps * MODES;
     double *v = mem_calloc(ncat * ncls + 1, sizeof *v);
-    char (*names)[32] = mem_calloc(ncat + 1, sizeof *names);
+    char(*names)[32] = mem_calloc(ncat + 1, sizeof *names);
     const char **cats = mem_calloc(ncat + 1, sizeof *cats);
     if (!v || !names || !cats) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -502,8 +501,8 @@ static int plot_fail(struct plot *p, int rc, struct errmsg *e)
 }
 
 /* prune_per_step and st_sparsity (spec 9 items 1 and 3): one line per trace. */
-static int plot_step_lines(const char *out, const struct trace_views *tv, size_t n,
-                           bool *rendered, struct errmsg *e)
+static int plot_step_lines(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
+                           struct errmsg *e)
 {
     char name[LABEL_MAX + 32];
     struct plot *p = plot_new("prune_per_step", PLOT_LINE);
@@ -551,8 +550,8 @@ static int plot_step_lines(const char *out, const struct trace_views *tv, size_t
  * file per trace with masks, st_sparsity_heatmap for the first such trace and
  * st_sparsity_heatmap_<label> for each further one.
  */
-static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n,
-                         bool *rendered, struct errmsg *e)
+static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
+                         struct errmsg *e)
 {
     bool first = true;
     for (size_t t = 0; t < n; t++) {
@@ -575,11 +574,14 @@ static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n
         for (size_t b = 0; b < nb; b++)
             yb[b] = (double)b;
         if (n == 1)
-            snprintf(title, sizeof title, "ST mask sparsity by step and block, mean over heads "
-                                          "(G = generation step)");
+            snprintf(title, sizeof title,
+                     "ST mask sparsity by step and block, mean over heads "
+                     "(G = generation step)");
         else
-            snprintf(title, sizeof title, "ST mask sparsity of %s by step and block, mean over "
-                                          "heads (G = generation step)", tv[t].label);
+            snprintf(title, sizeof title,
+                     "ST mask sparsity of %s by step and block, mean over "
+                     "heads (G = generation step)",
+                     tv[t].label);
         plot_title(p, title);
         plot_xlabel(p, "step", "");
         plot_ylabel(p, "block", "");
@@ -688,14 +690,13 @@ static int plot_quality(const char *out, const struct trace_views *tv, size_t n,
                 y[i] = dq->rel_err[i] > 0 ? dq->rel_err[i] : NAN;
             snprintf(cmd, sizeof cmd,
                      "set label %zu '%s: cosine %.6f, PSNR %.2f dB' at graph 0.03, graph %.2f",
-                     line + 1, gp_single_quoted(quoted, sizeof quoted, label), dq->cosine,
-                     dq->psnr, 0.95 - 0.06 * (double)line);
+                     line + 1, gp_single_quoted(quoted, sizeof quoted, label), dq->cosine, dq->psnr,
+                     0.95 - 0.06 * (double)line);
             plot_extra(p, cmd);
             if ((rc = plot_series(p, 0, label, tv[t].x, y, m)) < 0)
                 rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
             wr |= csv_str(w, tv[t].label) | csv_str(w, run) | csv_f64(w, dq->cosine) |
-                  csv_f64(w, dq->psnr) | csv_f64(w, m ? dq->rel_err[m - 1] : NAN) |
-                  csv_end_row(w);
+                  csv_f64(w, dq->psnr) | csv_f64(w, m ? dq->rel_err[m - 1] : NAN) | csv_end_row(w);
         }
     }
     mem_free(y);
@@ -747,11 +748,10 @@ static int plot_flops(const char *out, const char *name, const char *title,
         const uint64_t *f[3] = {ds->flops_dense, ds->flops_ctr, ds->flops_all};
         const size_t nf[3] = {ds->n_flops_dense, ds->n_flops_ctr, ds->n_flops_all};
         for (size_t c = 0; c < 3; c++) {
-            cats[3 * g + c] = series_name(names[3 * g + c], sizeof names[0], q, n, runs[c],
-                                          runs[c]);
+            cats[3 * g + c] =
+                series_name(names[3 * g + c], sizeof names[0], q, n, runs[c], runs[c]);
             for (size_t s = 0; s < n_parts; s++)
-                v[s * nc + 3 * g + c] = 100.0 * flop_sum(f[c], nf[c], q->dh, members[s]) /
-                                        total[g];
+                v[s * nc + 3 * g + c] = 100.0 * flop_sum(f[c], nf[c], q->dh, members[s]) / total[g];
         }
     }
     struct plot *p = plot_new(name, PLOT_BARS);
@@ -770,9 +770,10 @@ static int plot_flops(const char *out, const char *name, const char *title,
     plot_extra(p, "set key outside right top");
     for (size_t g = 1; g < ng; g++) { /* bar c sits at x = c: a line between the groups */
         char cmd[160];
-        snprintf(cmd, sizeof cmd, "set arrow %zu from first %.1f, graph 0 to first %.1f, "
-                 "graph 1 nohead dt 2 lc rgb 'gray50'", g, 3.0 * (double)g - 0.5,
-                 3.0 * (double)g - 0.5);
+        snprintf(cmd, sizeof cmd,
+                 "set arrow %zu from first %.1f, graph 0 to first %.1f, "
+                 "graph 1 nohead dt 2 lc rgb 'gray50'",
+                 g, 3.0 * (double)g - 0.5, 3.0 * (double)g - 0.5);
         plot_extra(p, cmd);
     }
     if (nc > 9)
@@ -787,8 +788,8 @@ static int plot_flops(const char *out, const char *name, const char *title,
 
 /* flops_self_attention (Fig. 17a: the self-attention classes) and flops_network (Fig. 17b:
  * the network in seven parts). */
-static int plot_all_flops(const char *out, const struct trace_views *tv, size_t n,
-                          bool *rendered, struct errmsg *e)
+static int plot_all_flops(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
+                          struct errmsg *e)
 {
     static const char *const sa_parts[] = {"sa_qkv", "sa_qk", "sa_softmax", "sa_pv", "sa_proj"};
     static const char *const m_qkv[] = {"sa_qkv", NULL}, *const m_qk[] = {"sa_qk", NULL};
@@ -799,15 +800,14 @@ static int plot_all_flops(const char *out, const struct trace_views *tv, size_t 
                         sa_parts, sa_members, 5, rendered, e);
     if (rc < 0)
         return rc;
-    static const char *const net_parts[] = {"SA linear", "QK^T",  "softmax", "PV",
-                                            "cross-attention", "FFN", "other"};
+    static const char *const net_parts[] = {"SA linear",       "QK^T", "softmax", "PV",
+                                            "cross-attention", "FFN",  "other"};
     static const char *const m_lin[] = {"sa_qkv", "sa_proj", NULL};
-    static const char *const m_ca[] = {"ca_q",  "ca_kv",  "ca_qk", "ca_softmax",
+    static const char *const m_ca[] = {"ca_q",  "ca_kv",   "ca_qk", "ca_softmax",
                                        "ca_pv", "ca_proj", NULL};
     static const char *const m_ffn[] = {"ffn_up", "ffn_act", "ffn_down", NULL};
     static const char *const m_other[] = {"vec", "embed", NULL};
-    static const char *const *const net_members[] = {m_lin, m_qk, m_sm,   m_pv,
-                                                     m_ca,  m_ffn, m_other};
+    static const char *const *const net_members[] = {m_lin, m_qk, m_sm, m_pv, m_ca, m_ffn, m_other};
     return plot_flops(out, "flops_network", "Network FLOPs (Fig. 17b)", tv, n, net_parts,
                       net_members, 7, rendered, e);
 }
@@ -847,8 +847,7 @@ int disc_plots_write(const char *results_dir, const char *const *traces, size_t 
     if (rendered)
         *rendered = true;
     if (n_traces > DISC_PLOTS_MAX_TRACES)
-        return errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces,
-                          DISC_PLOTS_MAX_TRACES);
+        return errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces, DISC_PLOTS_MAX_TRACES);
     int rc = plot_results(results_dir, out_dir, rendered, e);
     if (rc == 0)
         rc = plot_ops(results_dir, out_dir, rendered, e);
