@@ -106,7 +106,8 @@ int main(int argc, char **argv)
     }
     struct conflicts_opts o;
     conflicts_opts_default(&o);
-    o.n_depths = 1; /* in-order D_f = 1 is window "0" */
+    o.n_depths = 1;  /* in-order D_f = 1 is window "0" */
+    o.n_windows = 6; /* 0, 16, ..., 256: the windows the numpy peer simulates */
     double best = 1e30;
     uint64_t check[64] = {0};
     size_t np = 0;
