@@ -13,11 +13,12 @@ Data [decision]: 4-channel Gaussian random fields on the latent grid with power 
 ~ 1/(1 + (f/f0)^2)^2 (f0 = 2 cycles per image), channels mixed by a fixed random 4x4 matrix,
 each sample scaled to unit standard deviation; the caption is the one text embedding of DIR.
 Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps with the schedule of spec 2.5,
-loss = mean((eps_theta(x_t, t)[:4] - eps)^2), AdamW (lr 2e-4, weight decay 0), gradient
-norm clipped at 1, batch B.
+loss = mean((eps_theta(x_t, t)[:4] - eps)^2), AdamW (lr 2e-4 unless --lr, weight decay 0),
+gradient norm clipped at 1, batch B. --init FILE continues from an earlier checkpoint.
 
 usage: /usr/bin/python3 bench/peers/dit_train.py DIR [--minutes M] [--batch B] [--lat L]
-                                                 [--threads N] [--seed S]
+                                                 [--threads N] [--seed S] [--lr LR]
+                                                 [--init FILE]
 """
 import argparse
 import math
@@ -83,11 +84,14 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--heads", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--init", default=None, help="start from this checkpoint "
+                    "(default DIR/weights.safetensors, the seeded weights)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     rng = np.random.default_rng(a.seed)
-    W = load_safetensors(f"{a.dir}/weights.safetensors")
+    W = load_safetensors(a.init or f"{a.dir}/weights.safetensors")
     for v in W.values():
         v.requires_grad_(True)
     depth = 1 + max(int(k.split(".")[1]) for k in W if k.startswith("transformer_blocks."))
@@ -99,7 +103,7 @@ def main():
     alpha, sigma = schedule()
     alpha_t, sigma_t = torch.from_numpy(alpha).float(), torch.from_numpy(sigma).float()
     mix = rng.standard_normal((c_in, c_in)) / math.sqrt(c_in) + np.eye(c_in)
-    opt = torch.optim.AdamW(list(W.values()), lr=2e-4, weight_decay=0.0)
+    opt = torch.optim.AdamW(list(W.values()), lr=a.lr, weight_decay=0.0)
     t_end = time.time() + 60.0 * a.minutes
     step, ema = 0, None
     print(f"dit_train: depth {depth}, d {d}, latent {c_in}x{a.lat}x{a.lat}, batch {a.batch}, "
