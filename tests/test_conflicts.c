@@ -21,6 +21,7 @@
 
 #include "analysis/conflicts.h"
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
@@ -252,9 +253,7 @@ static void test_trace_round_trip(void **state)
     conflicts_totals(a, -1, 0, &t);
     assert_int_equal(t.jobs, 16);
     conflicts_free(a);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(io_remove_tree(dir), 0);
 }
 
 static void test_bad_selects(void **state)

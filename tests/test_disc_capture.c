@@ -31,6 +31,7 @@
 #include "capture/disc/dit.h"
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
+#include "common/io.h"
 #include "common/mem.h"
 
 static char dir[] = "/tmp/acceltrace_disc_XXXXXX";
@@ -602,9 +603,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return io_remove_tree(dir) == 0 ? 0 : -1;
 }
 
 int main(void)

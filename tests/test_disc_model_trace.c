@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/bitset.h"
@@ -595,9 +596,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : 0;
+    (void)io_remove_tree(g_dir);
+    return 0;
 }
 
 int main(void)

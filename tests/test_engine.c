@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/jsonl.h"
 #include "replay/engine.h"
@@ -610,9 +611,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (rc == 0 && system(cmd) != 0)
+    if (rc == 0 && io_remove_tree(tmpdir) != 0)
         return 1;
     return rc;
 }

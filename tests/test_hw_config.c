@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "replay/hw_config.h"
 
@@ -233,9 +234,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
+    if (io_remove_tree(tmpdir) != 0)
         return 1;
     return rc;
 }

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/csv.h"
@@ -135,9 +136,7 @@ static int run(struct mini_trace *t, const char *base_json, const char *grid_jso
 
 static void rm_dir(const char *dir)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(io_remove_tree(dir), 0);
 }
 
 static const char *cell(const struct csv_table *tb, size_t row, const char *col)

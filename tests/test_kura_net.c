@@ -21,6 +21,7 @@
 
 #include "capture/kura/kura_capture.h"
 #include "capture/kura/kura_net.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/sha256.h"
@@ -450,9 +451,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return io_remove_tree(dir) == 0 ? 0 : -1;
 }
 
 int main(void)

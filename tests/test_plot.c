@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "analysis/plot.h"
+#include "common/io.h"
 #include "common/mem.h"
 
 static char dir[256];
@@ -350,9 +351,7 @@ int main(void)
         cmocka_unit_test(test_gnuplot_failure),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (rc == 0 && system(cmd) != 0)
+    if (rc == 0 && io_remove_tree(dir) != 0)
         return 1;
     return rc;
 }

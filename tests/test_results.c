@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 #include "formats/jsonl.h"
@@ -233,9 +234,7 @@ int main(void)
         cmocka_unit_test(test_merge_torn_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
+    if (io_remove_tree(tmpdir) != 0)
         return 1;
     return rc;
 }

@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "capture/nn/safetensors.h"
+#include "common/io.h"
 
 static char dir[] = "/tmp/acceltrace_st_XXXXXX";
 
@@ -210,9 +211,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return io_remove_tree(dir) == 0 ? 0 : -1;
 }
 
 int main(void)

@@ -22,6 +22,7 @@
 #include "analysis/conflicts.h"
 #include "capture/salca/salca_capture.h"
 #include "capture/salca/salca_kv.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/varint.h"
 #include "traces/trace_reader.h"
@@ -423,9 +424,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return io_remove_tree(dir) == 0 ? 0 : -1;
 }
 
 int main(void)

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
@@ -496,9 +497,7 @@ static void test_configs_and_engine(void **state)
     sweep_free(sw);
     hw_config_free(cfg);
     recs_free(&rs);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(io_remove_tree(dir), 0);
 }
 
 /* Allocation failures in new/prepare/consume/finish end in ERR_NOMEM, never a crash or a

@@ -808,9 +808,7 @@ int main(void)
         cmocka_unit_test(test_threads_error_in_order),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
+    if (io_remove_tree(tmpdir) != 0)
         fprintf(stderr, "cannot remove %s\n", tmpdir);
     return rc;
 }

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "common/io.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
@@ -159,9 +160,7 @@ int main(void)
         cmocka_unit_test(test_free_run),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
+    if (io_remove_tree(tmpdir) != 0)
         fprintf(stderr, "cannot remove %s\n", tmpdir);
     return rc;
 }
