@@ -7,7 +7,9 @@
  * Times are the best of --reps runs on --threads threads (default ACCELTRACE_THREADS or all
  * CPUs). With --dump DIR it writes the weights (DIR/weights.safetensors, F32), the text
  * (DIR/text.f32, T x D_c), the latent (DIR/latent.f32, C_in x H x W), the timestep
- * (DIR/t.txt) and this forward's eps (DIR/eps.f32) for bench/peers/dit_torch.py.
+ * (DIR/t.txt) and this forward's eps (DIR/eps.f32) for bench/peers/dit_torch.py, plus a
+ * CTR step (DIR/ctr_*: after a dense step at the same t fills the caches, a step at latent
+ * ctr_latent.f32 and timestep ctr_t.txt keeping the tokens in ctr_kept.i32) and its eps.
  *
  * --model micro (tests of the peer) replaces tiny; --forward-only stops after part 1.
  *
@@ -120,6 +122,41 @@ int main(int argc, char **argv)
                dump);
     }
 
+    if (dump) {
+        /* CTR reference data (spec 3) for bench/peers/dit_torch.py --ctr: a dense step at
+         * (x, t) fills the caches, then a step at (x2, t2) keeps every other token. */
+        struct dit_state *cs = NULL;
+        float *x2 = mem_alloc(n * 4), *eps2 = mem_alloc(n * 4);
+        int32_t *half = mem_alloc(N * 4);
+        if (!x2 || !eps2 || !half || dit_state_new(&cs, m, 1, true, false)) {
+            fprintf(stderr, "bench_disc: out of memory\n");
+            return 1;
+        }
+        rng_stream(&r, 0, "bench-ctr-dump", 0, 0);
+        for (size_t i = 0; i < n; i++)
+            x2[i] = x[i] + 0.3f * (float)rng_normal(&r);
+        size_t nh = 0;
+        for (size_t i = 0; i < N; i += 2)
+            half[nh++] = (int32_t)i;
+        struct dit_fwd f2 = fd;
+        dit_forward(m, cs, x, &fd, eps2);
+        f2.t = 450.0;
+        f2.kept = half;
+        f2.n_kept = (int)nh;
+        dit_forward(m, cs, x2, &f2, eps2);
+        char tb[32];
+        int len = snprintf(tb, sizeof tb, "%g\n", f2.t);
+        if (write_raw(dump, "ctr_latent.f32", x2, n * 4) ||
+            write_raw(dump, "ctr_kept.i32", half, nh * 4) ||
+            write_raw(dump, "ctr_eps.f32", eps2, n * 4) ||
+            write_raw(dump, "ctr_t.txt", tb, (size_t)len)) {
+            fprintf(stderr, "bench_disc: cannot write to '%s'\n", dump);
+            return 1;
+        }
+        printf("bench_disc: wrote %s/ctr_{latent.f32,kept.i32,eps.f32,t.txt}\n", dump);
+        dit_state_free(cs);
+        mem_free(x2), mem_free(eps2), mem_free(half);
+    }
     if (forward_only)
         return 0;
 

@@ -9,10 +9,13 @@ the PyTorch CPU forward with the same thread count.
 usage: /usr/bin/python3 bench/peers/dit_torch.py DIR [--threads N] [--reps R] [--c-seconds S]
 Prints the max difference normalised by max|eps_C| (pass: <= 1e-4), the largest elementwise
 relative difference over elements with |eps_C| >= 1e-3 max|eps_C|, and the forward time.
+When DIR holds the CTR files bench_disc also writes (ctr_*), it checks the CTR path of
+specs/disc.md 3 the same way: a cached step computing only some tokens.
 """
 import argparse
 import json
 import math
+import os
 import struct
 import sys
 import time
@@ -74,8 +77,22 @@ def attention(q, k, v, heads):
     return (torch.softmax(s, dim=-1) @ vh).transpose(1, 2).reshape(b, n, d)
 
 
-def forward(W, x, text, t, heads, depth, pe=None):
-    """The forward pass of specs/disc.md 2.2 on a batch: x (B, C_in, L, L), t (B,)."""
+def merge(cache, rows, S):
+    """Spec 3: the full token set from the computed rows S and the cached rest."""
+    if cache is None:
+        return rows
+    full = cache.clone()
+    full[:, S] = rows
+    return full
+
+
+def forward(W, x, text, t, heads, depth, pe=None, ctr=None):
+    """The forward pass of specs/disc.md 2.2 on a batch: x (B, C_in, L, L), t (B,).
+
+    ctr (specs/disc.md 3): a dict with "caches" (a list per block of [sa, ca, ff] hidden
+    states, None before the first step) and "kept" (a LongTensor of computed tokens, or None
+    for all). Only kept rows get Q, cross-attention and the FFN; K and V use all rows; the
+    other rows come from the caches, which are then updated."""
     lin = lambda name, h: F.linear(h, W[name + ".weight"], W[name + ".bias"])
     d = W["pos_embed.proj.bias"].shape[0]
     bsz, c_in, lat = x.shape[0], x.shape[1], x.shape[2]
@@ -92,19 +109,27 @@ def forward(W, x, text, t, heads, depth, pe=None):
     if pe is None:
         pe = pos_embed(d, g)
     X = X.reshape(bsz, d, g * g).transpose(1, 2) + pe
+    S = slice(None) if ctr is None or ctr["kept"] is None else ctr["kept"]
     for i in range(depth):
         b = f"transformer_blocks.{i}."
         mod = W[b + "scale_shift_table"][None] + m
         sh1, sc1, g1, sh2, sc2, g2 = [mod[:, r][:, None] for r in range(6)]
+        cache = ctr["caches"][i] if ctr is not None else [None, None, None]
         A = layer_norm(X) * (1 + sc1) + sh1
-        att = attention(lin(b + "attn1.to_q", A), lin(b + "attn1.to_k", A),
-                                lin(b + "attn1.to_v", A), heads)
-        X = X + g1 * lin(b + "attn1.to_out.0", att)
-        ca = attention(lin(b + "attn2.to_q", X), lin(b + "attn2.to_k", y),
-                               lin(b + "attn2.to_v", y), heads)
-        X = X + lin(b + "attn2.to_out.0", ca)
-        Fm = layer_norm(X) * (1 + sc2) + sh2
-        X = X + g2 * lin(b + "ff.net.2", gelu(lin(b + "ff.net.0.proj", Fm)))
+        att = attention(lin(b + "attn1.to_q", A[:, S]), lin(b + "attn1.to_k", A),
+                        lin(b + "attn1.to_v", A), heads)
+        H = X[:, S] + g1 * lin(b + "attn1.to_out.0", att)
+        ca = attention(lin(b + "attn2.to_q", H), lin(b + "attn2.to_k", y),
+                       lin(b + "attn2.to_v", y), heads)
+        H2 = H + lin(b + "attn2.to_out.0", ca)
+        Fm = layer_norm(H2) * (1 + sc2) + sh2
+        H3 = H2 + g2 * lin(b + "ff.net.2", gelu(lin(b + "ff.net.0.proj", Fm)))
+        if ctr is not None:
+            cache[0], cache[1] = merge(cache[0], H, S), merge(cache[1], H2, S)
+            cache[2] = merge(cache[2], H3, S)
+            X = cache[2]
+        else:
+            X = H3
     fin = W["scale_shift_table"][None] + e[:, None]
     shf, scf = fin[:, 0][:, None], fin[:, 1][:, None]
     O = lin("proj_out", layer_norm(X) * (1 + scf) + shf)  # (B, N, p*p*C_out)
@@ -155,7 +180,39 @@ def main():
     if a.c_seconds:
         print(f"dit_torch: C forward {a.c_seconds:.3f} s, speed ratio C vs PyTorch "
               f"{best / a.c_seconds:.2f}x (target >= 1.0x)")
-    return 0 if norm_diff <= 1e-4 else 1
+    ok = norm_diff <= 1e-4
+    if os.path.exists(f"{a.dir}/ctr_eps.f32"):
+        ok = check_ctr(a, W, x, text, t, heads=a.heads, depth=depth) and ok
+    return 0 if ok else 1
+
+
+def check_ctr(a, W, x, text, t, heads, depth):
+    """Spec 3 CTR step against the C capture: a dense step at (x, t) fills the caches, a
+    step at (ctr_latent, ctr_t) computes only the tokens of ctr_kept.i32. Also prints how
+    far the CTR eps is from a dense forward at the same input, so agreement with the C
+    side is not a dense result in disguise."""
+    c_in, lat = x.shape[0], x.shape[1]
+    x2 = torch.from_numpy(np.fromfile(f"{a.dir}/ctr_latent.f32", dtype="<f4")
+                          .reshape(c_in, lat, lat).copy())
+    t2 = float(open(f"{a.dir}/ctr_t.txt").read())
+    kept = torch.from_numpy(np.fromfile(f"{a.dir}/ctr_kept.i32", dtype="<i4").astype(np.int64))
+    ref = np.fromfile(f"{a.dir}/ctr_eps.f32", dtype="<f4").reshape(c_in, lat, lat)
+    ctr = {"caches": [[None, None, None] for _ in range(depth)], "kept": None}
+    with torch.no_grad():
+        forward(W, x[None], text, torch.tensor([t]), heads, depth, ctr=ctr)
+        ctr["kept"] = kept
+        eps = forward(W, x2[None], text, torch.tensor([t2]), heads, depth, ctr=ctr)[0]
+        dense = forward(W, x2[None], text, torch.tensor([t2]), heads, depth)[0]
+    refd = ref.astype(np.float64)
+    scale = np.abs(refd).max()
+    diff = np.abs(eps.numpy().astype(np.float64) - refd).max() / scale
+    gap = np.abs(dense.numpy().astype(np.float64) - refd).max() / scale
+    ok = diff <= 1e-4 and gap > 100 * max(diff, 1e-7)
+    print(f"dit_torch: CTR step ({kept.numel()} of {(lat // 2) ** 2} tokens computed): "
+          f"max |eps_torch - eps_C| / max|eps_C| = {diff:.3g} "
+          f"({'ok' if ok else 'FAIL'}, bound 1e-4); the dense forward of the same input "
+          f"differs by {gap:.3g}")
+    return ok
 
 
 if __name__ == "__main__":
