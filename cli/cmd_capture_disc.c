@@ -274,7 +274,7 @@ int cmd_capture_disc(int argc, char **argv)
                     r->q_main.cosine, r->q_main.psnr, r->q_main.rel_err[r->K - 1]);
         /* A trained denoiser ends near unit scale (image latents); an untrained eps drives
          * x0hat = (x - sigma eps)/alpha far beyond it, and then the quality figures describe
-         * that model, not CTR or ST (docs/models.md, seeded-model quality). [decision: > 10] */
+         * that model, not CTR or ST (docs/models.md, "CTR quality: seeded and trained weights"). [decision: > 10] */
         const float *xr = r->latent_dense ? r->latent_dense : r->latent;
         double ss = 0.0;
         for (size_t i = 0; i < r->n_latent; i++)
