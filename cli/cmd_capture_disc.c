@@ -273,8 +273,9 @@ int cmd_capture_disc(int argc, char **argv)
             fprintf(stderr, "disc: main vs dense: cosine %.6f, PSNR %.2f dB, rel_err %.3g\n",
                     r->q_main.cosine, r->q_main.psnr, r->q_main.rel_err[r->K - 1]);
         /* A trained denoiser ends near unit scale (image latents); an untrained eps drives
-         * x0hat = (x - sigma eps)/alpha far beyond it, and then the quality figures describe
-         * that model, not CTR or ST (docs/models.md, "CTR quality: seeded and trained weights"). [decision: > 10] */
+         * x0hat = (x - sigma eps)/alpha far beyond it, and the quality figures are then those
+         * of an untrained model (docs/models.md, "CTR quality: seeded and trained weights").
+         * [decision: > 10] */
         const float *xr = r->latent_dense ? r->latent_dense : r->latent;
         double ss = 0.0;
         for (size_t i = 0; i < r->n_latent; i++)
@@ -283,8 +284,7 @@ int cmd_capture_disc(int argc, char **argv)
         fprintf(stderr, "disc: final %slatent RMS %.4g\n", r->latent_dense ? "dense " : "", rms);
         if (rms > 10.0)
             cli_warn("final latent RMS %.3g is far from unit scale: these weights do not act as "
-                     "a trained denoiser, so cosine and PSNR describe this model, not CTR or ST "
-                     "on a trained one",
+                     "a trained denoiser, and cosine and PSNR are those of this untrained model",
                      rms);
         double fd = (double)disc_flops_total(r->flops_dense);
         fprintf(stderr, "disc: FLOPs dense %.4g, ctr %.4g (-%.1f%%), all %.4g (-%.1f%%)\n", fd,
