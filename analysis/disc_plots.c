@@ -256,12 +256,15 @@ static int plot_ops(const char *rdir, const char *out, bool *rendered, struct er
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
-    plot_title(p, "Exposed cycles per op class and step (config 0); spmm_hidden overlaps sa_o");
+    plot_title(p, "Exposed cycles per op class and step (config 0); hatched spmm_hidden: "
+                  "SpMM cycles hidden under sa_o");
     plot_ylabel(p, "cycles", "cycles");
     plot_size(p, 1200, 560);
     plot_extra(p, "set xtics rotate by -60");
     plot_extra(p, "set key outside right top");
     rc = ncat ? plot_bars(p, cats, ncat, classes, ncls, v, true) : 0;
+    if (rc == 0 && ncat) /* spec 9 item 11: hidden SpMM cycles hatched */
+        rc = plot_bars_hatch(p, ncls - 1);
     if (rc < 0) {
         rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
         plot_free(p);

@@ -62,6 +62,7 @@ struct plot {
     double *bar_vals;
     bool stacked;
     double bar_top; /* > 0: the y axis reaches at least this value */
+    bool *bar_hatch; /* (n_bar) series drawn hatched instead of solid */
     struct errmsg err;
 };
 
@@ -132,6 +133,7 @@ void plot_free(struct plot *p)
     mem_free(p->cats);
     mem_free(p->bar_names);
     mem_free(p->bar_vals);
+    mem_free(p->bar_hatch);
     mem_free(p);
 }
 
@@ -354,7 +356,8 @@ int plot_bars(struct plot *p, const char *const *categories, size_t n_cat,
     p->cats = mem_calloc(n_cat, sizeof *p->cats);
     p->bar_names = mem_calloc(n_series, sizeof *p->bar_names);
     p->bar_vals = mem_alloc(nv * sizeof *values);
-    if (!p->cats || !p->bar_names || !p->bar_vals)
+    p->bar_hatch = mem_calloc(n_series, sizeof *p->bar_hatch);
+    if (!p->cats || !p->bar_names || !p->bar_vals || !p->bar_hatch)
         return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
     p->n_cat = n_cat;
     p->n_bar = n_series;
@@ -366,6 +369,14 @@ int plot_bars(struct plot *p, const char *const *categories, size_t n_cat,
             return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
     memcpy(p->bar_vals, values, nv * sizeof *values);
     p->stacked = stacked;
+    return 0;
+}
+
+int plot_bars_hatch(struct plot *p, size_t series)
+{
+    if (p->kind != PLOT_BARS || !p->bar_hatch || series >= p->n_bar)
+        return errmsg_set(&p->err, ERR_USAGE, "plot_bars_hatch on plot '%s'", p->name);
+    p->bar_hatch[series] = true;
     return 0;
 }
 
@@ -697,9 +708,13 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
         rc = rc ? rc
                 : buf_printf(g,
                              "set style data histograms\nset style histogram %s\n"
-                             "set style fill solid 0.8 border -1\nset boxwidth 0.8\n"
-                             "set xtics rotate by -30\n",
+                             "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
                              p->stacked ? "rowstacked" : "clustered gap 1");
+        bool own_xtics = false; /* a caller's "set xtics ..." extra wins over the default */
+        for (size_t i = 0; i < p->n_extra; i++)
+            own_xtics |= !strncmp(p->extra[i], "set xtics", 9);
+        if (!rc && !own_xtics)
+            rc = buf_printf(g, "set xtics rotate by -30\n");
         /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
         if (!rc && p->bar_top > 0)
             rc = buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
@@ -709,6 +724,8 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
             rc = buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot",
                             s ? "''" : dat, s + 2, s ? "" : ":xtic(1)");
             rc = rc ? rc : gq(g, p->bar_names[s]);
+            if (!rc && p->bar_hatch[s]) /* diagonal hatch in the series colour */
+                rc = buf_printf(g, " fs pattern 5 border -1");
         }
         rc = rc ? rc : buf_append(g, "\n", 1);
         break;

@@ -94,6 +94,10 @@ int plot_hist_values(struct plot *p, const char *name, const double *v, size_t n
  */
 int plot_bars(struct plot *p, const char *const *categories, size_t n_cat,
               const char *const *series, size_t n_series, const double *values, bool stacked);
+/* Draws series `series` of a bar plot (after plot_bars) hatched instead of solid, e.g. a
+ * part that is hidden or overlapped. 0 or ERR_USAGE. */
+int plot_bars_hatch(struct plot *p, size_t series);
+
 /* The y axis of a bar plot reaches at least top (e.g. to show a reference band drawn with
  * plot_extra above the bars); it still grows with taller bars. Ignored unless top > 0. */
 void plot_bars_top(struct plot *p, double top);

@@ -269,6 +269,21 @@ static void test_hist_and_bars(void **state)
     gp = slurp("bars", ".gp");
     has(gp, "set yrange [0:5<*]");
     free(gp);
+    /* a hatched part: only that series gets the pattern */
+    assert_int_equal(plot_bars_hatch(b, 1), 0);
+    assert_int_equal(plot_bars_hatch(b, 2), ERR_USAGE);
+    write_and_check(b, "bars", 2000);
+    gp = slurp("bars", ".gp");
+    has(gp, "title \"hbm\" fs pattern 5 border -1");
+    assert_null(strstr(gp, "title \"mac\" fs pattern"));
+    has(gp, "set xtics rotate by -30"); /* the default tic rotation ... */
+    free(gp);
+    plot_extra(b, "set xtics rotate by -60"); /* ... unless the caller sets its own */
+    write_and_check(b, "bars", 2000);
+    gp = slurp("bars", ".gp");
+    has(gp, "set xtics rotate by -60");
+    assert_null(strstr(gp, "rotate by -30"));
+    free(gp);
     plot_free(b);
 }
 
