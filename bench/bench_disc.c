@@ -157,8 +157,15 @@ int main(int argc, char **argv)
         dit_state_free(cs);
         mem_free(x2), mem_free(eps2), mem_free(half);
     }
-    if (forward_only)
+    if (forward_only) {
+        dit_state_free(dense);
+        dit_state_free(ctr);
+        dit_state_free(st);
+        dit_model_free(m);
+        pool_free(pool);
+        mem_free(text), mem_free(x), mem_free(eps), mem_free(kept);
         return 0;
+    }
 
     /* 2. CTR: step 0 fills the caches, then half of the tokens (a seeded random half). */
     dit_forward(m, ctr, x, &fd, eps);
