@@ -315,6 +315,11 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     /* Fixed-PC view: m_x = h_x·bw·f_HBM/(b_x·f_CMP) [spec section 9, from paper's h]. */
     out->fixed_h_pre = in->h_pre ? in->h_pre : dp->h_pre;
     out->fixed_h_att = in->h_att ? in->h_att : dp->h_att;
+    /* more pseudo-channels than the stack has is an impossible input [decision] */
+    if ((in->h_pre || in->h_att) && out->fixed_h_pre + out->fixed_h_att > in->chn.num)
+        return errmsg_set(e, ERR_USAGE, "fixed-PC view: h_pre + h_att = %lld + %lld > chn = %lld",
+                          (long long)out->fixed_h_pre, (long long)out->fixed_h_att,
+                          (long long)in->chn.num);
     TRY(salca_rat_mul(bpre, cyc, &t));
     TRY(salca_rat_div(salca_rat_int(out->fixed_h_pre), t, &out->fixed_m_pre));
     TRY(salca_rat_mul(batt, cyc, &t));

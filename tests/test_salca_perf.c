@@ -115,6 +115,18 @@ static void test_a2_rejects(void **state)
     /* p = (24, 2), the paper's p': m = (26, 4). */
     assert_int_equal(solve_p(24, 2, out, &e), ERR_USAGE);
     assert_non_null(strstr(e.text, "m = (26, 4)"));
+    /* a fixed-PC view asking for more PCs than chn = 32 */
+    {
+        struct salca_perf_in in;
+        salca_perf_in_paper(&in);
+        in.h_pre = 20;
+        in.h_att = 16;
+        memset(&e, 0, sizeof e);
+        assert_int_equal(salca_perf_solve(&in, out, &e), ERR_USAGE);
+        assert_non_null(strstr(e.text, "h_pre + h_att = 20 + 16 > chn = 32"));
+        in.h_pre = 16;
+        assert_int_equal(salca_perf_solve(&in, out, &e), 0);
+    }
     /* p = (23, 1) is accepted: m = (25, 2), h 16/16. */
     assert_int_equal(solve_p(23, 1, out, &e), 0);
     assert_int_equal(out->final_m_pre, 25);
