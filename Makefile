@@ -37,7 +37,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB      := $(BUILD)/libacceltrace.a
 PROG     := $(BUILD)/acceltrace
 
-.PHONY: all test check demo bench asan fuzz format clean deps gen
+.PHONY: all test test-slow check demo bench asan fuzz format clean deps gen
 .SECONDARY:
 
 all: $(PROG) $(TEST_BIN) $(FUZZ_BIN) $(BENCH_BIN)
@@ -88,6 +88,12 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory $(BUILD)/gen/formats/trace.desc
 	@BUILD=$(BUILD) tests/run.sh
+
+# The slow tier: everything of `make test` plus its slow parts and tests/slow/ (minutes).
+test-slow: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all
+	@$(MAKE) --no-print-directory $(BUILD)/gen/formats/trace.desc
+	@BUILD=$(BUILD) ACCELTRACE_SLOW=1 tests/run.sh
 
 check: test
 

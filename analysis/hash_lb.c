@@ -33,17 +33,18 @@ struct entry {
 
 struct hash_lb {
     struct hash_lb_opts o;
-    uint32_t n_cols;             /* N */
+    uint32_t n_cols; /* N */
     uint32_t steps;
-    struct disc_lb *lb;          /* recount context */
+    struct disc_lb *lb; /* recount context */
     struct thread_pool *pool;
     /* recorded sets of the header */
-    int rec_hash[DISC_HASH_KINDS];          /* our hash -> recorded index, -1 */
-    int rec_unit[DISC_LB_MAX_UNITS];         /* our unit -> recorded index, -1 */
+    int rec_hash[DISC_HASH_KINDS];   /* our hash -> recorded index, -1 */
+    int rec_unit[DISC_LB_MAX_UNITS]; /* our unit -> recorded index, -1 */
     int rec_nh, rec_nu, rec_bins;
     bool rec_usable;
-    uint8_t **token_mask;        /* [steps] */
-    struct entry *q;             /* pending masks in record order */
+    char rec_text[160];   /* the recorded set, for messages: "U = 8,16 and k-odd 0x.." */
+    uint8_t **token_mask; /* [steps] */
+    struct entry *q;      /* pending masks in record order */
     size_t nq, capq;
     struct hash_lb_pool mat[DISC_LB_BINS], row[DISC_LB_BINS];
     uint64_t seen, recounted, skipped;
@@ -70,8 +71,8 @@ int hash_lb_parse_units(struct hash_lb_opts *o, const char *list, struct errmsg 
         if (end == p || (*end && *end != ','))
             return errmsg_set(e, ERR_USAGE, "bad unit list '%s'", list);
         if (u < 2 || (u & (u - 1)) || u > (1ull << DISC_LB_MAX_BITS))
-            return errmsg_set(e, ERR_USAGE, "unit count %llu is not a power of two in 2..%llu",
-                              u, 1ull << DISC_LB_MAX_BITS);
+            return errmsg_set(e, ERR_USAGE, "unit count %llu is not a power of two in 2..%llu", u,
+                              1ull << DISC_LB_MAX_BITS);
         if (n == DISC_LB_MAX_UNITS)
             return errmsg_set(e, ERR_USAGE, "more than %d unit counts", DISC_LB_MAX_UNITS);
         unsigned b = 0;
@@ -112,8 +113,8 @@ void hash_lb_free(struct hash_lb *a)
 static int write_masks_header(struct hash_lb *a)
 {
     struct csv_writer *w = a->masks_csv;
-    const char *cols[] = {"step", "batch", "block", "head", "generated", "rows", "nnz",
-                          "sparsity", "source"};
+    const char *cols[] = {"step", "batch", "block",    "head",  "generated",
+                          "rows", "nnz",   "sparsity", "source"};
     int rc = 0;
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         rc |= csv_str(w, cols[i]);
@@ -174,6 +175,13 @@ int hash_lb_new(struct hash_lb **out, const struct hash_lb_opts *o,
         if (a->rec_hash[h] < 0)
             a->rec_usable = false;
     }
+    size_t tl = (size_t)snprintf(a->rec_text, sizeof a->rec_text, "U =");
+    for (size_t j = 0; j < dh->n_lb_units && tl < sizeof a->rec_text; j++)
+        tl += (size_t)snprintf(a->rec_text + tl, sizeof a->rec_text - tl, "%s%u", j ? "," : " ",
+                               dh->lb_units[j]);
+    if (tl < sizeof a->rec_text)
+        snprintf(a->rec_text + tl, sizeof a->rec_text - tl, "%s and k-odd 0x%08X",
+                 dh->n_lb_units ? "" : " none", dh->lb_k_odd);
     for (int i = 0; i < o->n_units; i++) {
         a->rec_unit[i] = -1;
         for (size_t j = 0; j < dh->n_lb_units; j++)
@@ -263,10 +271,9 @@ static int recount(struct hash_lb *a, struct entry *en, const uint8_t *bits, siz
     if (rc < 0)
         return errmsg_set(e, rc, "out of memory");
     if (en->acc->rows != en->rows)
-        return errmsg_set(e, ERR_DATA,
-                          "mask (step %u, block %u, head %u) has %u rows but its step keeps %llu",
-                          en->step, en->block, en->head, en->rows,
-                          (unsigned long long)en->acc->rows);
+        return errmsg_set(
+            e, ERR_DATA, "mask (step %u, block %u, head %u) has %u rows but its step keeps %llu",
+            en->step, en->block, en->head, en->rows, (unsigned long long)en->acc->rows);
     en->recounted = true;
     en->state = E_READY;
     return 0;
@@ -292,13 +299,12 @@ static int emit(struct hash_lb *a, struct entry *en)
     if (en->state == E_READY && en->rows > 0) {
         const struct disc_lb_acc *acc = en->acc;
         /* spec 8: matrix bin in integers, pooled in record order; rows = 0 skipped */
-        int mb = disc_lb_bin((uint64_t)en->rows * a->n_cols - en->nnz,
-                             (uint64_t)en->rows * a->n_cols);
+        int mb =
+            disc_lb_bin((uint64_t)en->rows * a->n_cols - en->nnz, (uint64_t)en->rows * a->n_cols);
         pool_add(&a->mat[mb], acc, a->o.n_units, acc->rows, acc->nnz, mb, false);
         for (int b = 0; b < DISC_LB_BINS; b++)
             if (acc->bin_rows[b])
-                pool_add(&a->row[b], acc, a->o.n_units, acc->bin_rows[b], acc->bin_nnz[b], b,
-                         true);
+                pool_add(&a->row[b], acc, a->o.n_units, acc->bin_rows[b], acc->bin_nnz[b], b, true);
     }
     if (en->state == E_SKIP)
         a->skipped++;
@@ -423,9 +429,12 @@ static int on_mask(struct hash_lb *a, const Acceltrace__DiscMask *m, struct errm
 int hash_lb_record(struct hash_lb *a, const Acceltrace__Record *rec, struct errmsg *e)
 {
     switch (rec->body_case) {
-    case ACCELTRACE__RECORD__BODY_DISC_STEP: return on_step(a, rec->disc_step, e);
-    case ACCELTRACE__RECORD__BODY_DISC_MASK: return on_mask(a, rec->disc_mask, e);
-    default: return 0;
+    case ACCELTRACE__RECORD__BODY_DISC_STEP:
+        return on_step(a, rec->disc_step, e);
+    case ACCELTRACE__RECORD__BODY_DISC_MASK:
+        return on_mask(a, rec->disc_mask, e);
+    default:
+        return 0;
     }
 }
 
@@ -440,7 +449,18 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e)
         return rc;
     rc = csv_writer_close(a->masks_csv);
     a->masks_csv = NULL;
-    return rc < 0 ? errmsg_set(e, rc, "cannot write hash_masks.csv") : 0;
+    if (rc < 0)
+        return errmsg_set(e, rc, "cannot write hash_masks.csv");
+    /* nothing to pool would write tables of zeros and exit 0 (issue 17) */
+    if (a->seen == 0)
+        return errmsg_set(e, ERR_DATA, "no disc masks in the trace (captured with ST off?)");
+    if (a->skipped == a->seen)
+        return errmsg_set(e, ERR_DATA,
+                          "none of the %llu masks has recorded statistics for the requested "
+                          "unit counts and k-odd (the trace records %s) or kept bits to recount: "
+                          "ask for recorded values or capture with --keep-masks",
+                          (unsigned long long)a->seen, a->rec_text);
+    return 0;
 }
 
 static double pool_mean_std(const struct hash_lb_pool *p, int h, int i)
@@ -453,15 +473,15 @@ static double pool_imbalance(const struct hash_lb_pool *p, unsigned bits, int h,
     return p->nnz ? (double)(1u << bits) * (double)p->max_sum[h][i] / (double)p->nnz : NAN;
 }
 
-static int write_pools(const struct hash_lb *a, const char *path,
-                       const struct hash_lb_pool *pools, bool matrix, struct errmsg *e)
+static int write_pools(const struct hash_lb *a, const char *path, const struct hash_lb_pool *pools,
+                       bool matrix, struct errmsg *e)
 {
     struct csv_writer *w;
     int rc = csv_writer_open(&w, path, false, e);
     if (rc < 0)
         return rc;
-    const char *hdr[] = {"hash", "U", "bin", "sparsity_lo", "sparsity_hi", "masks", "rows",
-                         "nnz", "mean_std", "imbalance"};
+    const char *hdr[] = {"hash",  "U",    "bin", "sparsity_lo", "sparsity_hi",
+                         "masks", "rows", "nnz", "mean_std",    "imbalance"};
     for (size_t i = 0; i < sizeof hdr / sizeof hdr[0]; i++)
         if (matrix || strcmp(hdr[i], "masks"))
             rc |= csv_str(w, hdr[i]);
@@ -492,9 +512,9 @@ static int write_pools(const struct hash_lb *a, const char *path,
 }
 
 /* One panel per U, one line per hash, x = bin centre (spec 9 items 7-8). */
-static int plot_pools(const struct hash_lb *a, const char *dir, const char *name,
-                      const char *title, const char *xlabel, const struct hash_lb_pool *pools,
-                      bool imbalance, bool *rendered, struct errmsg *e)
+static int plot_pools(const struct hash_lb *a, const char *dir, const char *name, const char *title,
+                      const char *xlabel, const struct hash_lb_pool *pools, bool imbalance,
+                      bool *rendered, struct errmsg *e)
 {
     struct plot *p = plot_new(name, PLOT_LINE);
     if (!p)
@@ -510,8 +530,9 @@ static int plot_pools(const struct hash_lb *a, const char *dir, const char *name
         char pt[64];
         snprintf(pt, sizeof pt, "U = %u", 1u << a->o.bits[i]);
         if (nu > 1)
-            rc = plot_panel(p, i, pt, xlabel, "", imbalance ? "imbalance (sum max / sum mean)"
-                                                             : "mean std-dev of nnz per unit",
+            rc = plot_panel(p, i, pt, xlabel, "",
+                            imbalance ? "imbalance (sum max / sum mean)"
+                                      : "mean std-dev of nnz per unit",
                             imbalance ? "" : "nonzeros");
         else {
             plot_xlabel(p, xlabel, "");
@@ -561,8 +582,8 @@ int hash_lb_write(const struct hash_lb *a, const char *dir, bool plots, bool *re
                          "matrix sparsity", a->mat, false, rendered, e)) < 0)
         return rc;
     if ((rc = plot_pools(a, dir, "hash_std_vs_row_sparsity",
-                         "Std-dev of nonzeros per unit vs row sparsity", "row sparsity",
-                         a->row, false, rendered, e)) < 0)
+                         "Std-dev of nonzeros per unit vs row sparsity", "row sparsity", a->row,
+                         false, rendered, e)) < 0)
         return rc;
     return plot_pools(a, dir, "hash_imbalance", "Load imbalance vs matrix sparsity",
                       "matrix sparsity", a->mat, true, rendered, e);
@@ -603,8 +624,12 @@ int hash_lb_run_file(const char *trace_path, const struct hash_lb_opts *o, const
             goto done;
         }
     }
-    if ((rc = hash_lb_finish(a, e)) < 0)
+    if ((rc = hash_lb_finish(a, e)) < 0) {
+        char msg[sizeof e->text];
+        snprintf(msg, sizeof msg, "%s", e->text);
+        rc = errmsg_set(e, rc, "%s ('%s')", msg, trace_path);
         goto done;
+    }
     if (dir && (rc = hash_lb_write(a, dir, plots, rendered, e)) < 0)
         goto done;
     if (out) {
@@ -625,7 +650,19 @@ const struct hash_lb_pool *hash_lb_row_bin(const struct hash_lb *a, int bin)
 {
     return &a->row[bin];
 }
-uint64_t hash_lb_masks_seen(const struct hash_lb *a) { return a->seen; }
-uint64_t hash_lb_masks_recounted(const struct hash_lb *a) { return a->recounted; }
-uint64_t hash_lb_masks_skipped(const struct hash_lb *a) { return a->skipped; }
-const struct hash_lb_opts *hash_lb_options(const struct hash_lb *a) { return &a->o; }
+uint64_t hash_lb_masks_seen(const struct hash_lb *a)
+{
+    return a->seen;
+}
+uint64_t hash_lb_masks_recounted(const struct hash_lb *a)
+{
+    return a->recounted;
+}
+uint64_t hash_lb_masks_skipped(const struct hash_lb *a)
+{
+    return a->skipped;
+}
+const struct hash_lb_opts *hash_lb_options(const struct hash_lb *a)
+{
+    return &a->o;
+}

@@ -64,7 +64,9 @@ void hash_lb_free(struct hash_lb *a);
 
 /* One record in trace order (types other than DiscStep/DiscMask are ignored). 0 or <0. */
 int hash_lb_record(struct hash_lb *a, const Acceltrace__Record *rec, struct errmsg *e);
-/* End of the trace: resolves buffered masks and closes hash_masks.csv. 0 or <0. */
+/* End of the trace: resolves buffered masks and closes hash_masks.csv. 0 or <0; ERR_DATA
+ * when the trace had no masks or no mask could be pooled (neither recorded statistics for
+ * the requested U and k_odd nor kept bits), naming what the trace records. */
 int hash_lb_finish(struct hash_lb *a, struct errmsg *e);
 
 /* Writes hash_matrix.csv, hash_row.csv and (plots) the three PNG plots into dir.

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/report.h"
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 
@@ -17,8 +19,8 @@
 #define REPORT_MAX_FILES 20000
 
 struct entry {
-    char *rel;   /* path relative to the root */
-    int figure;  /* 1 png, 0 csv */
+    char *rel;  /* path relative to the root */
+    int figure; /* 1 png, 0 csv */
 };
 
 struct walk {
@@ -74,6 +76,8 @@ static void walk_dir(struct walk *w, const char *root, const char *rel, int dept
         if (S_ISDIR(st.st_mode)) {
             if (depth < REPORT_MAX_DEPTH)
                 walk_dir(w, root, r, depth + 1);
+        } else if (!S_ISREG(st.st_mode)) {
+            continue; /* a FIFO named like a table would block the caption reader */
         } else if (ends(de->d_name, ".png")) {
             add(w, r, 1);
         } else if (ends(de->d_name, ".csv")) {
@@ -89,10 +93,23 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(x->rel, y->rel);
 }
 
+/* A caption source opened for reading, or NULL: regular files only (io_open_input), so a
+ * FIFO called NAME.caption cannot block the report. */
+static FILE *open_text(const char *path)
+{
+    int fd = io_open_input(path, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "r");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 /* First line of a file into out; false if unreadable. */
 static bool first_line(const char *path, char *out, size_t n)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = open_text(path);
     if (!f)
         return false;
     bool ok = fgets(out, (int)n, f) != NULL;
@@ -105,7 +122,7 @@ static bool first_line(const char *path, char *out, size_t n)
 /* Title from a gnuplot script: 'set title "..."' or 'multiplot ... title "..."'. */
 static bool gp_title(const char *path, char *out, size_t n)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = open_text(path);
     if (!f)
         return false;
     char line[1024];
@@ -208,12 +225,31 @@ int report_write(const char *dir, const char *title, const char *preamble,
                  struct report_stats *stats, struct errmsg *e)
 {
     struct walk w = {0};
-    walk_dir(&w, dir, "", 0);
     struct buf b;
     buf_init(&b);
-    int rc = w.err;
+    int rc;
+    struct stat dst;
+    if (stat(dir, &dst) != 0) {
+        rc = errmsg_set(e, ERR_NOINPUT, "cannot open folder '%s': %s", dir, strerror(errno));
+        goto done;
+    }
+    if (!S_ISDIR(dst.st_mode)) {
+        rc = errmsg_set(e, ERR_USAGE, "'%s' is not a folder", dir);
+        goto done;
+    }
+    walk_dir(&w, dir, "", 0);
+    rc = w.err;
     if (rc) {
         rc = errmsg_set(e, rc, "out of memory listing '%s'", dir);
+        goto done;
+    }
+    /* an empty index would read as a finished report of nothing (issue 17); and qsort
+     * must not see the NULL array of an empty walk */
+    if (w.n == 0) {
+        rc = errmsg_set(e, ERR_DATA,
+                        "nothing to report: no figures (*.png) or tables (*.csv) "
+                        "under '%s'",
+                        dir);
         goto done;
     }
     qsort(w.v, w.n, sizeof *w.v, cmp_entry);

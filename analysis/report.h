@@ -19,7 +19,9 @@ struct report_stats {
 
 /*
  * Writes DIR/report.md with the given title and an optional preamble paragraph (may be
- * NULL). 0 or ERR_IO/ERR_NOMEM with e set. stats may be NULL.
+ * NULL). 0 or ERR_IO/ERR_NOMEM with e set; ERR_NOINPUT when DIR cannot be read, ERR_USAGE
+ * when it is not a folder, ERR_DATA when it holds no figure or table (no report.md is
+ * written then). Only regular files are listed. stats may be NULL.
  */
 int report_write(const char *dir, const char *title, const char *preamble,
                  struct report_stats *stats, struct errmsg *e);

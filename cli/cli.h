@@ -27,7 +27,20 @@ int cli_fail(int code, const char *msg);
 bool cli_is_help(const char *arg);
 
 /*
- * Number parsing for option values: whole string must parse, else false.
+ * The option every verb that reads a trace for results shares (replay, analyze, export,
+ * model): --allow-partial accepts a damaged trace (missing or inconsistent index,
+ * traces/trace_reader.h) with a warning on stderr that -q does not hide. True when arg was
+ * it; it sets the process-wide reader policy.
+ */
+bool cli_trace_option(const char *arg);
+
+/* Removes the cli_trace_option options from argv (for dispatchers); returns the new argc. */
+int cli_take_trace_options(int argc, char **argv);
+
+/*
+ * Number parsing for option values: whole string must parse, else false. cli_parse_f64
+ * also refuses non-finite values (nan, inf, and overflow such as 1e999), so callers that
+ * name their option in the message refuse them too.
  */
 bool cli_parse_i64(const char *s, int64_t *out);
 bool cli_parse_u64(const char *s, uint64_t *out);

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "traces/trace_reader.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -49,6 +51,31 @@ bool cli_is_help(const char *arg)
     return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
+/* The reader's warning hook: damage accepted under --allow-partial, never hidden by -q. */
+static void warn_damaged_trace(const char *msg)
+{
+    cli_warn("damaged trace read with --allow-partial: %s", msg);
+}
+
+bool cli_trace_option(const char *arg)
+{
+    if (strcmp(arg, "--allow-partial") != 0)
+        return false;
+    trace_reader_global_allow_partial = true;
+    trace_reader_set_warn_hook(warn_damaged_trace);
+    return true;
+}
+
+int cli_take_trace_options(int argc, char **argv)
+{
+    int n = 0;
+    for (int i = 0; i < argc; i++)
+        if (i == 0 || !cli_trace_option(argv[i]))
+            argv[n++] = argv[i];
+    argv[n] = NULL;
+    return n;
+}
+
 bool cli_parse_i64(const char *s, int64_t *out)
 {
     char *end;
@@ -78,7 +105,8 @@ bool cli_parse_f64(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end)
+    /* strtod accepts "nan", "inf" and "infinity"; no option means them (issue 17) */
+    if (errno || end == s || *end || !isfinite(v))
         return false;
     *out = v;
     return true;

@@ -87,8 +87,8 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
-static const char *const method_names[] = {"salca", "std_topk", "pl_topk", "full_feat", "quest",
-                                           "dense"};
+static const char *const method_names[] = {"salca",     "std_topk", "pl_topk",
+                                           "full_feat", "quest",    "dense"};
 
 static int run_file(struct conflicts *c, const char *path, const char *group_mode)
 {
@@ -152,6 +152,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
     size_t n_files = 0;
     uint32_t syn_n = 32768, syn_jobs = 64, syn_layers = 4;
     double syn_ret = 0.05;
+    /* options of one input kind only: given with the other they would be ignored */
+    const char *syn_only = NULL, *trace_only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -172,6 +174,11 @@ int cmd_analyze_conflicts(int argc, char **argv)
         if (!v)
             return cli_usage_error(VERB, "option '%s' needs a value", a);
         i++;
+        if (!strcmp(a, "--n") || !strcmp(a, "--jobs") || !strcmp(a, "--layers") ||
+            !strcmp(a, "--retention"))
+            syn_only = a;
+        else if (!strcmp(a, "--method") || !strcmp(a, "--group"))
+            trace_only = a;
         if (!strcmp(a, "-o")) {
             outdir = v;
         } else if (!strcmp(a, "--pcs")) {
@@ -182,8 +189,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
                 return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
         } else if (!strcmp(a, "--window")) {
             if (!parse_list(v, o.windows, &o.n_windows, CONFLICTS_MAX_WINDOWS, 0))
-                return cli_usage_error(VERB, "bad --window '%s' (up to %d sizes, e.g. 0,16,128)",
-                                       v, CONFLICTS_MAX_WINDOWS);
+                return cli_usage_error(VERB, "bad --window '%s' (up to %d sizes, e.g. 0,16,128)", v,
+                                       CONFLICTS_MAX_WINDOWS);
         } else if (!strcmp(a, "--depth")) {
             if (!parse_list(v, o.depths, &o.n_depths, CONFLICTS_MAX_DEPTHS, 1))
                 return cli_usage_error(VERB, "bad --depth '%s' (up to %d depths >= 1)", v,
@@ -210,8 +217,7 @@ int cmd_analyze_conflicts(int argc, char **argv)
             if (o.method == -2)
                 return cli_usage_error(VERB, "bad --method '%s' (a name, an id or all)", v);
         } else if (!strcmp(a, "--group")) {
-            if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") &&
-                strcmp(v, "none"))
+            if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") && strcmp(v, "none"))
                 return cli_usage_error(VERB, "bad --group '%s' (family, task, file or none)", v);
             group_mode = v;
         } else if (!strcmp(a, "--synthetic")) {
@@ -242,6 +248,16 @@ int cmd_analyze_conflicts(int argc, char **argv)
         return cli_usage_error(VERB, "no trace file (or --synthetic KIND) given");
     if (n_files && synth)
         return cli_usage_error(VERB, "give trace files or --synthetic, not both");
+    if (n_files && syn_only)
+        return cli_usage_error(VERB,
+                               "%s applies to --synthetic only (a trace records its own "
+                               "context, retention, jobs and layers)",
+                               syn_only);
+    if (synth && trace_only)
+        return cli_usage_error(VERB,
+                               "%s applies to trace files only (--synthetic has one "
+                               "method and one group)",
+                               trace_only);
 
     struct conflicts *c = NULL;
     struct errmsg e = {0};
@@ -272,6 +288,23 @@ int cmd_analyze_conflicts(int argc, char **argv)
     for (size_t f = 0; f < n_files && status == 0; f++)
         status = run_file(c, files[f], group_mode);
     if (status == 0) {
+        /* nothing to analyze is a data error, not empty tables (issue 17) */
+        struct conflicts_totals t;
+        conflicts_totals(c, -1, 0, &t);
+        if (t.jobs == 0) {
+            char m[32];
+            snprintf(m, sizeof m, "%d", (int)o.method);
+            const char *name = m;
+            if (o.method < 0)
+                name = "all";
+            else if ((size_t)o.method < sizeof method_names / sizeof method_names[0])
+                name = method_names[o.method];
+            cli_error("no selections of method %s in the trace%s given", name,
+                      n_files > 1 ? "s" : "");
+            status = 3;
+        }
+    }
+    if (status == 0) {
         bool rendered = true;
         rc = conflicts_write(c, outdir, &rendered);
         if (rc < 0)
@@ -283,9 +316,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
         struct conflicts_totals t;
         conflicts_totals(c, -1, 0, &t);
         printf("map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
-               hbm_pc_map_name(o.map.map), o.map.h_att, o.att_base,
-               o.p_iss ? o.p_iss : o.map.h_att, (unsigned long long)t.jobs,
-               (unsigned long long)t.tokens, t.bound);
+               hbm_pc_map_name(o.map.map), o.map.h_att, o.att_base, o.p_iss ? o.p_iss : o.map.h_att,
+               (unsigned long long)t.jobs, (unsigned long long)t.tokens, t.bound);
         for (size_t i = 0; i < conflicts_n_policies(c); i++) {
             conflicts_totals(c, -1, i, &t);
             printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
@@ -297,8 +329,6 @@ int cmd_analyze_conflicts(int argc, char **argv)
                    "overshoot.above_0.19pct=%.4f\n",
                    (unsigned long long)ov.records, 100.0 * ov.mean,
                    (double)ov.above_paper / (double)ov.records);
-        if (t.jobs == 0)
-            cli_warn("no selections of the chosen method were found");
         uint64_t bare = 0;
         conflicts_prefill_records(c, &bare);
         if (n_files && conflicts_n_stability(c) == 0)

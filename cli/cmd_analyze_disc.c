@@ -12,6 +12,8 @@
 #include "analysis/disc_plots.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "replay/results.h"
+#include "traces/trace_reader.h"
 
 #define VERB "analyze disc"
 
@@ -31,6 +33,9 @@ static void usage(FILE *f)
           "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
           "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
           "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
+          "\n"
+          "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
+          "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n"
           "\n"
           "options:\n"
           "  --trace FILE.atr  a replayed disc trace (per-step, quality and FLOP views);\n"
@@ -76,6 +81,26 @@ int cmd_analyze_disc(int argc, char **argv)
         return 1;
     }
     struct errmsg e = {0};
+    if (n_traces) {
+        /* the first --trace must be the trace RESULTS_DIR was replayed from */
+        char rhash[128];
+        int prc = results_trace_hash(rdir, rhash, sizeof rhash, &e);
+        if (prc < 0)
+            return cli_fail(prc == ERR_NOTFOUND ? ERR_DATA : prc, e.text);
+        struct trace_reader *tr = NULL;
+        char text[512];
+        if ((prc = trace_reader_open(&tr, traces[0], NULL, text, sizeof text)) < 0)
+            return cli_fail(prc, text);
+        const char *th = trace_reader_content_hash(tr);
+        bool paired = th && !strcmp(th, rhash);
+        if (!paired)
+            cli_error("results '%s' are of trace %.16s, not of '%s' (trace %.16s): give the "
+                      "trace they were replayed from as the first --trace",
+                      rdir, rhash, traces[0], th ? th : "unknown");
+        trace_reader_free(tr);
+        if (!paired)
+            return 3;
+    }
     bool rendered = true;
     int rc = disc_plots_write(rdir, traces, n_traces, out, &rendered, &e);
     if (rc < 0)

@@ -68,8 +68,7 @@ int cmd_analyze_hash(int argc, char **argv)
         } else if (!strcmp(a, "-j") && has_val) {
             int64_t j;
             if (!cli_parse_i64(argv[++i], &j) || j < 1 || j > 1024)
-                return cli_usage_error(VERB, "-j needs a thread count in 1..1024 ('%s')",
-                                       argv[i]);
+                return cli_usage_error(VERB, "-j needs a thread count in 1..1024 ('%s')", argv[i]);
             o.threads = (int)j;
         } else if (!strcmp(a, "--no-plots")) {
             plots = false;
@@ -96,6 +95,12 @@ int cmd_analyze_hash(int argc, char **argv)
         return cli_fail(rc, e.text);
     if (plots && !rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", dir);
+    if (hash_lb_masks_skipped(a))
+        cli_warn("%llu of %llu masks of '%s' have neither recorded statistics for these unit "
+                 "counts and k-odd nor kept bits: left out of the tables (source 'none' in "
+                 "hash_masks.csv)",
+                 (unsigned long long)hash_lb_masks_skipped(a),
+                 (unsigned long long)hash_lb_masks_seen(a), in);
     printf("masks %llu, recounted from kept bits %llu, without statistics %llu\n",
            (unsigned long long)hash_lb_masks_seen(a),
            (unsigned long long)hash_lb_masks_recounted(a),

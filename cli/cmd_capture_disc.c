@@ -2,6 +2,7 @@
  * cmd_capture_disc: `acceltrace capture disc [options] -o FILE.atr`: a DiT denoising run
  * with CTR and ST executed for real (specs/disc.md 2-6), written as a trace.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/progress.h"
 #include "traces/trace_writer.h"
 
@@ -54,7 +56,8 @@ static void usage(FILE *f)
           "  --compare-dense      score against the dense run (default)\n"
           "  --no-compare-dense   skip the reference runs\n"
           "  --png DIR            latent, token-mask and kept attention-mask images\n"
-          "  --mem-limit SIZE     refuse to run above SIZE (default 16GiB; B, KB..GB, KiB..GiB)\n"
+          "  --mem-limit SIZE     refuse to run above SIZE (default 16GiB; B, KB..TB, K..T,\n"
+          "                       KiB..TiB)\n"
           "  --save-weights FILE  also write the model weights as F32 safetensors\n"
           "  --threads N          BLAS and worker threads (default: all CPUs)\n"
           "  --zstd-level N       trace compression level (default 3)\n"
@@ -67,7 +70,7 @@ static void usage(FILE *f)
 static bool parse_float(const char *s, float *out)
 {
     double v;
-    if (!cli_parse_f64(s, &v))
+    if (!cli_parse_f64(s, &v) || fabs(v) > FLT_MAX) /* would become inf as a float */
         return false;
     *out = (float)v;
     return true;
@@ -123,8 +126,10 @@ int cmd_capture_disc(int argc, char **argv)
                 return cli_usage_error(VERB, "unknown sampler '%s' (dpm2m or ddim)", v);
             i++;
         } else if (!strcmp(a, "--cfg")) {
-            if (!cli_parse_f64(v, &dv))
-                return cli_usage_error(VERB, "bad --cfg '%s'", v);
+            /* larger scales overflow the float guidance sum to inf, then NaN */
+            if (!cli_parse_f64(v, &dv) || fabs(dv) > 1000.0)
+                return cli_usage_error(VERB, "bad --cfg '%s' (a finite number in -1000..1000)",
+                                       v);
             p.cfg_on = true, p.cfg_scale = dv, i++;
         } else if (!strcmp(a, "--seed")) {
             if (!cli_parse_u64(v, &uv))
@@ -186,8 +191,10 @@ int cmd_capture_disc(int argc, char **argv)
         } else if (!strcmp(a, "--png")) {
             p.png_dir = argv[++i];
         } else if (!strcmp(a, "--mem-limit")) {
-            if (disc_parse_mem(v, &p.mem_limit_bytes))
-                return cli_usage_error(VERB, "bad --mem-limit '%s'", v);
+            uint64_t lim;
+            if (mem_parse_size(v, &lim) || lim == 0)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
+            p.mem_limit_bytes = (double)lim;
             i++;
         } else if (!strcmp(a, "--save-weights")) {
             save_weights = argv[++i];
@@ -213,6 +220,17 @@ int cmd_capture_disc(int argc, char **argv)
     p.command_line = cli_command_line();
 
     struct errmsg e = {0};
+    { /* no input may be the trace, its .partial or the --save-weights file (exit 2) */
+        const char *ins[DISC_MAX_WEIGHT_FILES + 2];
+        size_t n_in = 0;
+        for (int k = 0; k < p.n_weight_files; k++)
+            ins[n_in++] = p.weight_files[k];
+        ins[n_in++] = p.text_file;
+        ins[n_in++] = p.null_text_file;
+        const char *side[1] = {save_weights};
+        if (trace_writer_check_inputs(out, ins, n_in, side, 1, &e))
+            return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    }
     struct disc_capture *c = NULL;
     struct trace_writer *w = NULL;
     int rc = disc_capture_new(&c, &p, &e);
@@ -227,9 +245,12 @@ int cmd_capture_disc(int argc, char **argv)
         fprintf(stderr, "acceltrace: %s at %d px (N = %d tokens): memory estimate %.2f GiB\n",
                 g->name, g->image, g->tokens, est / 1073741824.0);
     if (est > p.mem_limit_bytes) {
+        char what[128];
+        snprintf(what, sizeof what, "capture disc of %s at %d px", g->name, g->image);
         disc_capture_free(c);
-        return cli_usage_error(VERB, "memory estimate %.2f GiB exceeds --mem-limit %.2f GiB",
-                               est / 1073741824.0, p.mem_limit_bytes / 1073741824.0);
+        mem_budget_refuse(&e, what, (uint64_t)est, (uint64_t)p.mem_limit_bytes,
+                          "use a smaller --image-size or raise --mem-limit");
+        return cli_fail(ERR_LIMIT, errmsg_text(&e));
     }
     if (p.png_dir)
         mkdir(p.png_dir, 0777);

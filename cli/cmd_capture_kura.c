@@ -12,7 +12,9 @@
 #include "capture/kura/kura_tilestream.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/progress.h"
+#include "traces/trace_writer.h"
 
 #define VERB "capture kura"
 
@@ -44,6 +46,8 @@ static void usage(FILE *f)
           "  --start vonmises|forward  reverse start (default vonmises)\n"
           "  --oracle-mem BYTES     keep the oracle trajectory in memory up to BYTES (default\n"
           "                         1073741824; suffix K, M, G); beyond, use checkpoints\n"
+          "  --mem-limit SIZE       refuse to start above this memory estimate (default 8GiB;\n"
+          "                         units B, KB..TB, K..T, KiB..TiB)\n"
           "  --tile-streams S[,S]   also store SA-Kura tile streams for shapes like 20x5\n"
           "  --png DIR              write phase maps (HSV), data and reconstruction images\n"
           "  --png-every K          every K-th reverse step (default 10)\n"
@@ -75,26 +79,6 @@ static bool parse_size(const char *s, size_t *h, size_t *w)
     b = (uint32_t)y;
     *h = a;
     *w = b;
-    return true;
-}
-
-static bool parse_bytes(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return false;
-    uint64_t mul = 1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1024 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        mul = 1024ull * 1024 * 1024, end++;
-    if (*end || v > UINT64_MAX / mul)
-        return false;
-    *out = v * mul;
     return true;
 }
 
@@ -195,8 +179,12 @@ int cmd_capture_kura(int argc, char **argv)
                 return cli_usage_error(VERB, "unknown start '%s' (vonmises, forward)", v);
         } else if (!strcmp(a, "--oracle-mem")) {
             NEED();
-            if (!parse_bytes(v, &p.oracle_mem_bytes))
+            if (mem_parse_size(v, &p.oracle_mem_bytes))
                 return cli_usage_error(VERB, "bad byte count '%s'", v);
+        } else if (!strcmp(a, "--mem-limit")) {
+            NEED();
+            if (mem_parse_size(v, &p.mem_limit_bytes) || p.mem_limit_bytes == 0)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
         } else if (!strcmp(a, "--tile-streams")) {
             NEED();
             char buf[512];
@@ -268,6 +256,11 @@ int cmd_capture_kura(int argc, char **argv)
         return cli_usage_error(VERB, "map size %zux%zu too small (each side >= 5)", p.h, p.w);
     p.quiet = p.quiet || progress_global_quiet;
     p.command_line = cli_command_line();
+    { /* the weights may not be the trace or its .partial (exit 2) */
+        const char *ins[1] = {p.weights_path};
+        if (trace_writer_check_inputs(out, ins, 1, NULL, 0, &e))
+            return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    }
 
     struct trace_writer_opts wo;
     trace_writer_opts_default(&wo);

@@ -14,8 +14,10 @@
 #include "capture/nn/nn.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/progress.h"
 #include "common/threads.h"
+#include "traces/trace_writer.h"
 
 #define VERB "capture salca"
 
@@ -69,7 +71,8 @@ static void usage(FILE *f)
           "                        |logit - dense logit| / max |dense logit| over the steps)\n"
           "  --zstd-level N        frame compression level (3; 0 stores raw)\n"
           "  --threads N           worker threads (ACCELTRACE_THREADS or the CPU count)\n"
-          "  --mem-limit-gib X     refuse to start above this memory estimate (8)\n"
+          "  --mem-limit SIZE      refuse to start above this memory estimate (8GiB; units\n"
+          "                        B, KB..TB, K..T, KiB..TiB); --mem-limit-gib X still works\n"
           "  -q                    no progress on stderr\n"
           "  -h, --help            this help\n",
           f);
@@ -253,8 +256,10 @@ int cmd_capture_salca(int argc, char **argv)
             p.task = v;
         } else if (!strcmp(a, "--steps")) {
             int64_t x;
-            if (!cli_parse_i64(v, &x) || x < -1 || x > 1000000)
-                return cli_usage_error(VERB, "bad step count '%s'", v);
+            /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
+            if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
+                return cli_usage_error(VERB, "bad step count '%s' (1..1000000, or -1 for the "
+                                       "task's N)", v);
             p.steps = (int32_t)x;
         } else if (!strcmp(a, "--methods")) {
             if (parse_methods(v, &p.methods))
@@ -296,7 +301,10 @@ int cmd_capture_salca(int argc, char **argv)
             if (!cli_parse_i64(v, &x) || x < 1 || x > 256)
                 return cli_usage_error(VERB, "threads must be in [1, 256]");
             p.threads = (int)x;
-        } else if (!strcmp(a, "--mem-limit-gib")) {
+        } else if (!strcmp(a, "--mem-limit")) {
+            if (mem_parse_size(v, &p.mem_limit_bytes) || p.mem_limit_bytes == 0)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
+        } else if (!strcmp(a, "--mem-limit-gib")) { /* the old spelling: --mem-limit XGiB */
             double x;
             if (!cli_parse_f64(v, &x) || !(x > 0) || x > 1e6)
                 return cli_usage_error(VERB, "mem-limit-gib must be positive");
@@ -312,6 +320,13 @@ int cmd_capture_salca(int argc, char **argv)
         return cli_usage_error(VERB, "pool width %u must be odd", p.sel.pool);
     if (p.checkpoint && !p.model)
         return cli_usage_error(VERB, "--checkpoint needs --source model");
+    { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
+        struct errmsg ce = {0};
+        const char *ins[1] = {p.checkpoint};
+        const char *side[1] = {p.csv_path};
+        if (trace_writer_check_inputs(out, ins, 1, side, 1, &ce))
+            return cli_usage_error(VERB, "%s", errmsg_text(&ce));
+    }
     char utc[32];
     utc_now(utc, sizeof utc);
     p.utc_time = utc;

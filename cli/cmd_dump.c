@@ -86,6 +86,9 @@ int cmd_dump(int argc, char **argv)
 {
     struct trace_reader_opts o;
     trace_reader_opts_default(&o);
+    /* dump shows what is intact of a damaged trace and reports the damage itself */
+    o.allow_partial = true;
+    o.warn_damage = false;
     const char *path = NULL;
     int type = -1;
     int32_t step = -2, layer = -2, head = -2; /* -2: no filter */
@@ -172,6 +175,8 @@ int cmd_dump(int argc, char **argv)
     const char *imsg;
     if (!status && printed < limit && trace_reader_index_status(r, &imsg) != 0)
         cli_warn("%s", imsg); /* the records are intact; only the index is unusable */
+    else if (!status && printed < limit && trace_reader_damage(r))
+        cli_warn("%s", trace_reader_damage(r)); /* keys shown are the records' own */
     buf_release(&b);
     trace_reader_free(r);
     if (fflush(stdout) != 0 && !status)

@@ -1,7 +1,8 @@
 /*
  * cmd_energy: `acceltrace energy RESULTS --table E.json [-o OUT.csv]`: recomputes the
- * energy columns of a results table from its activity counts, without replaying
- * (DESIGN.md section 1; the table convention is in replay/energy.h and docs/models.md).
+ * energy columns of a results folder (every table, .csv and .jsonl alike, and its
+ * manifest) or of one results CSV from the activity counts, without replaying (DESIGN.md
+ * section 1; the table convention is in replay/energy.h and docs/models.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "cli/cli.h"
 #include "common/err.h"
 #include "replay/energy.h"
+#include "replay/results.h"
 
 #define VERB "energy"
 
@@ -17,11 +19,14 @@ static void usage(FILE *f)
 {
     fputs("usage: acceltrace energy RESULTS --table E.json [-o OUT.csv]\n"
           "\n"
-          "RESULTS is a results CSV (results.csv, ops.csv, ...) or a results folder (its\n"
-          "results.csv). Existing energy_* columns are replaced by energy_<component>_j and\n"
-          "energy_j computed from the table: E = 1e-12 * sum(count * pj) + sum(watts * time).\n"
-          "Rows lacking a count the table names get empty energy cells. Without -o the file\n"
-          "is rewritten in place.\n",
+          "RESULTS is a results folder or a results CSV (results.csv, ops.csv, ...). The\n"
+          "energy columns (energy_j and energy_<component>_j, in J) are replaced by the\n"
+          "table's: E = 1e-12 * sum(count * pj) + sum(watts * time); every other column\n"
+          "(energy_gain_vs_dense among them) is kept. Rows lacking a count the table names\n"
+          "get empty energy cells. A folder is rewritten in place, locked: every table's\n"
+          ".csv and .jsonl (what plot reads), and its manifest names the new table, so a\n"
+          "later 'replay --energy E.json' into it resumes. With -o only the CSV (the\n"
+          "folder's results.csv) is written to OUT.csv.\n",
           f);
 }
 
@@ -49,19 +54,42 @@ int cmd_energy(int argc, char **argv)
         return cli_usage_error(VERB, "need RESULTS and --table E.json");
     char path[4096];
     struct stat st;
-    if (!stat(in, &st) && S_ISDIR(st.st_mode))
+    bool is_dir = !stat(in, &st) && S_ISDIR(st.st_mode);
+    if (is_dir)
         snprintf(path, sizeof path, "%s/results.csv", in);
     else
         snprintf(path, sizeof path, "%s", in);
+    size_t len = strlen(path);
+    if (!is_dir && !out && len > 4 && !strcmp(path + len - 4, ".csv")) {
+        /* a table of a results folder: its .jsonl must change with it */
+        char jp[4200];
+        snprintf(jp, sizeof jp, "%.*s.jsonl", (int)(len - 4), path);
+        if (!stat(jp, &st))
+            return cli_usage_error(VERB,
+                                   "'%s' is a table of a results folder (beside '%s'): give "
+                                   "the folder, so .csv and .jsonl change together",
+                                   in, jp);
+    }
     struct energy_table t;
     struct errmsg e = {0};
+    char hash[RESULTS_HASH_HEX];
     int rc = energy_table_load(&t, table, &e);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
-    rc = energy_recompute_csv(path, &t, out ? out : path, &e);
+    size_t rows = 0;
+    if (is_dir && !out) {
+        if (!(rc = results_hash_json_file(table, hash, &e)))
+            rc = results_energy(in, &t, hash, &rows, &e);
+    } else {
+        rc = energy_recompute_csv(path, &t, out ? out : path, &e);
+    }
     energy_table_release(&t);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
-    fprintf(stderr, "acceltrace: energy from '%s' -> %s\n", table, out ? out : path);
+    if (is_dir && !out)
+        fprintf(stderr, "acceltrace: energy from '%s' -> %zu rows of %s (.csv and .jsonl)\n", table,
+                rows, in);
+    else
+        fprintf(stderr, "acceltrace: energy from '%s' -> %s\n", table, out ? out : path);
     return 0;
 }

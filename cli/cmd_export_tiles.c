@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "replay/kura_tiles.h"
 #include "traces/trace_reader.h"
@@ -70,6 +71,23 @@ int cmd_export_tiles(int argc, char **argv)
     }
     if (!path || !dir || !nh)
         return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
+    { /* the trace may not be one of the files written into DIR (exit 2) */
+        static const char *const names[] = {"meta.json", "in.hex",    "out.hex",   "lut.hex",
+                                            "phase.hex", "drift.hex", "README.txt"};
+        enum { N_OUT = sizeof names / sizeof names[0] };
+        char outs[N_OUT][4096];
+        const char *outp[N_OUT + 1];
+        for (size_t k = 0; k < N_OUT; k++) {
+            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, names[k]) >= (int)sizeof outs[k])
+                return cli_usage_error(VERB, "output folder name too long");
+            outp[k] = outs[k];
+        }
+        outp[N_OUT] = dir;
+        const char *ins[1] = {path};
+        struct errmsg ce = {0};
+        if (io_check_distinct(ins, 1, outp, N_OUT + 1, &ce))
+            return cli_usage_error(VERB, "%s", errmsg_text(&ce));
+    }
 
     struct trace_reader *r = NULL;
     struct trace_reader_opts ro;

@@ -42,6 +42,9 @@ int cmd_info(int argc, char **argv)
     struct trace_reader_opts o;
     trace_reader_opts_default(&o);
     o.compute_hash = true;
+    /* info describes damaged traces too: the damage is its "index" line */
+    o.allow_partial = true;
+    o.warn_damage = false;
     bool json = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -100,6 +103,10 @@ int cmd_info(int argc, char **argv)
     const char *idx_msg;
     int idx = trace_reader_index_status(r, &idx_msg);
     char idx_text[600];
+    if (idx == 0 && trace_reader_damage(r)) { /* read, but a frame disagreed with it */
+        idx = ERR_DATA;
+        idx_msg = trace_reader_damage(r);
+    }
     snprintf(idx_text, sizeof idx_text, "%s", idx == 0 ? "ok" : idx_msg);
     char hash[65];
     snprintf(hash, sizeof hash, "%s", trace_reader_computed_hash(r));

@@ -1,6 +1,7 @@
 /*
  * cmd_merge: `acceltrace merge DIR... -o DIR`: joins the results folders of sweep shards
- * (every table, rows in config order), refusing folders of different traces or models.
+ * (every table, rows in config order), refusing folders of different traces, models or
+ * runs; replay/results.c does the streaming, locking and renaming.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +18,11 @@ static void usage(FILE *f)
     fputs("usage: acceltrace merge DIR... -o DIR\n"
           "\n"
           "Joins results folders written by 'acceltrace replay --shard I/N' into one folder\n"
-          "whose files equal an unsharded run's. Folders of different traces or models, with\n"
-          "different columns, torn rows or overlapping configs are refused (exit 3).\n",
+          "whose files equal an unsharded run's (its manifest without the shard). Folders of\n"
+          "different traces, models or runs (manifests), with different columns, torn rows,\n"
+          "rows out of config order or overlapping configs are refused (exit 3). Files are\n"
+          "streamed, written to temporaries and renamed; DIR is locked (a folder in use by\n"
+          "another writer exits 2), the input folders shared.\n",
           f);
 }
 

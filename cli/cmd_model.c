@@ -4,6 +4,7 @@
  */
 #include <stddef.h>
 
+#include "cli/cli.h"
 #include "cli/subverb.h"
 
 int cmd_model_kura(int argc, char **argv);
@@ -19,5 +20,7 @@ static const struct subverb table[] = {
 int cmd_model(int argc, char **argv);
 int cmd_model(int argc, char **argv)
 {
+    /* --allow-partial applies to every sub-verb that opens a trace (cli.h) */
+    argc = cli_take_trace_options(argc, argv);
     return subverb_dispatch("model", "model", table, argc, argv);
 }

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/kura_plots.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "replay/kura_dma.h"
 #include "replay/kura_model.h"
@@ -142,15 +144,18 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
 static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
                        enum kura_fit_kind *kind)
 {
-    FILE *f = fopen(path, "r");
+    struct errmsg oe = {0};
+    int fd = io_open_input(path, NULL, &oe); /* regular files only: a FIFO would block */
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     char line[1024];
     int col_h = -1, col_w = -1, col_y = -1, rc = 0;
     size_t cap = 0, lineno = 0;
     struct kura_fit_point *pts = NULL;
     *n = 0;
     if (!f) {
-        cli_error("cannot open '%s': %s", path, strerror(errno));
-        return err_exit_code(ERR_NOINPUT);
+        if (fd >= 0)
+            close(fd);
+        return cli_fail(fd < 0 ? fd : ERR_NOMEM, errmsg_text(&oe));
     }
     while (fgets(line, sizeof line, f)) {
         lineno++;
@@ -306,6 +311,16 @@ static int do_plots(const struct kura_energy *e, const char *dir, const char *tr
     return 0;
 }
 
+/* True when w is one of the space-separated words of list. */
+static bool word_in(const char *list, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = list; (p = strstr(p, w)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+            return true;
+    return false;
+}
+
 int cmd_model_kura(int argc, char **argv);
 int cmd_model_kura(int argc, char **argv)
 {
@@ -320,6 +335,9 @@ int cmd_model_kura(int argc, char **argv)
     int cal_h = 20, cal_w = 5;
     double budget = 0, t_txn = -1;
     bool calibrate = false;
+    /* options given, so the ones the mode would ignore can be refused */
+    bool g_size = false, g_shapes = false, g_power = false, g_trace = false, g_pshapes = false,
+         g_every = false, g_shape = false;
     kura_energy_default(&e);
     parse_values("5:25:5", vals, &nv);
     for (int i = 1; i < argc; i++) {
@@ -362,28 +380,34 @@ int cmd_model_kura(int argc, char **argv)
         } else if (!strcmp(a, "--shape")) {
             if (!next || !cli_parse_shape(next, 4096, &cal_h, &cal_w))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw)");
+            g_shape = true;
             i++;
         } else if (!strcmp(a, "--trace")) {
             if (!next)
                 return cli_usage_error(VERB, "--trace needs a file");
             trace = next;
+            g_trace = true;
             i++;
         } else if (!strcmp(a, "--plot-shapes")) {
             if (!next)
                 return cli_usage_error(VERB, "--plot-shapes needs a list");
             plot_shapes = next;
+            g_pshapes = true;
             i++;
         } else if (!strcmp(a, "--every")) {
             if (!next || !cli_parse_i64(next, &every) || every < 1 || every > 1000000)
                 return cli_usage_error(VERB, "bad --every");
+            g_every = true;
             i++;
         } else if (!strcmp(a, "--size")) {
             if (!next || !cli_parse_shape(next, 1000000, &h, &w))
                 return cli_usage_error(VERB, "bad --size (want HxW, e.g. 96x96)");
+            g_size = true;
             i++;
         } else if (!strcmp(a, "--shapes")) {
             if (!next || !parse_values(next, vals, &nv))
                 return cli_usage_error(VERB, "bad --shapes (want LO:HI:STEP or a,b,c)");
+            g_shapes = true;
             i++;
         } else if (!strcmp(a, "--coeffs")) {
             if (!next)
@@ -394,6 +418,7 @@ int cmd_model_kura(int argc, char **argv)
             if (!next || (strcmp(next, "fit4") && strcmp(next, "table1")))
                 return cli_usage_error(VERB, "--power must be fit4 or table1");
             power = next;
+            g_power = true;
             i++;
         } else if (!strcmp(a, "--t-txn")) {
             if (!next || !cli_parse_f64(next, &t_txn) || t_txn < 0 || t_txn > 1e6)
@@ -407,6 +432,30 @@ int cmd_model_kura(int argc, char **argv)
     }
     if (!mode)
         return cli_usage_error(VERB, "give one of " MODES);
+    /* an option the mode never reads would be silently ignored (issue 17): refuse it */
+    const struct {
+        bool given;
+        const char *opt, *modes;
+    } only[] = {
+        {g_size, "--size", "--grid --plots"},
+        {g_shapes, "--shapes", "--grid --optimal-width --budget"},
+        {g_power, "--power", "--grid --optimal-width --budget"},
+        {g_trace, "--trace", "--plots"},
+        {g_pshapes, "--plot-shapes", "--plots"},
+        {g_every, "--every", "--plots"},
+        {g_shape, "--shape", "--calibrate-activity"},
+    };
+    for (size_t k = 0; k < sizeof only / sizeof only[0]; k++)
+        if (only[k].given && !word_in(only[k].modes, mode))
+            return cli_usage_error(VERB, "%s does not apply to %s (only to %s)", only[k].opt,
+                                   mode, only[k].modes);
+    if ((coeffs || t_txn >= 0 || calibrate) && !strcmp(mode, "--calibrate-activity"))
+        return cli_usage_error(VERB, "%s does not apply to --calibrate-activity (it reads "
+                               "toggles from the trace, no energy table)",
+                               coeffs ? "--coeffs" : t_txn >= 0 ? "--t-txn" : "--calibrate-dma");
+    if ((g_pshapes || g_every) && !trace)
+        return cli_usage_error(VERB, "%s draws the trace views: it needs --trace",
+                               g_pshapes ? "--plot-shapes" : "--every");
     if (coeffs) {
         int rc = kura_energy_load(&e, coeffs, &em);
         if (rc)

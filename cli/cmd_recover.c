@@ -3,10 +3,10 @@
  * capture left into a valid trace with every complete frame (traces/trace_recover.h).
  */
 #include <stdio.h>
-#include "common/mem.h"
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/mem.h"
 #include "traces/trace_recover.h"
 
 static void usage(FILE *f)
@@ -16,7 +16,9 @@ static void usage(FILE *f)
                "any trace with an intact header frame) into a new, valid trace with a fresh\n"
                "index; the copy stops at the first incomplete or damaged frame\n\n"
                "options:\n"
-               "  -o, --output FILE  the trace to write (default: the input without '.partial')\n"
+               "  -o, --output FILE  the trace to write (default: the input without '.partial');\n"
+               "                     written as FILE.recovering, then renamed; exit 2 when the\n"
+               "                     input is FILE or FILE.recovering\n"
                "  -h, --help         this text\n");
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "common/progress.h"
 #include "common/threads.h"
 #include "replay/engine.h"
@@ -24,6 +25,9 @@ static void usage(FILE *f)
           "Replays a trace against a hardware config, or every config of a sweep grid, reading\n"
           "the trace once. Rows go to DIR/results.csv and DIR/results.jsonl keyed by (trace\n"
           "hash, config hash); a rerun into the same DIR skips configs already there.\n"
+          "DIR is locked while replay runs (a second writer exits 2) and DIR/manifest.json\n"
+          "records the trace, config, grid, energy table, shard and version: a rerun with any\n"
+          "of them changed exits 2 naming it, and resume warns about the rows it drops.\n"
           "\n"
           "options:\n"
           "  --hw CONFIG.json    base hardware config (its \"model\" picks the model)\n"
@@ -34,9 +38,23 @@ static void usage(FILE *f)
           "  -j, --threads N     model instances split over N threads (default: CPUs)\n"
           "  --shard I/N         replay only the I-th of N slices of the sweep\n"
           "  --batch N           at most N model instances per pass over the trace (default:\n"
-          "                      all, one pass)\n"
+          "                      as many as --mem-limit holds; all, one pass, when they fit)\n"
           "  -o DIR              results folder (created)\n"
-          "  -q                  no progress on stderr\n"
+          "  --checkpoint-every S  save the models' state to DIR/replay.ckpt every S seconds\n"
+          "                      (default 1; 0 = never), so a killed replay resumes there\n"
+          "  --checkpoint-records N  also save every N records\n"
+          "  --group-records N   records decoded per group (default 64); checkpoints fall\n"
+          "                      between groups\n"
+          "  --time-limit S      stop at the first checkpoint after S seconds (exit 1); a\n"
+          "                      rerun continues from it\n"
+          "  --mem-limit SIZE    refuse to start when the estimated memory is above SIZE\n"
+          "                      (default 8GiB; units B, KB..TB, K..T, KiB..TiB); the default\n"
+          "                      batch is sized to fit it\n"
+          "  --dry-run           print the configs (count, hashes), passes, estimated memory\n"
+          "                      and time (from the first records), and exit writing nothing\n"
+          "  -q                  no progress on stderr (warnings are still printed)\n"
+          "  --allow-partial     replay a damaged trace (no or inconsistent index) with a\n"
+          "                      warning instead of refusing it (exit 3)\n"
           "  -h, --help          this help\n"
           "\nmodels:\n",
           f);
@@ -46,15 +64,273 @@ static void usage(FILE *f)
     }
 }
 
+/* Decimal digits only, at most 1000000: sscanf's %u took signs and wrapped values past
+ * 32 bits (4294967297/4294967299 read as 1/3; issue 17). */
+static bool parse_shard_part(const char *s, size_t len, unsigned *out)
+{
+    if (len == 0 || len > 7)
+        return false;
+    unsigned v = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (s[k] < '0' || s[k] > '9')
+            return false;
+        v = v * 10 + (unsigned)(s[k] - '0');
+    }
+    *out = v;
+    return true;
+}
+
 static bool parse_shard(const char *s, unsigned *i, unsigned *n)
 {
+    const char *slash = strchr(s, '/');
     unsigned a, b;
-    char tail;
-    if (sscanf(s, "%u/%u%c", &a, &b, &tail) != 2 || b == 0 || a == 0 || a > b || b > 1000000)
+    if (!slash || !parse_shard_part(s, (size_t)(slash - s), &a) ||
+        !parse_shard_part(slash + 1, strlen(slash + 1), &b) || b == 0 || a == 0 || a > b ||
+        b > 1000000)
         return false;
     *i = a;
     *n = b;
     return true;
+}
+
+/* Bytes of the program itself while it replays: code, libraries, the reader's buffers and
+ * one group of decoded records [measured: 10 MiB RSS for a 1-config replay of a test
+ * trace]. */
+#define REPLAY_BASE_BYTES ((uint64_t)10 << 20)
+/* Bytes per config of the run in the results folder's index of finished config hashes
+ * (a 17-byte string and up to 4 slots of its open-addressing table, replay/results.c; the
+ * old table during a rehash) [measured: 128 MB peak after 391683 of 10^6 count configs
+ * under --mem-limit 100MiB before it was counted]. */
+#define REPLAY_DONE_INDEX_BYTES 80u
+/* Configs listed by --dry-run before it only counts the rest. */
+#define REPLAY_DRY_RUN_LIST 1000u
+/* --dry-run times at most this many records, for about this many seconds [decision]. */
+#define REPLAY_PROBE_RECORDS 512u
+#define REPLAY_PROBE_S 0.5
+
+/* What a replay of configs [begin, end) needs (docs/models.md#memory-estimates). */
+struct replay_budget {
+    size_t begin, end, n;
+    struct model_estimate est;
+    uint64_t mean_bytes;     /* per instance, engine bookkeeping included */
+    uint64_t records_bytes;  /* shared state and a group of records in flight, per pass */
+    uint64_t fixed_bytes;    /* those, the program, the results' index of done configs */
+    uint64_t limit_bytes;    /* --mem-limit, or the engine's default */
+    uint64_t instance_bytes; /* what the instances of a pass may take: limit - fixed */
+    size_t batch;            /* instances per pass (--batch, or what fits instance_bytes) */
+    size_t passes;
+    uint64_t need_bytes; /* fixed + one pass of `batch` instances */
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/*
+ * Estimates the replay (docs/models.md#memory-estimates) and refuses it (ERR_LIMIT, the
+ * one message shape of common/mem.h) when its smallest pass is above the limit: the
+ * program, the results' index of finished configs (it grows over the whole run) and what
+ * a pass holds once (shared state, records in flight), plus --batch N
+ * instances, or plus the largest single instance when the batch is the engine's to
+ * choose. What is left of the limit (instance_bytes) is the engine's budget for the
+ * instances of a pass (engine_opts.mem_limit_bytes), so its batches keep the whole run
+ * under the limit.
+ */
+static int replay_budget(struct replay_budget *b, const struct model_ops *m, const struct sweep *sw,
+                         const struct engine_opts *o, const Acceltrace__TraceHeader *hdr,
+                         struct errmsg *e)
+{
+    memset(b, 0, sizeof *b);
+    sweep_shard(sweep_count(sw), o->shard_i, o->shard_n, &b->begin, &b->end);
+    b->n = b->end - b->begin;
+    b->limit_bytes = o->mem_limit_bytes ? o->mem_limit_bytes : ENGINE_DEFAULT_MEM_LIMIT;
+    int rc = model_estimate_sweep(m, sw, b->begin, b->end, hdr, &b->est, e);
+    if (rc || b->n == 0)
+        return rc;
+    b->mean_bytes = b->est.total_bytes / b->n;
+    b->records_bytes = model_estimate_pass_bytes(m, hdr, o->group_records ? o->group_records : 64);
+    b->fixed_bytes = sat_add(sat_add(REPLAY_BASE_BYTES, b->records_bytes),
+                             sat_mul(b->n, REPLAY_DONE_INDEX_BYTES));
+    b->instance_bytes = b->limit_bytes > b->fixed_bytes ? b->limit_bytes - b->fixed_bytes : 0;
+    if (o->batch_configs) {
+        b->batch = o->batch_configs < b->n ? o->batch_configs : b->n;
+    } else {
+        /* the engine adds instances while their estimates fit instance_bytes (at least 1) */
+        uint64_t fit = b->mean_bytes ? b->instance_bytes / b->mean_bytes : b->n;
+        b->batch = fit < 1 ? 1 : fit < b->n ? (size_t)fit : b->n;
+    }
+    b->passes = (b->n + b->batch - 1) / b->batch;
+    uint64_t pass = b->batch == 1 ? b->est.max_instance_bytes : sat_mul(b->batch, b->mean_bytes);
+    b->need_bytes = sat_add(b->fixed_bytes, pass);
+    uint64_t smallest =
+        o->batch_configs ? b->need_bytes : sat_add(b->fixed_bytes, b->est.max_instance_bytes);
+    if (smallest <= b->limit_bytes)
+        return 0;
+    char what[160];
+    if (o->batch_configs)
+        snprintf(what, sizeof what, "replay of %zu '%s' configs in passes of %zu", b->n, m->name,
+                 b->batch);
+    else
+        snprintf(what, sizeof what, "replay of %zu '%s' configs, even one instance per pass,", b->n,
+                 m->name);
+    return mem_budget_refuse(e, what, smallest, b->limit_bytes,
+                             o->batch_configs
+                                 ? "use a smaller --batch or none (batches are then sized to "
+                                   "fit), or raise --mem-limit"
+                                 : "raise --mem-limit");
+}
+
+/* What --dry-run measured on the first records of the trace. */
+struct replay_probe {
+    size_t records;   /* records timed */
+    size_t configs;   /* configs whose instances consumed them */
+    double decode_s;  /* per record: decode and prepare (once for all instances) */
+    double consume_s; /* per record and config: consume */
+    double config_s;  /* per config: build it, hash it, new() and free its instance */
+};
+
+/*
+ * Times the first records of the trace (at most REPLAY_PROBE_RECORDS, about
+ * REPLAY_PROBE_S seconds) through up to 4 instances of evenly spaced configs of
+ * [begin, end), as the engine would run them: decode, prepare once, consume per instance.
+ * Nothing is written. 0, or the model's or source's error (e set).
+ */
+static int replay_probe(struct replay_probe *p, const struct model_ops *m, const struct sweep *sw,
+                        size_t begin, size_t end, struct record_source *src, struct errmsg *e)
+{
+    memset(p, 0, sizeof *p);
+    struct hw_config *cfg[4] = {0};
+    void *st[4] = {0};
+    size_t k = end - begin < 4 ? end - begin : 4;
+    struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
+    const Acceltrace__TraceHeader *hdr = env.hdr;
+    if (k == 0)
+        return 0;
+    if (m->workload && hdr && hdr->workload && strcmp(m->workload, hdr->workload))
+        return errmsg_set(e, ERR_DATA, "model '%s' replays '%s' traces, '%s' is a '%s' trace",
+                          m->name, m->workload, src->name, hdr->workload);
+    void *shared = NULL;
+    int rc = m->shared_new ? m->shared_new(&shared, &env, e) : 0;
+    if (rc)
+        return rc;
+    env.shared = shared;
+    double t_cfg = progress_now_s();
+    for (size_t j = 0; j < k && !rc; j++)
+        if (!(rc = sweep_config(sw, begin + j * (end - begin) / k, &cfg[j], e))) {
+            (void)hw_config_hash(cfg[j]); /* the engine hashes every config (resume keys) */
+            rc = m->new (&st[j], cfg[j], &env, e);
+        }
+    t_cfg = progress_now_s() - t_cfg;
+    double t_start = progress_now_s();
+    for (uint64_t i = 0; !rc && i < REPLAY_PROBE_RECORDS; i++) {
+        if (progress_now_s() - t_start > REPLAY_PROBE_S)
+            break;
+        Acceltrace__Record *rec;
+        double t0 = progress_now_s();
+        int got = src->next(src->ctx, &rec);
+        if (got <= 0) {
+            if (got < 0)
+                rc = errmsg_set(e, got, "%s", src->errmsg(src->ctx));
+            break;
+        }
+        struct model_record r = {rec, NULL, i};
+        void *aux = NULL;
+        if (m->prepare)
+            rc = m->prepare(shared, &r, &aux, e);
+        r.aux = aux;
+        double t1 = progress_now_s();
+        for (size_t j = 0; j < k && !rc; j++)
+            rc = m->consume(st[j], &r, e);
+        double t2 = progress_now_s();
+        if (aux && m->aux_free)
+            m->aux_free(shared, aux);
+        src->record_free(src->ctx, rec);
+        p->decode_s += t1 - t0;
+        p->consume_s += (t2 - t1) / (double)k;
+        p->records++;
+    }
+    if (p->records) {
+        p->decode_s /= (double)p->records;
+        p->consume_s /= (double)p->records;
+    }
+    p->configs = k;
+    double t_free = progress_now_s();
+    for (size_t j = 0; j < k; j++) {
+        if (st[j])
+            m->free(st[j]);
+        hw_config_free(cfg[j]);
+    }
+    p->config_s = (t_cfg + progress_now_s() - t_free) / (double)k;
+    if (shared && m->shared_free)
+        m->shared_free(shared);
+    return rc;
+}
+
+/*
+ * --dry-run: the configs of the slice with their hashes (the first REPLAY_DRY_RUN_LIST),
+ * the passes, the memory and a time estimate, on stdout; nothing is written. The time is
+ * extrapolated from replay_probe: passes x records x (decode + prepare) + configs x records
+ * x consume / threads (docs/models.md#memory-estimates); "unknown" without a record count.
+ */
+static int replay_dry_run(const struct replay_budget *b, const struct model_ops *m,
+                          const struct sweep *sw, struct record_source *src, const char *trace,
+                          int threads, bool batch_given, struct errmsg *e)
+{
+    char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32];
+    uint64_t nrec = src->n_records ? src->n_records(src->ctx) : 0;
+    printf("trace: %s (content hash %s, %llu records per pass%s)\n", trace,
+           src->content_hash(src->ctx), (unsigned long long)nrec,
+           nrec ? "" : ", count unknown without an index");
+    printf("model: %s\n", m->name);
+    printf("configs: %zu (indices %zu..%zu of %zu)\n", b->n, b->begin, b->n ? b->end - 1 : b->begin,
+           sweep_count(sw));
+    for (size_t i = b->begin; i < b->end && i - b->begin < REPLAY_DRY_RUN_LIST; i++) {
+        struct hw_config *c;
+        int rc = sweep_config(sw, i, &c, e);
+        if (rc)
+            return rc;
+        printf("config %zu %s\n", i, hw_config_hash(c));
+        hw_config_free(c);
+    }
+    if (b->n > REPLAY_DRY_RUN_LIST)
+        printf("... %zu more configs (acceltrace sweep GRID --hw CONFIG lists them all)\n",
+               b->n - REPLAY_DRY_RUN_LIST);
+    printf("passes: %zu of up to %zu configs (%s), %llu records read in all\n", b->passes, b->batch,
+           batch_given ? "--batch" : "what fits --mem-limit by this estimate",
+           (unsigned long long)(nrec * b->passes));
+    printf("memory: about %s per instance (largest %s), %s shared and records in flight, "
+           "%s index of finished configs, %s for the run (--mem-limit %s)%s\n",
+           mem_size_text(b->mean_bytes, t1, sizeof t1),
+           mem_size_text(b->est.max_instance_bytes, t2, sizeof t2),
+           mem_size_text(b->records_bytes, t5, sizeof t5),
+           mem_size_text(sat_mul(b->n, REPLAY_DONE_INDEX_BYTES), t6, sizeof t6),
+           mem_size_text(b->need_bytes, t3, sizeof t3),
+           mem_size_text(b->limit_bytes, t4, sizeof t4),
+           b->est.sampled ? ", from a sample of the configs" : "");
+    struct replay_probe pr;
+    int rc = replay_probe(&pr, m, sw, b->begin, b->end, src, e);
+    if (rc)
+        return rc;
+    if (nrec && pr.records) {
+        double t = (double)b->passes * (double)nrec * pr.decode_s +
+                   (double)b->n * ((double)nrec * pr.consume_s + pr.config_s) /
+                       (threads > 0 ? threads : 1);
+        printf("time: about %.3g s (first %zu records: %.3g ms decode and prepare, %.3g ms "
+               "consume per config; %.3g ms to set up a config; %zu configs timed; %zu "
+               "pass(es), %zu configs on %d threads; writing rows not timed)\n",
+               t, pr.records, pr.decode_s * 1e3, pr.consume_s * 1e3, pr.config_s * 1e3, pr.configs,
+               b->passes, b->n, threads);
+    } else {
+        printf("time: unknown (%s)\n", nrec ? "no record to time" : "no record count");
+    }
+    printf("dry run: nothing written\n");
+    return 0;
 }
 
 int cmd_replay(int argc, char **argv);
@@ -62,6 +338,7 @@ int cmd_replay(int argc, char **argv)
 {
     const char *trace = NULL, *hw = NULL, *grid = NULL, *out = NULL, *energy_path = NULL;
     const char *model_name = NULL;
+    bool dry_run = false;
     struct engine_opts o;
     engine_opts_default(&o);
     o.threads = threads_default();
@@ -93,11 +370,36 @@ int cmd_replay(int argc, char **argv)
             if (!cli_parse_i64(argv[++i], &v) || v < 1)
                 return cli_usage_error(VERB, "bad batch size '%s'", argv[i]);
             o.batch_configs = (size_t)v;
+        } else if (!strcmp(a, "--checkpoint-every") && has) {
+            if (!cli_parse_f64(argv[++i], &o.checkpoint_s) || !(o.checkpoint_s >= 0) ||
+                o.checkpoint_s > 1e9)
+                return cli_usage_error(VERB, "bad --checkpoint-every '%s'", argv[i]);
+        } else if (!strcmp(a, "--checkpoint-records") && has) {
+            int64_t v;
+            if (!cli_parse_i64(argv[++i], &v) || v < 1)
+                return cli_usage_error(VERB, "bad --checkpoint-records '%s'", argv[i]);
+            o.checkpoint_records = (uint64_t)v;
+        } else if (!strcmp(a, "--group-records") && has) {
+            int64_t v;
+            if (!cli_parse_i64(argv[++i], &v) || v < 1 || v > 1000000)
+                return cli_usage_error(VERB, "bad --group-records '%s'", argv[i]);
+            o.group_records = (size_t)v;
+        } else if (!strcmp(a, "--time-limit") && has) {
+            if (!cli_parse_f64(argv[++i], &o.stop_after_s) || !(o.stop_after_s >= 0) ||
+                o.stop_after_s > 1e9)
+                return cli_usage_error(VERB, "bad --time-limit '%s'", argv[i]);
+        } else if (!strcmp(a, "--mem-limit") && has) {
+            if (mem_parse_size(argv[++i], &o.mem_limit_bytes) || o.mem_limit_bytes == 0)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", argv[i]);
+        } else if (!strcmp(a, "--dry-run")) {
+            dry_run = true;
         } else if (!strcmp(a, "-o") && has) {
             out = argv[++i];
         } else if (!strcmp(a, "-q")) {
             o.quiet = true;
             progress_global_quiet = true;
+        } else if (cli_trace_option(a)) {
+            /* --allow-partial: the reader's policy, set process-wide */
         } else if (a[0] == '-') {
             return cli_usage_error(VERB, "unknown option '%s'", a);
         } else if (!trace) {
@@ -108,10 +410,13 @@ int cmd_replay(int argc, char **argv)
     }
     if (!trace)
         return cli_usage_error(VERB, "no trace given");
-    if (!out)
+    if (!out && !dry_run)
         return cli_usage_error(VERB, "no results folder given (-o DIR)");
     if (!hw && !model_name)
         return cli_usage_error(VERB, "no hardware config given (--hw CONFIG.json)");
+    if (o.stop_after_s >= 0 && o.checkpoint_s <= 0 && !o.checkpoint_records)
+        return cli_usage_error(VERB, "--time-limit stops at a checkpoint, and "
+                                     "--checkpoint-every 0 turns them off");
 
     struct errmsg e = {0};
     struct hw_config *base = NULL;
@@ -154,10 +459,53 @@ int cmd_replay(int argc, char **argv)
     }
     if ((rc = record_source_trace(&src, trace, 1, &e)))
         goto fail;
-    if ((rc = results_open(&res, out, src.content_hash(src.ctx), m->name, &e)))
-        goto fail;
+    { /* estimate before anything is built or written (issue 17 item 5) */
+        struct replay_budget bud;
+        if ((rc = replay_budget(&bud, m, sw, &o, src.header(src.ctx), &e)))
+            goto fail;
+        /* the instances' share of the limit is the engine's batch budget */
+        o.mem_limit_bytes = bud.instance_bytes ? bud.instance_bytes : 1;
+        if (dry_run) {
+            rc = replay_dry_run(&bud, m, sw, &src, trace, o.threads, o.batch_configs != 0, &e);
+            if (rc)
+                goto fail;
+            goto done;
+        }
+    }
+    {
+        /* what makes this folder's rows: a rerun with any of it changed is refused */
+        char grid_hash[RESULTS_HASH_HEX], energy_hash[RESULTS_HASH_HEX], shard[32];
+        char command[1024] = "acceltrace";
+        for (int i = 0; i < argc; i++) {
+            size_t used = strlen(command);
+            snprintf(command + used, sizeof command - used, " %s", argv[i]);
+        }
+        snprintf(shard, sizeof shard, "%u/%u", o.shard_i, o.shard_n);
+        if ((grid && (rc = results_hash_json_file(grid, grid_hash, &e))) ||
+            (energy_path && (rc = results_hash_json_file(energy_path, energy_hash, &e))))
+            goto fail;
+        struct results_manifest man = {
+            .version = ACCELTRACE_VERSION,
+            .model = m->name,
+            .trace_hash = src.content_hash(src.ctx),
+            .config_hash = hw_config_hash(base),
+            .grid_hash = grid ? grid_hash : NULL,
+            .n_configs = sweep_count(sw),
+            .energy_hash = energy_path ? energy_hash : NULL,
+            .energy_path = energy_path,
+            .shard = o.shard_n ? shard : NULL,
+            .command = command,
+        };
+        if ((rc = results_open_manifest(&res, out, &man, &e)))
+            goto fail;
+        if (results_dropped(res))
+            cli_warn("resuming '%s': dropped %s", out, results_dropped(res));
+    }
     struct engine_stats st;
+    o.checkpoint_dir = out;
     rc = engine_run(m, &src, sw, res, &o, &st, &e);
+    if (st.note[0])
+        cli_warn("%s", st.note);
     int crc = results_close(res);
     res = NULL;
     if (rc)
@@ -172,7 +520,20 @@ int cmd_replay(int argc, char **argv)
             "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
             st.configs_run, st.configs_total, st.configs_skipped, m->name, st.passes,
             (unsigned long long)st.records, (unsigned long long)st.bytes_read, st.seconds, out);
+    if (st.resumed_records)
+        fprintf(stderr, "acceltrace: resumed from checkpoint after %llu records\n",
+                (unsigned long long)st.resumed_records);
+    if (st.checkpoints)
+        fprintf(stderr, "acceltrace: %zu checkpoint(s) written, the last %llu bytes\n",
+                st.checkpoints, (unsigned long long)st.checkpoint_bytes);
     rc = 0;
+    if (st.stopped) {
+        fprintf(stderr,
+                "acceltrace: stopped at a checkpoint (--time-limit) with %zu configs "
+                "unfinished; rerun the same command to continue\n",
+                st.configs_total - st.configs_skipped - st.configs_run);
+        rc = 1;
+    }
     goto done;
 fail:
     rc = cli_fail(rc, errmsg_text(&e));

@@ -55,6 +55,17 @@ static void shq(const char *s, char *out, size_t n)
     out[k] = 0;
 }
 
+/* Writes s to stdout escaped for the inside of a double-quoted sh string, so that a path
+ * holding $, ` or " reaches the merge job's --wrap script as the user wrote it. */
+static void put_dq(const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("$`\"\\", *s))
+            putchar('\\');
+        putchar(*s);
+    }
+}
+
 int cmd_sweep(int argc, char **argv);
 int cmd_sweep(int argc, char **argv)
 {
@@ -186,7 +197,15 @@ int cmd_sweep(int argc, char **argv)
             printf(" %s/shard-%lld", qo, (long long)i);
         printf(" -o %s\n", qo);
     } else {
-        char limit[32] = "";
+        /* Relative paths mean the folder sweep ran in, wherever the script is run from:
+         * both jobs get it as --chdir. The merge job's --kill-on-invalid-dep cancels it
+         * when a shard fails, instead of leaving it pending for ever. */
+        char limit[32] = "", cwd[PATH_MAX], qc[PATH_MAX * 2];
+        if (!getcwd(cwd, sizeof cwd)) {
+            hw_config_free(base);
+            return cli_fail(ERR_IO, "cannot read the working directory for --chdir");
+        }
+        shq(cwd, qc, sizeof qc);
         if (jobs)
             snprintf(limit, sizeof limit, "%%%lld", (long long)jobs);
         printf("#!/bin/bash\n"
@@ -197,18 +216,27 @@ int cmd_sweep(int argc, char **argv)
                "#SBATCH --cpus-per-task=1\n"
                "set -euo pipefail\n"
                "if [ -z \"${SLURM_ARRAY_TASK_ID:-}\" ]; then\n"
-               "    jid=$(sbatch --parsable \"$0\")\n"
-               "    sbatch --dependency=afterok:\"$jid\" --job-name=acceltrace-merge --wrap \\\n"
-               "        \"%s merge",
-               n, (long long)shards, (long long)shards, limit, qp);
-        for (int64_t i = 1; i <= shards; i++)
-            printf(" %s/shard-%lld", qo, (long long)i);
-        printf(" -o %s\"\n"
-               "    exit 0\n"
-               "fi\n"
-               "exec %s replay %s %s --sweep %s%s -j \"${SLURM_CPUS_PER_TASK:-1}\" -q \\\n"
-               "    --shard \"${SLURM_ARRAY_TASK_ID}/%lld\" -o %s/shard-\"${SLURM_ARRAY_TASK_ID}\"\n",
-               qo, qp, qt, qh, qg, qe, (long long)shards, qo);
+               "    jid=$(sbatch --parsable --chdir %s \"$0\")\n"
+               "    sbatch --dependency=afterok:\"${jid%%%%;*}\" --kill-on-invalid-dep=yes \\\n"
+               "        --chdir %s --job-name=acceltrace-merge --wrap \\\n"
+               "        \"",
+               n, (long long)shards, (long long)shards, limit, qc, qc);
+        put_dq(qp);
+        fputs(" merge", stdout);
+        for (int64_t i = 1; i <= shards; i++) {
+            putchar(' ');
+            put_dq(qo);
+            printf("/shard-%lld", (long long)i);
+        }
+        fputs(" -o ", stdout);
+        put_dq(qo);
+        printf(
+            "\"\n"
+            "    exit 0\n"
+            "fi\n"
+            "exec %s replay %s %s --sweep %s%s -j \"${SLURM_CPUS_PER_TASK:-1}\" -q \\\n"
+            "    --shard \"${SLURM_ARRAY_TASK_ID}/%lld\" -o %s/shard-\"${SLURM_ARRAY_TASK_ID}\"\n",
+            qp, qt, qh, qg, qe, (long long)shards, qo);
     }
     hw_config_free(base);
     return 0;

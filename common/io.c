@@ -10,20 +10,57 @@
 
 #include "common/mem.h"
 
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a folder"
+           : S_ISFIFO(m) ? "a fifo"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a plain file";
+}
+
+int io_open_input(const char *path, uint64_t *size_bytes, struct errmsg *e)
+{
+    /* O_NONBLOCK so that opening a FIFO returns at once instead of waiting for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int en = errno;
+        int rc = errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(en));
+        errno = en;
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int rc = errmsg_set(e, ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return errmsg_set(e, ERR_USAGE, "'%s' is not a regular file (%s): inputs must be files",
+                          path, file_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int rc = errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    if (size_bytes)
+        *size_bytes = (uint64_t)st.st_size;
+    return fd;
+}
+
 int src_open_file(struct src *s, const char *path, struct errmsg *e)
 {
     memset(s, 0, sizeof *s);
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (s->fd < 0)
-        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(s->fd, &st) != 0) {
-        int rc = errmsg_set(e, ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
-        close(s->fd);
+    int fd = io_open_input(path, &s->size, e);
+    if (fd < 0) {
         s->fd = -1;
-        return rc;
+        return fd;
     }
-    s->size = (uint64_t)st.st_size;
+    s->fd = fd;
     return 0;
 }
 
@@ -79,11 +116,36 @@ int sink_open_file(struct sink *k, const char *path, struct errmsg *e)
     return 0;
 }
 
+int sink_create_excl(struct sink *k, const char *path, struct errmsg *e)
+{
+    memset(k, 0, sizeof *k);
+    k->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (k->fd >= 0)
+        return 0;
+    int en = errno;
+    int rc = errmsg_set(e, en == EEXIST ? ERR_USAGE : ERR_IO, "cannot create '%s': %s", path,
+                        strerror(en));
+    errno = en;
+    return rc;
+}
+
 void sink_init_mem(struct sink *k, struct buf *b)
 {
     memset(k, 0, sizeof *k);
     k->fd = -1;
     k->mem = b;
+}
+
+/* io_fail_writes_after state: bytes file sinks may still write, and the errno after that. */
+static bool fault_armed;
+static uint64_t fault_left;
+static int fault_errno;
+
+void io_fail_writes_after(uint64_t n_bytes, int errnum)
+{
+    fault_armed = errnum != 0;
+    fault_left = n_bytes;
+    fault_errno = errnum;
 }
 
 int sink_write(struct sink *k, const void *p, size_t n)
@@ -96,7 +158,17 @@ int sink_write(struct sink *k, const void *p, size_t n)
     }
     size_t done = 0;
     while (done < n) {
-        ssize_t w = write(k->fd, (const char *)p + done, n - done);
+        size_t want = n - done;
+        if (fault_armed && fault_left < want) {
+            want = (size_t)fault_left; /* a full disk takes what fits, then refuses */
+            if (want == 0) {
+                errno = fault_errno;
+                return ERR_IO;
+            }
+        }
+        ssize_t w = write(k->fd, (const char *)p + done, want);
+        if (w > 0 && fault_armed)
+            fault_left -= (uint64_t)w;
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -128,15 +200,20 @@ int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || (uint64_t)st.st_size > max_bytes) {
+    uint64_t size;
+    int fd = io_open_input(path, &size, e);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
+    }
+    if (size > max_bytes) {
         fclose(f);
         return errmsg_set(e, ERR_LIMIT, "file too large or unreadable ('%s')", path);
     }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)size;
     char *buf = mem_alloc(n + 1);
     if (!buf) {
         fclose(f);
@@ -211,4 +288,54 @@ static int remove_tree(const char *path, int depth)
 int io_remove_tree(const char *path)
 {
     return remove_tree(path, 0);
+}
+
+bool io_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The entry of folder dir that is the same file as out, copied into hit; false when none. */
+static bool dir_holds(const char *dir, const char *out, char *hit, size_t hit_len)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *ent;
+    while (!found && (ent = readdir(d))) {
+        if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, ".."))
+            continue;
+        if (snprintf(hit, hit_len, "%s/%s", dir, ent->d_name) >= (int)hit_len)
+            continue;
+        found = io_same_file(hit, out);
+    }
+    closedir(d);
+    return found;
+}
+
+int io_check_distinct(const char *const *inputs, size_t n_inputs, const char *const *outputs,
+                      size_t n_outputs, struct errmsg *e)
+{
+    char hit[4096];
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (!inputs[i])
+            continue;
+        struct stat st;
+        bool is_dir = stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode);
+        for (size_t o = 0; o < n_outputs; o++) {
+            if (!outputs[o])
+                continue;
+            if (io_same_file(inputs[i], outputs[o]))
+                return errmsg_set(e, ERR_USAGE, "input '%s' and output '%s' are the same file",
+                                  inputs[i], outputs[o]);
+            if (is_dir && dir_holds(inputs[i], outputs[o], hit, sizeof hit))
+                return errmsg_set(e, ERR_USAGE, "input '%s' and output '%s' are the same file", hit,
+                                  outputs[o]);
+        }
+    }
+    return 0;
 }

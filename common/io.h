@@ -9,6 +9,7 @@
 #ifndef ACCELTRACE_IO_H
 #define ACCELTRACE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,7 +23,17 @@ struct src {
     uint64_t bytes_read;    /* bytes served so far (statistics) */
 };
 
-/* Opens a file source; 0, or ERR_IO with a message naming the path. */
+/*
+ * Opens path for reading as an input. Only regular files are inputs: a FIFO, device, socket
+ * or folder is refused before anything is read (opening a FIFO would block until a writer
+ * came, reading a device might never end). Returns the descriptor (>= 0; caller closes) and
+ * *size_bytes (may be NULL), or ERR_NOINPUT (cannot open; errno kept), ERR_USAGE (not a
+ * regular file) or ERR_IO, with a message naming the path.
+ */
+int io_open_input(const char *path, uint64_t *size_bytes, struct errmsg *e);
+
+/* Opens a file source through io_open_input; 0, or its error with a message naming the
+ * path. */
 int src_open_file(struct src *s, const char *path, struct errmsg *e);
 /* A source over memory the caller keeps alive. */
 void src_init_mem(struct src *s, const void *data, size_t n);
@@ -41,6 +52,12 @@ struct sink {
 
 /* Creates/truncates path for writing (mode 0644); 0 or ERR_IO with a message. */
 int sink_open_file(struct sink *k, const char *path, struct errmsg *e);
+/*
+ * Creates path for writing (mode 0644) only if nothing is there (O_CREAT | O_EXCL: an
+ * existing file, or a link to one, is never truncated or followed). 0; ERR_USAGE when
+ * path exists (errno EEXIST), ERR_IO otherwise; the message names the path.
+ */
+int sink_create_excl(struct sink *k, const char *path, struct errmsg *e);
 void sink_init_mem(struct sink *k, struct buf *b);
 /* Writes all n bytes; 0 or ERR_IO/ERR_NOMEM. */
 int sink_write(struct sink *k, const void *p, size_t n);
@@ -51,8 +68,9 @@ int sink_close(struct sink *k);
 
 /*
  * Reads a whole file of at most max_bytes into a NUL-terminated buffer (*text, length
- * *len; free with mem_free). ERR_NOINPUT when it cannot be opened, ERR_LIMIT when larger
- * than max_bytes, ERR_IO on a read error, ERR_NOMEM; messages name the path.
+ * *len; free with mem_free). ERR_NOINPUT when it cannot be opened, ERR_USAGE when it is not
+ * a regular file (io_open_input), ERR_LIMIT when larger than max_bytes, ERR_IO on a read
+ * error, ERR_NOMEM; messages name the path.
  */
 int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
                  struct errmsg *e);
@@ -67,5 +85,28 @@ int io_remove_tree(const char *path);
 
 /* fsyncs the directory holding path, so a rename in it is durable. */
 int io_sync_parent_dir(const char *path);
+
+/*
+ * True when a and b name the same existing file: same st_dev and st_ino after following
+ * links (so "x", "./x", a hard link and a symbolic link to x all match x). False when
+ * either is NULL or cannot be stat'ed (an output that does not exist yet matches nothing).
+ */
+bool io_same_file(const char *a, const char *b);
+
+/*
+ * Refuses to let a command write over what it reads: compares every input with every
+ * output (temporaries included) by io_same_file. An input that is a folder (a checkpoint
+ * directory) is compared through each of its entries, one level deep. NULL entries are
+ * skipped. 0, or ERR_USAGE with "input 'A' and output 'B' are the same file" in e.
+ */
+int io_check_distinct(const char *const *inputs, size_t n_inputs, const char *const *outputs,
+                      size_t n_outputs, struct errmsg *e);
+
+/*
+ * Test hook (I/O-fault injection): once n_bytes more bytes have reached file sinks,
+ * sink_write writes what fits and then fails with errno = errnum (ENOSPC for a full disk).
+ * io_fail_writes_after(0, 0) disarms it. Not thread-safe: for single-threaded tests.
+ */
+void io_fail_writes_after(uint64_t n_bytes, int errnum);
 
 #endif

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/err.h"
+
 void *mem_alloc(size_t n);
 void *mem_calloc(size_t count, size_t size);
 void *mem_realloc(void *p, size_t n);
@@ -27,5 +29,29 @@ void mem_fail_after(long n);
 /* *out = a * b (resp. a + b); false on overflow. */
 bool mem_mul(size_t a, size_t b, size_t *out);
 bool mem_add(size_t a, size_t b, size_t *out);
+
+/*
+ * Memory budgets (--mem-limit of every capture and replay). mem_parse_size reads a size:
+ * a decimal number (fractions allowed) with an optional unit, B, KB/MB/GB/TB (powers of
+ * 1000) or K/M/G/T and KiB/MiB/GiB/TiB (powers of 1024); 0 or ERR_USAGE (empty, negative,
+ * not finite, unknown unit, above 2^63 bytes).
+ */
+int mem_parse_size(const char *s, uint64_t *bytes);
+
+/*
+ * Writes "N GiB" / "N MiB" / "N KiB" / "N B" (3 significant digits) for a byte count into
+ * buf of n bytes; returns buf.
+ */
+char *mem_size_text(uint64_t bytes, char *buf, size_t n);
+
+/*
+ * The one refusal of an estimate above the limit, shared by every loader and long job:
+ * sets e (when not NULL) to ERR_LIMIT with
+ *   "<what> needs about <need>, above --mem-limit <limit>; <hint>"
+ * (the hint says what to change, e.g. "use a smaller --size or raise --mem-limit") and
+ * returns ERR_LIMIT.
+ */
+int mem_budget_refuse(struct errmsg *e, const char *what, uint64_t need_bytes,
+                      uint64_t limit_bytes, const char *hint);
 
 #endif

@@ -19,11 +19,11 @@
 #define CSV_MAX_FILE_BYTES (1ULL << 30)
 
 struct csv_writer {
-    int fd;            /* -1 for memory */
-    struct buf *mem;   /* memory target (not owned) */
-    struct buf row;    /* current row */
-    bool first;        /* no field yet in this row */
-    int err;           /* first error */
+    int fd;          /* -1 for memory */
+    struct buf *mem; /* memory target (not owned) */
+    struct buf row;  /* current row */
+    bool first;      /* no field yet in this row */
+    int err;         /* first error */
 };
 
 int csv_writer_open(struct csv_writer **out, const char *path, bool append, struct errmsg *e)
@@ -204,8 +204,8 @@ void csv_table_release(struct csv_table *t)
  * Parses one record starting at *pos; fields are appended to a growing array. Returns 1
  * for a record, 0 at end, <0 on error. A record is complete only when it ends with '\n'.
  */
-static int parse_record(const char *text, size_t len, size_t *pos, char ***fields,
-                        size_t *n_fields, bool *complete)
+static int parse_record(const char *text, size_t len, size_t *pos, char ***fields, size_t *n_fields,
+                        bool *complete)
 {
     size_t p = *pos;
     if (p >= len)
@@ -371,6 +371,33 @@ int csv_table_load(struct csv_table *t, const char *path, bool drop_torn, struct
     rc = csv_table_parse(t, text, got, path, drop_torn, e);
     mem_free(text);
     return rc;
+}
+
+int csv_split_record(const char *line, size_t len, char ***fields, size_t *n)
+{
+    size_t pos = 0;
+    bool complete;
+    *fields = NULL;
+    *n = 0;
+    int rc = parse_record(line, len, &pos, fields, n, &complete);
+    if (rc == 0)
+        return ERR_DATA;
+    if (rc < 0)
+        return rc == ERR_NOMEM ? ERR_NOMEM : ERR_DATA;
+    if (pos != len) {
+        csv_fields_free(*fields, *n);
+        *fields = NULL;
+        *n = 0;
+        return ERR_DATA;
+    }
+    return 0;
+}
+
+void csv_fields_free(char **fields, size_t n)
+{
+    for (size_t i = 0; fields && i < n; i++)
+        mem_free(fields[i]);
+    mem_free(fields);
 }
 
 void csv_split_unit(const char *cell, char *name, size_t name_n, char *unit, size_t unit_n)

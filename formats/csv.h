@@ -6,7 +6,8 @@
  * deterministically: integers in decimal, doubles in the shortest form that reads back to
  * the same double (csv_format_f64), NaN as "nan", infinities as "inf"/"-inf".
  *
- * A reader loads a whole table (header + rows of strings) with bounded sizes.
+ * A reader loads a whole table (header + rows of strings) with bounded sizes;
+ * csv_split_record splits one line for readers that stream.
  */
 #ifndef ACCELTRACE_CSV_H
 #define ACCELTRACE_CSV_H
@@ -47,8 +48,8 @@ int csv_append_field(struct buf *b, const char *s);
 /* A loaded table: n_cols names, n_rows rows of n_cols strings (all owned by the table). */
 struct csv_table {
     size_t n_cols, n_rows;
-    char **header;   /* (n_cols) */
-    char ***rows;    /* (n_rows, n_cols) */
+    char **header; /* (n_cols) */
+    char ***rows;  /* (n_rows, n_cols) */
 };
 
 /*
@@ -63,6 +64,14 @@ int csv_table_parse(struct csv_table *t, const char *text, size_t len, const cha
 void csv_table_release(struct csv_table *t);
 /* Index of the column named `name` (exact, or the name before " [unit]"), or -1. */
 long csv_table_col(const struct csv_table *t, const char *name);
+
+/*
+ * Splits one CSV record (a line, its newline optional) into fields, for readers that
+ * stream a file line by line. *fields (caller frees with csv_fields_free) gets *n fields.
+ * 0, ERR_DATA (bad quoting, or more than one record) or ERR_NOMEM.
+ */
+int csv_split_record(const char *line, size_t len, char ***fields, size_t *n);
+void csv_fields_free(char **fields, size_t n);
 
 /* Parses one header cell "name [unit]" into name and unit (unit "" when none). */
 void csv_split_unit(const char *cell, char *name, size_t name_n, char *unit, size_t unit_n);

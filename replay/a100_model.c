@@ -166,6 +166,30 @@ static int a100_finish(void *state, struct model_result *res, struct errmsg *e)
 
 static void a100_free(void *state) { mem_free(state); }
 
+/* Checkpoint hooks (model.h): consume changes nothing, so the state is empty. */
+static int a100_save(const void *state, struct sink *k, struct errmsg *e)
+{
+    (void)state, (void)k, (void)e;
+    return 0;
+}
+
+static int a100_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
+{
+    (void)state, (void)in, (void)e;
+    return 0;
+}
+
+/*
+ * Memory estimate (model.h; docs/models.md#memory-estimates): the state and one row of 5
+ * columns; nothing grows with the trace.
+ */
+static uint64_t a100_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
+{
+    (void)cfg;
+    (void)hdr;
+    return sizeof(struct a100_state) + MODEL_RESULT_ROW_BYTES(5);
+}
+
 const struct model_ops model_a100_ops = {
     .name = "a100",
     .workload = "disc",
@@ -177,4 +201,7 @@ const struct model_ops model_a100_ops = {
     .consume = a100_consume,
     .finish = a100_finish,
     .free = a100_free,
+    .estimate_bytes = a100_estimate,
+    .save = a100_save,
+    .load = a100_load,
 };

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/bitset.h"
 #include "formats/disc_hash.h"
@@ -391,7 +393,11 @@ int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
     /* The replay engine's energy-table layout (replay/energy.h): "events" rows name a
      * count column and its pJ, "static" rows a power in W. */
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    int fd = io_open_input(path, NULL, e); /* regular files only: a FIFO would block */
+    if (fd < 0)
+        return fd;
+    json_t *root = json_loadfd(fd, 0, &je);
+    close(fd);
     if (!root)
         return errmsg_set(e, ERR_CONFIG, "%s ('%s' line %d column %d)", je.text, path,
                           je.line, je.column);
@@ -1068,6 +1074,123 @@ out:
     return rc;
 }
 
+/*
+ * Checkpoint hooks (model.h): the per-step arrays, the token masks seen, the cells, the
+ * mask count and the pending masks with their kept bits. The recount tables (lb) depend on
+ * the config only and are rebuilt on first use.
+ */
+static int disc_save(const void *state, struct sink *k, struct errmsg *e)
+{
+    const struct disc_state *s = state;
+    const size_t K = s->steps, L = s->dm.depth;
+    const size_t want = (size_t)bitset_words_per_row(s->dm.n) * 8;
+    int rc = sink_write(k, s->have_step, K * sizeof *s->have_step);
+    rc = rc ? rc : sink_write(k, s->n_kept, K * sizeof *s->n_kept);
+    rc = rc ? rc : sink_write(k, s->generated, K * sizeof *s->generated);
+    for (size_t i = 0; i < K && !rc; i++) {
+        uint8_t have = s->token_mask[i] != NULL;
+        rc = sink_write(k, &have, 1);
+        if (!rc && have)
+            rc = sink_write(k, s->token_mask[i], want);
+    }
+    uint64_t n_pend = s->n_pend;
+    rc = rc ? rc : sink_write(k, s->cells, K * L * sizeof *s->cells);
+    rc = rc ? rc : sink_write(k, &s->n_masks, sizeof s->n_masks);
+    rc = rc ? rc : sink_write(k, &n_pend, sizeof n_pend);
+    for (size_t i = 0; i < s->n_pend && !rc; i++) {
+        const struct disc_pending *p = &s->pend[i];
+        uint64_t v[4] = {p->step, p->block, p->nnz, p->bits ? (uint64_t)p->bits_len + 1 : 0};
+        rc = sink_write(k, v, sizeof v);
+        if (!rc && p->bits)
+            rc = sink_write(k, p->bits, p->bits_len);
+    }
+    return rc ? errmsg_set(e, rc, "out of memory") : 0;
+}
+
+static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
+{
+    struct disc_state *s = state;
+    const size_t K = s->steps, L = s->dm.depth;
+    const size_t want = (size_t)bitset_words_per_row(s->dm.n) * 8;
+    int rc = model_ckpt_get(in, s->have_step, K * sizeof *s->have_step);
+    rc = rc ? rc : model_ckpt_get(in, s->n_kept, K * sizeof *s->n_kept);
+    rc = rc ? rc : model_ckpt_get(in, s->generated, K * sizeof *s->generated);
+    for (size_t i = 0; i < K && !rc; i++) {
+        uint8_t have = 0;
+        rc = model_ckpt_get(in, &have, 1);
+        void *tm = NULL;
+        if (!rc && have && !(rc = model_ckpt_get_alloc(in, &tm, want)))
+            s->token_mask[i] = tm;
+    }
+    uint64_t n_pend = 0;
+    rc = rc ? rc : model_ckpt_get(in, s->cells, K * L * sizeof *s->cells);
+    rc = rc ? rc : model_ckpt_get(in, &s->n_masks, sizeof s->n_masks);
+    rc = rc ? rc : model_ckpt_get(in, &n_pend, sizeof n_pend);
+    for (uint64_t i = 0; i < n_pend && !rc; i++) {
+        uint64_t v[4];
+        if ((rc = model_ckpt_get(in, v, sizeof v)))
+            break;
+        if (v[0] >= K || v[1] >= L || (v[3] && v[3] - 1 > in->len - in->pos)) {
+            rc = ERR_DATA;
+            break;
+        }
+        const uint8_t *bits = v[3] ? in->data + in->pos : NULL;
+        size_t len = v[3] ? (size_t)(v[3] - 1) : 0;
+        if ((rc = push_pending(s, (uint32_t)v[0], (uint32_t)v[1], v[2], bits, len, e)))
+            return rc;
+        in->pos += len;
+    }
+    return rc ? errmsg_set(e, rc, "truncated disc state") : 0;
+}
+
+/*
+ * Memory estimate (model.h; docs/models.md#memory-estimates): the state; per step its
+ * flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
+ * (step, block) a cell; a pending record (32 bytes, capacity doubled) per mask of the
+ * trace (steps x depth x heads x batch), the worst case when no mask carries recorded
+ * load-balance data; at finish the op list and one row of 26 columns per mode, and with
+ * ops_table a 20-column row per op of every step and mode. Kept mask bits that wait for
+ * their step record are not counted (the capture writes the step first). Without a
+ * header: the micro model's 20 steps, 12 blocks, 6 heads and 256 tokens.
+ */
+static uint64_t disc_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
+{
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    uint64_t k = dh ? dh->steps : 20, L = dh ? dh->depth : 12, h = dh ? dh->heads : 6;
+    uint64_t n = dh ? dh->tokens : 256, batch = dh && dh->batch ? dh->batch : 1;
+    if (L > DISC_MAX_DEPTH)
+        L = DISC_MAX_DEPTH; /* new() refuses such headers; keep the arithmetic bounded */
+    bool modes[DISC_MODES];
+    uint64_t n_modes = 0;
+    if (parse_modes(hw_config_str(cfg, "modes"), modes) >= 0)
+        for (int m = 0; m < DISC_MODES; m++)
+            n_modes += modes[m];
+    uint64_t ops = disc_step_ops_max((uint32_t)L);
+    uint64_t b = sizeof(struct disc_state) +
+                 k * (2 * sizeof(bool) + sizeof(uint64_t) + sizeof(uint8_t *) + (n + 63) / 64 * 8) +
+                 k * L * sizeof(struct disc_cell) +
+                 2 * k * L * h * batch * sizeof(struct disc_pending) +
+                 ops * sizeof(struct disc_op) + n_modes * MODEL_RESULT_ROW_BYTES(26);
+    if (hw_config_bool(cfg, "ops_table"))
+        b += n_modes * k * ops * MODEL_RESULT_ROW_BYTES(20);
+    return b;
+}
+
+/* Pass estimate (model.h): one kept mask's bits (N x N bits) counted once as the largest
+ * record unless the header's keep_masks is "none"; per record in flight a token mask (N
+ * bits) and 2 KiB of counts and load-balance sums. Without a header: 256 tokens. */
+static void disc_estimate_pass(const Acceltrace__TraceHeader *hdr, uint64_t *shared_bytes,
+                               uint64_t *per_record_bytes)
+{
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    uint64_t n = dh ? dh->tokens : 256;
+    if (n > DISC_MAX_TOKENS)
+        n = DISC_MAX_TOKENS;
+    bool kept = !dh || !dh->keep_masks || strcmp(dh->keep_masks, "none") != 0;
+    *shared_bytes = kept ? n * ((n + 63) / 64 * 8) : 0;
+    *per_record_bytes = (n + 63) / 64 * 8 + 2048;
+}
+
 const struct model_ops model_disc_ops = {
     .name = "disc",
     .workload = "disc",
@@ -1079,4 +1202,8 @@ const struct model_ops model_disc_ops = {
     .consume = disc_consume,
     .finish = disc_finish,
     .free = disc_free,
+    .estimate_bytes = disc_estimate,
+    .estimate_pass = disc_estimate_pass,
+    .save = disc_save,
+    .load = disc_load,
 };

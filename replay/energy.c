@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 #include "replay/energy.h"
@@ -68,27 +69,26 @@ static int load_list(struct energy_table *t, json_t *root, const char *which, in
         json_t *ev = json_array_get(list, i);
         json_t *c = json_object_get(ev, cname), *v = json_object_get(ev, vname);
         json_t *comp = json_object_get(ev, "component");
-        const char *bad = !json_is_object(ev)                ? ""
-                          : !json_is_string(c)               ? cname
-                          : !json_is_number(v)               ? vname
-                          : comp && !json_is_string(comp)    ? "component"
-                                                             : NULL;
+        const char *bad = !json_is_object(ev)             ? ""
+                          : !json_is_string(c)            ? cname
+                          : !json_is_number(v)            ? vname
+                          : comp && !json_is_string(comp) ? "component"
+                                                          : NULL;
         if (!bad && json_object_size(ev) != (comp ? 3u : 2u))
             bad = "(unknown key)";
-        if (!bad && (!name_ok(json_string_value(c)) ||
-                     (comp && !name_ok(json_string_value(comp)))))
+        if (!bad && (!name_ok(json_string_value(c)) || (comp && !name_ok(json_string_value(comp)))))
             bad = "(name must be [a-z0-9_]+)";
         if (bad) {
             const char *keys[] = {which, NULL};
             (void)keys;
             (void)text;
-            return errmsg_set(e, ERR_CONFIG, "bad energy entry %s at $.%s[%zu] ('%s')", bad,
-                              which, i, path);
+            return errmsg_set(e, ERR_CONFIG, "bad energy entry %s at $.%s[%zu] ('%s')", bad, which,
+                              i, path);
         }
         double x = json_number_value(v);
         if (!(x >= 0))
-            return errmsg_set(e, ERR_CONFIG, "negative %s at $.%s[%zu].%s ('%s')", vname, which,
-                              i, vname, path);
+            return errmsg_set(e, ERR_CONFIG, "negative %s at $.%s[%zu].%s ('%s')", vname, which, i,
+                              vname, path);
         struct energy_event *n = mem_realloc(t->events, (t->n_events + 1) * sizeof *n);
         if (!n)
             return errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -111,12 +111,19 @@ int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e
 {
     memset(t, 0, sizeof *t);
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    int fd = io_open_input(path, NULL, e); /* regular files only: a FIFO would block */
+    if (fd == ERR_NOINPUT)
+        return errmsg_set(e, ERR_NOINPUT, "cannot read energy table '%s': %s", path,
+                          strerror(errno));
+    if (fd < 0)
+        return fd;
+    json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    close(fd);
     if (!root && je.line < 1)
         return errmsg_set(e, ERR_NOINPUT, "cannot read energy table '%s': %s", path, je.text);
     if (!root)
-        return errmsg_set(e, ERR_CONFIG, "bad energy table: %s ('%s' line %d column %d)",
-                          je.text, path, je.line, je.column);
+        return errmsg_set(e, ERR_CONFIG, "bad energy table: %s ('%s' line %d column %d)", je.text,
+                          path, je.line, je.column);
     int rc = 0;
     if (!json_is_object(root)) {
         rc = errmsg_set(e, ERR_CONFIG, "energy table must be a JSON object ('%s')", path);
@@ -124,9 +131,9 @@ int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e
     }
     const char *k;
     json_t *v;
-    json_object_foreach(root, k, v) {
-        if (strcmp(k, "doc") && strcmp(k, "events") && strcmp(k, "static") &&
-            strcmp(k, "model")) {
+    json_object_foreach(root, k, v)
+    {
+        if (strcmp(k, "doc") && strcmp(k, "events") && strcmp(k, "static") && strcmp(k, "model")) {
             rc = errmsg_set(e, ERR_CONFIG, "unknown key '%s' at $.%s ('%s')", k, k, path);
             goto fail;
         }
@@ -151,8 +158,8 @@ fail:
 }
 
 int energy_compute(const struct energy_table *t,
-                   int (*lookup)(void *ctx, const char *name, double *v), void *ctx,
-                   double *comp_j, double *total_j)
+                   int (*lookup)(void *ctx, const char *name, double *v), void *ctx, double *comp_j,
+                   double *total_j)
 {
     for (size_t c = 0; c < t->n_components; c++)
         comp_j[c] = 0;
@@ -203,13 +210,22 @@ static int csv_lookup(void *ctx, const char *name, double *v)
     return *end ? ERR_NOTFOUND : 0;
 }
 
-static bool is_energy_col(const char *cell)
+bool energy_is_column(const char *name, const char *unit)
 {
-    return !strncmp(cell, "energy_", 7);
+    size_t n = strlen(name);
+    return unit && !strcmp(unit, "J") && n >= 8 && !strncmp(name, "energy_", 7) &&
+           !strcmp(name + n - 2, "_j");
 }
 
-int energy_recompute_csv(const char *in_path, const struct energy_table *t,
-                         const char *out_path, struct errmsg *e)
+static bool is_energy_col(const char *cell)
+{
+    char name[256], unit[64];
+    csv_split_unit(cell, name, sizeof name, unit, sizeof unit);
+    return energy_is_column(name, unit);
+}
+
+int energy_recompute_csv(const char *in_path, const struct energy_table *t, const char *out_path,
+                         struct errmsg *e)
 {
     struct csv_table tab;
     int rc = csv_table_load(&tab, in_path, true, e);
@@ -259,8 +275,8 @@ int energy_recompute_csv(const char *in_path, const struct energy_table *t,
         goto done;
     }
     if (rename(tmp, out_path)) {
-        rc = errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, out_path,
-                        strerror(errno));
+        rc =
+            errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, out_path, strerror(errno));
         goto done;
     }
 done:

@@ -24,15 +24,16 @@
 #ifndef ACCELTRACE_ENERGY_H
 #define ACCELTRACE_ENERGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
 
 struct energy_event {
-    char *count;      /* count column name */
-    char *component;  /* component name */
-    double pj;        /* pJ per unit (events) or W (static terms) */
-    int is_static;    /* 1: watts * time metric `count` in seconds */
+    char *count;     /* count column name */
+    char *component; /* component name */
+    double pj;       /* pJ per unit (events) or W (static terms) */
+    int is_static;   /* 1: watts * time metric `count` in seconds */
 };
 
 struct energy_table {
@@ -53,16 +54,25 @@ void energy_table_release(struct energy_table *t);
  * (J) and *total_j their sum. 0, or ERR_NOTFOUND when a named column is missing.
  */
 int energy_compute(const struct energy_table *t,
-                   int (*lookup)(void *ctx, const char *name, double *v), void *ctx,
-                   double *comp_j, double *total_j);
+                   int (*lookup)(void *ctx, const char *name, double *v), void *ctx, double *comp_j,
+                   double *total_j);
+
+/*
+ * True for the columns a table writes (energy_j, energy_<component>_j, unit J), which
+ * recomputing replaces; false for every other column, such as a model's
+ * energy_gain_vs_dense. unit may be NULL (no unit).
+ */
+bool energy_is_column(const char *name, const char *unit);
 
 /*
  * Recomputes the energy columns of a results CSV (results.csv, ops.csv) with a table:
- * existing energy_* columns are dropped, new ones appended after the last column, rows
- * without the named counts get empty energy cells. Writes out_path (may equal in_path:
- * written to a temporary and renamed). 0 or negative with e set.
+ * its energy columns (energy_is_column) are dropped, new ones appended after the last
+ * column, rows without the named counts get empty energy cells. Writes out_path (may
+ * equal in_path: written to a temporary and renamed); only the CSV: a results folder's
+ * .csv and .jsonl change together through results_energy (replay/results.h). 0 or
+ * negative with e set.
  */
-int energy_recompute_csv(const char *in_path, const struct energy_table *t,
-                         const char *out_path, struct errmsg *e);
+int energy_recompute_csv(const char *in_path, const struct energy_table *t, const char *out_path,
+                         struct errmsg *e);
 
 #endif

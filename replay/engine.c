@@ -3,11 +3,19 @@
  * runs the model's prepare() on each, then pool_for splits the instances over the
  * threads; each thread feeds the whole group to its instances. Synchronising once per
  * group (not per record) keeps the thread overhead small against decoding.
+ *
+ * Between groups, when a checkpoint is due, the reading thread saves every instance into
+ * DIR/replay.ckpt (layout in engine.h): all workers are idle then, so the states are
+ * consistent with the records handed out so far and the position the source reports.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
+#include "common/crc32c.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/sha256.h"
@@ -97,6 +105,26 @@ static const char *ts_err(void *ctx)
     return ((struct trace_src *)ctx)->err;
 }
 
+/* Byte offset past the last frame returned: where the next record's frame starts. */
+static uint64_t ts_position(void *ctx)
+{
+    struct trace_src *t = ctx;
+    return t->r ? trace_reader_offset(t->r) : 0;
+}
+
+/* The frame after `records` records is frame records + 1 (the header is frame 0). */
+static int ts_seek(void *ctx, uint64_t records, uint64_t position)
+{
+    struct trace_src *t = ctx;
+    if (!t->r)
+        return ERR_INTERNAL;
+    int rc = trace_reader_seek(t->r, position, records + 1);
+    if (rc)
+        snprintf(t->err, sizeof t->err, "%s", trace_reader_errmsg(t->r));
+    t->n_next = records + 1; /* a later rewind reopens */
+    return rc;
+}
+
 static void ts_close(void *ctx)
 {
     struct trace_src *t = ctx;
@@ -145,14 +173,16 @@ int record_source_trace(struct record_source *s, const char *path, int decode_th
     s->errmsg = ts_err;
     s->close = ts_close;
     s->n_records = ts_n_records;
+    s->position = ts_position;
+    s->seek = ts_seek;
     return 0;
 }
 
 /* ---- memory source ---- */
 
 struct mem_src {
-    uint8_t **packed;    /* (n) packed records */
-    size_t *len;         /* (n) */
+    uint8_t **packed; /* (n) packed records */
+    size_t *len;      /* (n) */
     size_t n, pos;
     Acceltrace__TraceHeader *hdr;
     uint64_t bytes;
@@ -203,10 +233,26 @@ static uint64_t ms_n_records(void *ctx)
     return ((struct mem_src *)ctx)->n;
 }
 
+/* The memory source's position is the number of the next record. */
+static uint64_t ms_position(void *ctx)
+{
+    return ((struct mem_src *)ctx)->pos;
+}
+
+/* Continues at record `records` (position must say the same). */
+static int ms_seek(void *ctx, uint64_t records, uint64_t position)
+{
+    struct mem_src *m = ctx;
+    if (records != position || records > m->n)
+        return ERR_DATA;
+    m->pos = (size_t)records;
+    return 0;
+}
+
 static const char *ms_err(void *ctx)
 {
     (void)ctx;
-    return "cannot decode record";
+    return "cannot decode record, or bad position";
 }
 
 static void ms_close(void *ctx)
@@ -269,6 +315,8 @@ int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hd
     s->errmsg = ms_err;
     s->close = ms_close;
     s->n_records = ms_n_records;
+    s->position = ms_position;
+    s->seek = ms_seek;
     return 0;
 fail_hash:
     trace_hash_release(&th);
@@ -285,6 +333,35 @@ void record_source_close(struct record_source *s)
         memset(s, 0, sizeof *s);
 }
 
+/* ---- checkpoint bytes (model.h) ---- */
+
+int model_ckpt_get(struct model_ckpt_in *in, void *dst, size_t n)
+{
+    if (in->pos > in->len || in->len - in->pos < n)
+        return ERR_DATA;
+    if (n)
+        memcpy(dst, in->data + in->pos, n);
+    in->pos += n;
+    return 0;
+}
+
+int model_ckpt_get_alloc(struct model_ckpt_in *in, void **dst, size_t n)
+{
+    *dst = NULL;
+    if (in->pos > in->len || in->len - in->pos < n)
+        return ERR_DATA;
+    void *p = mem_alloc(n ? n : 1);
+    if (!p)
+        return ERR_NOMEM;
+    int rc = model_ckpt_get(in, p, n);
+    if (rc) {
+        mem_free(p);
+        return rc;
+    }
+    *dst = p;
+    return 0;
+}
+
 /* ---- engine ---- */
 
 void engine_opts_default(struct engine_opts *o)
@@ -293,6 +370,8 @@ void engine_opts_default(struct engine_opts *o)
     o->threads = 1;
     o->group_records = 64;
     o->group_bytes = 64u << 20;
+    o->checkpoint_s = 1.0;
+    o->stop_after_s = -1;
 }
 
 struct instance {
@@ -304,13 +383,287 @@ struct instance {
     struct model_result *res;
 };
 
+/* One instance of a checkpoint: its config and saved state (in struct ckpt.bytes). */
+struct ckpt_entry {
+    size_t config_index;
+    char hash[64];
+    const uint8_t *state;
+    uint64_t state_len;
+};
+
+/* A checkpoint read back: where to continue and the saved state of each instance. */
+struct ckpt {
+    uint8_t *bytes; /* the whole file */
+    size_t len;
+    uint64_t records, position;
+    const uint8_t *shared; /* shared state (shared_save) */
+    uint64_t shared_len;
+    size_t n;                   /* instances of configs not yet done */
+    struct ckpt_entry *entries; /* (n) */
+};
+
+/* Frees what ckpt_read allocated; the struct is zeroed (safe to call twice). */
+static void ckpt_release(struct ckpt *c)
+{
+    mem_free(c->bytes);
+    mem_free(c->entries);
+    memset(c, 0, sizeof *c);
+}
+
+/* What checkpointing a pass needs besides the instances. */
+struct ckpt_ctx {
+    bool on;
+    char path[4096], tmp[4096];
+    double next_s;             /* time the next checkpoint is due */
+    uint64_t next_records;     /* record count it is due at (0: by time only) */
+    struct buf state;          /* one instance's bytes while writing */
+    const struct ckpt *resume; /* for the first pass, or NULL */
+    double t0;                 /* start of the run (stop_after_s) */
+};
+
+/* n-byte little-endian integers of the checkpoint layout. */
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Writes to the checkpoint file and its running crc. */
+struct ckpt_out {
+    struct sink k;
+    uint32_t crc;
+    int rc;
+};
+
+/* Appends to the file and the crc; the first error sticks in o->rc, later calls do nothing. */
+static void out_bytes(struct ckpt_out *o, const void *p, size_t n)
+{
+    if (o->rc)
+        return;
+    o->crc = crc32c_update(o->crc, p, n);
+    o->rc = sink_write(&o->k, p, n);
+}
+
+/* An n-byte little-endian integer. */
+static void out_u(struct ckpt_out *o, uint64_t v, int n)
+{
+    uint8_t b[8];
+    put_le(b, v, n);
+    out_bytes(o, b, (size_t)n);
+}
+
+/* u32 length + bytes (no NUL). */
+static void out_str(struct ckpt_out *o, const char *s)
+{
+    out_u(o, strlen(s), 4);
+    out_bytes(o, s, strlen(s));
+}
+
+#define CKPT_MAGIC "ATCKPT01"
+
+/*
+ * Writes the checkpoint of inst[0..n) after `records` records (source at `position`):
+ * temporary, fsync, rename, fsync of the folder, so the file is always a whole checkpoint.
+ */
+static int ckpt_write(struct ckpt_ctx *cc, const struct model_ops *m, struct record_source *src,
+                      const void *shared, const struct instance *inst, size_t n, uint64_t records,
+                      struct engine_stats *st, struct errmsg *e)
+{
+    struct ckpt_out o = {.crc = 0, .rc = 0};
+    struct errmsg fe = {0};
+    int rc = sink_open_file(&o.k, cc->tmp, &fe);
+    if (rc)
+        return errmsg_set(e, rc, "cannot write a checkpoint: %s", errmsg_text(&fe));
+    out_bytes(&o, CKPT_MAGIC, 8);
+    out_str(&o, src->content_hash(src->ctx));
+    out_str(&o, m->name);
+    out_u(&o, records, 8);
+    out_u(&o, src->position(src->ctx), 8);
+    out_u(&o, n, 8);
+    struct sink mk;
+    buf_clear(&cc->state);
+    sink_init_mem(&mk, &cc->state);
+    if (m->shared_save && (rc = m->shared_save(shared, &mk, e)))
+        goto fail;
+    out_u(&o, cc->state.len, 8);
+    out_bytes(&o, cc->state.data, cc->state.len);
+    for (size_t i = 0; i < n && !o.rc; i++) {
+        buf_clear(&cc->state);
+        sink_init_mem(&mk, &cc->state);
+        if ((rc = m->save(inst[i].state, &mk, e))) {
+            errmsg_set(e, rc, "model '%s' cannot save config %zu: %s", m->name,
+                       inst[i].config_index, errmsg_text(e));
+            goto fail;
+        }
+        out_u(&o, inst[i].config_index, 8);
+        out_str(&o, hw_config_hash(inst[i].cfg));
+        out_u(&o, cc->state.len, 8);
+        out_bytes(&o, cc->state.data, cc->state.len);
+    }
+    uint8_t c[4];
+    put_le(c, o.crc, 4);
+    if (!o.rc)
+        o.rc = sink_write(&o.k, c, 4);
+    if (!o.rc)
+        o.rc = sink_sync(&o.k);
+    uint64_t bytes = o.k.offset;
+    int crc = sink_close(&o.k);
+    if (o.rc || crc) {
+        rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s'", cc->tmp);
+        goto fail_closed;
+    }
+    if (rename(cc->tmp, cc->path) != 0 || io_sync_parent_dir(cc->path) != 0) {
+        rc = errmsg_set(e, ERR_IO, "cannot rename checkpoint '%s' to '%s'", cc->tmp, cc->path);
+        goto fail_closed;
+    }
+    st->checkpoints++;
+    st->checkpoint_bytes = bytes;
+    return 0;
+fail:
+    sink_close(&o.k);
+fail_closed:
+    remove(cc->tmp);
+    return rc;
+}
+
+/* Why a checkpoint is not used (stats.note); returns 1 so callers can `return note(...)`. */
+static int ckpt_note(struct engine_stats *st, const char *path, const char *why)
+{
+    snprintf(st->note, sizeof st->note, "ignoring checkpoint '%.280s': %.90s", path, why);
+    return 1;
+}
+
+/*
+ * Reads the checkpoint at path: 0 with *c filled when it is of this trace and model and
+ * holds configs not yet done (entries of done configs are dropped: written after it,
+ * before the kill), 1 when there is none or it does not fit (stats.note says why, except
+ * when there is none), <0 on ERR_NOMEM.
+ */
+static int ckpt_read(const char *path, const struct model_ops *m, struct record_source *src,
+                     const struct results *res, struct ckpt *c, struct engine_stats *st)
+{
+    memset(c, 0, sizeof *c);
+    char *text = NULL;
+    size_t len = 0;
+    struct errmsg fe = {0};
+    int rc = io_read_file(path, (uint64_t)1 << 40, &text, &len, &fe);
+    if (rc == ERR_NOINPUT)
+        return 1;
+    if (rc == ERR_NOMEM)
+        return rc;
+    if (rc)
+        return ckpt_note(st, path, errmsg_text(&fe));
+    c->bytes = (uint8_t *)text;
+    c->len = len;
+    const uint8_t *p = c->bytes;
+    const char *why = "truncated";
+    if (len < 12 || memcmp(p, CKPT_MAGIC, 8) != 0) {
+        why = "not a checkpoint of this version";
+        goto bad;
+    }
+    if ((uint32_t)get_le(p + len - 4, 4) != crc32c_update(0, p, len - 4)) {
+        why = "bad checksum";
+        goto bad;
+    }
+    size_t pos = 8, end = len - 4;
+    uint64_t v[3];
+    const char *strs[2];
+    size_t slen[2];
+    for (int k = 0; k < 2; k++) {
+        if (end - pos < 4 || end - pos - 4 < get_le(p + pos, 4))
+            goto bad;
+        slen[k] = (size_t)get_le(p + pos, 4);
+        strs[k] = (const char *)p + pos + 4;
+        pos += 4 + slen[k];
+    }
+    const char *hash = src->content_hash(src->ctx);
+    if (slen[0] != strlen(hash) || memcmp(strs[0], hash, slen[0])) {
+        why = "it is of another trace";
+        goto bad;
+    }
+    if (slen[1] != strlen(m->name) || memcmp(strs[1], m->name, slen[1])) {
+        why = "it is of another model";
+        goto bad;
+    }
+    if (end - pos < 32)
+        goto bad;
+    for (int k = 0; k < 3; k++, pos += 8)
+        v[k] = get_le(p + pos, 8);
+    c->records = v[0], c->position = v[1];
+    uint64_t n_saved = v[2];
+    c->shared_len = get_le(p + pos, 8);
+    pos += 8;
+    if (c->shared_len > end - pos)
+        goto bad;
+    c->shared = p + pos;
+    pos += (size_t)c->shared_len;
+    if (n_saved > len / 20) /* an entry takes at least 20 bytes */
+        goto bad;
+    c->entries = mem_calloc((size_t)n_saved + 1, sizeof *c->entries);
+    if (!c->entries) {
+        ckpt_release(c);
+        return ERR_NOMEM;
+    }
+    for (uint64_t i = 0; i < n_saved; i++) {
+        if (end - pos < 12 || end - pos - 12 < get_le(p + pos + 8, 4))
+            goto bad;
+        struct ckpt_entry *en = &c->entries[c->n];
+        en->config_index = (size_t)get_le(p + pos, 8);
+        size_t hl = (size_t)get_le(p + pos + 8, 4);
+        if (hl >= sizeof en->hash)
+            goto bad;
+        memcpy(en->hash, p + pos + 12, hl);
+        en->hash[hl] = 0;
+        pos += 12 + hl;
+        if (end - pos < 8 || end - pos - 8 < get_le(p + pos, 8))
+            goto bad;
+        en->state_len = get_le(p + pos, 8);
+        pos += 8;
+        en->state = p + pos;
+        pos += (size_t)en->state_len;
+        if (!results_done(res, en->hash))
+            c->n++;
+    }
+    if (pos != end)
+        goto bad;
+    if (c->n == 0) {
+        ckpt_release(c);
+        return 1; /* every config it held is done */
+    }
+    return 0;
+bad:
+    ckpt_release(c);
+    return ckpt_note(st, path, why);
+}
+
+/* Does the checkpoint hold exactly the configs of inst[0..n), in order? */
+static bool ckpt_matches(const struct ckpt *c, const struct instance *inst, size_t n)
+{
+    if (c->n != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (c->entries[i].config_index != inst[i].config_index ||
+            strcmp(c->entries[i].hash, hw_config_hash(inst[i].cfg)))
+            return false;
+    return true;
+}
+
 struct pass_ctx {
     const struct model_ops *m;
     struct instance *inst;
     struct model_record *group;
     size_t n_group;
     const struct model_env *env;
-    int phase; /* 0 new, 1 consume, 2 finish */
+    int phase; /* 0 new, 1 consume, 2 finish, 3 load */
+    const struct ckpt *resume;
 };
 
 static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
@@ -323,7 +676,7 @@ static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
             continue;
         switch (p->phase) {
         case 0:
-            in->rc = p->m->new(&in->state, in->cfg, p->env, &in->err);
+            in->rc = p->m->new (&in->state, in->cfg, p->env, &in->err);
             break;
         case 1:
             for (size_t k = 0; k < p->n_group && !in->rc; k++)
@@ -336,16 +689,47 @@ static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
             }
             in->rc = p->m->finish(in->state, in->res, &in->err);
             break;
+        case 3: {
+            const struct ckpt_entry *en = &p->resume->entries[i];
+            struct model_ckpt_in ci = {en->state, (size_t)en->state_len, 0};
+            in->rc = p->m->load(in->state, &ci, &in->err);
+            if (!in->rc && ci.pos != ci.len)
+                in->rc = errmsg_set(&in->err, ERR_DATA, "%zu bytes of its state left over",
+                                    ci.len - ci.pos);
+            break;
+        }
         }
         if (in->rc && !in->err.code)
             errmsg_set(&in->err, in->rc, "%s", err_str(in->rc));
     }
 }
 
+/* Is a checkpoint due after `records` records? */
+static bool ckpt_due(const struct ckpt_ctx *cc, uint64_t records)
+{
+    if (!cc->on)
+        return false;
+    if (cc->next_records && records >= cc->next_records)
+        return true;
+    return cc->next_s > 0 && progress_now_s() >= cc->next_s;
+}
+
+/* Schedules the next checkpoint after one that took cost_s (at least 20 times its cost). */
+static void ckpt_schedule(struct ckpt_ctx *cc, const struct engine_opts *o, uint64_t records,
+                          double cost_s)
+{
+    double gap = o->checkpoint_s;
+    if (gap > 0 && gap < 20 * cost_s)
+        gap = 20 * cost_s;
+    cc->next_s = gap > 0 ? progress_now_s() + gap : 0;
+    cc->next_records = o->checkpoint_records ? records + o->checkpoint_records : 0;
+}
+
 /* One pass over the source for instances inst[0..n). */
 static int run_pass(const struct model_ops *m, struct record_source *src, struct instance *inst,
                     size_t n, struct thread_pool *pool, const struct engine_opts *o,
-                    struct results *res, struct engine_stats *st, struct errmsg *e)
+                    struct results *res, struct ckpt_ctx *cc, struct engine_stats *st,
+                    struct errmsg *e)
 {
     struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
     void *shared = NULL;
@@ -362,7 +746,7 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
     if (m->shared_new && (rc = m->shared_new(&shared, &env, e)))
         goto done;
     env.shared = shared;
-    struct pass_ctx pc = {m, inst, group, 0, &env, 0};
+    struct pass_ctx pc = {m, inst, group, 0, &env, 0, cc->resume};
     pool_for(pool, n, pass_fn, &pc);
     for (size_t i = 0; i < n; i++)
         if (inst[i].rc) {
@@ -371,9 +755,41 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
                             errmsg_text(&inst[i].err));
             goto done;
         }
-    struct progress prog;
-    progress_init(&prog, "replay", src->n_records ? src->n_records(src->ctx) : 0, o->quiet);
     uint64_t index = 0;
+    if (cc->resume) {
+        /* continue from the checkpoint: state back into the fresh instances, source on */
+        const struct ckpt *ck = cc->resume;
+        if (m->shared_load) {
+            struct model_ckpt_in si = {ck->shared, (size_t)ck->shared_len, 0};
+            if ((rc = m->shared_load(shared, &si, e)) || si.pos != si.len) {
+                rc = errmsg_set(e, rc ? rc : ERR_DATA, "checkpoint '%s': bad shared state: %s",
+                                cc->path, rc ? errmsg_text(e) : "bytes left over");
+                goto done;
+            }
+        }
+        pc.phase = 3;
+        pool_for(pool, n, pass_fn, &pc);
+        for (size_t i = 0; i < n; i++)
+            if (inst[i].rc) {
+                rc = errmsg_set(e, inst[i].rc,
+                                "checkpoint '%s': model '%s' cannot load config "
+                                "%zu: %s",
+                                cc->path, m->name, inst[i].config_index, errmsg_text(&inst[i].err));
+                goto done;
+            }
+        if ((rc = src->seek(src->ctx, ck->records, ck->position))) {
+            rc = errmsg_set(e, rc, "checkpoint '%s': cannot continue at record %llu: %s", cc->path,
+                            (unsigned long long)ck->records, src->errmsg(src->ctx));
+            goto done;
+        }
+        index = ck->records;
+        st->resumed_records += ck->records;
+        cc->resume = NULL;
+    }
+    ckpt_schedule(cc, o, index, 0);
+    struct progress prog;
+    const uint64_t total = src->n_records ? src->n_records(src->ctx) : 0;
+    progress_init(&prog, "replay", total, o->quiet);
     for (bool end = false; !end;) {
         n_group = 0;
         uint64_t b0 = src->bytes_read(src->ctx);
@@ -416,6 +832,18 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
         }
         n_group = 0;
         progress_update(&prog, index);
+        /* (none after the last record: the rows follow at once) */
+        if (!end && (!total || index < total) && ckpt_due(cc, index)) {
+            double t0 = progress_now_s();
+            if ((rc = ckpt_write(cc, m, src, shared, inst, n, index, st, e)))
+                goto done;
+            ckpt_schedule(cc, o, index, progress_now_s() - t0);
+            if (o->stop_after_s >= 0 && progress_now_s() - cc->t0 >= o->stop_after_s) {
+                st->stopped = true; /* rows of this pass wait for the rerun */
+                progress_finish(&prog);
+                goto done;
+            }
+        }
     }
     progress_finish(&prog);
     pc.phase = 2;
@@ -434,6 +862,11 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
         }
         st->configs_run++;
     }
+    /* every row of this pass is written: its checkpoint is spent */
+    if (cc->on && remove(cc->path) != 0 && errno != ENOENT) {
+        rc = errmsg_set(e, ERR_IO, "cannot remove checkpoint '%s': %s", cc->path, strerror(errno));
+        goto done;
+    }
 done:
     for (size_t k = 0; k < n_group; k++) {
         if (aux && aux[k] && m->aux_free)
@@ -449,9 +882,50 @@ done:
     return rc;
 }
 
-int engine_run(const struct model_ops *m, struct record_source *source,
-               const struct sweep *sweep, struct results *res, const struct engine_opts *opts,
-               struct engine_stats *stats, struct errmsg *e)
+/* Frees the instances inst[0..n) (states, rows, configs) and zeroes them for reuse. */
+static void free_instances(const struct model_ops *m, struct instance *inst, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (inst[i].state)
+            m->free(inst[i].state);
+        model_result_free(inst[i].res);
+        hw_config_free(inst[i].cfg);
+        memset(&inst[i], 0, sizeof inst[i]);
+    }
+}
+
+/* Appends config c (index ci) to the batch, growing it. 0 or ERR_NOMEM (c not taken). */
+static int batch_push(struct instance **inst, size_t *n, size_t *cap, struct hw_config *c,
+                      size_t ci)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64, bytes;
+        if (!mem_mul(nc, sizeof **inst, &bytes))
+            return ERR_NOMEM;
+        struct instance *p = mem_realloc(*inst, bytes);
+        if (!p)
+            return ERR_NOMEM;
+        memset(p + *cap, 0, (nc - *cap) * sizeof *p);
+        *inst = p;
+        *cap = nc;
+    }
+    (*inst)[*n].config_index = ci;
+    (*inst)[*n].cfg = c;
+    (*n)++;
+    return 0;
+}
+
+/*
+ * Configs are built batch by batch, never all at once (a grid of 10^6 configs holds one
+ * batch of them): each batch takes the next configs not yet done, up to opts.batch_configs
+ * or, by default, while the per-instance estimates (model_estimate_bytes, model.h) sum to
+ * at most the memory limit (at least one instance). A resumed first batch is exactly the
+ * configs of its checkpoint; models without checkpoint hooks take at most a quarter of
+ * the slice per batch when checkpoints are asked for (engine.h).
+ */
+int engine_run(const struct model_ops *m, struct record_source *source, const struct sweep *sweep,
+               struct results *res, const struct engine_opts *opts, struct engine_stats *stats,
+               struct errmsg *e)
 {
     struct engine_opts o;
     if (opts)
@@ -462,7 +936,10 @@ int engine_run(const struct model_ops *m, struct record_source *source,
         o.threads = 1;
     if (!o.group_bytes)
         o.group_bytes = 64u << 20;
-    struct engine_stats st = {0};
+    struct engine_stats st;
+    memset(&st, 0, sizeof st);
+    if (stats)
+        *stats = st; /* also when refused below */
     double t0 = progress_now_s();
     const Acceltrace__TraceHeader *hdr = source->header(source->ctx);
     if (m->workload && hdr && hdr->workload && strcmp(m->workload, hdr->workload))
@@ -471,59 +948,121 @@ int engine_run(const struct model_ops *m, struct record_source *source,
     size_t begin, end;
     sweep_shard(sweep_count(sweep), o.shard_i, o.shard_n, &begin, &end);
     st.configs_total = end - begin;
-    struct instance *inst = mem_calloc(end - begin + 1, sizeof *inst);
+    struct instance *inst = NULL;
+    size_t n = 0, cap = 0;
+    struct hw_config *carry = NULL; /* taken from the sweep, left for the next batch */
+    size_t carry_index = 0;
     struct thread_pool *pool = NULL;
-    size_t n_todo = 0;
+    struct ckpt ck;
+    struct ckpt_ctx cc;
+    memset(&ck, 0, sizeof ck);
+    memset(&cc, 0, sizeof cc);
+    cc.t0 = t0;
+    bool have_ck = false;
     int rc = 0;
-    if (!inst) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = begin; i < end; i++) {
-        struct hw_config *c;
-        if ((rc = sweep_config(sweep, i, &c, e)))
+    bool want_ckpt = o.checkpoint_dir && (o.checkpoint_s > 0 || o.checkpoint_records > 0);
+    bool can_ckpt = m->save && m->load && source->position && source->seek;
+    if (want_ckpt) {
+        int n1 = snprintf(cc.path, sizeof cc.path, "%s/replay.ckpt", o.checkpoint_dir);
+        int n2 = snprintf(cc.tmp, sizeof cc.tmp, "%s/replay.ckpt.tmp", o.checkpoint_dir);
+        if (n1 < 0 || n2 < 0 || (size_t)n2 >= sizeof cc.tmp) {
+            rc = errmsg_set(e, ERR_USAGE, "results folder name too long");
             goto done;
-        if (results_done(res, hw_config_hash(c))) {
-            hw_config_free(c);
-            st.configs_skipped++;
-            continue;
         }
-        inst[n_todo].config_index = i;
-        inst[n_todo].cfg = c;
-        n_todo++;
+        cc.on = can_ckpt;
+        if (can_ckpt) {
+            int k = ckpt_read(cc.path, m, source, res, &ck, &st);
+            if (k < 0) {
+                rc = errmsg_set(e, k, "out of memory reading checkpoint '%s'", cc.path);
+                goto done;
+            }
+            have_ck = k == 0;
+        }
     }
-    if (n_todo && !(pool = pool_new(o.threads))) {
-        rc = errmsg_set(e, ERR_NOMEM, "cannot start %d threads", o.threads);
-        goto done;
-    }
-    size_t batch = o.batch_configs ? o.batch_configs : n_todo;
-    for (size_t b = 0; b < n_todo; b += batch) {
-        size_t nb = n_todo - b < batch ? n_todo - b : batch;
+    const uint64_t limit = o.mem_limit_bytes ? o.mem_limit_bytes : ENGINE_DEFAULT_MEM_LIMIT;
+    size_t max_batch = o.batch_configs ? o.batch_configs : SIZE_MAX;
+    if (!o.batch_configs && want_ckpt && !can_ckpt && end - begin > 1)
+        max_batch = (end - begin + ENGINE_FALLBACK_PASSES - 1) / ENGINE_FALLBACK_PASSES;
+    size_t next = begin;
+    for (;;) {
+        /* the next batch: a resumed one holds the checkpoint's configs, whatever they cost */
+        const bool resuming = have_ck && st.passes == 0;
+        const size_t want = resuming ? ck.n : max_batch;
+        const bool by_memory = !o.batch_configs && !resuming;
+        uint64_t sum = 0;
+        while (n < want) {
+            struct hw_config *c;
+            size_t ci;
+            if (carry) {
+                c = carry, ci = carry_index, carry = NULL;
+            } else {
+                if (next >= end)
+                    break;
+                ci = next++;
+                if ((rc = sweep_config(sweep, ci, &c, e)))
+                    goto done;
+                if (results_done(res, hw_config_hash(c))) {
+                    hw_config_free(c);
+                    st.configs_skipped++;
+                    continue;
+                }
+            }
+            if (by_memory) {
+                uint64_t b = model_estimate_bytes(m, c, hdr);
+                if (n > 0 && b > limit - sum) {
+                    carry = c, carry_index = ci;
+                    break;
+                }
+                sum = b > limit - sum ? limit : sum + b;
+            }
+            if (batch_push(&inst, &n, &cap, c, ci)) {
+                hw_config_free(c);
+                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+                goto done;
+            }
+        }
+        if (n == 0)
+            break;
+        cc.resume = NULL;
+        if (resuming && ckpt_matches(&ck, inst, n))
+            cc.resume = &ck;
+        else if (resuming)
+            ckpt_note(&st, cc.path, "its configs are not the ones left to replay");
+        if (!pool && !(pool = pool_new(o.threads))) {
+            rc = errmsg_set(e, ERR_NOMEM, "cannot start %d threads", o.threads);
+            goto done;
+        }
         if ((rc = source->rewind(source->ctx))) {
             rc = errmsg_set(e, rc, "%s", source->errmsg(source->ctx));
             goto done;
         }
         st.passes++;
-        rc = run_pass(m, source, inst + b, nb, pool, &o, res, &st, e);
-        for (size_t i = b; i < b + nb; i++) {
-            if (inst[i].state)
-                m->free(inst[i].state);
-            inst[i].state = NULL;
-            model_result_free(inst[i].res);
-            inst[i].res = NULL;
-        }
-        if (rc)
+        if (n > st.batch_configs)
+            st.batch_configs = n;
+        rc = run_pass(m, source, inst, n, pool, &o, res, &cc, &st, e);
+        free_instances(m, inst, n);
+        n = 0;
+        if (rc || st.stopped)
             goto done;
     }
-done:
-    for (size_t i = 0; inst && i < n_todo; i++) {
-        if (inst[i].state)
-            m->free(inst[i].state);
-        model_result_free(inst[i].res);
-        hw_config_free(inst[i].cfg);
+    /* a checkpoint left by a kill after its last rows were written, or one ignored, and a
+     * temporary a kill cut short */
+    if (want_ckpt && remove(cc.tmp) != 0 && errno != ENOENT) {
+        rc = errmsg_set(e, ERR_IO, "cannot remove '%s': %s", cc.tmp, strerror(errno));
+        goto done;
     }
+    if (want_ckpt && remove(cc.path) != 0 && errno != ENOENT) {
+        rc = errmsg_set(e, ERR_IO, "cannot remove checkpoint '%s': %s", cc.path, strerror(errno));
+        goto done;
+    }
+done:
+    if (inst)
+        free_instances(m, inst, n);
     mem_free(inst);
+    hw_config_free(carry);
     pool_free(pool);
+    ckpt_release(&ck);
+    buf_release(&cc.state);
     st.bytes_read = source->bytes_read(source->ctx);
     st.seconds = progress_now_s() - t0;
     if (stats)

@@ -12,6 +12,30 @@
  * After the pass each instance's finish() fills a model_result, written to the results
  * folder in config order (resume skips configs already there).
  *
+ * Checkpoints (opts.checkpoint_dir set): when the model has save/load hooks (model.h), the
+ * engine writes the state of every instance of the pass, at a group boundary every
+ * opts.checkpoint_s seconds (and every opts.checkpoint_records records when set), to
+ * DIR/replay.ckpt through a temporary DIR/replay.ckpt.tmp that is fsynced and renamed; the
+ * file is removed once the pass's rows are written. A run that finds a checkpoint naming
+ * the same trace content hash, model and (not yet done) configs loads the instances from
+ * it and continues the trace where it was saved, so a killed single-pass replay reruns
+ * only what followed the last checkpoint and ends with the same rows byte for byte. A
+ * checkpoint that does not fit is ignored (stats.note says why) and the pass starts over.
+ * Layout, all integers little-endian:
+ *   "ATCKPT01"  u32 n + trace content hash  u32 n + model name
+ *   u64 records consumed  u64 source position (trace: byte offset of the next frame, whose
+ *   number is records + 1)
+ *   u64 n_instances  u64 n + shared state (shared_save; 0 bytes without)
+ *   n_instances x (u64 config_index  u32 n + config hash  u64 n + state (save))
+ *   u32 crc32c of every byte before it
+ * Models without the hooks fall back to batches: a sweep of more than one config is split
+ * into ENGINE_FALLBACK_PASSES passes whose rows are written as each pass ends.
+ *
+ * Default batch (opts.batch_configs 0): as many instances per pass as fit in
+ * opts.mem_limit_bytes at the largest per-instance estimate of the configs to do
+ * (model_estimate_bytes, replay/model.h); all of them when they fit, the trace then read
+ * exactly once.
+ *
  * Record sources: a trace file (through traces/trace_reader.h) or an in-memory list of
  * packed records (tests, benchmarks); both count the bytes they read.
  */
@@ -42,12 +66,18 @@ struct record_source {
     /* Back to the first record (before every pass; a no-op when nothing was read yet, so a
      * fresh source is read exactly once). 0 or negative. */
     int (*rewind)(void *ctx);
-    uint64_t (*bytes_read)(void *ctx); /* total bytes read from the underlying source */
+    uint64_t (*bytes_read)(void *ctx);    /* total bytes read from the underlying source */
     uint64_t (*payload_bytes)(void *ctx); /* decoded payload bytes of the last record */
     const char *(*errmsg)(void *ctx);
     void (*close)(void *ctx);
     /* Records per pass when known (trace index), else 0; for progress only. May be NULL. */
     uint64_t (*n_records)(void *ctx);
+    /* Where the next record starts (trace: byte offset of its frame; memory: its number).
+     * May be NULL (no checkpoints then). */
+    uint64_t (*position)(void *ctx);
+    /* On a fresh or rewound source: continue after `records` records, at `position` as
+     * position() reported it then. 0 or negative (errmsg). May be NULL. */
+    int (*seek)(void *ctx, uint64_t records, uint64_t position);
 };
 
 /* Opens a trace file as a source; 0 or negative with e set (ERR_DATA etc. from the reader). */
@@ -66,26 +96,47 @@ int record_source_mem(struct record_source *s, const Acceltrace__TraceHeader *hd
 void record_source_close(struct record_source *s);
 
 struct engine_opts {
-    int threads;             /* instances split over this many threads; default 1 */
-    size_t batch_configs;    /* configs per pass; 0 = all */
-    size_t group_records;    /* records decoded per group; default 64 */
-    uint64_t group_bytes;    /* payload bytes per group; default 64 MiB */
-    unsigned shard_i, shard_n; /* --shard I/N (1-based); 0/0 = everything */
+    int threads;                       /* instances split over this many threads; default 1 */
+    size_t batch_configs;              /* configs per pass; 0 = what mem_limit_bytes holds */
+    size_t group_records;              /* records decoded per group; default 64 */
+    uint64_t group_bytes;              /* payload bytes per group; default 64 MiB */
+    unsigned shard_i, shard_n;         /* --shard I/N (1-based); 0/0 = everything */
     const struct energy_table *energy; /* applied to each row, or NULL */
-    bool quiet;              /* no progress on stderr */
+    bool quiet;                        /* no progress on stderr */
+    const char *checkpoint_dir;        /* folder of replay.ckpt (the results folder); NULL: none */
+    double checkpoint_s;               /* seconds between checkpoints (default 1; at least 20 times
+                                          what the last one took); <= 0 with checkpoint_records 0:
+                                          none */
+    uint64_t checkpoint_records;       /* also after this many records; 0 = by time only */
+    double stop_after_s;      /* >= 0: stop at the first checkpoint written this many seconds
+                                 after the start (stats.stopped; a rerun continues); default
+                                 -1, never */
+    uint64_t mem_limit_bytes; /* instances of one pass; 0 = ENGINE_DEFAULT_MEM_LIMIT */
 };
+
+/* Memory the instances of one pass may take by default (8 GiB) [decision]. */
+#define ENGINE_DEFAULT_MEM_LIMIT ((uint64_t)8 << 30)
+/* Passes of a sweep whose model cannot checkpoint: a kill loses at most a quarter of the
+ * work, for three more reads of the trace [decision]. */
+#define ENGINE_FALLBACK_PASSES 4
 
 void engine_opts_default(struct engine_opts *o);
 
 /* What a run did. */
 struct engine_stats {
-    size_t configs_total;    /* in the sweep (or shard) */
-    size_t configs_skipped;  /* already in the results folder */
+    size_t configs_total;   /* in the sweep (or shard) */
+    size_t configs_skipped; /* already in the results folder */
     size_t configs_run;
-    size_t passes;           /* times the trace was read */
-    uint64_t records;        /* records decoded (all passes) */
-    uint64_t bytes_read;     /* bytes read from the source (all passes) */
+    size_t passes;       /* times the trace was read */
+    uint64_t records;    /* records decoded (all passes) */
+    uint64_t bytes_read; /* bytes read from the source (all passes) */
     double seconds;
+    size_t batch_configs;      /* instances per pass used */
+    size_t checkpoints;        /* checkpoints written */
+    uint64_t checkpoint_bytes; /* size of the last one */
+    uint64_t resumed_records;  /* records a checkpoint spared (not replayed) */
+    char note[400];            /* why a checkpoint found was ignored, or "" */
+    bool stopped;              /* stop_after_s ended the run at a checkpoint: rows missing */
 };
 
 /*
@@ -93,8 +144,8 @@ struct engine_stats {
  * 0 or negative with e set (the message names the config index and file when a model
  * fails). stats may be NULL.
  */
-int engine_run(const struct model_ops *m, struct record_source *source,
-               const struct sweep *sweep, struct results *res, const struct engine_opts *opts,
-               struct engine_stats *stats, struct errmsg *e);
+int engine_run(const struct model_ops *m, struct record_source *source, const struct sweep *sweep,
+               struct results *res, const struct engine_opts *opts, struct engine_stats *stats,
+               struct errmsg *e);
 
 #endif

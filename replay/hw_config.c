@@ -573,7 +573,9 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
         char *btext;
         struct errmsg be = {0};
         if (read_text(base, &btext, &be)) {
-            rc = origin_err(&o, e, "missing extends target '%s'", base);
+            rc = be.code == ERR_USAGE /* a FIFO or device: io_open_input refused it */
+                     ? origin_err(&o, e, "extends target '%s' is not a regular file", base)
+                     : origin_err(&o, e, "missing extends target '%s'", base);
             goto done;
         }
         chain[depth] = real;

@@ -363,6 +363,122 @@ static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
     return 0;
 }
 
+/*
+ * Checkpoint hooks (model.h). An instance keeps its map size, counters and per-step rows
+ * (the array's registers start at zero every step, kura_sim.h); the shared state keeps the
+ * last REVERSE step, which stored tiles after a checkpoint are checked against.
+ */
+static int kura_save(const void *state, struct sink *k, struct errmsg *e)
+{
+    const struct kura_state *s = state;
+    uint64_t v[8] = {(uint64_t)(int64_t)s->h,
+                     (uint64_t)(int64_t)s->w,
+                     s->steps,
+                     s->toggles,
+                     s->bits,
+                     s->writes,
+                     s->pe_cycles,
+                     s->sim_cycles};
+    uint64_t n = s->n_rows;
+    int rc = sink_write(k, v, sizeof v);
+    rc = rc ? rc : sink_write(k, &n, sizeof n);
+    rc = rc ? rc : sink_write(k, s->rows, s->n_rows * sizeof *s->rows);
+    return rc ? errmsg_set(e, rc, "out of memory") : 0;
+}
+
+static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
+{
+    struct kura_state *s = state;
+    uint64_t v[8], n = 0;
+    int rc = model_ckpt_get(in, v, sizeof v);
+    rc = rc ? rc : model_ckpt_get(in, &n, sizeof n);
+    if (!rc &&
+        (n > (in->len - in->pos) / sizeof *s->rows || (int64_t)v[0] < 0 ||
+         (int64_t)v[0] > KURA_MAX_SIDE || (int64_t)v[1] < 0 || (int64_t)v[1] > KURA_MAX_SIDE))
+        rc = ERR_DATA;
+    if (rc)
+        return errmsg_set(e, rc, "truncated kura state");
+    s->h = (int)(int64_t)v[0], s->w = (int)(int64_t)v[1], s->steps = v[2];
+    s->toggles = v[3], s->bits = v[4], s->writes = v[5], s->pe_cycles = v[6];
+    s->sim_cycles = v[7];
+    if (n) {
+        void *p;
+        if ((rc = model_ckpt_get_alloc(in, &p, (size_t)n * sizeof *s->rows)))
+            return errmsg_set(e, rc, "cannot read kura step rows");
+        mem_free(s->rows);
+        s->rows = p;
+        s->n_rows = s->cap_rows = (size_t)n;
+    }
+    return 0;
+}
+
+static int kura_shared_save(const void *shared, struct sink *k, struct errmsg *e)
+{
+    const struct kura_shared *sh = shared;
+    uint8_t have = sh->last_q != NULL;
+    int rc = sink_write(k, &have, 1);
+    rc = rc ? rc : sink_write(k, &sh->last, sizeof sh->last);
+    if (!rc && have)
+        rc = sink_write(k, sh->last_q, (size_t)sh->last.h * sh->last.w * sizeof *sh->last_q);
+    return rc ? errmsg_set(e, rc, "out of memory") : 0;
+}
+
+static int kura_shared_load(void *shared, struct model_ckpt_in *in, struct errmsg *e)
+{
+    struct kura_shared *sh = shared;
+    uint8_t have = 0;
+    int rc = model_ckpt_get(in, &have, 1);
+    rc = rc ? rc : model_ckpt_get(in, &sh->last, sizeof sh->last);
+    if (!rc && (sh->last.h < 0 || sh->last.h > KURA_MAX_SIDE || sh->last.w < 0 ||
+                sh->last.w > KURA_MAX_SIDE))
+        rc = ERR_DATA;
+    if (!rc && have) {
+        void *p;
+        rc = model_ckpt_get_alloc(in, &p, (size_t)sh->last.h * sh->last.w * sizeof *sh->last_q);
+        if (!rc) {
+            mem_free(sh->last_q);
+            sh->last_q = p;
+        }
+    }
+    return rc ? errmsg_set(e, rc, "bad shared kura state") : 0;
+}
+
+/*
+ * Memory estimate (model.h; docs/models.md#memory-estimates). Analytic configs hold the
+ * state and one row of 36 columns. A simulated array adds its PE registers (6 words of 4
+ * bytes per PE, kura_sim.c), the row/column buffers and the drained u_q map (4 bytes per
+ * pixel); activity adds one step row (24 bytes, capacity doubled) and one 7-column row of
+ * kura_steps per REVERSE step. Without a header: a 96x96 t100 capture.
+ */
+static uint64_t kura_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
+{
+    const Acceltrace__KuraHeader *kh = hdr ? hdr->kura : NULL;
+    uint64_t px = kh ? (uint64_t)kh->h * kh->w : 96 * 96;
+    uint64_t steps = kh ? (kh->t > 1 ? kh->t - 1 : 1) : 99;
+    uint64_t nh = (uint64_t)hw_config_int(cfg, "n_h"), nw = (uint64_t)hw_config_int(cfg, "n_w");
+    bool act = hw_config_bool(cfg, "activity");
+    bool sim = act || hw_config_bool(cfg, "cycle_accurate");
+    uint64_t b = sizeof(struct kura_state) + MODEL_RESULT_ROW_BYTES(36);
+    if (sim)
+        b += 24 * nh * nw + 16 * nw + 12 * (nh + 4) + 4 * (nw + 4) + 256 + 4 * px;
+    if (act)
+        b += steps * (2 * sizeof(struct kura_step_row) + MODEL_RESULT_ROW_BYTES(7));
+    return b;
+}
+
+/* Pass estimate (model.h): the shared last REVERSE map (2 bytes per pixel); per record in
+ * flight the decoded KuraStep's Q1.15 map and prepare's aux (q, sc, uq, d: 2 + 4 + 4 + 4
+ * bytes per pixel), 16 bytes per pixel in all. Stored KuraTiles records are not counted.
+ * Without a header: 96x96. */
+static void kura_estimate_pass(const Acceltrace__TraceHeader *hdr, uint64_t *shared_bytes,
+                               uint64_t *per_record_bytes)
+{
+    const Acceltrace__KuraHeader *kh = hdr ? hdr->kura : NULL;
+    uint64_t px = kh ? (uint64_t)kh->h * kh->w : 96 * 96;
+    *shared_bytes = sizeof(struct kura_shared) + 2 * px;
+    *per_record_bytes = sizeof(struct kura_aux) + 16 * px + 1024;
+}
+
 const struct model_ops model_kura_ops = {
     .name = "kura",
     .workload = "kura",
@@ -375,8 +491,14 @@ const struct model_ops model_kura_ops = {
     .consume = kura_consume,
     .finish = kura_finish,
     .free = kura_free,
+    .estimate_bytes = kura_estimate,
+    .estimate_pass = kura_estimate_pass,
     .shared_new = kura_shared_new,
     .prepare = kura_prepare,
     .aux_free = kura_aux_free,
     .shared_free = kura_shared_free,
+    .save = kura_save,
+    .load = kura_load,
+    .shared_save = kura_shared_save,
+    .shared_load = kura_shared_load,
 };

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 
 void kura_energy_default(struct kura_energy *e)
@@ -109,7 +111,11 @@ int kura_energy_load(struct kura_energy *e, const char *path, struct errmsg *em)
     static const char *const base_keys[] = {"rocket_ms", "rocket_mw", "jetson_nj_px",
                                             "jetson_latency_ratio", NULL};
     json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
+    int fd = io_open_input(path, NULL, em); /* regular files only: a FIFO would block */
+    if (fd < 0)
+        return fd;
+    json_t *root = json_loadfd(fd, 0, &jerr);
+    close(fd);
     json_t *o;
     int rc = 0;
     if (!root)

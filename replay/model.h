@@ -27,6 +27,19 @@
  *
  * Errors: new/consume/finish return 0 or a negative enum err and fill e with a message
  * (ERR_DATA for a trace the model cannot replay, ERR_CONFIG for an impossible config).
+ *
+ * Memory estimates (issue 17 item 5; for batch sizing and --mem-limit). The function to call:
+ *
+ *   uint64_t model_estimate_bytes(const struct model_ops *m, const struct hw_config *cfg,
+ *                                 const Acceltrace__TraceHeader *hdr);
+ *
+ * the estimated peak bytes that one instance of m for cfg costs while a trace with header
+ * hdr (NULL: not known yet) is replayed: the model's optional estimate_bytes hook (its
+ * state and result rows; MODEL_ESTIMATE_DEFAULT_BYTES when the model has no hook) plus
+ * MODEL_INSTANCE_OVERHEAD_BYTES for the engine's record of the instance (config copy,
+ * error message). model_estimate_sweep (replay/model_registry.h) sums it over a sweep;
+ * model_estimate_pass_bytes (below) adds what a pass holds once for all instances (shared
+ * state, a group of decoded records and their prepare() aux).
  */
 #ifndef ACCELTRACE_MODEL_H
 #define ACCELTRACE_MODEL_H
@@ -36,6 +49,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/io.h"
 #include "formats/trace.pb-c.h"
 #include "replay/hw_config.h"
 
@@ -55,6 +69,9 @@ struct model_env {
 
 /* Rows reported by finish(); opaque, owned by the engine. */
 struct model_result;
+
+/* A checkpoint being read back (below). */
+struct model_ckpt_in;
 
 struct model_ops {
     const char *name;       /* registry name and the "model" key of configs: "count" */
@@ -84,7 +101,84 @@ struct model_ops {
     int (*prepare)(void *shared, const struct model_record *r, void **aux, struct errmsg *e);
     void (*aux_free)(void *shared, void *aux);
     void (*shared_free)(void *shared);
+
+    /*
+     * Optional checkpoint hooks (both or neither; NULL = the model cannot checkpoint, and
+     * the engine splits a long sweep into batches instead, engine.h). save writes what
+     * consume has changed since new; load, called on a fresh instance new() built from
+     * the same config, reads it back so the instance continues exactly as the saved one
+     * would have (same rows, byte for byte). The bytes stay on this machine and build
+     * (native byte order and layout). load returns 0, or ERR_DATA when the bytes do not
+     * fit (model_ckpt_get fails). shared_save/shared_load do the same for the state of
+     * shared_new/prepare when prepare carries something from one record to the next;
+     * they may be NULL when it does not. Called between groups of records, never
+     * concurrently with consume.
+     */
+    int (*save)(const void *state, struct sink *k, struct errmsg *e);
+    int (*load)(void *state, struct model_ckpt_in *in, struct errmsg *e);
+    int (*shared_save)(const void *shared, struct sink *k, struct errmsg *e);
+    int (*shared_load)(void *shared, struct model_ckpt_in *in, struct errmsg *e);
+
+    /*
+     * Optional (NULL = MODEL_ESTIMATE_DEFAULT_BYTES): estimated peak bytes of one instance
+     * for cfg (validated) on a trace with header hdr (NULL when unknown: assume the
+     * workload's default capture): what new() allocates, what consume() grows to and the
+     * rows finish() adds (MODEL_RESULT_ROW_BYTES each). Must not allocate, fail or
+     * look at anything but cfg and hdr; a few microseconds at most (it runs per config of
+     * a sweep before anything is built). Formulas are in docs/models.md#memory-estimates.
+     */
+    uint64_t (*estimate_bytes)(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr);
+    /*
+     * Optional (NULL = MODEL_RECORD_DEFAULT_BYTES per record, nothing shared): what a pass
+     * holds once for all instances on a trace with header hdr (NULL: the default capture):
+     * *shared_bytes for shared_new's state, *per_record_bytes for one record in flight
+     * (the decoded record and prepare's aux; the engine holds a group of them at once).
+     */
+    void (*estimate_pass)(const Acceltrace__TraceHeader *hdr, uint64_t *shared_bytes,
+                          uint64_t *per_record_bytes);
 };
+
+/* Engine bytes per instance besides the model's own: the struct the engine keeps for it
+ * (with its 512-byte error message) and the config copy [measured: 1.0 KB per config held,
+ * count model, 10^5 configs, --batch 100, docs/models.md#memory-estimates]. */
+#define MODEL_INSTANCE_OVERHEAD_BYTES 1024u
+/* Bytes of one result row of n_cols columns held until it is written: the column array
+ * (at least 16 slots of 56 bytes) and each column's name and unit [measured: a 5-column
+ * count row costs 1.4 KB]. */
+#define MODEL_RESULT_ROW_BYTES(n_cols) (1024u + 120u * (uint64_t)(n_cols))
+/* Per-instance estimate of a model without an estimate_bytes hook [decision]. */
+#define MODEL_ESTIMATE_DEFAULT_BYTES (64u << 10)
+
+/* Bytes of one record in flight for a model without an estimate_pass hook [decision]. */
+#define MODEL_RECORD_DEFAULT_BYTES (64u << 10)
+
+/* See "Memory estimates" above; implemented in replay/model_registry.c. */
+uint64_t model_estimate_bytes(const struct model_ops *m, const struct hw_config *cfg,
+                              const Acceltrace__TraceHeader *hdr);
+/*
+ * Bytes a pass of model m holds besides its instances when the engine decodes
+ * group_records records at a time: the estimate_pass hook's shared state plus
+ * group_records records in flight (saturating).
+ */
+uint64_t model_estimate_pass_bytes(const struct model_ops *m, const Acceltrace__TraceHeader *hdr,
+                                   size_t group_records);
+
+/* Bytes of one instance's checkpoint as handed to load (owned by the engine). */
+struct model_ckpt_in {
+    const uint8_t *data;
+    size_t len, pos; /* pos: bytes consumed so far */
+};
+
+/*
+ * Copies the next n bytes of in to dst; 0, or ERR_DATA (nothing copied) when fewer than
+ * n are left. For load hooks; implemented by the engine.
+ */
+int model_ckpt_get(struct model_ckpt_in *in, void *dst, size_t n);
+/*
+ * The next n bytes of in copied into a new block of max(n, 1) bytes (*dst; caller frees
+ * with mem_free). 0, ERR_DATA or ERR_NOMEM.
+ */
+int model_ckpt_get_alloc(struct model_ckpt_in *in, void **dst, size_t n);
 
 /*
  * Starts a new row in table `table` (NULL or "results" = the main results table). The

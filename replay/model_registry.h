@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "replay/model.h"
+#include "replay/sweep.h"
 
 /* The model named `name`, or NULL. */
 const struct model_ops *model_registry_find(const char *name);
@@ -19,5 +20,29 @@ const struct model_ops *model_registry_get(size_t i);
 
 /* Schema of the model named `name`, or NULL (used by hw_config for "model" keys). */
 const struct hw_schema *model_registry_schema(const char *name);
+
+/* Slices up to this many configs are estimated config by config; larger ones by sample. */
+#define MODEL_ESTIMATE_EXACT_MAX 16384u
+
+/* Memory of a sweep slice's instances, all alive at once (model_estimate_sweep). */
+struct model_estimate {
+    size_t n_configs;            /* configs in the slice */
+    size_t n_measured;           /* configs whose estimate was computed */
+    uint64_t total_bytes;        /* every instance of the slice at once (saturates) */
+    uint64_t max_instance_bytes; /* largest instance measured */
+    bool sampled;                /* n_measured < n_configs: total scaled from the sample */
+};
+
+/*
+ * Estimates the bytes of the instances of model m for configs [begin, end) of sweep on a
+ * trace with header hdr (may be NULL), all alive at once, as the sum of
+ * model_estimate_bytes (model.h). Up to MODEL_ESTIMATE_EXACT_MAX configs are summed one by
+ * one; a larger slice from that many evenly spaced configs, the sum scaled to the slice,
+ * so any grid is estimated in well under a second and nothing is kept. 0, or the error of
+ * sweep_config (a config the schema's cross-key check rejects), e set.
+ */
+int model_estimate_sweep(const struct model_ops *m, const struct sweep *sweep, size_t begin,
+                         size_t end, const Acceltrace__TraceHeader *hdr, struct model_estimate *out,
+                         struct errmsg *e);
 
 #endif

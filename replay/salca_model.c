@@ -800,6 +800,96 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
     return 0;
 }
 
+/*
+ * Checkpoint hooks (model.h): the two schedulers and their step starts, the open step and
+ * every closed one, the totals and activity. The scratch buffers (work, pc, syn) hold
+ * nothing between records.
+ */
+static int salca_save(const void *state, struct sink *k, struct errmsg *e)
+{
+    const struct salca_state *s = state;
+    uint8_t any = s->any;
+    uint64_t n = s->n_steps;
+    int rc = sink_write(k, &s->run.sch, sizeof s->run.sch);
+    rc = rc ? rc : sink_write(k, &s->run.step_start, sizeof s->run.step_start);
+    rc = rc ? rc : sink_write(k, &s->dense.sch, sizeof s->dense.sch);
+    rc = rc ? rc : sink_write(k, &s->dense.step_start, sizeof s->dense.step_start);
+    rc = rc ? rc : sink_write(k, &any, 1);
+    rc = rc ? rc : sink_write(k, &s->cur_t, sizeof s->cur_t);
+    rc = rc ? rc : sink_write(k, &s->cur_l, sizeof s->cur_l);
+    rc = rc ? rc : sink_write(k, &s->cur, sizeof s->cur);
+    rc = rc ? rc : sink_write(k, &s->tot, sizeof s->tot);
+    rc = rc ? rc : sink_write(k, &s->act, sizeof s->act);
+    rc = rc ? rc : sink_write(k, &s->dact, sizeof s->dact);
+    rc = rc ? rc : sink_write(k, &n, sizeof n);
+    rc = rc ? rc : sink_write(k, s->steps, s->n_steps * sizeof *s->steps);
+    return rc ? errmsg_set(e, rc, "out of memory") : 0;
+}
+
+static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
+{
+    struct salca_state *s = state;
+    uint8_t any = 0;
+    uint64_t n = 0;
+    int rc = model_ckpt_get(in, &s->run.sch, sizeof s->run.sch);
+    rc = rc ? rc : model_ckpt_get(in, &s->run.step_start, sizeof s->run.step_start);
+    rc = rc ? rc : model_ckpt_get(in, &s->dense.sch, sizeof s->dense.sch);
+    rc = rc ? rc : model_ckpt_get(in, &s->dense.step_start, sizeof s->dense.step_start);
+    rc = rc ? rc : model_ckpt_get(in, &any, 1);
+    rc = rc ? rc : model_ckpt_get(in, &s->cur_t, sizeof s->cur_t);
+    rc = rc ? rc : model_ckpt_get(in, &s->cur_l, sizeof s->cur_l);
+    rc = rc ? rc : model_ckpt_get(in, &s->cur, sizeof s->cur);
+    rc = rc ? rc : model_ckpt_get(in, &s->tot, sizeof s->tot);
+    rc = rc ? rc : model_ckpt_get(in, &s->act, sizeof s->act);
+    rc = rc ? rc : model_ckpt_get(in, &s->dact, sizeof s->dact);
+    rc = rc ? rc : model_ckpt_get(in, &n, sizeof n);
+    if (!rc && n > (in->len - in->pos) / sizeof *s->steps)
+        rc = ERR_DATA;
+    if (rc)
+        return errmsg_set(e, rc, "truncated salca state");
+    s->any = any != 0;
+    if (n) {
+        void *p;
+        if ((rc = model_ckpt_get_alloc(in, &p, (size_t)n * sizeof *s->steps)))
+            return errmsg_set(e, rc, "cannot read salca steps");
+        mem_free(s->steps);
+        s->steps = p;
+        s->n_steps = s->cap_steps = (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Memory estimate (model.h; docs/models.md#memory-estimates): the state, one step record
+ * per decode step (capacity doubled), the per-selection PC and synonym arrays of the
+ * largest context (2 + 4 bytes per token, context = n0 + N + 1), one row of 40 columns
+ * and, with steps_table, one row of 20 columns per step. Without a header: the tiny
+ * synthetic capture's 4096 tokens and 64 steps.
+ */
+static uint64_t salca_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
+{
+    const Acceltrace__SalcaHeader *sh = hdr ? hdr->salca : NULL;
+    uint64_t steps = sh ? sh->n_steps : 64;
+    uint64_t ctx = sh ? (uint64_t)sh->n0 + sh->n_steps + 1 : 4096;
+    uint64_t b = sizeof(struct salca_state) + 2 * steps * sizeof(struct salca_step) + 6 * ctx +
+                 MODEL_RESULT_ROW_BYTES(40);
+    if (hw_config_bool(cfg, "steps_table"))
+        b += steps * MODEL_RESULT_ROW_BYTES(20);
+    return b;
+}
+
+/* Pass estimate (model.h): nothing shared; per SalcaSelect in flight its varint selection
+ * (2 bytes per token on average) and prepare's decoded indices (4 bytes), over the largest
+ * context n0 + N + 1, plus 1 KiB. Without a header: 4096 tokens. */
+static void salca_estimate_pass(const Acceltrace__TraceHeader *hdr, uint64_t *shared_bytes,
+                                uint64_t *per_record_bytes)
+{
+    const Acceltrace__SalcaHeader *sh = hdr ? hdr->salca : NULL;
+    uint64_t ctx = sh ? (uint64_t)sh->n0 + sh->n_steps + 1 : 4096;
+    *shared_bytes = 0;
+    *per_record_bytes = 6 * ctx + 1024;
+}
+
 const struct model_ops model_salca_ops = {
     .name = "salca",
     .workload = "salca",
@@ -811,6 +901,10 @@ const struct model_ops model_salca_ops = {
     .consume = salca_consume,
     .finish = salca_finish,
     .free = salca_free,
+    .estimate_bytes = salca_estimate,
+    .estimate_pass = salca_estimate_pass,
+    .save = salca_save,
+    .load = salca_load,
     .prepare = salca_prepare,
     .aux_free = salca_aux_free,
 };

@@ -1,8 +1,10 @@
 /*
- * sweep: grid files to configs (see sweep.h). Values are kept as JSON text and applied
- * with hw_config_set_json, so a grid value is validated exactly like a config value.
+ * sweep: grid files to configs (see sweep.h). List values are kept as JSON text and
+ * applied with hw_config_set_json, so a grid value is validated exactly like a config
+ * value; range values are computed as text from first, step and index when applied.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,12 +20,20 @@
 #define SWEEP_MAX_CONFIGS 10000000u
 #define SWEEP_MAX_FILE_BYTES (16u << 20)
 
+/*
+ * One axis of the product. List and zip axes hold their values as JSON text; a range axis
+ * holds only first, step and count, and sweep_config computes value j, so a grid's memory
+ * does not grow with the length of its ranges.
+ */
 struct axis {
     size_t n_keys;
-    char **keys;     /* (n_keys) */
+    char **keys; /* (n_keys) */
     size_t n_vals;
-    char **vals;     /* (n_vals, n_keys) JSON text */
-    char **origins;  /* (n_vals, n_keys) location for messages */
+    char **vals; /* (n_vals, n_keys) JSON text; NULL for a range */
+    bool is_range, range_int;
+    int64_t i_first; /* integer range: value j = i_first + j * i_step */
+    uint64_t i_step;
+    double f_first, f_step; /* float range: value j = f_first + j * f_step */
 };
 
 struct sweep {
@@ -41,13 +51,10 @@ void sweep_free(struct sweep *s)
         struct axis *x = &s->axes[a];
         for (size_t k = 0; x->keys && k < x->n_keys; k++)
             mem_free(x->keys[k]);
-        for (size_t v = 0; x->vals && x->origins && v < x->n_vals * x->n_keys; v++) {
+        for (size_t v = 0; x->vals && v < x->n_vals * x->n_keys; v++)
             mem_free(x->vals[v]);
-            mem_free(x->origins[v]);
-        }
         mem_free(x->keys);
         mem_free(x->vals);
-        mem_free(x->origins);
     }
     mem_free(s->axes);
     hw_config_free(s->base);
@@ -81,8 +88,8 @@ static char *origin_text(const char *name, const char *text, const char *const *
     return mem_strdup(out);
 }
 
-static int grid_err(struct errmsg *e, const char *name, const char *text,
-                    const char *const *keys, const size_t *idx, size_t n, const char *what)
+static int grid_err(struct errmsg *e, const char *name, const char *text, const char *const *keys,
+                    const size_t *idx, size_t n, const char *what)
 {
     char *o = origin_text(name, text, keys, idx, n);
     errmsg_set(e, ERR_CONFIG, "%s (%s)", what, o ? o : name);
@@ -90,64 +97,83 @@ static int grid_err(struct errmsg *e, const char *name, const char *text,
     return ERR_CONFIG;
 }
 
-/* Adds axis value j for key k: JSON text + origin, validated on a scratch config. */
-static int add_value(struct axis *x, size_t j, size_t k, const json_t *v, char *origin,
-                     struct hw_config *scratch, struct errmsg *e)
+/*
+ * Validates value text t for key on the scratch config. The origin text (a scan of the
+ * grid) is only built when the value is bad: building it for every value made long lists
+ * quadratic in the file size.
+ */
+static int check_value(struct hw_config *scratch, const char *key, const char *t, const char *name,
+                       const char *text, const char *const *keys, const size_t *idx, size_t n,
+                       const char *suffix, struct errmsg *e)
+{
+    if (hw_config_set_json(scratch, key, t, NULL, NULL) == 0)
+        return 0;
+    char *o = origin_text(name, text, keys, idx, n);
+    char full[800];
+    snprintf(full, sizeof full, "%s%s", o ? o : name, suffix ? suffix : "");
+    mem_free(o);
+    return hw_config_set_json(scratch, key, t, full, e);
+}
+
+/* Stores value j of key k as JSON text and validates it. */
+static int add_value(struct axis *x, size_t j, size_t k, const json_t *v, struct hw_config *scratch,
+                     const char *name, const char *text, const char *const *keys, const size_t *idx,
+                     size_t n, struct errmsg *e)
 {
     char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
-    if (!t || !origin) {
-        free(t);
-        mem_free(origin);
+    if (!t)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
     x->vals[j * x->n_keys + k] = mem_strdup(t);
-    x->origins[j * x->n_keys + k] = origin;
     free(t);
     if (!x->vals[j * x->n_keys + k])
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    return hw_config_set_json(scratch, x->keys[k], x->vals[j * x->n_keys + k], origin, e);
+    return check_value(scratch, x->keys[k], x->vals[j * x->n_keys + k], name, text, keys, idx, n,
+                       NULL, e);
 }
 
-static int axis_alloc(struct axis *x, size_t n_keys, size_t n_vals)
+static int axis_alloc(struct axis *x, size_t n_keys, size_t n_vals, bool with_vals)
 {
     x->n_keys = n_keys;
     x->n_vals = n_vals;
-    size_t nv = (n_keys * n_vals) != 0 ? n_keys * n_vals : 1;
+    size_t nv;
+    if (!mem_mul(n_keys, n_vals, &nv))
+        return ERR_NOMEM;
     x->keys = mem_calloc(n_keys ? n_keys : 1, sizeof *x->keys);
-    x->vals = mem_calloc(nv, sizeof *x->vals);
-    x->origins = mem_calloc(nv, sizeof *x->origins);
-    return x->keys && x->vals && x->origins ? 0 : ERR_NOMEM;
+    if (with_vals)
+        x->vals = mem_calloc(nv ? nv : 1, sizeof *x->vals);
+    return x->keys && (!with_vals || x->vals) ? 0 : ERR_NOMEM;
 }
 
-/* A list (or a single value) for one key. */
-static int axis_list(struct axis *x, const char *key, const json_t *v, const char *name,
-                     const char *text, struct hw_config *scratch, struct errmsg *e)
+/* A parsed {"range": [first, last, step]}: count and values, nothing expanded. */
+struct range {
+    bool is_int;
+    int64_t i_first; /* integer keys: exact */
+    uint64_t i_step;
+    double first, step; /* float keys */
+    size_t n;           /* values, <= SWEEP_MAX_CONFIGS */
+};
+
+/* first + off, where the true sum is known to lie in [first, last] of a range. */
+static int64_t add_offset(int64_t first, uint64_t off)
 {
-    bool is_list = json_is_array(v);
-    size_t n = is_list ? json_array_size(v) : 1;
-    if (n == 0) {
-        const char *keys[] = {key};
-        return grid_err(e, name, text, keys, NULL, 1, "empty list of values");
-    }
-    if (axis_alloc(x, 1, n) || !(x->keys[0] = mem_strdup(key)))
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    for (size_t j = 0; j < n; j++) {
-        const char *keys[] = {key, NULL};
-        size_t idx[] = {0, j};
-        int rc = add_value(x, j, 0, is_list ? json_array_get(v, j) : v,
-                           origin_text(name, text, keys, idx, is_list ? 2 : 1), scratch, e);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    if (first >= 0)
+        return first + (int64_t)off;             /* off <= last - first <= INT64_MAX - first */
+    uint64_t neg = (uint64_t)(-(first + 1)) + 1; /* -first, exact */
+    return off >= neg ? (int64_t)(off - neg) : first + (int64_t)off;
 }
 
-/* {"range": [a, b, step]} for one key. */
-static int axis_range(struct axis *x, const char *key, const json_t *r, const char *name,
-                      const char *text, struct hw_config *scratch, struct errmsg *e)
+/*
+ * Checks a range and counts its values arithmetically: integer ranges in exact 64-bit
+ * arithmetic ((last - first) / step + 1, the difference taken unsigned so no bound can
+ * overflow), float ranges as floor((last - first)/step + 1e-9) + 1 (sweep.h). Nothing is
+ * allocated, so a range of 10^18 values is refused at once.
+ */
+static int range_parse(struct range *g, const char *key, const json_t *r, const char *name,
+                       const char *text, const struct hw_config *scratch, struct errmsg *e)
 {
     const char *keys[] = {key, "range", NULL};
     size_t idx[] = {0, 0, 0};
+    memset(g, 0, sizeof *g);
     if (!json_is_array(r) || json_array_size(r) != 3)
         return grid_err(e, name, text, keys, idx, 2, "range must be [first, last, step]");
     for (size_t i = 0; i < 3; i++)
@@ -158,89 +184,183 @@ static int axis_range(struct axis *x, const char *key, const json_t *r, const ch
     const struct hw_key *k = hw_schema_find(hw_config_schema(scratch), key);
     if (!k)
         return grid_err(e, name, text, keys, idx, 1, "unknown key in grid");
-    bool is_int = k->type == HW_INT;
+    g->is_int = k->type == HW_INT;
     if (k->type != HW_INT && k->type != HW_FLOAT)
         return grid_err(e, name, text, keys, idx, 2, "range on a key that is not a number");
-    if (is_int)
+    if (g->is_int) {
         for (size_t i = 0; i < 3; i++)
             if (!json_is_integer(json_array_get(r, i))) {
                 idx[2] = i;
                 return grid_err(e, name, text, keys, idx, 3,
                                 "range of an integer key needs integer bounds and step");
             }
+        int64_t a = json_integer_value(json_array_get(r, 0));
+        int64_t b = json_integer_value(json_array_get(r, 1));
+        int64_t st = json_integer_value(json_array_get(r, 2));
+        if (st <= 0 || b < a) {
+            idx[2] = st <= 0 ? 2 : 1;
+            return grid_err(e, name, text, keys, idx, 3, "range needs step > 0 and last >= first");
+        }
+        uint64_t diff = (uint64_t)b - (uint64_t)a; /* exact: 0 <= b - a < 2^64 */
+        uint64_t q = diff / (uint64_t)st;
+        if (q >= SWEEP_MAX_CONFIGS)
+            return grid_err(e, name, text, keys, idx, 2, "range has too many values");
+        g->i_first = a;
+        g->i_step = (uint64_t)st;
+        g->n = (size_t)q + 1; /* the last value, a + q step <= b, is add_offset's to compute */
+        return 0;
+    }
     double a = json_number_value(json_array_get(r, 0));
     double b = json_number_value(json_array_get(r, 1));
     double st = json_number_value(json_array_get(r, 2));
-    if (!(st > 0) || b < a) {
+    if (!(st > 0) || !(b >= a)) {
         idx[2] = !(st > 0) ? 2 : 1;
         return grid_err(e, name, text, keys, idx, 3, "range needs step > 0 and last >= first");
     }
-    double cnt = floor((b - a) / st + 1e-9) + 1;
-    if (cnt > SWEEP_MAX_CONFIGS)
+    double q = (b - a) / st; /* inf when b - a overflows: refused below */
+    if (!(q + 1e-9 < SWEEP_MAX_CONFIGS))
         return grid_err(e, name, text, keys, idx, 2, "range has too many values");
-    size_t n = (size_t)cnt;
-    if (axis_alloc(x, 1, n) || !(x->keys[0] = mem_strdup(key)))
+    g->first = a;
+    g->step = st;
+    g->n = (size_t)floor(q + 1e-9) + 1;
+    return 0;
+}
+
+/* Text of range value j (an integer, or a float that reads back exactly). */
+static void range_text(const struct axis *x, size_t j, char *buf, size_t n)
+{
+    if (x->range_int) {
+        snprintf(buf, n, "%" PRId64, add_offset(x->i_first, (uint64_t)j * x->i_step));
+        return;
+    }
+    snprintf(buf, n, "%.17g", x->f_first + (double)j * x->f_step);
+    if (!strpbrk(buf, ".eEn") && strlen(buf) + 3 <= n)
+        strcat(buf, ".0");
+}
+
+/* A list (or a single value) for one key. */
+static int axis_list(struct axis *x, const char *key, const json_t *v, const char *name,
+                     const char *text, struct hw_config *scratch, struct errmsg *e)
+{
+    bool is_list = json_is_array(v);
+    size_t n = is_list ? json_array_size(v) : 1;
+    if (axis_alloc(x, 1, n, true) || !(x->keys[0] = mem_strdup(key)))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     for (size_t j = 0; j < n; j++) {
-        json_t *v = is_int ? json_integer(json_integer_value(json_array_get(r, 0)) +
-                                          (json_int_t)j * json_integer_value(json_array_get(r, 2)))
-                           : json_real(a + (double)j * st);
-        char where[64];
-        snprintf(where, sizeof where, "value %zu", j);
-        char *o = origin_text(name, text, keys, idx, 2);
-        char *full = NULL;
-        if (o) {
-            size_t len = strlen(o) + strlen(where) + 4;
-            full = mem_alloc(len);
-            if (full)
-                snprintf(full, len, "%s %s", o, where);
-            mem_free(o);
-        }
-        int rc = v ? add_value(x, j, 0, v, full, scratch, e)
-                   : errmsg_set(e, ERR_NOMEM, "out of memory");
-        json_decref(v);
+        const char *keys[] = {key, NULL};
+        size_t idx[] = {0, j};
+        int rc = add_value(x, j, 0, is_list ? json_array_get(v, j) : v, scratch, name, text, keys,
+                           idx, is_list ? 2 : 1, e);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-/* {"zip": {"k1": [...], "k2": [...]}}: keys that vary together. */
-static int axis_zip(struct axis *x, const char *member, const json_t *z, const char *name,
+/* {"range": [a, b, step]} for one key: first and last are validated (the schema's checks
+ * are type and an interval, so the values between pass when both ends do). */
+static int axis_range(struct axis *x, const char *key, const json_t *r, const char *name,
+                      const char *text, struct hw_config *scratch, struct errmsg *e)
+{
+    struct range g;
+    int rc = range_parse(&g, key, r, name, text, scratch, e);
+    if (rc)
+        return rc;
+    if (axis_alloc(x, 1, g.n, false) || !(x->keys[0] = mem_strdup(key)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    x->is_range = true;
+    x->range_int = g.is_int;
+    x->i_first = g.i_first;
+    x->i_step = g.i_step;
+    x->f_first = g.first;
+    x->f_step = g.step;
+    const char *keys[] = {key, "range"};
+    size_t idx[] = {0, 0};
+    size_t ends[2] = {0, g.n - 1};
+    for (int i = 0; i < (g.n > 1 ? 2 : 1); i++) {
+        char t[64], where[48];
+        range_text(x, ends[i], t, sizeof t);
+        snprintf(where, sizeof where, " value %zu", ends[i]);
+        if ((rc = check_value(scratch, key, t, name, text, keys, idx, 2, where, e)))
+            return rc;
+    }
+    return 0;
+}
+
+/* {"zip": {"k1": [...], "k2": [...]}}: keys that vary together (shape checked already). */
+static int axis_zip(struct axis *x, const char *member, const json_t *z, size_t n, const char *name,
                     const char *text, struct hw_config *scratch, struct errmsg *e)
 {
     const char *keys[] = {member, "zip", NULL, NULL};
     size_t idx[4] = {0};
-    if (!json_is_object(z) || json_object_size(z) == 0)
-        return grid_err(e, name, text, keys, idx, 2, "zip must be an object of lists");
-    size_t n = 0, nk = json_object_size(z);
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)z, k, v) {
-        keys[2] = k;
-        if (!json_is_array(v) || json_array_size(v) == 0)
-            return grid_err(e, name, text, keys, idx, 3, "zip member must be a non-empty list");
-        if (n && json_array_size(v) != n)
-            return grid_err(e, name, text, keys, idx, 3, "zip lists differ in length");
-        n = json_array_size(v);
-    }
-    if (axis_alloc(x, nk, n))
+    if (axis_alloc(x, json_object_size(z), n, true))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     size_t ki = 0;
-    json_object_foreach((json_t *)z, k, v) {
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)z, k, v)
+    {
         if (!(x->keys[ki] = mem_strdup(k)))
             return errmsg_set(e, ERR_NOMEM, "out of memory");
         keys[2] = k;
         for (size_t j = 0; j < n; j++) {
             idx[3] = j;
-            int rc = add_value(x, j, ki, json_array_get(v, j),
-                               origin_text(name, text, keys, idx, 4), scratch, e);
+            int rc =
+                add_value(x, j, ki, json_array_get(v, j), scratch, name, text, keys, idx, 4, e);
             if (rc)
                 return rc;
         }
         ki++;
     }
     return 0;
+}
+
+/*
+ * Number of values of grid member key = v, from its shape alone (array lengths, range
+ * arithmetic): nothing is expanded or validated beyond the shape. 0 or ERR_CONFIG.
+ */
+static int member_size(const char *key, const json_t *v, const char *name, const char *text,
+                       const struct hw_config *scratch, size_t *n, struct errmsg *e)
+{
+    const char *keys[] = {key, "zip", NULL};
+    size_t idx[3] = {0};
+    json_t *r = json_is_object(v) ? json_object_get(v, "range") : NULL;
+    json_t *z = json_is_object(v) ? json_object_get(v, "zip") : NULL;
+    if (json_is_object(v) && json_object_size(v) == 1 && r) {
+        struct range g;
+        int rc = range_parse(&g, key, r, name, text, scratch, e);
+        *n = g.n;
+        return rc;
+    }
+    if (json_is_object(v) && json_object_size(v) == 1 && z) {
+        if (!json_is_object(z) || json_object_size(z) == 0)
+            return grid_err(e, name, text, keys, idx, 2, "zip must be an object of lists");
+        *n = 0;
+        const char *k;
+        json_t *l;
+        json_object_foreach(z, k, l)
+        {
+            keys[2] = k;
+            if (!json_is_array(l) || json_array_size(l) == 0)
+                return grid_err(e, name, text, keys, idx, 3, "zip member must be a non-empty list");
+            if (*n && json_array_size(l) != *n)
+                return grid_err(e, name, text, keys, idx, 3, "zip lists differ in length");
+            *n = json_array_size(l);
+        }
+        return 0;
+    }
+    if (json_is_object(v))
+        return grid_err(e, name, text, keys, idx, 1,
+                        "grid value must be a list, a value, {\"range\": ...} or {\"zip\": ...}");
+    *n = json_is_array(v) ? json_array_size(v) : 1;
+    if (*n == 0)
+        return grid_err(e, name, text, keys, idx, 1, "empty list of values");
+    return 0;
+}
+
+static bool is_comment(const char *key)
+{
+    return !strcmp(key, "doc") || !strcmp(key, "model");
 }
 
 int sweep_parse(struct sweep **out, const char *json_text, const char *name,
@@ -264,39 +384,59 @@ int sweep_parse(struct sweep **out, const char *json_text, const char *name,
         rc = errmsg_set(e, ERR_CONFIG, "grid must be a JSON object ('%s')", name);
         goto fail;
     }
+    /* The size first, from the shape of every axis: a grid above the limit is refused
+     * before any value is expanded (the product is overflow-checked; the message gives it
+     * as a float when it does not fit 64 bits). */
+    const char *key;
+    json_t *v;
+    size_t count = 1;
+    double approx = 1;
+    bool over = false;
+    json_object_foreach(root, key, v)
+    {
+        if (is_comment(key))
+            continue;
+        size_t n;
+        if ((rc = member_size(key, v, name, json_text, scratch, &n, e)))
+            goto fail;
+        approx *= (double)n;
+        if (over || !mem_mul(count, n, &count) || count > SWEEP_MAX_CONFIGS)
+            over = true;
+    }
+    if (over) {
+        if (approx < 1.8e19)
+            rc = errmsg_set(e, ERR_LIMIT, "grid expands to %.0f configs, more than %u ('%s')",
+                            approx, SWEEP_MAX_CONFIGS, name);
+        else
+            rc = errmsg_set(e, ERR_LIMIT, "grid expands to %.3g configs, more than %u ('%s')",
+                            approx, SWEEP_MAX_CONFIGS, name);
+        goto fail;
+    }
     s->axes = mem_calloc(json_object_size(root) + 1, sizeof *s->axes);
     if (!s->axes) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
     }
-    s->count = 1;
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v) {
-        if (!strcmp(key, "doc") || !strcmp(key, "model"))
+    json_object_foreach(root, key, v)
+    {
+        if (is_comment(key))
             continue;
         struct axis *x = &s->axes[s->n_axes++];
         json_t *r = json_is_object(v) ? json_object_get(v, "range") : NULL;
         json_t *z = json_is_object(v) ? json_object_get(v, "zip") : NULL;
-        if (json_is_object(v) && json_object_size(v) == 1 && r)
+        size_t n;
+        if ((rc = member_size(key, v, name, json_text, scratch, &n, e)))
+            goto fail;
+        if (r)
             rc = axis_range(x, key, r, name, json_text, scratch, e);
-        else if (json_is_object(v) && json_object_size(v) == 1 && z)
-            rc = axis_zip(x, key, z, name, json_text, scratch, e);
-        else if (json_is_object(v)) {
-            const char *keys[] = {key};
-            rc = grid_err(e, name, json_text, keys, NULL, 1,
-                          "grid value must be a list, a value, {\"range\": ...} or {\"zip\": ...}");
-        } else
+        else if (z)
+            rc = axis_zip(x, key, z, n, name, json_text, scratch, e);
+        else
             rc = axis_list(x, key, v, name, json_text, scratch, e);
         if (rc)
             goto fail;
-        if (s->count > SWEEP_MAX_CONFIGS / x->n_vals) {
-            rc = errmsg_set(e, ERR_LIMIT, "grid expands to more than %u configs ('%s')",
-                            SWEEP_MAX_CONFIGS, name);
-            goto fail;
-        }
-        s->count *= x->n_vals;
     }
+    s->count = count;
     hw_config_free(scratch);
     json_decref(root);
     *out = s;
@@ -353,9 +493,13 @@ int sweep_config(const struct sweep *s, size_t i, struct hw_config **out, struct
         const struct axis *x = &s->axes[a];
         size_t j = rem % x->n_vals;
         rem /= x->n_vals;
+        char t[64];
+        if (x->is_range)
+            range_text(x, j, t, sizeof t);
         for (size_t k = 0; k < x->n_keys; k++) {
-            int rc = hw_config_set_json(c, x->keys[k], x->vals[j * x->n_keys + k],
-                                        x->origins[j * x->n_keys + k], e);
+            /* values were validated at load; the key names the value in a message */
+            int rc = hw_config_set_json(c, x->keys[k], x->is_range ? t : x->vals[j * x->n_keys + k],
+                                        NULL, e);
             if (rc) {
                 hw_config_free(c);
                 return rc;

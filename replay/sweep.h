@@ -15,7 +15,12 @@
  * named "doc" is a comment. Each value is validated like a config value (unknown key, wrong
  * type, out of range: ERR_CONFIG naming the grid file and the JSON path, e.g.
  * "$.clock_ghz.range[1]"). Range values are a + i*step (no accumulated rounding) for
- * i = 0 .. floor((b - a)/step + 1e-9); integer keys need integer a, b, step.
+ * i = 0 .. floor((b - a)/step + 1e-9); integer keys need integer a, b, step and count
+ * exactly ((b - a)/step + 1 in unsigned 64-bit arithmetic, no overflow for any int64
+ * bounds). The number of configs is computed from the shape of every axis before any
+ * value is expanded, and ranges are never expanded (sweep_config computes value i; only
+ * a range's first and last values are validated, the schema's checks being a type and an
+ * interval), so a grid's memory is that of its lists, whatever its ranges.
  * Expanded config i is the base config with axis values applied; its index is stable for
  * a given grid, which is what --shard slices and what merge sorts by.
  */
@@ -39,7 +44,8 @@ int sweep_parse(struct sweep **out, const char *json_text, const char *name,
 int sweep_single(struct sweep **out, const struct hw_config *base);
 void sweep_free(struct sweep *s);
 
-/* Number of configs (product of axis lengths; ERR_LIMIT at load above 10^7). */
+/* Number of configs (product of axis lengths, overflow-checked; a grid above 10^7 is
+ * ERR_LIMIT at load, "grid expands to N configs, more than 10000000 ('g.json')"). */
 size_t sweep_count(const struct sweep *s);
 /* Number of axes and the keys they set (for listing). */
 size_t sweep_axes(const struct sweep *s);

@@ -5,7 +5,8 @@
 set -u
 required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
           libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
-          python3-numpy python3-protobuf python3-zstandard python3-xxhash xz-utils parallel clang)
+          python3-numpy python3-protobuf python3-zstandard python3-xxhash python3-torch xz-utils parallel
+          clang slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -21,6 +22,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# munge and slurm start their daemons on install; tests/sh/slurm_sweep.sh starts its own.
+# Without a policy-rc.d (containers have one), forbid starts for this install only.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d &&
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq >&2 || { echo "deps.sh: apt-get update failed" >&2; exit 1; }
 # shellcheck disable=SC2086
 $cmd >&2 || { echo "deps.sh: '$cmd' failed" >&2; exit 1; }

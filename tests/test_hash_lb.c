@@ -360,6 +360,34 @@ static void test_band_brute_force(void **state)
     hash_lb_free(a);
 }
 
+/* Issue 17: a unit count outside the recorded set with no kept bits leaves nothing to
+ * pool: ERR_DATA naming the recorded set and --keep-masks, not tables of zeros. */
+static void test_nothing_to_pool_is_data_error(void **state)
+{
+    (void)state;
+    struct gen_opts g = {.with_lb = true};
+    int nm = write_trace(path_in("nokeep.atr"), &g);
+    assert_true(nm > 0);
+    struct hash_lb_opts o;
+    hash_lb_opts_default(&o);
+    struct errmsg e = {0};
+    assert_int_equal(hash_lb_parse_units(&o, "4", &e), 0);
+    mkdir(path_in("out_nokeep"), 0777);
+    struct hash_lb *a = NULL;
+    int rc = hash_lb_run_file(path_in("nokeep.atr"), &o, path_in("out_nokeep"), false, NULL, &a,
+                              &e);
+    assert_int_equal(rc, ERR_DATA);
+    assert_null(a);
+    assert_non_null(strstr(e.text, "U = 8,16,32,64,128"));
+    assert_non_null(strstr(e.text, "--keep-masks"));
+    assert_non_null(strstr(e.text, "nokeep.atr"));
+    /* the recorded U = 32 still works on the same trace */
+    a = run(path_in("nokeep.atr"), path_in("out_nokeep"), 1, "32");
+    assert_int_equal(hash_lb_masks_skipped(a), 0);
+    assert_int_equal(hash_lb_masks_seen(a), nm);
+    hash_lb_free(a);
+}
+
 /* The unit-list parser rejects what spec 8 does not allow. */
 static void test_parse_units(void **state)
 {
@@ -402,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_d22_record_equals_recount),
         cmocka_unit_test(test_d21_threads),
         cmocka_unit_test(test_band_brute_force),
+        cmocka_unit_test(test_nothing_to_pool_is_data_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -229,6 +229,42 @@ static int null_sink(void *ctx, const Acceltrace__Record *rec)
     return 0;
 }
 
+/* Memory estimate (docs/models.md "Memory (--mem-limit ...)"): per pixel 8 sampler maps, the
+ * record map, two drift evaluators, the generator's 3 maps and the writer's 4 bytes (130 B)
+ * plus the oracle trajectory ((T-1) 8 B) or, beyond --oracle-mem, its checkpoints; above
+ * mem_limit_bytes the capture is refused before any map is allocated. */
+static void test_mem_estimate(void **state)
+{
+    (void)state;
+    struct kura_params p;
+    base_params(&p);
+    assert_true(p.mem_limit_bytes == (uint64_t)8 << 30);
+    const uint64_t base = 10u << 20, n = 96 * 96;
+    assert_true(kura_capture_mem_estimate(&p) == base + n * (130 + 99 * 8));
+    p.oracle_mem_bytes = 1000; /* checkpoints: seg 10, 10 checkpoints, 2 scratch maps */
+    assert_true(kura_capture_mem_estimate(&p) == base + n * (130 + (98 / 10 + 1 + 10 + 2) * 8));
+    p.oracle_mem_bytes = (uint64_t)1 << 30;
+    p.score = KURA_SCORE_PRIOR;
+    assert_true(kura_capture_mem_estimate(&p) == base + n * 130);
+    p.score = KURA_SCORE_ORACLE;
+    p.h = p.w = 16384;
+    uint64_t big = kura_capture_mem_estimate(&p);
+    assert_true(big > (uint64_t)70 << 30 && big < (uint64_t)80 << 30);
+    /* refused with the common message, allocating nothing map-sized: every allocation from
+     * the 8th on fails, and the refusal still says ERR_LIMIT */
+    struct errmsg e = {0};
+    mem_fail_after(8);
+    int rc = kura_capture_exec(&p, null_sink, NULL, NULL, &e);
+    mem_fail_after(0);
+    assert_int_equal(rc, ERR_LIMIT);
+    if (!strstr(e.text, "capture kura of a 16384x16384 map over 100 steps needs about 76.5 GiB, "
+                        "above --mem-limit 8 GiB; use a smaller --size"))
+        fail_msg("message: %s", e.text);
+    p.h = p.w = 96;
+    p.mem_limit_bytes = 1u << 20;
+    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_LIMIT);
+}
+
 /* Allocation failures at every point of a small capture (with tiles, oracle checkpoints
  * and PNGs off) end in ERR_NOMEM with a message and no leak (ASan checks the leaks). */
 static void test_alloc_failures(void **state)
@@ -269,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_k10_determinism),
         cmocka_unit_test(test_scores_and_modes),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_mem_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

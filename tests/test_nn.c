@@ -128,8 +128,7 @@ static void test_rope(void **state)
 
 /* Naive attention of one head in double; mask row tok of `mask` when given. */
 static void naive_attn(const float *q, const float *k, const float *v, int nq, int nk, int dh,
-                       int ld, const uint64_t *mask, size_t words, const int32_t *rows,
-                       double *o)
+                       int ld, const uint64_t *mask, size_t words, const int32_t *rows, double *o)
 {
     double scale = 1.0 / sqrt((double)dh);
     for (int r = 0; r < nq; r++) {
@@ -176,9 +175,19 @@ static void test_attention(void **state)
         half[i] = rng_u64(&r) | (1ull << i); /* never empty */
     }
     nn_set_threads(1);
-    struct nn_attn a = {.n_q = N, .n_k = N, .dh = DH, .q = q, .ldq = LD, .k = k, .ldk = LD,
-                        .v = v, .ldv = LD, .o = o1, .ldo = LD,
-                        .scale = 1.0f / sqrtf((float)DH), .causal_offset = -1,
+    struct nn_attn a = {.n_q = N,
+                        .n_k = N,
+                        .dh = DH,
+                        .q = q,
+                        .ldq = LD,
+                        .k = k,
+                        .ldk = LD,
+                        .v = v,
+                        .ldv = LD,
+                        .o = o1,
+                        .ldo = LD,
+                        .scale = 1.0f / sqrtf((float)DH),
+                        .causal_offset = -1,
                         .scratch = scratch};
     nn_attention(&a);
     naive_attn(q, k, v, N, N, DH, LD, NULL, 1, NULL, ref);
@@ -226,6 +235,44 @@ static void test_attention(void **state)
             assert_true(fabs(ref[i * DH + c] - o2[i * LD + c]) < 1e-5);
 }
 
+/* Issue 17: the exp kernel is NaN-safe (NaN in, NaN out, no undefined behaviour: the old
+ * float-to-int conversion of NaN and its signed multiply trip UBSan) at every position of
+ * the 8-wide body and the tail; +-inf clamp to the ends; finite values stay within 2 ulp. */
+static void test_exp_nan_safe(void **state)
+{
+    (void)state;
+    float x[17];
+    for (size_t n = 1; n <= 17; n++)
+        for (size_t at = 0; at < n; at++) {
+            for (size_t i = 0; i < n; i++)
+                x[i] = (float)i * 0.5f - 4.0f;
+            x[at] = (at % 2) ? -NAN : NAN;
+            nn_exp_clamped(x, n);
+            for (size_t i = 0; i < n; i++) {
+                if (i == at) {
+                    assert_true(isnan(x[i]));
+                    continue;
+                }
+                double want = exp((double)((float)i * 0.5f - 4.0f));
+                assert_true(fabs(x[i] - want) <= 2.5e-7 * want);
+            }
+        }
+    float e[4] = {INFINITY, -INFINITY, 1e30f, -1e30f};
+    nn_exp_clamped(e, 4);
+    assert_true(fabs(e[0] - exp(88.0)) <= 2.5e-7 * exp(88.0));
+    assert_true(fabs(e[1] - exp(-87.0)) <= 2.5e-7 * exp(-87.0));
+    assert_true(e[2] == e[0] && e[3] == e[1]);
+    /* a dense sweep of the clamp range against double exp */
+    static float s[20001];
+    for (int i = 0; i <= 20000; i++)
+        s[i] = -87.0f + 175.0f * (float)i / 20000.0f;
+    nn_exp_clamped(s, 20001);
+    for (int i = 0; i <= 20000; i++) {
+        double want = exp((double)(-87.0f + 175.0f * (float)i / 20000.0f));
+        assert_true(isfinite(s[i]) && fabs(s[i] - want) <= 2.5e-7 * want);
+    }
+}
+
 static void test_weightgen(void **state)
 {
     (void)state;
@@ -257,9 +304,9 @@ static void test_weightgen(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear),   cmocka_unit_test(test_softmax_norms_gelu),
-        cmocka_unit_test(test_rope),     cmocka_unit_test(test_attention),
-        cmocka_unit_test(test_weightgen),
+        cmocka_unit_test(test_linear),    cmocka_unit_test(test_softmax_norms_gelu),
+        cmocka_unit_test(test_rope),      cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_weightgen), cmocka_unit_test(test_exp_nan_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

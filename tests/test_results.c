@@ -1,7 +1,9 @@
 /*
  * Tests of the result tables: formats/csv (quoting, shortest round-trip numbers, reader
  * with torn last rows), formats/jsonl, the model_result row API (names, tables, values),
- * results folders refusing changed columns, and merge refusing torn or overlapping shards.
+ * results folders refusing changed columns, and merge refusing torn or overlapping shards;
+ * the folder lock, resume refusing corrupt middle lines and saying what it drops, manifests
+ * refusing changed runs, merge streaming in config order through temporaries (issue 17).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -221,6 +223,199 @@ static void test_merge_torn_refused(void **state)
     hw_config_free(c);
 }
 
+/* Writes configs scale=1..n (config_index 0..n-1) into dir through results_open. */
+static void write_configs(const char *dir, size_t from, size_t n)
+{
+    const struct model_ops *m = model_registry_find("count");
+    struct hw_config *c;
+    assert_int_equal(hw_config_defaults(&c, m->schema), 0);
+    struct results *res;
+    struct errmsg e = {0};
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
+    for (size_t i = from; i < from + n; i++) {
+        char v[24];
+        snprintf(v, sizeof v, "%zu", i + 1);
+        assert_int_equal(hw_config_set_json(c, "scale", v, "t", &e), 0);
+        struct model_result *r = one_row("a", (double)i);
+        assert_int_equal(results_append(res, c, i, r, NULL, &e), 0);
+        model_result_free(r);
+    }
+    assert_int_equal(results_close(res), 0);
+    hw_config_free(c);
+}
+
+/* Replaces line `line` (1-based) of path with text. */
+static void replace_line(const char *path, size_t line, const char *text)
+{
+    char *all;
+    size_t n;
+    struct errmsg e = {0};
+    assert_int_equal(io_read_file(path, 1 << 20, &all, &n, &e), 0);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    size_t l = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (l == line) {
+            fputs(text, f);
+            while (i < n && all[i] != '\n')
+                i++;
+            if (i < n)
+                fputc('\n', f);
+            l++;
+            continue;
+        }
+        fputc(all[i], f);
+        if (all[i] == '\n')
+            l++;
+    }
+    fclose(f);
+    mem_free(all);
+}
+
+/* A second writer of an open folder is refused naming the folder and the holder. */
+static void test_lock_second_writer_refused(void **state)
+{
+    (void)state;
+    char dir[512], want[600];
+    snprintf(dir, sizeof dir, "%s/lock", tmpdir);
+    struct results *a, *b;
+    struct errmsg e = {0};
+    assert_int_equal(results_open(&a, dir, "th", "count", &e), 0);
+    assert_int_equal(results_open(&b, dir, "th", "count", &e), ERR_USAGE);
+    snprintf(want, sizeof want,
+             "results folder '%s' is in use by another writer (pid %ld, "
+             "acceltrace replay)",
+             dir, (long)getpid());
+    assert_non_null(strstr(e.text, want));
+    int fd;
+    assert_int_equal(results_lock(dir, false, "merge", &fd, &e), ERR_USAGE); /* readers too */
+    results_close(a);
+    assert_int_equal(results_lock(dir, false, "merge", &fd, &e), 0);
+    results_unlock(fd);
+    assert_int_equal(results_open(&b, dir, "th", "count", &e), 0);
+    results_close(b);
+}
+
+/* A corrupt line with rows after it is refused (file and line); a torn tail is dropped
+ * and reported. */
+static void test_resume_corrupt_and_torn(void **state)
+{
+    (void)state;
+    char dir[512], p[600], c[600];
+    snprintf(dir, sizeof dir, "%s/resume", tmpdir);
+    snprintf(p, sizeof p, "%s/results.jsonl", dir);
+    snprintf(c, sizeof c, "%s/results.csv", dir);
+    write_configs(dir, 0, 4);
+    replace_line(p, 2, "{\"trace_hash\": 1}");
+    struct results *res;
+    struct errmsg e = {0};
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), ERR_DATA);
+    char want[1400];
+    snprintf(want, sizeof want, "corrupt row ('%s' line 2)", p);
+    assert_non_null(strstr(e.text, want));
+    /* the file was not trimmed */
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(st.st_size > 100);
+    /* only the last line damaged, without newline: dropped, and said */
+    io_remove_tree(dir);
+    write_configs(dir, 0, 4);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(truncate(p, st.st_size - 5), 0);
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
+    assert_int_equal(results_n_done(res), 3);
+    assert_non_null(results_dropped(res));
+    snprintf(want, sizeof want, "'%s': a torn last line (line 4); '%s': 1 row(s) from line 5 on", p,
+             c);
+    assert_string_equal(results_dropped(res), want);
+    results_close(res);
+    /* a CSV row whose keys are not its JSON line's */
+    replace_line(c, 3, "th,0000000000000000,1,count,x");
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "line 3 differ from"));
+    io_remove_tree(dir);
+}
+
+/* A rerun whose manifest differs is refused naming the field, before anything is touched. */
+static void test_manifest_refuses_changes(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/manifest", tmpdir);
+    struct results_manifest m = {.version = "1",
+                                 .model = "count",
+                                 .trace_hash = "th",
+                                 .config_hash = "c1",
+                                 .grid_hash = "g1",
+                                 .n_configs = 100};
+    struct results *res;
+    struct errmsg e = {0};
+    assert_int_equal(results_open_manifest(&res, dir, &m, &e), 0);
+    results_close(res);
+    assert_int_equal(results_open_manifest(&res, dir, &m, &e), 0);
+    results_close(res);
+    struct results_manifest m2 = m;
+    m2.grid_hash = "g2";
+    m2.n_configs = 64;
+    assert_int_equal(results_open_manifest(&res, dir, &m2, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "sweep grid (g1, now g2), number of configs (100, now 64)"));
+    m2 = m;
+    m2.energy_hash = "e1";
+    m2.energy_path = "E.json";
+    assert_int_equal(results_open_manifest(&res, dir, &m2, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "energy table (none, now 'E.json')"));
+    assert_non_null(strstr(e.text, "acceltrace energy DIR --table E.json"));
+    io_remove_tree(dir);
+}
+
+/* Merge streams folders in config order: rows out of order are refused, a failed merge
+ * leaves the previous output and no temporaries. */
+static void test_merge_order_and_temporaries(void **state)
+{
+    (void)state;
+    char a[512], b[512], o[512], p[600];
+    snprintf(a, sizeof a, "%s/oa", tmpdir);
+    snprintf(b, sizeof b, "%s/ob", tmpdir);
+    snprintf(o, sizeof o, "%s/oo", tmpdir);
+    write_configs(a, 0, 3);
+    write_configs(b, 3, 3);
+    const char *dirs[] = {b, a};
+    struct errmsg e = {0};
+    assert_int_equal(results_merge(dirs, 2, o, &e), 0);
+    snprintf(p, sizeof p, "%s/results.jsonl", o);
+    char *all;
+    size_t n;
+    assert_int_equal(io_read_file(p, 1 << 20, &all, &n, &e), 0);
+    const char *q = all;
+    for (int i = 0; i < 6; i++) { /* config_index 0..5 in order */
+        char key[40];
+        snprintf(key, sizeof key, "\"config_index\":%d,", i);
+        q = strstr(q, key);
+        assert_non_null(q);
+    }
+    mem_free(all);
+    /* b written again out of order (config 5 before 3): refused, output unchanged */
+    io_remove_tree(b);
+    write_configs(b, 5, 1);
+    write_configs(b, 3, 1);
+    struct stat before, after;
+    assert_int_equal(stat(p, &before), 0);
+    assert_int_equal(results_merge(dirs, 2, o, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "not in config order"));
+    assert_int_equal(stat(p, &after), 0);
+    assert_int_equal(before.st_size, after.st_size);
+    snprintf(p, sizeof p, "%s/.results.csv.tmp", o);
+    assert_int_equal(access(p, F_OK), -1);
+    /* energy columns: a model's energy_* metric is not one */
+    assert_true(energy_is_column("energy_j", "J"));
+    assert_true(energy_is_column("energy_hbm_j", "J"));
+    assert_false(energy_is_column("energy_gain_vs_dense", "1"));
+    assert_false(energy_is_column("energy_j", NULL));
+    io_remove_tree(a);
+    io_remove_tree(b);
+    io_remove_tree(o);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-results-%ld", (long)getpid());
@@ -232,6 +427,10 @@ int main(void)
         cmocka_unit_test(test_model_result_api),
         cmocka_unit_test(test_changed_columns_refused),
         cmocka_unit_test(test_merge_torn_refused),
+        cmocka_unit_test(test_lock_second_writer_refused),
+        cmocka_unit_test(test_resume_corrupt_and_torn),
+        cmocka_unit_test(test_manifest_refuses_changes),
+        cmocka_unit_test(test_merge_order_and_temporaries),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (io_remove_tree(tmpdir) != 0)

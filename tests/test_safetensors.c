@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,7 +42,7 @@ static void test_conversions(void **state)
     assert_int_equal(st_f32_to_f16(-2.0f), 0xc000);
     assert_int_equal(st_f32_to_f16(65504.0f), 0x7bff);
     assert_int_equal(st_f32_to_f16(1e6f), 0x7c00);
-    assert_int_equal(st_f32_to_f16(5.9604645e-8f), 0x0001); /* smallest subnormal */
+    assert_int_equal(st_f32_to_f16(5.9604645e-8f), 0x0001);      /* smallest subnormal */
     assert_int_equal(st_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie to even */
     assert_int_equal(st_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
     assert_true(st_f16_to_f32(0x3555) == 0.333251953125f);
@@ -91,6 +92,54 @@ static void test_roundtrip(void **state)
         assert_null(st_find(f, "missing"));
         st_close(f);
     }
+}
+
+/* Issue 17: a NaN or Inf weight is a data error naming the tensor and the element, in
+ * every dtype; finite neighbours (and the largest finite values) still load. */
+static void test_non_finite_refused(void **state)
+{
+    (void)state;
+    const float bad_vals[3] = {NAN, INFINITY, -INFINITY};
+    for (int dt = ST_F32; dt <= ST_BF16; dt++)
+        for (int k = 0; k < 3; k++) {
+            float a[6] = {1.0f, -0.5f, 0.25f, 3.0f, 1e-3f, -7.25f};
+            a[2 + k] = bad_vals[k];
+            float ok[2] = {dt == ST_F16 ? 65504.0f : 3.0e38f, -2.0f};
+            struct st_write_item it[2] = {{"blk.0.w", a, 2, {2, 3}}, {"blk.0.b", ok, 1, {2}}};
+            char p[256];
+            path_of(p, sizeof p, "nan.safetensors");
+            struct errmsg e = {0};
+            assert_int_equal(st_write(p, it, 2, (enum st_dtype)dt, &e), 0);
+            struct st_file *f;
+            assert_int_equal(st_open(&f, p, &e), 0);
+            float out[6];
+            assert_int_equal(st_tensor_to_f32(st_find(f, "blk.0.w"), p, NULL, 0, out, &e),
+                             ERR_DATA);
+            assert_non_null(strstr(e.text, "'blk.0.w'"));
+            assert_non_null(strstr(e.text, k == 0 ? "(nan)" : "(inf)"));
+            char at[32];
+            snprintf(at, sizeof at, "element %d", 2 + k);
+            assert_non_null(strstr(e.text, at));
+            assert_int_equal(st_tensor_to_f32(st_find(f, "blk.0.b"), p, NULL, 0, out, &e), 0);
+            assert_true(isfinite(out[0]) && out[1] == -2.0f);
+            st_close(f);
+        }
+}
+
+/* Issue 17: a FIFO is refused at once (opening it would wait for a writer forever). */
+static void test_fifo_refused(void **state)
+{
+    (void)state;
+    char p[256];
+    path_of(p, sizeof p, "fifo.safetensors");
+    if (mkfifo(p, 0600) != 0)
+        skip();
+    struct st_file *f = NULL;
+    struct errmsg e = {0};
+    assert_int_equal(st_open(&f, p, &e), ERR_USAGE);
+    assert_null(f);
+    assert_non_null(strstr(e.text, "not a regular file"));
+    assert_non_null(strstr(e.text, "fifo.safetensors"));
 }
 
 static void test_errors(void **state)
@@ -221,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_non_finite_refused),
+        cmocka_unit_test(test_fifo_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
 /*
  * Tests of replay/sweep: lists, ranges (integer and float, no accumulated rounding), zips,
- * fixed values, cartesian order (last axis fastest), errors with grid path, shard slices.
+ * fixed values, cartesian order (last axis fastest), errors with grid path, shard slices,
+ * exact integer range arithmetic and grid sizes computed before anything is expanded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/mem.h"
 #include "replay/sweep.h"
 
 static const struct hw_key keys[] = {
@@ -18,8 +20,10 @@ static const struct hw_key keys[] = {
     HW_KEY_FLOAT("f", "GHz", 0, 10, 1, "freq"),
     HW_KEY_STRING("hash", "mul", "mul|xor", "hash"),
     HW_KEY_BOOL("b", 0, "flag"),
+    HW_KEY_INT("big", "", -9223372036854775808.0, 9223372036854775807.0, 0, "any int64"),
+    HW_KEY_INT("big2", "", -9223372036854775808.0, 9223372036854775807.0, 0, "any int64"),
 };
-static const struct hw_schema schema = {"toy", keys, 5, NULL};
+static const struct hw_schema schema = {"toy", keys, 7, NULL};
 
 static struct sweep *parse(const char *text)
 {
@@ -45,7 +49,8 @@ static struct hw_config *cfg(struct sweep *s, size_t i)
 static void test_product_order(void **state)
 {
     (void)state;
-    struct sweep *s = parse("{\"n_h\": [5, 10], \"hash\": \"xor\", \"n_w\": {\"range\": [4, 12, 4]}}");
+    struct sweep *s =
+        parse("{\"n_h\": [5, 10], \"hash\": \"xor\", \"n_w\": {\"range\": [4, 12, 4]}}");
     assert_int_equal(sweep_count(s), 6);
     assert_int_equal(sweep_axes(s), 3);
     const int want_h[] = {5, 5, 5, 10, 10, 10}, want_w[] = {4, 8, 12, 4, 8, 12};
@@ -121,6 +126,74 @@ static void test_errors(void **state)
     expect_error("{\"n_h\": [1,", ERR_CONFIG, "bad json");
 }
 
+/* Integer ranges count in exact 64-bit arithmetic: [-2^63, 2^63-1] in steps of 2^62 has 4
+ * values (the double quotient rounds to 4.0, which gave 5 and a signed overflow at the
+ * fifth value, sweep.c:185 before). */
+static void test_int_range_extremes(void **state)
+{
+    (void)state;
+    struct sweep *s = parse("{\"big\": {\"range\": [-9223372036854775808, 9223372036854775807, "
+                            "4611686018427387904]}}");
+    assert_int_equal(sweep_count(s), 4);
+    const int64_t want[] = {INT64_MIN, -4611686018427387904LL, 0, 4611686018427387904LL};
+    for (size_t i = 0; i < 4; i++) {
+        struct hw_config *c = cfg(s, i);
+        assert_true(hw_config_int(c, "big") == want[i]);
+        hw_config_free(c);
+    }
+    sweep_free(s);
+    s = parse("{\"big\": {\"range\": [9223372036854775000, 9223372036854775807, 500]}}");
+    assert_int_equal(sweep_count(s), 2);
+    struct hw_config *c = cfg(s, 1);
+    assert_true(hw_config_int(c, "big") == 9223372036854775500LL);
+    hw_config_free(c);
+    sweep_free(s);
+    s = parse("{\"n_h\": {\"range\": [1, 64, 9]}}");
+    assert_int_equal(sweep_count(s), 8);
+    c = cfg(s, 7);
+    assert_int_equal(hw_config_int(c, "n_h"), 64);
+    hw_config_free(c);
+    sweep_free(s);
+}
+
+/* The size of a grid is computed from the shape of its axes before any value is expanded:
+ * with only 64 allocations allowed, a 4.1e9-config grid is still refused as too large (not
+ * out of memory) and the message gives the size; a 10^7-value range loads and its last
+ * config is computed, not stored. */
+static void test_size_before_expand(void **state)
+{
+    (void)state;
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, &schema), 0);
+    struct sweep *s = NULL;
+    struct errmsg e = {0};
+    mem_fail_after(64);
+    int rc = sweep_parse(&s,
+                         "{\"n_w\": {\"range\": [1, 64, 1]}, \"f\": {\"range\": [0, 10, "
+                         "0.00001]}, \"n_h\": {\"range\": [1, 64, 1]}}",
+                         "grid.json", base, &e);
+    mem_fail_after(0);
+    assert_int_equal(rc, ERR_LIMIT);
+    assert_null(s);
+    if (!strstr(e.text, "grid expands to 4096004096 configs, more than 10000000"))
+        fail_msg("message: %s", e.text);
+    mem_fail_after(64);
+    rc = sweep_parse(&s, "{\"f\": {\"range\": [0, 9.9999995, 1e-6]}}", "grid.json", base, &e);
+    mem_fail_after(0);
+    if (rc)
+        fail_msg("sweep_parse: %s", e.text);
+    assert_int_equal(sweep_count(s), 10000000);
+    struct hw_config *c = cfg(s, 9999999);
+    assert_true(hw_config_float(c, "f") == 0.0 + 9999999.0 * 1e-6);
+    hw_config_free(c);
+    sweep_free(s);
+    /* a product past 2^64 is refused, not wrapped */
+    expect_error("{\"big\": {\"range\": [0, 9999999, 1]}, \"big2\": {\"range\": [1, 9999999, "
+                 "1]}, \"f\": {\"range\": [0, 9.999999, 1e-6]}}",
+                 ERR_LIMIT, "grid expands to 1e+21 configs, more than 10000000");
+    hw_config_free(base);
+}
+
 static void test_shards_cover(void **state)
 {
     (void)state;
@@ -149,6 +222,8 @@ int main(void)
         cmocka_unit_test(test_float_range_exact),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_int_range_extremes),
+        cmocka_unit_test(test_size_before_expand),
         cmocka_unit_test(test_shards_cover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

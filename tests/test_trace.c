@@ -3,12 +3,15 @@
  * trip of every record type, random access touching only the frame asked for, limits.
  * Seed: ACCELTRACE_SEED (default 20261130), printed.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -19,6 +22,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
 #include "traces/trace_writer.h"
 
@@ -34,20 +38,25 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d,
-                         struct rng *r, int depth);
+static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d, struct rng *r,
+                         int depth);
 
 static size_t value_size(const ProtobufCFieldDescriptor *f)
 {
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_ENUM:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_ENUM:
         return 4;
     case PROTOBUF_C_TYPE_FLOAT:
         return 4;
     case PROTOBUF_C_TYPE_BOOL:
         return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_MESSAGE:
         return sizeof(void *);
     case PROTOBUF_C_TYPE_BYTES:
         return sizeof(ProtobufCBinaryData);
@@ -60,8 +69,11 @@ static void random_value(void *p, const ProtobufCFieldDescriptor *f, struct rng 
 {
     uint64_t x = rng_u64(r);
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32: {
         uint32_t v = (uint32_t)(x % 4 == 0 ? x >> 32 : (x >> 40) % 1000);
         memcpy(p, &v, 4);
         break;
@@ -123,8 +135,8 @@ static void random_value(void *p, const ProtobufCFieldDescriptor *f, struct rng 
     }
 }
 
-static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d,
-                         struct rng *r, int depth)
+static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *d, struct rng *r,
+                         int depth)
 {
     char *base = (char *)m;
     for (unsigned i = 0; i < d->n_fields; i++) {
@@ -348,11 +360,17 @@ static void test_random_access_touches_one_frame(void **state)
 static void frame_bytes(uint8_t *out, uint32_t len, uint8_t codec, uint8_t type,
                         const uint8_t *payload)
 {
-    out[0] = (uint8_t)len; out[1] = (uint8_t)(len >> 8); out[2] = (uint8_t)(len >> 16);
+    out[0] = (uint8_t)len;
+    out[1] = (uint8_t)(len >> 8);
+    out[2] = (uint8_t)(len >> 16);
     out[3] = (uint8_t)(len >> 24);
-    out[4] = codec; out[5] = type; out[6] = out[7] = 0;
+    out[4] = codec;
+    out[5] = type;
+    out[6] = out[7] = 0;
     uint32_t c = crc32c_update(0, payload, payload ? len : 0);
-    out[8] = (uint8_t)c; out[9] = (uint8_t)(c >> 8); out[10] = (uint8_t)(c >> 16);
+    out[8] = (uint8_t)c;
+    out[9] = (uint8_t)(c >> 8);
+    out[10] = (uint8_t)(c >> 16);
     out[11] = (uint8_t)(c >> 24);
 }
 
@@ -364,10 +382,14 @@ static size_t mem_trace(uint8_t *out, size_t cap, const uint8_t *hdr12, const ui
     static const uint8_t hrec[5] = {0x0a, 0x03, 0x12, 0x01, 0x74};
     size_t n = 0;
     assert_true(cap >= 16 + 12 + 5 + 12 + plen);
-    memcpy(out, pre, 16); n = 16;
-    frame_bytes(out + n, 5, 0, 1, hrec); n += 12;
-    memcpy(out + n, hrec, 5); n += 5;
-    memcpy(out + n, hdr12, 12); n += 12;
+    memcpy(out, pre, 16);
+    n = 16;
+    frame_bytes(out + n, 5, 0, 1, hrec);
+    n += 12;
+    memcpy(out + n, hrec, 5);
+    n += 5;
+    memcpy(out + n, hdr12, 12);
+    n += 12;
     if (plen)
         memcpy(out + n, payload, plen);
     return n + plen;
@@ -381,6 +403,9 @@ static int read_all(const uint8_t *data, size_t n, uint64_t cap, char *err, size
     trace_reader_opts_default(&o);
     if (cap)
         o.max_record_bytes = cap;
+    /* these hand-made traces have no index: read their frames as verify would */
+    o.allow_partial = true;
+    o.warn_damage = false;
     struct trace_reader *rd;
     int rc = trace_reader_open_src(&rd, &s, "mem.atr", &o, err, errlen);
     if (rc)
@@ -424,11 +449,17 @@ static void test_limit_zstd_bomb(void **state)
     raw[p++] = 0x7a;
     size_t inner = 1 + 4 + big;
     uint64_t v = inner;
-    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        raw[p++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     raw[p++] = (uint8_t)v;
     raw[p++] = 0x2a;
     v = big;
-    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        raw[p++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     raw[p++] = (uint8_t)v;
     memset(raw + p, 'z', big);
     size_t rawn = p + big;
@@ -499,12 +530,18 @@ static void test_limit_repeated_count(void **state)
     /* Record{test{numbers: packed, length 2^40}} with only a few bytes present */
     uint8_t raw[32];
     size_t p = 0;
-    raw[p++] = 0x7a; raw[p++] = 10;
+    raw[p++] = 0x7a;
+    raw[p++] = 10;
     raw[p++] = 0x32; /* field 6, wire type 2 */
     uint64_t v = (uint64_t)1 << 40;
-    while (v >= 0x80) { raw[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        raw[p++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     raw[p++] = (uint8_t)v;
-    raw[p++] = 1; raw[p++] = 2; raw[p++] = 3;
+    raw[p++] = 1;
+    raw[p++] = 2;
+    raw[p++] = 3;
     raw[1] = (uint8_t)(p - 2);
     uint8_t h[12], buf[256];
     frame_bytes(h, (uint32_t)p, 0, 15, raw);
@@ -521,7 +558,10 @@ static void test_limit_repeated_count(void **state)
     p = 0;
     big[p++] = 0x7a;
     v = inner;
-    while (v >= 0x80) { big[p++] = (uint8_t)(v | 0x80); v >>= 7; }
+    while (v >= 0x80) {
+        big[p++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
     big[p++] = (uint8_t)v;
     for (size_t i = 0; i < cnt; i++) {
         big[p++] = 0x30; /* field 6, varint */
@@ -635,9 +675,9 @@ static void test_writer_errors(void **state)
     (void)state;
     struct trace_writer *w;
     char err[512];
-    assert_int_equal(trace_writer_open(&w, "/nonexistent-dir/x.atr", NULL, test_header(), err,
-                                       sizeof err),
-                     ERR_IO);
+    assert_int_equal(
+        trace_writer_open(&w, "/nonexistent-dir/x.atr", NULL, test_header(), err, sizeof err),
+        ERR_IO);
     assert_null(w);
     assert_non_null(strstr(err, "cannot create '/nonexistent-dir/x.atr.partial'"));
     char path[512];
@@ -645,20 +685,19 @@ static void test_writer_errors(void **state)
     assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
     assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE); /* no body */
-    trace_writer_free(w);
+    trace_writer_free(w); /* a failed writer removed its .partial: the path opens again */
     assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
     rec.body_case = ACCELTRACE__RECORD__BODY_HEADER;
     rec.header = test_header();
     assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE);
     assert_non_null(strstr(trace_writer_errmsg(w), "written by the writer"));
-    /* after an error the writer refuses to go on; the .partial file stays */
+    /* after an error the writer refuses to go on and removes its .partial file */
     assert_true(trace_writer_finish(w) < 0);
     trace_writer_free(w);
     char partial[600];
     snprintf(partial, sizeof partial, "%s.partial", path);
-    assert_int_equal(access(partial, F_OK), 0);
+    assert_int_not_equal(access(partial, F_OK), 0);
     assert_int_not_equal(access(path, F_OK), 0);
-    unlink(partial);
     /* a reader on a missing file or a non-trace */
     struct trace_reader *rd;
     assert_int_equal(trace_reader_open(&rd, "/nonexistent-dir/x.atr", NULL, err, sizeof err),
@@ -667,6 +706,211 @@ static void test_writer_errors(void **state)
     assert_int_equal(trace_reader_open(&rd, "tests/golden/ok/small.jsonl", NULL, err, sizeof err),
                      ERR_FORMAT);
     assert_non_null(strstr(err, "not an acceltrace trace"));
+}
+
+/* Appends records of ~2 KiB until one fails; the number that succeeded. */
+static int append_until_error(struct trace_writer *w, int max, int *rc_out)
+{
+    struct rng r;
+    rng_seed(&r, seed);
+    int i = 0, rc = 0;
+    for (; i < max && rc == 0; i++) {
+        Acceltrace__Record *rec = random_record(15, &r);
+        rc = trace_writer_append(w, rec, NULL);
+        free_built(rec);
+    }
+    *rc_out = rc;
+    return i;
+}
+
+/*
+ * The .partial file is the writer's lock (docs/trace-format.md, "Concurrent writers"): a
+ * second writer of the same path is refused with ERR_USAGE while the first one writes, the
+ * first one's file is untouched and finishes into a trace that verifies. A writer freed
+ * unfinished removes its .partial; one whose process died leaves it, and it refuses the
+ * next writer, untouched, until recovered or removed.
+ */
+static void test_writer_exclusive(void **state)
+{
+    (void)state;
+    char path[512], partial[600], err[512];
+    path_in_tmp(path, sizeof path, "excl.atr");
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    struct trace_writer_opts o;
+    trace_writer_opts_default(&o);
+    o.flush_bytes = 1024;
+    struct trace_writer *w1, *w2 = NULL;
+    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), err, sizeof err), 0);
+    int rc;
+    assert_int_equal(append_until_error(w1, 20, &rc), 20);
+    assert_int_equal(rc, 0);
+    assert_int_equal(trace_writer_flush(w1), 0);
+    struct stat before, after;
+    assert_int_equal(stat(partial, &before), 0);
+    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), err, sizeof err), ERR_USAGE);
+    assert_null(w2);
+    printf("second writer: %s\n", err);
+    assert_non_null(strstr(err, "excl.atr.partial' exists: another capture is writing"));
+    assert_non_null(strstr(err, "acceltrace recover"));
+    assert_int_equal(stat(partial, &after), 0);
+    assert_int_equal(after.st_size, before.st_size); /* not truncated */
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_int_equal(trace_writer_finish(w1), 0);
+    trace_writer_free(w1);
+    struct trace_verify_result vr;
+    struct errmsg e = {0, ""};
+    assert_int_equal(trace_verify(path, NULL, &vr, &e), 0);
+    assert_int_not_equal(access(partial, F_OK), 0);
+    /* a writer freed unfinished removes its .partial */
+    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(append_until_error(w1, 3, &rc), 3);
+    trace_writer_free(w1);
+    assert_int_not_equal(access(partial, F_OK), 0);
+    /* a process that dies mid-write leaves its frames for recover, and the lock */
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (trace_writer_open(&w1, path, &o, test_header(), err, sizeof err) ||
+            append_until_error(w1, 3, &rc) != 3 || trace_writer_flush(w1))
+            _exit(1);
+        _exit(0); /* no finish, no free: as if killed */
+    }
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    assert_int_equal(stat(partial, &before), 0);
+    assert_true(before.st_size > 100);
+    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), err, sizeof err), ERR_USAGE);
+    assert_int_equal(stat(partial, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    struct trace_recover_result res;
+    assert_int_equal(trace_recover(partial, path, &res, &e), 0);
+    assert_int_equal(res.frames, 4); /* header + 3 */
+    unlink(partial);
+    unlink(path);
+}
+
+/*
+ * A full disk (ENOSPC injected by io_fail_writes_after) in an append, in finish and in the
+ * header write of open: ERR_IO, "disk full writing 'NAME.partial'", and the temporary is
+ * gone at once (before free), so the disk is not left full and a rerun is not refused.
+ */
+static void test_writer_disk_full(void **state)
+{
+    (void)state;
+    char path[512], partial[600], err[512];
+    path_in_tmp(path, sizeof path, "full.atr");
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    struct trace_writer_opts o;
+    trace_writer_opts_default(&o);
+    o.flush_bytes = 4096;
+    o.zstd_level = 0;
+    struct trace_writer *w;
+    /* in an append: 64 KiB fit, the frames go on past that */
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    io_fail_writes_after(65536, ENOSPC);
+    int rc;
+    int n = append_until_error(w, 1000, &rc);
+    io_fail_writes_after(0, 0);
+    printf("disk full after %d appends: %s\n", n, trace_writer_errmsg(w));
+    assert_int_equal(rc, ERR_IO);
+    assert_true(n > 10 && n < 1000);
+    assert_non_null(strstr(trace_writer_errmsg(w), "disk full writing '"));
+    assert_non_null(strstr(trace_writer_errmsg(w), "full.atr.partial'"));
+    assert_int_not_equal(access(partial, F_OK), 0); /* removed before free */
+    assert_true(trace_writer_finish(w) < 0);
+    trace_writer_free(w);
+    assert_int_not_equal(access(path, F_OK), 0);
+    /* in finish (the index and trailer do not fit) */
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(append_until_error(w, 5, &rc), 5);
+    io_fail_writes_after(0, ENOSPC);
+    assert_int_equal(trace_writer_finish(w), ERR_IO);
+    io_fail_writes_after(0, 0);
+    assert_non_null(strstr(trace_writer_errmsg(w), "disk full writing"));
+    assert_int_not_equal(access(partial, F_OK), 0);
+    trace_writer_free(w);
+    assert_int_not_equal(access(path, F_OK), 0);
+    /* in open: the preamble and header frame do not fit; nothing is left */
+    io_fail_writes_after(10, ENOSPC);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), ERR_IO);
+    io_fail_writes_after(0, 0);
+    assert_null(w);
+    assert_non_null(strstr(err, "disk full writing"));
+    assert_int_not_equal(access(partial, F_OK), 0);
+    /* another error (EIO) says so and removes the temporary too */
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    io_fail_writes_after(0, EIO);
+    assert_int_equal(append_until_error(w, 1000, &rc) < 1000, 1);
+    io_fail_writes_after(0, 0);
+    assert_int_equal(rc, ERR_IO);
+    assert_non_null(strstr(trace_writer_errmsg(w), "cannot write '"));
+    assert_int_not_equal(access(partial, F_OK), 0);
+    trace_writer_free(w);
+    /* after all that, the same path writes a valid trace */
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(append_until_error(w, 5, &rc), 5);
+    assert_int_equal(trace_writer_finish(w), 0);
+    trace_writer_free(w);
+    struct trace_verify_result vr;
+    struct errmsg e = {0, ""};
+    assert_int_equal(trace_verify(path, NULL, &vr, &e), 0);
+    unlink(path);
+}
+
+/*
+ * recover never writes over its input: not as the output (same path, or another name of
+ * the same file), not as the output's temporary (`recover X.recovering -o X`), and a
+ * temporary that exists already is refused and kept; a full disk leaves no .recovering.
+ */
+static void test_recover_never_its_input(void **state)
+{
+    (void)state;
+    char in[512], out[512], tmpf[600], alias[600];
+    path_in_tmp(in, sizeof in, "rin.atr.recovering");
+    path_in_tmp(out, sizeof out, "rin.atr");
+    char *text;
+    size_t len;
+    assert_int_equal(io_read_file("tests/golden/ok/small.atr", 1 << 20, &text, &len, NULL), 0);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+    struct trace_recover_result res;
+    struct errmsg e = {0, ""};
+    assert_int_equal(trace_recover(in, out, &res, &e), ERR_USAGE);
+    printf("recover X.recovering -o X: %s\n", e.text);
+    assert_non_null(strstr(e.text, "is the temporary"));
+    struct stat st;
+    assert_int_equal(stat(in, &st), 0);
+    assert_int_equal((size_t)st.st_size, len); /* the input is intact */
+    snprintf(alias, sizeof alias, "%s/./rin.atr.recovering", tmpdir);
+    assert_int_equal(trace_recover(in, alias, &res, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "same file"));
+    /* a .recovering that is not ours: refused, kept */
+    path_in_tmp(out, sizeof out, "rout.atr");
+    snprintf(tmpf, sizeof tmpf, "%s.recovering", out);
+    f = fopen(tmpf, "wb");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(trace_recover(in, out, &res, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "exists"));
+    assert_int_equal(access(tmpf, F_OK), 0);
+    unlink(tmpf);
+    /* a full disk: ERR_IO, no temporary, no output */
+    io_fail_writes_after(100, ENOSPC);
+    assert_int_equal(trace_recover(in, out, &res, &e), ERR_IO);
+    io_fail_writes_after(0, 0);
+    assert_non_null(strstr(e.text, "disk full writing"));
+    assert_int_not_equal(access(tmpf, F_OK), 0);
+    assert_int_not_equal(access(out, F_OK), 0);
+    /* and then it works */
+    assert_int_equal(trace_recover(in, out, &res, &e), 0);
+    assert_int_equal(res.frames, 13);
+    mem_free(text);
+    unlink(in);
+    unlink(out);
 }
 
 /*
@@ -759,7 +1003,8 @@ static void test_threads_error_in_order(void **state)
                 struct trace_key k;
                 trace_record_key(recs[0], &k);
                 assert_int_equal(trace_reader_find(rd, ACCELTRACE__RECORD__BODY_TEST, k.step,
-                                                   k.layer, k.head, &one), 1);
+                                                   k.layer, k.head, &one),
+                                 1);
                 assert_int_equal(one->body_case, ACCELTRACE__RECORD__BODY_TEST);
                 trace_record_free(one);
             }
@@ -804,6 +1049,9 @@ int main(void)
         cmocka_unit_test(test_limit_repeated_count),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_writer_errors),
+        cmocka_unit_test(test_writer_exclusive),
+        cmocka_unit_test(test_writer_disk_full),
+        cmocka_unit_test(test_recover_never_its_input),
         cmocka_unit_test(test_large_frames),
         cmocka_unit_test(test_threads_error_in_order),
     };

@@ -122,6 +122,28 @@ static void put_crc(uint8_t *frame)
         frame[8 + i] = (uint8_t)(c >> (8 * i));
 }
 
+/* Writes small.atr (ok, n bytes, index at io) with the index frame replaced by a raw one
+ * holding ix, trailer kept, to path. */
+static void spit_with_index(const char *path, const uint8_t *ok, size_t n, uint64_t io,
+                            const Acceltrace__TraceIndex *ix)
+{
+    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
+    rec.body_case = ACCELTRACE__RECORD__BODY_INDEX;
+    rec.index = (Acceltrace__TraceIndex *)ix;
+    size_t plen = protobuf_c_message_get_packed_size(&rec.base);
+    uint8_t *nb = malloc((size_t)io + 12 + plen + 16);
+    assert_non_null(nb);
+    memcpy(nb, ok, (size_t)io);
+    uint8_t *fr = nb + io;
+    fr[0] = (uint8_t)plen; fr[1] = (uint8_t)(plen >> 8); fr[2] = (uint8_t)(plen >> 16); fr[3] = 0;
+    fr[4] = 0; fr[5] = 10; fr[6] = fr[7] = 0;
+    protobuf_c_message_pack(&rec.base, fr + 12);
+    put_crc(fr);
+    memcpy(fr + 12 + plen, ok + n - 16, 16);
+    spit(path, nb, (size_t)io + 12 + plen + 16);
+    free(nb);
+}
+
 /* Writes the bad traces, each a small.atr with one defect. */
 static void write_bad(void)
 {
@@ -178,22 +200,29 @@ static void write_bad(void)
     snprintf(bad_hash, sizeof bad_hash, "%s", hash);
     bad_hash[0] = bad_hash[0] == '0' ? '1' : '0';
     ix.content_hash = bad_hash;
-    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
-    rec.body_case = ACCELTRACE__RECORD__BODY_INDEX;
-    rec.index = &ix;
-    size_t plen = protobuf_c_message_get_packed_size(&rec.base);
-    uint8_t *nb = malloc((size_t)io + 12 + plen + 16);
-    assert_non_null(nb);
-    memcpy(nb, ok, (size_t)io);
-    uint8_t *fr = nb + io;
-    fr[0] = (uint8_t)plen; fr[1] = (uint8_t)(plen >> 8); fr[2] = (uint8_t)(plen >> 16); fr[3] = 0;
-    fr[4] = 0; fr[5] = 10; fr[6] = fr[7] = 0;
-    protobuf_c_message_pack(&rec.base, fr + 12);
-    put_crc(fr);
-    memcpy(fr + 12 + plen, ok + n - 16, 16);
-    spit(BAD_DIR "/index_hash.atr", nb, (size_t)io + 12 + plen + 16);
-    free(nb);
+    spit_with_index(BAD_DIR "/index_hash.atr", ok, n, io, &ix);
+
+    /* the index says layer 12345 for frame 5 (issue 17: verify passed it, find followed it) */
+    ix = *trace_reader_index(r);
+    Acceltrace__IndexEntry **entries = malloc(ix.n_entries * sizeof *entries);
+    assert_non_null(entries);
+    memcpy(entries, ix.entries, ix.n_entries * sizeof *entries);
+    Acceltrace__IndexEntry e5 = *entries[5];
+    e5.layer = 12345;
+    entries[5] = &e5;
+    ix.entries = entries;
+    spit_with_index(BAD_DIR "/index_key.atr", ok, n, io, &ix);
+    free(entries);
     trace_reader_free(r);
+
+    /* frame 6's record-type byte reads 10, the index's (one bit for a disc_step, 2): the
+     * reader took it as the end of the trace, and everything after it was lost silently */
+    size_t f6 = 16;
+    for (int i = 0; i < 6; i++)
+        f6 += 12 + ((uint32_t)ok[f6] | (uint32_t)ok[f6 + 1] << 8 | (uint32_t)ok[f6 + 2] << 16);
+    memcpy(b, ok, n);
+    b[f6 + 5] = 10;
+    spit(BAD_DIR "/mid_index.atr", b, n);
 
     memcpy(b, ok, n);
     b[n - 1] = 'Y'; /* trailer magic */
@@ -204,7 +233,7 @@ static void write_bad(void)
 
 static const char *const bad_names[] = {
     "bad_magic", "major_2", "bad_crc", "truncated", "no_index", "frame_4gib",
-    "reserved", "type_mismatch", "index_hash", "no_trailer",
+    "reserved", "type_mismatch", "index_hash", "no_trailer", "index_key", "mid_index",
 };
 
 static void regenerate(void)

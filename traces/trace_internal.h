@@ -12,6 +12,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "common/err.h"
+#include "formats/trace.pb-c.h"
 #include "traces/trace_key.h"
 
 #define TRACE_MAGIC "ACCTRACE"
@@ -86,13 +87,13 @@ void trace_budget_allocator(ProtobufCAllocator *a, struct trace_budget *b);
 bool trace_type_known(uint32_t type);
 
 /*
- * A writer that copies frames verbatim (used by recover): creates tmp_path, writes the
- * preamble; frames are appended with trace_writer_append_frame; finish renames tmp_path
- * to final_path.
+ * A writer that copies frames verbatim (used by recover): creates tmp_path exclusively
+ * (O_EXCL; ERR_USAGE when it exists), writes the preamble; frames are appended with
+ * trace_writer_append_frame; finish renames tmp_path to final_path.
  */
 struct trace_writer;
-int trace_writer_open_raw(struct trace_writer **out, const char *final_path,
-                          const char *tmp_path, char *errtext, size_t errtext_len);
+int trace_writer_open_raw(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                          char *errtext, size_t errtext_len);
 /* Appends an already encoded frame: stored payload bytes (codec as given), raw = the
  * decompressed payload (for the content hash), key for the index. */
 int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t codec,
@@ -102,8 +103,16 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
 /* Why the index is unusable (as trace_reader_index_status) without the position; *offset
  * is the byte offset concerned. 0 when the index is fine. */
 struct trace_reader;
-int trace_reader_index_problem(const struct trace_reader *r, const char **what,
-                               uint64_t *offset);
+int trace_reader_index_problem(const struct trace_reader *r, const char **what, uint64_t *offset);
+/*
+ * Whether frame fi agrees with index entry en: offset, type, stored and raw bytes, and the
+ * keys rk recomputed from the decoded record (trace_record_key). 0, or ERR_DATA with *what
+ * saying which field differs ("index entry disagrees with the frame: layer 12345 in the
+ * index, 0 in the frame"), without the position. Shared by the reader and verify.
+ */
+struct trace_frame_info;
+int trace_entry_check(const Acceltrace__IndexEntry *en, const struct trace_frame_info *fi,
+                      const struct trace_key *rk, char *what, size_t what_len);
 /* Offset of the next frame the stream would read. */
 uint64_t trace_reader_stream_end(const struct trace_reader *r);
 /* Name used in messages. */

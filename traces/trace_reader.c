@@ -7,10 +7,10 @@
  * reading), opts.threads - 1 worker threads check and decompress them while the caller
  * unpacks and returns earlier ones, and the caller decompresses too when the next frame in
  * order has not been taken by a worker. Records are unpacked and returned in file order on
- * the caller's thread; an error is reported when its frame comes up in order. Every length from the file is bounded before it is used: the payload
- * by 1 GiB and by the bytes left in the file, the decompressed size by the zstd frame's
- * declared content size and opts.max_record_bytes, and the unpacked protobuf by an
- * allocation budget of the same cap.
+ * the caller's thread; an error is reported when its frame comes up in order. Every length from the
+ * file is bounded before it is used: the payload by 1 GiB and by the bytes left in the file, the
+ * decompressed size by the zstd frame's declared content size and opts.max_record_bytes, and the
+ * unpacked protobuf by an allocation budget of the same cap.
  */
 #include "traces/trace_reader.h"
 
@@ -45,8 +45,8 @@ struct job {
     Acceltrace__Record *rec;
     int rc;
     struct errmsg err;
-    enum job_state state;   /* guarded by trace_reader.mu */
-    uint64_t declared;      /* decompressed bytes counted against BATCH_RAW_BYTES */
+    enum job_state state; /* guarded by trace_reader.mu */
+    uint64_t declared;    /* decompressed bytes counted against BATCH_RAW_BYTES */
 };
 
 struct worker {
@@ -70,46 +70,49 @@ struct trace_reader {
     Acceltrace__Record *header_rec;
     Acceltrace__Record *index_rec; /* only when the index is valid */
     const Acceltrace__TraceIndex *index;
-    struct errmsg index_err;       /* code 0: index fine; else the full message */
-    struct errmsg index_what;      /* the same without the position */
+    struct errmsg index_err;  /* code 0: index fine; else the full message */
+    struct errmsg index_what; /* the same without the position */
     uint64_t index_problem_offset;
     uint64_t index_offset;
     struct sort_key *order;
-    uint64_t pos;                  /* offset of the next frame to read */
-    uint64_t end;                  /* index_offset with a valid index, else the file size */
+    uint64_t pos; /* offset of the next frame to read */
+    uint64_t end; /* index_offset with a valid index, else the file size */
     uint64_t next_number;
     ZSTD_DCtx **dctx;
     int n_dctx;
     struct job *jobs;
-    size_t batch, n_jobs, job_next;  /* threads > 1: ring of batch slots, head job_next */
+    size_t batch, n_jobs, job_next;        /* threads > 1: ring of batch slots, head job_next */
     uint64_t ahead_stored, ahead_declared; /* of the n_jobs frames in the ring */
     struct worker *workers;
-    int n_workers;                   /* started worker threads (threads - 1) */
-    bool sync_ready;                 /* mu and the condition variables exist */
-    pthread_mutex_t mu;              /* guards job states, job_next, n_jobs, stop */
-    pthread_cond_t work_cv;          /* a frame was read, or stop */
-    pthread_cond_t done_cv;          /* a worker finished a frame */
+    int n_workers;          /* started worker threads (threads - 1) */
+    bool sync_ready;        /* mu and the condition variables exist */
+    pthread_mutex_t mu;     /* guards job states, job_next, n_jobs, stop */
+    pthread_cond_t work_cv; /* a frame was read, or stop */
+    pthread_cond_t done_cv; /* a worker finished a frame */
     bool caller_waiting;
     bool stop;
-    int pending_rc;                /* read error after the current batch */
+    int pending_rc; /* read error after the current batch */
     struct errmsg pending_err;
     bool at_end;
-    int sticky;                    /* first error of next(); repeated afterwards */
+    int sticky; /* first error of next(); repeated afterwards */
     struct job find_job;
     struct trace_frame_info last;
     const struct job *last_job;
-    struct trace_hash hash;        /* the index's algorithm; XXH3-128 without an index */
+    struct trace_hash hash; /* the index's algorithm; XXH3-128 without an index */
     char hash_hex[TRACE_HASH_HEX_MAX];
     uint64_t frames_read;
     unsigned major, minor;
-    bool hashing;                  /* opts.compute_hash or no valid index */
+    bool hashing;         /* opts.compute_hash or no valid index */
+    struct errmsg damage; /* first damage accepted under allow_partial (code 0: none) */
+    bool index_mismatch;  /* a frame disagreed with the index: entries no longer used */
+    bool end_checked;     /* the end-of-stream content hash check ran */
 };
 
 /* ---- allocation budget for protobuf-c ---- */
 
 struct budget_hdr {
-    size_t size;                   /* bytes asked for */
-    void *base;                    /* what mem_alloc returned (keeps 16-byte alignment) */
+    size_t size; /* bytes asked for */
+    void *base;  /* what mem_alloc returned (keeps 16-byte alignment) */
 };
 
 /*
@@ -201,20 +204,103 @@ const char *trace_record_type_name(uint32_t type)
 
 /* ---- options, errors ---- */
 
+bool trace_reader_global_allow_partial;
+
 void trace_reader_opts_default(struct trace_reader_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->max_record_bytes = TRACE_MAX_PAYLOAD;
     o->threads = 1;
     o->ignore_index = false;
+    /* XXH3 runs at many GB/s against decoding's few hundred MB/s, so every streaming
+     * reader checks the content hash (measured: docs/trace-format.md "Damaged traces") */
+    o->compute_hash = true;
+    o->allow_partial = trace_reader_global_allow_partial;
+    o->warn_damage = true;
 }
 
-static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number,
-                     uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* ---- damage: the warning hook, once per distinct message ---- */
+
+#define WARNED_MAX 64
+
+static void (*warn_hook)(const char *msg);
+static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t warned[WARNED_MAX]; /* FNV-1a of the messages handed to the hook */
+static size_t n_warned;
+
+void trace_reader_set_warn_hook(void (*hook)(const char *msg))
+{
+    pthread_mutex_lock(&warn_mu);
+    warn_hook = hook;
+    n_warned = 0;
+    pthread_mutex_unlock(&warn_mu);
+}
+
+/* Hands msg to the hook unless it already had it (a replay reopens its trace every pass). */
+static void warn_once(const char *msg)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = msg; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    pthread_mutex_lock(&warn_mu);
+    bool seen = false;
+    for (size_t i = 0; i < n_warned && !seen; i++)
+        seen = warned[i] == h;
+    if (!seen && warn_hook) {
+        warned[n_warned++ % WARNED_MAX] = h;
+        if (n_warned > WARNED_MAX)
+            n_warned = WARNED_MAX;
+        warn_hook(msg);
+    }
+    pthread_mutex_unlock(&warn_mu);
+}
+
+/* Records damage accepted under allow_partial (the first one is kept) and warns. */
+static void accept_damage(struct trace_reader *r, const char *msg)
+{
+    if (!r->damage.code)
+        errmsg_set(&r->damage, ERR_DATA, "%s", msg);
+    if (r->opts.warn_damage)
+        warn_once(msg);
+}
+
+/*
+ * Whether frame fi, whose decoded record has keys rk, agrees with index entry en (offset,
+ * type, sizes, keys); when not, *what says which field differs and how.
+ */
+int trace_entry_check(const Acceltrace__IndexEntry *en, const struct trace_frame_info *fi,
+                      const struct trace_key *rk, char *what, size_t what_len)
+{
+    /* the offset as a signed number only for this comparison: the mapping is one to one */
+    const struct {
+        const char *field;
+        long long in_index, in_frame;
+    } f[] = {
+        {"offset", (long long)en->offset, (long long)fi->offset},
+        {"type", en->record_type, fi->type},
+        {"stored bytes", en->stored_bytes, fi->stored_bytes},
+        {"raw bytes", (long long)en->raw_bytes, (long long)fi->raw_bytes},
+        {"step", en->step, rk->step},
+        {"layer", en->layer, rk->layer},
+        {"head", en->head, rk->head},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+        if (f[i].in_index != f[i].in_frame) {
+            snprintf(what, what_len,
+                     "index entry disagrees with the frame: %s %lld in the index, %lld in the "
+                     "frame",
+                     f[i].field, f[i].in_index, f[i].in_frame);
+            return ERR_DATA;
+        }
+    return 0;
+}
+
+static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* "<what> ('<file>' frame N at offset O)", DESIGN.md section 7. */
-static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number,
-                     uint64_t offset, const char *fmt, ...)
+static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
+                     const char *fmt, ...)
 {
     char what[384];
     va_list ap;
@@ -278,12 +364,12 @@ static int read_frame(struct trace_reader *r, uint64_t off, uint64_t end, uint64
     j->fi.stored_bytes = len;
     j->crc = trace_get_u32(h + 8);
     if (trace_get_u16(h + 6) != 0)
-        return frame_err(e, ERR_DATA, r->name, number, off, "nonzero reserved field in frame header");
+        return frame_err(e, ERR_DATA, r->name, number, off,
+                         "nonzero reserved field in frame header");
     if (j->fi.codec > TRACE_CODEC_ZSTD)
         return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown codec %u", j->fi.codec);
     if (!trace_type_known(j->fi.type))
-        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown record type %u",
-                         j->fi.type);
+        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown record type %u", j->fi.type);
     if (len > TRACE_MAX_PAYLOAD)
         return frame_err(e, ERR_LIMIT, r->name, number, off,
                          "frame payload of %u bytes exceeds the 1 GiB limit", len);
@@ -341,8 +427,7 @@ static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const ch
         size_t rc = ZSTD_decompressStream(d, &out, &in);
         if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge)
             return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
-                             "zstd window exceeds the cap of %llu bytes",
-                             (unsigned long long)cap);
+                             "zstd window exceeds the cap of %llu bytes", (unsigned long long)cap);
         if (ZSTD_isError(rc))
             return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
                              "bad zstd data: %s", ZSTD_getErrorName(rc));
@@ -371,8 +456,7 @@ static int decompress_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char 
 {
     const struct trace_frame_info *fi = &j->fi;
     if (crc32c_update(0, j->stored.data, j->stored.len) != j->crc)
-        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                 "bad checksum");
+        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset, "bad checksum");
     if (fi->codec == TRACE_CODEC_RAW) {
         j->raw = j->stored.data;
         j->raw_len = j->stored.len;
@@ -399,8 +483,8 @@ static int decompress_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char 
                 return j->rc = frame_err(&j->err, ERR_NOMEM, name, fi->number, fi->offset,
                                          "out of memory for %llu bytes", fcs);
             /* The destination is exactly the declared size: zstd refuses to write more. */
-            size_t n = ZSTD_decompressDCtx(d, j->rawbuf.data, (size_t)fcs, j->stored.data,
-                                           j->stored.len);
+            size_t n =
+                ZSTD_decompressDCtx(d, j->rawbuf.data, (size_t)fcs, j->stored.data, j->stored.len);
             if (ZSTD_isError(n))
                 return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
                                          "bad zstd data: %s", ZSTD_getErrorName(n));
@@ -480,8 +564,8 @@ static void index_problem(struct trace_reader *r, int code, uint64_t off, const 
     errmsg_vset(&r->index_what, code, fmt, ap);
     va_end(ap);
     r->index_problem_offset = off;
-    errmsg_set(&r->index_err, code, "%s ('%s' index at offset %llu)", r->index_what.text,
-               r->name, (unsigned long long)off);
+    errmsg_set(&r->index_err, code, "%s ('%s' index at offset %llu)", r->index_what.text, r->name,
+               (unsigned long long)off);
 }
 
 /* The "what" part of a frame_err message (the text before " ('"). */
@@ -531,9 +615,9 @@ static void load_index(struct trace_reader *r, uint64_t header_end)
         goto out;
     }
     if (io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes != iend) {
-        index_problem(r, ERR_DATA, io, "%llu bytes between the index frame and the trailer",
-                      (unsigned long long)(iend - io - TRACE_FRAME_HEADER_BYTES -
-                                           j.fi.stored_bytes));
+        index_problem(
+            r, ERR_DATA, io, "%llu bytes between the index frame and the trailer",
+            (unsigned long long)(iend - io - TRACE_FRAME_HEADER_BYTES - j.fi.stored_bytes));
         goto out;
     }
     if (decode_job(&j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
@@ -576,8 +660,8 @@ static void load_index(struct trace_reader *r, uint64_t header_end)
     }
     for (size_t i = 0; i < ix->n_entries; i++) {
         const Acceltrace__IndexEntry *en = ix->entries[i];
-        r->order[i] = (struct sort_key){en->record_type, en->step, en->layer, en->head,
-                                        (uint32_t)i};
+        r->order[i] =
+            (struct sort_key){en->record_type, en->step, en->layer, en->head, (uint32_t)i};
     }
     qsort(r->order, ix->n_entries, sizeof *r->order, cmp_sort_key);
     r->index_rec = j.rec;
@@ -785,10 +869,22 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     r->next_number = 1;
     r->pos = TRACE_PREAMBLE_BYTES + TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
     r->end = size;
-    if (r->opts.ignore_index)
+    if (r->opts.ignore_index) {
         index_problem(r, ERR_NOTFOUND, r->pos, "index not read");
-    else
+    } else {
         load_index(r, r->pos);
+        /* one policy for every opener: a trace without a usable index (a killed capture,
+         * a cut or damaged file) is refused unless the caller accepts partial traces */
+        int ic = r->index_err.code;
+        if (ic && !r->opts.allow_partial) {
+            rc =
+                errmsg_set(&r->err, ic == ERR_NOMEM || ic == ERR_IO ? ic : ERR_DATA,
+                           "damaged trace: %s; --allow-partial reads it anyway", r->index_err.text);
+            goto fail;
+        }
+        if (ic)
+            accept_damage(r, r->index_err.text);
+    }
     r->hashing = r->opts.compute_hash || !r->index;
     if (r->hashing) {
         /* an older trace's index holds a SHA-256: recompute that to compare (trace_hash.h) */
@@ -812,8 +908,7 @@ fail:
 }
 
 int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
-                          const struct trace_reader_opts *opts, char *errtext,
-                          size_t errtext_len)
+                          const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
 {
     return reader_open(out, s, false, name, opts, errtext, errtext_len);
 }
@@ -873,9 +968,40 @@ static int read_stream_frame(struct trace_reader *r, struct job *j, uint64_t *de
     if (rc)
         return r->pending_rc = rc;
     if (j->fi.type == TRACE_TYPE_INDEX) {
-        /* Without a valid index the stream stops at the index frame. */
-        r->at_end = true;
-        return 0;
+        /* Without a valid index the stream ends at an index frame followed by no more than
+         * a trailer (whole or cut). Anywhere else, and always with a valid index (the
+         * stream ends before it), it is damage: taking it as the end would silently drop
+         * the rest of the trace (a single flipped bit makes a disc_step frame one). */
+        uint64_t after = r->pos + TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
+        uint64_t rest = r->src->size > after ? r->src->size - after : 0;
+        if (!r->index && rest <= TRACE_TRAILER_BYTES) {
+            /* the last frame, before at most a trailer: the end when it indexes the frames
+             * before it, or is damaged itself (the index problem already says so); a
+             * record whose type byte was damaged, last before a cut, is intact but indexes
+             * nothing */
+            bool damaged = crc32c_update(0, j->stored.data, j->stored.len) != j->crc;
+            int dc = damaged ? 0 : decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name);
+            bool indexes =
+                damaged || (dc == 0 && j->rec->index && j->rec->index->n_entries == j->fi.number);
+            if (dc == ERR_NOMEM)
+                r->pending_err = j->err;
+            job_reset(j);
+            if (dc == ERR_NOMEM)
+                return r->pending_rc = dc;
+            if (indexes) {
+                r->at_end = true;
+                return 0;
+            }
+            return r->pending_rc =
+                       frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                                 "index frame that does not index the %llu frames before it",
+                                 (unsigned long long)j->fi.number);
+        }
+        return r->pending_rc =
+                   frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                             "index frame before the end of the trace (%llu bytes "
+                             "follow)",
+                             (unsigned long long)rest);
     }
     if (j->fi.type == TRACE_TYPE_HEADER)
         return r->pending_rc = frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number,
@@ -971,7 +1097,8 @@ static struct job *ring_pop(struct trace_reader *r)
     return h;
 }
 
-int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key)
+/* trace_reader_next without the end-of-stream check. */
+static int next_frame(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key)
 {
     *rec = NULL;
     if (r->sticky)
@@ -1015,13 +1142,31 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
     }
     if (r->hashing)
         trace_hash_update(&r->hash, j->raw, j->raw_len);
-    if (r->index && j->fi.number < r->index->n_entries) {
-        const Acceltrace__IndexEntry *en = r->index->entries[j->fi.number];
-        j->fi.key.step = en->step;
-        j->fi.key.layer = en->layer;
-        j->fi.key.head = en->head;
-    } else {
-        trace_record_key(j->rec, &j->fi.key);
+    /* the keys come from the record; a valid index must agree with them (and with the
+     * frame), or find() and --step/--layer filters would follow a damaged index */
+    trace_record_key(j->rec, &j->fi.key);
+    if (r->index && !r->index_mismatch) {
+        char what[384];
+        int mc = 0;
+        if (j->fi.number >= r->index->n_entries) {
+            mc = ERR_DATA;
+            snprintf(what, sizeof what, "frame beyond the %zu frames of the index",
+                     r->index->n_entries);
+        } else {
+            mc = trace_entry_check(r->index->entries[j->fi.number], &j->fi, &j->fi.key, what,
+                                   sizeof what);
+        }
+        if (mc) {
+            struct errmsg m;
+            frame_err(&m, ERR_DATA, r->name, j->fi.number, j->fi.offset, "%s", what);
+            if (!r->opts.allow_partial) {
+                errmsg_set(&r->err, ERR_DATA, "%s; --allow-partial reads it anyway", m.text);
+                r->last_job = NULL;
+                return r->sticky = ERR_DATA;
+            }
+            r->index_mismatch = true;
+            accept_damage(r, m.text);
+        }
     }
     r->last = j->fi;
     r->last_job = j;
@@ -1031,6 +1176,25 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
     *rec = j->rec;
     j->rec = NULL;
     return 1;
+}
+
+int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key)
+{
+    int rc = next_frame(r, rec, key);
+    if (rc != 0 || r->end_checked)
+        return rc;
+    r->end_checked = true;
+    /* the payloads streamed must be those the index was written for (a payload changed
+     * with a recomputed crc passes every frame check) */
+    if (r->index && r->hashing) {
+        char hex[TRACE_HASH_HEX_MAX];
+        trace_hash_hex(&r->hash, hex);
+        if (strcmp(hex, r->index->content_hash) != 0)
+            return r->sticky = frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
+                                         "content hash mismatch: index %s, frames %s",
+                                         r->index->content_hash, hex);
+    }
+    return 0;
 }
 
 /* ---- random access ---- */
@@ -1068,9 +1232,70 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
         r->err = j->err;
         return j->rc;
     }
+    struct trace_key rk;
+    char what[384];
+    trace_record_key(j->rec, &rk);
+    if (trace_entry_check(en, &j->fi, &rk, what, sizeof what))
+        return frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset, "%s", what);
     *rec = j->rec;
     j->rec = NULL;
     return 1;
+}
+
+/* ---- seek (resumed replays) ---- */
+
+int trace_reader_seek(struct trace_reader *r, uint64_t offset, uint64_t frame)
+{
+    if (r->sticky)
+        return r->sticky;
+    if (r->frames_read != 1 || r->n_jobs != 0 || r->next_number != 1)
+        return errmsg_set(&r->err, ERR_USAGE, "seek in '%s' after records were read", r->name);
+    if (!r->hashing) {
+        /* jump: the index says where every frame starts */
+        const Acceltrace__TraceIndex *ix = r->index;
+        bool at_end = frame == ix->n_entries && offset == r->end;
+        if (frame == 0 || frame > ix->n_entries ||
+            (!at_end && (frame == ix->n_entries || ix->entries[frame]->offset != offset)))
+            return frame_err(&r->err, ERR_DATA, r->name, frame, offset,
+                             "seek target is not the start of frame %llu",
+                             (unsigned long long)frame);
+        const Acceltrace__IndexEntry *prev = ix->entries[frame - 1];
+        memset(&r->last, 0, sizeof r->last);
+        r->last.number = frame - 1;
+        r->last.offset = prev->offset;
+        r->last.type = prev->record_type;
+        r->last.stored_bytes = (uint32_t)prev->stored_bytes;
+        r->last_job = NULL;
+        r->pos = offset;
+        r->next_number = frame;
+        return 0;
+    }
+    /* walk: check and hash the frames before the target, as next() would */
+    struct job *j = &r->find_job;
+    while (r->pos < offset && r->pos < r->end) {
+        int rc = read_frame(r, r->pos, r->end, r->next_number, j, &r->err);
+        if (rc)
+            return rc;
+        if (j->fi.type == TRACE_TYPE_INDEX || j->fi.type == TRACE_TYPE_HEADER)
+            return frame_err(&r->err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                             "%s frame before the seek target at offset %llu",
+                             trace_record_type_name(j->fi.type), (unsigned long long)offset);
+        if (decompress_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+            r->err = j->err;
+            return j->rc;
+        }
+        trace_hash_update(&r->hash, j->raw, j->raw_len);
+        r->last = j->fi;
+        r->last_job = NULL;
+        r->frames_read++;
+        r->pos += TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
+        r->next_number++;
+    }
+    if (r->pos != offset || r->next_number != frame)
+        return frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
+                         "seek target (frame %llu at offset %llu) is not a frame start",
+                         (unsigned long long)frame, (unsigned long long)offset);
+    return 0;
 }
 
 /* ---- accessors ---- */
@@ -1083,6 +1308,11 @@ const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r)
 const Acceltrace__TraceIndex *trace_reader_index(const struct trace_reader *r)
 {
     return r->index;
+}
+
+const char *trace_reader_damage(const struct trace_reader *r)
+{
+    return r->damage.code ? r->damage.text : NULL;
 }
 
 int trace_reader_index_status(const struct trace_reader *r, const char **msg)

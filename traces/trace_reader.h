@@ -8,6 +8,12 @@
  * any violation is ERR_DATA/ERR_LIMIT with a message naming the file, the frame number
  * and its byte offset. The reader never crashes or allocates without bound on any input.
  *
+ * Damaged traces (docs/trace-format.md "Damaged traces"): one policy for every opener. A
+ * trace with a missing or unusable index, or frames that disagree with their entries, is
+ * refused unless opts.allow_partial (the CLI's --allow-partial, process-wide through
+ * trace_reader_global_allow_partial); accepted damage goes to the warning hook. An index
+ * frame before the end and a content hash mismatch are data errors either way.
+ *
  * Records returned to the caller are owned by the caller: free with trace_record_free.
  */
 #ifndef ACCELTRACE_TRACE_READER_H
@@ -26,12 +32,44 @@ struct trace_reader_opts {
     uint64_t max_record_bytes; /* cap on a decompressed payload; default 1 GiB */
     int threads;               /* frames decoded in parallel by trace_reader_next: threads - 1
                                   worker threads decompress frames read ahead; 1 = none */
-    bool ignore_index;         /* do not read the trailer/index (streaming only) */
-    bool compute_hash;         /* hash payloads as they stream (trace_reader_computed_hash);
+    bool ignore_index;         /* do not read the trailer/index (streaming only); such a
+                                  reader is never refused as damaged */
+    bool compute_hash;         /* hash payloads as they stream (trace_reader_computed_hash)
+                                  and, at the end of the stream, compare with the index's
+                                  content_hash (ERR_DATA on a mismatch); default true, and
                                   always done when the trace has no valid index */
+    bool allow_partial;        /* accept a damaged trace (trace_reader_damage): one whose
+                                  index is missing or unusable, or whose frames disagree with
+                                  their index entries. Without it, open fails with ERR_DATA on
+                                  a missing or damaged index and next() on the first frame
+                                  that disagrees with its entry. Default:
+                                  trace_reader_global_allow_partial */
+    bool warn_damage;          /* hand accepted damage to the warning hook (default true); off
+                                  for callers that report the damage themselves (verify, info,
+                                  dump, recover) */
 };
 
+/*
+ * Defaults: 1 GiB cap, 1 thread, index read, content hash computed and checked, damaged
+ * traces refused unless trace_reader_global_allow_partial, damage warned.
+ */
 void trace_reader_opts_default(struct trace_reader_opts *o);
+
+/*
+ * Process-wide policy for damaged traces, set once by the program before it opens traces
+ * (like progress_global_quiet), so openers deep in analyzers follow the command line:
+ * trace_reader_opts_default copies the flag into opts.allow_partial (NULL opts too).
+ */
+extern bool trace_reader_global_allow_partial;
+
+/*
+ * Installs the function that receives, once per distinct message per process, the damage
+ * every reader with allow_partial and warn_damage accepts ("no index (no trailer) ('f.atr'
+ * index at offset N)", "frame does not match its index entry: ... ('f.atr' frame N at offset
+ * O)"). Modules never print: the CLI installs a hook that writes a warning to stderr. NULL
+ * removes it. The hook may be called from any thread that opens or reads a trace.
+ */
+void trace_reader_set_warn_hook(void (*hook)(const char *msg));
 
 /*
  * Opens a trace file (or, with _open_src, any source; the source stays owned by the
@@ -41,8 +79,7 @@ void trace_reader_opts_default(struct trace_reader_opts *o);
 int trace_reader_open(struct trace_reader **out, const char *path,
                       const struct trace_reader_opts *opts, char *errtext, size_t errtext_len);
 int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
-                          const struct trace_reader_opts *opts, char *errtext,
-                          size_t errtext_len);
+                          const struct trace_reader_opts *opts, char *errtext, size_t errtext_len);
 
 void trace_reader_free(struct trace_reader *r);
 
@@ -56,13 +93,20 @@ const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r)
  * Next record in file order after the header (the index frame is not returned).
  * Returns 1 with *rec set (caller frees with trace_record_free), 0 at the end, <0 on error.
  * When key is not NULL it receives the frame's index keys (-1 when unknown).
+ * Errors besides a damaged frame (all ERR_DATA, naming file, frame and offset): an index
+ * frame anywhere but last before the trailer; with a valid index, a frame whose type,
+ * offset, sizes or keys (trace_record_key of the decoded record) disagree with its entry
+ * (without opts.allow_partial; with it the damage is recorded and the record's own keys
+ * are used from there on); and, when hashing, a content hash of the streamed payloads that
+ * differs from the index's (reported instead of the end, 0, once).
  */
 int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key);
 
 /*
  * Random access through the index: the record of type `type` (Record.body field number)
  * with the given keys. 1 found (*rec set), 0 not present, <0 error (ERR_NOTFOUND when the
- * trace has no valid index).
+ * trace has no valid index; ERR_DATA when the frame found differs from its entry, keys of
+ * the decoded record included).
  */
 int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32_t layer,
                       int32_t head, Acceltrace__Record **rec);
@@ -93,6 +137,19 @@ uint64_t trace_reader_bytes_read(const struct trace_reader *r);
  */
 uint64_t trace_reader_offset(const struct trace_reader *r);
 
+/*
+ * Moves a reader that has returned no record yet so that trace_reader_next continues with
+ * frame number `frame` at byte `offset` (what trace_reader_offset and the frame number
+ * after the last record reported in an earlier read; a resumed replay). When the reader
+ * hashes payloads (opts.compute_hash, or no valid index) the frames before the target are
+ * still read, checked and hashed, without being unpacked, so trace_reader_computed_hash
+ * covers the whole trace; otherwise the index must list `frame` at `offset` (or offset is
+ * the end of the stream) and nothing is read. 0; ERR_USAGE after a record was returned;
+ * ERR_DATA (message naming the file and offset) when the target is not that frame's start,
+ * or a skipped frame is damaged.
+ */
+int trace_reader_seek(struct trace_reader *r, uint64_t offset, uint64_t frame);
+
 /* What the reader knows about one frame. */
 struct trace_frame_info {
     uint64_t number;       /* frame number; the header is frame 0 */
@@ -106,6 +163,14 @@ struct trace_frame_info {
 
 /* The frame of the record trace_reader_next returned last (the header frame after open). */
 const struct trace_frame_info *trace_reader_last_frame(const struct trace_reader *r);
+
+/*
+ * The first damage the reader accepted under opts.allow_partial (a missing or unusable
+ * index at open, or the first frame that disagrees with its index entry while streaming),
+ * as the message the warning hook got; NULL while none was seen. With ignore_index the
+ * index is not judged. Owned by the reader.
+ */
+const char *trace_reader_damage(const struct trace_reader *r);
 
 /*
  * State of the index: 0 when it was read and is consistent; otherwise the code

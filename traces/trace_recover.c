@@ -2,8 +2,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 #include "traces/trace_internal.h"
 #include "traces/trace_reader.h"
@@ -16,8 +16,11 @@ int trace_recover(const char *in_path, const char *out_path, struct trace_recove
     if (!res)
         res = &tmp;
     memset(res, 0, sizeof *res);
-    if (strcmp(in_path, out_path) == 0)
-        return errmsg_set(e, ERR_USAGE, "recover would overwrite its input '%s'", in_path);
+    if (strcmp(in_path, out_path) == 0 || io_same_file(in_path, out_path))
+        return errmsg_set(e, ERR_USAGE,
+                          "recover would overwrite its input: '%s' and '%s' are "
+                          "the same file",
+                          in_path, out_path);
     struct trace_reader_opts ro;
     trace_reader_opts_default(&ro);
     ro.ignore_index = true;
@@ -38,6 +41,14 @@ int trace_recover(const char *in_path, const char *out_path, struct trace_recove
     }
     memcpy(tmp_path, out_path, n);
     memcpy(tmp_path + n, ".recovering", sizeof ".recovering");
+    /* `recover X.recovering -o X`: the temporary would be the input itself */
+    if (strcmp(in_path, tmp_path) == 0 || io_same_file(in_path, tmp_path)) {
+        rc = errmsg_set(e, ERR_USAGE,
+                        "recover would overwrite its input: '%s' is the temporary '%s' of "
+                        "output '%s'; give another -o",
+                        in_path, tmp_path, out_path);
+        goto out;
+    }
     rc = trace_writer_open_raw(&w, out_path, tmp_path, errtext, sizeof errtext);
     if (rc) {
         errmsg_set(e, rc, "%s", errtext);
@@ -80,12 +91,7 @@ int trace_recover(const char *in_path, const char *out_path, struct trace_recove
     if (rc)
         errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
 out:
-    if (rc && w) {
-        trace_writer_free(w);
-        w = NULL;
-        if (tmp_path)
-            unlink(tmp_path);
-    }
+    /* a failed writer removed its own temporary; one that exists but is not ours stays */
     trace_writer_free(w);
     trace_reader_free(r);
     mem_free(tmp_path);

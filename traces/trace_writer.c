@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "common/buf.h"
@@ -29,14 +31,17 @@ struct trace_writer {
     char *final_path;
     char *tmp_path;
     ZSTD_CCtx *cctx;
-    struct buf raw;    /* the packed record (raw payload) */
-    struct buf comp;   /* its zstd frame */
-    struct buf out;    /* whole frames not yet written to the file */
+    struct buf raw;  /* the packed record (raw payload) */
+    struct buf comp; /* its zstd frame */
+    struct buf out;  /* whole frames not yet written to the file */
     struct trace_entry *entries;
     size_t n_entries, cap_entries;
     struct trace_hash hash; /* over every raw payload, in order (the content hash) */
     struct errmsg err;
     uint64_t frames;
+    dev_t tmp_dev; /* identity of the temporary this writer created (O_EXCL) */
+    ino_t tmp_ino;
+    bool created; /* tmp_path is ours and still on disk */
     bool failed;
     bool finished;
 };
@@ -79,12 +84,47 @@ static void copy_err(char *errtext, size_t len, const char *msg)
         snprintf(errtext, len, "%s", msg);
 }
 
+/* True while tmp_path still names the file this writer created (nobody replaced it). */
+static bool tmp_is_ours(const struct trace_writer *w)
+{
+    struct stat st;
+    return w->created && stat(w->tmp_path, &st) == 0 && st.st_dev == w->tmp_dev &&
+           st.st_ino == w->tmp_ino;
+}
+
+/* Closes and unlinks the temporary this writer created; never a file someone else made. */
+static void remove_tmp(struct trace_writer *w)
+{
+    sink_close(&w->sink);
+    if (tmp_is_ours(w))
+        unlink(w->tmp_path);
+    w->created = false;
+}
+
+/*
+ * A write, fsync or close of the temporary failed. The temporary goes at once: a trace that
+ * cannot finish must not keep a full disk full, and a rerun then starts clean instead of
+ * being refused by the leftover. ENOSPC (and EDQUOT) say "disk full" in plain words.
+ */
+static int set_io_err(struct trace_writer *w, const char *what)
+{
+    int en = errno;
+    remove_tmp(w);
+#ifdef EDQUOT
+    if (en == EDQUOT)
+        en = ENOSPC;
+#endif
+    if (en == ENOSPC)
+        return set_err(w, ERR_IO, "disk full writing '%s' (removed it)", w->tmp_path);
+    return set_err(w, ERR_IO, "cannot %s '%s': %s (removed it)", what, w->tmp_path, strerror(en));
+}
+
 static int write_out(struct trace_writer *w)
 {
     if (w->out.len == 0)
         return 0;
     if (sink_write(&w->sink, w->out.data, w->out.len))
-        return set_err(w, ERR_IO, "cannot write '%s': %s", w->tmp_path, strerror(errno));
+        return set_io_err(w, "write");
     buf_clear(&w->out);
     return 0;
 }
@@ -115,12 +155,10 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         if (w->n_entries == w->cap_entries) {
             size_t nc = w->cap_entries ? w->cap_entries * 2 : 256, bytes;
             if (!mem_mul(nc, sizeof *w->entries, &bytes))
-                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'",
-                               w->final_path);
+                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
             struct trace_entry *e = mem_realloc(w->entries, bytes);
             if (!e)
-                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'",
-                               w->final_path);
+                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
             w->entries = e;
             w->cap_entries = nc;
         }
@@ -131,7 +169,7 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         if (rc)
             return rc;
         if (sink_write(&w->sink, hdr, sizeof hdr) || sink_write(&w->sink, stored, stored_len))
-            return set_err(w, ERR_IO, "cannot write '%s': %s", w->tmp_path, strerror(errno));
+            return set_io_err(w, "write");
     } else if (buf_append(&w->out, hdr, sizeof hdr) || buf_append(&w->out, stored, stored_len)) {
         return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
     }
@@ -150,7 +188,7 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         if (rc)
             return rc;
         if (w->opts.fsync_each && sink_sync(&w->sink))
-            return set_err(w, ERR_IO, "cannot fsync '%s': %s", w->tmp_path, strerror(errno));
+            return set_io_err(w, "fsync");
     }
     return 0;
 }
@@ -168,8 +206,8 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
                        w->final_path);
     size_t n = protobuf_c_message_get_packed_size(&rec->base);
     if (n > TRACE_MAX_PAYLOAD)
-        return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')",
-                       n, w->final_path);
+        return set_err(w, ERR_LIMIT, "record of %zu bytes exceeds the 1 GiB frame limit ('%s')", n,
+                       w->final_path);
     struct buf *raw = &w->raw;
     buf_clear(raw);
     if (buf_reserve(raw, n))
@@ -194,8 +232,8 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
         if (c >= n)
             rc = queue_frame(w, type, TRACE_CODEC_RAW, raw->data, n, raw->data, n, key, indexed);
         else
-            rc = queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, raw->data, n, key,
-                             indexed);
+            rc =
+                queue_frame(w, type, TRACE_CODEC_ZSTD, w->comp.data, c, raw->data, n, key, indexed);
     }
     return rc;
 }
@@ -244,9 +282,34 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         if (w->opts.zstd_workers > 0)
             ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, w->opts.zstd_workers);
     }
-    rc = sink_open_file(&w->sink, w->tmp_path, &w->err);
+    /* O_EXCL: the temporary is this writer's alone. Another writer of the same target (or
+     * the leftover of a killed one, which recover can still use) makes this one refuse
+     * instead of truncating it (docs/trace-format.md, "Concurrent writers"). */
+    rc = sink_create_excl(&w->sink, w->tmp_path, &w->err);
+    if (rc == ERR_USAGE) {
+        size_t tn = strlen(w->tmp_path);
+        size_t sn = strlen(TRACE_WRITER_TMP_SUFFIX);
+        if (tn > sn && !strcmp(w->tmp_path + tn - sn, TRACE_WRITER_TMP_SUFFIX))
+            errmsg_set(&w->err, rc,
+                       "'%s' exists: another capture is writing '%s', or one was killed; run "
+                       "`acceltrace recover %s` or remove it",
+                       w->tmp_path, w->final_path, w->tmp_path);
+        else
+            errmsg_set(&w->err, rc,
+                       "'%s' exists: another writer of '%s' is running, or one was killed; "
+                       "remove it",
+                       w->tmp_path, w->final_path);
+    }
     if (rc)
         goto fail;
+    struct stat st;
+    if (fstat(w->sink.fd, &st) != 0) {
+        rc = errmsg_set(&w->err, ERR_IO, "cannot stat '%s': %s", w->tmp_path, strerror(errno));
+        goto fail;
+    }
+    w->tmp_dev = st.st_dev;
+    w->tmp_ino = st.st_ino;
+    w->created = true;
     uint8_t pre[TRACE_PREAMBLE_BYTES];
     memcpy(pre, TRACE_MAGIC, 8);
     trace_put_u16(pre + 8, TRACE_MAJOR);
@@ -270,13 +333,13 @@ int trace_writer_open(struct trace_writer **out, const char *path,
 {
     *out = NULL;
     size_t n = strlen(path);
-    char *tmp = mem_alloc(n + sizeof ".partial");
+    char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
     if (!tmp) {
         copy_err(errtext, errtext_len, "out of memory");
         return ERR_NOMEM;
     }
     memcpy(tmp, path, n);
-    memcpy(tmp + n, ".partial", sizeof ".partial");
+    memcpy(tmp + n, TRACE_WRITER_TMP_SUFFIX, sizeof TRACE_WRITER_TMP_SUFFIX);
     struct trace_writer *w;
     int rc = writer_create(&w, path, tmp, opts, errtext, errtext_len);
     mem_free(tmp);
@@ -299,8 +362,8 @@ int trace_writer_open(struct trace_writer **out, const char *path,
     return 0;
 }
 
-int trace_writer_open_raw(struct trace_writer **out, const char *final_path,
-                          const char *tmp_path, char *errtext, size_t errtext_len)
+int trace_writer_open_raw(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                          char *errtext, size_t errtext_len)
 {
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
@@ -389,18 +452,27 @@ int trace_writer_finish(struct trace_writer *w)
     if (rc)
         goto out;
     if (sink_sync(&w->sink)) {
-        rc = set_err(w, ERR_IO, "cannot fsync '%s': %s", w->tmp_path, strerror(errno));
+        rc = set_io_err(w, "fsync");
         goto out;
     }
     if (sink_close(&w->sink)) {
-        rc = set_err(w, ERR_IO, "cannot close '%s': %s", w->tmp_path, strerror(errno));
+        rc = set_io_err(w, "close");
         goto out;
     }
+    if (!tmp_is_ours(w)) { /* removed or replaced by hand while we wrote: not ours to move */
+        w->created = false;
+        rc = set_err(w, ERR_IO, "'%s' was removed or replaced while writing '%s'", w->tmp_path,
+                     w->final_path);
+        goto out;
+    }
+    /* rename replaces a trace already at final_path: the last writer to finish wins, whole
+     * (two writers cannot overlap: the second one's O_EXCL open refused it). */
     if (rename(w->tmp_path, w->final_path) != 0) {
         rc = set_err(w, ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->final_path,
                      strerror(errno));
         goto out;
     }
+    w->created = false;
     io_sync_parent_dir(w->final_path);
     w->finished = true;
 out:
@@ -409,12 +481,37 @@ out:
     return rc;
 }
 
+int trace_writer_check_inputs(const char *path, const char *const *inputs, size_t n_inputs,
+                              const char *const *side_outputs, size_t n_side, struct errmsg *e)
+{
+    enum { MAX_OUT = 16 };
+    const char *outs[MAX_OUT];
+    if (n_side > MAX_OUT - 2)
+        return errmsg_set(e, ERR_INTERNAL, "too many outputs to check (%zu)", n_side);
+    size_t n = strlen(path);
+    char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
+    if (!tmp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, TRACE_WRITER_TMP_SUFFIX, sizeof TRACE_WRITER_TMP_SUFFIX);
+    outs[0] = path;
+    outs[1] = tmp;
+    for (size_t i = 0; i < n_side; i++)
+        outs[2 + i] = side_outputs[i];
+    int rc = io_check_distinct(inputs, n_inputs, outs, n_side + 2, e);
+    mem_free(tmp);
+    return rc;
+}
+
 void trace_writer_free(struct trace_writer *w)
 {
     if (!w)
         return;
-    if (!w->finished && !w->failed && w->sink.fd >= 0)
-        write_out(w); /* leave every complete frame in the .partial file */
+    /* Unfinished: the temporary goes. A caller that frees without finish gave up (its own
+     * error, or ours), and a leftover would refuse every rerun; only a killed process, which
+     * never gets here, leaves a .partial for recover. */
+    if (!w->finished && w->created)
+        remove_tmp(w);
     sink_close(&w->sink);
     ZSTD_freeCCtx(w->cctx);
     trace_hash_release(&w->hash);

@@ -1,11 +1,18 @@
 /*
  * trace_writer: writes a .atr trace (DESIGN.md section 3, docs/trace-format.md).
  *
- * The writer creates NAME.atr.partial, writes the preamble and the header frame, then one
- * frame per trace_writer_append. Each frame is durable on its own (length, codec, type,
- * crc32c of the payload), so a killed writer leaves a .partial file that trace_recover()
- * turns into a valid trace. trace_writer_finish appends the index frame and the trailer,
- * fsyncs, renames NAME.atr.partial to NAME.atr and fsyncs the directory.
+ * The writer creates NAME.atr.partial exclusively (O_EXCL; TRACE_WRITER_TMP_SUFFIX), writes
+ * the preamble and the header frame, then one frame per trace_writer_append. Each frame is
+ * durable on its own (length, codec, type, crc32c of the payload), so a killed writer leaves
+ * a .partial file that trace_recover() turns into a valid trace. trace_writer_finish appends
+ * the index frame and the trailer, fsyncs, renames NAME.atr.partial to NAME.atr (replacing a
+ * trace already there) and fsyncs the directory.
+ *
+ * The .partial file is also the lock of NAME.atr: while it exists a second writer of the
+ * same path is refused, never mixed in, so two concurrent captures give one valid trace and
+ * one refusal (docs/trace-format.md, "Concurrent writers"). A write error (a full disk)
+ * removes the temporary at once, and a writer freed without a successful finish removes it
+ * too: only a killed process leaves a .partial, for recover.
  *
  * Records are protobuf-c Acceltrace__Record values owned by the caller; the writer packs
  * and compresses them before append returns. The writer keeps its own error message.
@@ -18,15 +25,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/err.h"
 #include "formats/trace.pb-c.h"
 #include "traces/trace_key.h"
 
 struct trace_writer;
 
+/* The temporary beside the target: NAME.atr is written as NAME.atr TRACE_WRITER_TMP_SUFFIX. */
+#define TRACE_WRITER_TMP_SUFFIX ".partial"
+
 struct trace_writer_opts {
-    int zstd_level;       /* default 3; 0 stores frames raw (codec 0) */
-    int zstd_workers;     /* zstd multithreading workers; 0 = none */
-    bool fsync_each;      /* fsync after every frame (slow; default false) */
+    int zstd_level;   /* default 3; 0 stores frames raw (codec 0) */
+    int zstd_workers; /* zstd multithreading workers; 0 = none */
+    bool fsync_each;  /* fsync after every frame (slow; default false) */
     /* Frames are also flushed (write(2)) at least every this many bytes; default 1 MiB. */
     uint64_t flush_bytes;
 };
@@ -36,8 +47,10 @@ void trace_writer_opts_default(struct trace_writer_opts *o);
 
 /*
  * Opens path ("run.atr"; the data goes to "run.atr.partial" until finish) and writes the
- * preamble and the header record. opts may be NULL. On failure *out is NULL and the
- * returned code is negative; *errtext (if not NULL) receives the message.
+ * preamble and the header record. opts may be NULL. On failure *out is NULL, nothing is
+ * left on disk, and the returned code is negative: ERR_USAGE when "run.atr.partial" already
+ * exists (another writer, or a killed one to recover; it is not touched), ERR_IO when it
+ * cannot be created or written; *errtext (if not NULL) receives the message.
  */
 int trace_writer_open(struct trace_writer **out, const char *path,
                       const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
@@ -56,11 +69,28 @@ int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
 /* Writes the buffered frames to the file (write(2), no fsync). 0 or negative. */
 int trace_writer_flush(struct trace_writer *w);
 
-/* Appends index + trailer, fsyncs, renames to the final name. 0 or negative. */
+/*
+ * Appends index + trailer, fsyncs, renames to the final name. 0 or negative; on a write
+ * error (ERR_IO; "disk full writing 'run.atr.partial'" for ENOSPC) the temporary is removed.
+ */
 int trace_writer_finish(struct trace_writer *w);
 
-/* Frees the writer. Without a successful finish the .partial file is left on disk. */
+/*
+ * Frees the writer. Without a successful finish the .partial file it created is removed
+ * (the caller gave up); a process killed before this leaves it for trace_recover().
+ */
 void trace_writer_free(struct trace_writer *w);
+
+/*
+ * Refuses to write path over an input: every one of the n_inputs inputs (weights, text, side
+ * files, a checkpoint folder; NULL entries skipped) is compared by device and inode
+ * (io_same_file, common/io.h) with path, with its temporary path TRACE_WRITER_TMP_SUFFIX
+ * (which may exist when path does not) and with the n_side other outputs of the command.
+ * 0, or ERR_USAGE with "input 'A' and output 'B' are the same file" in e. Call it before
+ * reading any input: a capture then never loads weights it would replace.
+ */
+int trace_writer_check_inputs(const char *path, const char *const *inputs, size_t n_inputs,
+                              const char *const *side_outputs, size_t n_side, struct errmsg *e);
 
 /* Last error message of w. */
 const char *trace_writer_errmsg(const struct trace_writer *w);

@@ -1,6 +1,7 @@
 /* disc_inputs: raw f32 and .npy loaders (specs/disc.md 2.4; NumPy NEP 1 .npy format). */
 #include "capture/disc/disc_inputs.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,16 @@ static bool npy_shape(const char *h, long *dims, int *nd)
         s = end;
     }
     return *s == ')';
+}
+
+/* Index of the first NaN or Inf of x[0..n), or n: such a text embedding would make the
+ * whole capture NaN (issue 17). */
+static size_t first_nonfinite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return i;
+    return n;
 }
 
 int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e)
@@ -113,6 +124,12 @@ int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e
 bad:
     rc = errmsg_set(e, ERR_DATA, "truncated .npy header in '%s'", path);
 done:
+    if (rc == 0) {
+        size_t at = first_nonfinite(out, want);
+        if (at < want)
+            rc = errmsg_set(e, ERR_DATA, "text embedding '%s' has a non-finite value at "
+                            "element %zu", path, at);
+    }
     mem_free(text);
     return rc;
 }

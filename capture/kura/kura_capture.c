@@ -35,6 +35,7 @@ void kura_params_default(struct kura_params *p)
     p->check_drift = true;
     p->start = KURA_START_VONMISES;
     p->oracle_mem_bytes = (uint64_t)1 << 30;
+    p->mem_limit_bytes = (uint64_t)8 << 30;
     p->png_every = 10;
 }
 
@@ -59,6 +60,52 @@ static const char *score_name(enum kura_score s)
     return (unsigned)s < 4 ? n[s] : "unknown";
 }
 
+/* a * b + c saturating at UINT64_MAX (estimates only). */
+static uint64_t sat_madd(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a && b > UINT64_MAX / a)
+        return UINT64_MAX;
+    return a * b > UINT64_MAX - c ? UINT64_MAX : a * b + c;
+}
+
+uint64_t kura_capture_mem_estimate(const struct kura_params *p)
+{
+    uint64_t n = (uint64_t)p->h * p->w, t = p->t > 2 ? (uint64_t)p->t : 3;
+    /* sampler: u, ufw, s, tmp, theta0, x0, fwd_end, theta (8 B each) and the Q1.15 record
+     * map; two drift evaluators of q, u_q, d, uf (2 + 4 + 4 + 8 B); the data generator's
+     * orientation, scratch and own map (3 x 8 B); one record packed and compressed in the
+     * writer (2 x 2 B) */
+    uint64_t per_px = 8 * 8 + 2 + 2 * 18 + 3 * 8 + 4;
+    /* oracle (spec section 3): the whole trajectory while T H W 8 <= --oracle-mem, else
+     * ceil(sqrt T) segment maps, (T-2)/seg + 1 checkpoints and two scratch maps */
+    if (p->score == KURA_SCORE_ORACLE) {
+        uint64_t traj = sat_madd(t * 8, n, 0);
+        if (traj <= p->oracle_mem_bytes) {
+            per_px += (t - 1) * 8;
+        } else {
+            uint64_t seg = (uint64_t)ceil(sqrt((double)t));
+            per_px += ((t - 2) / seg + 1 + seg + 2) * 8;
+        }
+    }
+    if (p->png_dir)
+        per_px += 4;                             /* one RGB(A) image at a time */
+    uint64_t b = sat_madd(n, per_px, 10u << 20); /* + the program [measured: 10 MiB RSS] */
+    struct stat sb; /* score net: the file read whole, then its tensors unpacked (kura_net) */
+    if (p->score == KURA_SCORE_NET && p->weights_path && stat(p->weights_path, &sb) == 0 &&
+        sb.st_size > 0)
+        b = sat_madd(2, (uint64_t)sb.st_size, b);
+    for (int k = 0; k < p->n_tile_shapes && k < KURA_MAX_TILE_SHAPES; k++) {
+        /* kura_tilestream: n_cyc = n_w + tiles (n_w + 26) cycles of (n_h + 4) input and n_h
+         * output words plus two control bytes, held three times (stream, byte copy,
+         * packed record) */
+        uint64_t nh = p->tile_nh[k] ? p->tile_nh[k] : 1, nw = p->tile_nw[k] ? p->tile_nw[k] : 1;
+        uint64_t tiles = ((p->h + nh - 1) / nh) * ((p->w + nw - 1) / nw);
+        uint64_t cyc = sat_madd(tiles, nw + 26, nw);
+        b = sat_madd(3 * cyc, 4 * (2 * nh + 4) + 2, b);
+    }
+    return b;
+}
+
 static int validate(const struct kura_params *p, struct errmsg *e)
 {
     if (p->h < 5 || p->w < 5 || p->h > 16384 || p->w > 16384)
@@ -74,7 +121,17 @@ static int validate(const struct kura_params *p, struct errmsg *e)
     struct kura_schedule s;
     int rc = kura_schedule_init(&s, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
     kura_schedule_release(&s);
-    return rc;
+    if (rc)
+        return rc;
+    uint64_t need = kura_capture_mem_estimate(p);
+    if (need > p->mem_limit_bytes) {
+        char what[96];
+        snprintf(what, sizeof what, "capture kura of a %zux%zu map over %d steps", p->h, p->w,
+                 p->t);
+        return mem_budget_refuse(e, what, need, p->mem_limit_bytes,
+                                 "use a smaller --size or raise --mem-limit");
+    }
+    return 0;
 }
 
 /* ---- header ---- */

@@ -50,6 +50,7 @@ struct kura_params {
     bool check_drift; /* default true */
     enum kura_start start;
     uint64_t oracle_mem_bytes; /* trajectory kept in memory up to this (default 1 GiB) */
+    uint64_t mem_limit_bytes;  /* refuse to start above this estimate (default 8 GiB) */
     int threads;               /* 0 = threads_default() */
     const char *png_dir;       /* NULL = no images */
     int png_every;             /* every k-th reverse step (default 10) */
@@ -78,6 +79,17 @@ struct kura_result {
 
 /* Defaults: 96x96 fingerprint, t100, seed 1, oracle, fixed drift, check on, von Mises start. */
 void kura_params_default(struct kura_params *p);
+
+/*
+ * Estimated peak bytes of a capture with p (docs/models.md#kuramoto-capture, memory): the
+ * map-sized buffers of the sampler and both drift evaluators, the oracle trajectory or its
+ * checkpoints, the data generator's scratch, one record in the writer, the tile streams,
+ * PNG rows and, for --score net, twice the weights file (read, then unpacked). Arithmetic
+ * on p (and a stat of the weights), saturating at UINT64_MAX; nothing is allocated.
+ * kura_capture_header and kura_capture_exec refuse (ERR_LIMIT) above p->mem_limit_bytes
+ * before allocating anything map-sized.
+ */
+uint64_t kura_capture_mem_estimate(const struct kura_params *p);
 
 /* Sets the schedule fields from a preset name. ERR_USAGE with message. */
 int kura_params_preset(struct kura_params *p, const char *name, struct errmsg *e);

@@ -38,8 +38,8 @@ void nn_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, in
                 c[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[(size_t)i * ldc + j];
         return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
-                alpha, a, lda, b, ldb, beta, c, ldc);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+                lda, b, ldb, beta, c, ldc);
 }
 
 void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const float *bias,
@@ -66,17 +66,26 @@ static inline void exp8_inplace(float *x, int n)
 {
     for (int j = 0; j < n; j++) {
         float v = x[j];
-        float nf = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round */
+        /* n = round(v / ln 2) lands in the low mantissa bits of 1.5 * 2^23 + n */
+        union {
+            uint32_t u;
+            float f;
+        } t, u;
+        t.f = v * 1.44269504088896341f + 12582912.0f;
+        float nf = t.f - 12582912.0f; /* round */
         float r = v - nf * 0.693359375f - nf * -2.12194440e-4f;
         float z = r * r;
         float p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                    4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+                    4.1665795894e-2f) *
+                       r +
+                   1.6666665459e-1f) *
+                      r +
+                  5.0000001201e-1f;
         p = p * z + r + 1.0f;
-        union {
-            int32_t i;
-            float f;
-        } u;
-        u.i = ((int32_t)nf + 127) * (1 << 23);
+        /* 2^n from those bits in unsigned arithmetic: a NaN input gives some finite or
+         * infinite scale times p = NaN, so NaN in is NaN out; a float-to-int conversion
+         * of NaN would be undefined and the signed multiply could overflow (issue 17) */
+        u.u = (t.u - 0x4B400000u + 127u) << 23;
         x[j] = p * u.f;
     }
 }
@@ -145,8 +154,8 @@ NN_HOT void nn_softmax_rows(float *x, int rows, int cols, int ld)
     }
 }
 
-void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps,
-                  const float *gamma, const float *beta)
+void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma,
+                  const float *beta)
 {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * ld;
@@ -172,8 +181,7 @@ void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps,
     }
 }
 
-void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
-                const float *gamma)
+void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma)
 {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * ld;
@@ -217,8 +225,8 @@ void nn_add(float *y, const float *x, size_t n)
         y[i] += x[i];
 }
 
-void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *pos,
-             double base, enum nn_rope_style style)
+void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *pos, double base,
+             enum nn_rope_style style)
 {
     int half = dh / 2;
     for (int r = 0; r < n_tok; r++) {
@@ -294,7 +302,7 @@ static inline void axpy(float *restrict o, float e, const float *restrict v, int
 }
 
 NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
-                               const float *v, int ldv, int dh, float *o)
+                                      const float *v, int ldv, int dh, float *o)
 {
     size_t words = ((size_t)n_k + 63) / 64;
     float mx = -INFINITY;
@@ -336,8 +344,7 @@ NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, 
 static void attention_dense(const struct nn_attn *a)
 {
     float *s = a->scratch;
-    nn_sgemm(true, a->n_q, a->n_k, a->dh, a->scale, a->q, a->ldq, a->k, a->ldk, 0.0f, s,
-             a->n_k);
+    nn_sgemm(true, a->n_q, a->n_k, a->dh, a->scale, a->q, a->ldq, a->k, a->ldk, 0.0f, s, a->n_k);
     if (a->causal_offset >= 0) {
         for (int r = 0; r < a->n_q; r++)
             for (int j = r + a->causal_offset + 1; j < a->n_k; j++)

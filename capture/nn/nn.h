@@ -52,7 +52,8 @@ void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
                 const float *gamma);
 
 /* exp in place after clamping to [-87, 88]: a vectorised Cephes polynomial within 2 ulp of
- * expf, deterministic (no FMA contraction in ISO C mode). */
+ * expf, deterministic (no FMA contraction in ISO C mode). +-inf clamp to the ends; NaN
+ * in gives NaN out, with no undefined behaviour on the way. */
 void nn_exp_clamped(float *x, size_t n);
 
 /* GELU, tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) (PixArt, specs/disc.md 2.2),

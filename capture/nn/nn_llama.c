@@ -231,6 +231,11 @@ int nn_llama_parse_config(const char *text, struct nn_llama_config *c, struct er
     c->eps = json_is_number(v) ? (float)json_number_value(v) : 1e-6f;
     v = json_object_get(root, "rope_theta");
     c->rope_theta = json_is_number(v) ? json_number_value(v) : 10000.0;
+    /* JSON numbers are finite, but 1e300 becomes an inf float eps (issue 17) */
+    if (!(c->eps > 0 && c->eps < 1) || !(c->rope_theta > 1)) {
+        rc = errmsg_set(e, ERR_CONFIG, "rms_norm_eps must be in (0, 1) and rope_theta above 1");
+        goto done;
+    }
     c->rope_factor = 1.0;
     v = json_object_get(root, "max_position_embeddings");
     c->max_pos = json_is_integer(v) && json_integer_value(v) > 0

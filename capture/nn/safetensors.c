@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/mem.h"
 
 struct st_file {
@@ -109,7 +111,7 @@ static int other_size(const char *s)
     static const struct {
         const char *n;
         int sz;
-    } t[] = {{"F64", 8}, {"I64", 8}, {"U64", 8}, {"I32", 4}, {"U32", 4}, {"I16", 2},
+    } t[] = {{"F64", 8}, {"I64", 8}, {"U64", 8}, {"I32", 4},  {"U32", 4},     {"I16", 2},
              {"U16", 2}, {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(s, t[i].n))
@@ -153,15 +155,14 @@ void st_close(struct st_file *f)
     mem_free(f);
 }
 
-static int parse_entry(struct st_file *f, struct st_tensor_info *ti, const char *name,
-                       json_t *v, uint64_t data_len, struct errmsg *e)
+static int parse_entry(struct st_file *f, struct st_tensor_info *ti, const char *name, json_t *v,
+                       uint64_t data_len, struct errmsg *e)
 {
     json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape"),
            *off = json_object_get(v, "data_offsets");
     if (!json_is_object(v) || !json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) ||
         json_array_size(off) != 2)
-        return errmsg_set(e, ERR_DATA, "bad header entry for tensor '%s' in '%s'", name,
-                          f->path);
+        return errmsg_set(e, ERR_DATA, "bad header entry for tensor '%s' in '%s'", name, f->path);
     const char *ds = json_string_value(dt);
     snprintf(ti->dtype_name, sizeof ti->dtype_name, "%s", ds);
     int esz;
@@ -179,8 +180,8 @@ static int parse_entry(struct st_file *f, struct st_tensor_info *ti, const char 
                           f->path);
     size_t nd = json_array_size(sh);
     if (nd > ST_MAX_DIMS)
-        return errmsg_set(e, ERR_DATA, "tensor '%s' in '%s' has %zu dims (max %d)", name,
-                          f->path, nd, ST_MAX_DIMS);
+        return errmsg_set(e, ERR_DATA, "tensor '%s' in '%s' has %zu dims (max %d)", name, f->path,
+                          nd, ST_MAX_DIMS);
     ti->ndim = (int)nd;
     uint64_t numel = 1;
     for (size_t i = 0; i < nd; i++) {
@@ -190,22 +191,19 @@ static int parse_entry(struct st_file *f, struct st_tensor_info *ti, const char 
             return errmsg_set(e, ERR_DATA, "bad shape of tensor '%s' in '%s'", name, f->path);
         ti->shape[i] = json_integer_value(x);
         if (ti->shape[i] != 0 && numel > (UINT64_MAX >> 8) / (uint64_t)ti->shape[i])
-            return errmsg_set(e, ERR_DATA, "shape of tensor '%s' in '%s' overflows", name,
-                              f->path);
+            return errmsg_set(e, ERR_DATA, "shape of tensor '%s' in '%s' overflows", name, f->path);
         numel *= (uint64_t)ti->shape[i];
     }
     ti->numel = numel;
     json_t *b = json_array_get(off, 0), *en = json_array_get(off, 1);
     if (!json_is_integer(b) || !json_is_integer(en) || json_integer_value(b) < 0 ||
         json_integer_value(en) < json_integer_value(b))
-        return errmsg_set(e, ERR_DATA, "bad data_offsets of tensor '%s' in '%s'", name,
-                          f->path);
+        return errmsg_set(e, ERR_DATA, "bad data_offsets of tensor '%s' in '%s'", name, f->path);
     uint64_t ub = (uint64_t)json_integer_value(b), ue = (uint64_t)json_integer_value(en);
     if (ue - ub != numel * (uint64_t)esz)
-        return errmsg_set(e, ERR_DATA,
-                          "tensor '%s' in '%s' has %llu data bytes, its shape needs %llu", name,
-                          f->path, (unsigned long long)(ue - ub),
-                          (unsigned long long)(numel * (uint64_t)esz));
+        return errmsg_set(
+            e, ERR_DATA, "tensor '%s' in '%s' has %llu data bytes, its shape needs %llu", name,
+            f->path, (unsigned long long)(ue - ub), (unsigned long long)(numel * (uint64_t)esz));
     if (ue > data_len)
         return errmsg_set(e, ERR_DATA,
                           "tensor '%s' ends at data offset %llu beyond the end of '%s' "
@@ -229,22 +227,18 @@ int st_open(struct st_file **out, const char *path, struct errmsg *e)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
     }
-    fd = open(path, O_RDONLY);
+    uint64_t size;
+    fd = io_open_input(path, &size, e); /* regular files only: a FIFO would block */
     if (fd < 0) {
-        rc = errmsg_set(e, ERR_NOINPUT, "cannot open '%s': %s", path, strerror(errno));
+        rc = fd;
         goto fail;
     }
-    struct stat stt;
-    if (fstat(fd, &stt) != 0) {
-        rc = errmsg_set(e, ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+    if (size < 8) {
+        rc = errmsg_set(e, ERR_DATA, "'%s' is too short for a safetensors file (%llu bytes)", path,
+                        (unsigned long long)size);
         goto fail;
     }
-    if (stt.st_size < 8) {
-        rc = errmsg_set(e, ERR_DATA, "'%s' is too short for a safetensors file (%lld bytes)",
-                        path, (long long)stt.st_size);
-        goto fail;
-    }
-    f->map_len = (size_t)stt.st_size;
+    f->map_len = (size_t)size;
     f->map = mmap(NULL, f->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (f->map == MAP_FAILED) {
         f->map = NULL;
@@ -265,8 +259,8 @@ int st_open(struct st_file **out, const char *path, struct errmsg *e)
     json_error_t jerr;
     root = json_loadb((const char *)p + 8, (size_t)hl, 0, &jerr);
     if (!root || !json_is_object(root)) {
-        rc = errmsg_set(e, ERR_DATA, "bad safetensors header JSON in '%s' at offset %d: %s",
-                        path, root ? 8 : 8 + jerr.position, root ? "not an object" : jerr.text);
+        rc = errmsg_set(e, ERR_DATA, "bad safetensors header JSON in '%s' at offset %d: %s", path,
+                        root ? 8 : 8 + jerr.position, root ? "not an object" : jerr.text);
         goto fail;
     }
     size_t cnt = json_object_size(root);
@@ -305,8 +299,8 @@ int st_tensor_to_f32(const struct st_tensor_info *t, const char *file, const int
 {
     if (t->dtype == ST_OTHER)
         return errmsg_set(e, ERR_DATA,
-                          "tensor '%s' in '%s' has dtype %s (expected F32, F16 or BF16)",
-                          t->name, file, t->dtype_name);
+                          "tensor '%s' in '%s' has dtype %s (expected F32, F16 or BF16)", t->name,
+                          file, t->dtype_name);
     if (shape) {
         bool ok = t->ndim == ndim;
         for (int i = 0; ok && i < ndim; i++)
@@ -326,16 +320,28 @@ int st_tensor_to_f32(const struct st_tensor_info *t, const char *file, const int
         }
     }
     const unsigned char *p = t->data;
+    uint64_t bad = UINT64_MAX; /* first non-finite element: all-ones exponent in any dtype */
     for (uint64_t i = 0; i < t->numel; i++) {
         if (t->dtype == ST_F32) {
             uint32_t b = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
                          (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+            if ((b & 0x7F800000u) == 0x7F800000u && bad == UINT64_MAX)
+                bad = i;
             memcpy(&out[i], &b, 4);
         } else {
             uint16_t h = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);
+            uint16_t em = t->dtype == ST_F16 ? 0x7C00u : 0x7F80u;
+            if ((h & em) == em && bad == UINT64_MAX)
+                bad = i;
             out[i] = t->dtype == ST_F16 ? st_f16_to_f32(h) : st_bf16_to_f32(h);
         }
     }
+    /* a NaN or Inf weight spreads through every later activation: refuse it (issue 17) */
+    if (bad != UINT64_MAX)
+        return errmsg_set(e, ERR_DATA,
+                          "tensor '%s' in '%s' has a non-finite value (%s) at "
+                          "element %llu",
+                          t->name, file, isnan(out[bad]) ? "nan" : "inf", (unsigned long long)bad);
     return 0;
 }
 
@@ -360,8 +366,8 @@ int st_write(const char *path, const struct st_write_item *items, size_t n, enum
         }
         uint64_t end = off + numel * (uint64_t)esz;
         json_object_set_new(root, items[i].name,
-                            json_pack("{s:s, s:o, s:[I,I]}", "dtype", names[dtype], "shape",
-                                      shape, "data_offsets", (json_int_t)off, (json_int_t)end));
+                            json_pack("{s:s, s:o, s:[I,I]}", "dtype", names[dtype], "shape", shape,
+                                      "data_offsets", (json_int_t)off, (json_int_t)end));
         off = end;
     }
     hdr = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);

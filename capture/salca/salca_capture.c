@@ -520,9 +520,8 @@ int salca_capture_run(const struct salca_capture_params *p, const char *out_path
         need += nn_llama_param_floats(&mdl->cfg) * 4ull +
                 2ull * c.L * c.G * c.n0 * c.d * 4 + 256ull * c.n0 * 4;
     if (need > p->mem_limit_bytes) {
-        rc = errmsg_set(e, ERR_LIMIT, "capture needs about %.2f GiB, above the memory limit "
-                        "of %.2f GiB (raise --mem-limit-gib)", need / 1073741824.0,
-                        p->mem_limit_bytes / 1073741824.0);
+        rc = mem_budget_refuse(e, "capture salca", need, p->mem_limit_bytes,
+                               "use a shorter --length or raise --mem-limit");
         goto fail;
     }
     /* the model's position limit (tiny: 65536, spec 3.2); the synthetic source has none */
