@@ -24,5 +24,5 @@ int cmd_analyze(int argc, char **argv)
 {
     /* --allow-partial applies to every sub-verb that opens a trace (cli.h) */
     argc = cli_take_trace_options(argc, argv);
-    return subverb_dispatch("analyze", "analyzer", table, argc, argv);
+    return subverb_dispatch("analyze", "analyzer", table, argc, argv, true);
 }

@@ -23,5 +23,5 @@ static const struct subverb table[] = {
 int cmd_capture(int argc, char **argv);
 int cmd_capture(int argc, char **argv)
 {
-    return subverb_dispatch("capture", "workload", table, argc, argv);
+    return subverb_dispatch("capture", "workload", table, argc, argv, false);
 }

@@ -20,5 +20,5 @@ int cmd_export(int argc, char **argv)
 {
     /* --allow-partial applies to every sub-verb that opens a trace (cli.h) */
     argc = cli_take_trace_options(argc, argv);
-    return subverb_dispatch("export", "kind", table, argc, argv);
+    return subverb_dispatch("export", "kind", table, argc, argv, true);
 }

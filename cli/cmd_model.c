@@ -22,5 +22,5 @@ int cmd_model(int argc, char **argv)
 {
     /* --allow-partial applies to every sub-verb that opens a trace (cli.h) */
     argc = cli_take_trace_options(argc, argv);
-    return subverb_dispatch("model", "model", table, argc, argv);
+    return subverb_dispatch("model", "model", table, argc, argv, true);
 }

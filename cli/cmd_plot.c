@@ -18,6 +18,9 @@
 #include "formats/jsonl.h"
 #include "replay/model_registry.h"
 
+/* Memory the kept rows of results.jsonl may take (--mem-limit). */
+#define PLOT_DEFAULT_MEM_LIMIT ((uint64_t)8 << 30)
+
 #define VERB "plot"
 #define MAX_Y 64
 
@@ -44,7 +47,9 @@ static void usage(FILE *f)
           "config key --x (default: the first swept numeric key), one series per value of\n"
           "the other swept keys and labels. --where keeps only the rows whose config key or\n"
           "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
-          "Without gnuplot the data and scripts are still written with a warning.\n",
+          "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
+          "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
+          "are still written with a warning.\n",
           f);
 }
 
@@ -324,35 +329,27 @@ static bool row_matches(json_t *row, const char *key, const char *want)
 }
 
 /* Replaces *rows by the rows matching every KEY=VALUE filter; usage error if none match. */
-static int filter_rows(json_t **rows, const char **where, size_t n_where)
+/* The --where filters of one plot run, applied to each row as results.jsonl streams. */
+struct where_filter {
+    const char **where;
+    size_t n_where;
+};
+
+static bool where_keep(const json_t *row, void *ctx)
 {
-    if (!n_where)
-        return 0;
-    json_t *kept = json_array();
-    if (!kept)
-        return cli_fail(ERR_NOMEM, "out of memory");
-    size_t i;
-    json_t *row;
-    json_array_foreach(*rows, i, row) {
-        bool ok = true;
-        for (size_t w = 0; w < n_where && ok; w++) {
-            char key[256];
-            const char *eq = strchr(where[w], '=');
-            size_t kl = (size_t)(eq - where[w]);
-            if (kl >= sizeof key)
-                kl = sizeof key - 1;
-            memcpy(key, where[w], kl);
-            key[kl] = 0;
-            ok = row_matches(row, key, eq + 1);
-        }
-        if (ok)
-            json_array_append(kept, row);
+    const struct where_filter *f = ctx;
+    for (size_t w = 0; w < f->n_where; w++) {
+        char key[256];
+        const char *eq = strchr(f->where[w], '=');
+        size_t kl = (size_t)(eq - f->where[w]);
+        if (kl >= sizeof key)
+            kl = sizeof key - 1;
+        memcpy(key, f->where[w], kl);
+        key[kl] = 0;
+        if (!row_matches((json_t *)row, key, eq + 1))
+            return false;
     }
-    json_decref(*rows);
-    *rows = kept;
-    if (!json_array_size(kept))
-        return cli_usage_error(VERB, "no results row matches the --where filters");
-    return 0;
+    return true;
 }
 
 int cmd_plot(int argc, char **argv);
@@ -361,6 +358,7 @@ int cmd_plot(int argc, char **argv)
     const char *in = NULL, *out = NULL, *xkey = NULL;
     const char *ys[MAX_Y], *where[MAX_Y];
     size_t n_ys = 0, n_where = 0;
+    uint64_t mem_limit = PLOT_DEFAULT_MEM_LIMIT;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             usage(stdout);
@@ -379,6 +377,10 @@ int cmd_plot(int argc, char **argv)
             if (!strchr(argv[i + 1], '=') || argv[i + 1][0] == '=')
                 return cli_usage_error(VERB, "--where wants KEY=VALUE, not '%s'", argv[i + 1]);
             where[n_where++] = argv[++i];
+        } else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
+            if (mem_parse_size(argv[++i], &mem_limit) || !mem_limit)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size such as 4GiB)",
+                                       argv[i]);
         } else if (argv[i][0] == '-') {
             return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
         } else if (!in) {
@@ -393,17 +395,27 @@ int cmd_plot(int argc, char **argv)
     snprintf(path, sizeof path, "%s/results.jsonl", in);
     json_t *rows;
     struct errmsg e = {0};
-    int rc = jsonl_load(&rows, path, NULL, &e);
+    struct where_filter wf = {where, n_where};
+    size_t valid = 0;
+    /* rows stream through the filters; only the kept ones count against the budget */
+    int rc = jsonl_load_filtered(&rows, path, where_keep, &wf,
+                                 mem_limit / JSONL_MEM_PER_TEXT_BYTE, &valid, &e);
+    if (rc == ERR_LIMIT) {
+        char lim[32], msg[1024];
+        snprintf(msg, sizeof msg,
+                 "%s: at about %u bytes of memory per byte of text they need more than "
+                 "--mem-limit %s; narrow the rows with --where or raise --mem-limit",
+                 errmsg_text(&e), (unsigned)JSONL_MEM_PER_TEXT_BYTE,
+                 mem_size_text(mem_limit, lim, sizeof lim));
+        return cli_fail(ERR_LIMIT, msg);
+    }
     if (rc)
         return cli_fail(rc == ERR_IO ? ERR_DATA : rc, errmsg_text(&e));
     if (!json_array_size(rows)) {
         json_decref(rows);
-        return cli_fail(ERR_DATA, "no rows in results");
-    }
-    rc = filter_rows(&rows, where, n_where);
-    if (rc) {
-        json_decref(rows);
-        return rc;
+        if (!valid)
+            return cli_fail(ERR_DATA, "no rows in results");
+        return cli_usage_error(VERB, "no results row matches the --where filters");
     }
     mkdir(out, 0755);
     int n_png = 0;

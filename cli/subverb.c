@@ -1,27 +1,34 @@
 #include "cli/subverb.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 
-static void list(FILE *f, const char *verb, const char *what, const struct subverb *t)
+static void list(FILE *f, const char *verb, const char *what, const struct subverb *t,
+                 bool reads_traces)
 {
     fprintf(f, "usage: acceltrace %s %s [options]\n\n%ss:\n", verb, what, what);
     for (; t->name; t++)
         fprintf(f, "  %-10s %s\n", t->name, t->summary);
+    if (reads_traces)
+        fprintf(f, "\noption of every %s:\n"
+                   "  --allow-partial  read a damaged trace (no or inconsistent index) with a\n"
+                   "                   warning instead of refusing it (exit 3)\n",
+                what);
     fprintf(f, "\n'acceltrace %s %s --help' describes each\n", verb, what);
 }
 
 int subverb_dispatch(const char *verb, const char *what, const struct subverb *table, int argc,
-                     char **argv)
+                     char **argv, bool reads_traces)
 {
     if (argc < 2) {
-        list(stderr, verb, what, table);
+        list(stderr, verb, what, table, reads_traces);
         return 2;
     }
     if (cli_is_help(argv[1])) {
-        list(stdout, verb, what, table);
+        list(stdout, verb, what, table, reads_traces);
         return 0;
     }
     for (const struct subverb *t = table; t->name; t++)

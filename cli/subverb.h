@@ -6,14 +6,20 @@
 #ifndef ACCELTRACE_SUBVERB_H
 #define ACCELTRACE_SUBVERB_H
 
+#include <stdbool.h>
+
 struct subverb {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
 };
 
-/* Dispatches argv[1] to the table (argv[0] is the verb); prints help and usage errors. */
+/*
+ * Dispatches argv[1] to the table (argv[0] is the verb); prints help and usage errors.
+ * reads_traces: the verb's sub-verbs open traces, so its help lists --allow-partial (taken
+ * by cli_take_trace_options before dispatch).
+ */
 int subverb_dispatch(const char *verb, const char *what, const struct subverb *table, int argc,
-                     char **argv);
+                     char **argv, bool reads_traces);
 
 #endif

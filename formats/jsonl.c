@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,46 +81,77 @@ int jsonl_writer_close(struct jsonl_writer *w)
     return rc;
 }
 
-int jsonl_load(json_t **out, const char *path, size_t *valid_bytes, struct errmsg *e)
+int jsonl_load_filtered(json_t **out, const char *path, jsonl_keep_fn keep, void *ctx,
+                        uint64_t max_kept_bytes, size_t *valid_bytes, struct errmsg *e)
 {
     *out = NULL;
     if (valid_bytes)
         *valid_bytes = 0;
-    char *text;
-    size_t n;
-    int rc0 = io_read_file(path, JSONL_MAX_FILE_BYTES, &text, &n, e);
-    if (rc0)
-        return rc0;
+    int fd = io_open_input(path, NULL, e);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
     json_t *arr = json_array();
+    char *text = NULL;
+    size_t cap = 0, pos = 0, line = 0;
+    uint64_t kept_bytes = 0;
+    ssize_t n;
     int rc = 0;
-    size_t pos = 0, line = 0;
-    while (arr && pos < n) {
-        char *nl = memchr(text + pos, '\n', n - pos);
-        if (!nl)
+    if (!arr) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    while ((n = getline(&text, &cap, f)) > 0) {
+        if (text[n - 1] != '\n')
             break; /* torn last line */
         line++;
         json_error_t je;
-        json_t *o = json_loadb(text + pos, (size_t)(nl - (text + pos)), 0, &je);
+        json_t *o = json_loadb(text, (size_t)n - 1, 0, &je);
         if (!o || !json_is_object(o)) {
             json_decref(o);
             rc = errmsg_set(e, ERR_DATA, "line is not a JSON object ('%s' line %zu)", path,
                             line);
             goto done;
         }
-        json_array_append_new(arr, o);
-        pos = (size_t)(nl - text) + 1;
+        pos += (size_t)n;
+        if (keep && !keep(o, ctx)) {
+            json_decref(o);
+            continue;
+        }
+        kept_bytes += (uint64_t)n;
+        if (max_kept_bytes && kept_bytes > max_kept_bytes) {
+            json_decref(o);
+            rc = errmsg_set(e, ERR_LIMIT,
+                            "the rows kept from '%s' exceed %" PRIu64 " bytes of text at line %zu",
+                            path, max_kept_bytes, line);
+            goto done;
+        }
+        if (json_array_append_new(arr, o)) {
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            goto done;
+        }
     }
-    if (!arr) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+    if (ferror(f)) {
+        rc = errmsg_set(e, ERR_IO, "cannot read '%s': %s", path, strerror(errno));
         goto done;
     }
     if (valid_bytes)
         *valid_bytes = pos;
 done:
-    mem_free(text);
+    free(text); /* getline's buffer comes from malloc */
+    fclose(f);
     if (rc)
         json_decref(arr);
     else
         *out = arr;
     return rc;
+}
+
+int jsonl_load(json_t **out, const char *path, size_t *valid_bytes, struct errmsg *e)
+{
+    return jsonl_load_filtered(out, path, NULL, NULL, JSONL_MAX_FILE_BYTES, valid_bytes, e);
 }

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -30,5 +31,26 @@ int jsonl_writer_close(struct jsonl_writer *w);
  * the length of the whole-line prefix.
  */
 int jsonl_load(json_t **out, const char *path, size_t *valid_bytes, struct errmsg *e);
+
+/*
+ * Memory jansson takes per byte of a results line once parsed (objects, keys, reals),
+ * measured on replay results rows: docs/performance.md "Results files".
+ */
+#define JSONL_MEM_PER_TEXT_BYTE 11
+
+/* A row filter of jsonl_load_filtered: true keeps obj (borrowed). */
+typedef bool (*jsonl_keep_fn)(const json_t *obj, void *ctx);
+
+/*
+ * jsonl_load streamed line by line, so memory follows what is kept, not the file's size:
+ * only the objects keep(obj, ctx) accepts (all when keep is NULL) go into the array, and
+ * the text of the kept lines may not exceed max_kept_bytes (0: no limit; ERR_LIMIT naming
+ * the file and line). A jansson object takes about JSONL_MEM_PER_TEXT_BYTE bytes of memory
+ * per byte of its line, so a caller with a memory budget B passes B /
+ * JSONL_MEM_PER_TEXT_BYTE. Only regular files are read (io_open_input). Errors and torn
+ * last line as jsonl_load; *valid_bytes counts every whole line, kept or not.
+ */
+int jsonl_load_filtered(json_t **out, const char *path, jsonl_keep_fn keep, void *ctx,
+                        uint64_t max_kept_bytes, size_t *valid_bytes, struct errmsg *e);
 
 #endif
