@@ -419,6 +419,7 @@ struct ckpt_ctx {
     struct buf state;          /* one instance's bytes while writing */
     const struct ckpt *resume; /* for the first pass, or NULL */
     double t0;                 /* start of the run (stop_after_s) */
+    const char *build_id;      /* engine_build_id */
 };
 
 /* n-byte little-endian integers of the checkpoint layout. */
@@ -467,7 +468,43 @@ static void out_str(struct ckpt_out *o, const char *s)
     out_bytes(o, s, strlen(s));
 }
 
-#define CKPT_MAGIC "ATCKPT01"
+#define CKPT_MAGIC "ATCKPT02"
+
+/*
+ * The identity of this program for checkpoints: XXH3-128 of /proc/self/exe, so a state
+ * saved by one build is never loaded into another whose model layouts may differ (a
+ * checkpoint of another build is ignored and the pass starts over). "unknown" when the
+ * executable cannot be read; opts.build_id overrides it (tests). Computed once.
+ */
+static const char *engine_build_id(const struct engine_opts *o)
+{
+    static char id[TRACE_HASH_HEX_MAX];
+    if (o->build_id)
+        return o->build_id;
+    if (id[0])
+        return id;
+    snprintf(id, sizeof id, "unknown");
+    struct src s;
+    struct errmsg e = {0};
+    if (src_open_file(&s, "/proc/self/exe", &e))
+        return id;
+    struct trace_hash h;
+    if (trace_hash_init(&h, TRACE_HASH_XXH3_128) == 0) {
+        uint8_t b[1 << 16];
+        size_t got;
+        uint64_t off = 0;
+        bool ok = true;
+        while (ok && (ok = src_read_at(&s, off, b, sizeof b, &got) == 0) && got > 0) {
+            trace_hash_update(&h, b, got);
+            off += got;
+        }
+        if (ok)
+            trace_hash_hex(&h, id);
+        trace_hash_release(&h);
+    }
+    src_close(&s);
+    return id;
+}
 
 /*
  * Writes the checkpoint of inst[0..n) after `records` records (source at `position`):
@@ -483,6 +520,7 @@ static int ckpt_write(struct ckpt_ctx *cc, const struct model_ops *m, struct rec
     if (rc)
         return errmsg_set(e, rc, "cannot write a checkpoint: %s", errmsg_text(&fe));
     out_bytes(&o, CKPT_MAGIC, 8);
+    out_str(&o, cc->build_id);
     out_str(&o, src->content_hash(src->ctx));
     out_str(&o, m->name);
     out_u(&o, records, 8);
@@ -547,8 +585,9 @@ static int ckpt_note(struct engine_stats *st, const char *path, const char *why)
  * before the kill), 1 when there is none or it does not fit (stats.note says why, except
  * when there is none), <0 on ERR_NOMEM.
  */
-static int ckpt_read(const char *path, const struct model_ops *m, struct record_source *src,
-                     const struct results *res, struct ckpt *c, struct engine_stats *st)
+static int ckpt_read(const char *path, const char *build_id, const struct model_ops *m,
+                     struct record_source *src, const struct results *res, struct ckpt *c,
+                     struct engine_stats *st)
 {
     memset(c, 0, sizeof *c);
     char *text = NULL;
@@ -575,21 +614,25 @@ static int ckpt_read(const char *path, const struct model_ops *m, struct record_
     }
     size_t pos = 8, end = len - 4;
     uint64_t v[3];
-    const char *strs[2];
-    size_t slen[2];
-    for (int k = 0; k < 2; k++) {
+    const char *strs[3];
+    size_t slen[3];
+    for (int k = 0; k < 3; k++) {
         if (end - pos < 4 || end - pos - 4 < get_le(p + pos, 4))
             goto bad;
         slen[k] = (size_t)get_le(p + pos, 4);
         strs[k] = (const char *)p + pos + 4;
         pos += 4 + slen[k];
     }
+    if (slen[0] != strlen(build_id) || memcmp(strs[0], build_id, slen[0])) {
+        why = "it was written by another build of acceltrace";
+        goto bad;
+    }
     const char *hash = src->content_hash(src->ctx);
-    if (slen[0] != strlen(hash) || memcmp(strs[0], hash, slen[0])) {
+    if (slen[1] != strlen(hash) || memcmp(strs[1], hash, slen[1])) {
         why = "it is of another trace";
         goto bad;
     }
-    if (slen[1] != strlen(m->name) || memcmp(strs[1], m->name, slen[1])) {
+    if (slen[2] != strlen(m->name) || memcmp(strs[2], m->name, slen[2])) {
         why = "it is of another model";
         goto bad;
     }
@@ -970,8 +1013,9 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
             goto done;
         }
         cc.on = can_ckpt;
+        cc.build_id = engine_build_id(&o);
         if (can_ckpt) {
-            int k = ckpt_read(cc.path, m, source, res, &ck, &st);
+            int k = ckpt_read(cc.path, cc.build_id, m, source, res, &ck, &st);
             if (k < 0) {
                 rc = errmsg_set(e, k, "out of memory reading checkpoint '%s'", cc.path);
                 goto done;

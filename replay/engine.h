@@ -22,7 +22,8 @@
  * only what followed the last checkpoint and ends with the same rows byte for byte. A
  * checkpoint that does not fit is ignored (stats.note says why) and the pass starts over.
  * Layout, all integers little-endian:
- *   "ATCKPT01"  u32 n + trace content hash  u32 n + model name
+ *   "ATCKPT02"  u32 n + build id (XXH3-128 of the executable: a checkpoint of another
+ *   build is ignored)  u32 n + trace content hash  u32 n + model name
  *   u64 records consumed  u64 source position (trace: byte offset of the next frame, whose
  *   number is records + 1)
  *   u64 n_instances  u64 n + shared state (shared_save; 0 bytes without)
@@ -112,6 +113,9 @@ struct engine_opts {
                                  after the start (stats.stopped; a rerun continues); default
                                  -1, never */
     uint64_t mem_limit_bytes; /* instances of one pass; 0 = ENGINE_DEFAULT_MEM_LIMIT */
+    const char *build_id;     /* identity written into and required of checkpoints; NULL: the
+                                 hash of /proc/self/exe (tests set two values to stand for two
+                                 builds) */
 };
 
 /* Memory the instances of one pass may take by default (8 GiB) [decision]. */

@@ -786,6 +786,20 @@ static void test_checkpoint_damaged_ignored(void **state)
     assert_int_equal(st.resumed_records, 0);
     assert_int_equal(st.configs_run, 2);
     assert_false(exists(part, "replay.ckpt"));
+
+    /* a checkpoint of another build (its model states may be laid out otherwise): ignored */
+    subdir(part, sizeof part, "ckbuild");
+    ckpt_opts(&o, part);
+    o.build_id = "build-a";
+    killed_run(path, part, &o, 333);
+    o.build_id = "build-b";
+    assert_int_equal(record_source_trace(&s, path, 1, &e), 0);
+    assert_int_equal(run(&s, part, grid100, &o, &st), 0);
+    record_source_close(&s);
+    assert_non_null(strstr(st.note, "another build"));
+    assert_int_equal(st.resumed_records, 0);
+    assert_int_equal(st.records, 1000);
+    assert_same_results(full, part);
 }
 
 /*
