@@ -14,6 +14,7 @@
 #include "analysis/plot.h"
 #include "common/buf.h"
 #include "common/mem.h"
+#include "formats/csv.h"
 #include "formats/varint.h"
 #include "replay/salca_model.h"
 
@@ -81,6 +82,18 @@ struct conflicts {
     size_t over_bins;          /* one past the last non-empty bin */
     uint64_t over_n, over_above;
     double over_sum;
+    struct tim *tim; /* timing mode state (opts.timing), else NULL */
+};
+
+/* Timing mode (issue 19): per policy totals and the running time base (refresh phase). */
+struct tim {
+    struct hbm_timing_cfg cfg;
+    struct hbm_timing_work work;
+    uint32_t *seq; /* 0..cap-1: the perfectly spread job */
+    uint16_t *seq_pc;
+    size_t cap;
+    struct conflicts_timing acc[MAX_POL];
+    uint64_t t0[MAX_POL], t0_spread[MAX_POL];
 };
 
 void conflicts_opts_default(struct conflicts_opts *o)
@@ -155,6 +168,18 @@ int conflicts_new(struct conflicts **out, const struct conflicts_opts *opts, str
             return errmsg_set(e, ERR_NOMEM, "out of memory");
         }
     }
+    if (opts->timing) {
+        if ((rc = hbm_timing_check(opts->timing, e)) < 0) {
+            conflicts_free(c);
+            return rc;
+        }
+        if (!(c->tim = mem_calloc(1, sizeof *c->tim))) {
+            conflicts_free(c);
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        }
+        c->tim->cfg = *opts->timing;
+        c->o.timing = &c->tim->cfg;
+    }
     *out = c;
     return 0;
 }
@@ -178,6 +203,12 @@ void conflicts_free(struct conflicts *c)
     mem_free(c->stab);
     mem_free(c->over);
     buf_release(&c->jobs_csv);
+    if (c->tim) {
+        hbm_timing_work_release(&c->tim->work);
+        mem_free(c->tim->seq);
+        mem_free(c->tim->seq_pc);
+        mem_free(c->tim);
+    }
     mem_free(c);
 }
 
@@ -234,6 +265,112 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
     return add_job_t(c, group, -1, l, h, idx, n);
 }
 
+/* Replays one job (pcs already mapped into c->pc) and its perfectly spread twin under
+ * every policy in the timing mode; jobs run back to back for the refresh phase. */
+static int timing_job(struct conflicts *c, const uint32_t *idx, size_t n)
+{
+    struct tim *tm = c->tim;
+    uint32_t ha = c->o.map.h_att;
+    if (hbm_timing_work_reserve(&tm->work, n, ha) < 0)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    if (n > tm->cap) {
+        uint32_t *q = mem_realloc(tm->seq, n * sizeof *q);
+        if (q)
+            tm->seq = q;
+        uint16_t *qp = q ? mem_realloc(tm->seq_pc, n * sizeof *qp) : NULL;
+        if (!qp)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        tm->seq_pc = qp;
+        for (size_t k = tm->cap; k < n; k++) {
+            tm->seq[k] = (uint32_t)k;
+            tm->seq_pc[k] = (uint16_t)(k % ha);
+        }
+        tm->cap = n;
+    }
+    uint64_t ideal = hbm_timing_ideal(&tm->cfg, n, ha);
+    for (size_t i = 0; i < c->n_pol; i++) {
+        struct hbm_timing_result r, rs;
+        hbm_timing_run(&tm->cfg, &c->pol[i].cfg, idx, c->pc, n, ha, tm->t0[i], &tm->work, &r);
+        hbm_timing_run(&tm->cfg, &c->pol[i].cfg, tm->seq, tm->seq_pc, n, ha, tm->t0_spread[i],
+                       &tm->work, &rs);
+        struct conflicts_timing *a = &tm->acc[i];
+        a->jobs++;
+        a->tokens += n;
+        a->ideal_cycles += ideal;
+        a->cycles += r.cycles;
+        a->spread_cycles += rs.cycles;
+        a->row_hits += r.row_hits;
+        a->row_misses += r.row_misses;
+        tm->t0[i] += r.cycles;
+        tm->t0_spread[i] += rs.cycles;
+    }
+    return 0;
+}
+
+int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct conflicts_timing *t)
+{
+    if (!c->tim || policy >= c->n_pol)
+        return ERR_USAGE;
+    *t = c->tim->acc[policy];
+    t->time_over_ideal = t->ideal_cycles ? (double)t->cycles / (double)t->ideal_cycles : 0;
+    t->alpha = t->spread_cycles ? (double)t->cycles / (double)t->spread_cycles : 0;
+    return 0;
+}
+
+/* hbm_time.csv: one row per policy of the timing mode. */
+static int write_timing(struct conflicts *c, const char *dir)
+{
+    if (!c->tim)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/hbm_time.csv", dir);
+    struct csv_writer *w = NULL;
+    int rc = csv_writer_open(&w, path, false, &c->err);
+    if (rc < 0)
+        return rc;
+    static const char *const cols[] = {"policy", "depth",        "window",    "jobs",
+                                       "tokens", "ideal_cycles", "cycles",    "time_over_ideal",
+                                       "alpha",  "row_hits",     "row_misses"};
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0] && rc == 0; k++)
+        rc = csv_str(w, cols[k]);
+    if (rc == 0)
+        rc = csv_end_row(w);
+    for (size_t i = 0; i < c->n_pol && rc == 0; i++) {
+        struct conflicts_timing t;
+        conflicts_timing_totals(c, i, &t);
+        const struct hbm_pc_policy_cfg *p = &c->pol[i].cfg;
+        rc = csv_str(w, c->pol[i].name);
+        if (rc == 0)
+            rc = csv_u64(w, p->policy == HBM_PC_INORDER ? p->depth : 0);
+        if (rc == 0)
+            rc = csv_u64(w, p->policy == HBM_PC_WINDOW ? p->window : 0);
+        if (rc == 0)
+            rc = csv_u64(w, t.jobs);
+        if (rc == 0)
+            rc = csv_u64(w, t.tokens);
+        if (rc == 0)
+            rc = csv_u64(w, t.ideal_cycles);
+        if (rc == 0)
+            rc = csv_u64(w, t.cycles);
+        if (rc == 0)
+            rc = csv_f64(w, t.time_over_ideal);
+        if (rc == 0)
+            rc = csv_f64(w, t.alpha);
+        if (rc == 0)
+            rc = csv_u64(w, t.row_hits);
+        if (rc == 0)
+            rc = csv_u64(w, t.row_misses);
+        if (rc == 0)
+            rc = csv_end_row(w);
+    }
+    int crc = csv_writer_close(w);
+    if (rc == 0)
+        rc = crc;
+    if (rc < 0)
+        return errmsg_set(&c->err, rc, "cannot write '%s'", path);
+    return 0;
+}
+
 static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
                      const uint32_t *idx, size_t n)
 {
@@ -287,6 +424,8 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
     }
     if (c->o.per_job && buf_printf(&c->jobs_csv, "\n") < 0)
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    if (c->tim && (rc = timing_job(c, idx, n)) < 0)
+        return rc;
     /* Conflicts per batch under each mapping (spec section 12 plot 2). */
     for (int m = 0; m < 3; m++) {
         if (!c->map_ok[m])
@@ -415,6 +554,8 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
     if ((qrc = add_overshoot(c, s)) < 0)
         return qrc;
     if (c->o.method >= 0 && s->method != (uint32_t)c->o.method)
+        return 0;
+    if (c->o.steps && (s->t < c->o.step_lo || s->t > c->o.step_hi))
         return 0;
     if (s->n_ctx > CONFLICTS_MAX_CTX)
         return errmsg_set(&c->err, ERR_LIMIT, "n_ctx %u above %u (step %u layer %u head %u)",
@@ -1275,6 +1416,8 @@ int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
         rc = write_stability(c, dir, &r);
     if (rc == 0)
         rc = write_overshoot(c, dir, &r);
+    if (rc == 0)
+        rc = write_timing(c, dir);
     if (rendered)
         *rendered = r;
     return rc;

@@ -28,6 +28,7 @@
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
 #include "replay/hbm_pc.h"
+#include "replay/hbm_timing.h"
 
 #define CONFLICTS_MAX_WINDOWS 16
 #define CONFLICTS_MAX_DEPTHS 8
@@ -46,6 +47,11 @@ struct conflicts_opts {
     uint32_t depths[CONFLICTS_MAX_DEPTHS];   /* in-order FIFO depths D_f */
     int32_t method;              /* SalcaSelect.method to analyze; -1 = every method */
     bool per_job;                /* also write alpha_jobs.csv (one row per job) */
+    /* timing mode (issue 19; NULL = off): every policy is also replayed by replay/
+     * hbm_timing under this configuration (copied) and hbm_time.csv is written */
+    const struct hbm_timing_cfg *timing;
+    bool steps;                  /* only SalcaSelect records with step_lo <= t <= step_hi */
+    uint32_t step_lo, step_hi;
 };
 
 /* Defaults: mod map, 16 PCs, att_base 16, p_iss = h_att, windows 0,16,32,64,128,256,512,
@@ -122,11 +128,29 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
  * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot); with quality
  * rows recall_vs_retention.csv and the recall/cosine plots; with stability rows
  * heavy_stability.csv and its plot; with Salca selections overshoot.csv and its plot.
+ * With opts.timing also hbm_time.csv (policy, depth, window, jobs, tokens, ideal_cycles,
+ * cycles, time_over_ideal, alpha, row_hits, row_misses).
  * *rendered tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/ERR_EXTERNAL.
  */
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered);
 
 const char *conflicts_errmsg(const struct conflicts *c);
+
+/* ---- timing mode (opts.timing; replay/hbm_timing, docs/models.md#hbm-timing-mode) ---- */
+
+/* Totals of policy i in the timing mode: cycles of the jobs, run back to back (each from
+ * closed banks; the refresh phase continues), the ideal ceil(N_sel/h_att)·t_tok, and the
+ * cycles of a perfectly spread job of the same size (tokens 0..N_sel-1 on the mod map,
+ * same policy and timing) for alpha = cycles/spread_cycles. ERR_USAGE without the timing
+ * mode or past the last policy. */
+struct conflicts_timing {
+    uint64_t jobs, tokens;
+    uint64_t ideal_cycles, cycles, spread_cycles;
+    uint64_t row_hits, row_misses;
+    double time_over_ideal; /* cycles/ideal_cycles */
+    double alpha;           /* cycles/spread_cycles */
+};
+int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct conflicts_timing *t);
 
 /* ---- heavy-channel stability and Salca overshoot (spec section 12 plots 7 and 8) ---- */
 

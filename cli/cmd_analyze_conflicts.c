@@ -51,6 +51,12 @@ static void usage(FILE *f)
           "  --method NAME|ID|all selection method to analyze (salca)\n"
           "  --group family|task|file|none  series label per trace (family)\n"
           "  --per-job            also write alpha_jobs.csv (slots of every policy per job)\n"
+          "  --timing             also replay every policy against HBM2 DRAM timing (banks,\n"
+          "                       rows, latency, refresh; docs/models.md#hbm-timing-mode):\n"
+          "                       writes hbm_time.csv, prints time.POLICY=time_over_ideal\n"
+          "  --layout NAME        timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)\n"
+          "  --refresh on|off     timing: model tRFC/tREFI refresh (on)\n"
+          "  --steps A-B          only decode steps A..B of the traces\n"
           "  --synthetic KIND     no trace: uniform|clustered|needle selections\n"
           "  --n N, --retention X, --jobs N, --layers N  synthetic context, retention, jobs\n"
           "                       and layers (32768, 0.05, 64, 4)\n"
@@ -152,6 +158,10 @@ int cmd_analyze_conflicts(int argc, char **argv)
     size_t n_files = 0;
     uint32_t syn_n = 32768, syn_jobs = 64, syn_layers = 4;
     double syn_ret = 0.05;
+    struct hbm_timing_cfg tcfg;
+    hbm_timing_cfg_default(&tcfg);
+    bool timing = false;
+    const char *timing_only = NULL;
     /* options of one input kind only: given with the other they would be ignored */
     const char *syn_only = NULL, *trace_only = NULL;
     for (int i = 1; i < argc; i++) {
@@ -163,6 +173,10 @@ int cmd_analyze_conflicts(int argc, char **argv)
         }
         if (!strcmp(a, "--per-job")) {
             o.per_job = true;
+            continue;
+        }
+        if (!strcmp(a, "--timing")) {
+            timing = true;
             continue;
         }
         if (a[0] != '-') {
@@ -177,8 +191,10 @@ int cmd_analyze_conflicts(int argc, char **argv)
         if (!strcmp(a, "--n") || !strcmp(a, "--jobs") || !strcmp(a, "--layers") ||
             !strcmp(a, "--retention"))
             syn_only = a;
-        else if (!strcmp(a, "--method") || !strcmp(a, "--group"))
+        else if (!strcmp(a, "--method") || !strcmp(a, "--group") || !strcmp(a, "--steps"))
             trace_only = a;
+        else if (!strcmp(a, "--layout") || !strcmp(a, "--refresh"))
+            timing_only = a;
         if (!strcmp(a, "-o")) {
             outdir = v;
         } else if (!strcmp(a, "--pcs")) {
@@ -220,6 +236,28 @@ int cmd_analyze_conflicts(int argc, char **argv)
             if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") && strcmp(v, "none"))
                 return cli_usage_error(VERB, "bad --group '%s' (family, task, file or none)", v);
             group_mode = v;
+        } else if (!strcmp(a, "--layout")) {
+            if (hbm_timing_layout_parse(v, &tcfg.layout) < 0)
+                return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
+        } else if (!strcmp(a, "--refresh")) {
+            if (strcmp(v, "on") && strcmp(v, "off"))
+                return cli_usage_error(VERB, "bad --refresh '%s' (on or off)", v);
+            tcfg.refresh = !strcmp(v, "on");
+        } else if (!strcmp(a, "--steps")) {
+            char *end;
+            errno = 0;
+            unsigned long lo = strtoul(v, &end, 10), hi = lo;
+            bool ok = end != v && !errno && v[0] != '-';
+            if (ok && *end == '-') {
+                const char *b = end + 1;
+                hi = strtoul(b, &end, 10);
+                ok = end != b && !errno && *b != '-';
+            }
+            if (!ok || *end || lo > hi || hi > UINT32_MAX)
+                return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
+            o.steps = true;
+            o.step_lo = (uint32_t)lo;
+            o.step_hi = (uint32_t)hi;
         } else if (!strcmp(a, "--synthetic")) {
             enum conflicts_synth_kind k;
             if (conflicts_synth_parse(v, &k) < 0)
@@ -258,6 +296,10 @@ int cmd_analyze_conflicts(int argc, char **argv)
                                "%s applies to trace files only (--synthetic has one "
                                "method and one group)",
                                trace_only);
+    if (timing_only && !timing)
+        return cli_usage_error(VERB, "%s applies to --timing only", timing_only);
+    if (timing)
+        o.timing = &tcfg;
 
     struct conflicts *c = NULL;
     struct errmsg e = {0};
@@ -321,6 +363,11 @@ int cmd_analyze_conflicts(int argc, char **argv)
         for (size_t i = 0; i < conflicts_n_policies(c); i++) {
             conflicts_totals(c, -1, i, &t);
             printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
+        }
+        for (size_t i = 0; timing && i < conflicts_n_policies(c); i++) {
+            struct conflicts_timing tt;
+            conflicts_timing_totals(c, i, &tt);
+            printf("time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
         }
         struct conflicts_overshoot ov;
         conflicts_overshoot(c, &ov);

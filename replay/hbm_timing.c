@@ -1,0 +1,497 @@
+/*
+ * hbm_timing: DRAM timing of Salca's K/V gathers per pseudo-channel (issue 19;
+ * docs/models.md "HBM timing mode").
+ */
+#include "replay/hbm_timing.h"
+
+#include <string.h>
+
+#include "common/mem.h"
+
+#define NEVER (-((int64_t)1 << 40)) /* "long ago": no constraint from an unused resource */
+#define NONE UINT32_MAX
+
+struct hbm_timing_pc {
+    int64_t free_t;                    /* when the PC picks its next token (its last read issued) */
+    int64_t last_rd;                   /* last read command */
+    int64_t last_row;                  /* last command on the row bus (ACT or PRE) */
+    int64_t last_act;                  /* last ACT (tRRD) */
+    int64_t faw[4];                    /* the last four ACTs, ring (tFAW) */
+    uint32_t faw_i;                    /* oldest entry of faw */
+    uint32_t last_bg;                  /* bank group of last_rd */
+    uint32_t head, tail;               /* pending tokens, oldest first (NONE when empty) */
+    uint32_t inflight;                 /* tokens issued and not back */
+    int64_t row[HBM_TIMING_MAX_BANKS]; /* open row, -1 closed */
+    int64_t act[HBM_TIMING_MAX_BANKS]; /* last ACT of the bank */
+    int64_t rd[HBM_TIMING_MAX_BANKS];  /* last read of the bank */
+};
+
+int hbm_timing_layout_parse(const char *s, enum hbm_timing_layout *out)
+{
+    if (!s)
+        return ERR_USAGE;
+    if (!strcmp(s, "kv_bg"))
+        *out = HBM_TIMING_KV_BG;
+    else if (!strcmp(s, "one_bg"))
+        *out = HBM_TIMING_ONE_BG;
+    else if (!strcmp(s, "same_bank"))
+        *out = HBM_TIMING_SAME_BANK;
+    else
+        return ERR_USAGE;
+    return 0;
+}
+
+const char *hbm_timing_layout_name(enum hbm_timing_layout l)
+{
+    switch (l) {
+    case HBM_TIMING_KV_BG:
+        return "kv_bg";
+    case HBM_TIMING_ONE_BG:
+        return "one_bg";
+    case HBM_TIMING_SAME_BANK:
+        return "same_bank";
+    }
+    return "unknown";
+}
+
+/*
+ * HBM2 2000 Mbps (tCK 1 ns), 8 Gb: JEDEC JESD235 (HBM2 revisions) timing as listed in
+ * issue 19 (the values of its Ramulator 2.1 HBM2 2000 Mbps run): pseudo-channel mode, 64-bit
+ * PC, BL4 -> 32 B per read over nBL 2 cycles; 4 bank groups x 4 banks; 1 KiB page per PC;
+ * nCCDS 2, nCCDL 4, nRCD 14, nCL 14, nRP 14, nRAS 34, nRC 48, nRRD 4, nFAW 15; refresh
+ * nRFC 350 per nREFI 3900. n_ctrl 0: no controller pipeline beyond the DRAM timing
+ * [decision; nothing fitted]. HBM2E and HBM3 are not listed: no citable table in the tree.
+ */
+static const struct hbm_timing_params presets[] = {
+    {"hbm2", 1.0, 4, 4, 1024, 32, 2, 2, 4, 14, 14, 14, 34, 48, 4, 15, 350, 3900, 0},
+};
+
+static const char *const preset_names[] = {"hbm2", NULL};
+
+int hbm_timing_preset(const char *name, struct hbm_timing_params *out)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (name && !strcmp(name, presets[i].name)) {
+            *out = presets[i];
+            return 0;
+        }
+    return ERR_USAGE;
+}
+
+const char *const *hbm_timing_preset_names(void)
+{
+    return preset_names;
+}
+
+void hbm_timing_cfg_default(struct hbm_timing_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->t = presets[0];
+    c->layout = HBM_TIMING_KV_BG;
+    c->token_bytes = 256; /* K 128 B + V 128 B per token (issue 19) */
+    c->refresh = true;
+}
+
+int hbm_timing_check(const struct hbm_timing_cfg *c, struct errmsg *e)
+{
+    const struct hbm_timing_params *t = &c->t;
+    if (t->n_bg < 2 || t->n_bg % 2 || t->n_banks < 2 || t->n_banks % 2 ||
+        t->n_bg * t->n_banks > HBM_TIMING_MAX_BANKS)
+        return errmsg_set(e, ERR_CONFIG,
+                          "bank groups %u x banks %u: both even, >= 2, at most %d banks", t->n_bg,
+                          t->n_banks, HBM_TIMING_MAX_BANKS);
+    uint32_t half = c->token_bytes / 2;
+    if (t->burst_bytes == 0 || c->token_bytes % 2 || half == 0 || half % t->burst_bytes ||
+        half > t->page_bytes || t->page_bytes % half)
+        return errmsg_set(e, ERR_CONFIG,
+                          "token of %u bytes: halves must be whole %u-byte bursts dividing a "
+                          "%u-byte page",
+                          c->token_bytes, t->burst_bytes, t->page_bytes);
+    if (half / t->burst_bytes > 1024)
+        return errmsg_set(e, ERR_CONFIG, "token of %u bytes: more than 2048 bursts",
+                          c->token_bytes);
+    if (t->nBL == 0 || t->nCCDS == 0 || t->nCCDL == 0 || t->nREFI == 0 || t->nRFC >= t->nREFI ||
+        t->nREFI > 1u << 24)
+        return errmsg_set(e, ERR_CONFIG, "timing '%s': nBL, nCCDS, nCCDL >= 1, nRFC < nREFI",
+                          t->name);
+    if (c->layout != HBM_TIMING_KV_BG && c->layout != HBM_TIMING_ONE_BG &&
+        c->layout != HBM_TIMING_SAME_BANK)
+        return errmsg_set(e, ERR_CONFIG, "unknown layout %d", (int)c->layout);
+    return 0;
+}
+
+uint64_t hbm_timing_token_cycles(const struct hbm_timing_cfg *c)
+{
+    return (uint64_t)(c->token_bytes / c->t.burst_bytes) * c->t.nBL;
+}
+
+uint64_t hbm_timing_ideal(const struct hbm_timing_cfg *c, size_t n, uint32_t h_att)
+{
+    return hbm_pc_ideal(n, h_att) * hbm_timing_token_cycles(c);
+}
+
+int hbm_timing_work_reserve(struct hbm_timing_work *w, size_t n, uint32_t h_att)
+{
+    if (h_att > w->pcs) {
+        struct hbm_timing_pc *p = mem_realloc(w->pc, (size_t)h_att * sizeof *p);
+        if (!p)
+            return ERR_NOMEM;
+        w->pc = p;
+        w->pcs = h_att;
+    }
+    if (n <= w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 1024;
+    while (cap < n)
+        if (!mem_mul(cap, 2, &cap))
+            return ERR_NOMEM;
+    size_t b32, b64;
+    if (!mem_mul(cap, sizeof(uint32_t), &b32) || !mem_mul(cap, sizeof(uint64_t), &b64))
+        return ERR_NOMEM;
+    uint32_t *nx = mem_realloc(w->next, b32);
+    if (nx)
+        w->next = nx;
+    uint32_t *pv = nx ? mem_realloc(w->prev, b32) : NULL;
+    if (pv)
+        w->prev = pv;
+    int64_t *ar = pv ? mem_realloc(w->arr, b64) : NULL;
+    if (ar)
+        w->arr = ar;
+    uint64_t *hp = ar ? mem_realloc(w->heap, b64) : NULL;
+    if (!hp)
+        return ERR_NOMEM; /* grown arrays stay owned by w; cap unchanged */
+    w->heap = hp;
+    w->cap = cap;
+    return 0;
+}
+
+void hbm_timing_work_release(struct hbm_timing_work *w)
+{
+    mem_free(w->next);
+    mem_free(w->prev);
+    mem_free(w->arr);
+    mem_free(w->heap);
+    mem_free(w->pc);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- completion heap (min by cycle; pc in the low 10 bits) ---- */
+
+static void heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p] <= v)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static uint64_t heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t top = h[0], v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= *n)
+            break;
+        if (l + 1 < *n && h[l + 1] < h[l])
+            l++;
+        if (h[l] >= v)
+            break;
+        h[i] = h[l];
+        i = l;
+    }
+    if (*n)
+        h[i] = v;
+    return top;
+}
+
+/* ---- one simulation ---- */
+
+struct sim {
+    const struct hbm_timing_cfg *c;
+    const struct hbm_timing_params *t;
+    int64_t t0;
+    uint32_t per_row; /* token halves per page */
+    uint64_t hits, misses;
+};
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Moves t out of a refresh window [m·tREFI, m·tREFI + tRFC), m >= 1 (absolute time). */
+static int64_t refresh_adj(const struct sim *s, int64_t t)
+{
+    if (!s->c->refresh)
+        return t;
+    int64_t a = s->t0 + t, refi = s->t->nREFI;
+    if (a < refi)
+        return t;
+    int64_t off = a % refi;
+    return off < (int64_t)s->t->nRFC ? t + ((int64_t)s->t->nRFC - off) : t;
+}
+
+/* Refresh epoch of local time t (rows opened in an earlier epoch are closed). */
+static int64_t epoch(const struct sim *s, int64_t t)
+{
+    return s->c->refresh ? (s->t0 + t) / (int64_t)s->t->nREFI : 0;
+}
+
+/* Bank id (bg · n_banks + bank) and row of the K (half 0) or V (half 1) part of position j
+ * (layouts in hbm_timing.h). */
+static void place(const struct sim *s, uint64_t j, uint32_t half, uint32_t *bank, int64_t *row)
+{
+    const struct hbm_timing_params *t = s->t;
+    uint64_t c = j / s->per_row;
+    uint32_t pairs_bg = t->n_bg / 2, pairs_b = t->n_banks / 2, nb = t->n_bg * t->n_banks;
+    switch (s->c->layout) {
+    case HBM_TIMING_KV_BG: {
+        uint64_t sl = c % ((uint64_t)pairs_bg * t->n_banks);
+        uint32_t bg = 2 * (uint32_t)(sl % pairs_bg) + half;
+        *bank = bg * t->n_banks + (uint32_t)(sl / pairs_bg);
+        *row = (int64_t)(c / ((uint64_t)pairs_bg * t->n_banks));
+        return;
+    }
+    case HBM_TIMING_ONE_BG: {
+        uint64_t sl = c % ((uint64_t)t->n_bg * pairs_b);
+        uint32_t bg = (uint32_t)(sl % t->n_bg);
+        *bank = bg * t->n_banks + 2 * (uint32_t)(sl / t->n_bg) + half;
+        *row = (int64_t)(c / ((uint64_t)t->n_bg * pairs_b));
+        return;
+    }
+    case HBM_TIMING_SAME_BANK:
+        *bank = (uint32_t)(c % nb);
+        *row = (int64_t)(2 * (c / nb) + half);
+        return;
+    }
+    *bank = 0;
+    *row = 0;
+}
+
+/* Whether bank b of q has row open at local time t (refresh closes rows). */
+static bool row_open(const struct sim *s, const struct hbm_timing_pc *q, uint32_t b, int64_t row,
+                     int64_t t)
+{
+    return q->row[b] == row && epoch(s, q->act[b]) == epoch(s, t);
+}
+
+/* PRE of bank b when another row is open: the earliest cycle >= ts it can issue
+ * (tRAS after its ACT, one burst after its last read), on the row bus; or ts when the bank
+ * needs none. Counts the access as hit or miss. Returns -1 on a row hit. */
+static int64_t precharge(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64_t row,
+                         int64_t ts)
+{
+    if (row_open(s, q, b, row, ts)) {
+        s->hits++;
+        return -1;
+    }
+    s->misses++;
+    if (q->row[b] < 0 || epoch(s, q->act[b]) != epoch(s, ts))
+        return ts;                                   /* closed (or closed by a refresh): no PRE */
+    int64_t tp = max64(ts, q->act[b] + s->t->nRAS);  /* tRAS */
+    tp = max64(tp, q->rd[b] + s->t->nBL);            /* after the last burst [decision] */
+    tp = refresh_adj(s, max64(tp, q->last_row + 1)); /* one row command per cycle */
+    q->last_row = tp;
+    return tp + s->t->nRP; /* tRP before the ACT */
+}
+
+/* ACT of bank b no earlier than ta; returns the cycle its reads may start (ACT + tRCD). */
+static int64_t activate(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64_t row, int64_t ta)
+{
+    const struct hbm_timing_params *t = s->t;
+    ta = max64(ta, q->act[b] + t->nRC);         /* tRC, same bank */
+    ta = max64(ta, q->last_act + t->nRRD);      /* tRRD, any bank of the PC */
+    ta = max64(ta, q->faw[q->faw_i] + t->nFAW); /* at most 4 ACTs per tFAW */
+    ta = max64(ta, q->last_row + 1);
+    ta = refresh_adj(s, ta);
+    q->act[b] = ta;
+    q->row[b] = row;
+    q->last_act = ta;
+    q->last_row = ta;
+    q->faw[q->faw_i] = ta;
+    q->faw_i = (q->faw_i + 1) % 4;
+    return ta + t->nRCD;
+}
+
+/* One read of bank b no earlier than ready; nCCDS/nCCDL after the PC's last read. */
+static void read_burst(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64_t ready)
+{
+    const struct hbm_timing_params *t = s->t;
+    uint32_t bg = b / t->n_banks;
+    int64_t r = max64(ready, q->last_rd + (bg == q->last_bg ? t->nCCDL : t->nCCDS));
+    r = refresh_adj(s, r);
+    q->last_rd = r;
+    q->last_bg = bg;
+    q->rd[b] = r;
+}
+
+/* Serves token of position j on PC q from cycle ts; returns the cycle its data is back. */
+static int64_t serve(struct sim *s, struct hbm_timing_pc *q, uint64_t j, int64_t ts)
+{
+    const struct hbm_timing_params *t = s->t;
+    uint32_t bursts = s->c->token_bytes / 2 / t->burst_bytes;
+    uint32_t bank[2];
+    int64_t row[2], ready[2];
+    place(s, j, 0, &bank[0], &row[0]);
+    place(s, j, 1, &bank[1], &row[1]);
+    if (bank[0] == bank[1]) {
+        /* same_bank: K's row, its reads, then V's row */
+        for (int h = 0; h < 2; h++) {
+            int64_t ta = precharge(s, q, bank[h], row[h], ts);
+            ready[h] =
+                ta < 0 ? max64(ts, q->act[bank[h]] + t->nRCD) : activate(s, q, bank[h], row[h], ta);
+            for (uint32_t k = 0; k < bursts; k++)
+                read_burst(s, q, bank[h], ready[h]);
+        }
+    } else {
+        /* both PREs, then both ACTs, then the reads K, V, K, V, ... */
+        int64_t ta[2];
+        for (int h = 0; h < 2; h++)
+            ta[h] = precharge(s, q, bank[h], row[h], ts);
+        for (int h = 0; h < 2; h++)
+            ready[h] = ta[h] < 0 ? max64(ts, q->act[bank[h]] + t->nRCD)
+                                 : activate(s, q, bank[h], row[h], ta[h]);
+        for (uint32_t k = 0; k < 2 * bursts; k++)
+            read_burst(s, q, bank[k & 1], ready[k & 1]);
+    }
+    q->free_t = q->last_rd;
+    return q->last_rd + t->nCL + t->nBL; /* read latency CL, then the burst */
+}
+
+static void pc_reset(struct hbm_timing_pc *q, uint32_t nb)
+{
+    q->free_t = 0;
+    q->last_rd = q->last_row = q->last_act = NEVER;
+    for (int k = 0; k < 4; k++)
+        q->faw[k] = NEVER;
+    q->faw_i = 0;
+    q->last_bg = NONE;
+    q->head = q->tail = NONE;
+    q->inflight = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        q->row[b] = -1;
+        q->act[b] = NEVER;
+        q->rd[b] = NEVER;
+    }
+}
+
+/* Picks the PC's next pending token: FR-FCFS (oldest with its rows open, else the oldest)
+ * or, with fcfs, the oldest. Unlinks it. */
+static uint32_t pick(struct sim *s, struct hbm_timing_pc *q, struct hbm_timing_work *w,
+                     const uint32_t *idx, uint32_t h_att, bool fcfs, int64_t now)
+{
+    uint32_t k = q->head;
+    if (!fcfs) {
+        for (uint32_t x = q->head; x != NONE; x = w->next[x]) {
+            uint64_t j = idx[x] / h_att;
+            uint32_t b0, b1;
+            int64_t r0, r1;
+            place(s, j, 0, &b0, &r0);
+            place(s, j, 1, &b1, &r1);
+            if (b0 != b1 && row_open(s, q, b0, r0, now) && row_open(s, q, b1, r1, now)) {
+                k = x;
+                break;
+            }
+        }
+    }
+    uint32_t p = w->prev[k], nx = w->next[k];
+    if (p == NONE)
+        q->head = nx;
+    else
+        w->next[p] = nx;
+    if (nx == NONE)
+        q->tail = p;
+    else
+        w->prev[nx] = p;
+    return k;
+}
+
+void hbm_timing_run(const struct hbm_timing_cfg *c, const struct hbm_pc_policy_cfg *pol,
+                    const uint32_t *idx, const uint16_t *pc, size_t n, uint32_t h_att, uint64_t t0,
+                    struct hbm_timing_work *w, struct hbm_timing_result *r)
+{
+    struct sim s = {c, &c->t, (int64_t)t0, c->t.page_bytes / (c->token_bytes / 2), 0, 0};
+    uint32_t nb = c->t.n_bg * c->t.n_banks;
+    for (uint32_t p = 0; p < h_att; p++)
+        pc_reset(&w->pc[p], nb);
+    int64_t t_tok = (int64_t)hbm_timing_token_cycles(c), p_iss = pol->p_iss;
+    int64_t t = 0, issue_q = 0, end = 0; /* issue_q: next issue cycle x p_iss */
+    size_t nxt = 0, done = 0, inflight = 0, hn = 0, batch_end = 0;
+    bool fcfs = pol->policy == HBM_PC_INORDER;
+    while (done < n) {
+        /* retire the tokens whose data is back */
+        while (hn && (int64_t)(w->heap[0] >> 10) <= t) {
+            uint64_t e = heap_pop(w->heap, &hn);
+            w->pc[e & 1023].inflight--;
+            inflight--;
+            done++;
+        }
+        /* issue in index order, p_iss per t_tok cycles, within the policy's limits */
+        bool blocked = false;
+        while (nxt < n && issue_q <= t * p_iss) {
+            struct hbm_timing_pc *q = &w->pc[pc[nxt]];
+            if (pol->policy == HBM_PC_INORDER && q->inflight >= pol->depth)
+                blocked = true;
+            else if (pol->policy == HBM_PC_WINDOW && inflight >= pol->window)
+                blocked = true;
+            else if (pol->policy == HBM_PC_BATCH && nxt >= batch_end) {
+                if (inflight == 0)
+                    batch_end = nxt + (size_t)p_iss;
+                else
+                    blocked = true;
+            }
+            if (blocked)
+                break;
+            uint32_t k = (uint32_t)nxt++;
+            w->arr[k] = t;
+            w->next[k] = NONE;
+            w->prev[k] = q->tail;
+            if (q->tail == NONE)
+                q->head = k;
+            else
+                w->next[q->tail] = k;
+            q->tail = k;
+            q->inflight++;
+            inflight++;
+            issue_q = max64(issue_q, t * p_iss) + t_tok;
+        }
+        /* every free PC with a pending token serves one */
+        int64_t t_next = INT64_MAX;
+        for (uint32_t p = 0; p < h_att; p++) {
+            struct hbm_timing_pc *q = &w->pc[p];
+            if (q->head == NONE)
+                continue;
+            if (q->free_t <= t) {
+                uint32_t k = pick(&s, q, w, idx, h_att, fcfs, t);
+                int64_t ts = max64(w->arr[k] + c->t.n_ctrl, 0);
+                int64_t done_t = serve(&s, q, idx[k] / h_att, ts);
+                if (done_t > end)
+                    end = done_t;
+                heap_push(w->heap, &hn, ((uint64_t)done_t << 10) | p);
+            }
+            if (q->head != NONE && q->free_t < t_next)
+                t_next = q->free_t;
+        }
+        if (hn && (int64_t)(w->heap[0] >> 10) < t_next)
+            t_next = (int64_t)(w->heap[0] >> 10);
+        if (nxt < n && !blocked) {
+            int64_t ti = (issue_q + p_iss - 1) / p_iss;
+            if (ti < t_next)
+                t_next = ti;
+        }
+        if (t_next <= t)
+            t_next = t + 1;
+        t = t_next;
+        if (done >= n)
+            break;
+    }
+    r->cycles = (uint64_t)end;
+    r->row_hits = s.hits;
+    r->row_misses = s.misses;
+}

@@ -1,0 +1,129 @@
+/*
+ * hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19; docs/models.md
+ * "HBM timing mode"). hbm_pc counts service slots of zero-latency PCs; this module replays
+ * the same K/V gathers against per-PC DRAM timing: bank groups x banks with one open row
+ * each, column reads spaced by nCCDS (other bank group) or nCCDL (same bank group), ACT/PRE
+ * bounded by tRCD, tRP, tRAS, tRC, tRRD and tFAW, a read latency (controller + CL + burst)
+ * during which a token stays in flight, and all-bank refresh (tRFC every tREFI).
+ *
+ * Units: every time is in DRAM clock cycles (tCK). A token is token_bytes on its PC (half
+ * K, half V), read as bursts of burst_bytes. Token i of a job sits at position j = i/h_att
+ * of its PC (the PC itself comes from hbm_pc's map); layouts place K and V of j:
+ *   kv_bg     (default): chunk c = j/(page/half) holds the halves of page/half consecutive
+ *             positions; K in bank group 2s, V in 2s+1, s = c mod (n_bg/2), bank
+ *             (c / (n_bg/2)) mod n_banks, row c / (n_bg/2 · n_banks); K and V bursts
+ *             interleave, so consecutive reads change bank group (nCCDS).
+ *   one_bg    : both halves in bank group c mod n_bg, K in bank 2s, V in 2s+1,
+ *             s = (c / n_bg) mod (n_banks/2), row c / (n_bg · n_banks/2) (reads at nCCDL).
+ *   same_bank : separate K and V arrays in one bank, bank c mod (n_bg · n_banks), K row
+ *             2·(c / (n_bg · n_banks)), V the next row: two activations per token.
+ * Issue (in index order, p_iss tokens per token time t_tok = bursts · nBL) and policies
+ * follow hbm_pc, with occupancy counted in tokens in flight (issued, data not yet back):
+ *   inorder D_f: a token issues when its PC holds fewer than D_f tokens in flight (a full
+ *                FIFO stops issue); each PC serves its FIFO first come first served.
+ *   window W   : a token issues when fewer than W tokens are in flight; each PC serves its
+ *                queue first-ready first-come-first-served (FR-FCFS: the oldest token whose
+ *                rows are open, else the oldest).
+ *   batch      : p_iss tokens at a time; the next batch issues when the last one is back.
+ * A PC picks its next token when its previous token's last read issued; the picked token's
+ * PRE/ACT may start as early as its arrival + n_ctrl (the controller looks ahead into its
+ * queue), in pick order on the PC's row command bus. Refresh: a command that falls in
+ * [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and
+ * rows opened before the refresh are closed after it.
+ *
+ * Nothing here allocates except hbm_timing_work_reserve; nothing prints.
+ */
+#ifndef ACCELTRACE_HBM_TIMING_H
+#define ACCELTRACE_HBM_TIMING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "replay/hbm_pc.h"
+
+#define HBM_TIMING_MAX_BANKS 64 /* bank groups x banks per PC */
+
+enum hbm_timing_layout {
+    HBM_TIMING_KV_BG = 0,     /* K | V across two bank groups (default) */
+    HBM_TIMING_ONE_BG = 1,    /* K | V in one bank group, two banks */
+    HBM_TIMING_SAME_BANK = 2, /* K and V arrays in one bank, two rows */
+};
+
+/* "kv_bg" | "one_bg" | "same_bank" -> layout; 0 or ERR_USAGE. */
+int hbm_timing_layout_parse(const char *s, enum hbm_timing_layout *out);
+const char *hbm_timing_layout_name(enum hbm_timing_layout l);
+
+/* DRAM timing of one pseudo-channel; every n* field in cycles of tck_ns. */
+struct hbm_timing_params {
+    char name[16];
+    double tck_ns;          /* clock period */
+    uint32_t n_bg, n_banks; /* bank groups per PC, banks per group */
+    uint32_t page_bytes;    /* row (page) size per PC */
+    uint32_t burst_bytes;   /* bytes of one read (bus width x burst length) */
+    uint32_t nBL;           /* data-bus cycles of one read */
+    uint32_t nCCDS, nCCDL;  /* read to read, other / same bank group */
+    uint32_t nRCD, nCL, nRP, nRAS, nRC, nRRD, nFAW;
+    uint32_t nRFC, nREFI; /* all-bank refresh: busy nRFC every nREFI */
+    uint32_t n_ctrl;      /* controller latency before the first command */
+};
+
+/* Preset by name ("hbm2": JEDEC JESD235 HBM2 2000 Mbps, 8 Gb; values in the .c file).
+ * 0 or ERR_USAGE for an unknown name. */
+int hbm_timing_preset(const char *name, struct hbm_timing_params *out);
+/* Names of the presets, NULL-terminated. */
+const char *const *hbm_timing_preset_names(void);
+
+/* A timing configuration: device timing, layout, token size and refresh. */
+struct hbm_timing_cfg {
+    struct hbm_timing_params t;
+    enum hbm_timing_layout layout;
+    uint32_t token_bytes; /* bytes per token per PC, K half then V half (256) */
+    bool refresh;         /* model tRFC/tREFI */
+};
+
+/* Defaults: preset hbm2, layout kv_bg, 256 B per token, refresh on. */
+void hbm_timing_cfg_default(struct hbm_timing_cfg *c);
+
+/* Checks a configuration (even bank groups and banks, token halves a whole number of
+ * bursts that divide a page, ...). 0 or ERR_CONFIG with e set (e may be NULL). */
+int hbm_timing_check(const struct hbm_timing_cfg *c, struct errmsg *e);
+
+/* t_tok = bursts per token x nBL: the data-bus cycles of one token on its PC. */
+uint64_t hbm_timing_token_cycles(const struct hbm_timing_cfg *c);
+/* ceil(n/h_att) x t_tok: the zero-latency time of a perfectly spread job. */
+uint64_t hbm_timing_ideal(const struct hbm_timing_cfg *c, size_t n, uint32_t h_att);
+
+/* Scratch state of a simulation, reused across jobs. Zero-init, then reserve. */
+struct hbm_timing_work {
+    size_t cap;               /* tokens the per-token arrays hold */
+    uint32_t pcs;             /* PCs the per-PC state holds */
+    uint32_t *next;           /* per token: next pending token of its PC (list links) */
+    uint32_t *prev;           /* per token: previous pending token of its PC */
+    int64_t *arr;             /* per token: issue (arrival) cycle */
+    uint64_t *heap;           /* completion events (cycle << 10 | pc), cap entries */
+    struct hbm_timing_pc *pc; /* per-PC state (opaque; pcs entries) */
+};
+
+/* Ensures room for n tokens over h_att PCs; 0 or ERR_NOMEM. */
+int hbm_timing_work_reserve(struct hbm_timing_work *w, size_t n, uint32_t h_att);
+void hbm_timing_work_release(struct hbm_timing_work *w);
+
+/* Result of one job. Row accesses count the K and the V half of every token apart. */
+struct hbm_timing_result {
+    uint64_t cycles;     /* last data back, from the job's start (all banks closed) */
+    uint64_t row_hits;   /* halves whose row was open */
+    uint64_t row_misses; /* halves that needed an ACT (closed bank or another row open) */
+};
+
+/*
+ * Replays one job: tokens idx[0..n) (ascending, as selected) on PCs pc[0..n) (< h_att,
+ * from hbm_pc_map_indices) under pol (p_iss >= 1, depth >= 1, window >= 1), starting at
+ * absolute cycle t0 (the refresh phase). w reserved for (n, h_att); c checked. Fills *r.
+ */
+void hbm_timing_run(const struct hbm_timing_cfg *c, const struct hbm_pc_policy_cfg *pol,
+                    const uint32_t *idx, const uint16_t *pc, size_t n, uint32_t h_att, uint64_t t0,
+                    struct hbm_timing_work *w, struct hbm_timing_result *r);
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * test_hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19, acceptance 2):
+ * hand-computed small cases on the HBM2 preset, never faster than the zero-latency bound
+ * (the fast mode's slots x t_tok), all tokens on one PC at N_sel token times, K and V in one
+ * bank slower than the default layout, refresh adds time.
+ * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
+ */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/rng.h"
+#include "replay/hbm_pc.h"
+#include "replay/hbm_timing.h"
+
+static uint64_t test_seed(void)
+{
+    const char *s = getenv("ACCELTRACE_SEED");
+    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261201;
+    printf("seed %" PRIu64 "\n", seed);
+    return seed;
+}
+
+static const struct hbm_pc_policy_cfg WIN128 = {HBM_PC_WINDOW, 16, 1, 128};
+static const struct hbm_pc_policy_cfg INORD1 = {HBM_PC_INORDER, 16, 1, 0};
+static const struct hbm_pc_policy_cfg BATCH = {HBM_PC_BATCH, 16, 1, 0};
+
+/* Runs idx[0..n) under the mod map on 16 PCs. */
+static struct hbm_timing_result run(const struct hbm_timing_cfg *c,
+                                    const struct hbm_pc_policy_cfg *p, const uint32_t *idx,
+                                    size_t n, uint64_t t0)
+{
+    struct hbm_pc_mapping m = {HBM_PC_MAP_MOD, 16, 0};
+    uint16_t *pc = malloc((n ? n : 1) * sizeof *pc);
+    assert_non_null(pc);
+    hbm_pc_map_indices(&m, 0, 0, idx, n, pc);
+    struct hbm_timing_work w = {0};
+    assert_int_equal(hbm_timing_work_reserve(&w, n, 16), 0);
+    struct hbm_timing_result r;
+    hbm_timing_run(c, p, idx, pc, n, 16, t0, &w, &r);
+    hbm_timing_work_release(&w);
+    free(pc);
+    return r;
+}
+
+static struct hbm_timing_cfg cfg_norefresh(void)
+{
+    struct hbm_timing_cfg c;
+    hbm_timing_cfg_default(&c);
+    c.refresh = false;
+    return c;
+}
+
+static void test_preset_and_check(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c;
+    hbm_timing_cfg_default(&c);
+    /* issue 19's HBM2 2000 Mbps values (JEDEC JESD235) */
+    assert_string_equal(c.t.name, "hbm2");
+    assert_int_equal(c.t.nRCD, 14);
+    assert_int_equal(c.t.nRC, 48);
+    assert_int_equal(c.t.nRFC, 350);
+    assert_int_equal(c.t.nREFI, 3900);
+    assert_int_equal(hbm_timing_check(&c, NULL), 0);
+    /* 256 B per token = 8 reads of 32 B, 2 cycles each */
+    assert_int_equal(hbm_timing_token_cycles(&c), 16);
+    assert_int_equal(hbm_timing_ideal(&c, 17, 16), 32);
+    struct hbm_timing_params p;
+    assert_int_equal(hbm_timing_preset("hbm9", &p), ERR_USAGE);
+    enum hbm_timing_layout l;
+    assert_int_equal(hbm_timing_layout_parse("same_bank", &l), 0);
+    assert_int_equal(l, HBM_TIMING_SAME_BANK);
+    assert_int_equal(hbm_timing_layout_parse("x", &l), ERR_USAGE);
+    c.token_bytes = 48; /* 24 B halves: not whole 32 B bursts */
+    struct errmsg e = {0};
+    assert_int_equal(hbm_timing_check(&c, &e), ERR_CONFIG);
+    hbm_timing_cfg_default(&c);
+    c.t.n_bg = 3;
+    assert_int_equal(hbm_timing_check(&c, NULL), ERR_CONFIG);
+}
+
+/*
+ * One token (index 0, PC 0), every bank closed, kv_bg, no refresh:
+ *   ACT K at 0; ACT V at 0 + nRRD = 4; K reads may start at nRCD = 14, V at 4 + 14 = 18.
+ *   Reads K0 14, V0 18, then every nCCDS = 2 (bank group alternates): K1 20 ... V3 30.
+ *   Data back at 30 + nCL 14 + nBL 2 = 46
+ *   (= controller 0 + nRRD 4 + nRCD 14 + 6·nCCDS 12 + nCL 14 + nBL 2).
+ */
+static void test_one_token(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_norefresh();
+    uint32_t idx[1] = {0};
+    struct hbm_timing_result r = run(&c, &WIN128, idx, 1, 0);
+    assert_int_equal(r.cycles, 46);
+    assert_int_equal(r.row_hits, 0);
+    assert_int_equal(r.row_misses, 2);
+    assert_int_equal(run(&c, &INORD1, idx, 1, 0).cycles, 46);
+    assert_int_equal(run(&c, &BATCH, idx, 1, 0).cycles, 46);
+    /* a controller latency adds itself */
+    c.t.n_ctrl = 5;
+    assert_int_equal(run(&c, &WIN128, idx, 1, 0).cycles, 51);
+}
+
+/*
+ * Two tokens on PC 0 in the same banks, different rows: indices 0 and 1024 are positions
+ * j = 0 and 64 of PC 0, chunks 0 and 8 (8 halves of 128 B per 1 KiB row), both bank-pair
+ * slot 0, rows 0 and 1. Token A as in test_one_token (ACTs 0 and 4, last read 30, back at
+ * 46). Token B (issued at cycle 1) is picked when A's last read issues (30):
+ *   PRE K at max(ACT 0 + nRAS 34, last read 28 + nBL 2) = 34; PRE V at max(4 + 34, 30 + 2)
+ *   = 38; ACT K at max(34 + nRP 14, 0 + nRC 48) = 48; ACT V at max(38 + 14, 4 + 48, 48 +
+ *   nRRD 4) = 52; reads K0 at 48 + nRCD 14 = 62, V0 66, then every 2: V3 at 78.
+ *   Back at 78 + 14 + 2 = 94 (= 46 + nRC 48 in effect: tRAS + tRP on the same bank).
+ */
+static void test_two_tokens_row_conflict(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_norefresh();
+    uint32_t idx[2] = {0, 1024};
+    struct hbm_timing_result r = run(&c, &WIN128, idx, 2, 0);
+    assert_int_equal(r.cycles, 94);
+    assert_int_equal(r.row_misses, 4);
+    assert_int_equal(r.row_hits, 0);
+}
+
+/*
+ * Two tokens on PC 0 in the same rows (indices 0 and 16: positions 0 and 1, chunk 0):
+ * B's rows are open, its reads follow A's at nCCDS: K0 32, ..., V3 46; back at 46 + 16 = 62
+ * (one more token time t_tok = 16).
+ */
+static void test_two_tokens_row_hit(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_norefresh();
+    uint32_t idx[2] = {0, 16};
+    struct hbm_timing_result r = run(&c, &WIN128, idx, 2, 0);
+    assert_int_equal(r.cycles, 62);
+    assert_int_equal(r.row_hits, 2);
+    assert_int_equal(r.row_misses, 2);
+    /* in order with D_f 1 the second token waits for the first's data: 46 + (46 - 0) with
+     * B issued at 46 and its reads starting at 46 (rows open, 14 after the ACTs long past):
+     * reads 46 .. 60, back at 60 + 16 = 76 */
+    assert_int_equal(run(&c, &INORD1, idx, 2, 0).cycles, 76);
+}
+
+/*
+ * Layouts, one token: one_bg (K bank 0, V bank 1 of bank group 0): ACTs 0 and 4, reads at
+ * nCCDL 4: K0 14, V0 18, K1 22, ..., V3 42; back at 42 + 16 = 58.
+ * same_bank (K row 0, V row 1 of bank 0): ACT 0, K reads 14, 18, 22, 26 (nCCDL); PRE at
+ * max(0 + nRAS 34, 26 + 2) = 34; ACT V at max(34 + nRP 14, 0 + nRC 48) = 48; V reads 62, 66,
+ * 70, 74; back at 74 + 16 = 90.
+ */
+static void test_layouts_one_token(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_norefresh();
+    uint32_t idx[1] = {0};
+    c.layout = HBM_TIMING_ONE_BG;
+    assert_int_equal(run(&c, &WIN128, idx, 1, 0).cycles, 58);
+    c.layout = HBM_TIMING_SAME_BANK;
+    assert_int_equal(run(&c, &WIN128, idx, 1, 0).cycles, 90);
+}
+
+/*
+ * Refresh: a job starting at absolute cycle 3900 = nREFI lands in the refresh window
+ * [3900, 3900 + nRFC 350): ACT K moves to 350, ACT V 354, reads 364 .. 380, back at 396
+ * (= 350 + 46). Without refresh the same job takes 46.
+ */
+static void test_refresh_one_token(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c;
+    hbm_timing_cfg_default(&c);
+    uint32_t idx[1] = {0};
+    assert_int_equal(run(&c, &WIN128, idx, 1, 3900).cycles, 396);
+    assert_int_equal(run(&c, &WIN128, idx, 1, 0).cycles, 46);
+    c.refresh = false;
+    assert_int_equal(run(&c, &WIN128, idx, 1, 3900).cycles, 46);
+}
+
+/* A sorted random selection of about n·rho out of [0, n). */
+static size_t random_sel(uint64_t *st, uint32_t n, double rho, uint32_t *idx)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if ((double)(rng_mix64(++*st) >> 11) * 0x1p-53 < rho)
+            idx[k++] = i;
+    return k;
+}
+
+/* The timing mode never beats the fast mode's zero-latency slots (times t_tok), hence
+ * neither the ideal nor the max-load bound, on random selections and every policy. */
+static void test_never_beats_zero_latency(void **state)
+{
+    (void)state;
+    uint64_t st = test_seed();
+    struct hbm_pc_mapping m = {HBM_PC_MAP_MOD, 16, 0};
+    uint32_t *idx = malloc(8192 * sizeof *idx);
+    uint16_t *pc = malloc(8192 * sizeof *pc);
+    assert_non_null(idx);
+    assert_non_null(pc);
+    struct hbm_pc_work fw = {0};
+    struct hbm_timing_work w = {0};
+    assert_int_equal(hbm_pc_work_reserve(&fw, 8192), 0);
+    assert_int_equal(hbm_timing_work_reserve(&w, 8192, 16), 0);
+    const struct hbm_pc_policy_cfg pols[] = {
+        {HBM_PC_BATCH, 16, 1, 0},   {HBM_PC_INORDER, 16, 1, 0},  {HBM_PC_INORDER, 16, 4, 0},
+        {HBM_PC_WINDOW, 16, 1, 16}, {HBM_PC_WINDOW, 16, 1, 128}, {HBM_PC_WINDOW, 16, 1, 1024},
+        {HBM_PC_INORDER, 4, 2, 0},  {HBM_PC_WINDOW, 5, 1, 64},
+    };
+    for (int rep = 0; rep < 40; rep++) {
+        uint32_t n = 256 + (uint32_t)(rng_mix64(++st) % 8000);
+        double rho = 0.01 + (double)(rng_mix64(++st) % 60) / 100.0;
+        size_t k = random_sel(&st, n, rho, idx);
+        m.map = (enum hbm_pc_map)(rep % 3);
+        hbm_pc_map_indices(&m, 0, (uint32_t)rep, idx, k, pc);
+        struct hbm_timing_cfg c;
+        hbm_timing_cfg_default(&c);
+        c.layout = (enum hbm_timing_layout)(rep % 3);
+        uint64_t ideal = hbm_timing_ideal(&c, k, 16);
+        uint64_t bound = hbm_pc_max_load(pc, k, 16) * hbm_timing_token_cycles(&c);
+        for (size_t p = 0; p < sizeof pols / sizeof pols[0]; p++) {
+            uint64_t slots = hbm_pc_slots(&pols[p], pc, k, 16, &fw, NULL, 0);
+            struct hbm_timing_result r;
+            hbm_timing_run(&c, &pols[p], idx, pc, k, 16, (uint64_t)rep * 1000, &w, &r);
+            assert_true(r.cycles >= ideal);
+            assert_true(r.cycles >= bound);
+            if (r.cycles < slots * hbm_timing_token_cycles(&c))
+                fail_msg("rep %d policy %zu: %" PRIu64 " cycles < %" PRIu64 " slots x 16", rep, p,
+                         r.cycles, slots);
+            assert_int_equal(r.row_hits + r.row_misses, 2 * k);
+        }
+    }
+    hbm_pc_work_release(&fw);
+    hbm_timing_work_release(&w);
+    free(idx);
+    free(pc);
+}
+
+/* All N_sel tokens on PC 0 (indices 16k, consecutive positions): with a window that covers
+ * the latency, N_sel token times plus one latency (the first token's 46 - 16 = 30 cycles,
+ * and the row changes every 64 positions hidden by the other bank pairs). */
+static void test_one_pc(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_norefresh();
+    enum { N = 1000 };
+    uint32_t *idx = malloc(N * sizeof *idx);
+    assert_non_null(idx);
+    for (uint32_t k = 0; k < N; k++)
+        idx[k] = 16 * k;
+    struct hbm_timing_result r = run(&c, &WIN128, idx, N, 0);
+    printf("one PC: %" PRIu64 " cycles for %d tokens\n", r.cycles, N);
+    assert_true(r.cycles >= (uint64_t)N * 16);
+    assert_true(r.cycles <= (uint64_t)N * 16 + 46);
+    /* time over ideal: N·16 / (ceil(N/16)·16) = 1000/63 = 15.87, as the fast mode's slots */
+    double toi = (double)r.cycles / (double)hbm_timing_ideal(&c, N, 16);
+    assert_true(toi > 15.87 && toi < 15.87 + 0.05);
+    free(idx);
+}
+
+/* K and V in one bank (two activations per token) is slower than K | V across bank groups,
+ * in order and with a window (issue 19: 1.3-1.5x at D_f 1 in Ramulator). */
+static void test_same_bank_slower(void **state)
+{
+    (void)state;
+    uint64_t st = test_seed() ^ 7;
+    uint32_t *idx = malloc(32768 * sizeof *idx);
+    assert_non_null(idx);
+    size_t k = random_sel(&st, 32768, 0.05, idx);
+    struct hbm_timing_cfg a, b;
+    hbm_timing_cfg_default(&a);
+    b = a;
+    b.layout = HBM_TIMING_SAME_BANK;
+    const struct hbm_pc_policy_cfg *pols[] = {&INORD1, &WIN128, &BATCH};
+    for (int p = 0; p < 3; p++) {
+        uint64_t ca = run(&a, pols[p], idx, k, 0).cycles, cb = run(&b, pols[p], idx, k, 0).cycles;
+        printf("policy %d: kv_bg %" PRIu64 ", same_bank %" PRIu64 "\n", p, ca, cb);
+        assert_true(cb > ca);
+    }
+    free(idx);
+}
+
+/* Refresh adds time on a job longer than tREFI (about nRFC/nREFI = 9%). */
+static void test_refresh_adds(void **state)
+{
+    (void)state;
+    uint64_t st = test_seed() ^ 11;
+    uint32_t *idx = malloc(65536 * sizeof *idx);
+    assert_non_null(idx);
+    size_t k = random_sel(&st, 65536, 0.1, idx);
+    struct hbm_timing_cfg on, off = cfg_norefresh();
+    hbm_timing_cfg_default(&on);
+    uint64_t con = run(&on, &WIN128, idx, k, 0).cycles, coff = run(&off, &WIN128, idx, k, 0).cycles;
+    printf("refresh on %" PRIu64 ", off %" PRIu64 "\n", con, coff);
+    assert_true(coff > 3900); /* at least one refresh window */
+    assert_true(con > coff);
+    assert_true((double)con < 1.25 * (double)coff);
+    free(idx);
+}
+
+/* An empty job takes no time. */
+static void test_empty(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c;
+    hbm_timing_cfg_default(&c);
+    struct hbm_timing_result r = run(&c, &WIN128, NULL, 0, 0);
+    assert_int_equal(r.cycles, 0);
+    assert_int_equal(r.row_hits + r.row_misses, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_preset_and_check),
+        cmocka_unit_test(test_one_token),
+        cmocka_unit_test(test_two_tokens_row_conflict),
+        cmocka_unit_test(test_two_tokens_row_hit),
+        cmocka_unit_test(test_layouts_one_token),
+        cmocka_unit_test(test_refresh_one_token),
+        cmocka_unit_test(test_never_beats_zero_latency),
+        cmocka_unit_test(test_one_pc),
+        cmocka_unit_test(test_same_bank_slower),
+        cmocka_unit_test(test_refresh_adds),
+        cmocka_unit_test(test_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
