@@ -25,6 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     trace_reader_opts_default(&o);
     o.max_record_bytes = 8u << 20;
     o.threads = size % 7 == 0 ? 2 : 1;
+    /* stream damaged inputs too, as dump and verify do (the default refuses them at open) */
+    o.allow_partial = size % 5 != 0;
+    o.warn_damage = false;
     struct trace_reader *r;
     char err[256];
     if (trace_reader_open_src(&r, &s, "fuzz", &o, err, sizeof err) == 0) {
