@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -593,9 +594,15 @@ int results_lock(const char *dir, bool exclusive, const char *verb, int *fd, str
     }
     if (flock(f, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB)) {
         int err = errno;
+        /* the holder writes "PID VERB" just after taking the lock: give it up to 100 ms */
         char holder[128] = "";
-        ssize_t k = pread(f, holder, sizeof holder - 1, 0);
-        holder[k > 0 ? k : 0] = 0;
+        for (int tries = 0; tries < 50 && err == EWOULDBLOCK; tries++) {
+            ssize_t k = pread(f, holder, sizeof holder - 1, 0);
+            holder[k > 0 ? k : 0] = 0;
+            if (strchr(holder, '\n'))
+                break;
+            nanosleep(&(struct timespec){0, 2000000}, NULL);
+        }
         holder[strcspn(holder, "\n")] = 0;
         close(f);
         if (err != EWOULDBLOCK) {

@@ -22,7 +22,7 @@ for i in $(seq 1 10); do
         set -- $x
         case $1 in
         0) ;;
-        2) grep -q "results folder 'r$i' is in use by another writer (pid [0-9]*, acceltrace replay)" "$2$i.log" ||
+        2) grep -Eq "results folder 'r$i' is in use by another writer( \(pid [0-9]+, acceltrace replay\))?: wait for it" "$2$i.log" ||
                { echo "trial $i: unclear refusal: $(cat "$2$i.log")"; exit 1; }
            refused=$((refused + 1)) ;;
         *) echo "trial $i: exit $1: $(cat "$2$i.log")"; exit 1 ;;
