@@ -1325,6 +1325,31 @@ static void json_drop_energy(json_t *o)
     }
 }
 
+/*
+ * The two temporaries (csv, jsonl) of a table being rewritten: tmp_pair_sync flushes and
+ * fsyncs both before they are renamed over the table; tmp_pair_close closes them (NULL is
+ * skipped) and returns rc, or the first close error when rc is 0.
+ */
+static int tmp_pair_sync(FILE *oc, FILE *oj, const char *csv_tmp, const char *jsonl_tmp,
+                         struct errmsg *e)
+{
+    if (fflush(oc) || fsync(fileno(oc)))
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", csv_tmp, strerror(errno));
+    if (fflush(oj) || fsync(fileno(oj)))
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", jsonl_tmp, strerror(errno));
+    return 0;
+}
+
+static int tmp_pair_close(FILE *oc, FILE *oj, const char *csv_tmp, const char *jsonl_tmp, int rc,
+                          struct errmsg *e)
+{
+    if (oc && fclose(oc) && !rc)
+        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", csv_tmp);
+    if (oj && fclose(oj) && !rc)
+        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", jsonl_tmp);
+    return rc;
+}
+
 /* Rewrites one table of dir into temporaries csv_tmp/jsonl_tmp. */
 static int energy_table_rewrite(const char *dir, const char *table, const struct energy_table *t,
                                 const char *csv_tmp, const char *jsonl_tmp, size_t *n_rows,
@@ -1488,16 +1513,11 @@ static int energy_table_rewrite(const char *dir, const char *table, const struct
                         cp, jp, line + 2);
         goto done;
     }
-    if (fflush(oc) || fsync(fileno(oc)) || fflush(oj) || fsync(fileno(oj))) {
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s': %s", csv_tmp, strerror(errno));
+    if ((rc = tmp_pair_sync(oc, oj, csv_tmp, jsonl_tmp, e)))
         goto done;
-    }
     *n_rows += line;
 done:
-    if (oc && fclose(oc) && !rc)
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", csv_tmp);
-    if (oj && fclose(oj) && !rc)
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", jsonl_tmp);
+    rc = tmp_pair_close(oc, oj, csv_tmp, jsonl_tmp, rc, e);
     if (fc)
         fclose(fc);
     if (fj)
@@ -1780,16 +1800,11 @@ static int merge_table(const char *const *dirs, size_t n_dirs, const char *table
                 goto done;
         }
     }
-    if (fflush(oc) || fsync(fileno(oc)) || fflush(oj) || fsync(fileno(oj))) {
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s': %s", csv_tmp, strerror(errno));
+    if ((rc = tmp_pair_sync(oc, oj, csv_tmp, jsonl_tmp, e)))
         goto done;
-    }
     *wrote = true;
 done:
-    if (oc && fclose(oc) && !rc)
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", csv_tmp);
-    if (oj && fclose(oj) && !rc)
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", jsonl_tmp);
+    rc = tmp_pair_close(oc, oj, csv_tmp, jsonl_tmp, rc, e);
     if (rc)
         *wrote = false;
     for (size_t d = 0; d < n_dirs; d++)
