@@ -41,7 +41,7 @@ static void usage(FILE *f)
           "                      as many as --mem-limit holds; all, one pass, when they fit)\n"
           "  -o DIR              results folder (created)\n"
           "  --checkpoint-every S  save the models' state to DIR/replay.ckpt every S seconds\n"
-          "                      (default 1; 0 = never), so a killed replay resumes there\n"
+          "                      (default 0.25; 0 = never), so a killed replay resumes there\n"
           "  --checkpoint-records N  also save every N records\n"
           "  --group-records N   records decoded per group (default 64); checkpoints fall\n"
           "                      between groups\n"

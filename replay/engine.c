@@ -370,7 +370,7 @@ void engine_opts_default(struct engine_opts *o)
     o->threads = 1;
     o->group_records = 64;
     o->group_bytes = 64u << 20;
-    o->checkpoint_s = 1.0;
+    o->checkpoint_s = 0.25;
     o->stop_after_s = -1;
 }
 

@@ -105,7 +105,7 @@ struct engine_opts {
     const struct energy_table *energy; /* applied to each row, or NULL */
     bool quiet;                        /* no progress on stderr */
     const char *checkpoint_dir;        /* folder of replay.ckpt (the results folder); NULL: none */
-    double checkpoint_s;               /* seconds between checkpoints (default 1; at least 20 times
+    double checkpoint_s;               /* seconds between checkpoints (default 0.25; at least 20 times
                                           what the last one took); <= 0 with checkpoint_records 0:
                                           none */
     uint64_t checkpoint_records;       /* also after this many records; 0 = by time only */
