@@ -140,6 +140,40 @@ int main(int argc, char **argv)
     printf("\n");
     printf("bench_conflicts: best of %d: %.3f s, %.2f M indices/s (all policies, one pass)\n",
            reps, best, (double)total / best / 1e6);
+    /* the timing mode (replay/hbm_timing, HBM2 preset) over the same jobs and policies:
+     * no peer of its own, so it is shown against the fast mode of this run */
+    struct hbm_timing_cfg tc;
+    hbm_timing_cfg_default(&tc);
+    o.timing = &tc;
+    double best_t = 1e30;
+    double over[64] = {0};
+    for (int r = 0; r < reps; r++) {
+        struct conflicts *c = NULL;
+        struct errmsg e = {0};
+        if (conflicts_new(&c, &o, &e) < 0) {
+            fprintf(stderr, "bench_conflicts: %s\n", e.text);
+            return 1;
+        }
+        double t0 = now_s();
+        for (size_t i = 0; i < nj; i++)
+            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0)
+                return 1;
+        double dt = now_s() - t0;
+        if (dt < best_t)
+            best_t = dt;
+        for (size_t i = 0; i < np && i < 64; i++) {
+            struct conflicts_timing t;
+            if (conflicts_timing_totals(c, i, &t) == 0)
+                over[i] = t.time_over_ideal;
+        }
+        conflicts_free(c);
+    }
+    printf("bench_conflicts: timing mode (hbm2), best of %d: %.3f s, %.2f M indices/s, %.1fx the "
+           "fast mode's time; time over ideal:",
+           reps, best_t, (double)total / best_t / 1e6, best_t / best);
+    for (size_t i = 0; i < np && i < 64; i++)
+        printf(" %.3f", over[i]);
+    printf("\n");
     /* checksum over in-order D_f = 1 and the five windows (the peer's policies) */
     printf("checksum slots:");
     for (size_t i = 1; i < np; i++)
