@@ -33,6 +33,52 @@ struct job {
     uint32_t *idx;
 };
 
+/* What a timed run keeps of each policy once its jobs are in (fast or timing mode). */
+struct run_out {
+    uint64_t slots[64];    /* fast mode: total slots per policy */
+    double over_ideal[64]; /* timing mode: time over ideal per policy */
+    size_t n_policies;
+};
+
+/*
+ * Analyzes the jobs reps times with options o and returns the best time of the
+ * conflicts_add_job loop (seconds), or a negative value on an error; out receives the
+ * totals of the last run.
+ */
+static double timed_runs(const struct conflicts_opts *o, const struct job *jobs, size_t nj,
+                         int reps, struct run_out *out)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        struct conflicts *c = NULL;
+        struct errmsg e = {0};
+        if (conflicts_new(&c, o, &e) < 0) {
+            fprintf(stderr, "bench_conflicts: %s\n", e.text);
+            return -1;
+        }
+        double t0 = now_s();
+        for (size_t i = 0; i < nj; i++)
+            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0) {
+                conflicts_free(c);
+                return -1;
+            }
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+        out->n_policies = conflicts_n_policies(c);
+        for (size_t i = 0; i < out->n_policies && i < 64; i++) {
+            struct conflicts_totals t;
+            conflicts_totals(c, -1, i, &t);
+            out->slots[i] = t.slots;
+            struct conflicts_timing tt;
+            if (o->timing && conflicts_timing_totals(c, i, &tt) == 0)
+                out->over_ideal[i] = tt.time_over_ideal;
+        }
+        conflicts_free(c);
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     size_t want = 1000000;
@@ -108,76 +154,38 @@ int main(int argc, char **argv)
     conflicts_opts_default(&o);
     o.n_depths = 1;  /* in-order D_f = 1 is window "0" */
     o.n_windows = 6; /* 0, 16, ..., 256: the windows the numpy peer simulates */
-    double best = 1e30;
-    uint64_t check[64] = {0};
-    size_t np = 0;
-    for (int r = 0; r < reps; r++) {
-        struct conflicts *c = NULL;
-        struct errmsg e = {0};
-        if (conflicts_new(&c, &o, &e) < 0) {
-            fprintf(stderr, "bench_conflicts: %s\n", e.text);
-            return 1;
-        }
-        double t0 = now_s();
-        for (size_t i = 0; i < nj; i++)
-            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0)
-                return 1;
-        double dt = now_s() - t0;
-        if (dt < best)
-            best = dt;
-        np = conflicts_n_policies(c);
-        for (size_t i = 0; i < np && i < 64; i++) {
-            struct conflicts_totals t;
-            conflicts_totals(c, -1, i, &t);
-            check[i] = t.slots;
-        }
-        conflicts_free(c);
-    }
+    struct run_out fast = {0};
+    double best = timed_runs(&o, jobs, nj, reps, &fast);
+    if (best < 0)
+        return 1;
+    size_t np = fast.n_policies;
     printf("bench_conflicts: %zu jobs, %zu selected indices (clustered, %.3g of %u), 16 PCs mod,"
-           " policies:", nj, total, ret, n);
+           " policies:",
+           nj, total, ret, n);
     for (size_t i = 0; i < np; i++)
         printf(" %s", i == 0 ? "batch" : i == 1 ? "inorder_d1" : "window");
     printf("\n");
-    printf("bench_conflicts: best of %d: %.3f s, %.2f M indices/s (all policies, one pass)\n",
-           reps, best, (double)total / best / 1e6);
+    printf("bench_conflicts: best of %d: %.3f s, %.2f M indices/s (all policies, one pass)\n", reps,
+           best, (double)total / best / 1e6);
     /* the timing mode (replay/hbm_timing, HBM2 preset) over the same jobs and policies:
      * no peer of its own, so it is shown against the fast mode of this run */
     struct hbm_timing_cfg tc;
     hbm_timing_cfg_default(&tc);
     o.timing = &tc;
-    double best_t = 1e30;
-    double over[64] = {0};
-    for (int r = 0; r < reps; r++) {
-        struct conflicts *c = NULL;
-        struct errmsg e = {0};
-        if (conflicts_new(&c, &o, &e) < 0) {
-            fprintf(stderr, "bench_conflicts: %s\n", e.text);
-            return 1;
-        }
-        double t0 = now_s();
-        for (size_t i = 0; i < nj; i++)
-            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0)
-                return 1;
-        double dt = now_s() - t0;
-        if (dt < best_t)
-            best_t = dt;
-        for (size_t i = 0; i < np && i < 64; i++) {
-            struct conflicts_timing t;
-            if (conflicts_timing_totals(c, i, &t) == 0)
-                over[i] = t.time_over_ideal;
-        }
-        conflicts_free(c);
-    }
+    struct run_out timed = {0};
+    double best_t = timed_runs(&o, jobs, nj, reps, &timed);
+    if (best_t < 0)
+        return 1;
     printf("bench_conflicts: timing mode (hbm2), best of %d: %.3f s, %.2f M indices/s, %.1fx the "
            "fast mode's time; time over ideal:",
            reps, best_t, (double)total / best_t / 1e6, best_t / best);
     for (size_t i = 0; i < np && i < 64; i++)
-        printf(" %.3f", over[i]);
+        printf(" %.3f", timed.over_ideal[i]);
     printf("\n");
     /* checksum over in-order D_f = 1 and the five windows (the peer's policies) */
     printf("checksum slots:");
     for (size_t i = 1; i < np; i++)
-        printf(" %llu", (unsigned long long)check[i]);
+        printf(" %llu", (unsigned long long)fast.slots[i]);
     printf("\n");
     for (size_t i = 0; i < nj; i++)
         mem_free(jobs[i].idx);
