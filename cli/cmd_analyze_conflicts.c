@@ -56,6 +56,9 @@ static void usage(FILE *f)
           "                       writes hbm_time.csv, prints time.POLICY=time_over_ideal\n"
           "  --layout NAME        timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)\n"
           "  --refresh on|off     timing: model tRFC/tREFI refresh (on)\n"
+          "  --occupancy data|command  timing: a token counts against D_f and W until its\n"
+          "                       data is back, or until its last read command (a\n"
+          "                       controller read queue, as Ramulator 2's) (data)\n"
           "  --steps A-B          only decode steps A..B of the traces\n"
           "  --synthetic KIND     no trace: uniform|clustered|needle selections\n"
           "  --n N, --retention X, --jobs N, --layers N  synthetic context, retention, jobs\n"
@@ -193,7 +196,7 @@ int cmd_analyze_conflicts(int argc, char **argv)
             syn_only = a;
         else if (!strcmp(a, "--method") || !strcmp(a, "--group") || !strcmp(a, "--steps"))
             trace_only = a;
-        else if (!strcmp(a, "--layout") || !strcmp(a, "--refresh"))
+        else if (!strcmp(a, "--layout") || !strcmp(a, "--refresh") || !strcmp(a, "--occupancy"))
             timing_only = a;
         if (!strcmp(a, "-o")) {
             outdir = v;
@@ -239,6 +242,9 @@ int cmd_analyze_conflicts(int argc, char **argv)
         } else if (!strcmp(a, "--layout")) {
             if (hbm_timing_layout_parse(v, &tcfg.layout) < 0)
                 return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
+        } else if (!strcmp(a, "--occupancy")) {
+            if (hbm_timing_occupancy_parse(v, &tcfg.occupancy) < 0)
+                return cli_usage_error(VERB, "bad --occupancy '%s' (data, command or request)", v);
         } else if (!strcmp(a, "--refresh")) {
             if (strcmp(v, "on") && strcmp(v, "off"))
                 return cli_usage_error(VERB, "bad --refresh '%s' (on or off)", v);

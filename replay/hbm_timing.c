@@ -54,6 +54,26 @@ const char *hbm_timing_layout_name(enum hbm_timing_layout l)
     return "unknown";
 }
 
+int hbm_timing_occupancy_parse(const char *s, enum hbm_timing_occupancy *out)
+{
+    if (!s)
+        return ERR_USAGE;
+    if (!strcmp(s, "data"))
+        *out = HBM_TIMING_OCC_DATA;
+    else if (!strcmp(s, "command"))
+        *out = HBM_TIMING_OCC_COMMAND;
+    else if (!strcmp(s, "request"))
+        *out = HBM_TIMING_OCC_REQUEST;
+    else
+        return ERR_USAGE;
+    return 0;
+}
+
+const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o)
+{
+    return o == HBM_TIMING_OCC_COMMAND ? "command" : o == HBM_TIMING_OCC_REQUEST ? "request" : "data";
+}
+
 /*
  * HBM2 2000 Mbps (tCK 1 ns), 8 Gb: JEDEC JESD235 (HBM2 revisions) timing as listed in
  * issue 19 (the values of its Ramulator 2.1 HBM2 2000 Mbps run): pseudo-channel mode, 64-bit
@@ -117,6 +137,9 @@ int hbm_timing_check(const struct hbm_timing_cfg *c, struct errmsg *e)
     if (c->layout != HBM_TIMING_KV_BG && c->layout != HBM_TIMING_ONE_BG &&
         c->layout != HBM_TIMING_SAME_BANK)
         return errmsg_set(e, ERR_CONFIG, "unknown layout %d", (int)c->layout);
+    if (c->occupancy != HBM_TIMING_OCC_DATA && c->occupancy != HBM_TIMING_OCC_COMMAND &&
+        c->occupancy != HBM_TIMING_OCC_REQUEST)
+        return errmsg_set(e, ERR_CONFIG, "unknown occupancy %d", (int)c->occupancy);
     return 0;
 }
 
@@ -274,6 +297,15 @@ static void place(const struct sim *s, uint64_t j, uint32_t half, uint32_t *bank
     *row = 0;
 }
 
+void hbm_timing_place(const struct hbm_timing_cfg *c, uint64_t j, uint32_t half, uint32_t *bank,
+                      int64_t *row, uint32_t *col)
+{
+    uint32_t hb = c->token_bytes / 2;
+    struct sim s = {c, &c->t, 0, c->t.page_bytes / hb, 0, 0};
+    place(&s, j, half, bank, row);
+    *col = (uint32_t)(j % s.per_row) * (hb / c->t.burst_bytes);
+}
+
 /* Whether bank b of q has row open at local time t (refresh closes rows). */
 static bool row_open(const struct sim *s, const struct hbm_timing_pc *q, uint32_t b, int64_t row,
                      int64_t t)
@@ -331,8 +363,10 @@ static void read_burst(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64
     q->rd[b] = r;
 }
 
-/* Serves token of position j on PC q from cycle ts; returns the cycle its data is back. */
-static int64_t serve(struct sim *s, struct hbm_timing_pc *q, uint64_t j, int64_t ts)
+/* Serves token of position j on PC q from cycle ts; returns the cycle its data is back and
+ * sets *first_rd to its first read command. */
+static int64_t serve(struct sim *s, struct hbm_timing_pc *q, uint64_t j, int64_t ts,
+                     int64_t *first_rd)
 {
     const struct hbm_timing_params *t = s->t;
     uint32_t bursts = s->c->token_bytes / 2 / t->burst_bytes;
@@ -346,8 +380,11 @@ static int64_t serve(struct sim *s, struct hbm_timing_pc *q, uint64_t j, int64_t
             int64_t ta = precharge(s, q, bank[h], row[h], ts);
             ready[h] =
                 ta < 0 ? max64(ts, q->act[bank[h]] + t->nRCD) : activate(s, q, bank[h], row[h], ta);
-            for (uint32_t k = 0; k < bursts; k++)
+            for (uint32_t k = 0; k < bursts; k++) {
                 read_burst(s, q, bank[h], ready[h]);
+                if (h == 0 && k == 0)
+                    *first_rd = q->last_rd;
+            }
         }
     } else {
         /* both PREs, then both ACTs, then the reads K, V, K, V, ... */
@@ -357,8 +394,11 @@ static int64_t serve(struct sim *s, struct hbm_timing_pc *q, uint64_t j, int64_t
         for (int h = 0; h < 2; h++)
             ready[h] = ta[h] < 0 ? max64(ts, q->act[bank[h]] + t->nRCD)
                                  : activate(s, q, bank[h], row[h], ta[h]);
-        for (uint32_t k = 0; k < 2 * bursts; k++)
+        for (uint32_t k = 0; k < 2 * bursts; k++) {
             read_burst(s, q, bank[k & 1], ready[k & 1]);
+            if (k == 0)
+                *first_rd = q->last_rd;
+        }
     }
     q->free_t = q->last_rd;
     return q->last_rd + t->nCL + t->nBL; /* read latency CL, then the burst */
@@ -470,10 +510,15 @@ void hbm_timing_run(const struct hbm_timing_cfg *c, const struct hbm_pc_policy_c
             if (q->free_t <= t) {
                 uint32_t k = pick(&s, q, w, idx, h_att, fcfs, t);
                 int64_t ts = max64(w->arr[k] + c->t.n_ctrl, 0);
-                int64_t done_t = serve(&s, q, idx[k] / h_att, ts);
+                int64_t first_rd = 0;
+                int64_t done_t = serve(&s, q, idx[k] / h_att, ts, &first_rd);
                 if (done_t > end)
                     end = done_t;
-                heap_push(w->heap, &hn, ((uint64_t)done_t << 10) | p);
+                /* the token stops counting at its data, its last or its first read command */
+                int64_t rel = c->occupancy == HBM_TIMING_OCC_COMMAND   ? q->last_rd
+                              : c->occupancy == HBM_TIMING_OCC_REQUEST ? first_rd
+                                                                       : done_t;
+                heap_push(w->heap, &hn, ((uint64_t)rel << 10) | p);
             }
             if (q->head != NONE && q->free_t < t_next)
                 t_next = q->free_t;

@@ -27,7 +27,10 @@
  *   batch      : p_iss tokens at a time; the next batch issues when the last one is back.
  * A PC picks its next token when its previous token's last read issued; the picked token's
  * PRE/ACT may start as early as its arrival + n_ctrl (the controller looks ahead into its
- * queue), in pick order on the PC's row command bus. Refresh: a command that falls in
+ * queue), in pick order on the PC's row command bus. A token leaves the in-flight count when
+ * its data is back (occupancy data, default) or when its last read command issued
+ * (occupancy command: a controller read queue whose entries leave at their final command,
+ * as in Ramulator 2's controller; docs/models.md "HBM timing mode"). Refresh: a command that falls in
  * [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and
  * rows opened before the refresh are closed after it.
  *
@@ -75,15 +78,27 @@ int hbm_timing_preset(const char *name, struct hbm_timing_params *out);
 /* Names of the presets, NULL-terminated. */
 const char *const *hbm_timing_preset_names(void);
 
+/* When a token stops counting against D_f / W. */
+enum hbm_timing_occupancy {
+    HBM_TIMING_OCC_DATA = 0,    /* until its data is back (default) */
+    HBM_TIMING_OCC_COMMAND = 1, /* until its last read command issued */
+    HBM_TIMING_OCC_REQUEST = 2, /* until its first read command issued */
+};
+
+/* "data" | "command" | "request" -> occupancy; 0 or ERR_USAGE. */
+int hbm_timing_occupancy_parse(const char *s, enum hbm_timing_occupancy *out);
+const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o);
+
 /* A timing configuration: device timing, layout, token size and refresh. */
 struct hbm_timing_cfg {
     struct hbm_timing_params t;
     enum hbm_timing_layout layout;
     uint32_t token_bytes; /* bytes per token per PC, K half then V half (256) */
     bool refresh;         /* model tRFC/tREFI */
+    enum hbm_timing_occupancy occupancy;
 };
 
-/* Defaults: preset hbm2, layout kv_bg, 256 B per token, refresh on. */
+/* Defaults: preset hbm2, layout kv_bg, 256 B per token, refresh on, occupancy data. */
 void hbm_timing_cfg_default(struct hbm_timing_cfg *c);
 
 /* Checks a configuration (even bank groups and banks, token halves a whole number of
@@ -94,6 +109,14 @@ int hbm_timing_check(const struct hbm_timing_cfg *c, struct errmsg *e);
 uint64_t hbm_timing_token_cycles(const struct hbm_timing_cfg *c);
 /* ceil(n/h_att) x t_tok: the zero-latency time of a perfectly spread job. */
 uint64_t hbm_timing_ideal(const struct hbm_timing_cfg *c, size_t n, uint32_t h_att);
+
+/*
+ * Where the K (half 0) or V (half 1) part of position j of a PC lies under c's layout:
+ * bank id (bank group x n_banks + bank), row, and the column of its first burst (in bursts
+ * of burst_bytes from the row's start; the half's bursts follow at col + 1, ...). c checked.
+ */
+void hbm_timing_place(const struct hbm_timing_cfg *c, uint64_t j, uint32_t half, uint32_t *bank,
+                      int64_t *row, uint32_t *col);
 
 /* Scratch state of a simulation, reused across jobs. Zero-init, then reserve. */
 struct hbm_timing_work {
