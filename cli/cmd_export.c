@@ -8,9 +8,11 @@
 #include "cli/subverb.h"
 
 int cmd_export_tiles(int argc, char **argv);
+int cmd_export_hbm(int argc, char **argv);
 
 static const struct subverb table[] = {
     {"tiles", cmd_export_tiles, "SA-Kura RTL stimulus ($readmemh) for one step and array shape"},
+    {"hbm-trace", cmd_export_hbm, "Salca K/V gathers as Ramulator 2 / DRAMsim3 request traces"},
     /* rows: {"name", cmd_export_name, "summary"}, */
     {NULL, NULL, NULL},
 };
