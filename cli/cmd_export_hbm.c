@@ -151,8 +151,10 @@ int cmd_export_hbm(int argc, char **argv)
     if (hbm_export_map_init(&bm, &tc, pm.h_att, &e) < 0)
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
 
-    struct out_file outs[4] = {{.name = "ramulator.trace"}, {.name = "dramsim3.trace"},
-                               {.name = "jobs.csv"}, {.name = "README.md"}};
+    struct out_file outs[4] = {{.name = "ramulator.trace"},
+                               {.name = "dramsim3.trace"},
+                               {.name = "jobs.csv"},
+                               {.name = "README.md"}};
     bool want[2] = {strcmp(fmt, "dramsim3") != 0, strcmp(fmt, "ramulator") != 0};
     const char *outp[5];
     size_t n_out = 0;
@@ -253,8 +255,7 @@ int cmd_export_hbm(int argc, char **argv)
         t_write += progress_now_s() - t0;
         int len = snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n",
                            (unsigned long long)jobs, s->t, s->l, s->h, got,
-                           (unsigned long long)requests + 1,
-                           (unsigned long long)got * per_token);
+                           (unsigned long long)requests + 1, (unsigned long long)got * per_token);
         if ((rc = sink_write(&outs[2].k, line, (size_t)len)) < 0)
             goto io_fail;
         jobs++;

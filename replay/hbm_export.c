@@ -20,8 +20,8 @@ struct hbm_export {
     struct hbm_pc_mapping pm;
     struct hbm_export_map m;
     uint32_t p_iss;
-    uint64_t t_tok;   /* DRAM cycles per token on its PC */
-    uint64_t tokens;  /* tokens written (DRAMsim3 issue cycles) */
+    uint64_t t_tok;  /* DRAM cycles per token on its PC */
+    uint64_t tokens; /* tokens written (DRAMsim3 issue cycles) */
     uint64_t requests, bytes;
     size_t len;
     char buf[BUF_BYTES];
@@ -113,8 +113,8 @@ void hbm_export_decode(const struct hbm_export_map *m, uint64_t addr, uint32_t *
 }
 
 int hbm_export_new(struct hbm_export **out, struct sink *k, enum hbm_export_format f,
-                   const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm,
-                   uint32_t p_iss, struct errmsg *e)
+                   const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm, uint32_t p_iss,
+                   struct errmsg *e)
 {
     *out = NULL;
     struct hbm_export_map m;
@@ -216,17 +216,17 @@ int hbm_export_job(struct hbm_export *x, uint32_t l, uint32_t h, const uint32_t 
             /* K's reads, then V's: the order hbm_timing serves one bank in */
             for (uint32_t half = 0; half < 2 && rc == 0; half++)
                 for (uint32_t b = 0; b < bursts && rc == 0; b++)
-                    rc = put_line(x,
-                                  hbm_export_addr(&x->m, pc, bank[half], (uint64_t)row[half],
-                                                  col[half] + b),
-                                  cyc);
+                    rc = put_line(
+                        x,
+                        hbm_export_addr(&x->m, pc, bank[half], (uint64_t)row[half], col[half] + b),
+                        cyc);
         } else {
             for (uint32_t r = 0; r < 2 * bursts && rc == 0; r++) {
                 uint32_t half = r & 1;
-                rc = put_line(x,
-                              hbm_export_addr(&x->m, pc, bank[half], (uint64_t)row[half],
-                                              col[half] + r / 2),
-                              cyc);
+                rc = put_line(
+                    x,
+                    hbm_export_addr(&x->m, pc, bank[half], (uint64_t)row[half], col[half] + r / 2),
+                    cyc);
             }
         }
         if (rc < 0)
@@ -269,8 +269,9 @@ static int kprintf(struct sink *k, const char *fmt, ...)
     return sink_write(k, line, (size_t)n);
 }
 
-int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm,
-                      uint32_t p_iss, const char *const *trace_names)
+int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
+                      const struct hbm_pc_mapping *pm, uint32_t p_iss,
+                      const char *const *trace_names)
 {
     struct hbm_export_map m;
     if (hbm_export_map_init(&m, c, pm->h_att, NULL) < 0)

@@ -83,8 +83,8 @@ struct hbm_export;
  * 0 with *out set (free with hbm_export_free), ERR_CONFIG (bit map, e set) or ERR_NOMEM.
  */
 int hbm_export_new(struct hbm_export **out, struct sink *k, enum hbm_export_format f,
-                   const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm,
-                   uint32_t p_iss, struct errmsg *e);
+                   const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm, uint32_t p_iss,
+                   struct errmsg *e);
 
 /* Appends the reads of job (l, h): idx[0..n) ascending. 0 or ERR_IO. */
 int hbm_export_job(struct hbm_export *x, uint32_t l, uint32_t h, const uint32_t *idx, size_t n);
@@ -103,7 +103,8 @@ void hbm_export_free(struct hbm_export *x);
  * run each simulator on them and how to compare with hbm_time.csv. trace_names: the file
  * names written (NULL-terminated). 0 or ERR_IO.
  */
-int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c, const struct hbm_pc_mapping *pm,
-                      uint32_t p_iss, const char *const *trace_names);
+int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
+                      const struct hbm_pc_mapping *pm, uint32_t p_iss,
+                      const char *const *trace_names);
 
 #endif

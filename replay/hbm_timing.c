@@ -71,7 +71,9 @@ int hbm_timing_occupancy_parse(const char *s, enum hbm_timing_occupancy *out)
 
 const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o)
 {
-    return o == HBM_TIMING_OCC_COMMAND ? "command" : o == HBM_TIMING_OCC_REQUEST ? "request" : "data";
+    return o == HBM_TIMING_OCC_COMMAND   ? "command"
+           : o == HBM_TIMING_OCC_REQUEST ? "request"
+                                         : "data";
 }
 
 /*

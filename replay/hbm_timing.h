@@ -30,9 +30,9 @@
  * queue), in pick order on the PC's row command bus. A token leaves the in-flight count when
  * its data is back (occupancy data, default) or when its last read command issued
  * (occupancy command: a controller read queue whose entries leave at their final command,
- * as in Ramulator 2's controller; docs/models.md "HBM timing mode"). Refresh: a command that falls in
- * [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and
- * rows opened before the refresh are closed after it.
+ * as in Ramulator 2's controller; docs/models.md "HBM timing mode"). Refresh: a command that falls
+ * in [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and rows
+ * opened before the refresh are closed after it.
  *
  * Nothing here allocates except hbm_timing_work_reserve; nothing prints.
  */

@@ -17,6 +17,8 @@
 
 __extension__ typedef unsigned __int128 salca_u128;
 
+static int rat_of(double v, struct salca_rat *out);
+
 const char *salca_stage_name(int k)
 {
     static const char *const names[SALCA_STAGES] = {"P", "Q", "F", "A"};
@@ -46,6 +48,8 @@ void salca_pipe_params_default(struct salca_pipe_params *p)
     p->policy = (struct hbm_pc_policy_cfg){HBM_PC_INORDER, 16, 1, 128};
     p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, spec section 10] */
     p->pool_w = 5;
+    hbm_timing_cfg_default(&p->hbm);
+    p->hbm.token_bytes = 0; /* b_att/8 */
 }
 
 int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
@@ -94,6 +98,19 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
     if ((rc = salca_rat_mul(p->alpha, p->x_att, &t)) < 0 ||
         (rc = salca_rat_div(t, salca_rat_int(p->map.h_att), &p->x_glob)) < 0)
         goto overflow;
+    if (!p->dense && (p->hbm_timing || p->beta_derived)) {
+        /* the timing model's token: one K-V pair of b_att bits per PC unless set */
+        if (p->hbm.token_bytes == 0)
+            p->hbm.token_bytes = p->b_att / 8;
+        struct errmsg te = {0};
+        if ((rc = hbm_timing_check(&p->hbm, &te)) < 0)
+            return errmsg_set(e, rc,
+                              "hbm.* keys with hbm.mode timing or beta_att_source derived: %s",
+                              errmsg_text(&te));
+        if ((rc = rat_of(p->hbm.t.tck_ns, &t)) < 0 ||
+            (rc = salca_rat_mul(t, p->f_cmp_ghz, &p->x_dram)) < 0)
+            goto overflow;
+    }
     return 0;
 overflow:
     return errmsg_set(e, ERR_CONFIG, "parameters too large for exact arithmetic");
@@ -139,11 +156,49 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
     /* Q: ceil(n/64); F: 4 + ceil(n/64): 64-way datapath, T_Q + T_F ~ 2n/64 [paper]. */
     T[SALCA_ST_Q] = ceil_div(n, 64) + p->c_stage[SALCA_ST_Q];
     T[SALCA_ST_F] = 4 + ceil_div(n, 64) + p->c_stage[SALCA_ST_F];
-    /* A: max(ceil(|S|/p_att), ceil(slots·t_slot/beta_att)) [spec section 10]; global alpha:
+    T[SALCA_ST_A] = max64(ceil_div(n_sel, p->p_att), salca_pipe_att_mem(p, n_sel, slots)) +
+                    p->c_stage[SALCA_ST_A];
+}
+
+uint64_t salca_pipe_att_mem(const struct salca_pipe_params *p, uint64_t n_sel, uint64_t slots)
+{
+    /* ceil(slots·t_slot/beta_att) [spec section 10]; global alpha:
      * ceil(|S|·alpha·t_slot/(h_att·beta_att)) [paper T_att]. */
-    uint64_t mem = p->alpha_mode == SALCA_ALPHA_GLOBAL ? ceil_mul(n_sel, p->x_glob)
-                                                        : ceil_mul(slots, p->x_att);
-    T[SALCA_ST_A] = max64(ceil_div(n_sel, p->p_att), mem) + p->c_stage[SALCA_ST_A];
+    return p->alpha_mode == SALCA_ALPHA_GLOBAL ? ceil_mul(n_sel, p->x_glob)
+                                               : ceil_mul(slots, p->x_att);
+}
+
+void salca_pipe_job_times_mem(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
+                              uint64_t att_mem, uint64_t T[SALCA_STAGES])
+{
+    salca_pipe_job_times(p, n, n_sel, 0, T);
+    if (p->dense)
+        return;
+    T[SALCA_ST_A] = max64(ceil_div(n_sel, p->p_att), att_mem) + p->c_stage[SALCA_ST_A];
+}
+
+uint64_t salca_pipe_att_mem_derived(const struct salca_pipe_params *p, uint64_t n_sel,
+                                    uint64_t slots, uint64_t spread_cycles, uint64_t ideal_cycles)
+{
+    /* slots·t_slot/beta, beta = ideal/spread; global alpha: |S|·alpha·t_slot/(h_att·beta)
+     * [docs/models.md "HBM timing mode"] */
+    if (ideal_cycles == 0)
+        return 0;
+    salca_u128 num = (salca_u128)spread_cycles * (uint64_t)p->t_slot.num;
+    salca_u128 den = (salca_u128)ideal_cycles * (uint64_t)p->t_slot.den;
+    if (p->alpha_mode == SALCA_ALPHA_GLOBAL) {
+        num *= (salca_u128)n_sel * (uint64_t)p->alpha.num;
+        den *= (salca_u128)p->map.h_att * (uint64_t)p->alpha.den;
+    } else {
+        num *= slots;
+    }
+    salca_u128 q = num / den + (num % den != 0);
+    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+uint64_t salca_pipe_dram_to_cmp(const struct salca_pipe_params *p, uint64_t cycles)
+{
+    return p->x_dram.den ? ceil_mul(cycles, p->x_dram) : cycles;
 }
 
 void salca_job_activity(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
@@ -286,7 +341,11 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_INT("p_pre", "", 1, 65536, 16, "pre-compute keys per cycle [paper]"),
     HW_KEY_INT("p_att", "", 1, 65536, 1, "attention K-V pairs per cycle [paper]"),
     HW_KEY_FLOAT("beta_pre", "", 0.001, 1, 0.95, "HBM efficiency, sequential [paper]"),
-    HW_KEY_FLOAT("beta_att", "", 0.001, 1, 0.55, "HBM efficiency, attention [paper]"),
+    HW_KEY_FLOAT("beta_att", "", 0.001, 1, 0.55,
+                 "HBM efficiency, attention; 0.55 is the paper's setting [paper]"),
+    HW_KEY_STRING("beta_att_source", "input", "input|derived",
+                  "input: beta_att as given; derived: per job ideal/spread cycles of the HBM "
+                  "timing model at the configured policy [decision, issue 19]"),
     HW_KEY_STRING("alpha_mode", "measured", "measured|global",
                   "alpha from the PC simulation, or one global alpha [spec 10]"),
     HW_KEY_FLOAT("alpha", "", 0.01, 1000, 1.17, "global alpha [paper]"),
@@ -296,6 +355,19 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_INT("depth", "", 1, 1048576, 1, "in-order FIFO depth D_f [decision]"),
     HW_KEY_INT("window", "", 1, 16777216, 128, "reorder window W [paper: range 128]"),
     HW_KEY_INT("p_iss", "", 0, 4096, 0, "requests issued per slot; 0 = h_att [decision]"),
+    HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
+                  "stage A memory time: fast = slots x t_slot / beta_att [spec 10]; timing = "
+                  "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
+    HW_KEY_STRING("hbm.preset", "hbm2", "hbm2", "DRAM timing preset [JEDEC JESD235]"),
+    HW_KEY_STRING("hbm.layout", "kv_bg", "kv_bg|one_bg|same_bank",
+                  "K/V placement in a PC: K|V across bank groups, in one bank group, or K and "
+                  "V arrays in one bank [decision, issue 19]"),
+    HW_KEY_INT("hbm.token_bytes", "B", 0, 65536, 0,
+               "bytes per token per PC (K half, V half); 0 = b_att/8 [derived]"),
+    HW_KEY_BOOL("hbm.refresh", 1, "model all-bank refresh tRFC/tREFI [JEDEC JESD235]"),
+    HW_KEY_STRING("hbm.occupancy", "data", "data|command|request",
+                  "a token counts against D_f / W until its data is back, its last or its "
+                  "first read command [decision, issue 19]"),
     HW_KEY_INT("c_stage.p", "cycles", 0, 1000000, 0, "fill depth of stage P [decision]"),
     HW_KEY_INT("c_stage.q", "cycles", 0, 1000000, 0, "fill depth of stage Q [decision]"),
     HW_KEY_INT("c_stage.f", "cycles", 0, 1000000, 0, "fill depth of stage F [decision]"),
@@ -373,6 +445,14 @@ static int params_from_config(const struct hw_config *cfg, struct salca_pipe_par
     p->no_layer_drain = hw_config_bool(cfg, "no_layer_drain");
     p->dense_tokens_per_cycle = (uint32_t)hw_config_int(cfg, "dense_tokens_per_cycle");
     p->pool_w = (uint32_t)hw_config_int(cfg, "pool_w");
+    p->hbm_timing = !strcmp(hw_config_str(cfg, "hbm.mode"), "timing");
+    p->beta_derived = !strcmp(hw_config_str(cfg, "beta_att_source"), "derived");
+    if (hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &p->hbm.t) < 0 ||
+        hbm_timing_layout_parse(hw_config_str(cfg, "hbm.layout"), &p->hbm.layout) < 0 ||
+        hbm_timing_occupancy_parse(hw_config_str(cfg, "hbm.occupancy"), &p->hbm.occupancy) < 0)
+        return errmsg_set(e, ERR_CONFIG, "bad hbm.preset, hbm.layout or hbm.occupancy");
+    p->hbm.token_bytes = (uint32_t)hw_config_int(cfg, "hbm.token_bytes");
+    p->hbm.refresh = hw_config_bool(cfg, "hbm.refresh");
     return salca_pipe_params_finish(p, e);
 }
 
@@ -395,6 +475,7 @@ struct salca_step {
     uint64_t cycles, dense_cycles;
     uint64_t busy[SALCA_STAGES];
     uint64_t jobs, n_sel, n_ctx, slots, ideal, hbm_bytes;
+    uint64_t att_mem; /* stage A's memory part (compute cycles), summed */
 };
 
 /* One pipeline: scheduler + clocks (the configured one and the dense shadow). */
@@ -412,6 +493,10 @@ struct salca_state {
     uint64_t synth_seed;
     bool steps_table;
     struct hbm_pc_work work;
+    struct hbm_timing_work twork; /* hbm.mode timing / beta_att_source derived */
+    uint32_t *seq;                /* 0..seq_cap-1: the perfectly spread job */
+    uint16_t *seq_pc;             /* its PCs, k mod h_att */
+    size_t seq_cap;
     uint16_t *pc;
     uint32_t *syn;
     size_t pc_cap, syn_cap;
@@ -438,6 +523,9 @@ static void salca_free(void *state)
     if (!s)
         return;
     hbm_pc_work_release(&s->work);
+    hbm_timing_work_release(&s->twork);
+    mem_free(s->seq);
+    mem_free(s->seq_pc);
     if (s->has_et)
         energy_table_release(&s->et);
     mem_free(s->pc);
@@ -552,6 +640,7 @@ static void step_add(struct salca_step *a, const struct salca_step *b)
     a->slots += b->slots;
     a->ideal += b->ideal;
     a->hbm_bytes += b->hbm_bytes;
+    a->att_mem += b->att_mem;
 }
 
 /* Ends the current step: drains both pipelines and records the step. */
@@ -626,6 +715,49 @@ static int grow(struct salca_state *s, size_t n)
     return 0;
 }
 
+/*
+ * Stage A's memory part of one job (PCs in s->pc) from replay/hbm_timing: hbm.mode timing
+ * takes the job's cycles; beta_att_source derived takes slots·t_slot/beta with beta =
+ * ideal/spread cycles of a perfectly spread job of the same size (docs/models.md "HBM
+ * timing mode"). The job starts, for the refresh phase, where the previous job's stage A
+ * ended (DRAM cycles).
+ */
+static int timing_mem(struct salca_state *s, const uint32_t *idx, size_t n, uint64_t slots,
+                      uint64_t *mem)
+{
+    const struct salca_pipe_params *p = &s->run.p;
+    uint32_t ha = p->map.h_att;
+    if (hbm_timing_work_reserve(&s->twork, n, ha) < 0)
+        return ERR_NOMEM;
+    uint64_t t0 = 0;
+    if (p->x_dram.num > 0)
+        t0 = (uint64_t)((salca_u128)s->run.sch.fin1[SALCA_ST_A] * (uint64_t)p->x_dram.den /
+                        (uint64_t)p->x_dram.num);
+    struct hbm_timing_result r;
+    if (p->hbm_timing) {
+        hbm_timing_run(&p->hbm, &p->policy, idx, s->pc, n, ha, t0, &s->twork, &r);
+        *mem = salca_pipe_dram_to_cmp(p, r.cycles);
+        return 0;
+    }
+    if (n > s->seq_cap) {
+        uint32_t *q = mem_realloc(s->seq, n * sizeof *q);
+        if (q)
+            s->seq = q;
+        uint16_t *qp = q ? mem_realloc(s->seq_pc, n * sizeof *qp) : NULL;
+        if (!qp)
+            return ERR_NOMEM;
+        s->seq_pc = qp;
+        for (size_t k = s->seq_cap; k < n; k++) {
+            s->seq[k] = (uint32_t)k;
+            s->seq_pc[k] = (uint16_t)(k % ha);
+        }
+        s->seq_cap = n;
+    }
+    hbm_timing_run(&p->hbm, &p->policy, s->seq, s->seq_pc, n, ha, t0, &s->twork, &r);
+    *mem = salca_pipe_att_mem_derived(p, n, slots, r.cycles, hbm_timing_ideal(&p->hbm, n, ha));
+    return 0;
+}
+
 static int salca_consume(void *state, const struct model_record *r, struct errmsg *e)
 {
     struct salca_state *s = state;
@@ -688,7 +820,14 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
         ideal = slots = hbm_pc_ideal(n, p->chn); /* sequential striping: alpha = 1 */
     }
     uint64_t T[SALCA_STAGES], TD[SALCA_STAGES];
-    salca_pipe_job_times(p, n, n_sel, slots, T);
+    uint64_t att_mem = salca_pipe_att_mem(p, n_sel, slots);
+    if (!p->dense && (p->hbm_timing || p->beta_derived)) {
+        if ((rc = timing_mem(s, idx, n_sel, slots, &att_mem)) < 0)
+            return errmsg_set(e, rc, "out of memory");
+        salca_pipe_job_times_mem(p, n, n_sel, att_mem, T);
+    } else {
+        salca_pipe_job_times(p, n, n_sel, slots, T);
+    }
     salca_sched_push(&s->run.sch, T);
     salca_pipe_job_times(&s->dense.p, n, n, hbm_pc_ideal(n, p->chn), TD);
     salca_sched_push(&s->dense.sch, TD);
@@ -705,6 +844,7 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
     s->cur.slots += slots;
     s->cur.ideal += ideal;
     s->cur.hbm_bytes += a.hbm_pre_bytes + a.hbm_att_bytes;
+    s->cur.att_mem += p->dense ? 0 : att_mem;
     return 0;
 }
 
@@ -753,6 +893,14 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
                                  secs > 0 ? (double)s->n_steps / secs : 0);
     rc = rc ? rc : result_metric(res, "alpha_measured", "1",
                                  t->ideal ? (double)t->slots / (double)t->ideal : 0);
+    /* stage A's memory part and the beta_att it amounts to against the fast slots:
+     * sum(slots·t_slot)/sum(att_mem) (beta_att itself up to rounding when beta_att_source
+     * is input and hbm.mode fast; docs/models.md "HBM timing mode") */
+    rc = rc ? rc : result_count(res, "att_mem_cycles", "cycles", t->att_mem);
+    rc = rc ? rc : result_metric(res, "beta_att_used", "1",
+                                 t->att_mem ? (double)t->slots * salca_rat_d(s->run.p.t_slot) /
+                                                  (double)t->att_mem
+                                            : 0);
     rc = rc ? rc : result_metric(res, "retention_actual", "1",
                                  t->n_ctx ? (double)t->n_sel / (double)t->n_ctx : 0);
     for (int k = 0; k < SALCA_STAGES; k++)

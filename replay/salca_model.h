@@ -10,7 +10,11 @@
  *   A  gather + attention        max(ceil(|S|/p_att), ceil(slots·t_slot/beta_att)),
  *      slots from replay/hbm_pc under the configured mapping and issue policy (the measured
  *      alpha), t_slot = b_att·f_CMP/(bw·f_HBM); alpha_mode global uses
- *      ceil(|S|·alpha·t_slot/(h_att·beta_att)).
+ *      ceil(|S|·alpha·t_slot/(h_att·beta_att)). With beta_att derived (beta_derived) the
+ *      job's beta_att is ideal/spread cycles of replay/hbm_timing on a perfectly spread
+ *      job of the same size under the same policy; with hbm timing (hbm_timing) the
+ *      memory part is the job's hbm_timing cycles x tCK x f_CMP (no beta_att: the
+ *      timing holds the efficiency). docs/models.md "HBM timing mode".
  * plus a fill depth c_stage per stage. A layer's heads stream through P->Q->F->A with two
  * buffers between neighbours:
  *   start[k][j] = max(finish[k][j-1], finish[k-1][j], finish[k+1][j-2]),
@@ -31,6 +35,7 @@
 
 #include "common/err.h"
 #include "replay/hbm_pc.h"
+#include "replay/hbm_timing.h"
 #include "replay/salca_perf.h"
 
 enum { SALCA_ST_P = 0, SALCA_ST_Q = 1, SALCA_ST_F = 2, SALCA_ST_A = 3, SALCA_STAGES = 4 };
@@ -56,11 +61,15 @@ struct salca_pipe_params {
     uint32_t pool_w;              /* max-pool width (activity counts) */
     uint64_t layer_gap;           /* cycles between layers */
     bool no_layer_drain;          /* stream a whole step as one sequence */
+    bool hbm_timing;              /* stage A's memory part from replay/hbm_timing */
+    bool beta_derived;            /* beta_att per job from hbm_timing's spread job */
+    struct hbm_timing_cfg hbm;    /* timing, layout, token bytes (0 = b_att/8), refresh */
     /* derived by salca_pipe_params_finish: */
     struct salca_rat x_pre;       /* b_pre·f_CMP/(beta_pre·h_pre·bw·f_HBM), cycles per key */
     struct salca_rat x_att;       /* t_slot/beta_att, cycles per slot */
     struct salca_rat x_glob;      /* alpha·t_slot/(h_att·beta_att), cycles per token */
     struct salca_rat t_slot;      /* b_att·f_CMP/(bw·f_HBM), cycles per token per PC */
+    struct salca_rat x_dram;      /* tCK·f_CMP: compute cycles per DRAM cycle (timing) */
 };
 
 /* The paper's final design (h 11/16, p 16/1, spec section 10 salca_final), measured alpha
@@ -77,6 +86,24 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e);
  */
 void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
                           uint64_t slots, uint64_t T[SALCA_STAGES]);
+
+/* The memory part of stage A that salca_pipe_job_times uses (compute cycles): ceil(slots ·
+ * x_att), or ceil(|S| · x_glob) in global alpha mode. */
+uint64_t salca_pipe_att_mem(const struct salca_pipe_params *p, uint64_t n_sel, uint64_t slots);
+
+/* As salca_pipe_job_times (not dense) with stage A's memory part given: A = max(ceil(|S| /
+ * p_att), att_mem) + c_stage (the timing mode and derived beta_att, salca_model.h top). */
+void salca_pipe_job_times_mem(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
+                              uint64_t att_mem, uint64_t T[SALCA_STAGES]);
+
+/* Derived beta_att's memory part: salca_pipe_att_mem with beta_att = ideal_cycles /
+ * spread_cycles (hbm_timing cycles): ceil(slots · t_slot · spread / ideal), global alpha
+ * ceil(|S| · alpha · t_slot · spread / (h_att · ideal)); 0 when ideal is 0. */
+uint64_t salca_pipe_att_mem_derived(const struct salca_pipe_params *p, uint64_t n_sel,
+                                    uint64_t slots, uint64_t spread_cycles, uint64_t ideal_cycles);
+
+/* hbm_timing cycles as compute cycles: ceil(cycles · x_dram). */
+uint64_t salca_pipe_dram_to_cmp(const struct salca_pipe_params *p, uint64_t cycles);
 
 /* Activity counts of one job (spec section 10 "activity counts"). */
 struct salca_activity {
