@@ -6,6 +6,8 @@
  * 16, 32, 64, 128, 256 in one pass (the analyzer also runs batch issue and the
  * conflicts-per-batch histograms of all three maps). Prints selected indices per second
  * and a checksum (total slots per policy) that the numpy peer prints too.
+ * Then the timing mode over the same jobs, and the write rate of `export hbm-trace`
+ * (replay/hbm_export, both formats, to a temporary file; issue 19 target >= 100 MB/s).
  * With --write FILE it saves the selections (per job: u32 layer, u32 head, u32 count, then
  * count u32 indices; little-endian) for bench/peers/conflicts_numpy.py.
  *
@@ -16,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analysis/conflicts.h"
+#include "common/io.h"
 #include "common/mem.h"
+#include "replay/hbm_export.h"
 
 static double now_s(void)
 {
@@ -182,6 +187,46 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < np && i < 64; i++)
         printf(" %.3f", timed.over_ideal[i]);
     printf("\n");
+    /* export hbm-trace: both formats of every job into one temporary file, best of reps */
+    char tmpl[] = "/tmp/bench_hbm_export_XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0)
+        return 1;
+    close(fd);
+    struct hbm_pc_mapping pm = {HBM_PC_MAP_MOD, 16, 0};
+    double best_x = -1;
+    uint64_t xbytes = 0;
+    for (int r = 0; r < reps; r++) {
+        struct sink k;
+        struct hbm_export *x[2] = {NULL, NULL};
+        if (sink_open_file(&k, tmpl, NULL) < 0)
+            return 1;
+        double t0 = now_s();
+        int rc = 0;
+        for (int f = 0; f < 2 && rc == 0; f++)
+            rc = hbm_export_new(&x[f], &k, (enum hbm_export_format)f, &tc, &pm, 0, NULL);
+        for (size_t i = 0; i < nj && rc == 0; i++)
+            for (int f = 0; f < 2 && rc == 0; f++)
+                rc = hbm_export_job(x[f], jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n);
+        for (int f = 0; f < 2 && rc == 0; f++)
+            rc = hbm_export_finish(x[f]);
+        rc = rc ? rc : sink_close(&k);
+        double dt = now_s() - t0;
+        xbytes = x[0] && x[1] ? hbm_export_bytes(x[0]) + hbm_export_bytes(x[1]) : 0;
+        hbm_export_free(x[0]);
+        hbm_export_free(x[1]);
+        if (rc < 0) {
+            fprintf(stderr, "bench_conflicts: cannot write '%s'\n", tmpl);
+            remove(tmpl);
+            return 1;
+        }
+        if (best_x < 0 || dt < best_x)
+            best_x = dt;
+    }
+    remove(tmpl);
+    printf("bench_conflicts: export hbm-trace (ramulator + dramsim3 lines), best of %d: %.3f s, "
+           "%.1f MB, %.0f MB/s\n",
+           reps, best_x, (double)xbytes / 1e6, (double)xbytes / 1e6 / best_x);
     /* checksum over in-order D_f = 1 and the five windows (the peer's policies) */
     printf("checksum slots:");
     for (size_t i = 1; i < np; i++)
