@@ -348,9 +348,10 @@ int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
                       "## DRAMsim3\n\n"
                       "Each pseudo-channel as one DRAMsim3 channel: start from "
                       "configs/HBM2_8Gb_x128.ini and set, in [system], `channels = %u`, "
-                      "`bus_width = 64`, `address_mapping = robabgrachco`, in "
-                      "[dram_structure] `device_width = 64`, `BL = 4`, `columns = %u` "
-                      "(%u reads of %u bytes per %u-byte row), and the timing of the preset "
+                      "`bus_width = 64`, `address_mapping = robabgrachco`, `channel_size = "
+                      "%u` (one rank, so the `ra` field has no bits), in [dram_structure] "
+                      "`device_width = 64`, `BL = 4`, `rows = 32768`, `columns = %u` (%u "
+                      "reads of %u bytes per %u-byte row), and the timing of the preset "
                       "(CL %u, tRCDRD %u, tRP %u, tRAS %u, tRRD_S %u, tFAW %u, tCCD_S %u, "
                       "tCCD_L %u, tRFC %u, tREFI %u). Then\n\n"
                       "    ./build/dramsim3main HBM2_pc.ini -t dramsim3.trace -c CYCLES -o OUT\n\n"
@@ -358,10 +359,10 @@ int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
                       "token (k from 0) at floor(k x %llu / %u). DRAMsim3's trace CPU adds at "
                       "most one read per cycle, 1/%u of the peak here, so compare its per-PC "
                       "and row statistics rather than its total time.\n\n",
-                      ha, (t->page_bytes / t->burst_bytes) * 4, t->page_bytes / t->burst_bytes,
-                      t->burst_bytes, t->page_bytes, t->nCL, t->nRCD, t->nRP, t->nRAS, t->nRRD,
-                      t->nFAW, t->nCCDS, t->nCCDL, t->nRFC, t->nREFI,
-                      (unsigned long long)hbm_timing_token_cycles(c), p_iss, ha / t->nBL);
+                      ha, t->page_bytes * 32 / 1024 * t->n_bg * t->n_banks, t->page_bytes / 8,
+                      t->page_bytes / t->burst_bytes, t->burst_bytes, t->page_bytes, t->nCL,
+                      t->nRCD, t->nRP, t->nRAS, t->nRRD, t->nFAW, t->nCCDS, t->nCCDL, t->nRFC,
+                      t->nREFI, (unsigned long long)hbm_timing_token_cycles(c), p_iss, ha / t->nBL);
     rc = rc ? rc
             : kprintf(k,
                       "## Compare with the timing mode\n\n"
