@@ -16,6 +16,7 @@
 #include "common/progress.h"
 #include "formats/varint.h"
 #include "replay/hbm_export.h"
+#include "replay/hw_config.h"
 #include "traces/trace_reader.h"
 
 #define VERB "export hbm-trace"
@@ -35,6 +36,9 @@ static void usage(FILE *f)
           "\n"
           "options:\n"
           "  -o DIR                      output folder (created if missing; required)\n"
+          "  --hw CONFIG.json            take h_att, map, map_seed, p_iss, method, hbm.preset,\n"
+          "                              hbm.layout and hbm.token_bytes from a salca replay\n"
+          "                              config (options given here override it)\n"
           "  --format ramulator|dramsim3|both  which traces (both)\n"
           "  --steps A-B                 only decode steps A..B\n"
           "  --method NAME|ID            selection method (salca)\n"
@@ -86,6 +90,10 @@ int cmd_export_hbm(int argc, char **argv)
     struct hbm_pc_mapping pm = {HBM_PC_MAP_MOD, 16, 0};
     struct hbm_timing_cfg tc;
     hbm_timing_cfg_default(&tc);
+    const char *hw = NULL;
+    /* options given on the command line, which a --hw config does not override */
+    bool g_pcs = false, g_map = false, g_seed = false, g_layout = false, g_piss = false,
+         g_method = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -105,6 +113,8 @@ int cmd_export_hbm(int argc, char **argv)
         int64_t n;
         if (!strcmp(a, "-o")) {
             dir = v;
+        } else if (!strcmp(a, "--hw")) {
+            hw = v;
         } else if (!strcmp(a, "--format")) {
             if (strcmp(v, "ramulator") && strcmp(v, "dramsim3") && strcmp(v, "both"))
                 return cli_usage_error(VERB, "bad --format '%s' (ramulator, dramsim3 or both)", v);
@@ -120,24 +130,30 @@ int cmd_export_hbm(int argc, char **argv)
                     method = (int64_t)k;
             if (method < 0 && (!cli_parse_i64(v, &method) || method < 0 || method > 65535))
                 return cli_usage_error(VERB, "bad --method '%s' (a name or an id)", v);
+            g_method = true;
         } else if (!strcmp(a, "--pcs")) {
             if (!cli_parse_i64(v, &n) || n < 2 || n > HBM_PC_MAX_PCS || (n & (n - 1)))
                 return cli_usage_error(VERB, "bad --pcs '%s' (a power of two, 2..%d)", v,
                                        HBM_PC_MAX_PCS);
             pm.h_att = (uint32_t)n;
+            g_pcs = true;
         } else if (!strcmp(a, "--map")) {
             if (hbm_pc_map_parse(v, &pm.map) < 0)
                 return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
+            g_map = true;
         } else if (!strcmp(a, "--seed")) {
             if (!cli_parse_u64(v, &pm.seed))
                 return cli_usage_error(VERB, "bad --seed '%s'", v);
+            g_seed = true;
         } else if (!strcmp(a, "--layout")) {
             if (hbm_timing_layout_parse(v, &tc.layout) < 0)
                 return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
+            g_layout = true;
         } else if (!strcmp(a, "--p-iss")) {
             if (!cli_parse_i64(v, &n) || n < 1 || n > 4096)
                 return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
             p_iss = (uint32_t)n;
+            g_piss = true;
         } else {
             return cli_usage_error(VERB, "unknown option '%s'", a);
         }
@@ -145,6 +161,41 @@ int cmd_export_hbm(int argc, char **argv)
     if (!path || !dir)
         return cli_usage_error(VERB, "need FILE.atr and -o DIR");
     struct errmsg e = {0};
+    if (hw) {
+        struct hw_config *cfg = NULL;
+        int lrc = hw_config_load(&cfg, hw, NULL, &e);
+        if (lrc < 0)
+            return cli_fail(lrc, errmsg_text(&e));
+        if (strcmp(hw_config_schema(cfg)->model, "salca") ||
+            !strcmp(hw_config_str(cfg, "variant"), "dense")) {
+            cli_error("'%s' is not a salca config of the salca variant (model %s)", hw,
+                      hw_config_schema(cfg)->model);
+            hw_config_free(cfg);
+            return 3;
+        }
+        /* the salca model's keys (replay/salca_model.c); hbm.token_bytes 0 = b_att/8 = 2·d */
+        if (!g_pcs)
+            pm.h_att = (uint32_t)hw_config_int(cfg, "h_att");
+        if (!g_map)
+            hbm_pc_map_parse(hw_config_str(cfg, "map"), &pm.map);
+        if (!g_seed)
+            pm.seed = (uint64_t)hw_config_int(cfg, "map_seed");
+        if (!g_piss)
+            p_iss = (uint32_t)hw_config_int(cfg, "p_iss");
+        if (!g_method)
+            method = hw_config_int(cfg, "method");
+        if (!g_layout)
+            hbm_timing_layout_parse(hw_config_str(cfg, "hbm.layout"), &tc.layout);
+        hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &tc.t);
+        int64_t tb = hw_config_int(cfg, "hbm.token_bytes");
+        tc.token_bytes = (uint32_t)(tb ? tb : 2 * hw_config_int(cfg, "d"));
+        hw_config_free(cfg);
+        if (hbm_pc_mapping_check(&pm, &e) < 0 || hbm_timing_check(&tc, &e) < 0 ||
+            hbm_export_map_init(&(struct hbm_export_map){0}, &tc, pm.h_att, &e) < 0) {
+            cli_error("%s ('%s')", errmsg_text(&e), hw);
+            return 3;
+        }
+    }
     if (hbm_pc_mapping_check(&pm, &e) < 0 || hbm_timing_check(&tc, &e) < 0)
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
     struct hbm_export_map bm;

@@ -4,7 +4,7 @@
 # every address decodes (bit map of replay/hbm_export.h) to the PC that the mod / xor map
 # gives its token (indices read back from `acceltrace dump`) with K and V in neighbouring
 # bank groups, jobs.csv accounts for every line and matches analyze conflicts' job
-# selection; bad options exit 2, a trace of another workload exits 3. The line checks need
+# selection, --hw takes the map and layout of a salca config; bad options exit 2, a trace of another workload exits 3. The line checks need
 # /usr/bin/python3 (skipped otherwise, exit 77).
 set -eu
 A=${ACCELTRACE:?}
@@ -36,6 +36,20 @@ grep -q '^jobs=4$' "$tmp/s1.txt"
 [ ! -e "$tmp/s1/dramsim3.trace" ] || { echo "--format ramulator wrote dramsim3.trace"; exit 1; }
 "$A" analyze conflicts "$tmp/s.atr" --steps 1-1 -o "$tmp/c1" | grep -q '^jobs=4$'
 "$A" export hbm-trace "$tmp/s.atr" --map xor --format dramsim3 -o "$tmp/xor" > /dev/null
+# --hw takes the map and layout of a salca replay config; options given override it
+"$A" export hbm-trace "$tmp/s.atr" --hw configs/salca-hbm2.json -o "$tmp/hw" > /dev/null
+cmp -s "$tmp/hw/ramulator.trace" "$tmp/ex/ramulator.trace" || { echo "--hw default differs"; exit 1; }
+printf '{"model":"salca","map":"xor","hbm":{"layout":"same_bank"}}\n' > "$tmp/sb.json"
+"$A" export hbm-trace "$tmp/s.atr" --hw "$tmp/sb.json" --format dramsim3 -o "$tmp/hsb" > /dev/null
+"$A" export hbm-trace "$tmp/s.atr" --map xor --layout same_bank --format dramsim3 \
+    -o "$tmp/osb" > /dev/null
+cmp -s "$tmp/hsb/dramsim3.trace" "$tmp/osb/dramsim3.trace" || { echo "--hw layout differs"; exit 1; }
+"$A" export hbm-trace "$tmp/s.atr" --hw "$tmp/sb.json" --map mod --layout kv_bg \
+    --format dramsim3 -o "$tmp/hov" > /dev/null
+cmp -s "$tmp/hov/dramsim3.trace" "$tmp/ex/dramsim3.trace" || { echo "options do not override"; exit 1; }
+set +e; "$A" export hbm-trace "$tmp/s.atr" --hw configs/kura-h20w5.json -o "$tmp/hk" \
+    > /dev/null 2>&1; rc=$?; set -e
+[ "$rc" -eq 3 ] || { echo "kura config exited $rc, not 3"; exit 1; }
 
 # bad options exit 2; a trace of another workload exits 3
 for bad in "--format ramulator3" "--pcs 12" "--layout x" "--steps 3-1" "--map nope" ""; do
