@@ -1023,6 +1023,12 @@ static uint64_t salca_estimate(const struct hw_config *cfg, const Acceltrace__Tr
                  MODEL_RESULT_ROW_BYTES(40);
     if (hw_config_bool(cfg, "steps_table"))
         b += steps * MODEL_RESULT_ROW_BYTES(20);
+    /* HBM timing (hbm.mode timing or derived beta_att): per token of the largest context
+     * 24 bytes of hbm_timing_work and 6 of the spread job, capacities doubled, and about
+     * 2 KiB of bank state per attention PC */
+    if (strcmp(hw_config_str(cfg, "hbm.mode"), "fast") ||
+        !strcmp(hw_config_str(cfg, "beta_att_source"), "derived"))
+        b += 2 * 30 * ctx + 2048 * (uint64_t)hw_config_int(cfg, "h_att");
     return b;
 }
 
