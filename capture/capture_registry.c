@@ -6,11 +6,12 @@
 
 #include "capture/capture_registry.h"
 
+extern const struct capture_ops capture_disc_ops;
 extern const struct capture_ops capture_kura_ops;
 extern const struct capture_ops capture_test_ops;
 
 static const struct capture_ops *const captures[] = {
-    &capture_kura_ops, &capture_test_ops,
+    &capture_disc_ops, &capture_kura_ops, &capture_test_ops,
 };
 
 size_t capture_registry_count(void)
