@@ -8,10 +8,14 @@
 
 extern const struct capture_ops capture_disc_ops;
 extern const struct capture_ops capture_kura_ops;
+extern const struct capture_ops capture_salca_ops;
 extern const struct capture_ops capture_test_ops;
 
 static const struct capture_ops *const captures[] = {
-    &capture_disc_ops, &capture_kura_ops, &capture_test_ops,
+    &capture_disc_ops,
+    &capture_kura_ops,
+    &capture_salca_ops,
+    &capture_test_ops,
 };
 
 size_t capture_registry_count(void)
