@@ -126,7 +126,8 @@ void capture_header_common(const struct capture_ops *ops, const struct capture_o
  * Runs the capture inst of ops into path: refuses (ERR_LIMIT) above o->mem_limit_bytes
  * before preparing anything, prepares, builds the header, opens the trace writer
  * (path.partial, refused when it exists), runs with a sink into the writer, and finishes
- * the trace (fsync, rename to path). On any error nothing is left at path or path.partial.
+ * the trace (fsync, rename to path). On any error the run leaves no path.partial of its own
+ * and path as it was.
  * o NULL means capture_opts_default. 0 or a negative enum err with the message in e. The
  * caller keeps inst (its results stay readable) and closes it with ops->close.
  */

@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/disc/dit_sampler.h"
 #include "capture/disc/disc_flops.h"
-#include "capture/capture.h"
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
 

@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/kura/kura_data.h"
 #include "capture/kura/kura_drift.h"
-#include "capture/capture.h"
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
 

@@ -16,9 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/salca/salca_kv.h"
 #include "capture/salca/salca_source.h"
-#include "capture/capture.h"
 #include "common/err.h"
 
 /* Ablation variants per run; they take method ids 16, 17, ... (spec 6). */
@@ -45,7 +45,7 @@ struct salca_capture_params {
     bool no_hist;
     bool top1;                      /* model: substituted runs for top-1 agreement */
     int threads;                    /* worker threads (>= 1) */
-    uint64_t mem_limit_bytes;       /* 8 GiB */
+    uint64_t mem_limit_bytes;       /* 8 GiB; 0: no limit (as capture_opts) */
     struct salca_synth_params synth;
     uint32_t tiny_outlier_pairs;    /* 4 */
     double tiny_outlier_gain;       /* 8 */
