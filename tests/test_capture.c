@@ -248,7 +248,9 @@ static void test_run_writes_trace(void **state)
     void *inst = NULL;
     assert_int_equal(fake_ops.open(&inst, &params, &e), 0);
     setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+    progress_global_quiet = true; /* opts NULL: the defaults report progress */
     assert_int_equal(capture_run(&fake_ops, inst, path, NULL, &e), 0);
+    progress_global_quiet = false;
     unsetenv("SOURCE_DATE_EPOCH");
     assert_int_equal(((struct fake *)inst)->emitted, 25);
     fake_ops.close(inst);
@@ -267,6 +269,7 @@ static void test_run_writes_trace(void **state)
     while ((rc = trace_reader_next(r, &rec, &key)) == 1) {
         assert_int_equal(rec->body_case, ACCELTRACE__RECORD__BODY_TEST);
         assert_int_equal(rec->test->value, (int64_t)n * 3);
+        trace_record_free(rec);
         n++;
     }
     assert_int_equal(rc, 0);
