@@ -18,7 +18,7 @@ CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
 LDFLAGS += $(EXTRA_LDFLAGS)
 
-LIB_DIRS := common formats traces capture/nn capture/disc capture/salca capture/kura replay analysis
+LIB_DIRS := common formats traces capture capture/synth capture/nn capture/disc capture/salca capture/kura replay analysis
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 PROTO    := $(wildcard formats/*.proto)
 GEN_C    := $(patsubst %.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))

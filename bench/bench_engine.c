@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture/synth/synth_capture.h"
 #include "common/progress.h"
 #include "replay/engine.h"
 #include "replay/model_registry.h"
-#include "replay/test_trace.h"
 
 static double run_once(const char *trace, const char *dir, size_t n_configs, int threads,
                        uint64_t *bytes)
@@ -60,8 +60,8 @@ static double run_once(const char *trace, const char *dir, size_t n_configs, int
 
 int main(int argc, char **argv)
 {
-    struct test_trace_params p;
-    test_trace_params_default(&p);
+    struct synth_capture_params p;
+    synth_capture_params_default(&p);
     p.n_records = 20000;
     p.n_numbers = 512;
     p.blob_bytes = 2048;
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     snprintf(trace, sizeof trace, "%s/t.atr", dir);
     snprintf(res, sizeof res, "%s/res", dir);
     char err[512];
-    if (test_trace_write(trace, &p, err, sizeof err)) {
+    if (synth_capture_write(trace, &p, err, sizeof err)) {
         fprintf(stderr, "bench_engine: %s\n", err);
         return 1;
     }

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ACCELTRACE_VERSION "0.1.0"
+#include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

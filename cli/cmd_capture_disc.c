@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "capture/capture_registry.h"
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
@@ -76,14 +77,54 @@ static bool parse_float(const char *s, float *out)
     return true;
 }
 
-int cmd_capture_disc(int argc, char **argv)
+/* One --weights value: seed:S or a safetensors file; 0, or the exit status of a usage
+ * error. */
+static int parse_weights(struct disc_params *p, const char *v)
 {
-    struct disc_params p;
-    disc_params_default(&p);
+    uint64_t uv;
+    if (!strncmp(v, "seed:", 5)) {
+        if (!cli_parse_u64(v + 5, &uv))
+            return cli_usage_error(VERB, "bad --weights '%s'", v);
+        p->weight_seed = uv;
+    } else {
+        if (p->n_weight_files >= DISC_MAX_WEIGHT_FILES)
+            return cli_usage_error(VERB, "too many --weights files (max %d)",
+                                   DISC_MAX_WEIGHT_FILES);
+        p->weight_files[p->n_weight_files++] = v;
+    }
+    return 0;
+}
+
+/* No input may be the trace, its .partial or the --save-weights file; 0, or the exit status
+ * of the usage error. */
+static int check_inputs(const struct disc_params *p, const char *out)
+{
+    struct errmsg e = {0};
+    { /* no input may be the trace, its .partial or the --save-weights file (exit 2) */
+        const char *ins[DISC_MAX_WEIGHT_FILES + 2];
+        size_t n_in = 0;
+        for (int k = 0; k < p->n_weight_files; k++)
+            ins[n_in++] = p->weight_files[k];
+        ins[n_in++] = p->text_file;
+        ins[n_in++] = p->null_text_file;
+        const char *side[1] = {p->save_weights};
+        if (trace_writer_check_inputs(out, ins, n_in, side, 1, &e))
+            return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    }
+    return 0;
+}
+
+/* The options into *pp, *outp, *quietp and *zstdp; 0, or the exit status of a usage error
+ * (or of -h) with *done set. */
+static int parse_args(int argc, char **argv, struct disc_params *pp, const char **outp,
+                      bool *quietp, int *zstdp, bool *done)
+{
+    struct disc_params p = *pp;
     const char *out = NULL, *save_weights = NULL;
     bool quiet = false;
     int zstd_level = 3;
     int n_ctr = 0, n_st = 0;
+    *done = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -136,16 +177,9 @@ int cmd_capture_disc(int argc, char **argv)
                 return cli_usage_error(VERB, "bad --seed '%s'", v);
             p.seed = uv, i++;
         } else if (!strcmp(a, "--weights")) {
-            if (!strncmp(v, "seed:", 5)) {
-                if (!cli_parse_u64(v + 5, &uv))
-                    return cli_usage_error(VERB, "bad --weights '%s'", v);
-                p.weight_seed = uv;
-            } else {
-                if (p.n_weight_files >= DISC_MAX_WEIGHT_FILES)
-                    return cli_usage_error(VERB, "too many --weights files (max %d)",
-                                           DISC_MAX_WEIGHT_FILES);
-                p.weight_files[p.n_weight_files++] = v;
-            }
+            int st = parse_weights(&p, v);
+            if (st)
+                return st;
             i++;
         } else if (!strcmp(a, "--text")) {
             if (!strncmp(v, "seed:", 5)) {
@@ -217,66 +251,23 @@ int cmd_capture_disc(int argc, char **argv)
     if (n_st > 1)
         return cli_usage_error(VERB,
                                "give at most one of --st-alpha, --st-theta, --st-target, --st-off");
-    p.command_line = cli_command_line();
+    p.save_weights = save_weights;
+    int st = check_inputs(&p, out);
+    if (st)
+        return st;
+    *pp = p;
+    *outp = out;
+    *quietp = quiet;
+    *zstdp = zstd_level;
+    *done = false;
+    return 0;
+}
 
-    struct errmsg e = {0};
-    { /* no input may be the trace, its .partial or the --save-weights file (exit 2) */
-        const char *ins[DISC_MAX_WEIGHT_FILES + 2];
-        size_t n_in = 0;
-        for (int k = 0; k < p.n_weight_files; k++)
-            ins[n_in++] = p.weight_files[k];
-        ins[n_in++] = p.text_file;
-        ins[n_in++] = p.null_text_file;
-        const char *side[1] = {save_weights};
-        if (trace_writer_check_inputs(out, ins, n_in, side, 1, &e))
-            return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    }
-    struct disc_capture *c = NULL;
-    struct trace_writer *w = NULL;
-    int rc = disc_capture_new(&c, &p, &e);
-    if (rc) {
-        if (rc == ERR_USAGE)
-            return cli_usage_error(VERB, "%s", errmsg_text(&e));
-        return cli_fail(rc, errmsg_text(&e));
-    }
+/* Warnings and, unless quiet, the run's summary on stderr (the module never prints). */
+static void print_summary(const struct disc_capture *c, const struct disc_params *pp, bool quiet)
+{
+    const struct disc_params p = *pp;
     const struct dit_config *g = disc_capture_config(c);
-    double est = disc_capture_mem_estimate(c);
-    if (!quiet || est > p.mem_limit_bytes)
-        fprintf(stderr, "acceltrace: %s at %d px (N = %d tokens): memory estimate %.2f GiB\n",
-                g->name, g->image, g->tokens, est / 1073741824.0);
-    if (est > p.mem_limit_bytes) {
-        char what[128];
-        snprintf(what, sizeof what, "capture disc of %s at %d px", g->name, g->image);
-        disc_capture_free(c);
-        mem_budget_refuse(&e, what, (uint64_t)est, (uint64_t)p.mem_limit_bytes,
-                          "use a smaller --image-size or raise --mem-limit");
-        return cli_fail(ERR_LIMIT, errmsg_text(&e));
-    }
-    if (p.png_dir)
-        mkdir(p.png_dir, 0777);
-    rc = disc_capture_load(c, &e);
-    if (rc)
-        goto fail;
-    if (save_weights && (rc = disc_capture_save_weights(c, save_weights, 0, &e)) != 0)
-        goto fail;
-    struct trace_writer_opts wo;
-    trace_writer_opts_default(&wo);
-    wo.zstd_level = zstd_level;
-    char werr[512] = "";
-    rc = trace_writer_open(&w, out, &wo, disc_capture_header(c), werr, sizeof werr);
-    if (rc) {
-        errmsg_set(&e, rc, "%s", werr);
-        goto fail;
-    }
-    disc_capture_set_progress(c, !quiet);
-    rc = disc_capture_run(c, w, &e);
-    if (rc)
-        goto fail;
-    rc = trace_writer_finish(w);
-    if (rc) {
-        errmsg_set(&e, rc, "%s", trace_writer_errmsg(w));
-        goto fail;
-    }
     const struct disc_result *r = disc_capture_result(c);
     for (int b = 0; b < r->L; b++)
         if (r->st_short[b])
@@ -314,11 +305,48 @@ int cmd_capture_disc(int argc, char **argv)
                 (double)disc_flops_total(r->flops_all),
                 100.0 * (1.0 - (double)disc_flops_total(r->flops_all) / fd));
     }
-    trace_writer_free(w);
-    disc_capture_free(c);
+}
+
+int cmd_capture_disc(int argc, char **argv)
+{
+    struct disc_params p;
+    disc_params_default(&p);
+    const char *out = NULL;
+    bool quiet = false, done = false;
+    int zstd_level = 3;
+    int st = parse_args(argc, argv, &p, &out, &quiet, &zstd_level, &done);
+    if (done)
+        return st;
+
+    const struct capture_ops *ops = capture_registry_find("disc");
+    struct errmsg e = {0};
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, &e);
+    if (rc) {
+        if (rc == ERR_USAGE)
+            return cli_usage_error(VERB, "%s", errmsg_text(&e));
+        return cli_fail(rc, errmsg_text(&e));
+    }
+    struct disc_capture *c = inst;
+    const struct dit_config *g = disc_capture_config(c);
+    double est = disc_capture_mem_estimate(c);
+    if (!quiet || est > p.mem_limit_bytes)
+        fprintf(stderr, "acceltrace: %s at %d px (N = %d tokens): memory estimate %.2f GiB\n",
+                g->name, g->image, g->tokens, est / 1073741824.0);
+    if (p.png_dir && est <= p.mem_limit_bytes)
+        mkdir(p.png_dir, 0777);
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.zstd_level = zstd_level;
+    o.mem_limit_bytes = (uint64_t)p.mem_limit_bytes;
+    o.quiet = quiet;
+    o.command_line = cli_command_line();
+    rc = capture_run(ops, inst, out, &o, &e);
+    if (rc) {
+        ops->close(inst);
+        return cli_fail(rc, errmsg_text(&e));
+    }
+    print_summary(c, &p, quiet);
+    ops->close(inst);
     return 0;
-fail:
-    trace_writer_free(w);
-    disc_capture_free(c);
-    return cli_fail(rc, errmsg_text(&e));
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture_registry.h"
 #include "capture/kura/kura_capture.h"
 #include "capture/kura/kura_tilestream.h"
 #include "cli/cli.h"
@@ -82,16 +83,90 @@ static bool parse_size(const char *s, size_t *h, size_t *w)
     return true;
 }
 
-int cmd_capture_kura(int argc, char **argv)
+/* The schedule options as given, applied after the loop: the preset first. */
+struct sched_opts {
+    const char *preset;
+    int64_t steps;
+    bool have_c0, have_cend, have_b0, have_bend;
+    double c0, cend, b0, bend;
+};
+
+/* The preset, then --steps and the endpoint overrides ("custom"); 0 or ERR_USAGE in e. */
+static int apply_schedule(struct kura_params *p, const struct sched_opts *so, struct errmsg *e)
 {
-    struct kura_params p;
-    kura_params_default(&p);
-    const char *out = NULL, *data = "fingerprint", *data_param = NULL, *preset = "t100";
-    int64_t steps = 0;
-    bool have_c0 = false, have_cend = false, have_b0 = false, have_bend = false;
-    double c0 = 0, cend = 0, b0 = 0, bend = 0;
+    int rc = kura_params_preset(p, so->preset, e);
+    if (rc)
+        return rc;
+    if (so->steps && so->steps != p->t) { /* the preset's endpoints over T steps */
+        p->t = (int)so->steps;
+        snprintf(p->preset, sizeof p->preset, "custom");
+    }
+    if (so->have_c0 || so->have_cend || so->have_b0 || so->have_bend) {
+        snprintf(p->preset, sizeof p->preset, "custom");
+        if (so->have_c0)
+            p->c0 = so->c0;
+        if (so->have_cend)
+            p->c_end = so->cend;
+        if (so->have_b0)
+            p->beta0 = so->b0;
+        if (so->have_bend)
+            p->beta_end = so->bend;
+    }
+    return 0;
+}
+
+/* The --tile-streams shapes S[,S] into p; 0, or the exit status of a usage error. */
+static int parse_tile_streams(struct kura_params *p, const char *v)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (p->n_tile_shapes >= KURA_MAX_TILE_SHAPES)
+            return cli_usage_error(VERB, "too many tile-stream shapes (at most %d)",
+                                   KURA_MAX_TILE_SHAPES);
+        if (kura_tilestream_parse_shape(t, &p->tile_nh[p->n_tile_shapes],
+                                        &p->tile_nw[p->n_tile_shapes]))
+            return cli_usage_error(VERB, "bad array shape '%s' (NhxNw, 1..1024)", t);
+        p->n_tile_shapes++;
+    }
+    return 0;
+}
+
+/* The data generator and the checks across options; 0, or the exit status of a usage
+ * error. */
+static int check_args(struct kura_params *p, const char *out, const char *data,
+                      const char *data_param)
+{
+    struct errmsg e = {0};
+    if (kura_data_parse(data, data_param, &p->data, &e))
+        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    if (p->score == KURA_SCORE_NET && !p->weights_path)
+        return cli_usage_error(VERB, "score 'net' needs --weights FILE.safetensors");
+    if (p->weights_path && p->score != KURA_SCORE_NET)
+        return cli_usage_error(VERB, "--weights is only used with --score net");
+    if (p->h < 5 || p->w < 5)
+        return cli_usage_error(VERB, "map size %zux%zu too small (each side >= 5)", p->h, p->w);
+    p->quiet = p->quiet || progress_global_quiet;
+    { /* the weights may not be the trace or its .partial (exit 2) */
+        const char *ins[1] = {p->weights_path};
+        if (trace_writer_check_inputs(out, ins, 1, NULL, 0, &e))
+            return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    }
+    return 0;
+}
+
+/* The options into p, *out and *zlevel; 0, or the exit status of a usage error (or of -h)
+ * with *done set. */
+static int parse_args(int argc, char **argv, struct kura_params *pp, const char **outp,
+                      int64_t *zlevelp, bool *done)
+{
+    struct kura_params p = *pp;
+    const char *out = NULL, *data = "fingerprint", *data_param = NULL;
+    struct sched_opts so = {.preset = "t100"};
     int64_t zlevel = 3;
     struct errmsg e = {0};
+    *done = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -113,10 +188,10 @@ int cmd_capture_kura(int argc, char **argv)
                 return cli_usage_error(VERB, "bad size '%s' (HxW)", v);
         } else if (!strcmp(a, "--preset")) {
             NEED();
-            preset = v;
+            so.preset = v;
         } else if (!strcmp(a, "--steps")) {
             NEED();
-            if (!cli_parse_i64(v, &steps) || steps < 3 || steps > 1000000)
+            if (!cli_parse_i64(v, &so.steps) || so.steps < 3 || so.steps > 1000000)
                 return cli_usage_error(VERB, "bad step count '%s' (3..1000000)", v);
         } else if (!strcmp(a, "--c0") || !strcmp(a, "--c-end") || !strcmp(a, "--beta0") ||
                    !strcmp(a, "--beta-end")) {
@@ -125,13 +200,13 @@ int cmd_capture_kura(int argc, char **argv)
             if (!cli_parse_f64(v, &x))
                 return cli_usage_error(VERB, "bad number '%s' for '%s'", v, a);
             if (!strcmp(a, "--c0"))
-                c0 = x, have_c0 = true;
+                so.c0 = x, so.have_c0 = true;
             else if (!strcmp(a, "--c-end"))
-                cend = x, have_cend = true;
+                so.cend = x, so.have_cend = true;
             else if (!strcmp(a, "--beta0"))
-                b0 = x, have_b0 = true;
+                so.b0 = x, so.have_b0 = true;
             else
-                bend = x, have_bend = true;
+                so.bend = x, so.have_bend = true;
         } else if (!strcmp(a, "--data")) {
             NEED();
             data = v;
@@ -187,18 +262,9 @@ int cmd_capture_kura(int argc, char **argv)
                 return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
         } else if (!strcmp(a, "--tile-streams")) {
             NEED();
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", v);
-            char *save = NULL;
-            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (p.n_tile_shapes >= KURA_MAX_TILE_SHAPES)
-                    return cli_usage_error(VERB, "too many tile-stream shapes (at most %d)",
-                                           KURA_MAX_TILE_SHAPES);
-                if (kura_tilestream_parse_shape(t, &p.tile_nh[p.n_tile_shapes],
-                                                &p.tile_nw[p.n_tile_shapes]))
-                    return cli_usage_error(VERB, "bad array shape '%s' (NhxNw, 1..1024)", t);
-                p.n_tile_shapes++;
-            }
+            int st = parse_tile_streams(&p, v);
+            if (st)
+                return st;
         } else if (!strcmp(a, "--png")) {
             NEED();
             p.png_dir = v;
@@ -229,48 +295,49 @@ int cmd_capture_kura(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error(VERB, "missing -o FILE.atr");
-    if (kura_params_preset(&p, preset, &e))
+    if (apply_schedule(&p, &so, &e))
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    if (steps && steps != p.t) { /* the preset's endpoints over T steps */
-        p.t = (int)steps;
-        snprintf(p.preset, sizeof p.preset, "custom");
-    }
-    if (have_c0 || have_cend || have_b0 || have_bend) {
-        snprintf(p.preset, sizeof p.preset, "custom");
-        if (have_c0)
-            p.c0 = c0;
-        if (have_cend)
-            p.c_end = cend;
-        if (have_b0)
-            p.beta0 = b0;
-        if (have_bend)
-            p.beta_end = bend;
-    }
-    if (kura_data_parse(data, data_param, &p.data, &e))
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    if (p.score == KURA_SCORE_NET && !p.weights_path)
-        return cli_usage_error(VERB, "score 'net' needs --weights FILE.safetensors");
-    if (p.weights_path && p.score != KURA_SCORE_NET)
-        return cli_usage_error(VERB, "--weights is only used with --score net");
-    if (p.h < 5 || p.w < 5)
-        return cli_usage_error(VERB, "map size %zux%zu too small (each side >= 5)", p.h, p.w);
-    p.quiet = p.quiet || progress_global_quiet;
-    p.command_line = cli_command_line();
-    { /* the weights may not be the trace or its .partial (exit 2) */
-        const char *ins[1] = {p.weights_path};
-        if (trace_writer_check_inputs(out, ins, 1, NULL, 0, &e))
-            return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    }
+    int st = check_args(&p, out, data, data_param);
+    if (st)
+        return st;
+    *pp = p;
+    *outp = out;
+    *zlevelp = zlevel;
+    *done = false;
+    return 0;
+}
 
-    struct trace_writer_opts wo;
-    trace_writer_opts_default(&wo);
-    wo.zstd_level = (int)zlevel;
-    struct kura_result res;
-    int rc = kura_capture_run(&p, out, &wo, &res, &e);
-    if (rc == ERR_USAGE)
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    if (rc)
-        return cli_fail(rc, errmsg_text(&e));
+int cmd_capture_kura(int argc, char **argv)
+{
+    struct kura_params p;
+    kura_params_default(&p);
+    const char *out = NULL;
+    int64_t zlevel = 3;
+    bool done = false;
+    int st = parse_args(argc, argv, &p, &out, &zlevel, &done);
+    if (done)
+        return st;
+
+    const struct capture_ops *ops = capture_registry_find("kura");
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.zstd_level = (int)zlevel;
+    o.mem_limit_bytes = p.mem_limit_bytes;
+    o.quiet = p.quiet;
+    o.reproducible = p.reproducible;
+    o.command_line = cli_command_line();
+    struct errmsg e = {0};
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, &e);
+    if (!rc)
+        rc = capture_run(ops, inst, out, &o, &e);
+    if (rc) {
+        ops->close(inst);
+        return rc == ERR_USAGE ? cli_usage_error(VERB, "%s", errmsg_text(&e))
+                               : cli_fail(rc, errmsg_text(&e));
+    }
+    const struct kura_result *r = kura_capture_result(inst);
+    struct kura_result res = *r;
     printf("recon_mae=%.9g\n", res.recon_mae);
     printf("recon_max=%.9g\n", res.recon_max);
     printf("recon_bound=%.9g\n", res.recon_bound);
@@ -284,6 +351,6 @@ int cmd_capture_kura(int argc, char **argv)
     printf("oracle_checkpoints=%d\n", res.checkpointed ? 1 : 0);
     printf("wall_s=%.3f\n", res.wall_s);
     printf("trace=%s\n", out);
-    kura_result_release(&res);
+    ops->close(inst);
     return 0;
 }

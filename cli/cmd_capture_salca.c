@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "capture/capture_registry.h"
 #include "capture/salca/salca_capture.h"
 #include "capture/salca/salca_select.h"
 #include "capture/salca/salca_task.h"
@@ -100,23 +100,128 @@ static int parse_methods(const char *s, uint32_t *mask)
     return *mask ? 0 : -1;
 }
 
-static void utc_now(char *out, size_t n)
+/* One option with a value (a, v); 0, or the exit status of a usage error. */
+static int parse_value_option(struct salca_capture_params *p, const char **out, const char *a,
+                              const char *v)
 {
-    /* SOURCE_DATE_EPOCH (reproducible-builds convention) fixes the time for equal bytes */
-    const char *sde = getenv("SOURCE_DATE_EPOCH");
-    time_t t = sde ? (time_t)strtoll(sde, NULL, 10) : time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!strcmp(a, "-o")) {
+        *out = v;
+    } else if (!strcmp(a, "--ablation")) {
+        if (p->n_variants == SALCA_MAX_VARIANTS)
+            return cli_usage_error(VERB, "at most %d --ablation variants",
+                                   SALCA_MAX_VARIANTS);
+        struct salca_variant tv;
+        struct errmsg ve = {0};
+        if (strlen(v) >= sizeof p->variant_text[0] ||
+            salca_variant_parse(v, p->head_dim ? p->head_dim : 128, &tv, &ve))
+            return cli_usage_error(VERB, "%s", errmsg_text(&ve));
+        snprintf(p->variant_text[p->n_variants++], sizeof p->variant_text[0], "%s", v);
+    } else if (!strcmp(a, "--csv")) {
+        p->csv_path = v;
+    } else if (!strcmp(a, "--source")) {
+        if (!strcmp(v, "model"))
+            p->model = true;
+        else if (!strcmp(v, "synthetic"))
+            p->model = false;
+        else
+            return cli_usage_error(VERB, "unknown source '%s' (model or synthetic)", v);
+    } else if (!strcmp(a, "--checkpoint")) {
+        p->checkpoint = v;
+    } else if (!strcmp(a, "--seed")) {
+        if (!cli_parse_u64(v, &p->seed))
+            return cli_usage_error(VERB, "bad seed '%s'", v);
+    } else if (!strcmp(a, "--task")) {
+        if (!salca_task_find(v))
+            return cli_usage_error(VERB, "unknown task '%s' (see --list-tasks)", v);
+        p->task = v;
+    } else if (!strcmp(a, "--steps")) {
+        int64_t x;
+        /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
+        if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
+            return cli_usage_error(VERB, "bad step count '%s' (1..1000000, or -1 for the "
+                                   "task's N)", v);
+        p->steps = (int32_t)x;
+    } else if (!strcmp(a, "--methods")) {
+        if (parse_methods(v, &p->methods))
+            return cli_usage_error(VERB, "bad method list '%s' (salca, std_topk, "
+                                   "pl_topk, full_feat, quest)", v);
+    } else if (!strcmp(a, "--retention")) {
+        if (salca_ratio_parse(v, &p->sel.rho) || p->sel.rho.num == 0 ||
+            p->sel.rho.num > p->sel.rho.den || strlen(v) >= sizeof p->rho_text)
+            return cli_usage_error(VERB, "retention '%s' must be a decimal in (0, 1]", v);
+        snprintf(p->rho_text, sizeof p->rho_text, "%s", v);
+    } else if (!strcmp(a, "--p-mass")) {
+        if (!cli_parse_f64(v, &p->sel.p_mass) || !(p->sel.p_mass > 0) ||
+            p->sel.p_mass > 1)
+            return cli_usage_error(VERB, "p-mass '%s' must be in (0, 1]", v);
+    } else if (!strcmp(a, "--threshold-cmp")) {
+        if (!strcmp(v, "ge"))
+            p->sel.cmp = SALCA_CMP_GE;
+        else if (!strcmp(v, "gt"))
+            p->sel.cmp = SALCA_CMP_GT;
+        else
+            return cli_usage_error(VERB, "threshold-cmp must be ge or gt");
+    } else if (!strcmp(a, "--attn-precision")) {
+        if (!strcmp(v, "int8"))
+            p->sel.attn_fp32 = false;
+        else if (!strcmp(v, "fp32"))
+            p->sel.attn_fp32 = true;
+        else
+            return cli_usage_error(VERB, "attn-precision must be int8 or fp32");
+    } else if (!strcmp(a, "--tiny-outlier-gain")) {
+        if (!cli_parse_f64(v, &p->tiny_outlier_gain) || !(p->tiny_outlier_gain > 0))
+            return cli_usage_error(VERB, "tiny-outlier-gain must be positive");
+    } else if (!strcmp(a, "--zstd-level")) {
+        int64_t x;
+        if (!cli_parse_i64(v, &x) || x < 0 || x > 19)
+            return cli_usage_error(VERB, "zstd level must be in [0, 19]");
+        p->zstd_level = (int)x;
+    } else if (!strcmp(a, "--threads")) {
+        int64_t x;
+        if (!cli_parse_i64(v, &x) || x < 1 || x > 256)
+            return cli_usage_error(VERB, "threads must be in [1, 256]");
+        p->threads = (int)x;
+    } else if (!strcmp(a, "--mem-limit")) {
+        if (mem_parse_size(v, &p->mem_limit_bytes) || p->mem_limit_bytes == 0)
+            return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
+    } else if (!strcmp(a, "--mem-limit-gib")) { /* the old spelling: --mem-limit XGiB */
+        double x;
+        if (!cli_parse_f64(v, &x) || !(x > 0) || x > 1e6)
+            return cli_usage_error(VERB, "mem-limit-gib must be positive");
+        p->mem_limit_bytes = (uint64_t)(x * 1073741824.0);
+    } else {
+        return cli_usage_error(VERB, "unknown option '%s'", a);
+    }
+    return 0;
 }
 
-int cmd_capture_salca(int argc, char **argv);
-int cmd_capture_salca(int argc, char **argv)
+/* The checks across options; 0, or the exit status of a usage error. */
+static int check_args(const struct salca_capture_params *p, const char *out)
 {
-    struct salca_capture_params p;
-    salca_capture_params_default(&p);
-    p.threads = threads_default();
+    if (!out)
+        return cli_usage_error(VERB, "missing -o FILE.atr");
+    if (p->sel.pool % 2 == 0)
+        return cli_usage_error(VERB, "pool width %u must be odd", p->sel.pool);
+    if (p->checkpoint && !p->model)
+        return cli_usage_error(VERB, "--checkpoint needs --source model");
+    { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
+        struct errmsg ce = {0};
+        const char *ins[1] = {p->checkpoint};
+        const char *side[1] = {p->csv_path};
+        if (trace_writer_check_inputs(out, ins, 1, side, 1, &ce))
+            return cli_usage_error(VERB, "%s", errmsg_text(&ce));
+    }
+    return 0;
+}
+
+/* The options into *pp and *outp; 0, or the exit status of a usage error (or of -h,
+ * --list-tasks) with *done set. */
+static int parse_args(int argc, char **argv, struct salca_capture_params *pp, const char **outp,
+                      bool *done)
+{
+    struct salca_capture_params p = *pp;
     const char *out = NULL;
+    *done = true;
     struct salca_synth_params *s = &p.synth;
     struct synopt syn[] = {
         {"--syn-heavy-pairs", NULL, &s->heavy_pairs},
@@ -224,124 +329,50 @@ int cmd_capture_salca(int argc, char **argv)
                 return cli_usage_error(VERB, "unknown option '%s' (or missing value)", a);
             return cli_usage_error(VERB, "unexpected argument '%s'", a);
         }
-        if (!strcmp(a, "-o")) {
-            out = v;
-        } else if (!strcmp(a, "--ablation")) {
-            if (p.n_variants == SALCA_MAX_VARIANTS)
-                return cli_usage_error(VERB, "at most %d --ablation variants",
-                                       SALCA_MAX_VARIANTS);
-            struct salca_variant tv;
-            struct errmsg ve = {0};
-            if (strlen(v) >= sizeof p.variant_text[0] ||
-                salca_variant_parse(v, p.head_dim ? p.head_dim : 128, &tv, &ve))
-                return cli_usage_error(VERB, "%s", errmsg_text(&ve));
-            snprintf(p.variant_text[p.n_variants++], sizeof p.variant_text[0], "%s", v);
-        } else if (!strcmp(a, "--csv")) {
-            p.csv_path = v;
-        } else if (!strcmp(a, "--source")) {
-            if (!strcmp(v, "model"))
-                p.model = true;
-            else if (!strcmp(v, "synthetic"))
-                p.model = false;
-            else
-                return cli_usage_error(VERB, "unknown source '%s' (model or synthetic)", v);
-        } else if (!strcmp(a, "--checkpoint")) {
-            p.checkpoint = v;
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_u64(v, &p.seed))
-                return cli_usage_error(VERB, "bad seed '%s'", v);
-        } else if (!strcmp(a, "--task")) {
-            if (!salca_task_find(v))
-                return cli_usage_error(VERB, "unknown task '%s' (see --list-tasks)", v);
-            p.task = v;
-        } else if (!strcmp(a, "--steps")) {
-            int64_t x;
-            /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
-            if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
-                return cli_usage_error(VERB, "bad step count '%s' (1..1000000, or -1 for the "
-                                       "task's N)", v);
-            p.steps = (int32_t)x;
-        } else if (!strcmp(a, "--methods")) {
-            if (parse_methods(v, &p.methods))
-                return cli_usage_error(VERB, "bad method list '%s' (salca, std_topk, "
-                                       "pl_topk, full_feat, quest)", v);
-        } else if (!strcmp(a, "--retention")) {
-            if (salca_ratio_parse(v, &p.sel.rho) || p.sel.rho.num == 0 ||
-                p.sel.rho.num > p.sel.rho.den || strlen(v) >= sizeof p.rho_text)
-                return cli_usage_error(VERB, "retention '%s' must be a decimal in (0, 1]", v);
-            snprintf(p.rho_text, sizeof p.rho_text, "%s", v);
-        } else if (!strcmp(a, "--p-mass")) {
-            if (!cli_parse_f64(v, &p.sel.p_mass) || !(p.sel.p_mass > 0) ||
-                p.sel.p_mass > 1)
-                return cli_usage_error(VERB, "p-mass '%s' must be in (0, 1]", v);
-        } else if (!strcmp(a, "--threshold-cmp")) {
-            if (!strcmp(v, "ge"))
-                p.sel.cmp = SALCA_CMP_GE;
-            else if (!strcmp(v, "gt"))
-                p.sel.cmp = SALCA_CMP_GT;
-            else
-                return cli_usage_error(VERB, "threshold-cmp must be ge or gt");
-        } else if (!strcmp(a, "--attn-precision")) {
-            if (!strcmp(v, "int8"))
-                p.sel.attn_fp32 = false;
-            else if (!strcmp(v, "fp32"))
-                p.sel.attn_fp32 = true;
-            else
-                return cli_usage_error(VERB, "attn-precision must be int8 or fp32");
-        } else if (!strcmp(a, "--tiny-outlier-gain")) {
-            if (!cli_parse_f64(v, &p.tiny_outlier_gain) || !(p.tiny_outlier_gain > 0))
-                return cli_usage_error(VERB, "tiny-outlier-gain must be positive");
-        } else if (!strcmp(a, "--zstd-level")) {
-            int64_t x;
-            if (!cli_parse_i64(v, &x) || x < 0 || x > 19)
-                return cli_usage_error(VERB, "zstd level must be in [0, 19]");
-            p.zstd_level = (int)x;
-        } else if (!strcmp(a, "--threads")) {
-            int64_t x;
-            if (!cli_parse_i64(v, &x) || x < 1 || x > 256)
-                return cli_usage_error(VERB, "threads must be in [1, 256]");
-            p.threads = (int)x;
-        } else if (!strcmp(a, "--mem-limit")) {
-            if (mem_parse_size(v, &p.mem_limit_bytes) || p.mem_limit_bytes == 0)
-                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
-        } else if (!strcmp(a, "--mem-limit-gib")) { /* the old spelling: --mem-limit XGiB */
-            double x;
-            if (!cli_parse_f64(v, &x) || !(x > 0) || x > 1e6)
-                return cli_usage_error(VERB, "mem-limit-gib must be positive");
-            p.mem_limit_bytes = (uint64_t)(x * 1073741824.0);
-        } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-        }
+        int st = parse_value_option(&p, &out, a, v);
+        if (st)
+            return st;
         i++;
     }
-    if (!out)
-        return cli_usage_error(VERB, "missing -o FILE.atr");
-    if (p.sel.pool % 2 == 0)
-        return cli_usage_error(VERB, "pool width %u must be odd", p.sel.pool);
-    if (p.checkpoint && !p.model)
-        return cli_usage_error(VERB, "--checkpoint needs --source model");
-    { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
-        struct errmsg ce = {0};
-        const char *ins[1] = {p.checkpoint};
-        const char *side[1] = {p.csv_path};
-        if (trace_writer_check_inputs(out, ins, 1, side, 1, &ce))
-            return cli_usage_error(VERB, "%s", errmsg_text(&ce));
-    }
-    char utc[32];
-    utc_now(utc, sizeof utc);
-    p.utc_time = utc;
-    p.command_line = cli_command_line();
+    int st = check_args(&p, out);
+    if (st)
+        return st;
+    *pp = p;
+    *outp = out;
+    *done = false;
+    return 0;
+}
+
+int cmd_capture_salca(int argc, char **argv);
+int cmd_capture_salca(int argc, char **argv)
+{
+    struct salca_capture_params p;
+    salca_capture_params_default(&p);
+    p.threads = threads_default();
+    const char *out = NULL;
+    bool done = false;
+    int st = parse_args(argc, argv, &p, &out, &done);
+    if (done)
+        return st;
     nn_set_threads(1); /* deterministic BLAS; parallelism comes from the job threads */
 
-    struct salca_capture_result *res = calloc(1, sizeof *res);
-    if (!res)
-        return cli_fail(ERR_NOMEM, "out of memory");
+    const struct capture_ops *ops = capture_registry_find("salca");
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.zstd_level = p.zstd_level;
+    o.mem_limit_bytes = p.mem_limit_bytes;
+    o.quiet = p.quiet;
+    o.command_line = cli_command_line(); /* time: SOURCE_DATE_EPOCH or now (capture.h) */
     struct errmsg e = {0};
-    int rc = salca_capture_run(&p, out, res, &e);
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, &e);
+    if (!rc)
+        rc = capture_run(ops, inst, out, &o, &e);
     if (rc < 0) {
-        free(res);
+        ops->close(inst);
         return cli_fail(rc, errmsg_text(&e));
     }
+    const struct salca_capture_result *res = salca_capture_result(inst);
     printf("salca capture: %s, task %s, n0 %u (n_raw %llu), %u steps, L %u H %u G %u d %u, "
            "%llu selections, %.1f s\n",
            p.model ? (p.checkpoint ? p.checkpoint : "model tiny") : "synthetic", p.task, res->n0,
@@ -352,7 +383,7 @@ int cmd_capture_salca(int argc, char **argv)
     for (int m = 0; m < SALCA_NSLOT; m++)
         if (res->m[m].run && res->m[m].top1 >= 0)
             printf("logit_rel_diff.%s=%.3e\n", res->m[m].name, res->m[m].logit_diff);
-    free(res);
+    ops->close(inst);
     if (fflush(stdout) != 0)
         return cli_fail(ERR_IO, "cannot write the output");
     return 0;

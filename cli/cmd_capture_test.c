@@ -1,14 +1,16 @@
 /*
  * cmd_capture_test: `acceltrace capture test`: writes a synthetic trace of TestRecords
- * (replay/test_trace.h) for the replay engine's tests, benchmarks and demo.
+ * (capture/synth/synth_capture.h) for the replay engine's tests, benchmarks and demo, through
+ * the capture registry and driver (capture/capture.h).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/capture_registry.h"
+#include "capture/synth/synth_capture.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
-#include "replay/test_trace.h"
 
 #define VERB "capture test"
 
@@ -32,8 +34,8 @@ static void usage(FILE *f)
 int cmd_capture_test(int argc, char **argv);
 int cmd_capture_test(int argc, char **argv)
 {
-    struct test_trace_params p;
-    test_trace_params_default(&p);
+    struct synth_capture_params p;
+    synth_capture_params_default(&p);
     const char *out = NULL;
     uint64_t mem_limit = (uint64_t)8 << 30;
     for (int i = 1; i < argc; i++) {
@@ -73,25 +75,20 @@ int cmd_capture_test(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error(VERB, "no output given (-o FILE.atr)");
-    /* Memory estimate: the program (10 MiB), the writer's index entry per record (48 B,
-     * capacity doubled, then packed at finish: 160 B allowed; measured 131 B per record
-     * at 10^6 records) and one record's numbers and blob four times (record, packed,
-     * compressed, frame) [decision] */
-    double need =
-        10485760.0 + 160.0 * (double)p.n_records + 4.0 * (4.0 * p.n_numbers + (double)p.blob_bytes);
-    if (need > (double)mem_limit) {
-        struct errmsg e = {0};
-        char what[64];
-        snprintf(what, sizeof what, "capture test of %llu records",
-                 (unsigned long long)p.n_records);
-        mem_budget_refuse(&e, what, need < 1.8e19 ? (uint64_t)need : UINT64_MAX, mem_limit,
-                          "use fewer --records or raise --mem-limit");
-        return cli_fail(ERR_LIMIT, errmsg_text(&e));
-    }
-    char err[512] = "";
-    int rc = test_trace_write(out, &p, err, sizeof err);
+    const struct capture_ops *ops = capture_registry_find("test");
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.zstd_level = p.zstd_level;
+    o.mem_limit_bytes = mem_limit;
+    o.quiet = true;
+    struct errmsg e = {0};
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, &e);
+    if (!rc)
+        rc = capture_run(ops, inst, out, &o, &e);
+    ops->close(inst);
     if (rc)
-        return cli_fail(rc, err);
+        return cli_fail(rc, errmsg_text(&e));
     fprintf(stderr, "acceltrace: wrote %llu test records to %s\n",
             (unsigned long long)p.n_records, out);
     return 0;

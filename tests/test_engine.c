@@ -4,7 +4,7 @@
  * thread and batch independence, resume after torn writes, shards + merge, energy tables,
  * secondary tables, checkpoints (a SIGKILLed pass resumes from its last checkpoint), the
  * fallback batches of models without checkpoint hooks, the default batch from the memory
- * limit, and trace_reader_seek. Trace contents come from replay/test_trace (seeded,
+ * limit, and trace_reader_seek. Trace contents come from capture/synth/synth_capture (seeded,
  * deterministic).
  */
 #include <setjmp.h>
@@ -20,16 +20,16 @@
 
 #include <cmocka.h>
 
+#include "capture/synth/synth_capture.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/jsonl.h"
 #include "replay/engine.h"
 #include "replay/model_registry.h"
-#include "replay/test_trace.h"
 #include "traces/trace_reader.h"
 
 static char tmpdir[256];
-static struct test_trace_params tp;
+static struct synth_capture_params tp;
 
 static char *slurp(const char *path, size_t *n)
 {
@@ -67,14 +67,14 @@ static void mem_source(struct record_source *s)
     Acceltrace__Record *rr = calloc(n, sizeof *rr);
     Acceltrace__TestRecord *tt = calloc(n, sizeof *tt);
     for (size_t i = 0; i < n; i++) {
-        assert_int_equal(test_trace_record(&tp, i, &rr[i], &tt[i]), 0);
+        assert_int_equal(synth_capture_record(&tp, i, &rr[i], &tt[i]), 0);
         recs[i] = &rr[i];
     }
     Acceltrace__TraceHeader h;
-    test_trace_header(&tp, &h);
+    synth_capture_header(&tp, &h);
     assert_int_equal(record_source_mem(s, &h, recs, n), 0);
     for (size_t i = 0; i < n; i++)
-        test_trace_record_release(&tt[i]);
+        synth_capture_record_release(&tt[i]);
     free(recs);
     free(rr);
     free(tt);
@@ -88,12 +88,12 @@ static void expected(int64_t scale, uint64_t min_step, double *sum, uint64_t *co
     for (uint64_t i = 0; i < tp.n_records; i++) {
         Acceltrace__Record r;
         Acceltrace__TestRecord t;
-        assert_int_equal(test_trace_record(&tp, i, &r, &t), 0);
+        assert_int_equal(synth_capture_record(&tp, i, &r, &t), 0);
         if (t.step >= min_step) {
             *sum += (double)t.value * (double)scale;
             (*count)++;
         }
-        test_trace_record_release(&t);
+        synth_capture_record_release(&t);
     }
 }
 
@@ -190,7 +190,7 @@ static void test_trace_file_read_once(void **state)
     (void)state;
     char path[512], d1[512], d100[512], err[512];
     snprintf(path, sizeof path, "%s/t.atr", tmpdir);
-    assert_int_equal(test_trace_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     struct record_source s1, s100;
@@ -345,7 +345,7 @@ static void test_mixed_traces_refused(void **state)
     mem_source(&s);
     assert_int_equal(run(&s, a, NULL, &o, &st), 0);
     record_source_close(&s);
-    struct test_trace_params keep = tp;
+    struct synth_capture_params keep = tp;
     tp.seed = 99;
     mem_source(&s);
     assert_int_equal(run(&s, b, NULL, &o, &st), 0);
@@ -698,7 +698,7 @@ static void test_checkpoint_kill_resume(void **state)
     (void)state;
     char path[512], full[512], part[512], err[512];
     snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
-    assert_int_equal(test_trace_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
     subdir(full, sizeof full, "ckfull");
     subdir(part, sizeof part, "ckpart");
     struct record_source s;
@@ -931,7 +931,7 @@ int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-engine-%ld", (long)getpid());
     mkdir(tmpdir, 0755);
-    test_trace_params_default(&tp);
+    synth_capture_params_default(&tp);
     tp.n_records = 1000;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hundred_configs_one_pass),

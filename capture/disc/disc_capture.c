@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "capture/disc/disc_ctr.h"
 #include "capture/disc/disc_inputs.h"
@@ -50,7 +49,7 @@ struct disc_capture {
     Acceltrace__TraceHeader hdr;
     Acceltrace__DiscHeader dh;
     char *params_json, *model_json;
-    char params_hash[65], utc[32], weights_source[64], text_source[512], text_sha[65];
+    char weights_source[64], text_source[512], text_sha[65];
     char null_source[512], null_sha[65];
     char *wfiles[DISC_MAX_WEIGHT_FILES], *wsha[DISC_MAX_WEIGHT_FILES];
     char *lb_names[DISC_HASH_KINDS], *flop_names[DISC_F_COUNT];
@@ -361,28 +360,12 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     json_decref(mj);
     if (!c->params_json || !c->model_json)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    struct sha256 s;
-    uint8_t dg[32];
-    sha256_init(&s);
-    sha256_update(&s, c->params_json, strlen(c->params_json));
-    sha256_update(&s, c->model_json, strlen(c->model_json));
-    sha256_final(&s, dg);
-    sha256_to_hex(dg, c->params_hash);
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(c->utc, sizeof c->utc, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-
+    /* producer, workload, command line, time and params hash: capture_header_common */
     Acceltrace__TraceHeader h = ACCELTRACE__TRACE_HEADER__INIT;
     Acceltrace__DiscHeader dh = ACCELTRACE__DISC_HEADER__INIT;
-    h.producer = "acceltrace 0.1.0";
-    h.workload = "disc";
     h.params_json = c->params_json;
     h.model_json = c->model_json;
     h.seed = p->seed;
-    h.command_line = (char *)(p->command_line ? p->command_line : "");
-    h.utc_time = c->utc;
-    h.params_hash = c->params_hash;
     dh.model = (char *)g->name;
     dh.depth = (uint32_t)g->depth;
     dh.hidden = (uint32_t)g->hidden;
@@ -545,10 +528,6 @@ int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtyp
     return dit_model_save(c->model, path, dtype, e);
 }
 
-const Acceltrace__TraceHeader *disc_capture_header(struct disc_capture *c)
-{
-    return c->loaded ? &c->hdr : NULL;
-}
 
 /* ---- one sampler run ---- */
 
@@ -568,7 +547,7 @@ struct run {
     float dp50, dp90, dp99, dmax;
     bool gen;
     const float *dense_traj;
-    struct trace_writer *w;
+    struct capture_sink *sink; /* NULL: records go to the hook only */
     struct errmsg *e;
     struct disc_lb_acc *acc; /* [B][L][h] */
     uint64_t *nnz_block;     /* [L] */
@@ -583,10 +562,10 @@ struct run {
 
 static int emit(struct run *r, const Acceltrace__Record *rec, const struct trace_key *key)
 {
-    if (r->w) {
-        int rc = trace_writer_append(r->w, rec, key);
+    if (r->sink) {
+        int rc = capture_emit(r->sink, rec, key, r->e);
         if (rc)
-            return errmsg_set(r->e, rc, "%s", trace_writer_errmsg(r->w));
+            return rc;
     }
     if (r->c->hook) {
         int rc = r->c->hook(r->c->hook_ctx, rec, key);
@@ -700,24 +679,13 @@ static void fill_mask_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a, u
     m->bin_std = bstd;
 }
 
-static int post_cb(void *vr, int k, const float *xn)
+/* Mask statistics over the computed rows (spec 4, 8) and the FLOPs of step k. */
+static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
 {
-    struct run *r = vr;
     struct disc_capture *c = r->c;
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth, H = g->heads, B = c->B;
     size_t words = ((size_t)N + 63) / 64;
-    int rc = 0;
-    if (r->prog)
-        progress_update(r->prog, r->prog_base + (uint64_t)k + 1);
-    if (!r->main)
-        return 0;
-    c->res.n_kept[k] = (uint32_t)r->nk;
-    if (k > 0) {
-        r->prune_sum += 1.0 - (double)r->nk / N;
-        r->prune_cnt++;
-    }
-    /* Mask statistics over the computed rows (spec 4, 8). */
     for (int b = 0; b < L; b++)
         r->nnz_block[b] = 0;
     if (r->st_on) {
@@ -728,15 +696,14 @@ static int post_cb(void *vr, int k, const float *xn)
                     struct disc_lb_acc *a = &r->acc[((size_t)bb * L + blk) * H + h];
                     disc_lb_acc_init(a, c->lb);
                     if (r->nk > 0) {
-                        rc = disc_lb_mask(c->lb, dit_state_mask(r->st, bb, blk, h),
-                                          (uint32_t)N, words, filter, c->pool, a);
+                        int rc = disc_lb_mask(c->lb, dit_state_mask(r->st, bb, blk, h),
+                                              (uint32_t)N, words, filter, c->pool, a);
                         if (rc)
                             return errmsg_set(r->e, rc, "out of memory");
                     }
                     r->nnz_block[blk] += a->nnz;
                 }
     }
-    uint64_t fd[DISC_F_COUNT] = {0}, fc[DISC_F_COUNT] = {0}, fa[DISC_F_COUNT] = {0};
     disc_flops_step(g, B, (uint64_t)r->nk,
                     !r->st_on ? DISC_FLOP_ST_OFF : r->gen ? DISC_FLOP_ST_GEN : DISC_FLOP_ST_REUSE,
                     r->nnz_block, fd, fc, fa);
@@ -745,7 +712,17 @@ static int post_cb(void *vr, int k, const float *xn)
         c->res.flops_ctr[i] += fc[i];
         c->res.flops_all[i] += fa[i];
     }
-    /* DiscStep (spec 6). */
+    return 0;
+}
+
+/* The DiscStep record of step k (spec 6) and its token-mask image. */
+static int emit_step_record(struct run *r, int k, const float *xn, uint64_t *fd, uint64_t *fc,
+                            uint64_t *fa)
+{
+    struct disc_capture *c = r->c;
+    const struct dit_config *g = &c->cfg;
+    int N = g->tokens;
+    size_t words = ((size_t)N + 63) / 64;
     Acceltrace__DiscStep s = ACCELTRACE__DISC_STEP__INIT;
     s.k = (uint32_t)k;
     s.t = c->sched.t[k];
@@ -777,18 +754,60 @@ static int post_cb(void *vr, int k, const float *xn)
     rec.body_case = ACCELTRACE__RECORD__BODY_DISC_STEP;
     rec.disc_step = &s;
     struct trace_key key = {k, -1, -1};
-    rc = emit(r, &rec, &key);
+    int rc = emit(r, &rec, &key);
     if (!rc && c->p.png_dir)
         rc = disc_png_token_mask(c->p.png_dir, k, r->tokmask, g->grid, r->e);
     mem_free(tm);
-    if (rc || !r->st_on)
-        return rc;
-    /* DiscMask records, one per (batch, block, head). */
+    return rc;
+}
+
+/* The kept bits of mask mk in m (row counts and packed rows; buffers allocated once into
+ * *row_nnz and *bits), and its image. */
+static int keep_mask_bits(struct run *r, int k, int bb, int blk, int h, const uint64_t *mk,
+                          Acceltrace__DiscMask *m, uint32_t **row_nnz, uint8_t **bits)
+{
+    struct disc_capture *c = r->c;
+    int N = c->cfg.tokens;
+    size_t words = ((size_t)N + 63) / 64;
+    if (!*row_nnz) {
+        *row_nnz = mem_alloc((size_t)N * sizeof(uint32_t));
+        *bits = mem_alloc((size_t)N * words * 8);
+        if (!*row_nnz || !*bits)
+            return errmsg_set(r->e, ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < N; i++) {
+        uint32_t cnt = 0;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t v = mk[(size_t)i * words + w];
+            cnt += (uint32_t)__builtin_popcountll(v);
+            for (int q = 0; q < 8; q++)
+                (*bits)[((size_t)i * words + w) * 8 + (size_t)q] = (uint8_t)(v >> (8 * q));
+        }
+        (*row_nnz)[i] = cnt;
+    }
+    m->kept = true;
+    m->n_row_nnz = (size_t)N;
+    m->row_nnz = *row_nnz;
+    m->bits.data = *bits;
+    m->bits.len = (size_t)N * words * 8;
+    c->res.masks_kept++;
+    if (c->p.png_dir)
+        return disc_png_attn_mask(c->p.png_dir, k, bb, blk, h, mk, N, r->e);
+    return 0;
+}
+
+/* The DiscMask records of step k, one per (batch, block, head), and the pooled sparsity. */
+static int emit_mask_records(struct run *r, int k)
+{
+    struct disc_capture *c = r->c;
+    const struct dit_config *g = &c->cfg;
+    int N = g->tokens, L = g->depth, H = g->heads, B = c->B;
     uint64_t lbmax[LB_N], bnnz[DISC_LB_BINS], bmax[DISC_LB_BINS * LB_N];
     double lbstd[LB_N], bstd[DISC_LB_BINS * LB_N];
     uint32_t brows[DISC_LB_BINS];
     uint32_t *row_nnz = NULL;
     uint8_t *bits = NULL;
+    int rc = 0;
     for (int bb = 0; bb < B && !rc; bb++)
         for (int blk = 0; blk < L && !rc; blk++)
             for (int h = 0; h < H && !rc; h++) {
@@ -816,33 +835,9 @@ static int post_cb(void *vr, int k, const float *xn)
                     r->reuse_nnz += (double)a->nnz, r->reuse_cells += cells;
                 const uint64_t *mk = dit_state_mask(r->st, bb, blk, h);
                 if (disc_keep_has(&c->keep, k, bb, blk, h)) {
-                    if (!row_nnz) {
-                        row_nnz = mem_alloc((size_t)N * sizeof(uint32_t));
-                        bits = mem_alloc((size_t)N * words * 8);
-                        if (!row_nnz || !bits) {
-                            rc = errmsg_set(r->e, ERR_NOMEM, "out of memory");
-                            break;
-                        }
-                    }
-                    for (int i = 0; i < N; i++) {
-                        uint32_t cnt = 0;
-                        for (size_t w = 0; w < words; w++) {
-                            uint64_t v = mk[(size_t)i * words + w];
-                            cnt += (uint32_t)__builtin_popcountll(v);
-                            for (int q = 0; q < 8; q++)
-                                bits[((size_t)i * words + w) * 8 + (size_t)q] =
-                                    (uint8_t)(v >> (8 * q));
-                        }
-                        row_nnz[i] = cnt;
-                    }
-                    m.kept = true;
-                    m.n_row_nnz = (size_t)N;
-                    m.row_nnz = row_nnz;
-                    m.bits.data = bits;
-                    m.bits.len = (size_t)N * words * 8;
-                    c->res.masks_kept++;
-                    if (c->p.png_dir)
-                        rc = disc_png_attn_mask(c->p.png_dir, k, bb, blk, h, mk, N, r->e);
+                    rc = keep_mask_bits(r, k, bb, blk, h, mk, &m, &row_nnz, &bits);
+                    if (rc == ERR_NOMEM)
+                        break;
                 }
                 Acceltrace__Record mr = ACCELTRACE__RECORD__INIT;
                 mr.body_case = ACCELTRACE__RECORD__BODY_DISC_MASK;
@@ -855,6 +850,31 @@ static int post_cb(void *vr, int k, const float *xn)
     mem_free(row_nnz);
     mem_free(bits);
     return rc;
+}
+
+/* After step k of a run: progress, and for the main run the step's statistics and its
+ * DiscStep and DiscMask records. */
+static int post_cb(void *vr, int k, const float *xn)
+{
+    struct run *r = vr;
+    struct disc_capture *c = r->c;
+    int N = c->cfg.tokens;
+    if (r->prog)
+        progress_update(r->prog, r->prog_base + (uint64_t)k + 1);
+    if (!r->main)
+        return 0;
+    c->res.n_kept[k] = (uint32_t)r->nk;
+    if (k > 0) {
+        r->prune_sum += 1.0 - (double)r->nk / N;
+        r->prune_cnt++;
+    }
+    uint64_t fd[DISC_F_COUNT] = {0}, fc[DISC_F_COUNT] = {0}, fa[DISC_F_COUNT] = {0};
+    int rc = step_stats(r, fd, fc, fa);
+    if (!rc)
+        rc = emit_step_record(r, k, xn, fd, fc, fa);
+    if (rc || !r->st_on)
+        return rc;
+    return emit_mask_records(r, k);
 }
 
 static void run_release(struct run *r)
@@ -875,7 +895,7 @@ static void run_release(struct run *r)
 
 /* One sampler run; x receives x_K and traj (K, n) the trajectory. */
 static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
-                   const float *dense_traj, struct trace_writer *w, float *x, float *traj,
+                   const float *dense_traj, struct capture_sink *sink, float *x, float *traj,
                    struct progress *prog, uint64_t prog_base, struct errmsg *e)
 {
     const struct dit_config *g = &c->cfg;
@@ -888,7 +908,7 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     r.main = main_run;
     r.n = (size_t)g->c_in * g->lat * g->lat;
     r.dense_traj = dense_traj;
-    r.w = w;
+    r.sink = sink;
     r.e = e;
     r.prog = prog;
     r.prog_base = prog_base;
@@ -942,7 +962,7 @@ done:
     return rc;
 }
 
-static int write_summary(struct disc_capture *c, struct trace_writer *w, struct errmsg *e)
+static int write_summary(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e)
 {
     struct disc_result *res = &c->res;
     const struct dit_config *g = &c->cfg;
@@ -1012,7 +1032,7 @@ static int write_summary(struct disc_capture *c, struct trace_writer *w, struct 
     struct run r;
     memset(&r, 0, sizeof r);
     r.c = c;
-    r.w = w;
+    r.sink = sink;
     r.e = e;
     return emit(&r, &rec, NULL);
 }
@@ -1032,7 +1052,7 @@ static int score(struct disc_quality *q, const float *traj, const float *dense_t
     return 0;
 }
 
-int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errmsg *e)
+int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e)
 {
     const struct disc_params *p = &c->p;
     const struct dit_config *g = &c->cfg;
@@ -1062,8 +1082,13 @@ int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errm
     bool ctr = p->ctr != DISC_CTR_OFF, st = p->st != DISC_ST_OFF;
     bool ctr_run = p->compare_dense && ctr && st;
     int runs = 1 + (p->compare_dense ? 1 : 0) + (ctr_run ? 1 : 0);
-    struct progress prog;
-    progress_init(&prog, "disc capture", (uint64_t)runs * K, !c->progress);
+    struct progress own, *prog = &own;
+    if (sink) { /* the driver's reporter */
+        capture_progress_begin(sink, (uint64_t)runs * K);
+        prog = &sink->progress;
+    } else {
+        progress_init(&own, "disc capture", (uint64_t)runs * K, !c->progress);
+    }
     uint64_t base = 0;
     if (p->compare_dense) {
         dense_traj = mem_alloc((size_t)K * n * sizeof(float));
@@ -1072,7 +1097,7 @@ int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errm
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto done;
         }
-        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, &prog,
+        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, prog,
                      base, e);
         if (rc)
             goto done;
@@ -1084,17 +1109,20 @@ int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errm
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto done;
         }
-        rc = one_run(c, true, false, false, NULL, NULL, x, ctr_traj, &prog, base, e);
+        rc = one_run(c, true, false, false, NULL, NULL, x, ctr_traj, prog, base, e);
         if (rc)
             goto done;
         base += (uint64_t)K;
         if ((rc = score(&res->q_ctr, ctr_traj, dense_traj, n, K)) != 0)
             goto done;
     }
-    rc = one_run(c, ctr, st, true, dense_traj, w, res->latent, res->traj, &prog, base, e);
+    rc = one_run(c, ctr, st, true, dense_traj, sink, res->latent, res->traj, prog, base, e);
     if (rc)
         goto done;
-    progress_finish(&prog);
+    if (sink)
+        capture_progress_end(sink);
+    else
+        progress_finish(&own);
     if (p->compare_dense && (rc = score(&res->q_main, res->traj, dense_traj, n, K)) != 0)
         goto done;
     for (int b = 0; b < L; b++)
@@ -1108,10 +1136,74 @@ int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errm
             goto done;
     }
     res->wall_s = progress_now_s() - t0;
-    rc = write_summary(c, w, e);
+    rc = write_summary(c, sink, e);
 done:
     mem_free(x);
     mem_free(dense_traj);
     mem_free(ctr_traj);
     return rc;
 }
+
+/* ---- the capture interface ---- */
+
+static int disc_open(void **inst, const void *params, struct errmsg *e)
+{
+    struct disc_capture *c = NULL;
+    int rc = disc_capture_new(&c, params, e);
+    *inst = c;
+    return rc;
+}
+
+static uint64_t disc_estimate(const void *inst)
+{
+    double b = ceil(((const struct disc_capture *)inst)->mem_est);
+    return b < 1.8e19 ? (uint64_t)b : UINT64_MAX;
+}
+
+static void disc_what(const void *inst, char *what, size_t n)
+{
+    const struct dit_config *g = &((const struct disc_capture *)inst)->cfg;
+    snprintf(what, n, "capture disc of %s at %d px", g->name, g->image);
+}
+
+/* Loads weights and text, then writes --save-weights before the trace is created. */
+static int disc_prepare(void *inst, struct errmsg *e)
+{
+    struct disc_capture *c = inst;
+    int rc = disc_capture_load(c, e);
+    if (!rc && c->p.save_weights)
+        rc = disc_capture_save_weights(c, c->p.save_weights, 0, e);
+    return rc;
+}
+
+static int disc_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e)
+{
+    struct disc_capture *c = inst;
+    if (!c->loaded)
+        return errmsg_set(e, ERR_USAGE, "capture not loaded");
+    *hdr = c->hdr; /* the common fields are still unset: capture_header_common fills them */
+    return 0;
+}
+
+static int disc_run(void *inst, struct capture_sink *sink, struct errmsg *e)
+{
+    return disc_capture_run(inst, sink, e);
+}
+
+static void disc_close(void *inst)
+{
+    disc_capture_free(inst);
+}
+
+const struct capture_ops capture_disc_ops = {
+    .name = "disc",
+    .summary = "DiT denoising with CTR and ST executed for real (DiSC)",
+    .mem_hint = "use a smaller --image-size or raise --mem-limit",
+    .open = disc_open,
+    .mem_estimate = disc_estimate,
+    .mem_what = disc_what,
+    .prepare = disc_prepare,
+    .header = disc_header,
+    .run = disc_run,
+    .close = disc_close,
+};

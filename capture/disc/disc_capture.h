@@ -5,9 +5,11 @@
  *
  * Use: disc_params_default; set fields; disc_capture_new (validates, computes the memory
  * estimate, no heavy allocation); disc_capture_load (weights, text; may fail with ERR_DATA);
- * disc_capture_header (the TraceHeader to open a trace with; owned by the capture);
- * disc_capture_run (the sampler runs; records go to the writer when not NULL and to the
+ * disc_capture_run (the sampler runs; records go to the sink when not NULL and to the
  * record hook when set); disc_capture_result; disc_capture_free.
+ * The capture interface (capture/capture.h) runs the same sequence as capture_disc_ops:
+ * open = disc_capture_new (params: const struct disc_params *), prepare = load and
+ * --save-weights, run onto the driver's sink.
  * The module never prints: warnings are collected in the result (st_short).
  */
 #ifndef ACCELTRACE_DISC_CAPTURE_H
@@ -17,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/disc/dit_sampler.h"
 #include "capture/disc/disc_flops.h"
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
-#include "traces/trace_writer.h"
 
 enum disc_ctr_mode { DISC_CTR_OFF = 0, DISC_CTR_TAU = 1, DISC_CTR_TARGET = 2 };
 enum disc_st_mode { DISC_ST_OFF = 0, DISC_ST_ALPHA = 1, DISC_ST_THETA = 2, DISC_ST_TARGET = 3 };
@@ -54,9 +56,9 @@ struct disc_params {
     char keep_masks[256];        /* default "none" */
     bool compare_dense;          /* default on */
     const char *png_dir;         /* NULL = no images */
-    double mem_limit_bytes;      /* default 16 GiB */
+    double mem_limit_bytes;      /* default 16 GiB (for capture_opts.mem_limit_bytes) */
     int threads;                 /* 0 = threads_default() */
-    const char *command_line;    /* for the header */
+    const char *save_weights;    /* capture_disc_ops prepare writes the weights here (F32) */
 };
 
 /* Defaults of spec 2.5: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare on. */
@@ -110,17 +112,18 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e);
 int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype,
                               struct errmsg *e);
 
-/* The TraceHeader (after load); owned by c. */
-const Acceltrace__TraceHeader *disc_capture_header(struct disc_capture *c);
-
 /* Sets the record hook. */
 void disc_capture_set_hook(struct disc_capture *c, disc_record_fn fn, void *ctx);
 
 /* Progress on stderr (default quiet in the module; the CLI turns it on). */
 void disc_capture_set_progress(struct disc_capture *c, bool show);
 
-/* Runs everything; w may be NULL. 0 or a negative err with the message in e. */
-int disc_capture_run(struct disc_capture *c, struct trace_writer *w, struct errmsg *e);
+/* Runs everything; sink may be NULL (records reach the hook only; own progress report).
+ * 0 or a negative err with the message in e. */
+int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e);
+
+/* The ops of `capture disc` (capture/capture.h); an instance is a struct disc_capture. */
+extern const struct capture_ops capture_disc_ops;
 
 /* The result (after run); owned by c. */
 const struct disc_result *disc_capture_result(const struct disc_capture *c);

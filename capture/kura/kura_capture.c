@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "capture/kura/kura_net.h"
 #include "capture/kura/kura_png.h"
@@ -19,7 +18,6 @@
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/rng.h"
-#include "common/sha256.h"
 #include "common/threads.h"
 #include "formats/kura_fixed.h"
 
@@ -106,7 +104,8 @@ uint64_t kura_capture_mem_estimate(const struct kura_params *p)
     return b;
 }
 
-static int validate(const struct kura_params *p, struct errmsg *e)
+/* The parameter checks (ERR_USAGE), without the memory estimate. */
+static int validate_params(const struct kura_params *p, struct errmsg *e)
 {
     if (p->h < 5 || p->w < 5 || p->h > 16384 || p->w > 16384)
         return errmsg_set(e, ERR_USAGE, "map size %zux%zu out of range (5..16384 per side)", p->h,
@@ -121,6 +120,13 @@ static int validate(const struct kura_params *p, struct errmsg *e)
     struct kura_schedule s;
     int rc = kura_schedule_init(&s, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
     kura_schedule_release(&s);
+    return rc;
+}
+
+/* The parameter checks, then the memory estimate against p->mem_limit_bytes (ERR_LIMIT). */
+static int validate(const struct kura_params *p, struct errmsg *e)
+{
+    int rc = validate_params(p, e);
     if (rc)
         return rc;
     uint64_t need = kura_capture_mem_estimate(p);
@@ -136,7 +142,16 @@ static int validate(const struct kura_params *p, struct errmsg *e)
 
 /* ---- header ---- */
 
-void kura_header_store_release(struct kura_header_store *s)
+/* Storage behind the strings of a header made by kura_capture_header. */
+struct kura_header_store {
+    char *params_json, *model_json, *gen_params, *weights_meta;
+    char weights_sha[65], weights_name[256];
+    char *tile_shape_buf;
+    char **tile_shapes;
+};
+
+/* Frees what kura_capture_header allocated; safe on a zeroed store. */
+static void kura_header_store_release(struct kura_header_store *s)
 {
     free(s->params_json); /* jansson allocations */
     free(s->model_json);
@@ -147,8 +162,15 @@ void kura_header_store_release(struct kura_header_store *s)
     memset(s, 0, sizeof *s);
 }
 
-int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
-                        Acceltrace__KuraHeader *kh, struct kura_header_store *st, struct errmsg *e)
+/*
+ * Fills the workload part of hdr (params_json, model_json, seed, the KuraHeader kh) for p;
+ * the common fields come from capture_header_common. Strings point into st, released with
+ * kura_header_store_release after the header is written. Validates all parameters first
+ * (ERR_USAGE, ERR_LIMIT, ERR_DATA/ERR_IO for bad weights).
+ */
+static int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
+                               Acceltrace__KuraHeader *kh, struct kura_header_store *st,
+                               struct errmsg *e)
 {
     memset(st, 0, sizeof *st);
     int rc = validate(p, e);
@@ -233,34 +255,9 @@ int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hd
     st->model_json = json_dumps(mj, JSON_SORT_KEYS | JSON_COMPACT);
     if (!st->model_json)
         goto fail;
-    {
-        struct sha256 h;
-        uint8_t dg[32];
-        sha256_init(&h);
-        sha256_update(&h, st->params_json, strlen(st->params_json));
-        sha256_update(&h, st->model_json, strlen(st->model_json));
-        sha256_final(&h, dg);
-        sha256_to_hex(dg, st->params_hash);
-    }
-    /* Time: now, or SOURCE_DATE_EPOCH (else 0) when reproducible [decision]. */
-    time_t now = time(NULL);
-    if (p->reproducible) {
-        const char *sde = getenv("SOURCE_DATE_EPOCH");
-        now = sde ? (time_t)strtoll(sde, NULL, 10) : 0;
-    }
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(st->utc, sizeof st->utc, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-
-    hdr->producer = "acceltrace "
-                    "0.1.0";
-    hdr->workload = "kura";
     hdr->params_json = st->params_json;
     hdr->model_json = st->model_json;
     hdr->seed = p->seed;
-    hdr->command_line = (char *)(p->reproducible || !p->command_line ? "" : p->command_line);
-    hdr->utc_time = st->utc;
-    hdr->params_hash = st->params_hash;
     hdr->kura = kh;
     kh->h = (uint32_t)p->h;
     kh->w = (uint32_t)p->w;
@@ -323,7 +320,9 @@ struct run {
     int seg_cached;  /* segment index in seg_mu, -1 none */
     double *fwd_end; /* theta^{T-1} */
     uint8_t *phase_bytes;
-    struct progress pg;
+    struct capture_sink *sink; /* capture_run's sink: its progress reporter; NULL under exec */
+    struct progress pg_own;    /* the reporter under exec */
+    struct progress *pg;       /* the one in use; NULL before the forward pass */
     uint64_t pg_done;
 };
 
@@ -351,7 +350,9 @@ static int forward_step(struct run *r, int i, const double *prev, double *next, 
 
 static void pg_tick(struct run *r)
 {
-    progress_update(&r->pg, ++r->pg_done);
+    ++r->pg_done;
+    if (r->pg)
+        progress_update(r->pg, r->pg_done);
 }
 
 static int forward_pass(struct run *r)
@@ -550,224 +551,263 @@ static void run_release(struct run *r)
     mem_free(r->phase_bytes);
 }
 
-int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                      struct kura_result *res, struct errmsg *e)
+/* ---- progress: the driver's reporter under capture_run, an own one under exec ---- */
+
+static void pg_begin(struct run *r, uint64_t total)
 {
-    double t_start = progress_now_s();
-    struct run r;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.seg_cached = -1;
-    r.pg.quiet = true; /* silent until progress_init (the fail path calls progress_finish) */
-    double *theta = NULL;
-    if (res)
-        memset(res, 0, sizeof *res);
-    if (e) {
-        e->code = 0;
-        e->text[0] = '\0';
+    if (r->sink) {
+        capture_progress_begin(r->sink, total);
+        r->pg = &r->sink->progress;
+    } else {
+        progress_init(&r->pg_own, "kura capture", total, r->p->quiet);
+        r->pg = &r->pg_own;
     }
-    int rc = validate(p, e);
+}
+
+static void pg_end(struct run *r)
+{
+    if (r->sink)
+        capture_progress_end(r->sink);
+    else if (r->pg)
+        progress_finish(r->pg);
+    r->pg = NULL;
+}
+
+/* A record could not be emitted: the emit callback's message, else a generic one. */
+static int emit_failed(struct errmsg *e, int rc)
+{
+    if (e && e->code == 0)
+        errmsg_set(e, rc, "writing a record failed: %s", err_str(rc));
+    return rc;
+}
+
+/* Phase 1, setup: schedule, pool, score net, drift evaluators, the map-sized buffers and
+ * the oracle storage (trajectory or checkpoints), then the data map theta^0. */
+static int run_setup(struct run *r, double **theta, struct errmsg *e)
+{
+    const struct kura_params *p = r->p;
+    int rc = kura_schedule_init(&r->sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end,
+                                e);
     if (rc)
         return rc;
-    rc = kura_schedule_init(&r.sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
-    if (rc)
-        return rc;
-    int T = r.sch.t;
+    int T = r->sch.t;
     size_t n = p->h * p->w;
-    r.n = n;
+    r->n = n;
     int nthreads = p->threads > 0 ? p->threads : threads_default();
     if (nthreads > 1 && n >= 64 * 64) /* tiny maps: threads cost more than they save */
-        r.pool = pool_new(nthreads);
+        r->pool = pool_new(nthreads);
     if (p->score == KURA_SCORE_NET) {
-        rc = kura_net_load(&r.net, p->weights_path, T, e);
+        rc = kura_net_load(&r->net, p->weights_path, T, e);
         if (rc)
-            goto fail;
+            return rc;
         /* one BLAS thread: the same bits on every machine (nn.h determinism note) */
         nn_set_threads(1);
     }
-    rc = kura_drift_init(&r.dfw, p->h, p->w, r.pool);
+    rc = kura_drift_init(&r->dfw, p->h, p->w, r->pool);
     if (rc == 0)
-        rc = kura_drift_init(&r.drv, p->h, p->w, r.pool);
-    if (rc) {
-        errmsg_set(e, rc, "out of memory for %zux%zu drift maps", p->h, p->w);
-        goto fail;
-    }
-    rc = ERR_NOMEM;
-    r.u = mem_alloc(n * sizeof(double));
-    r.ufw = mem_alloc(n * sizeof(double));
-    r.s = mem_alloc(n * sizeof(double));
-    r.tmp = mem_alloc(n * sizeof(double));
-    r.theta0 = mem_alloc(n * sizeof(double));
-    r.x0 = mem_alloc(n * sizeof(double));
-    r.fwd_end = mem_alloc(n * sizeof(double));
-    r.phase_bytes = mem_alloc(2 * n);
-    theta = mem_alloc(n * sizeof(double));
-    if (!r.u || !r.ufw || !r.s || !r.tmp || !r.theta0 || !r.x0 || !r.fwd_end || !r.phase_bytes ||
-        !theta)
-        goto fail_nomem;
+        rc = kura_drift_init(&r->drv, p->h, p->w, r->pool);
+    if (rc)
+        return errmsg_set(e, rc, "out of memory for %zux%zu drift maps", p->h, p->w);
+    r->u = mem_alloc(n * sizeof(double));
+    r->ufw = mem_alloc(n * sizeof(double));
+    r->s = mem_alloc(n * sizeof(double));
+    r->tmp = mem_alloc(n * sizeof(double));
+    r->theta0 = mem_alloc(n * sizeof(double));
+    r->x0 = mem_alloc(n * sizeof(double));
+    r->fwd_end = mem_alloc(n * sizeof(double));
+    r->phase_bytes = mem_alloc(2 * n);
+    *theta = mem_alloc(n * sizeof(double));
+    if (!r->u || !r->ufw || !r->s || !r->tmp || !r->theta0 || !r->x0 || !r->fwd_end ||
+        !r->phase_bytes || !*theta)
+        goto nomem;
     if (p->score == KURA_SCORE_ORACLE) {
         /* Spec section 3: keep the trajectory while T H W 8 bytes <= --oracle-mem. */
         uint64_t need = (uint64_t)T * n * 8;
-        r.ckpt = need > p->oracle_mem_bytes;
-        r.seg_len = (int)ceil(sqrt((double)T));
-        if (!r.ckpt) {
-            r.mu_all = mem_alloc((size_t)(T - 1) * n * sizeof(double));
-            if (!r.mu_all)
-                goto fail_nomem;
+        r->ckpt = need > p->oracle_mem_bytes;
+        r->seg_len = (int)ceil(sqrt((double)T));
+        if (!r->ckpt) {
+            r->mu_all = mem_alloc((size_t)(T - 1) * n * sizeof(double));
+            if (!r->mu_all)
+                goto nomem;
         } else {
-            size_t nck = (size_t)((T - 2) / r.seg_len + 1);
-            r.ckpts = mem_alloc(nck * n * sizeof(double));
-            r.seg_mu = mem_alloc((size_t)r.seg_len * n * sizeof(double));
-            r.seg_a = mem_alloc(n * sizeof(double));
-            r.seg_b = mem_alloc(n * sizeof(double));
-            if (!r.ckpts || !r.seg_mu || !r.seg_a || !r.seg_b)
-                goto fail_nomem;
+            size_t nck = (size_t)((T - 2) / r->seg_len + 1);
+            r->ckpts = mem_alloc(nck * n * sizeof(double));
+            r->seg_mu = mem_alloc((size_t)r->seg_len * n * sizeof(double));
+            r->seg_a = mem_alloc(n * sizeof(double));
+            r->seg_b = mem_alloc(n * sizeof(double));
+            if (!r->ckpts || !r->seg_mu || !r->seg_a || !r->seg_b)
+                goto nomem;
         }
     }
-    rc = kura_data_generate(&p->data, p->h, p->w, p->seed, r.theta0, r.x0, r.pool, e);
+    return kura_data_generate(&p->data, p->h, p->w, p->seed, r->theta0, r->x0, r->pool, e);
+nomem:
+    return errmsg_set(e, ERR_NOMEM, "out of memory for a %zux%zu capture", p->h, p->w);
+}
+
+/* Phase 2, forward pass and reverse start [spec section 2]; the data images; the DATA
+ * record (theta^0 at step -1). */
+static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn emit, void *ctx,
+                       struct errmsg *e)
+{
+    const struct kura_params *p = r->p;
+    size_t n = r->n;
+    pg_begin(r, 2 * (uint64_t)(r->sch.t - 1));
+    int rc = forward_pass(r);
     if (rc)
-        goto fail;
-    progress_init(&r.pg, "kura capture", 2 * (uint64_t)(T - 1), p->quiet);
-
-    rc = forward_pass(&r);
-    if (rc) {
-        errmsg_set(e, rc, "forward pass failed: %s", err_str(rc));
-        goto fail;
-    }
-    double fwd_r = kura_order_r(r.fwd_end, n);
-
-    /* Reverse start [spec section 2]. */
+        return errmsg_set(e, rc, "forward pass failed: %s", err_str(rc));
+    *fwd_r = kura_order_r(r->fwd_end, n);
     if (p->start == KURA_START_FORWARD) {
-        memcpy(theta, r.fwd_end, n * sizeof(double));
+        memcpy(theta, r->fwd_end, n * sizeof(double));
     } else {
         struct rng g;
         rng_stream(&g, p->seed, "kura/terminal", 0, 0);
         for (size_t k = 0; k < n; k++)
-            theta[k] = kura_wrap(rng_von_mises(&g, 0.0, r.sch.kappa));
+            theta[k] = kura_wrap(rng_von_mises(&g, 0.0, r->sch.kappa));
     }
-
     if (p->png_dir) {
         mkdir(p->png_dir, 0755); /* an existing directory is fine; write errors report */
         for (size_t k = 0; k < n; k++)
-            r.tmp[k] = kura_theta_to_x(r.theta0[k]);
-        if ((rc = png_phase_named(&r, "data.png", r.theta0, e)) ||
-            (rc = png_grey_named(&r, "data_x.png", r.tmp, -1.0, 1.0, e)))
-            goto fail;
+            r->tmp[k] = kura_theta_to_x(r->theta0[k]);
+        if ((rc = png_phase_named(r, "data.png", r->theta0, e)) ||
+            (rc = png_grey_named(r, "data_x.png", r->tmp, -1.0, 1.0, e)))
+            return rc;
     }
-
-    /* DATA record: theta^0 at step -1. */
-    kura_drift_quantize(&r.drv, r.theta0);
-    rc = emit_step(&r, emit, ctx, -1, ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA, 0, r.theta0, r.drv.q,
+    kura_drift_quantize(&r->drv, r->theta0);
+    rc = emit_step(r, emit, ctx, -1, ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA, 0, r->theta0, r->drv.q,
                    NULL);
-    if (rc)
-        goto fail_emit;
+    return rc ? emit_failed(e, rc) : 0;
+}
 
-    double err_sum = 0, err_max = 0, bound_max = 0;
-    for (int i = T - 1; i >= 1; i--) {
-        double c = r.sch.c[i], kref = KURA_KREF_GAIN * c;
-        double err[2] = {0, 0};
-        rc = kura_drift_eval(&r.drv, theta, p->drift, c, kref, KURA_PSI_REF, p->check_drift, r.u,
-                             &err[0], &err[1]);
-        if (rc) {
-            errmsg_set(e, rc, "drift of reverse step %d failed: %s", i, err_str(rc));
-            goto fail;
-        }
-        if (!r.drv.have_q) { /* float drift without check: quantize for the record */
-            kura_drift_quantize(&r.drv, theta);
-            if (p->n_tile_shapes > 0) {
-                struct kura_regs regs;
-                rc = kura_regs_init(&regs, c, kref, KURA_PSI_REF);
-                if (rc == 0)
-                    rc = kura_fixed_drift_map(r.drv.q, p->h, p->w, &regs, r.drv.u_q, r.drv.d,
-                                              r.pool);
-                if (rc)
-                    goto fail_emit;
-            }
-        }
-        if (p->check_drift) {
-            err_sum += err[1];
-            if (err[0] > err_max)
-                err_max = err[0];
-        }
-        double xb = kura_drift_bound(c, kref, KURA_PSI_REF);
-        if (xb > bound_max)
-            bound_max = xb;
-        rc = emit_step(&r, emit, ctx, i, ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE, i, theta,
-                       r.drv.q, p->check_drift ? err : NULL);
-        for (int k = 0; rc == 0 && k < p->n_tile_shapes; k++)
-            rc = emit_tiles(&r, emit, ctx, i, p->tile_nh[k], p->tile_nw[k], res);
+/* Score s_i(theta) into r->s [spec section 3]. */
+static int run_score(struct run *r, int i, const double *theta, struct errmsg *e)
+{
+    const struct kura_params *p = r->p;
+    size_t n = r->n;
+    double sg = r->sch.sigma[i];
+    int rc = 0;
+    switch (p->score) {
+    case KURA_SCORE_ORACLE: {
+        const double *mu;
+        rc = oracle_mu(r, i, &mu);
         if (rc)
-            goto fail_emit;
-        if (p->png_dir && (T - 1 - i) % p->png_every == 0) {
-            char name[64];
-            snprintf(name, sizeof name, "step_%04d.png", i);
-            rc = png_phase_named(&r, name, theta, e);
-            if (rc)
-                goto fail;
-        }
-        /* Score s_i(theta) [spec section 3]. */
-        double beta = r.sch.beta[i], sg = r.sch.sigma[i];
-        switch (p->score) {
-        case KURA_SCORE_ORACLE: {
-            const double *mu;
-            rc = oracle_mu(&r, i, &mu);
-            if (rc) {
-                errmsg_set(e, rc, "oracle recomputation failed: %s", err_str(rc));
-                goto fail;
-            }
-            for (size_t k = 0; k < n; k++)
-                r.s[k] = kura_oracle_score(theta[k], mu[k], sg);
-            break;
-        }
-        case KURA_SCORE_PRIOR: {
-            double kap = kura_prior_kappa(&r.sch, i);
-            for (size_t k = 0; k < n; k++)
-                r.s[k] = -kap * sin(theta[k] - KURA_PSI_REF);
-            break;
-        }
-        case KURA_SCORE_NET:
-            rc = kura_net_score(r.net, theta, p->h, p->w, i, r.s);
-            if (rc) {
-                errmsg_set(e, rc, "score network failed at step %d", i);
-                goto fail;
-            }
-            break;
-        case KURA_SCORE_NONE:
-            memset(r.s, 0, n * sizeof(double));
-            break;
-        }
-        /* Reverse update [spec section 2]: theta <- wrap(theta - u + beta s + sigma eps). */
-        struct rng g;
-        rng_stream(&g, p->seed, "kura/reverse", (uint64_t)i, 0);
-        for (size_t k = 0; k < n; k++) {
-            double eps = rng_normal(&g);
-            theta[k] = kura_wrap(theta[k] - r.u[k] + beta * r.s[k] + sg * eps);
-        }
-        pg_tick(&r);
+            return errmsg_set(e, rc, "oracle recomputation failed: %s", err_str(rc));
+        for (size_t k = 0; k < n; k++)
+            r->s[k] = kura_oracle_score(theta[k], mu[k], sg);
+        break;
     }
-    progress_finish(&r.pg);
+    case KURA_SCORE_PRIOR: {
+        double kap = kura_prior_kappa(&r->sch, i);
+        for (size_t k = 0; k < n; k++)
+            r->s[k] = -kap * sin(theta[k] - KURA_PSI_REF);
+        break;
+    }
+    case KURA_SCORE_NET:
+        rc = kura_net_score(r->net, theta, p->h, p->w, i, r->s);
+        if (rc)
+            return errmsg_set(e, rc, "score network failed at step %d", i);
+        break;
+    case KURA_SCORE_NONE:
+        memset(r->s, 0, n * sizeof(double));
+        break;
+    }
+    return 0;
+}
 
-    /* FINAL record: the sample after step 1, at step 0. */
-    kura_drift_quantize(&r.drv, theta);
-    rc = emit_step(&r, emit, ctx, 0, ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL, 0, theta, r.drv.q,
-                   NULL);
+/* Drift error and bound over the reverse steps. */
+struct drift_acc {
+    double err_sum, err_max, bound_max;
+};
+
+/* Phase 3, one reverse step i: drift, REVERSE record and its tile frames, image, score and
+ * the update theta <- wrap(theta - u + beta s + sigma eps) [spec section 2]. */
+static int run_reverse_step(struct run *r, int i, double *theta, kura_emit_fn emit, void *ctx,
+                            struct drift_acc *a, struct kura_result *res, struct errmsg *e)
+{
+    const struct kura_params *p = r->p;
+    double c = r->sch.c[i], kref = KURA_KREF_GAIN * c;
+    double err[2] = {0, 0};
+    int rc = kura_drift_eval(&r->drv, theta, p->drift, c, kref, KURA_PSI_REF, p->check_drift, r->u,
+                             &err[0], &err[1]);
     if (rc)
-        goto fail_emit;
-
-    double mae, mx;
-    kura_circ_err(theta, r.theta0, n, &mae, &mx);
-    double wall = progress_now_s() - t_start;
-    if (p->png_dir) {
-        for (size_t k = 0; k < n; k++)
-            r.tmp[k] = kura_theta_to_x(theta[k]);
-        if ((rc = png_phase_named(&r, "final.png", theta, e)) ||
-            (rc = png_grey_named(&r, "final_x.png", r.tmp, -1.0, 1.0, e)))
-            goto fail;
-        for (size_t k = 0; k < n; k++)
-            r.tmp[k] = fabs(kura_wrap(theta[k] - r.theta0[k]));
-        if ((rc = png_grey_named(&r, "error.png", r.tmp, 0.0, 0.2, e)))
-            goto fail;
+        return errmsg_set(e, rc, "drift of reverse step %d failed: %s", i, err_str(rc));
+    if (!r->drv.have_q) { /* float drift without check: quantize for the record */
+        kura_drift_quantize(&r->drv, theta);
+        if (p->n_tile_shapes > 0) {
+            struct kura_regs regs;
+            rc = kura_regs_init(&regs, c, kref, KURA_PSI_REF);
+            if (rc == 0)
+                rc = kura_fixed_drift_map(r->drv.q, p->h, p->w, &regs, r->drv.u_q, r->drv.d,
+                                          r->pool);
+            if (rc)
+                return emit_failed(e, rc);
+        }
     }
+    if (p->check_drift) {
+        a->err_sum += err[1];
+        if (err[0] > a->err_max)
+            a->err_max = err[0];
+    }
+    double xb = kura_drift_bound(c, kref, KURA_PSI_REF);
+    if (xb > a->bound_max)
+        a->bound_max = xb;
+    rc = emit_step(r, emit, ctx, i, ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE, i, theta, r->drv.q,
+                   p->check_drift ? err : NULL);
+    for (int k = 0; rc == 0 && k < p->n_tile_shapes; k++)
+        rc = emit_tiles(r, emit, ctx, i, p->tile_nh[k], p->tile_nw[k], res);
+    if (rc)
+        return emit_failed(e, rc);
+    if (p->png_dir && (r->sch.t - 1 - i) % p->png_every == 0) {
+        char name[64];
+        snprintf(name, sizeof name, "step_%04d.png", i);
+        if ((rc = png_phase_named(r, name, theta, e)))
+            return rc;
+    }
+    if ((rc = run_score(r, i, theta, e)))
+        return rc;
+    double beta = r->sch.beta[i], sg = r->sch.sigma[i];
+    struct rng g;
+    rng_stream(&g, p->seed, "kura/reverse", (uint64_t)i, 0);
+    for (size_t k = 0; k < r->n; k++) {
+        double eps = rng_normal(&g);
+        theta[k] = kura_wrap(theta[k] - r->u[k] + beta * r->s[k] + sg * eps);
+    }
+    pg_tick(r);
+    return 0;
+}
+
+/* The final images: the sample, its x map and the error against theta^0. */
+static int final_pngs(struct run *r, const double *theta, struct errmsg *e)
+{
+    size_t n = r->n;
+    int rc;
+    for (size_t k = 0; k < n; k++)
+        r->tmp[k] = kura_theta_to_x(theta[k]);
+    if ((rc = png_phase_named(r, "final.png", theta, e)) ||
+        (rc = png_grey_named(r, "final_x.png", r->tmp, -1.0, 1.0, e)))
+        return rc;
+    for (size_t k = 0; k < n; k++)
+        r->tmp[k] = fabs(kura_wrap(theta[k] - r->theta0[k]));
+    return png_grey_named(r, "error.png", r->tmp, 0.0, 0.2, e);
+}
+
+/* Phase 4, the end: FINAL record (the sample after step 1, at step 0), images, Summary and
+ * the result. On success res owns theta and theta0 (NULL in *theta and r). */
+static int run_finish(struct run *r, double **theta, double fwd_r, const struct drift_acc *a,
+                      double t_start, kura_emit_fn emit, void *ctx, struct kura_result *res,
+                      struct errmsg *e)
+{
+    const struct kura_params *p = r->p;
+    int T = r->sch.t;
+    kura_drift_quantize(&r->drv, *theta);
+    int rc = emit_step(r, emit, ctx, 0, ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL, 0, *theta,
+                       r->drv.q, NULL);
+    if (rc)
+        return emit_failed(e, rc);
+    double mae, mx;
+    kura_circ_err(*theta, r->theta0, r->n, &mae, &mx);
+    double wall = progress_now_s() - t_start;
+    if (p->png_dir && (rc = final_pngs(r, *theta, e)))
+        return rc;
 
     Acceltrace__KuraSummary ksum = ACCELTRACE__KURA_SUMMARY__INIT;
     Acceltrace__KuraDriftErr de = ACCELTRACE__KURA_DRIFT_ERR__INIT;
@@ -775,10 +815,10 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
     ksum.recon_max = mx;
     ksum.forward_end_r = fwd_r;
     ksum.reverse_steps = (uint32_t)(T - 1);
-    ksum.recon_bound = kura_recon_bound(&r.sch);
+    ksum.recon_bound = kura_recon_bound(&r->sch);
     if (p->check_drift) {
-        de.max = err_max;
-        de.mean = err_sum / (T - 1);
+        de.max = a->err_max;
+        de.mean = a->err_sum / (T - 1);
         ksum.drift_err = &de;
     }
     Acceltrace__Summary sum = ACCELTRACE__SUMMARY__INIT;
@@ -788,93 +828,164 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
     rec.body_case = ACCELTRACE__RECORD__BODY_SUMMARY;
     rec.summary = &sum;
-    rc = emit(ctx, &rec);
-    if (rc)
-        goto fail_emit;
-
+    if ((rc = emit(ctx, &rec)))
+        return emit_failed(e, rc);
     if (res) {
         res->recon_mae = mae;
         res->recon_max = mx;
         res->recon_bound = ksum.recon_bound;
         res->forward_end_r = fwd_r;
         res->drift_checked = p->check_drift;
-        res->drift_err_max = err_max;
-        res->drift_err_mean = p->check_drift ? err_sum / (T - 1) : 0.0;
-        res->drift_bound_max = bound_max;
+        res->drift_err_max = a->err_max;
+        res->drift_err_mean = p->check_drift ? a->err_sum / (T - 1) : 0.0;
+        res->drift_bound_max = a->bound_max;
         res->wall_s = wall;
         res->reverse_steps = T - 1;
-        res->checkpointed = r.ckpt;
+        res->checkpointed = r->ckpt;
         res->h = p->h;
         res->w = p->w;
-        res->theta_final = theta;
-        res->theta0 = r.theta0;
-        theta = NULL;
-        r.theta0 = NULL;
+        res->theta_final = *theta;
+        res->theta0 = r->theta0;
+        *theta = NULL;
+        r->theta0 = NULL;
     }
-    mem_free(theta);
-    run_release(&r);
     return 0;
-fail_nomem:
-    rc = errmsg_set(e, ERR_NOMEM, "out of memory for a %zux%zu capture", p->h, p->w);
-    goto fail;
-fail_emit:
-    if (e && e->code == 0)
-        errmsg_set(e, rc, "writing a record failed: %s", err_str(rc));
-fail:
-    progress_finish(&r.pg);
+}
+
+/* The four phases; sink (may be NULL) lends its progress reporter. */
+static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx,
+                       struct capture_sink *sink, struct kura_result *res, struct errmsg *e)
+{
+    double t_start = progress_now_s();
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.sink = sink;
+    r.seg_cached = -1;
+    double *theta = NULL, fwd_r = 0;
+    struct drift_acc acc = {0, 0, 0};
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (e) {
+        e->code = 0;
+        e->text[0] = '\0';
+    }
+    int rc = validate(p, e);
+    if (!rc)
+        rc = run_setup(&r, &theta, e);
+    if (!rc)
+        rc = run_forward(&r, theta, &fwd_r, emit, ctx, e);
+    for (int i = r.sch.t - 1; !rc && i >= 1; i--)
+        rc = run_reverse_step(&r, i, theta, emit, ctx, &acc, res, e);
+    pg_end(&r);
+    if (!rc)
+        rc = run_finish(&r, &theta, fwd_r, &acc, t_start, emit, ctx, res, e);
     mem_free(theta);
     run_release(&r);
     return rc;
 }
 
-/* ---- trace output ---- */
+int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
+                      struct kura_result *res, struct errmsg *e)
+{
+    return exec_phases(p, emit, ctx, NULL, res, e);
+}
 
-struct writer_ctx {
-    struct trace_writer *w;
-    bool failed; /* the writer refused a record; its message explains why */
+/* ---- the capture interface ---- */
+
+struct kura_capture {
+    struct kura_params p;
+    Acceltrace__KuraHeader kh;
+    struct kura_header_store st;
+    struct kura_result res;
 };
 
-static int writer_emit(void *vctx, const Acceltrace__Record *rec)
+const struct kura_result *kura_capture_result(const void *inst)
 {
-    struct writer_ctx *x = vctx;
-    int rc = trace_writer_append(x->w, rec, NULL);
-    x->failed = rc != 0;
-    return rc;
+    return &((const struct kura_capture *)inst)->res;
 }
 
-int kura_capture_run(const struct kura_params *p, const char *path,
-                     const struct trace_writer_opts *opts, struct kura_result *res,
-                     struct errmsg *e)
+static int kura_open(void **inst, const void *params, struct errmsg *e)
 {
-    Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
-    Acceltrace__KuraHeader kh = ACCELTRACE__KURA_HEADER__INIT;
-    struct kura_header_store st;
-    if (p->png_dir) { /* fail before creating the trace when images cannot be written */
+    struct kura_capture *c = mem_calloc(1, sizeof *c);
+    *inst = c;
+    if (!c)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    c->p = *(const struct kura_params *)params;
+    return validate_params(&c->p, e);
+}
+
+static uint64_t kura_estimate(const void *inst)
+{
+    return kura_capture_mem_estimate(&((const struct kura_capture *)inst)->p);
+}
+
+static void kura_what(const void *inst, char *what, size_t n)
+{
+    const struct kura_params *p = &((const struct kura_capture *)inst)->p;
+    snprintf(what, n, "capture kura of a %zux%zu map over %d steps", p->h, p->w, p->t);
+}
+
+/* Fails before the trace is created when images cannot be written. */
+static int kura_prepare(void *inst, struct errmsg *e)
+{
+    const struct kura_params *p = &((struct kura_capture *)inst)->p;
+    if (p->png_dir) {
         struct stat sb;
         mkdir(p->png_dir, 0755);
         if (stat(p->png_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
             return errmsg_set(e, ERR_IO, "cannot create png directory '%s'", p->png_dir);
     }
-    int rc = kura_capture_header(p, &hdr, &kh, &st, e);
-    if (rc)
-        return rc;
-    struct trace_writer *w = NULL;
-    char errtext[512] = "";
-    rc = trace_writer_open(&w, path, opts, &hdr, errtext, sizeof errtext);
-    kura_header_store_release(&st);
-    if (rc)
-        return errmsg_set(e, rc, "%s", errtext[0] ? errtext : err_str(rc));
-    struct writer_ctx x = {w, false};
-    rc = kura_capture_exec(p, writer_emit, &x, res, e);
-    if (rc) {
-        if (x.failed)
-            errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
-        trace_writer_free(w);
-        return rc;
-    }
-    rc = trace_writer_finish(w);
-    if (rc)
-        errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
-    trace_writer_free(w);
-    return rc;
+    return 0;
 }
+
+static int kura_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e)
+{
+    struct kura_capture *c = inst;
+    acceltrace__kura_header__init(&c->kh);
+    kura_header_store_release(&c->st);
+    return kura_capture_header(&c->p, hdr, &c->kh, &c->st, e);
+}
+
+/* The kura emit callback onto a capture sink. */
+struct sink_ctx {
+    struct capture_sink *sink;
+    struct errmsg *e;
+};
+
+static int sink_emit(void *vctx, const Acceltrace__Record *rec)
+{
+    struct sink_ctx *x = vctx;
+    return capture_emit(x->sink, rec, NULL, x->e);
+}
+
+static int kura_run(void *inst, struct capture_sink *sink, struct errmsg *e)
+{
+    struct kura_capture *c = inst;
+    struct sink_ctx x = {sink, e};
+    kura_result_release(&c->res);
+    return exec_phases(&c->p, sink_emit, &x, sink, &c->res, e);
+}
+
+static void kura_close(void *inst)
+{
+    struct kura_capture *c = inst;
+    if (!c)
+        return;
+    kura_header_store_release(&c->st);
+    kura_result_release(&c->res);
+    mem_free(c);
+}
+
+const struct capture_ops capture_kura_ops = {
+    .name = "kura",
+    .summary = "Kuramoto orientation diffusion with the SA-Kura drift",
+    .mem_hint = "use a smaller --size or raise --mem-limit",
+    .open = kura_open,
+    .mem_estimate = kura_estimate,
+    .mem_what = kura_what,
+    .prepare = kura_prepare,
+    .header = kura_header,
+    .run = kura_run,
+    .close = kura_close,
+};

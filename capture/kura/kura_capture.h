@@ -6,7 +6,7 @@
  * the order of spec section 6: KuraStep DATA (step -1), for i = T-1..1 KuraStep REVERSE
  * (the map the drift reads) followed by its KuraTiles frames (one per requested shape),
  * KuraStep FINAL (step 0), then Summary. Records go to an emit callback, so the algorithm
- * is testable without a trace file; kura_capture_run wires it to a trace_writer.
+ * is testable without a trace file; capture_kura_ops wires it to the capture driver.
  *
  * Randomness [decision]: substreams of common/rng derived from the seed: "kura/data" for
  * the generator, "kura/forward" (a = step i) for forward noise, "kura/terminal" for the
@@ -17,7 +17,8 @@
  * Bytes: everything that reaches the trace is a function of the parameters that enter
  * params_json (not of threads, PNG output, --oracle-mem or the output path). The header's
  * command line and UTC time and the Summary's wall time are the only other inputs;
- * kura_params.reproducible fixes them (docs/models.md#kuramoto-capture).
+ * kura_params.reproducible with capture_opts.reproducible fixes them
+ * (docs/models.md#kuramoto-capture).
  */
 #ifndef ACCELTRACE_KURA_CAPTURE_H
 #define ACCELTRACE_KURA_CAPTURE_H
@@ -26,11 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/kura/kura_data.h"
 #include "capture/kura/kura_drift.h"
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
-#include "traces/trace_writer.h"
 
 enum kura_score { KURA_SCORE_ORACLE = 0, KURA_SCORE_PRIOR, KURA_SCORE_NET, KURA_SCORE_NONE };
 enum kura_start { KURA_START_VONMISES = 0, KURA_START_FORWARD };
@@ -57,8 +58,7 @@ struct kura_params {
     int n_tile_shapes;
     uint32_t tile_nh[KURA_MAX_TILE_SHAPES], tile_nw[KURA_MAX_TILE_SHAPES];
     bool quiet;               /* no progress on stderr */
-    bool reproducible;        /* fixed header time/command line, wall time 0 */
-    const char *command_line; /* for the header (ignored when reproducible) */
+    bool reproducible;        /* Summary wall time 0 (and capture_opts.reproducible) */
 };
 
 /* Metrics of a finished capture. theta0/theta_final are owned (kura_result_release). */
@@ -86,8 +86,8 @@ void kura_params_default(struct kura_params *p);
  * checkpoints, the data generator's scratch, one record in the writer, the tile streams,
  * PNG rows and, for --score net, twice the weights file (read, then unpacked). Arithmetic
  * on p (and a stat of the weights), saturating at UINT64_MAX; nothing is allocated.
- * kura_capture_header and kura_capture_exec refuse (ERR_LIMIT) above p->mem_limit_bytes
- * before allocating anything map-sized.
+ * kura_capture_exec refuses (ERR_LIMIT) above p->mem_limit_bytes before allocating anything
+ * map-sized, as capture_run does above its own limit.
  */
 uint64_t kura_capture_mem_estimate(const struct kura_params *p);
 
@@ -99,25 +99,6 @@ void kura_result_release(struct kura_result *r);
 /* Receives each record after the header; return 0 or a negative err to stop. */
 typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
 
-/* Storage behind the strings of a header made by kura_capture_header. */
-struct kura_header_store {
-    char *params_json, *model_json, *gen_params, *weights_meta;
-    char weights_sha[65], weights_name[256], params_hash[65], utc[32];
-    char *tile_shape_buf;
-    char **tile_shapes;
-};
-
-/*
- * Fills hdr (initialised with ACCELTRACE__TRACE_HEADER__INIT) and kh for p; strings point
- * into store, which the caller releases with kura_header_store_release after the header is
- * written. Validates all parameters first (ERR_USAGE, ERR_DATA/ERR_IO for bad weights).
- */
-int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
-                        Acceltrace__KuraHeader *kh, struct kura_header_store *store,
-                        struct errmsg *e);
-/* Frees what kura_capture_header allocated; safe on a zeroed store. */
-void kura_header_store_release(struct kura_header_store *s);
-
 /*
  * Runs the capture, emitting every record after the header in spec section 6 order.
  * res may be NULL; otherwise it is filled on success (release with kura_result_release).
@@ -128,11 +109,15 @@ int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
                       struct kura_result *res, struct errmsg *e);
 
 /*
- * Writes the whole trace to path through traces/trace_writer (opts may be NULL). res may be
- * NULL. 0 or a negative err with e set.
+ * The capture interface (capture/capture.h): open takes a const struct kura_params *
+ * (copied; ERR_USAGE for bad parameters), the memory check uses kura_capture_mem_estimate,
+ * prepare creates png_dir, run is kura_capture_exec onto the driver's sink. The driver's
+ * capture_opts.reproducible should follow kura_params.reproducible (empty command line,
+ * header time SOURCE_DATE_EPOCH or 1970).
  */
-int kura_capture_run(const struct kura_params *p, const char *path,
-                     const struct trace_writer_opts *opts, struct kura_result *res,
-                     struct errmsg *e);
+extern const struct capture_ops capture_kura_ops;
+
+/* The result of the last run of a capture_kura_ops instance; owned by it. */
+const struct kura_result *kura_capture_result(const void *inst);
 
 #endif

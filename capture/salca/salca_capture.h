@@ -5,9 +5,10 @@
  * (specs/salca.md sections 3-8):
  *   header (TraceHeader.salca), SalcaPrefill per (l, g), per step: SalcaSelect per
  *   (l, h, method) in that order, SalcaToken (model source), then one Summary.
- * The capture opens the trace writer itself because the header holds the generated task's
- * lengths. It never prints: progress goes through common/progress (stderr), the summary
- * table is returned as text.
+ * It runs under the capture driver (capture/capture.h) as capture_salca_ops: open loads the
+ * model and generates the task (the memory estimate needs both), prepare allocates the
+ * stores and runs the prefill, the header holds the generated task's lengths. It never
+ * prints: progress goes through the driver (stderr), the summary table is returned as text.
  */
 #ifndef ACCELTRACE_SALCA_CAPTURE_H
 #define ACCELTRACE_SALCA_CAPTURE_H
@@ -15,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture/capture.h"
 #include "capture/salca/salca_kv.h"
 #include "capture/salca/salca_source.h"
 #include "common/err.h"
@@ -43,16 +45,16 @@ struct salca_capture_params {
     bool no_hist;
     bool top1;                      /* model: substituted runs for top-1 agreement */
     int threads;                    /* worker threads (>= 1) */
-    uint64_t mem_limit_bytes;       /* 8 GiB */
+    uint64_t mem_limit_bytes;       /* 8 GiB; 0: no limit (as capture_opts) */
     struct salca_synth_params synth;
     uint32_t tiny_outlier_pairs;    /* 4 */
     double tiny_outlier_gain;       /* 8 */
     uint32_t quest_page;            /* 16 */
     uint32_t quest_dense_layers;    /* Quest keeps every token in layers below this (0) */
-    int zstd_level;                 /* 3 */
-    bool quiet;
-    const char *command_line;       /* for the header (may be NULL) */
-    const char *utc_time;           /* for the header (may be NULL) */
+    int zstd_level;                 /* 3 (salca_capture_run; else capture_opts) */
+    bool quiet;                     /* salca_capture_run; else capture_opts */
+    const char *command_line;       /* salca_capture_run: for the header (may be NULL) */
+    const char *utc_time;           /* salca_capture_run: for the header (NULL: "") */
     const char *csv_path;           /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
@@ -93,8 +95,17 @@ struct salca_capture_result {
 int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
                         struct errmsg *e);
 
+/* The ops of `capture salca`; open takes a const struct salca_capture_params * (copied;
+ * its strings must outlive the instance). */
+extern const struct capture_ops capture_salca_ops;
+
+/* The result of a capture_salca_ops instance after capture_run; owned by it. */
+const struct salca_capture_result *salca_capture_result(const void *inst);
+
 /*
- * Runs the capture and writes out_path (via out_path.partial). 0 or a negative enum err
+ * Runs the capture through capture_run with the driver options of p (zstd_level,
+ * mem_limit_bytes, quiet, command_line, utc_time) and writes out_path (via
+ * out_path.partial). 0 or a negative enum err
  * with the message in e; ERR_USAGE/ERR_CONFIG for bad parameters, ERR_DATA/ERR_FORMAT for
  * bad checkpoints, ERR_LIMIT above mem_limit_bytes.
  */

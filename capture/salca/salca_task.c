@@ -209,6 +209,85 @@ static uint32_t quote(struct gen *g, uint32_t dst, uint32_t src, uint32_t len)
     return len + 1;
 }
 
+/* Multi-document QA: k needles in distinct documents of ten, quoted in the tail. */
+static int layout_multi_doc(struct gen *g, const struct salca_task_info *t, double c_needle)
+{
+    uint32_t n = g->n;
+    struct rng *r = g->r;
+    int rc = 0;
+    uint32_t k = strcmp(t->name, "musique") == 0 ? 4 : 2, docs = 10;
+    uint32_t lens[4], tail = 0;
+    for (uint32_t a = 0; a < k; a++) {
+        lens[a] = uniform_u32(r, 16, 64);
+        tail += 1 + lens[a] / 2;
+    }
+    uint32_t body = n - tail - 1;
+    fill_zipf(g, 1, n);
+    uint32_t order[10];
+    for (uint32_t a = 0; a < docs; a++)
+        order[a] = a;
+    for (uint32_t a = 0; a < k; a++) { /* distinct documents: partial Fisher-Yates */
+        uint32_t b = a + (uint32_t)rng_below(r, docs - a);
+        uint32_t x = order[a];
+        order[a] = order[b];
+        order[b] = x;
+    }
+    for (uint32_t dd = 1; dd < docs; dd++)
+        g->tok[1 + body * dd / docs] = 2; /* document separator */
+    uint32_t dst = n - tail;
+    for (uint32_t a = 0; a < k && !rc; a++) {
+        uint32_t d0 = 1 + body * order[a] / docs + 1;
+        uint32_t d1 = 1 + body * (order[a] + 1) / docs;
+        uint32_t len = lens[a];
+        if (d1 <= d0 + 1)
+            continue;
+        if (len > d1 - d0)
+            len = d1 - d0;
+        uint32_t s = needle_at(g, d0, d1, len);
+        rc = add_span(g, s, len, SALCA_SPAN_NEEDLE, (float)c_needle);
+        dst += quote(g, dst, s, lens[a] / 2 < len ? lens[a] / 2 : len);
+    }
+    return rc;
+}
+
+/* Synthetic tasks: passage_count repeats passages from a pool; retrieval plants one
+ * needle passage and quotes it. */
+static int layout_synthetic(struct gen *g, const struct salca_task_info *t, double c_needle)
+{
+    uint32_t n = g->n;
+    struct rng *r = g->r;
+    int rc = 0;
+    bool count = strcmp(t->name, "passage_count") == 0;
+    uint32_t tail = count ? 1 : 1 + 32;
+    uint32_t body = n - tail - 1, np = 30, plen = body / np;
+    fill_zipf(g, 1, n);
+    if (count && plen > 0) {
+        /* a pool of distinct passages, drawn with repeats */
+        uint32_t pool = 10 + (uint32_t)rng_below(r, 20);
+        uint32_t *txt = mem_alloc((size_t)pool * plen * sizeof(uint32_t));
+        if (!txt)
+            return ERR_NOMEM;
+        for (size_t a = 0; a < (size_t)pool * plen; a++)
+            txt[a] = zipf_draw(g->z, r);
+        for (uint32_t p = 0; p < np; p++) {
+            uint32_t which = (uint32_t)rng_below(r, pool);
+            memcpy(g->tok + 1 + p * plen, txt + (size_t)which * plen,
+                   plen * sizeof(uint32_t));
+        }
+        mem_free(txt);
+        for (uint32_t p = 0; p < np && !rc; p++)
+            rc = add_span(g, 1 + p * plen, plen < 32 ? plen : 32, SALCA_SPAN_PASSAGE,
+                          3.0f);
+        g->tok[n - 1] = 3;
+    } else if (plen > 0) {
+        uint32_t target = (uint32_t)rng_below(r, np);
+        uint32_t s = 1 + target * plen, len = plen < 64 ? plen : 64;
+        rc = add_span(g, s, len, SALCA_SPAN_NEEDLE, (float)c_needle);
+        quote(g, n - tail, s, len < 32 ? len : 32);
+    }
+    return rc;
+}
+
 static int gen_layout(struct gen *g, const struct salca_task_info *t, double c_needle)
 {
     uint32_t n = g->n;
@@ -225,41 +304,9 @@ static int gen_layout(struct gen *g, const struct salca_task_info *t, double c_n
         quote(g, n - tail, s, len / 2);
         break;
     }
-    case SALCA_FAM_MULTI_DOC_QA: {
-        uint32_t k = strcmp(t->name, "musique") == 0 ? 4 : 2, docs = 10;
-        uint32_t lens[4], tail = 0;
-        for (uint32_t a = 0; a < k; a++) {
-            lens[a] = uniform_u32(r, 16, 64);
-            tail += 1 + lens[a] / 2;
-        }
-        uint32_t body = n - tail - 1;
-        fill_zipf(g, 1, n);
-        uint32_t order[10];
-        for (uint32_t a = 0; a < docs; a++)
-            order[a] = a;
-        for (uint32_t a = 0; a < k; a++) { /* distinct documents: partial Fisher-Yates */
-            uint32_t b = a + (uint32_t)rng_below(r, docs - a);
-            uint32_t x = order[a];
-            order[a] = order[b];
-            order[b] = x;
-        }
-        for (uint32_t dd = 1; dd < docs; dd++)
-            g->tok[1 + body * dd / docs] = 2; /* document separator */
-        uint32_t dst = n - tail;
-        for (uint32_t a = 0; a < k && !rc; a++) {
-            uint32_t d0 = 1 + body * order[a] / docs + 1;
-            uint32_t d1 = 1 + body * (order[a] + 1) / docs;
-            uint32_t len = lens[a];
-            if (d1 <= d0 + 1)
-                continue;
-            if (len > d1 - d0)
-                len = d1 - d0;
-            uint32_t s = needle_at(g, d0, d1, len);
-            rc = add_span(g, s, len, SALCA_SPAN_NEEDLE, (float)c_needle);
-            dst += quote(g, dst, s, lens[a] / 2 < len ? lens[a] / 2 : len);
-        }
+    case SALCA_FAM_MULTI_DOC_QA:
+        rc = layout_multi_doc(g, t, c_needle);
         break;
-    }
     case SALCA_FAM_SUMMARIZATION:
         fill_zipf(g, 1, n);
         for (uint32_t seg = 1; seg + 8 <= n && !rc; seg += 256) {
@@ -313,37 +360,9 @@ static int gen_layout(struct gen *g, const struct salca_task_info *t, double c_n
         }
         break;
     }
-    case SALCA_FAM_SYNTHETIC: {
-        bool count = strcmp(t->name, "passage_count") == 0;
-        uint32_t tail = count ? 1 : 1 + 32;
-        uint32_t body = n - tail - 1, np = 30, plen = body / np;
-        fill_zipf(g, 1, n);
-        if (count && plen > 0) {
-            /* a pool of distinct passages, drawn with repeats */
-            uint32_t pool = 10 + (uint32_t)rng_below(r, 20);
-            uint32_t *txt = mem_alloc((size_t)pool * plen * sizeof(uint32_t));
-            if (!txt)
-                return ERR_NOMEM;
-            for (size_t a = 0; a < (size_t)pool * plen; a++)
-                txt[a] = zipf_draw(g->z, r);
-            for (uint32_t p = 0; p < np; p++) {
-                uint32_t which = (uint32_t)rng_below(r, pool);
-                memcpy(g->tok + 1 + p * plen, txt + (size_t)which * plen,
-                       plen * sizeof(uint32_t));
-            }
-            mem_free(txt);
-            for (uint32_t p = 0; p < np && !rc; p++)
-                rc = add_span(g, 1 + p * plen, plen < 32 ? plen : 32, SALCA_SPAN_PASSAGE,
-                              3.0f);
-            g->tok[n - 1] = 3;
-        } else if (plen > 0) {
-            uint32_t target = (uint32_t)rng_below(r, np);
-            uint32_t s = 1 + target * plen, len = plen < 64 ? plen : 64;
-            rc = add_span(g, s, len, SALCA_SPAN_NEEDLE, (float)c_needle);
-            quote(g, n - tail, s, len < 32 ? len : 32);
-        }
+    case SALCA_FAM_SYNTHETIC:
+        rc = layout_synthetic(g, t, c_needle);
         break;
-    }
     case SALCA_FAM_PASSKEY: {
         uint32_t sent[24], tail = 1 + 4;
         for (int a = 0; a < 24; a++)

@@ -1,0 +1,137 @@
+/*
+ * capture: the one interface of a workload capture, as replay/model.h is for models.
+ *
+ * A workload (disc, salca, kura, the synthetic test trace) defines one
+ * `const struct capture_ops capture_<name>_ops` and adds ONE line to the table in
+ * capture/capture_registry.c. The ops turn the workload's own parameter struct into an
+ * instance, estimate its memory, fill the workload part of the TraceHeader and run,
+ * emitting every record after the header through a struct capture_sink.
+ *
+ * The driver, capture_run, owns everything the workloads share: the memory estimate and its
+ * refusal (common/mem.h mem_budget_refuse), the trace writer (NAME.atr.partial, fsync and
+ * rename at finish: traces/trace_writer.h), the progress reporter, and the common header
+ * fields: producer (common/version.h), workload (the ops' name), command line, UTC time
+ * (SOURCE_DATE_EPOCH when set) and params hash (sha256 hex of params_json + model_json).
+ *
+ * Call sequence of a caller (the CLI, a test):
+ *   ops->open(&inst, &params, e)       validates, no heavy allocation (salca: loads the
+ *                                       model and generates the task, which its estimate
+ *                                       needs)
+ *   capture_run(ops, inst, path, &opts, e)
+ *                                       refuse above opts.mem_limit_bytes, prepare, header,
+ *                                       open the writer, run, finish
+ *   the workload's own result accessor on inst (disc_capture_result, ...)
+ *   ops->close(inst)
+ * Modules never print: capture_run reports progress on stderr through common/progress and
+ * returns errors in e.
+ */
+#ifndef ACCELTRACE_CAPTURE_H
+#define ACCELTRACE_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/progress.h"
+#include "formats/trace.pb-c.h"
+#include "traces/trace_key.h"
+
+/*
+ * Where a running capture sends its records. The driver's sink appends them to the trace
+ * writer (the writer's message in e on failure); a test may supply its own. The progress
+ * reporter belongs to the driver: a source starts it with its total once it knows it.
+ */
+struct capture_sink {
+    /* Receives one record; key NULL derives the index keys from the record. 0 or an err. */
+    int (*append)(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key,
+                  struct errmsg *e);
+    void *ctx;
+    uint64_t records;         /* records appended so far */
+    struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
+    bool quiet;               /* no progress on stderr */
+    bool progress_on;         /* capture_progress_begin was called */
+};
+
+/* Sends rec to the sink (counted in s->records). 0 or the sink's error, e set. */
+int capture_emit(struct capture_sink *s, const Acceltrace__Record *rec, const struct trace_key *key,
+                 struct errmsg *e);
+
+/* Starts the sink's progress report of `total` units (again: restarts it). */
+void capture_progress_begin(struct capture_sink *s, uint64_t total);
+/* Sets the units done. */
+void capture_progress_update(struct capture_sink *s, uint64_t done);
+/* Final progress line, before work that is not counted (the driver ends it otherwise). */
+void capture_progress_end(struct capture_sink *s);
+
+/* The ops of one workload. Every function pointer is set unless marked optional. */
+struct capture_ops {
+    const char *name;     /* workload: TraceHeader.workload and the `capture NAME` verb */
+    const char *summary;  /* one line for listings */
+    const char *producer; /* NULL: ACCELTRACE_PRODUCER (common/version.h) */
+    /* The header carries no time, command line or params hash, so equal parameters give
+     * equal files whatever the environment (the synthetic test traces) */
+    bool fixed_header;
+    /* Hint of the memory refusal, e.g. "use a smaller --size or raise --mem-limit". */
+    const char *mem_hint;
+
+    /* Makes an instance from the workload's parameter struct (copied or referenced as the
+     * workload's header says). ERR_USAGE for bad parameters, with the message in e. */
+    int (*open)(void **inst, const void *params, struct errmsg *e);
+    /* Estimated peak bytes of the run (arithmetic; nothing allocated). */
+    uint64_t (*mem_estimate)(const void *inst);
+    /* What the estimate is of, for the refusal: "capture kura of a 96x96 map ...". */
+    void (*mem_what)(const void *inst, char *what, size_t n);
+    /* Optional: loads inputs and allocates the run's state (after the memory check). */
+    int (*prepare)(void *inst, struct errmsg *e);
+    /* Fills the workload part of hdr (initialised by the driver): params_json, model_json,
+     * seed and the workload header. Strings stay owned by inst until close. */
+    int (*header)(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e);
+    /* Runs the capture, emitting every record after the header in the workload's order. */
+    int (*run)(void *inst, struct capture_sink *sink, struct errmsg *e);
+    /* Frees inst; NULL is a no-op. */
+    void (*close)(void *inst);
+};
+
+/* Options of the driver: what every capture shares. */
+struct capture_opts {
+    int zstd_level;           /* trace frame compression (default 3; 0 stores raw) */
+    uint64_t mem_limit_bytes; /* refuse above this estimate; 0 = no limit (default 8 GiB) */
+    bool quiet;               /* no progress on stderr (progress_global_quiet also counts) */
+    /* Empty command line and the time of SOURCE_DATE_EPOCH, else 1970-01-01: the same
+     * parameters give the same bytes */
+    bool reproducible;
+    const char *command_line; /* for the header; NULL = "" */
+    const char *utc_time;     /* header time as given; NULL = SOURCE_DATE_EPOCH or now */
+};
+
+/* Defaults: level 3, 8 GiB, progress on, not reproducible, no command line. */
+void capture_opts_default(struct capture_opts *o);
+
+/* Storage behind the common header strings capture_header_common sets. */
+struct capture_header_store {
+    char utc[32];
+    char params_hash[65];
+};
+
+/*
+ * Sets the common fields of hdr after ops->header filled the workload part: producer,
+ * workload, command line, UTC time and params hash (see the top of this file). Strings point
+ * into st, the ops or o. Never fails.
+ */
+void capture_header_common(const struct capture_ops *ops, const struct capture_opts *o,
+                           Acceltrace__TraceHeader *hdr, struct capture_header_store *st);
+
+/*
+ * Runs the capture inst of ops into path: refuses (ERR_LIMIT) above o->mem_limit_bytes
+ * before preparing anything, prepares, builds the header, opens the trace writer
+ * (path.partial, refused when it exists), runs with a sink into the writer, and finishes
+ * the trace (fsync, rename to path). On any error the run leaves no path.partial of its own
+ * and path as it was.
+ * o NULL means capture_opts_default. 0 or a negative enum err with the message in e. The
+ * caller keeps inst (its results stay readable) and closes it with ops->close.
+ */
+int capture_run(const struct capture_ops *ops, void *inst, const char *path,
+                const struct capture_opts *o, struct errmsg *e);
+
+#endif
