@@ -15,7 +15,6 @@
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/mem.h"
-#include "replay/kura_model.h"
 #include "replay/kura_power.h"
 #include "traces/trace_reader.h"
 
