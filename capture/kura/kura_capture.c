@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "capture/kura/kura_net.h"
-#include "capture/kura/kura_png.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
 #include "capture/nn/nn.h"
@@ -22,6 +21,7 @@
 #include "common/sha256.h"
 #include "common/threads.h"
 #include "formats/kura_fixed.h"
+#include "formats/kura_png.h"
 
 void kura_params_default(struct kura_params *p)
 {
