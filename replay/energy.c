@@ -163,6 +163,7 @@ fail:
  * 3.9 pJ/bit, 3b x 2b MAC 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC
  * 0.23 pJ, exp 2 pJ. */
 static char *builtin_components[] = {"model"};
+/* count, component, pJ (W for static terms), is_static */
 static struct energy_event disc_events[] = {
     {"mac", "model", 0.6, 0},           {"vpu_op", "model", 1.0, 0},
     {"sram_rd_bytes", "model", 0.6, 0}, {"sram_wr_bytes", "model", 0.75, 0},
@@ -175,10 +176,18 @@ static struct energy_event salca_events[] = {
     {"mac_int8", "model", 0.23, 0},    {"exp_ops", "model", 2.0, 0},
 };
 static const struct energy_table builtin_tables[] = {
-    {"builtin:disc", sizeof disc_events / sizeof disc_events[0], disc_events, 1,
-     builtin_components, true},
-    {"builtin:salca", sizeof salca_events / sizeof salca_events[0], salca_events, 1,
-     builtin_components, false},
+    {.path = "builtin:disc",
+     .n_events = sizeof disc_events / sizeof disc_events[0],
+     .events = disc_events,
+     .n_components = 1,
+     .components = builtin_components,
+     .static_listed = true},
+    {.path = "builtin:salca",
+     .n_events = sizeof salca_events / sizeof salca_events[0],
+     .events = salca_events,
+     .n_components = 1,
+     .components = builtin_components,
+     .static_listed = false},
 };
 
 const struct energy_table *energy_table_builtin(const char *name)
