@@ -64,6 +64,8 @@ body too_long 151 >> cli/main.c                                  # 151 lines
 body also_long 170 > capture/w/long.c
 for ((i = 0; i < 801; i++)); do echo "/* $i */"; done > analysis/big.c
 body in_replay 400 > replay/fine.c                               # replay/ has no length rule
+{ echo "static int knr(void) {"; for ((i = 0; i < 150; i++)); do echo "    f();"; done; echo "}"; } \
+    > analysis/knr.c                                             # brace on the signature line
 git add -A
 cd - > /dev/null
 set +e
@@ -73,14 +75,15 @@ set -e
 [ "$rc" = 1 ] || fail "bad tree exit $rc: $(cat "$T/bad.out")"
 for key in include:common/b.c:formats/f.h include:replay/rep.c:capture/w/cap.h \
     include:analysis/an.c:capture/w/cap.h cycle:traces/t,traces/t2 \
-    function:cli/main.c:too_long function:capture/w/long.c:also_long file:analysis/big.c; do
+    function:cli/main.c:too_long function:capture/w/long.c:also_long file:analysis/big.c \
+    function:analysis/knr.c:knr; do
     grep -q "^$key: " "$T/bad.out" || fail "not reported: $key in $(cat "$T/bad.out")"
 done
 grep -q 'too_long() in cli/main.c is 151 lines' "$T/bad.out" || fail "length of too_long"
 grep -q 'function:cli/main.c:ok:' "$T/bad.out" && fail "150 lines reported"
 grep -q 'in_replay' "$T/bad.out" && fail "replay function reported"
 grep -q 'tab' "$T/bad.out" && fail "an initializer taken for a function"
-grep -q '^layering: 7 violation(s), 0 allowed$' "$T/bad.out" || fail "summary: $(cat "$T/bad.out")"
+grep -q '^layering: 8 violation(s), 0 allowed$' "$T/bad.out" || fail "summary: $(cat "$T/bad.out")"
 
 # 3. allow-listed, with one stale entry
 cat > "$T/allow.txt" << 'EOF'
@@ -92,13 +95,14 @@ cycle:traces/t,traces/t2
 function:cli/main.c:too_long
 function:capture/w/long.c:also_long
 file:analysis/big.c
+function:analysis/knr.c:knr
 function:cli/main.c:gone            # no longer long
 EOF
 "$S" --root "$T/bad" --allow "$T/allow.txt" > "$T/allow.out" 2>&1 ||
     fail "allow-listed tree: $(cat "$T/allow.out")"
-[ "$(grep -c '(allowed)$' "$T/allow.out")" = 7 ] || fail "allowed lines: $(cat "$T/allow.out")"
+[ "$(grep -c '(allowed)$' "$T/allow.out")" = 8 ] || fail "allowed lines: $(cat "$T/allow.out")"
 grep -q "stale allow-list entry 'function:cli/main.c:gone'" "$T/allow.out" || fail "stale entry"
-grep -q '^layering: 0 violation(s), 7 allowed$' "$T/allow.out" || fail "allow summary"
+grep -q '^layering: 0 violation(s), 8 allowed$' "$T/allow.out" || fail "allow summary"
 
 # 4. usage
 set +e
