@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 
 #include "analysis/plot.h"
-#include "capture/kura/kura_png.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/csv.h"
 #include "formats/kura_fixed.h"
+#include "formats/kura_png.h"
 #include "replay/kura_dma.h"
 #include "replay/kura_model.h"
 #include "replay/kura_sim.h"

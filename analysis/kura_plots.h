@@ -1,7 +1,7 @@
 /*
  * kura_plots: the SA-Kura figures of specs/kura.md section 9, written through
  * analysis/plot.h (gnuplot data + script + PNG) with a normative CSV beside each plot, and
- * phase-map PNGs through capture/kura/kura_png.
+ * phase-map PNGs through formats/kura_png.
  *
  * Design-space figures need no trace (kura_plots_design): the eq. 11 E_px heatmap with the
  * eq. 12 N_w* curve and its per-N_h lines with the paper's four points (Fig. 5b), area vs

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/synth/synth_capture.h"
+#include "common/io.h"
 #include "common/progress.h"
 #include "replay/engine.h"
 #include "replay/model_registry.h"
@@ -76,7 +77,11 @@ int main(int argc, char **argv)
     }
     char dir[256], trace[300], res[300];
     snprintf(dir, sizeof dir, "/tmp/acceltrace-bench-engine-%ld", (long)getpid());
-    mkdir(dir, 0755);
+    struct errmsg e = {0};
+    if (io_mkdir_p(dir, 0755, &e)) {
+        fprintf(stderr, "bench_engine: %s\n", errmsg_text(&e));
+        return 1;
+    }
     snprintf(trace, sizeof trace, "%s/t.atr", dir);
     snprintf(res, sizeof res, "%s/res", dir);
     char err[512];

@@ -285,6 +285,48 @@ static int remove_tree(const char *path, int depth)
     return rc;
 }
 
+/* One part of io_mkdir_p: dir made or already a folder. 0 or ERR_IO with errno kept. */
+static int mkdir_one(const char *dir, mode_t mode, const char *path, struct errmsg *e)
+{
+    if (mkdir(dir, mode) == 0)
+        return 0;
+    int en = errno;
+    struct stat st;
+    if (en == EEXIST && stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        en = ENOTDIR;
+    }
+    int rc = strcmp(dir, path)
+                 ? errmsg_set(e, ERR_IO, "cannot create folder '%s': '%s': %s", path, dir,
+                              strerror(en))
+                 : errmsg_set(e, ERR_IO, "cannot create folder '%s': %s", path, strerror(en));
+    errno = en;
+    return rc;
+}
+
+int io_mkdir_p(const char *path, mode_t mode, struct errmsg *e)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n == 0)
+        return errmsg_set(e, ERR_USAGE, "cannot create a folder with an empty name");
+    if (n >= sizeof tmp)
+        return errmsg_set(e, ERR_LIMIT, "cannot create folder '%.64s...': path too long", path);
+    memcpy(tmp, path, n + 1);
+    /* Each prefix that ends before a '/' (runs of '/' and the root are skipped). */
+    for (size_t i = 1; i < n; i++) {
+        if (tmp[i] != '/' || tmp[i - 1] == '/')
+            continue;
+        tmp[i] = 0;
+        int rc = mkdir_one(tmp, mode, path, e);
+        tmp[i] = '/';
+        if (rc)
+            return rc;
+    }
+    return mkdir_one(tmp, mode, path, e);
+}
+
 int io_remove_tree(const char *path)
 {
     return remove_tree(path, 0);

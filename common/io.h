@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -82,6 +83,15 @@ int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
  * 32 or a path longer than 4095 bytes).
  */
 int io_remove_tree(const char *path);
+
+/*
+ * Creates the folder path and every missing folder above it, like `mkdir -p`: new folders
+ * get mode (less the umask), a folder that is already there is fine (also one reached
+ * through a symbolic link). 0; ERR_IO when a part cannot be created or is there and is not
+ * a folder (errno kept), ERR_LIMIT for a path of 4096 bytes or more, ERR_USAGE for an
+ * empty one; the message names the path: "cannot create folder 'a/b': ...".
+ */
+int io_mkdir_p(const char *path, mode_t mode, struct errmsg *e);
 
 /* fsyncs the directory holding path, so a rename in it is durable. */
 int io_sync_parent_dir(const char *path);

@@ -34,6 +34,18 @@ static int32_t sinq_all[65536]; /* int32 so vector gathers apply */
 static uint32_t sincos_all[65536];
 static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
 
+/* Spec section 2 wrap; kura_sde and the phase images use it (kura_fixed.h). */
+double kura_wrap(double x)
+{
+    /* Spec section 2: the correction keeps every result in [-pi, pi). */
+    double r = x - 2.0 * M_PI * floor((x + M_PI) / (2.0 * M_PI));
+    if (r < -M_PI)
+        r += 2.0 * M_PI;
+    else if (r >= M_PI)
+        r -= 2.0 * M_PI;
+    return r;
+}
+
 /* Spec section 5: round(x) = floor(x + 0.5) in double. */
 static double round_half_up(double x)
 {

@@ -29,6 +29,13 @@ struct thread_pool;
 #define KURA_WINDOW_M 5               /* window side; |N| = 25 including the centre */
 #define KURA_C_MAX 1.2770806449520862 /* largest K_i with d inside int32 (spec section 2) */
 
+/*
+ * wrap(x) of spec section 2: the representative of x mod 2 pi in [-pi, pi). x finite.
+ * The one angle wrap of the tree: the capture's sampler wraps with it, and phase images
+ * (formats/kura_png) colour wrapped phases.
+ */
+double kura_wrap(double x);
+
 /* The LUT, L[k] = min(32767, round(2^15 sin(pi k/8192))), k = 0..4096. Built once, thread-safe. */
 const int16_t *kura_lut(void);
 

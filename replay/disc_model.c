@@ -4,8 +4,10 @@
  */
 #include "replay/disc_model.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "common/mem.h"
 #include "formats/bitset.h"
 #include "formats/disc_hash.h"
+#include "replay/energy.h"
 #include "replay/model.h"
 
 const char *const disc_vclass_names[DISC_VC_COUNT] = {
@@ -375,83 +378,68 @@ void disc_hw_default(struct disc_hw *hw)
     hw->overlap_spmm_proj = true;
 }
 
+/*
+ * Sets the fields of en that table t names (sum of the pJ of each count named; the static
+ * terms' watts when t lists any) and keeps the others. ERR_CONFIG for a count the DiSC
+ * model does not make, e set naming t->path.
+ */
+static int energy_from_table(struct disc_energy *en, const struct energy_table *t,
+                             struct errmsg *e)
+{
+    static const struct {
+        const char *count;
+        size_t off;
+    } fields[] = {
+        {"mac", offsetof(struct disc_energy, e_mac)},
+        {"vpu_op", offsetof(struct disc_energy, e_vpu_op)},
+        {"sram_rd_bytes", offsetof(struct disc_energy, e_sram_rd)},
+        {"sram_wr_bytes", offsetof(struct disc_energy, e_sram_wr)},
+        {"gspm_bytes", offsetof(struct disc_energy, e_gspm)},
+        {"hbm_bytes", offsetof(struct disc_energy, e_hbm)},
+        {"bus_elems", offsetof(struct disc_energy, e_bus)},
+    };
+    enum { N_FIELDS = sizeof fields / sizeof fields[0] };
+    bool seen[N_FIELDS] = {false};
+    double w = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct energy_event *ev = &t->events[i];
+        if (ev->is_static) {
+            w += ev->pj;
+            continue;
+        }
+        size_t f = 0;
+        while (f < N_FIELDS && strcmp(fields[f].count, ev->count))
+            f++;
+        if (f == N_FIELDS)
+            return errmsg_set(e, ERR_CONFIG, "unknown count '%s' at $.events[%zu] ('%s')",
+                              ev->count, i, t->path);
+        double *v = (double *)((char *)en + fields[f].off);
+        *v = seen[f] ? *v + ev->pj : ev->pj;
+        seen[f] = true;
+    }
+    if (t->static_listed)
+        en->p_static_w = w;
+    return 0;
+}
+
 void disc_energy_default(struct disc_energy *en)
 {
-    /* spec 7.1 energy table [decision; placeholders] */
-    en->e_mac = 0.6;
-    en->e_vpu_op = 1.0;
-    en->e_sram_rd = 0.6;
-    en->e_sram_wr = 0.75;
-    en->e_gspm = 2.0;
-    en->e_hbm = 31.2;
-    en->e_bus = 0.5;
-    en->p_static_w = 8.0;
+    /* spec 7.1 energy table [decision; placeholders]: replay/energy's built-in "disc" */
+    memset(en, 0, sizeof *en);
+    int rc = energy_from_table(en, energy_table_builtin("disc"), NULL);
+    assert(rc == 0); /* the built-in table names only the counts above */
+    (void)rc;
 }
 
 int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
 {
-    /* The replay engine's energy-table layout (replay/energy.h): "events" rows name a
-     * count column and its pJ, "static" rows a power in W. */
-    json_error_t je;
-    int fd = io_open_input(path, NULL, e); /* regular files only: a FIFO would block */
-    if (fd < 0)
-        return fd;
-    json_t *root = json_loadfd(fd, 0, &je);
-    close(fd);
-    if (!root)
-        return errmsg_set(e, ERR_CONFIG, "%s ('%s' line %d column %d)", je.text, path,
-                          je.line, je.column);
-    int rc = 0;
-    json_t *ev = json_object_get(root, "events"), *st = json_object_get(root, "static");
-    size_t i;
-    json_t *row;
-    if (ev && !json_is_array(ev)) {
-        rc = errmsg_set(e, ERR_CONFIG, "'events' is not an array ('%s')", path);
-        goto out;
-    }
-    json_array_foreach(ev, i, row) {
-        const char *c = json_string_value(json_object_get(row, "count"));
-        json_t *pj = json_object_get(row, "pj");
-        if (!c || !json_is_number(pj)) {
-            rc = errmsg_set(e, ERR_CONFIG, "bad event at $.events[%zu] ('%s')", i, path);
-            goto out;
-        }
-        double v = json_number_value(pj);
-        if (!strcmp(c, "mac"))
-            en->e_mac = v;
-        else if (!strcmp(c, "vpu_op"))
-            en->e_vpu_op = v;
-        else if (!strcmp(c, "sram_rd_bytes"))
-            en->e_sram_rd = v;
-        else if (!strcmp(c, "sram_wr_bytes"))
-            en->e_sram_wr = v;
-        else if (!strcmp(c, "gspm_bytes"))
-            en->e_gspm = v;
-        else if (!strcmp(c, "hbm_bytes"))
-            en->e_hbm = v;
-        else if (!strcmp(c, "bus_elems"))
-            en->e_bus = v;
-        else {
-            rc = errmsg_set(e, ERR_CONFIG, "unknown count '%s' at $.events[%zu] ('%s')", c, i,
-                            path);
-            goto out;
-        }
-    }
-    if (st && json_is_array(st)) {
-        double w = 0;
-        json_array_foreach(st, i, row) {
-            json_t *wt = json_object_get(row, "watts");
-            if (!json_is_number(wt)) {
-                rc = errmsg_set(e, ERR_CONFIG, "bad static term at $.static[%zu] ('%s')", i,
-                                path);
-                goto out;
-            }
-            w += json_number_value(wt);
-        }
-        en->p_static_w = w;
-    }
-out:
-    json_decref(root);
+    /* The replay engine's energy-table layout and checks (replay/energy.h). */
+    struct energy_table t;
+    int rc = energy_table_load(&t, path, e);
+    if (rc)
+        return rc;
+    rc = energy_from_table(en, &t, e);
+    energy_table_release(&t);
     return rc;
 }
 

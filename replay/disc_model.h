@@ -172,14 +172,17 @@ struct disc_energy_parts {
 void disc_energy_eval(const struct disc_energy *en, const struct disc_act *a, double seconds,
                       struct disc_energy_parts *out);
 
-/* Shipped defaults (identical to configs/disc-a100-matched.json / disc-energy.json). */
+/* Shipped defaults (identical to configs/disc-a100-matched.json / disc-energy.json; the
+ * energy values are replay/energy's built-in table "disc"). */
 void disc_hw_default(struct disc_hw *hw);
 void disc_energy_default(struct disc_energy *en);
 
 /*
- * Loads an energy table (JSON object with keys e_mac, e_vpu_op, e_sram_rd, e_sram_wr,
- * e_gspm, e_hbm, e_bus in pJ and p_static_w in W; "doc" ignored; missing keys keep the
- * default). Unknown keys or non-numbers are ERR_CONFIG with e set. 0 or negative.
+ * Loads an energy table of replay/energy.h (energy_table_load, its layout and checks) into
+ * en: the pJ of the counts mac, vpu_op, sram_rd_bytes, sram_wr_bytes, gspm_bytes,
+ * hbm_bytes, bus_elems (summed when a count is named twice) and, when the table has a
+ * "static" list, the sum of its watts as p_static_w; fields the table does not name keep
+ * their value. Another count is ERR_CONFIG. 0 or negative with e set.
  */
 int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e);
 

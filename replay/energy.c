@@ -145,6 +145,7 @@ int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e
     if ((rc = load_list(t, root, "events", 0, path, NULL, e)) ||
         (rc = load_list(t, root, "static", 1, path, NULL, e)))
         goto fail;
+    t->static_listed = json_object_get(root, "static") != NULL;
     if (t->n_events == 0) {
         rc = errmsg_set(e, ERR_CONFIG, "energy table has no events ('%s')", path);
         goto fail;
@@ -155,6 +156,46 @@ fail:
     json_decref(root);
     energy_table_release(t);
     return rc;
+}
+
+/* The built-in tables (energy.h): configs/disc-energy.json, specs/disc.md 7.1 [decision;
+ * placeholders], and configs/salca-energy.json, specs/salca.md section 10 [decision]: HBM
+ * 3.9 pJ/bit, 3b x 2b MAC 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC
+ * 0.23 pJ, exp 2 pJ. */
+static char *builtin_components[] = {"model"};
+/* count, component, pJ (W for static terms), is_static */
+static struct energy_event disc_events[] = {
+    {"mac", "model", 0.6, 0},           {"vpu_op", "model", 1.0, 0},
+    {"sram_rd_bytes", "model", 0.6, 0}, {"sram_wr_bytes", "model", 0.75, 0},
+    {"gspm_bytes", "model", 2.0, 0},    {"hbm_bytes", "model", 31.2, 0},
+    {"bus_elems", "model", 0.5, 0},     {"seconds", "model", 8.0, 1},
+};
+static struct energy_event salca_events[] = {
+    {"hbm_bytes", "model", 31.2, 0},   {"mac_3x2", "model", 0.03, 0},
+    {"cmp8_ops", "model", 0.03, 0},    {"hist_updates", "model", 0.03, 0},
+    {"mac_int8", "model", 0.23, 0},    {"exp_ops", "model", 2.0, 0},
+};
+static const struct energy_table builtin_tables[] = {
+    {.path = "builtin:disc",
+     .n_events = sizeof disc_events / sizeof disc_events[0],
+     .events = disc_events,
+     .n_components = 1,
+     .components = builtin_components,
+     .static_listed = true},
+    {.path = "builtin:salca",
+     .n_events = sizeof salca_events / sizeof salca_events[0],
+     .events = salca_events,
+     .n_components = 1,
+     .components = builtin_components,
+     .static_listed = false},
+};
+
+const struct energy_table *energy_table_builtin(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtin_tables / sizeof builtin_tables[0]; i++)
+        if (!strcmp(builtin_tables[i].path + strlen("builtin:"), name))
+            return &builtin_tables[i];
+    return NULL;
 }
 
 int energy_compute(const struct energy_table *t,

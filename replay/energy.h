@@ -39,14 +39,25 @@ struct energy_event {
 struct energy_table {
     char *path;
     size_t n_events;
-    struct energy_event *events;
+    struct energy_event *events; /* "events" in file order, then "static" */
     size_t n_components;
     char **components; /* order of first appearance */
+    bool static_listed; /* the file has a "static" list (possibly empty) */
 };
 
 /* Loads a table; 0 or ERR_CONFIG (file + JSON path)/ERR_IO/ERR_NOMEM with e set. */
 int energy_table_load(struct energy_table *t, const char *path, struct errmsg *e);
 void energy_table_release(struct energy_table *t);
+
+/*
+ * The built-in table NAME, for a model whose config names no table: "disc" and "salca"
+ * hold the values of the shipped configs/disc-energy.json and configs/salca-energy.json
+ * (the same events, pJ and static terms, in file order), compiled in so the models run
+ * without the files. Models use the total only, so every event of a built-in table is in
+ * one component, "model", which also sums the events in table order (decision). Static
+ * storage, never released; NULL for any other name. A test checks each against its file.
+ */
+const struct energy_table *energy_table_builtin(const char *name);
 
 /*
  * Computes the energy of one row given a lookup of column values by name. lookup returns

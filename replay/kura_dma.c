@@ -3,7 +3,7 @@
  */
 #include "replay/kura_dma.h"
 
-#include "replay/kura_model.h"
+#include "replay/kura_analytic.h"
 
 /* Cycles of one transaction of `words` bank words (spec 8.4). */
 static int64_t txn_cycles(const struct kura_energy *e, int64_t words)

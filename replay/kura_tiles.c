@@ -15,7 +15,6 @@
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/mem.h"
-#include "replay/kura_model.h"
 #include "replay/kura_power.h"
 #include "traces/trace_reader.h"
 
@@ -336,8 +335,8 @@ int kura_tiles_export(const char *dir, const struct kura_step_info *info, const 
     buf_init(&ph);
     buf_init(&dr);
     buf_init(&rd);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return errmsg_set(e, ERR_IO, "cannot create '%s': %s", dir, strerror(errno));
+    if ((rc = io_mkdir_p(dir, 0755, e)))
+        return rc;
     const int16_t *L = kura_lut();
     size_t n = (size_t)info->h * info->w;
     if ((rc = gen_streams_hex(&in, &out, st)))

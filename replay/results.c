@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 #include "replay/results.h"
@@ -299,21 +300,6 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     return p;
 }
 
-static int mkdir_p(const char *dir, struct errmsg *e)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        return errmsg_set(e, ERR_IO, "cannot create folder '%s': %s", dir, strerror(errno));
-    return 0;
-}
-
 static struct table *table_get(struct results *r, const char *name, struct errmsg *e)
 {
     for (size_t i = 0; i < r->n_tables; i++)
@@ -575,7 +561,7 @@ done:
 int results_lock(const char *dir, bool exclusive, const char *verb, int *fd, struct errmsg *e)
 {
     *fd = -1;
-    int rc = exclusive ? mkdir_p(dir, e) : 0;
+    int rc = exclusive ? io_mkdir_p(dir, 0755, e) : 0;
     if (rc)
         return rc;
     char *p = path_join(dir, ".lock", "");
@@ -857,7 +843,7 @@ static int results_open_impl(struct results **out, const char *dir, const char *
                              const char *model, const struct results_manifest *m, struct errmsg *e)
 {
     *out = NULL;
-    int rc = mkdir_p(dir, e);
+    int rc = io_mkdir_p(dir, 0755, e);
     if (rc)
         return rc;
     json_t *have = NULL, *want = NULL;

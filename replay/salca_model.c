@@ -610,22 +610,15 @@ static int act_lookup(void *ctx, const char *name, double *v)
     return 0;
 }
 
-/* Energy of activity counts in J: the table when given, else the built-in placeholders of
- * configs/salca-energy.json [decision, spec section 10]: HBM 3.9 pJ/bit, 3b x 2b MAC
- * 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC 0.23 pJ, exp 2 pJ. */
+/* Energy of activity counts in J: the table when given, else replay/energy's built-in
+ * "salca" (the placeholders of configs/salca-energy.json [decision, spec section 10]). */
 static int act_energy(const struct salca_state *s, const struct salca_activity *a, double *j)
 {
-    if (s->has_et) {
-        double comp[64];
-        if (s->et.n_components > 64)
-            return ERR_LIMIT;
-        return energy_compute(&s->et, act_lookup, (void *)a, comp, j);
-    }
-    *j = 1e-12 * (31.2 * (double)(a->hbm_pre_bytes + a->hbm_att_bytes) +
-                  0.03 * (double)a->mac_3x2 + 0.03 * (double)(a->pool_cmp + a->filter_cmp) +
-                  0.03 * (double)a->hist_upd + 0.23 * (double)a->mac_int8 +
-                  2.0 * (double)a->exps);
-    return 0;
+    const struct energy_table *t = s->has_et ? &s->et : energy_table_builtin("salca");
+    double comp[64];
+    if (t->n_components > 64)
+        return ERR_LIMIT;
+    return energy_compute(t, act_lookup, (void *)a, comp, j);
 }
 
 static void step_add(struct salca_step *a, const struct salca_step *b)

@@ -1,7 +1,8 @@
 /*
  * Tests of common/: rng (determinism, uniform/normal moments, von Mises mean cosine),
- * buf, arena, thread pool chunking, sha256 (FIPS 180-2 vectors), crc32c, err strings and
- * mem_fail_after. Seed: ACCELTRACE_SEED (default 2026), printed with the first state.
+ * buf, arena, thread pool chunking, sha256 (FIPS 180-2 vectors), crc32c, err strings,
+ * mem_fail_after, io_remove_tree and io_mkdir_p. Seed: ACCELTRACE_SEED (default 2026),
+ * printed with the first state.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -342,11 +343,8 @@ static void test_remove_tree(void **state)
     assert_non_null(f);
     fputs("keep\n", f);
     fclose(f);
-    assert_int_equal(mkdir(tree, 0755), 0);
-    snprintf(p, sizeof p, "%s/a", tree);
-    assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/a/b", tree);
-    assert_int_equal(mkdir(p, 0755), 0);
+    assert_int_equal(io_mkdir_p(p, 0755, NULL), 0);
     snprintf(p, sizeof p, "%s/a/b/file.bin", tree);
     f = fopen(p, "w");
     assert_non_null(f);
@@ -365,6 +363,46 @@ static void test_remove_tree(void **state)
     assert_int_equal(rmdir(root), 0);
 }
 
+/* io_mkdir_p makes every missing folder of a path, accepts what is there, and names the
+ * path when a part is a file, too long or empty. */
+static void test_mkdir_p(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/acceltrace-mkdirp-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char p[256], q[1024];
+    struct stat st;
+    struct errmsg e = {0};
+    snprintf(p, sizeof p, "%s/a//b/c/", root); /* doubled and trailing '/' */
+    assert_int_equal(io_mkdir_p(p, 0700, &e), 0);
+    snprintf(q, sizeof q, "%s/a/b/c", root);
+    assert_int_equal(stat(q, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_mode & 0077, 0); /* the mode, less the umask */
+    assert_int_equal(io_mkdir_p(q, 0700, &e), 0); /* already there */
+    snprintf(p, sizeof p, "%s/link", root);
+    assert_int_equal(symlink(q, p), 0);
+    assert_int_equal(io_mkdir_p(p, 0700, &e), 0); /* a link to a folder is a folder */
+    snprintf(p, sizeof p, "%s/a/file", root);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(io_mkdir_p(p, 0700, &e), ERR_IO);
+    snprintf(q, sizeof q, "cannot create folder '%s': Not a directory", p);
+    assert_string_equal(errmsg_text(&e), q);
+    snprintf(q, sizeof q, "%s/below/x", p);
+    assert_int_equal(io_mkdir_p(q, 0700, &e), ERR_IO);
+    assert_non_null(strstr(errmsg_text(&e), q));
+    assert_int_equal(io_mkdir_p("", 0700, &e), ERR_USAGE);
+    char *longp = malloc(5000);
+    assert_non_null(longp);
+    memset(longp, 'x', 4999);
+    longp[4999] = 0;
+    assert_int_equal(io_mkdir_p(longp, 0700, &e), ERR_LIMIT);
+    free(longp);
+    assert_int_equal(io_remove_tree(root), 0);
+}
+
 int main(void)
 {
     const char *s = getenv("ACCELTRACE_SEED");
@@ -377,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
         cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_remove_tree),
+        cmocka_unit_test(test_mkdir_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

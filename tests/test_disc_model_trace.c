@@ -589,8 +589,7 @@ static int setup(void **state)
     g_seed = s ? strtoull(s, NULL, 0) : 11;
     printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)g_seed);
     snprintf(g_dir, sizeof g_dir, "/tmp/test_disc_model_trace.%d", (int)getpid());
-    mkdir(g_dir, 0777);
-    return 0;
+    return io_mkdir_p(g_dir, 0777, NULL) ? -1 : 0;
 }
 
 static int teardown(void **state)

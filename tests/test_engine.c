@@ -930,7 +930,8 @@ static void test_reader_seek(void **state)
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-engine-%ld", (long)getpid());
-    mkdir(tmpdir, 0755);
+    if (io_mkdir_p(tmpdir, 0755, NULL))
+        return 1;
     synth_capture_params_default(&tp);
     tp.n_records = 1000;
     const struct CMUnitTest tests[] = {

@@ -228,7 +228,7 @@ static struct hash_lb *run(const char *trace, const char *outdir, int threads,
     struct errmsg e = {0};
     if (units)
         assert_int_equal(hash_lb_parse_units(&o, units, &e), 0);
-    mkdir(outdir, 0777);
+    assert_int_equal(io_mkdir_p(outdir, 0777, NULL), 0);
     struct hash_lb *a = NULL;
     int rc = hash_lb_run_file(trace, &o, outdir, false, NULL, &a, &e);
     if (rc < 0)
@@ -372,7 +372,7 @@ static void test_nothing_to_pool_is_data_error(void **state)
     hash_lb_opts_default(&o);
     struct errmsg e = {0};
     assert_int_equal(hash_lb_parse_units(&o, "4", &e), 0);
-    mkdir(path_in("out_nokeep"), 0777);
+    assert_int_equal(io_mkdir_p(path_in("out_nokeep"), 0777, NULL), 0);
     struct hash_lb *a = NULL;
     int rc = hash_lb_run_file(path_in("nokeep.atr"), &o, path_in("out_nokeep"), false, NULL, &a,
                               &e);
@@ -412,8 +412,7 @@ static int setup(void **state)
     g_seed = s ? strtoull(s, NULL, 0) : 7;
     printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)g_seed);
     snprintf(g_dir, sizeof g_dir, "/tmp/test_hash_lb.%d", (int)getpid());
-    mkdir(g_dir, 0777);
-    return 0;
+    return io_mkdir_p(g_dir, 0777, NULL) ? -1 : 0;
 }
 
 static int teardown(void **state)

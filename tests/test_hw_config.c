@@ -140,7 +140,7 @@ static void test_extends(void **state)
     (void)state;
     char sub[300];
     snprintf(sub, sizeof sub, "%s/sub", tmpdir);
-    mkdir(sub, 0755);
+    assert_int_equal(io_mkdir_p(sub, 0755, NULL), 0);
     write_file("sub/base.json", "{\"model\": \"toy\", \"units\": 128, \"hash\": \"mod\"}");
     write_file("child.json", "{\"extends\": \"sub/base.json\", \"units\": 256}");
     write_file("grand.json", "{\"extends\": \"child.json\", \"overlap\": false}");
@@ -223,7 +223,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-hwcfg-%ld", (long)getpid());
-    mkdir(tmpdir, 0755);
+    if (io_mkdir_p(tmpdir, 0755, NULL))
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_getters),
         cmocka_unit_test(test_parse_nested_and_flat),

@@ -1,7 +1,7 @@
 /*
  * Tests of formats/kura_fixed: the bit-exact fixed-point drift of specs/kura.md section 5
  * (LUT and K7, registers, K5 constant field, box-sum map = direct per-pixel definition,
- * K8 error bound on random maps, the c_max limit of K1).
+ * K8 error bound on random maps, the c_max limit of K1) and the K2 angle wrap.
  * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
  */
 #include <math.h>
@@ -277,6 +277,36 @@ static void test_k8_error_bound(void **state)
            worst_du, kura_delta_u());
 }
 
+/* K2: wrap keeps [-pi, pi), sin/cos within 1e-12, and exact near multiples of pi. */
+static void test_k2_wrap(void **state)
+{
+    (void)state;
+    struct rng r;
+    rng_stream(&r, test_seed(), "k2", 0, 0);
+    for (int i = 0; i < 1000000; i++) {
+        double x = -100.0 + 200.0 * rng_uniform(&r);
+        double y = kura_wrap(x);
+        assert_true(y >= -M_PI && y < M_PI);
+        assert_true(fabs(sin(y) - sin(x)) < 1e-12);
+        assert_true(fabs(cos(y) - cos(x)) < 1e-12);
+    }
+    for (int k = -2001; k <= 2001; k++) {
+        double x = k * M_PI;
+        for (int j = 0; j < 4; j++)
+            x = nextafter(x, -INFINITY);
+        for (int j = 0; j <= 8; j++) {
+            double y = kura_wrap(x);
+            assert_true(y >= -M_PI && y < M_PI);
+            x = nextafter(x, INFINITY);
+        }
+    }
+    double below = nextafter(M_PI, 0);
+    assert_true(kura_wrap(below) == below);
+    assert_true(kura_wrap(M_PI) == -M_PI);
+    assert_true(kura_wrap(-M_PI) == -M_PI);
+    assert_true(kura_wrap(0.0) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_quantize_and_shift), cmocka_unit_test(test_regs_t100_step99),
         cmocka_unit_test(test_c_max_limit),        cmocka_unit_test(test_k5_constant_field),
         cmocka_unit_test(test_map_equals_pixel),   cmocka_unit_test(test_k8_error_bound),
+        cmocka_unit_test(test_k2_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

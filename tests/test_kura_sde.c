@@ -1,6 +1,7 @@
 /*
- * Tests of capture/kura/kura_sde: K1 (schedule), K2 (wrap), K3 (von Mises terminal draw),
- * the prior and oracle scores of specs/kura.md sections 2-3.
+ * Tests of capture/kura/kura_sde: K1 (schedule), K3 (von Mises terminal draw), the prior
+ * and oracle scores of specs/kura.md sections 2-3 (K2, the wrap, is tested with
+ * formats/kura_fixed in test_kura_fixed).
  * Randomized tests print their seed; KURA_TEST_SEED repeats one.
  */
 #include <math.h>
@@ -92,36 +93,6 @@ static void test_k1_schedule(void **state)
     kura_schedule_release(&s);
 }
 
-/* K2: wrap keeps [-pi, pi), sin/cos within 1e-12, and exact near multiples of pi. */
-static void test_k2_wrap(void **state)
-{
-    (void)state;
-    struct rng r;
-    rng_stream(&r, test_seed(), "k2", 0, 0);
-    for (int i = 0; i < 1000000; i++) {
-        double x = -100.0 + 200.0 * rng_uniform(&r);
-        double y = kura_wrap(x);
-        assert_true(y >= -M_PI && y < M_PI);
-        assert_true(fabs(sin(y) - sin(x)) < 1e-12);
-        assert_true(fabs(cos(y) - cos(x)) < 1e-12);
-    }
-    for (int k = -2001; k <= 2001; k++) {
-        double x = k * M_PI;
-        for (int j = 0; j < 4; j++)
-            x = nextafter(x, -INFINITY);
-        for (int j = 0; j <= 8; j++) {
-            double y = kura_wrap(x);
-            assert_true(y >= -M_PI && y < M_PI);
-            x = nextafter(x, INFINITY);
-        }
-    }
-    double below = nextafter(M_PI, 0);
-    assert_true(kura_wrap(below) == below);
-    assert_true(kura_wrap(M_PI) == -M_PI);
-    assert_true(kura_wrap(-M_PI) == -M_PI);
-    assert_true(kura_wrap(0.0) == 0.0);
-}
-
 /* K3: kappa = 1.2, 10^6 draws: mean cos = I1/I0 = 0.51278 +- 0.003, mean sin = 0 +- 0.003. */
 static void test_k3_von_mises(void **state)
 {
@@ -181,7 +152,7 @@ static void test_mapping_and_stats(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k1_schedule),       cmocka_unit_test(test_k2_wrap),
+        cmocka_unit_test(test_k1_schedule),
         cmocka_unit_test(test_k3_von_mises),      cmocka_unit_test(test_oracle_score),
         cmocka_unit_test(test_mapping_and_stats),
     };

@@ -354,7 +354,8 @@ static void test_gnuplot_failure(void **state)
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
-    mkdir(dir, 0755);
+    if (io_mkdir_p(dir, 0755, NULL))
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_panels),
         cmocka_unit_test(test_key_placement),

@@ -419,7 +419,8 @@ static void test_merge_order_and_temporaries(void **state)
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-results-%ld", (long)getpid());
-    mkdir(tmpdir, 0755);
+    if (io_mkdir_p(tmpdir, 0755, NULL))
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_format),
         cmocka_unit_test(test_csv_write_read),

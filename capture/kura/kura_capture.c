@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 
 #include "capture/kura/kura_net.h"
-#include "capture/kura/kura_png.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
 #include "capture/nn/nn.h"
@@ -20,6 +19,7 @@
 #include "common/rng.h"
 #include "common/threads.h"
 #include "formats/kura_fixed.h"
+#include "formats/kura_png.h"
 
 void kura_params_default(struct kura_params *p)
 {

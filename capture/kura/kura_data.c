@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/threads.h"
+#include "formats/kura_fixed.h"
 
 struct param_def {
     const char *key;

@@ -1,5 +1,5 @@
 /*
- * kura_sde: schedule, wrapping, mapping and the simple score sources (specs/kura.md
+ * kura_sde: schedule, mapping and the simple score sources (specs/kura.md
  * sections 2-3).
  */
 #include "capture/kura/kura_sde.h"
@@ -10,17 +10,6 @@
 
 #include "common/mem.h"
 #include "formats/kura_fixed.h"
-
-double kura_wrap(double x)
-{
-    /* Spec section 2: the correction keeps every result in [-pi, pi). */
-    double r = x - 2.0 * M_PI * floor((x + M_PI) / (2.0 * M_PI));
-    if (r < -M_PI)
-        r += 2.0 * M_PI;
-    else if (r >= M_PI)
-        r -= 2.0 * M_PI;
-    return r;
-}
 
 int kura_preset(const char *name, int *t, double *c0, double *c_end, double *beta0,
                 double *beta_end, struct errmsg *e)

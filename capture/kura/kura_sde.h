@@ -1,6 +1,7 @@
 /*
  * kura_sde: the Kuramoto orientation-diffusion SDE of specs/kura.md sections 2-3 without
- * the drift itself: angle wrapping, the schedule presets (t100, t300, t1000) with their
+ * the drift itself and without angle wrapping (kura_wrap, in formats/kura_fixed.h, below
+ * capture and analysis both): the schedule presets (t100, t300, t1000) with their
  * validation, the terminal von Mises concentration, the image <-> phase mapping, the
  * order parameter, the circular reconstruction error, and the score sources that need no
  * network (oracle wrapped-Gaussian, prior, none).
@@ -21,9 +22,6 @@
 #define KURA_PSI_REF 0.0    /* reference phase (rad) */
 #define KURA_R_END 0.5      /* R_end of the terminal concentration */
 #define KURA_X_TO_THETA 0.9 /* theta = 0.9 pi x */
-
-/* wrap(x) of spec section 2: the representative of x mod 2 pi in [-pi, pi). x finite. */
-double kura_wrap(double x);
 
 /* Schedule of spec section 2; index i = 0..t-1. */
 struct kura_schedule {

@@ -64,8 +64,7 @@ static inline const char *fuzz_tmp_dir(void)
         base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     fuzz_tmp_sweep(base);
     snprintf(fuzz_tmp_path, sizeof fuzz_tmp_path, "%s/acceltrace-fuzz-%ld", base, (long)getpid());
-    if (mkdir(fuzz_tmp_path, 0700) != 0 &&
-        (stat(fuzz_tmp_path, &st) != 0 || !S_ISDIR(st.st_mode))) {
+    if (io_mkdir_p(fuzz_tmp_path, 0700, NULL)) {
         fuzz_tmp_path[0] = 0;
         return NULL;
     }
@@ -90,8 +89,9 @@ static inline int fuzz_tmp_fresh_dir(const char *name, char *out, size_t n)
 {
     if (fuzz_tmp_name(name, out, n))
         return -1;
-    (void)io_remove_tree(out);
-    return mkdir(out, 0700) == 0 ? 0 : -1;
+    if (io_remove_tree(out))
+        return -1;
+    return io_mkdir_p(out, 0700, NULL) ? -1 : 0;
 }
 
 /*

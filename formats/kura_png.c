@@ -1,12 +1,12 @@
 /*
  * kura_png: HSV phase maps and grey maps (specs/kura.md section 9.6).
  */
-#include "capture/kura/kura_png.h"
+#include "formats/kura_png.h"
 
 #include <math.h>
 
-#include "capture/kura/kura_sde.h"
 #include "common/mem.h"
+#include "formats/kura_fixed.h"
 #include "formats/png.h"
 
 void kura_png_hue(double theta, uint8_t rgb[3])

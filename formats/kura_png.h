@@ -3,6 +3,12 @@
  * through formats/png. One pixel per phase. Phase maps are HSV with hue = (theta + pi)/(2 pi)
  * and S = V = 1 (so -pi is red, -pi/3 green and pi/3 blue); grey maps scale [lo, hi] to
  * black..white, clamped.
+ *
+ * Why formats/: the Kuramoto capture writes these images while it samples and the
+ * analysis plots write the same images from a trace, so the rendering sits below capture
+ * and analysis both, beside the PNG writer it uses (formats/png) and the phase numerics it
+ * needs (kura_wrap in formats/kura_fixed). It is a file format of maps, not a trace
+ * container matter, so not traces/. Nothing here reads or prints; callers own the arrays.
  */
 #ifndef ACCELTRACE_KURA_PNG_H
 #define ACCELTRACE_KURA_PNG_H
