@@ -11,11 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/plot.h"
 #include "common/buf.h"
 #include "common/mem.h"
 #include "formats/csv.h"
-#include "formats/varint.h"
+#include "traces/trace_salca.h"
+#include "traces/trace_reader.h"
 #include "replay/salca_model.h"
 
 #define MAX_POL (1 + CONFLICTS_MAX_DEPTHS + CONFLICTS_MAX_WINDOWS)
@@ -444,11 +446,10 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
 
 int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
 {
-    static const char *const std_names[] = {"salca", "std_topk", "pl_topk", "full_feat",
-                                            "quest", "dense"};
     for (size_t i = 0; i < 64; i++) {
-        if (i < sizeof std_names / sizeof std_names[0])
-            snprintf(c->method_names[i], sizeof c->method_names[i], "%s", std_names[i]);
+        const char *std = trace_salca_method_name((uint32_t)i);
+        if (std)
+            snprintf(c->method_names[i], sizeof c->method_names[i], "%s", std);
         else
             snprintf(c->method_names[i], sizeof c->method_names[i], "method_%zu", i);
     }
@@ -464,6 +465,54 @@ int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hd
             snprintf(c->method_names[m->id], sizeof c->method_names[m->id], "%s", m->name);
     }
     return 0;
+}
+
+/* ---- the analyzer of a trace pass ---- */
+
+static int feed_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct conflicts_feed *f = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0)
+        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", pos->path,
+                          hdr ? hdr->workload : "");
+    f->group = "all";
+    if (!strcmp(f->group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
+        f->group = hdr->salca->task_family;
+    else if (!strcmp(f->group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
+        f->group = hdr->salca->task_name;
+    else if (!strcmp(f->group_mode, "file"))
+        f->group = pos->path;
+    int rc = conflicts_begin_trace(f->c, hdr);
+    return rc < 0 ? errmsg_set(e, rc, "%s", conflicts_errmsg(f->c)) : 0;
+}
+
+static int feed_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                       struct errmsg *e)
+{
+    struct conflicts_feed *f = self;
+    const Acceltrace__Record *r = *rec;
+    int rc = 0;
+    if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        rc = conflicts_add_select(f->c, f->group, r->salca_select);
+    else if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
+        rc = conflicts_add_prefill(f->c, r->salca_prefill);
+    if (rc < 0)
+        return errmsg_set(e, rc, "%s ('%s' record %llu)", conflicts_errmsg(f->c), pos->path,
+                          (unsigned long long)pos->record);
+    return 0;
+}
+
+static const struct analyzer_ops feed_ops = {
+    .name = "conflicts",
+    .begin = feed_begin,
+    .record = feed_record,
+};
+
+void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out)
+{
+    out->ops = &feed_ops;
+    out->self = f;
 }
 
 size_t conflicts_n_quality(const struct conflicts *c)
@@ -557,13 +606,9 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
         return 0;
     if (c->o.steps && (s->t < c->o.step_lo || s->t > c->o.step_hi))
         return 0;
-    if (s->n_ctx > CONFLICTS_MAX_CTX)
-        return errmsg_set(&c->err, ERR_LIMIT, "n_ctx %u above %u (step %u layer %u head %u)",
-                          s->n_ctx, CONFLICTS_MAX_CTX, s->t, s->l, s->h);
-    if (s->count > s->n_ctx)
-        return errmsg_set(&c->err, ERR_DATA,
-                          "count %u above n_ctx %u (step %u layer %u head %u)", s->count,
-                          s->n_ctx, s->t, s->l, s->h);
+    int rc = trace_salca_select_check(s, &c->err);
+    if (rc < 0)
+        return rc;
     if (s->count > c->idx_cap) {
         uint32_t *p = mem_realloc(c->idx, (size_t)s->count * sizeof *p);
         if (!p)
@@ -572,11 +617,8 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
         c->idx_cap = s->count;
     }
     size_t got = 0;
-    int rc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, c->idx, s->count, &got);
-    if (rc < 0 || got != s->count)
-        return errmsg_set(&c->err, ERR_DATA,
-                          "bad selection list (%s%zu of %u indices) at step %u layer %u head %u",
-                          rc == ERR_LIMIT ? "more than " : "", got, s->count, s->t, s->l, s->h);
+    if ((rc = trace_salca_select_decode(s, c->idx, &got, &c->err)) < 0)
+        return rc;
     return add_job_t(c, group, s->t, s->l, s->h, c->idx, got);
 }
 

@@ -29,13 +29,14 @@
 #include "formats/trace.pb-c.h"
 #include "replay/hbm_pc.h"
 #include "replay/hbm_timing.h"
+#include "traces/trace_salca.h"
 
 #define CONFLICTS_MAX_WINDOWS 16
 #define CONFLICTS_MAX_DEPTHS 8
 #define CONFLICTS_MAX_GROUPS 32
 #define CONFLICTS_MAX_LAYERS 4096
 #define CONFLICTS_OCC_BINS 65       /* occupancy 0..63 and >= 64 */
-#define CONFLICTS_MAX_CTX (1u << 26) /* n_ctx bound for records read from traces */
+#define CONFLICTS_MAX_CTX TRACE_SALCA_MAX_CTX /* n_ctx bound for records read from traces */
 
 struct conflicts_opts {
     struct hbm_pc_mapping map;   /* kind, h_att (--pcs), hash seed */
@@ -86,6 +87,23 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
  * 0 or ERR_NOMEM.
  */
 int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr);
+
+/*
+ * The analyzer of a trace pass over c (analysis/analyzer.h), c not owned: begin refuses a
+ * trace of another workload (ERR_DATA) and starts it (conflicts_begin_trace); record adds
+ * its SalcaSelect (conflicts_add_select) and SalcaPrefill (conflicts_add_prefill) records,
+ * an error naming the file and record number. The series label of the trace's selections
+ * is chosen by group_mode: "family" (SalcaHeader.task_family), "task" (task_name), "file"
+ * (the path); "all" otherwise or when the header lacks it. No finish hook: after the last
+ * trace the caller checks and writes (conflicts_write). f must outlive the analyzer.
+ */
+struct conflicts_feed {
+    struct conflicts *c;
+    const char *group_mode;
+    const char *group; /* of the current trace (set by begin) */
+};
+struct analyzer;
+void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out);
 
 /* Quality rows kept so far (group, method, rho keys). */
 size_t conflicts_n_quality(const struct conflicts *c);

@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/conflicts.h"
 #include "analysis/plot.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
-#include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
 
 #define VERB "analyze conflicts"
 #define MAX_FILES 256
@@ -93,59 +94,15 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
-static const char *const method_names[] = {"salca",     "std_topk", "pl_topk",
-                                           "full_feat", "quest",    "dense"};
-
+/* One reader pass over a trace into c; 0 or an exit status after the message. */
 static int run_file(struct conflicts *c, const char *path, const char *group_mode)
 {
-    struct trace_reader *r = NULL;
-    char err[512] = "";
-    int rc = trace_reader_open(&r, path, NULL, err, sizeof err);
-    if (rc < 0)
-        return cli_fail(rc, err);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
-        cli_error("not a salca trace ('%s' workload '%s')", path, hdr ? hdr->workload : "");
-        trace_reader_free(r);
-        return 3;
-    }
-    const char *group = "all";
-    if (!strcmp(group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
-        group = hdr->salca->task_family;
-    else if (!strcmp(group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
-        group = hdr->salca->task_name;
-    else if (!strcmp(group_mode, "file"))
-        group = path;
-    if ((rc = conflicts_begin_trace(c, hdr)) < 0) {
-        trace_reader_free(r);
-        return cli_fail(rc, conflicts_errmsg(c));
-    }
-    Acceltrace__Record *rec = NULL;
-    uint64_t n = 0;
-    while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT ||
-            rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
-            rc = rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT
-                     ? conflicts_add_select(c, group, rec->salca_select)
-                     : conflicts_add_prefill(c, rec->salca_prefill);
-            if (rc < 0) {
-                trace_record_free(rec);
-                cli_error("%s ('%s' record %llu)", conflicts_errmsg(c), path,
-                          (unsigned long long)n);
-                trace_reader_free(r);
-                return err_exit_code(rc);
-            }
-        }
-        trace_record_free(rec);
-        n++;
-    }
-    if (rc < 0) {
-        rc = cli_fail(rc, trace_reader_errmsg(r));
-        trace_reader_free(r);
-        return rc;
-    }
-    trace_reader_free(r);
-    return 0;
+    struct conflicts_feed f = {c, group_mode, NULL};
+    struct analyzer an;
+    struct errmsg e = {0};
+    conflicts_analyzer(&f, &an);
+    int rc = analyzer_run(path, &an, 1, NULL, &e);
+    return rc < 0 ? cli_fail(rc, errmsg_text(&e)) : 0;
 }
 
 int cmd_analyze_conflicts(int argc, char **argv);
@@ -225,9 +182,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
             o.method = -2;
             if (!strcmp(v, "all"))
                 o.method = -1;
-            for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
-                if (!strcmp(v, method_names[k]))
-                    o.method = (int32_t)k;
+            if (trace_salca_method_id(v) >= 0)
+                o.method = trace_salca_method_id(v);
             if (o.method == -2 && parse_u32(v, 0, 1u << 20, &id))
                 o.method = (int32_t)id;
             if (o.method == -2)
@@ -339,8 +295,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
             const char *name = m;
             if (o.method < 0)
                 name = "all";
-            else if ((size_t)o.method < sizeof method_names / sizeof method_names[0])
-                name = method_names[o.method];
+            else if (trace_salca_method_name((uint32_t)o.method))
+                name = trace_salca_method_name((uint32_t)o.method);
             cli_error("no selections of method %s in the trace%s given", name,
                       n_files > 1 ? "s" : "");
             status = 3;

@@ -10,10 +10,10 @@
 
 #include "common/mem.h"
 #include "common/rng.h"
-#include "formats/varint.h"
 #include "replay/energy.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
+#include "traces/trace_salca.h"
 
 __extension__ typedef unsigned __int128 salca_u128;
 
@@ -586,20 +586,16 @@ static int salca_prepare(void *shared, const struct model_record *r, void **aux,
     if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
         return 0;
     const Acceltrace__SalcaSelect *s = rec->salca_select;
-    if (s->n_ctx > (1u << 26) || s->count > s->n_ctx)
-        return errmsg_set(e, ERR_DATA,
-                          "selection of %u tokens in a context of %u (step %u layer %u head %u)",
-                          s->count, s->n_ctx, s->t, s->l, s->h);
+    int rc = trace_salca_select_check(s, e);
+    if (rc < 0)
+        return rc;
     struct salca_aux *a = mem_alloc(sizeof *a + (size_t)s->count * sizeof(uint32_t));
     if (!a)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     size_t got = 0;
-    int rc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, a->idx, s->count, &got);
-    if (rc < 0 || got != s->count) {
+    if ((rc = trace_salca_select_decode(s, a->idx, &got, e)) < 0) {
         mem_free(a);
-        return errmsg_set(e, ERR_DATA,
-                          "bad selection list (%zu of %u indices) at step %u layer %u head %u",
-                          got, s->count, s->t, s->l, s->h);
+        return rc;
     }
     a->n = got;
     *aux = a;
