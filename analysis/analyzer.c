@@ -70,6 +70,19 @@ int analyzer_run(const char *path, const struct analyzer *a, size_t n,
     return trace_scan_file(path, &o->scan, &hooks, &r, e);
 }
 
+int analyzer_run_reader(struct trace_reader *r, const char *path, const struct analyzer *a,
+                        size_t n, const struct analyzer_opts *o, struct errmsg *e)
+{
+    struct analyzer_opts def;
+    if (!o) {
+        analyzer_opts_default(&def);
+        o = &def;
+    }
+    struct run run = {a, n};
+    const struct trace_scan_hooks hooks = {run_begin, run_record, run_end};
+    return trace_scan_reader(r, path, &o->scan, &hooks, &run, e);
+}
+
 int analyzer_finish(const struct analyzer *a, size_t n, struct errmsg *e)
 {
     for (size_t i = 0; i < n; i++) {

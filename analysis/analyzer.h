@@ -61,6 +61,11 @@ void analyzer_opts_default(struct analyzer_opts *o);
 int analyzer_run(const char *path, const struct analyzer *a, size_t n,
                  const struct analyzer_opts *o, struct errmsg *e);
 
+/* The same pass over a reader the caller opened and keeps (trace_scan_reader): r must
+ * not have returned a record yet; o->scan.reader is not used. */
+int analyzer_run_reader(struct trace_reader *r, const char *path, const struct analyzer *a,
+                        size_t n, const struct analyzer_opts *o, struct errmsg *e);
+
 /* Calls each analyzer's finish in list order; the first error stops and is returned. */
 int analyzer_finish(const struct analyzer *a, size_t n, struct errmsg *e);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/plot.h"
 #include "common/mem.h"
 #include "formats/csv.h"
@@ -392,6 +393,50 @@ static void trace_label(struct trace_views *tv, size_t i)
     }
 }
 
+/* The pass that fills one trace_views: its per-step sums while the records stream. */
+struct tv_pass {
+    struct trace_views *tv;
+    double *nnz, *tot; /* (k) kept nonzeros and mask elements per step */
+    double *hn;        /* (nb, k) heads with a finite sparsity */
+};
+
+static int tv_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **recp,
+                     struct errmsg *e)
+{
+    (void)pos;
+    (void)e;
+    struct tv_pass *p = self;
+    struct trace_views *tv = p->tv;
+    const Acceltrace__Record *rec = *recp;
+    const size_t k = tv->k, nb = tv->nb;
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP && rec->disc_step->k < k) {
+        const Acceltrace__DiscStep *st = rec->disc_step;
+        tv->prune[st->k] = 100.0 * st->prune_ratio;
+        tv->tau[st->k] = st->tau, tv->d50[st->k] = st->d_p50;
+        tv->d90[st->k] = st->d_p90, tv->dmax[st->k] = st->d_max;
+    }
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary &&
+        rec->summary->disc) {
+        trace_record_free(tv->summary);
+        tv->summary = *recp; /* kept for the quality and FLOP views */
+        *recp = NULL;
+        return 0;
+    }
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK && rec->disc_mask->step < k) {
+        const Acceltrace__DiscMask *dm = rec->disc_mask;
+        p->nnz[dm->step] += (double)dm->nnz;
+        p->tot[dm->step] += (double)dm->rows * tv->dh->tokens;
+        if (dm->block < nb && isfinite(dm->sparsity)) { /* mean over heads, NaN skipped */
+            tv->hz[(size_t)dm->block * k + dm->step] += 100.0 * dm->sparsity;
+            p->hn[(size_t)dm->block * k + dm->step] += 1;
+        }
+        tv->gen[dm->step] |= dm->generated;
+    }
+    return 0;
+}
+
+static const struct analyzer_ops tv_ops = {.name = "disc_views", .record = tv_record};
+
 /* Reads one trace into tv (path and label set); ERR_DATA naming it when it is not disc. */
 static int trace_views_load(struct trace_views *tv, struct errmsg *e)
 {
@@ -406,14 +451,14 @@ static int trace_views_load(struct trace_views *tv, struct errmsg *e)
         return errmsg_set(e, ERR_DATA, "'%s' is not a disc trace", tv->path);
     const size_t k = dh->steps, nb = dh->depth;
     tv->dh = dh, tv->k = k, tv->nb = nb;
-    double *nnz = mem_calloc(k, sizeof *nnz), *tot = mem_calloc(k, sizeof *tot);
-    double *hn = mem_calloc(k * nb, sizeof *hn);
+    struct tv_pass p = {tv, mem_calloc(k, sizeof *p.nnz), mem_calloc(k, sizeof *p.tot),
+                        mem_calloc(k * nb, sizeof *p.hn)};
     tv->x = mem_calloc(k, sizeof *tv->x), tv->prune = mem_calloc(k, sizeof *tv->prune);
     tv->sp = mem_calloc(k, sizeof *tv->sp), tv->tau = mem_calloc(k, sizeof *tv->tau);
     tv->d50 = mem_calloc(k, sizeof *tv->d50), tv->d90 = mem_calloc(k, sizeof *tv->d90);
     tv->dmax = mem_calloc(k, sizeof *tv->dmax), tv->gen = mem_calloc(k, sizeof *tv->gen);
     tv->hz = mem_calloc(k * nb, sizeof *tv->hz);
-    if (!nnz || !tot || !hn || !tv->x || !tv->prune || !tv->sp || !tv->tau || !tv->d50 ||
+    if (!p.nnz || !p.tot || !p.hn || !tv->x || !tv->prune || !tv->sp || !tv->tau || !tv->d50 ||
         !tv->d90 || !tv->dmax || !tv->gen || !tv->hz) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
@@ -421,51 +466,20 @@ static int trace_views_load(struct trace_views *tv, struct errmsg *e)
     for (size_t i = 0; i < k; i++)
         tv->x[i] = (double)i,
         tv->prune[i] = tv->tau[i] = tv->d50[i] = tv->d90[i] = tv->dmax[i] = NAN;
-    for (;;) {
-        Acceltrace__Record *rec = NULL;
-        rc = trace_reader_next(tv->r, &rec, NULL);
-        if (rc < 0) {
-            rc = errmsg_set(e, rc, "%s", trace_reader_errmsg(tv->r));
-            goto out;
-        }
-        if (rc == 0)
-            break;
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP && rec->disc_step->k < k) {
-            const Acceltrace__DiscStep *st = rec->disc_step;
-            tv->prune[st->k] = 100.0 * st->prune_ratio;
-            tv->tau[st->k] = st->tau, tv->d50[st->k] = st->d_p50;
-            tv->d90[st->k] = st->d_p90, tv->dmax[st->k] = st->d_max;
-        }
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary &&
-            rec->summary->disc) {
-            trace_record_free(tv->summary);
-            tv->summary = rec; /* kept for the quality and FLOP views */
-            continue;
-        }
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_MASK && rec->disc_mask->step < k) {
-            const Acceltrace__DiscMask *dm = rec->disc_mask;
-            nnz[dm->step] += (double)dm->nnz;
-            tot[dm->step] += (double)dm->rows * dh->tokens;
-            if (dm->block < nb && isfinite(dm->sparsity)) { /* mean over heads, NaN skipped */
-                tv->hz[(size_t)dm->block * k + dm->step] += 100.0 * dm->sparsity;
-                hn[(size_t)dm->block * k + dm->step] += 1;
-            }
-            tv->gen[dm->step] |= dm->generated;
-        }
-        trace_record_free(rec);
-    }
-    rc = 0;
+    const struct analyzer an = {&tv_ops, &p};
+    if ((rc = analyzer_run_reader(tv->r, tv->path, &an, 1, NULL, e)) < 0)
+        goto out;
     for (size_t i = 0; i < k; i++) {
-        tv->sp[i] = tot[i] > 0 ? 100.0 * (1 - nnz[i] / tot[i]) : NAN; /* spec 6: pooled */
-        tv->any_mask |= tot[i] > 0;
+        tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN; /* spec 6: pooled */
+        tv->any_mask |= p.tot[i] > 0;
         tv->any_diff |= isfinite(tv->dmax[i]) && tv->dmax[i] > 0;
     }
     for (size_t i = 0; i < k * nb; i++)
-        tv->hz[i] = hn[i] > 0 ? tv->hz[i] / hn[i] : NAN;
+        tv->hz[i] = p.hn[i] > 0 ? tv->hz[i] / p.hn[i] : NAN;
 out:
-    mem_free(nnz);
-    mem_free(tot);
-    mem_free(hn);
+    mem_free(p.nnz);
+    mem_free(p.tot);
+    mem_free(p.hn);
     return rc;
 }
 

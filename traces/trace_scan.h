@@ -58,4 +58,12 @@ void trace_scan_opts_default(struct trace_scan_opts *o);
 int trace_scan_file(const char *path, const struct trace_scan_opts *o,
                     const struct trace_scan_hooks *hooks, void *ctx, struct errmsg *e);
 
+/*
+ * The same pass over a reader the caller opened (o->reader is not used) and keeps: for
+ * callers that hold on to the header after the pass. r must not have returned a record
+ * yet; it stays open and owned by the caller. path names the trace in messages.
+ */
+int trace_scan_reader(struct trace_reader *r, const char *path, const struct trace_scan_opts *o,
+                      const struct trace_scan_hooks *hooks, void *ctx, struct errmsg *e);
+
 #endif
