@@ -12,13 +12,13 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "replay/engine.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/model_registry.h"
 #include "replay/results.h"
 #include "replay/salca_model.h"
 #include "replay/salca_perf.h"
-#include "traces/trace_reader.h"
 
 #define VERB "model salca"
 
@@ -173,61 +173,53 @@ static double res_get(struct model_result *r, size_t row, const char *name)
     return v;
 }
 
+/* The sink of the reference replay: result i kept in res[i] (config i of refs x pols). */
+static int keep_rows(void *ctx, const struct hw_config *cfg, size_t config_index,
+                     struct model_result **r, const struct energy_table *energy, struct errmsg *e)
+{
+    (void)cfg;
+    (void)energy;
+    (void)e;
+    struct model_result **res = ctx;
+    res[config_index] = *r;
+    *r = NULL;
+    return 0;
+}
+
 static int run_references(const char *path, const char *plot_dir)
 {
     const struct model_ops *m = model_registry_find("salca");
     if (!m)
         return cli_fail(ERR_INTERNAL, "model 'salca' is not registered");
     enum { NI = N_REFS * 2 };
-    void *st[NI] = {0};
     struct hw_config *cfg[NI] = {0};
     struct model_result *res[NI] = {0};
-    struct trace_reader *r = NULL;
+    struct record_source src;
     struct errmsg e = {0};
-    char err[512] = "";
     int status = 0, rc;
-    struct model_env env = {0};
-    if ((rc = trace_reader_open(&r, path, NULL, err, sizeof err)) < 0)
-        return cli_fail(rc, err);
-    env.hdr = trace_reader_header(r);
-    env.trace_path = path;
-    if (!env.hdr || strcmp(env.hdr->workload, "salca") != 0) {
+    if ((rc = record_source_trace(&src, path, 1, &e)) < 0)
+        return cli_fail(rc, errmsg_text(&e));
+    const Acceltrace__TraceHeader *hdr = src.header(src.ctx);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
         cli_error("not a salca trace ('%s')", path);
-        trace_reader_free(r);
+        record_source_close(&src);
         return 3;
     }
     for (size_t i = 0; i < NI && status == 0; i++) {
         char json[512];
         snprintf(json, sizeof json, "{\"model\": \"salca\", %s, %s}", refs[i / 2].json,
                  pol_json[i % 2]);
-        if ((rc = hw_config_parse(&cfg[i], json, refs[i / 2].name, m->schema, &e)) < 0 ||
-            (rc = m->new(&st[i], cfg[i], &env, &e)) < 0)
+        if ((rc = hw_config_parse(&cfg[i], json, refs[i / 2].name, m->schema, &e)) < 0)
             status = cli_fail(rc, errmsg_text(&e));
     }
-    Acceltrace__Record *rec = NULL;
-    uint64_t k = 0;
-    while (status == 0 && (rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        struct model_record mr = {rec, NULL, k++};
-        void *aux = NULL;
-        if ((rc = m->prepare(NULL, &mr, &aux, &e)) < 0) {
-            status = cli_fail(rc, errmsg_text(&e));
-        } else {
-            mr.aux = aux;
-            for (size_t i = 0; i < NI && status == 0; i++)
-                if ((rc = m->consume(st[i], &mr, &e)) < 0)
-                    status = cli_fail(rc, errmsg_text(&e));
-            m->aux_free(NULL, aux);
-        }
-        trace_record_free(rec);
-    }
-    if (status == 0 && rc < 0)
-        status = cli_fail(rc, trace_reader_errmsg(r));
-    for (size_t i = 0; i < NI && status == 0; i++) {
-        if (!(res[i] = model_result_new()))
-            status = cli_fail(ERR_NOMEM, "out of memory");
-        else if ((rc = m->finish(st[i], res[i], &e)) < 0)
-            status = cli_fail(rc, errmsg_text(&e));
-    }
+    /* one pass of the engine over the trace feeds the eight configs */
+    const struct engine_configs configs = {NULL, cfg, NI};
+    const struct engine_sink sink = {res, NULL, keep_rows};
+    struct engine_opts eo;
+    engine_opts_default(&eo);
+    eo.quiet = true;
+    if (status == 0 && (rc = engine_run_to(m, &src, &configs, &sink, &eo, NULL, &e)) < 0)
+        status = cli_fail(rc, errmsg_text(&e));
     static const char *const stages[4] = {"p", "q", "f", "a"};
     if (status == 0) {
         double dense = res_get(res[N_REFS * 2 - 2], 0, "cycles");
@@ -371,11 +363,10 @@ static int run_references(const char *path, const char *plot_dir)
         }
     }
     for (size_t i = 0; i < NI; i++) {
-        m->free(st[i]);
         hw_config_free(cfg[i]);
         model_result_free(res[i]);
     }
-    trace_reader_free(r);
+    record_source_close(&src);
     return status;
 }
 
