@@ -29,6 +29,7 @@
 #include "formats/trace.pb-c.h"
 #include "replay/hbm_pc.h"
 #include "replay/hbm_timing.h"
+#include "replay/salca_model.h"
 #include "traces/trace_salca.h"
 
 #define CONFLICTS_MAX_WINDOWS 16
@@ -220,26 +221,8 @@ struct conflicts_overshoot {
 };
 void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o);
 
-/* ---- synthetic selections (tests, benchmarks, `analyze conflicts --synthetic`) ---- */
-
-enum conflicts_synth_kind {
-    CONFLICTS_SYNTH_UNIFORM = 0,   /* K distinct indices uniformly at random */
-    CONFLICTS_SYNTH_CLUSTERED = 1, /* runs of pooled width around random peaks */
-    CONFLICTS_SYNTH_NEEDLE = 2,    /* sinks + recent window + a few long spans + scatter */
-};
-
-/* "uniform" | "clustered" | "needle"; 0 or ERR_USAGE. */
-int conflicts_synth_parse(const char *s, enum conflicts_synth_kind *out);
-
-/*
- * Writes a sorted selection of about k = ceil(retention·n) indices out of [0, n) into idx
- * (capacity n) and returns its size in *count. Deterministic in (seed, a, b). Clustered:
- * peaks drawn uniformly, each selecting [peak - 2, peak + 2] (the +-floor(5/2) reach of
- * the default max-pool width, spec 5.6), until k indices are covered; plus the 4 sink
- * tokens and the last 16 tokens. Needle: 4 sinks, the last 64 tokens, two spans of 64 and
- * clustered peaks for the rest. 0 or ERR_USAGE (n = 0 or retention outside (0, 1]).
- */
-int conflicts_synth(enum conflicts_synth_kind kind, uint32_t n, double retention, uint64_t seed,
-                    uint64_t a, uint64_t b, uint32_t *idx, size_t *count);
+/* Synthetic selections (`analyze conflicts --synthetic`, tests, benchmarks) come from
+ * the generator of replay/salca_model.h (salca_synth_selection, enum salca_synth_kind),
+ * fed to conflicts_add_job. */
 
 #endif

@@ -215,8 +215,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
             o.step_lo = (uint32_t)lo;
             o.step_hi = (uint32_t)hi;
         } else if (!strcmp(a, "--synthetic")) {
-            enum conflicts_synth_kind k;
-            if (conflicts_synth_parse(v, &k) < 0)
+            enum salca_synth_kind k;
+            if (salca_synth_parse(v, &k) < 0)
                 return cli_usage_error(VERB, "bad --synthetic '%s' (uniform, clustered, needle)",
                                        v);
             synth = v;
@@ -264,8 +264,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
     int status = 0;
     if (synth) {
-        enum conflicts_synth_kind k;
-        conflicts_synth_parse(synth, &k);
+        enum salca_synth_kind k;
+        salca_synth_parse(synth, &k);
         uint32_t *idx = mem_alloc((size_t)syn_n * sizeof *idx);
         if (!idx) {
             conflicts_free(c);
@@ -275,7 +275,7 @@ int cmd_analyze_conflicts(int argc, char **argv)
         for (uint32_t j = 0; j < syn_jobs && status == 0; j++) {
             size_t cnt = 0;
             uint32_t l = j / heads, h = j % heads;
-            rc = conflicts_synth(k, syn_n, syn_ret, o.map.seed, l, h, idx, &cnt);
+            rc = salca_synth_selection(k, syn_n, syn_ret, o.map.seed, l, h, idx, &cnt);
             if (rc == 0)
                 rc = conflicts_add_job(c, synth, l, h, idx, cnt);
             if (rc < 0)
