@@ -15,8 +15,12 @@
  * channel stability of SalcaPrefill records (plot 7) and the overshoot of Salca's sets
  * (plot 8).
  *
- * conflicts_write writes CSV tables and the section 12 plots 1-4, 7 and 8 into a folder.
- * The handle owns its memory and keeps an error message; nothing prints.
+ * conflicts_write writes CSV tables (through formats/csv) and the section 12 plots 1-4, 7
+ * and 8 into a folder. conflicts_analyzer feeds a handle from a trace pass (analysis/
+ * analyzer.h). The handle owns its memory and keeps an error message; nothing prints.
+ * Code: conflicts_pc.c (PC conflicts, timing mode, the feed), conflicts_pc_out.c (their
+ * tables and plots, conflicts_write), conflicts_select.c (quality and overshoot),
+ * conflicts_heavy.c (heavy-channel stability); shared state in conflicts_impl.h.
  */
 #ifndef ACCELTRACE_CONFLICTS_H
 #define ACCELTRACE_CONFLICTS_H
