@@ -15,8 +15,12 @@
  * channel stability of SalcaPrefill records (plot 7) and the overshoot of Salca's sets
  * (plot 8).
  *
- * conflicts_write writes CSV tables and the section 12 plots 1-4, 7 and 8 into a folder.
- * The handle owns its memory and keeps an error message; nothing prints.
+ * conflicts_write writes CSV tables (through formats/csv) and the section 12 plots 1-4, 7
+ * and 8 into a folder. conflicts_analyzer feeds a handle from a trace pass (analysis/
+ * analyzer.h). The handle owns its memory and keeps an error message; nothing prints.
+ * Code: conflicts_pc.c (PC conflicts, timing mode, the feed), conflicts_pc_out.c (their
+ * tables and plots, conflicts_write), conflicts_select.c (quality and overshoot),
+ * conflicts_heavy.c (heavy-channel stability); shared state in conflicts_impl.h.
  */
 #ifndef ACCELTRACE_CONFLICTS_H
 #define ACCELTRACE_CONFLICTS_H
@@ -29,13 +33,15 @@
 #include "formats/trace.pb-c.h"
 #include "replay/hbm_pc.h"
 #include "replay/hbm_timing.h"
+#include "replay/salca_model.h"
+#include "traces/trace_salca.h"
 
 #define CONFLICTS_MAX_WINDOWS 16
 #define CONFLICTS_MAX_DEPTHS 8
 #define CONFLICTS_MAX_GROUPS 32
 #define CONFLICTS_MAX_LAYERS 4096
 #define CONFLICTS_OCC_BINS 65       /* occupancy 0..63 and >= 64 */
-#define CONFLICTS_MAX_CTX (1u << 26) /* n_ctx bound for records read from traces */
+#define CONFLICTS_MAX_CTX TRACE_SALCA_MAX_CTX /* n_ctx bound for records read from traces */
 
 struct conflicts_opts {
     struct hbm_pc_mapping map;   /* kind, h_att (--pcs), hash seed */
@@ -86,6 +92,23 @@ int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrac
  * 0 or ERR_NOMEM.
  */
 int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr);
+
+/*
+ * The analyzer of a trace pass over c (analysis/analyzer.h), c not owned: begin refuses a
+ * trace of another workload (ERR_DATA) and starts it (conflicts_begin_trace); record adds
+ * its SalcaSelect (conflicts_add_select) and SalcaPrefill (conflicts_add_prefill) records,
+ * an error naming the file and record number. The series label of the trace's selections
+ * is chosen by group_mode: "family" (SalcaHeader.task_family), "task" (task_name), "file"
+ * (the path); "all" otherwise or when the header lacks it. No finish hook: after the last
+ * trace the caller checks and writes (conflicts_write). f must outlive the analyzer.
+ */
+struct conflicts_feed {
+    struct conflicts *c;
+    const char *group_mode;
+    const char *group; /* of the current trace (set by begin) */
+};
+struct analyzer;
+void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out);
 
 /* Quality rows kept so far (group, method, rho keys). */
 size_t conflicts_n_quality(const struct conflicts *c);
@@ -202,26 +225,8 @@ struct conflicts_overshoot {
 };
 void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o);
 
-/* ---- synthetic selections (tests, benchmarks, `analyze conflicts --synthetic`) ---- */
-
-enum conflicts_synth_kind {
-    CONFLICTS_SYNTH_UNIFORM = 0,   /* K distinct indices uniformly at random */
-    CONFLICTS_SYNTH_CLUSTERED = 1, /* runs of pooled width around random peaks */
-    CONFLICTS_SYNTH_NEEDLE = 2,    /* sinks + recent window + a few long spans + scatter */
-};
-
-/* "uniform" | "clustered" | "needle"; 0 or ERR_USAGE. */
-int conflicts_synth_parse(const char *s, enum conflicts_synth_kind *out);
-
-/*
- * Writes a sorted selection of about k = ceil(retention·n) indices out of [0, n) into idx
- * (capacity n) and returns its size in *count. Deterministic in (seed, a, b). Clustered:
- * peaks drawn uniformly, each selecting [peak - 2, peak + 2] (the +-floor(5/2) reach of
- * the default max-pool width, spec 5.6), until k indices are covered; plus the 4 sink
- * tokens and the last 16 tokens. Needle: 4 sinks, the last 64 tokens, two spans of 64 and
- * clustered peaks for the rest. 0 or ERR_USAGE (n = 0 or retention outside (0, 1]).
- */
-int conflicts_synth(enum conflicts_synth_kind kind, uint32_t n, double retention, uint64_t seed,
-                    uint64_t a, uint64_t b, uint32_t *idx, size_t *count);
+/* Synthetic selections (`analyze conflicts --synthetic`, tests, benchmarks) come from
+ * the generator of replay/salca_model.h (salca_synth_selection, enum salca_synth_kind),
+ * fed to conflicts_add_job. */
 
 #endif

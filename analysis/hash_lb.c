@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/plot.h"
 #include "common/mem.h"
 #include "common/threads.h"
 #include "formats/bitset.h"
 #include "formats/csv.h"
+#include "traces/trace_disc.h"
 #include "traces/trace_reader.h"
 
 #define MAX_STEPS 100000u
@@ -241,33 +243,22 @@ static int recount(struct hash_lb *a, struct entry *en, const uint8_t *bits, siz
                    struct errmsg *e)
 {
     const uint32_t n = a->n_cols;
-    struct bitset bs, tm;
-    memset(&bs, 0, sizeof bs);
-    memset(&tm, 0, sizeof tm);
-    int rc = bitset_from_bytes(&bs, n, n, bits, len);
-    if (rc < 0)
+    if (!en->acc && !(en->acc = mem_alloc(sizeof *en->acc)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    /* fewer rows than columns: only the rows of the step's token mask were computed */
+    const uint8_t *tm = en->rows < n ? a->token_mask[en->step] : NULL;
+    enum trace_disc_fault fault = TRACE_DISC_OK;
+    int rc = 0;
+    if (en->rows < n && !tm)
+        fault = TRACE_DISC_BAD_TOKEN_MASK;
+    else
+        rc = trace_disc_recount_mask(a->lb, n, bits, len, tm, a->pool, en->acc, &fault);
+    if (fault == TRACE_DISC_BAD_BITS)
         return errmsg_set(e, ERR_DATA,
                           "mask bits of (step %u, block %u, head %u) are not an %u x %u bitset",
                           en->step, en->block, en->head, n, n);
-    const uint64_t *filter = NULL;
-    if (en->rows < n) {
-        rc = bitset_from_bytes(&tm, 1, n, a->token_mask[en->step],
-                               (size_t)bitset_words_per_row(n) * 8);
-        if (rc < 0) {
-            bitset_release(&bs);
-            return errmsg_set(e, ERR_DATA, "bad token mask of step %u", en->step);
-        }
-        filter = tm.words;
-    }
-    if (!en->acc && !(en->acc = mem_alloc(sizeof *en->acc))) {
-        bitset_release(&bs);
-        bitset_release(&tm);
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
-    disc_lb_acc_init(en->acc, a->lb);
-    rc = disc_lb_mask(a->lb, bs.words, n, bs.words_per_row, filter, a->pool, en->acc);
-    bitset_release(&bs);
-    bitset_release(&tm);
+    if (fault == TRACE_DISC_BAD_TOKEN_MASK)
+        return errmsg_set(e, ERR_DATA, "bad token mask of step %u", en->step);
     if (rc < 0)
         return errmsg_set(e, rc, "out of memory");
     if (en->acc->rows != en->rows)
@@ -589,56 +580,74 @@ int hash_lb_write(const struct hash_lb *a, const char *dir, bool plots, bool *re
                       "matrix sparsity", a->mat, true, rendered, e);
 }
 
+/* ---- the analyzer of one trace file (analysis/analyzer.h) ---- */
+
+struct hash_run {
+    const struct hash_lb_opts *o;
+    const char *dir;
+    bool plots, *rendered;
+    struct hash_lb *a;
+};
+
+/* A hook's message with the trace named after it. */
+static int name_trace(int rc, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    char why[sizeof e->text];
+    snprintf(why, sizeof why, "%s", e->text);
+    return errmsg_set(e, rc, "%s ('%s')", why, pos->path);
+}
+
+static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct hash_run *h = self;
+    int rc = hash_lb_new(&h->a, h->o, trace_reader_header(pos->r), h->dir, e);
+    return rc < 0 ? name_trace(rc, pos, e) : 0;
+}
+
+static int hash_run_record(void *self, const struct trace_scan_pos *pos,
+                           Acceltrace__Record **rec, struct errmsg *e)
+{
+    struct hash_run *h = self;
+    int rc = hash_lb_record(h->a, *rec, e);
+    return rc < 0 ? name_trace(rc, pos, e) : 0;
+}
+
+static int hash_run_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct hash_run *h = self;
+    int rc = hash_lb_finish(h->a, e);
+    return rc < 0 ? name_trace(rc, pos, e) : 0;
+}
+
+static int hash_run_finish(void *self, struct errmsg *e)
+{
+    struct hash_run *h = self;
+    return h->dir ? hash_lb_write(h->a, h->dir, h->plots, h->rendered, e) : 0;
+}
+
+static const struct analyzer_ops hash_run_ops = {
+    .name = "hash_lb",
+    .begin = hash_run_begin,
+    .record = hash_run_record,
+    .end = hash_run_end,
+    .finish = hash_run_finish,
+};
+
 int hash_lb_run_file(const char *trace_path, const struct hash_lb_opts *o, const char *dir,
                      bool plots, bool *rendered, struct hash_lb **out, struct errmsg *e)
 {
     if (out)
         *out = NULL;
-    struct trace_reader *r = NULL;
-    struct hash_lb *a = NULL;
-    char text[512];
-    int rc = trace_reader_open(&r, trace_path, NULL, text, sizeof text);
-    if (rc < 0)
-        return errmsg_set(e, rc, "%s", text);
-    if ((rc = hash_lb_new(&a, o, trace_reader_header(r), dir, e)) < 0) {
-        char why[sizeof e->text];
-        snprintf(why, sizeof why, "%s", e->text);
-        rc = errmsg_set(e, rc, "%s ('%s')", why, trace_path);
-        goto done;
+    struct hash_run h = {o, dir, plots, rendered, NULL};
+    const struct analyzer an = {&hash_run_ops, &h};
+    int rc = analyzer_run(trace_path, &an, 1, NULL, e);
+    if (rc == 0)
+        rc = analyzer_finish(&an, 1, e);
+    if (rc == 0 && out) {
+        *out = h.a;
+        h.a = NULL;
     }
-    for (;;) {
-        Acceltrace__Record *rec = NULL;
-        rc = trace_reader_next(r, &rec, NULL);
-        if (rc < 0) {
-            rc = errmsg_set(e, rc, "%s", trace_reader_errmsg(r));
-            goto done;
-        }
-        if (rc == 0)
-            break;
-        rc = hash_lb_record(a, rec, e);
-        trace_record_free(rec);
-        if (rc < 0) {
-            char msg[sizeof e->text];
-            snprintf(msg, sizeof msg, "%s", e->text);
-            rc = errmsg_set(e, rc, "%s ('%s')", msg, trace_path);
-            goto done;
-        }
-    }
-    if ((rc = hash_lb_finish(a, e)) < 0) {
-        char msg[sizeof e->text];
-        snprintf(msg, sizeof msg, "%s", e->text);
-        rc = errmsg_set(e, rc, "%s ('%s')", msg, trace_path);
-        goto done;
-    }
-    if (dir && (rc = hash_lb_write(a, dir, plots, rendered, e)) < 0)
-        goto done;
-    if (out) {
-        *out = a;
-        a = NULL;
-    }
-done:
-    hash_lb_free(a);
-    trace_reader_free(r);
+    hash_lb_free(h.a);
     return rc;
 }
 

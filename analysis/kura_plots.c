@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/plot.h"
 #include "common/mem.h"
 #include "common/rng.h"
@@ -535,144 +536,167 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
     return rc;
 }
 
+/* The state of the trace pass of kura_plots_trace. */
+struct kp_pass {
+    const char *dir;
+    const int *hs, *ws;
+    int n_shapes, every_k;
+    int hh, hw; /* map size the header declares (0: unknown) */
+    struct kura_sim **sims; /* (n_shapes) */
+    struct trace_acc acc;
+    int16_t *q, *q0; /* current map; the DATA map */
+    uint32_t *sc;
+    double *th, *th0;
+    int h, w, n_rev;
+};
+
+/* A REVERSE step: every every_k-th phase map, the drift error and each shape's activity. */
+static int kp_reverse(struct kp_pass *p, const Acceltrace__KuraStep *ks,
+                      const struct kura_step_info *info, struct errmsg *e)
+{
+    size_t n = (size_t)p->h * p->w;
+    int rc;
+    char png[4200];
+    if (p->n_rev++ % p->every_k == 0) {
+        q_to_theta(p->q, n, p->th);
+        snprintf(png, sizeof png, "%s/kura_phase_step%d.png", p->dir, info->step);
+        if ((rc = kura_png_phase(png, p->th, (size_t)p->h, (size_t)p->w, e)))
+            return rc;
+    }
+    if ((rc = acc_grow(&p->acc, p->n_shapes)))
+        return errmsg_set(e, rc, "out of memory");
+    size_t i = p->acc.n++;
+    p->acc.step[i] = info->step;
+    p->acc.err_max[i] = ks->drift_err ? ks->drift_err->max : 0;
+    p->acc.err_mean[i] = ks->drift_err ? ks->drift_err->mean : 0;
+    p->acc.bound[i] = kura_drift_bound(info->k, info->kref, info->psi_ref); /* spec 5 X_i */
+    kura_sc_map(p->q, (size_t)p->h, (size_t)p->w, p->sc);
+    for (int s = 0; s < p->n_shapes; s++) {
+        struct kura_sim_opts o = {.activity = true};
+        struct kura_sim_result res;
+        if ((rc = kura_sim_run(p->sims[s], p->sc, p->h, p->w, NULL, NULL, &o, &res, e)))
+            return rc;
+        p->acc.alpha[i * p->n_shapes + s] = (double)res.toggles / (double)res.bits_written;
+    }
+    return 0;
+}
+
+/* The DATA and FINAL maps (and their difference) as PNGs. */
+static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct errmsg *e)
+{
+    size_t n = (size_t)p->h * p->w;
+    int rc = 0;
+    char png[4200];
+    if (role == ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA) {
+        q_to_theta(p->q, n, p->th0);
+        mem_free(p->q0);
+        p->q0 = p->q;
+        p->q = NULL;
+        snprintf(png, sizeof png, "%s/kura_phase_data.png", p->dir);
+        return kura_png_phase(png, p->th0, (size_t)p->h, (size_t)p->w, e);
+    }
+    q_to_theta(p->q, n, p->th);
+    snprintf(png, sizeof png, "%s/kura_phase_final.png", p->dir);
+    if ((rc = kura_png_phase(png, p->th, (size_t)p->h, (size_t)p->w, e)))
+        return rc;
+    if (p->q0) {
+        /* |wrap(theta_final - theta_0)|: the Q1.15 difference wraps for free */
+        for (size_t i = 0; i < n; i++)
+            p->th[i] = fabs(
+                kura_q_theta((int16_t)(uint16_t)((uint16_t)p->q[i] - (uint16_t)p->q0[i])));
+        snprintf(png, sizeof png, "%s/kura_phase_error.png", p->dir);
+        rc = kura_png_grey(png, p->th, (size_t)p->h, (size_t)p->w, 0.0, 0.2, e);
+    }
+    return rc;
+}
+
+static int kp_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct kp_pass *p = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    if (!hdr || !hdr->workload || strcmp(hdr->workload, "kura") || !hdr->kura)
+        return errmsg_set(e, ERR_DATA, "not a kura trace ('%s')", pos->path);
+    p->hh = hdr->kura->h <= KURA_MAX_SIDE ? (int)hdr->kura->h : 0;
+    p->hw = hdr->kura->w <= KURA_MAX_SIDE ? (int)hdr->kura->w : 0;
+    p->sims = mem_calloc((size_t)(p->n_shapes ? p->n_shapes : 1), sizeof *p->sims);
+    if (!p->sims)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (int s = 0; s < p->n_shapes; s++) {
+        int rc = kura_sim_new(&p->sims[s], p->hs[s], p->ws[s]);
+        if (rc)
+            return errmsg_set(e, rc, "bad shape H%dW%d", p->hs[s], p->ws[s]);
+    }
+    return 0;
+}
+
+static int kp_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                     struct errmsg *e)
+{
+    struct kp_pass *p = self;
+    if ((*rec)->body_case != ACCELTRACE__RECORD__BODY_KURA_STEP)
+        return 0;
+    const Acceltrace__KuraStep *ks = (*rec)->kura_step;
+    struct kura_step_info info;
+    int rc;
+    mem_free(p->q);
+    p->q = NULL;
+    if ((rc = kura_step_decode(ks, p->hh, p->hw, &info, &p->q, e)))
+        return rc;
+    if (p->h && (info.h != p->h || info.w != p->w))
+        return errmsg_set(e, ERR_DATA, "kura step %d: map size changes ('%s')", info.step,
+                          pos->path);
+    if (!p->h) {
+        p->h = info.h;
+        p->w = info.w;
+        size_t n = (size_t)p->h * p->w;
+        p->sc = mem_alloc(n * sizeof *p->sc);
+        p->th = mem_alloc(n * sizeof *p->th);
+        p->th0 = mem_alloc(n * sizeof *p->th0);
+        if (!p->sc || !p->th || !p->th0)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
+    if (info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA ||
+        info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL)
+        return kp_data_final(p, info.role, e);
+    if (info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE)
+        return kp_reverse(p, ks, &info, e);
+    return 0;
+}
+
+static void kp_release(struct kp_pass *p)
+{
+    if (p->sims)
+        for (int s = 0; s < p->n_shapes; s++)
+            kura_sim_free(p->sims[s]);
+    mem_free(p->sims);
+    acc_free(&p->acc);
+    mem_free(p->q);
+    mem_free(p->q0);
+    mem_free(p->sc);
+    mem_free(p->th);
+    mem_free(p->th0);
+}
+
+static const struct analyzer_ops kp_ops = {
+    .name = "kura_plots",
+    .begin = kp_begin,
+    .record = kp_record,
+};
+
 int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws,
                      int n_shapes, int every_k, bool *rendered, struct errmsg *e)
 {
-    struct trace_reader *r = NULL;
-    struct trace_reader_opts ro;
-    struct kura_sim **sims = NULL;
-    struct trace_acc acc = {0};
-    Acceltrace__Record *rec = NULL;
-    int16_t *q = NULL, *q0 = NULL;
-    uint32_t *sc = NULL;
-    double *th = NULL, *th0 = NULL;
-    int h = 0, w = 0, rc;
-    char errtext[600];
     *rendered = true;
     if (every_k < 1 || n_shapes < 0 || n_shapes > 64)
         return errmsg_set(e, ERR_USAGE, "bad plot options");
-    if ((rc = ensure_dir(dir, e)))
+    int rc = ensure_dir(dir, e);
+    if (rc)
         return rc;
-    trace_reader_opts_default(&ro);
-    if ((rc = trace_reader_open(&r, path, &ro, errtext, sizeof errtext)))
-        return errmsg_set(e, rc, "%s", errtext);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    if (!hdr || !hdr->workload || strcmp(hdr->workload, "kura") || !hdr->kura) {
-        rc = errmsg_set(e, ERR_DATA, "not a kura trace ('%s')", path);
-        goto done;
-    }
-    sims = mem_calloc((size_t)(n_shapes ? n_shapes : 1), sizeof *sims);
-    if (!sims) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (int s = 0; s < n_shapes; s++)
-        if ((rc = kura_sim_new(&sims[s], hs[s], ws[s]))) {
-            errmsg_set(e, rc, "bad shape H%dW%d", hs[s], ws[s]);
-            goto done;
-        }
-    int n_rev = 0;
-    for (;;) {
-        rc = trace_reader_next(r, &rec, NULL);
-        if (rc < 0) {
-            errmsg_set(e, rc, "%s", trace_reader_errmsg(r));
-            goto done;
-        }
-        if (rc == 0)
-            break;
-        if (rec->body_case != ACCELTRACE__RECORD__BODY_KURA_STEP) {
-            trace_record_free(rec);
-            rec = NULL;
-            continue;
-        }
-        const Acceltrace__KuraStep *ks = rec->kura_step;
-        struct kura_step_info info;
-        int hh = hdr->kura->h <= KURA_MAX_SIDE ? (int)hdr->kura->h : 0;
-        int hw = hdr->kura->w <= KURA_MAX_SIDE ? (int)hdr->kura->w : 0;
-        mem_free(q);
-        q = NULL;
-        if ((rc = kura_step_decode(ks, hh, hw, &info, &q, e)))
-            goto done;
-        if (h && (info.h != h || info.w != w)) {
-            rc = errmsg_set(e, ERR_DATA, "kura step %d: map size changes ('%s')", info.step,
-                            path);
-            goto done;
-        }
-        if (!h) {
-            h = info.h;
-            w = info.w;
-            size_t n = (size_t)h * w;
-            sc = mem_alloc(n * sizeof *sc);
-            th = mem_alloc(n * sizeof *th);
-            th0 = mem_alloc(n * sizeof *th0);
-            if (!sc || !th || !th0) {
-                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-        size_t n = (size_t)h * w;
-        char png[4200];
-        if (info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA) {
-            q_to_theta(q, n, th0);
-            q0 = q;
-            q = NULL;
-            snprintf(png, sizeof png, "%s/kura_phase_data.png", dir);
-            if ((rc = kura_png_phase(png, th0, (size_t)h, (size_t)w, e)))
-                goto done;
-        } else if (info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL) {
-            q_to_theta(q, n, th);
-            snprintf(png, sizeof png, "%s/kura_phase_final.png", dir);
-            if ((rc = kura_png_phase(png, th, (size_t)h, (size_t)w, e)))
-                goto done;
-            if (q0) {
-                /* |wrap(theta_final - theta_0)|: the Q1.15 difference wraps for free */
-                for (size_t i = 0; i < n; i++)
-                    th[i] = fabs(kura_q_theta((int16_t)(uint16_t)((uint16_t)q[i] - (uint16_t)q0[i])));
-                snprintf(png, sizeof png, "%s/kura_phase_error.png", dir);
-                if ((rc = kura_png_grey(png, th, (size_t)h, (size_t)w, 0.0, 0.2, e)))
-                    goto done;
-            }
-        } else if (info.role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE) {
-            if (n_rev++ % every_k == 0) {
-                q_to_theta(q, n, th);
-                snprintf(png, sizeof png, "%s/kura_phase_step%d.png", dir, info.step);
-                if ((rc = kura_png_phase(png, th, (size_t)h, (size_t)w, e)))
-                    goto done;
-            }
-            if ((rc = acc_grow(&acc, n_shapes))) {
-                errmsg_set(e, rc, "out of memory");
-                goto done;
-            }
-            size_t i = acc.n++;
-            acc.step[i] = info.step;
-            acc.err_max[i] = ks->drift_err ? ks->drift_err->max : 0;
-            acc.err_mean[i] = ks->drift_err ? ks->drift_err->mean : 0;
-            acc.bound[i] = kura_drift_bound(info.k, info.kref, info.psi_ref); /* spec 5 X_i */
-            kura_sc_map(q, (size_t)h, (size_t)w, sc);
-            for (int s = 0; s < n_shapes; s++) {
-                struct kura_sim_opts o = {.activity = true};
-                struct kura_sim_result res;
-                if ((rc = kura_sim_run(sims[s], sc, h, w, NULL, NULL, &o, &res, e)))
-                    goto done;
-                acc.alpha[i * n_shapes + s] = (double)res.toggles / (double)res.bits_written;
-            }
-        }
-        trace_record_free(rec);
-        rec = NULL;
-    }
-    rc = write_trace_plots(dir, &acc, hs, ws, n_shapes, rendered, e);
-done:
-    trace_record_free(rec);
-    if (sims)
-        for (int s = 0; s < n_shapes; s++)
-            kura_sim_free(sims[s]);
-    mem_free(sims);
-    acc_free(&acc);
-    mem_free(q);
-    mem_free(q0);
-    mem_free(sc);
-    mem_free(th);
-    mem_free(th0);
-    trace_reader_free(r);
+    struct kp_pass p = {.dir = dir, .hs = hs, .ws = ws, .n_shapes = n_shapes, .every_k = every_k};
+    const struct analyzer an = {&kp_ops, &p};
+    rc = analyzer_run(path, &an, 1, NULL, e);
+    if (rc == 0)
+        rc = write_trace_plots(dir, &p.acc, hs, ws, n_shapes, rendered, e);
+    kp_release(&p);
     return rc;
 }

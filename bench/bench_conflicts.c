@@ -132,7 +132,7 @@ int main(int argc, char **argv)
         struct job *j = &jobs[nj];
         j->l = (uint32_t)(nj / 32);
         j->h = (uint32_t)(nj % 32);
-        if (conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, n, ret, seed, j->l, j->h, buf, &j->n) < 0)
+        if (salca_synth_selection(SALCA_SYNTH_CLUSTERED, n, ret, seed, j->l, j->h, buf, &j->n) < 0)
             return 1;
         j->idx = mem_alloc(j->n * sizeof *j->idx);
         if (!j->idx)

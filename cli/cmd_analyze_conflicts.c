@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/conflicts.h"
 #include "analysis/plot.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
-#include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
 
 #define VERB "analyze conflicts"
 #define MAX_FILES 256
@@ -96,59 +97,151 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
-static const char *const method_names[] = {"salca",     "std_topk", "pl_topk",
-                                           "full_feat", "quest",    "dense"};
-
+/* One reader pass over a trace into c; 0 or an exit status after the message. */
 static int run_file(struct conflicts *c, const char *path, const char *group_mode)
 {
-    struct trace_reader *r = NULL;
-    char err[512] = "";
-    int rc = trace_reader_open(&r, path, NULL, err, sizeof err);
-    if (rc < 0)
-        return cli_fail(rc, err);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
-        cli_error("not a salca trace ('%s' workload '%s')", path, hdr ? hdr->workload : "");
-        trace_reader_free(r);
-        return 3;
-    }
-    const char *group = "all";
-    if (!strcmp(group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
-        group = hdr->salca->task_family;
-    else if (!strcmp(group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
-        group = hdr->salca->task_name;
-    else if (!strcmp(group_mode, "file"))
-        group = path;
-    if ((rc = conflicts_begin_trace(c, hdr)) < 0) {
-        trace_reader_free(r);
-        return cli_fail(rc, conflicts_errmsg(c));
-    }
-    Acceltrace__Record *rec = NULL;
-    uint64_t n = 0;
-    while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT ||
-            rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
-            rc = rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT
-                     ? conflicts_add_select(c, group, rec->salca_select)
-                     : conflicts_add_prefill(c, rec->salca_prefill);
-            if (rc < 0) {
-                trace_record_free(rec);
-                cli_error("%s ('%s' record %llu)", conflicts_errmsg(c), path,
-                          (unsigned long long)n);
-                trace_reader_free(r);
-                return err_exit_code(rc);
-            }
-        }
-        trace_record_free(rec);
-        n++;
-    }
-    if (rc < 0) {
-        rc = cli_fail(rc, trace_reader_errmsg(r));
-        trace_reader_free(r);
-        return rc;
-    }
-    trace_reader_free(r);
+    struct conflicts_feed f = {c, group_mode, NULL};
+    struct analyzer an;
+    struct errmsg e = {0};
+    conflicts_analyzer(&f, &an);
+    int rc = analyzer_run(path, &an, 1, NULL, &e);
+    return rc < 0 ? cli_fail(rc, errmsg_text(&e)) : 0;
+}
+
+/* The inputs given fit together (one input kind, its own options); 0 or exit status 2. */
+static int check_inputs(const char *outdir, size_t n_files, const char *synth,
+                        const char *syn_only, const char *trace_only, const char *timing_only,
+                        bool timing)
+{
+    if (!outdir)
+        return cli_usage_error(VERB, "missing -o DIR");
+    if (!n_files && !synth)
+        return cli_usage_error(VERB, "no trace file (or --synthetic KIND) given");
+    if (n_files && synth)
+        return cli_usage_error(VERB, "give trace files or --synthetic, not both");
+    if (n_files && syn_only)
+        return cli_usage_error(VERB,
+                               "%s applies to --synthetic only (a trace records its own "
+                               "context, retention, jobs and layers)",
+                               syn_only);
+    if (synth && trace_only)
+        return cli_usage_error(VERB,
+                               "%s applies to trace files only (--synthetic has one "
+                               "method and one group)",
+                               trace_only);
+    if (timing_only && !timing)
+        return cli_usage_error(VERB, "%s applies to --timing only", timing_only);
     return 0;
+}
+
+/* --synthetic: the jobs of generated selections (replay/salca_model's generator). */
+struct synth_args {
+    const char *kind_name;
+    uint32_t n, jobs, layers;
+    double retention;
+};
+
+/* Adds sy->jobs synthetic jobs to c; 0 or an exit status after the message. */
+static int add_synthetic(struct conflicts *c, const struct synth_args *sy, uint64_t seed)
+{
+    int status = 0, rc;
+    enum salca_synth_kind k;
+    salca_synth_parse(sy->kind_name, &k);
+    uint32_t *idx = mem_alloc((size_t)sy->n * sizeof *idx);
+    if (!idx)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    uint32_t heads = (sy->jobs + sy->layers - 1) / sy->layers;
+    for (uint32_t j = 0; j < sy->jobs && status == 0; j++) {
+        size_t cnt = 0;
+        uint32_t l = j / heads, h = j % heads;
+        rc = salca_synth_selection(k, sy->n, sy->retention, seed, l, h, idx, &cnt);
+        if (rc == 0)
+            rc = conflicts_add_job(c, sy->kind_name, l, h, idx, cnt);
+        if (rc < 0)
+            status = cli_fail(rc, conflicts_errmsg(c));
+    }
+    mem_free(idx);
+    return status;
+}
+
+/* The key=value lines of the run (and the stability note on stderr). */
+static void print_summary(struct conflicts *c, const struct conflicts_opts *o, bool timing,
+                          size_t n_files)
+{
+    struct conflicts_totals t;
+    conflicts_totals(c, -1, 0, &t);
+    printf("map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
+           hbm_pc_map_name(o->map.map), o->map.h_att, o->att_base,
+               o->p_iss ? o->p_iss : o->map.h_att,
+           (unsigned long long)t.jobs, (unsigned long long)t.tokens, t.bound);
+    for (size_t i = 0; i < conflicts_n_policies(c); i++) {
+        conflicts_totals(c, -1, i, &t);
+        printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
+    }
+    for (size_t i = 0; timing && i < conflicts_n_policies(c); i++) {
+        struct conflicts_timing tt;
+        conflicts_timing_totals(c, i, &tt);
+        printf("time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
+    }
+    struct conflicts_overshoot ov;
+    conflicts_overshoot(c, &ov);
+    if (ov.records)
+        printf("overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
+               "overshoot.above_0.19pct=%.4f\n",
+               (unsigned long long)ov.records, 100.0 * ov.mean,
+               (double)ov.above_paper / (double)ov.records);
+    uint64_t bare = 0;
+    conflicts_prefill_records(c, &bare);
+    if (n_files && conflicts_n_stability(c) == 0)
+        fprintf(stderr, "acceltrace: note: heavy_stability skipped: %s\n",
+                bare ? "the traces predate the heavy-channel prefix sets"
+                     : "no salca prefill records with prefix sets");
+}
+
+/* Runs the analysis of the traces (or the synthetic jobs), writes and prints it. */
+static int analyze(const struct conflicts_opts *o, const char *const *files, size_t n_files,
+                   const struct synth_args *sy, const char *group_mode, const char *outdir,
+                   bool timing)
+{
+    struct conflicts *c = NULL;
+    struct errmsg e = {0};
+    int rc = conflicts_new(&c, o, &e);
+    if (rc < 0)
+        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    int status = 0;
+    if (sy->kind_name)
+        status = add_synthetic(c, sy, o->map.seed);
+    for (size_t f = 0; f < n_files && status == 0; f++)
+        status = run_file(c, files[f], group_mode);
+    if (status == 0) {
+        /* nothing to analyze is a data error, not empty tables (issue 17) */
+        struct conflicts_totals t;
+        conflicts_totals(c, -1, 0, &t);
+        if (t.jobs == 0) {
+            char m[32];
+            snprintf(m, sizeof m, "%d", (int)o->method);
+            const char *name = m;
+            if (o->method < 0)
+                name = "all";
+            else if (trace_salca_method_name((uint32_t)o->method))
+                name = trace_salca_method_name((uint32_t)o->method);
+            cli_error("no selections of method %s in the trace%s given", name,
+                      n_files > 1 ? "s" : "");
+            status = 3;
+        }
+    }
+    if (status == 0) {
+        bool rendered = true;
+        rc = conflicts_write(c, outdir, &rendered);
+        if (rc < 0)
+            status = cli_fail(rc, conflicts_errmsg(c));
+        else if (!rendered && !plot_gnuplot_available())
+            cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", outdir);
+    }
+    if (status == 0)
+        print_summary(c, o, timing, n_files);
+    conflicts_free(c);
+    return status;
 }
 
 int cmd_analyze_conflicts(int argc, char **argv);
@@ -228,9 +321,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
             o.method = -2;
             if (!strcmp(v, "all"))
                 o.method = -1;
-            for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
-                if (!strcmp(v, method_names[k]))
-                    o.method = (int32_t)k;
+            if (trace_salca_method_id(v) >= 0)
+                o.method = trace_salca_method_id(v);
             if (o.method == -2 && parse_u32(v, 0, 1u << 20, &id))
                 o.method = (int32_t)id;
             if (o.method == -2)
@@ -265,8 +357,8 @@ int cmd_analyze_conflicts(int argc, char **argv)
             o.step_lo = (uint32_t)lo;
             o.step_hi = (uint32_t)hi;
         } else if (!strcmp(a, "--synthetic")) {
-            enum conflicts_synth_kind k;
-            if (conflicts_synth_parse(v, &k) < 0)
+            enum salca_synth_kind k;
+            if (salca_synth_parse(v, &k) < 0)
                 return cli_usage_error(VERB, "bad --synthetic '%s' (uniform, clustered, needle)",
                                        v);
             synth = v;
@@ -286,109 +378,11 @@ int cmd_analyze_conflicts(int argc, char **argv)
             return cli_usage_error(VERB, "unknown option '%s'", a);
         }
     }
-    if (!outdir)
-        return cli_usage_error(VERB, "missing -o DIR");
-    if (!n_files && !synth)
-        return cli_usage_error(VERB, "no trace file (or --synthetic KIND) given");
-    if (n_files && synth)
-        return cli_usage_error(VERB, "give trace files or --synthetic, not both");
-    if (n_files && syn_only)
-        return cli_usage_error(VERB,
-                               "%s applies to --synthetic only (a trace records its own "
-                               "context, retention, jobs and layers)",
-                               syn_only);
-    if (synth && trace_only)
-        return cli_usage_error(VERB,
-                               "%s applies to trace files only (--synthetic has one "
-                               "method and one group)",
-                               trace_only);
-    if (timing_only && !timing)
-        return cli_usage_error(VERB, "%s applies to --timing only", timing_only);
+    int bad = check_inputs(outdir, n_files, synth, syn_only, trace_only, timing_only, timing);
+    if (bad)
+        return bad;
     if (timing)
         o.timing = &tcfg;
-
-    struct conflicts *c = NULL;
-    struct errmsg e = {0};
-    int rc = conflicts_new(&c, &o, &e);
-    if (rc < 0)
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    int status = 0;
-    if (synth) {
-        enum conflicts_synth_kind k;
-        conflicts_synth_parse(synth, &k);
-        uint32_t *idx = mem_alloc((size_t)syn_n * sizeof *idx);
-        if (!idx) {
-            conflicts_free(c);
-            return cli_fail(ERR_NOMEM, "out of memory");
-        }
-        uint32_t heads = (syn_jobs + syn_layers - 1) / syn_layers;
-        for (uint32_t j = 0; j < syn_jobs && status == 0; j++) {
-            size_t cnt = 0;
-            uint32_t l = j / heads, h = j % heads;
-            rc = conflicts_synth(k, syn_n, syn_ret, o.map.seed, l, h, idx, &cnt);
-            if (rc == 0)
-                rc = conflicts_add_job(c, synth, l, h, idx, cnt);
-            if (rc < 0)
-                status = cli_fail(rc, conflicts_errmsg(c));
-        }
-        mem_free(idx);
-    }
-    for (size_t f = 0; f < n_files && status == 0; f++)
-        status = run_file(c, files[f], group_mode);
-    if (status == 0) {
-        /* nothing to analyze is a data error, not empty tables (issue 17) */
-        struct conflicts_totals t;
-        conflicts_totals(c, -1, 0, &t);
-        if (t.jobs == 0) {
-            char m[32];
-            snprintf(m, sizeof m, "%d", (int)o.method);
-            const char *name = m;
-            if (o.method < 0)
-                name = "all";
-            else if ((size_t)o.method < sizeof method_names / sizeof method_names[0])
-                name = method_names[o.method];
-            cli_error("no selections of method %s in the trace%s given", name,
-                      n_files > 1 ? "s" : "");
-            status = 3;
-        }
-    }
-    if (status == 0) {
-        bool rendered = true;
-        rc = conflicts_write(c, outdir, &rendered);
-        if (rc < 0)
-            status = cli_fail(rc, conflicts_errmsg(c));
-        else if (!rendered && !plot_gnuplot_available())
-            cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", outdir);
-    }
-    if (status == 0) {
-        struct conflicts_totals t;
-        conflicts_totals(c, -1, 0, &t);
-        printf("map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
-               hbm_pc_map_name(o.map.map), o.map.h_att, o.att_base, o.p_iss ? o.p_iss : o.map.h_att,
-               (unsigned long long)t.jobs, (unsigned long long)t.tokens, t.bound);
-        for (size_t i = 0; i < conflicts_n_policies(c); i++) {
-            conflicts_totals(c, -1, i, &t);
-            printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
-        }
-        for (size_t i = 0; timing && i < conflicts_n_policies(c); i++) {
-            struct conflicts_timing tt;
-            conflicts_timing_totals(c, i, &tt);
-            printf("time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
-        }
-        struct conflicts_overshoot ov;
-        conflicts_overshoot(c, &ov);
-        if (ov.records)
-            printf("overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
-                   "overshoot.above_0.19pct=%.4f\n",
-                   (unsigned long long)ov.records, 100.0 * ov.mean,
-                   (double)ov.above_paper / (double)ov.records);
-        uint64_t bare = 0;
-        conflicts_prefill_records(c, &bare);
-        if (n_files && conflicts_n_stability(c) == 0)
-            fprintf(stderr, "acceltrace: note: heavy_stability skipped: %s\n",
-                    bare ? "the traces predate the heavy-channel prefix sets"
-                         : "no salca prefill records with prefix sets");
-    }
-    conflicts_free(c);
-    return status;
+    const struct synth_args sy = {synth, syn_n, syn_jobs, syn_layers, syn_ret};
+    return analyze(&o, files, n_files, &sy, group_mode, outdir, timing);
 }

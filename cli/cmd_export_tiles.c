@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/io.h"
@@ -35,6 +36,75 @@ static void usage(FILE *f)
           "  -h, --help      this help\n",
           f);
 }
+
+/* The pass over the trace: the reverse step asked for and stored tiles of the shape. */
+struct tiles_pass {
+    int64_t step; /* INT64_MIN until the header gives the default T-1 */
+    int nh, nw;
+    int hh, hw; /* map size of the header (0: unknown) */
+    int found;
+    struct kura_step_info info;
+    int16_t *q;                  /* the step's map (owned) */
+    Acceltrace__Record *stored;  /* KuraTiles of the step and shape (owned), or NULL */
+    char hash[130];              /* content hash of the trace */
+};
+
+static int tiles_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct tiles_pass *tp = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    if (!hdr || strcmp(hdr->workload, "kura") || !hdr->kura)
+        return errmsg_set(e, ERR_DATA, "not a kura trace ('%s' has workload '%s')", pos->path,
+                          hdr && hdr->workload ? hdr->workload : "");
+    tp->hh = (int)(hdr->kura->h > 16384 ? 0 : hdr->kura->h);
+    tp->hw = (int)(hdr->kura->w > 16384 ? 0 : hdr->kura->w);
+    if (tp->step == INT64_MIN && hdr->kura->t >= 2)
+        tp->step = (int64_t)hdr->kura->t - 1; /* spec 7: default i = T-1 */
+    return 0;
+}
+
+static int tiles_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                        struct errmsg *e)
+{
+    struct tiles_pass *tp = self;
+    const Acceltrace__Record *r = *rec;
+    if (r->body_case == ACCELTRACE__RECORD__BODY_KURA_STEP && !tp->found) {
+        const Acceltrace__KuraStep *ks = r->kura_step;
+        if (ks->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE &&
+            (tp->step == INT64_MIN || ks->step == tp->step)) {
+            int rc = kura_step_decode(ks, tp->hh, tp->hw, &tp->info, &tp->q, e);
+            if (rc) {
+                char why[sizeof e->text];
+                snprintf(why, sizeof why, "%s", e->text);
+                return errmsg_set(e, rc, "%s ('%s')", why, pos->path);
+            }
+            tp->found = 1;
+        }
+    } else if (r->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES && !tp->stored) {
+        const Acceltrace__KuraTiles *kt = r->kura_tiles;
+        if ((tp->step == INT64_MIN || kt->step == tp->step) && (int)kt->n_h == tp->nh &&
+            (int)kt->n_w == tp->nw) {
+            tp->stored = *rec;
+            *rec = NULL;
+        }
+    }
+    return 0;
+}
+
+static int tiles_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    (void)e;
+    struct tiles_pass *tp = self;
+    snprintf(tp->hash, sizeof tp->hash, "%s", trace_reader_content_hash(pos->r));
+    return 0;
+}
+
+static const struct analyzer_ops tiles_ops = {
+    .name = "export_tiles",
+    .begin = tiles_begin,
+    .record = tiles_record,
+    .end = tiles_end,
+};
 
 int cmd_export_tiles(int argc, char **argv);
 int cmd_export_tiles(int argc, char **argv)
@@ -89,62 +159,21 @@ int cmd_export_tiles(int argc, char **argv)
             return cli_usage_error(VERB, "%s", errmsg_text(&ce));
     }
 
-    struct trace_reader *r = NULL;
-    struct trace_reader_opts ro;
-    char errtext[600];
-    trace_reader_opts_default(&ro);
-    int rc = trace_reader_open(&r, path, &ro, errtext, sizeof errtext);
-    if (rc)
-        return cli_fail(rc, errtext);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    int status = 0;
-    Acceltrace__Record *rec = NULL, *stored = NULL;
-    int16_t *q = NULL;
-    int32_t *d = NULL;
+    struct tiles_pass tp = {.step = step, .nh = nh, .nw = nw};
+    const struct analyzer an = {&tiles_ops, &tp};
+    int status = 0, rc;
     struct kura_streams st = {0};
-    struct kura_step_info info;
+    int32_t *d = NULL;
     struct errmsg em = {0};
-    if (!hdr || strcmp(hdr->workload, "kura") || !hdr->kura) {
-        cli_error("not a kura trace ('%s' has workload '%s')", path,
-                  hdr && hdr->workload ? hdr->workload : "");
-        status = 3;
+    if ((rc = analyzer_run(path, &an, 1, NULL, &em)) < 0) {
+        status = cli_fail(rc, errmsg_text(&em));
         goto done;
     }
-    int hh = (int)(hdr->kura->h > 16384 ? 0 : hdr->kura->h);
-    int hw = (int)(hdr->kura->w > 16384 ? 0 : hdr->kura->w);
-    if (step == INT64_MIN && hdr->kura->t >= 2)
-        step = (int64_t)hdr->kura->t - 1; /* spec 7: default i = T-1 */
-    int found = 0;
-    for (;;) {
-        rc = trace_reader_next(r, &rec, NULL);
-        if (rc < 0) {
-            status = cli_fail(rc, trace_reader_errmsg(r));
-            goto done;
-        }
-        if (rc == 0)
-            break;
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_STEP && !found) {
-            const Acceltrace__KuraStep *ks = rec->kura_step;
-            if (ks->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE &&
-                (step == INT64_MIN || ks->step == step)) {
-                if ((rc = kura_step_decode(ks, hh, hw, &info, &q, &em))) {
-                    cli_error("%s ('%s')", errmsg_text(&em), path);
-                    status = err_exit_code(rc);
-                    goto done;
-                }
-                found = 1;
-            }
-        } else if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES && !stored) {
-            const Acceltrace__KuraTiles *kt = rec->kura_tiles;
-            if ((step == INT64_MIN || kt->step == step) && (int)kt->n_h == nh &&
-                (int)kt->n_w == nw) {
-                stored = rec;
-                rec = NULL;
-            }
-        }
-        trace_record_free(rec);
-        rec = NULL;
-    }
+    step = tp.step;
+    int found = tp.found;
+    const struct kura_step_info info = tp.info;
+    const int16_t *q = tp.q;
+    const Acceltrace__Record *stored = tp.stored;
     if (!found) {
         cli_error("no reverse step %lld in '%s'", (long long)step, path);
         status = 3;
@@ -166,7 +195,7 @@ int cmd_export_tiles(int argc, char **argv)
         status = 3;
         goto done;
     }
-    if ((rc = kura_tiles_export(dir, &info, q, d, &st, trace_reader_content_hash(r), &em))) {
+    if ((rc = kura_tiles_export(dir, &info, q, d, &st, tp.hash, &em))) {
         status = cli_fail(rc, errmsg_text(&em));
         goto done;
     }
@@ -174,11 +203,9 @@ int cmd_export_tiles(int argc, char **argv)
            (long long)st.n_tiles, (long long)st.n_cyc,
            stored ? ", stored tiles match" : "");
 done:
-    trace_record_free(rec);
-    trace_record_free(stored);
+    trace_record_free(tp.stored);
     kura_streams_release(&st);
-    mem_free(q);
+    mem_free(tp.q);
     mem_free(d);
-    trace_reader_free(r);
     return status;
 }

@@ -12,13 +12,13 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "replay/engine.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/model_registry.h"
 #include "replay/results.h"
 #include "replay/salca_model.h"
 #include "replay/salca_perf.h"
-#include "traces/trace_reader.h"
 
 #define VERB "model salca"
 
@@ -173,209 +173,216 @@ static double res_get(struct model_result *r, size_t row, const char *name)
     return v;
 }
 
+static const char *const stages[4] = {"p", "q", "f", "a"};
+
+/* The ref.* and compare.* lines of the eight reference results res[0..8). */
+static void print_references(struct model_result *const *res)
+{
+    enum { NI = N_REFS * 2 };
+    double dense = res_get(res[N_REFS * 2 - 2], 0, "cycles");
+    for (size_t i = 0; i < NI; i++) {
+        char pre[64];
+        snprintf(pre, sizeof pre, "ref.%s.%s", refs[i / 2].name, pols[i % 2]);
+        double busy[4], mx = -1;
+        int bn = 0;
+        for (int s = 0; s < 4; s++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "busy_%s", stages[s]);
+            busy[s] = res_get(res[i], 0, nm);
+            if (busy[s] > mx) {
+                mx = busy[s];
+                bn = s;
+            }
+        }
+        double cyc = res_get(res[i], 0, "cycles");
+        printf("%s.cycles=%.0f\n", pre, cyc);
+        printf("%s.tokens_per_s=%.4f\n", pre, res_get(res[i], 0, "tokens_per_s"));
+        printf("%s.alpha_measured=%.4f\n", pre, res_get(res[i], 0, "alpha_measured"));
+        printf("%s.bottleneck=%s\n", pre, salca_stage_name(bn));
+        for (int s = 0; s < 4; s++)
+            printf("%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
+        printf("%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
+        printf("%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
+        printf("%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
+        printf("%s.energy_gain_vs_asic_d=%.4f\n", pre,
+               res_get(res[i], 0, "energy_gain_vs_dense"));
+    }
+    double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
+    double s4_in = res_get(res[4], 0, "cycles");
+    /* paper: 2.58x sparse gain, x1.87 reorder gain, ASIC_S_4 1.62x (Fig. 10 text);
+     * 2.58·1.87 = 4.8 [derived] */
+    printf("compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
+           fin_in > 0 ? dense / fin_in : 0);
+    printf("compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
+           fin_w > 0 ? dense / fin_w : 0);
+    printf("compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
+           fin_w > 0 ? fin_in / fin_w : 0);
+    printf("compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
+           s4_in > 0 ? dense / s4_in : 0);
+}
+
+/* Spec section 12 plots 5 (stage utilization per reference config) and the per-step
+ * utilization of salca_final, with their CSVs, into plot_dir. 0 or an exit status. */
+static int reference_plots(struct model_result *const *res, const char *plot_dir)
+{
+    enum { NI = N_REFS * 2 };
+    int status, rc = 0;
+    status = ensure_dir(plot_dir);
+    /* Spec section 12 plot 5: utilization per stage, a group per reference config. */
+    static const char *const cats[4] = {"P", "Q", "F", "A"};
+    const char *series[NI - 1];
+    char names[NI][48];
+    double vals[(NI - 1) * 4];
+    size_t ns = 0;
+    for (size_t i = 0; i < NI && status == 0; i++) {
+        if (i == NI - 1)
+            continue; /* asic_d is the same under both policies */
+        snprintf(names[ns], sizeof names[ns], "%s/%s", refs[i / 2].name, pols[i % 2]);
+        series[ns] = names[ns];
+        double cyc = res_get(res[i], 0, "cycles");
+        for (int s = 0; s < 4; s++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "busy_%s", stages[s]);
+            vals[ns * 4 + (size_t)s] = cyc > 0 ? res_get(res[i], 0, nm) / cyc : 0;
+        }
+        ns++;
+    }
+    FILE *f = status == 0 ? csv_open(plot_dir, "stage_utilization",
+                                     "config,policy,util_p,util_q,util_f,util_a")
+                          : NULL;
+    if (status == 0 && !f)
+        status = 1;
+    /* series i is config i: only the last config (asic_d, window) is left out */
+    for (size_t i = 0; i < ns && status == 0; i++) {
+        fprintf(f, "%s,%s", refs[i / 2].name, pols[i % 2]);
+        for (int s = 0; s < 4; s++)
+            fprintf(f, ",%.6f", vals[i * 4 + (size_t)s]);
+        fprintf(f, "\n");
+    }
+    if (status == 0)
+        status = csv_close(f, plot_dir, "stage_utilization");
+    struct plot *p = status == 0 ? plot_new("stage_utilization", PLOT_BARS) : NULL;
+    if (status == 0 && !p)
+        status = cli_fail(ERR_NOMEM, "out of memory");
+    if (status == 0) {
+        plot_title(p, "Stage utilization (busy/makespan) per reference config");
+        plot_xlabel(p, "stage", "");
+        plot_ylabel(p, "utilization", "");
+        if ((rc = plot_bars(p, cats, 4, series, ns, vals, false)) < 0) {
+            plot_free(p);
+            status = cli_fail(rc, "cannot build the utilization plot");
+        } else {
+            status = plot_finish(p, plot_dir);
+        }
+    }
+    /* Per step: utilization of each stage of salca_final (in-order); the highest line
+     * is the step's bottleneck. */
+    size_t rows = res[0] ? model_result_rows(res[0]) : 0;
+    if (status == 0 && rows > 1) {
+        p = plot_new("step_utilization", PLOT_LINE);
+        double *x = mem_alloc(rows * sizeof *x), *y = mem_alloc(rows * sizeof *y);
+        if (!p || !x || !y) {
+            status = cli_fail(ERR_NOMEM, "out of memory");
+        } else {
+            plot_title(p, "salca_final, in-order issue: stage utilization per decode step");
+            plot_xlabel(p, "decode step", "");
+            plot_ylabel(p, "utilization", "");
+            for (int s = 0; s < 4 && rc >= 0; s++) {
+                char nm[16];
+                snprintf(nm, sizeof nm, "util_%s", stages[s]);
+                size_t n = 0;
+                for (size_t row = 1; row < rows; row++) {
+                    x[n] = res_get(res[0], row, "step");
+                    y[n++] = res_get(res[0], row, nm);
+                }
+                rc = plot_series(p, 0, cats[s], x, y, n);
+            }
+            if (rc < 0) {
+                status = cli_fail(rc, "cannot build the step plot");
+            } else {
+                status = plot_finish(p, plot_dir);
+                p = NULL;
+            }
+            FILE *sf = status == 0 ? csv_open(plot_dir, "step_utilization",
+                                              "step,util_p,util_q,util_f,util_a")
+                                   : NULL;
+            if (status == 0 && !sf)
+                status = 1;
+            for (size_t row = 1; row < rows && status == 0; row++) {
+                fprintf(sf, "%.0f", res_get(res[0], row, "step"));
+                for (int s = 0; s < 4; s++) {
+                    char nm[16];
+                    snprintf(nm, sizeof nm, "util_%s", stages[s]);
+                    fprintf(sf, ",%.6f", res_get(res[0], row, nm));
+                }
+                fprintf(sf, "\n");
+            }
+            if (status == 0)
+                status = csv_close(sf, plot_dir, "step_utilization");
+        }
+        plot_free(p);
+        mem_free(x);
+        mem_free(y);
+    }
+    return status;
+}
+
+/* The sink of the reference replay: result i kept in res[i] (config i of refs x pols). */
+static int keep_rows(void *ctx, const struct hw_config *cfg, size_t config_index,
+                     struct model_result **r, const struct energy_table *energy, struct errmsg *e)
+{
+    (void)cfg;
+    (void)energy;
+    (void)e;
+    struct model_result **res = ctx;
+    res[config_index] = *r;
+    *r = NULL;
+    return 0;
+}
+
 static int run_references(const char *path, const char *plot_dir)
 {
     const struct model_ops *m = model_registry_find("salca");
     if (!m)
         return cli_fail(ERR_INTERNAL, "model 'salca' is not registered");
     enum { NI = N_REFS * 2 };
-    void *st[NI] = {0};
     struct hw_config *cfg[NI] = {0};
     struct model_result *res[NI] = {0};
-    struct trace_reader *r = NULL;
+    struct record_source src;
     struct errmsg e = {0};
-    char err[512] = "";
     int status = 0, rc;
-    struct model_env env = {0};
-    if ((rc = trace_reader_open(&r, path, NULL, err, sizeof err)) < 0)
-        return cli_fail(rc, err);
-    env.hdr = trace_reader_header(r);
-    env.trace_path = path;
-    if (!env.hdr || strcmp(env.hdr->workload, "salca") != 0) {
+    if ((rc = record_source_trace(&src, path, 1, &e)) < 0)
+        return cli_fail(rc, errmsg_text(&e));
+    const Acceltrace__TraceHeader *hdr = src.header(src.ctx);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
         cli_error("not a salca trace ('%s')", path);
-        trace_reader_free(r);
+        record_source_close(&src);
         return 3;
     }
     for (size_t i = 0; i < NI && status == 0; i++) {
         char json[512];
         snprintf(json, sizeof json, "{\"model\": \"salca\", %s, %s}", refs[i / 2].json,
                  pol_json[i % 2]);
-        if ((rc = hw_config_parse(&cfg[i], json, refs[i / 2].name, m->schema, &e)) < 0 ||
-            (rc = m->new(&st[i], cfg[i], &env, &e)) < 0)
+        if ((rc = hw_config_parse(&cfg[i], json, refs[i / 2].name, m->schema, &e)) < 0)
             status = cli_fail(rc, errmsg_text(&e));
     }
-    Acceltrace__Record *rec = NULL;
-    uint64_t k = 0;
-    while (status == 0 && (rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        struct model_record mr = {rec, NULL, k++};
-        void *aux = NULL;
-        if ((rc = m->prepare(NULL, &mr, &aux, &e)) < 0) {
-            status = cli_fail(rc, errmsg_text(&e));
-        } else {
-            mr.aux = aux;
-            for (size_t i = 0; i < NI && status == 0; i++)
-                if ((rc = m->consume(st[i], &mr, &e)) < 0)
-                    status = cli_fail(rc, errmsg_text(&e));
-            m->aux_free(NULL, aux);
-        }
-        trace_record_free(rec);
-    }
-    if (status == 0 && rc < 0)
-        status = cli_fail(rc, trace_reader_errmsg(r));
-    for (size_t i = 0; i < NI && status == 0; i++) {
-        if (!(res[i] = model_result_new()))
-            status = cli_fail(ERR_NOMEM, "out of memory");
-        else if ((rc = m->finish(st[i], res[i], &e)) < 0)
-            status = cli_fail(rc, errmsg_text(&e));
-    }
-    static const char *const stages[4] = {"p", "q", "f", "a"};
-    if (status == 0) {
-        double dense = res_get(res[N_REFS * 2 - 2], 0, "cycles");
-        for (size_t i = 0; i < NI; i++) {
-            char pre[64];
-            snprintf(pre, sizeof pre, "ref.%s.%s", refs[i / 2].name, pols[i % 2]);
-            double busy[4], mx = -1;
-            int bn = 0;
-            for (int s = 0; s < 4; s++) {
-                char nm[16];
-                snprintf(nm, sizeof nm, "busy_%s", stages[s]);
-                busy[s] = res_get(res[i], 0, nm);
-                if (busy[s] > mx) {
-                    mx = busy[s];
-                    bn = s;
-                }
-            }
-            double cyc = res_get(res[i], 0, "cycles");
-            printf("%s.cycles=%.0f\n", pre, cyc);
-            printf("%s.tokens_per_s=%.4f\n", pre, res_get(res[i], 0, "tokens_per_s"));
-            printf("%s.alpha_measured=%.4f\n", pre, res_get(res[i], 0, "alpha_measured"));
-            printf("%s.bottleneck=%s\n", pre, salca_stage_name(bn));
-            for (int s = 0; s < 4; s++)
-                printf("%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
-            printf("%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
-            printf("%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
-            printf("%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
-            printf("%s.energy_gain_vs_asic_d=%.4f\n", pre,
-                   res_get(res[i], 0, "energy_gain_vs_dense"));
-        }
-        double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
-        double s4_in = res_get(res[4], 0, "cycles");
-        /* paper: 2.58x sparse gain, x1.87 reorder gain, ASIC_S_4 1.62x (Fig. 10 text);
-         * 2.58·1.87 = 4.8 [derived] */
-        printf("compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
-               fin_in > 0 ? dense / fin_in : 0);
-        printf("compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
-               fin_w > 0 ? dense / fin_w : 0);
-        printf("compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
-               fin_w > 0 ? fin_in / fin_w : 0);
-        printf("compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
-               s4_in > 0 ? dense / s4_in : 0);
-    }
-    if (status == 0 && plot_dir) {
-        status = ensure_dir(plot_dir);
-        /* Spec section 12 plot 5: utilization per stage, a group per reference config. */
-        static const char *const cats[4] = {"P", "Q", "F", "A"};
-        const char *series[NI - 1];
-        char names[NI][48];
-        double vals[(NI - 1) * 4];
-        size_t ns = 0;
-        for (size_t i = 0; i < NI && status == 0; i++) {
-            if (i == NI - 1)
-                continue; /* asic_d is the same under both policies */
-            snprintf(names[ns], sizeof names[ns], "%s/%s", refs[i / 2].name, pols[i % 2]);
-            series[ns] = names[ns];
-            double cyc = res_get(res[i], 0, "cycles");
-            for (int s = 0; s < 4; s++) {
-                char nm[16];
-                snprintf(nm, sizeof nm, "busy_%s", stages[s]);
-                vals[ns * 4 + (size_t)s] = cyc > 0 ? res_get(res[i], 0, nm) / cyc : 0;
-            }
-            ns++;
-        }
-        FILE *f = status == 0 ? csv_open(plot_dir, "stage_utilization",
-                                         "config,policy,util_p,util_q,util_f,util_a")
-                              : NULL;
-        if (status == 0 && !f)
-            status = 1;
-        /* series i is config i: only the last config (asic_d, window) is left out */
-        for (size_t i = 0; i < ns && status == 0; i++) {
-            fprintf(f, "%s,%s", refs[i / 2].name, pols[i % 2]);
-            for (int s = 0; s < 4; s++)
-                fprintf(f, ",%.6f", vals[i * 4 + (size_t)s]);
-            fprintf(f, "\n");
-        }
-        if (status == 0)
-            status = csv_close(f, plot_dir, "stage_utilization");
-        struct plot *p = status == 0 ? plot_new("stage_utilization", PLOT_BARS) : NULL;
-        if (status == 0 && !p)
-            status = cli_fail(ERR_NOMEM, "out of memory");
-        if (status == 0) {
-            plot_title(p, "Stage utilization (busy/makespan) per reference config");
-            plot_xlabel(p, "stage", "");
-            plot_ylabel(p, "utilization", "");
-            if ((rc = plot_bars(p, cats, 4, series, ns, vals, false)) < 0) {
-                plot_free(p);
-                status = cli_fail(rc, "cannot build the utilization plot");
-            } else {
-                status = plot_finish(p, plot_dir);
-            }
-        }
-        /* Per step: utilization of each stage of salca_final (in-order); the highest line
-         * is the step's bottleneck. */
-        size_t rows = res[0] ? model_result_rows(res[0]) : 0;
-        if (status == 0 && rows > 1) {
-            p = plot_new("step_utilization", PLOT_LINE);
-            double *x = mem_alloc(rows * sizeof *x), *y = mem_alloc(rows * sizeof *y);
-            if (!p || !x || !y) {
-                status = cli_fail(ERR_NOMEM, "out of memory");
-            } else {
-                plot_title(p, "salca_final, in-order issue: stage utilization per decode step");
-                plot_xlabel(p, "decode step", "");
-                plot_ylabel(p, "utilization", "");
-                for (int s = 0; s < 4 && rc >= 0; s++) {
-                    char nm[16];
-                    snprintf(nm, sizeof nm, "util_%s", stages[s]);
-                    size_t n = 0;
-                    for (size_t row = 1; row < rows; row++) {
-                        x[n] = res_get(res[0], row, "step");
-                        y[n++] = res_get(res[0], row, nm);
-                    }
-                    rc = plot_series(p, 0, cats[s], x, y, n);
-                }
-                if (rc < 0) {
-                    status = cli_fail(rc, "cannot build the step plot");
-                } else {
-                    status = plot_finish(p, plot_dir);
-                    p = NULL;
-                }
-                FILE *sf = status == 0 ? csv_open(plot_dir, "step_utilization",
-                                                  "step,util_p,util_q,util_f,util_a")
-                                       : NULL;
-                if (status == 0 && !sf)
-                    status = 1;
-                for (size_t row = 1; row < rows && status == 0; row++) {
-                    fprintf(sf, "%.0f", res_get(res[0], row, "step"));
-                    for (int s = 0; s < 4; s++) {
-                        char nm[16];
-                        snprintf(nm, sizeof nm, "util_%s", stages[s]);
-                        fprintf(sf, ",%.6f", res_get(res[0], row, nm));
-                    }
-                    fprintf(sf, "\n");
-                }
-                if (status == 0)
-                    status = csv_close(sf, plot_dir, "step_utilization");
-            }
-            plot_free(p);
-            mem_free(x);
-            mem_free(y);
-        }
-    }
+    /* one pass of the engine over the trace feeds the eight configs */
+    const struct engine_configs configs = {NULL, cfg, NI};
+    const struct engine_sink sink = {res, NULL, keep_rows};
+    struct engine_opts eo;
+    engine_opts_default(&eo);
+    eo.quiet = true;
+    if (status == 0 && (rc = engine_run_to(m, &src, &configs, &sink, &eo, NULL, &e)) < 0)
+        status = cli_fail(rc, errmsg_text(&e));
+    if (status == 0)
+        print_references(res);
+    if (status == 0 && plot_dir)
+        status = reference_plots(res, plot_dir);
     for (size_t i = 0; i < NI; i++) {
-        m->free(st[i]);
         hw_config_free(cfg[i]);
         model_result_free(res[i]);
     }
-    trace_reader_free(r);
+    record_source_close(&src);
     return status;
 }
 

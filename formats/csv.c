@@ -133,6 +133,15 @@ int csv_f64(struct csv_writer *w, double v)
     return csv_str(w, t);
 }
 
+int csv_f64_fixed(struct csv_writer *w, double v, int decimals)
+{
+    char t[360]; /* %.*f of DBL_MAX with up to 40 decimals */
+    if (decimals < 0 || decimals > 40)
+        decimals = 40;
+    snprintf(t, sizeof t, "%.*f", decimals, v);
+    return csv_str(w, t);
+}
+
 static int write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;

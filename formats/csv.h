@@ -34,6 +34,9 @@ int csv_str(struct csv_writer *w, const char *s);
 int csv_i64(struct csv_writer *w, int64_t v);
 int csv_u64(struct csv_writer *w, uint64_t v);
 int csv_f64(struct csv_writer *w, double v);
+/* A double with a fixed number of decimals, as printf's "%.*f" writes it (tables whose
+ * columns promise a precision, e.g. 0.500000). */
+int csv_f64_fixed(struct csv_writer *w, double v, int decimals);
 /* Ends the row and writes it out (one write call). 0 or ERR_IO. */
 int csv_end_row(struct csv_writer *w);
 /* Closes (NULL is a no-op); returns the first error seen. */

@@ -18,6 +18,7 @@
 #include "formats/disc_hash.h"
 #include "replay/energy.h"
 #include "replay/model.h"
+#include "traces/trace_disc.h"
 
 const char *const disc_vclass_names[DISC_VC_COUNT] = {
     "norm_mod", "residual", "gate_residual", "softmax", "threshold",
@@ -754,26 +755,13 @@ static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, siz
         s->lb_ip = 0;
         s->lb_is = bs == bp ? 0 : 1;
     }
-    struct bitset bs;
-    memset(&bs, 0, sizeof bs);
-    int rc = bitset_from_bytes(&bs, n, n, bits, len);
-    if (rc < 0)
-        return errmsg_set(e, ERR_DATA, "mask bits of step %u are not an N x N bitset", step);
     struct disc_lb_acc acc;
-    disc_lb_acc_init(&acc, s->lb);
-    uint64_t *filter = NULL;
-    struct bitset tm;
-    memset(&tm, 0, sizeof tm);
-    if (s->token_mask[step]) {
-        if (bitset_from_bytes(&tm, 1, n, s->token_mask[step], bitset_words_per_row(n) * 8) < 0) {
-            bitset_release(&bs);
-            return errmsg_set(e, ERR_DATA, "bad token mask of step %u", step);
-        }
-        filter = tm.words;
-    }
-    rc = disc_lb_mask(s->lb, bs.words, n, bs.words_per_row, filter, NULL, &acc);
-    bitset_release(&bs);
-    bitset_release(&tm);
+    enum trace_disc_fault fault;
+    int rc = trace_disc_recount_mask(s->lb, n, bits, len, s->token_mask[step], NULL, &acc, &fault);
+    if (fault == TRACE_DISC_BAD_BITS)
+        return errmsg_set(e, ERR_DATA, "mask bits of step %u are not an N x N bitset", step);
+    if (fault == TRACE_DISC_BAD_TOKEN_MASK)
+        return errmsg_set(e, ERR_DATA, "bad token mask of step %u", step);
     if (rc < 0)
         return errmsg_set(e, rc, "out of memory");
     if (s->have_step[step] && acc.rows != s->n_kept[step])

@@ -578,6 +578,57 @@ static int ckpt_note(struct engine_stats *st, const char *path, const char *why)
     snprintf(st->note, sizeof st->note, "ignoring checkpoint '%.280s': %.90s", path, why);
     return 1;
 }
+/* ---- configs and sinks ---- */
+
+static bool sink_done(const struct engine_sink *sink, const char *config_hash)
+{
+    return sink->done && sink->done(sink->ctx, config_hash);
+}
+
+static size_t configs_count(const struct engine_configs *c)
+{
+    return c->sweep ? sweep_count(c->sweep) : c->n_list;
+}
+
+/* Config i of the run (caller frees): the sweep's, or a copy of the list's. */
+static int configs_get(const struct engine_configs *c, size_t i, struct hw_config **out,
+                       struct errmsg *e)
+{
+    if (c->sweep)
+        return sweep_config(c->sweep, i, out, e);
+    int rc = hw_config_clone(out, c->list[i]);
+    return rc < 0 ? errmsg_set(e, rc, "out of memory") : 0;
+}
+
+static bool results_sink_done(void *ctx, const char *config_hash)
+{
+    return results_done(ctx, config_hash);
+}
+
+static int results_sink_rows(void *ctx, const struct hw_config *cfg, size_t config_index,
+                             struct model_result **res, const struct energy_table *energy,
+                             struct errmsg *e)
+{
+    return results_append(ctx, cfg, config_index, *res, energy, e);
+}
+
+void engine_sink_results(struct engine_sink *s, struct results *res)
+{
+    s->ctx = res;
+    s->done = results_sink_done;
+    s->rows = results_sink_rows;
+}
+
+int engine_run(const struct model_ops *m, struct record_source *source, const struct sweep *sweep,
+               struct results *res, const struct engine_opts *opts, struct engine_stats *stats,
+               struct errmsg *e)
+{
+    struct engine_sink sink;
+    engine_sink_results(&sink, res);
+    const struct engine_configs configs = {sweep, NULL, 0};
+    return engine_run_to(m, source, &configs, &sink, opts, stats, e);
+}
+
 
 /*
  * Reads the checkpoint at path: 0 with *c filled when it is of this trace and model and
@@ -586,8 +637,8 @@ static int ckpt_note(struct engine_stats *st, const char *path, const char *why)
  * when there is none), <0 on ERR_NOMEM.
  */
 static int ckpt_read(const char *path, const char *build_id, const struct model_ops *m,
-                     struct record_source *src, const struct results *res, struct ckpt *c,
-                     struct engine_stats *st)
+                     struct record_source *src, const struct engine_sink *sink,
+                     struct ckpt *c, struct engine_stats *st)
 {
     memset(c, 0, sizeof *c);
     char *text = NULL;
@@ -672,7 +723,7 @@ static int ckpt_read(const char *path, const char *build_id, const struct model_
         pos += 8;
         en->state = p + pos;
         pos += (size_t)en->state_len;
-        if (!results_done(res, en->hash))
+        if (!sink_done(sink, en->hash))
             c->n++;
     }
     if (pos != end)
@@ -771,7 +822,7 @@ static void ckpt_schedule(struct ckpt_ctx *cc, const struct engine_opts *o, uint
 /* One pass over the source for instances inst[0..n). */
 static int run_pass(const struct model_ops *m, struct record_source *src, struct instance *inst,
                     size_t n, struct thread_pool *pool, const struct engine_opts *o,
-                    struct results *res, struct ckpt_ctx *cc, struct engine_stats *st,
+                    const struct engine_sink *sink, struct ckpt_ctx *cc, struct engine_stats *st,
                     struct errmsg *e)
 {
     struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
@@ -898,8 +949,8 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
             goto done;
         }
         struct errmsg we = {0};
-        if ((rc = results_append(res, inst[i].cfg, inst[i].config_index, inst[i].res, o->energy,
-                                 &we))) {
+        if ((rc = sink->rows(sink->ctx, inst[i].cfg, inst[i].config_index, &inst[i].res,
+                             o->energy, &we))) {
             rc = errmsg_set(e, rc, "%s", errmsg_text(&we));
             goto done;
         }
@@ -966,9 +1017,9 @@ static int batch_push(struct instance **inst, size_t *n, size_t *cap, struct hw_
  * configs of its checkpoint; models without checkpoint hooks take at most a quarter of
  * the slice per batch when checkpoints are asked for (engine.h).
  */
-int engine_run(const struct model_ops *m, struct record_source *source, const struct sweep *sweep,
-               struct results *res, const struct engine_opts *opts, struct engine_stats *stats,
-               struct errmsg *e)
+int engine_run_to(const struct model_ops *m, struct record_source *source,
+                  const struct engine_configs *configs, const struct engine_sink *sink,
+                  const struct engine_opts *opts, struct engine_stats *stats, struct errmsg *e)
 {
     struct engine_opts o;
     if (opts)
@@ -989,7 +1040,7 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
         return errmsg_set(e, ERR_DATA, "model '%s' replays '%s' traces, '%s' is a '%s' trace",
                           m->name, m->workload, source->name, hdr->workload);
     size_t begin, end;
-    sweep_shard(sweep_count(sweep), o.shard_i, o.shard_n, &begin, &end);
+    sweep_shard(configs_count(configs), o.shard_i, o.shard_n, &begin, &end);
     st.configs_total = end - begin;
     struct instance *inst = NULL;
     size_t n = 0, cap = 0;
@@ -1015,7 +1066,7 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
         cc.on = can_ckpt;
         cc.build_id = engine_build_id(&o);
         if (can_ckpt) {
-            int k = ckpt_read(cc.path, cc.build_id, m, source, res, &ck, &st);
+            int k = ckpt_read(cc.path, cc.build_id, m, source, sink, &ck, &st);
             if (k < 0) {
                 rc = errmsg_set(e, k, "out of memory reading checkpoint '%s'", cc.path);
                 goto done;
@@ -1043,9 +1094,9 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
                 if (next >= end)
                     break;
                 ci = next++;
-                if ((rc = sweep_config(sweep, ci, &c, e)))
+                if ((rc = configs_get(configs, ci, &c, e)))
                     goto done;
-                if (results_done(res, hw_config_hash(c))) {
+                if (sink_done(sink, hw_config_hash(c))) {
                     hw_config_free(c);
                     st.configs_skipped++;
                     continue;
@@ -1083,7 +1134,7 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
         st.passes++;
         if (n > st.batch_configs)
             st.batch_configs = n;
-        rc = run_pass(m, source, inst, n, pool, &o, res, &cc, &st, e);
+        rc = run_pass(m, source, inst, n, pool, &o, sink, &cc, &st, e);
         free_instances(m, inst, n);
         n = 0;
         if (rc || st.stopped)

@@ -9,8 +9,9 @@
  * trace is read once per batch of configs (an instance may hold much state); with the
  * default (0 = all in one batch) the trace is read exactly once.
  *
- * After the pass each instance's finish() fills a model_result, written to the results
- * folder in config order (resume skips configs already there).
+ * After the pass each instance's finish() fills a model_result, handed in config order to
+ * the run's sink: written to the results folder (engine_run; resume skips configs already
+ * there), or taken by the caller (engine_run_to with its own engine_sink).
  *
  * Checkpoints (opts.checkpoint_dir set): when the model has save/load hooks (model.h), the
  * engine writes the state of every instance of the pass, at a group boundary every
@@ -144,12 +145,49 @@ struct engine_stats {
 };
 
 /*
- * Replays source against configs [shard slice] of sweep with model m, writing rows to res.
- * 0 or negative with e set (the message names the config index and file when a model
- * fails). stats may be NULL.
+ * Replays source against configs [shard slice] of sweep with model m, writing rows to res
+ * (engine_run_to with the sink of engine_sink_results). 0 or negative with e set (the
+ * message names the config index and file when a model fails). stats may be NULL.
  */
 int engine_run(const struct model_ops *m, struct record_source *source, const struct sweep *sweep,
                struct results *res, const struct engine_opts *opts, struct engine_stats *stats,
                struct errmsg *e);
+
+/*
+ * Where the result of each config goes when its pass ends: a results folder
+ * (engine_sink_results) or the caller (a verb that prints or plots what it replayed).
+ */
+struct engine_sink {
+    void *ctx;
+    /* Whether the config with this hash needs no replay (already written); NULL = none. */
+    bool (*done)(void *ctx, const char *config_hash);
+    /* The result of config config_index (cfg) with the run's energy table (may be NULL),
+     * called in config order within a pass, from the calling thread. The sink may take the
+     * result (*res = NULL; it then frees it with model_result_free). 0 or negative with e
+     * set (the run stops with that code and message). */
+    int (*rows)(void *ctx, const struct hw_config *cfg, size_t config_index,
+                struct model_result **res, const struct energy_table *energy, struct errmsg *e);
+};
+
+/* The sink of a results folder: configs already in res are done; rows go through
+ * results_append (energy applied). res stays the caller's. */
+void engine_sink_results(struct engine_sink *s, struct results *res);
+
+/* The configs of a run: a sweep (sweep not NULL), or an explicit list of n_list configs
+ * (copied as each batch needs them; the list stays the caller's). Shards slice either. */
+struct engine_configs {
+    const struct sweep *sweep;
+    struct hw_config *const *list;
+    size_t n_list;
+};
+
+/*
+ * The one-pass replay of engine_run with any configs and any sink: the batches,
+ * threads, checkpoints (with opts.checkpoint_dir) and stats of engine_run, each config's
+ * result handed to sink->rows. 0 or negative with e set.
+ */
+int engine_run_to(const struct model_ops *m, struct record_source *source,
+                  const struct engine_configs *configs, const struct engine_sink *sink,
+                  const struct engine_opts *opts, struct engine_stats *stats, struct errmsg *e);
 
 #endif

@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "replay/kura_power.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_scan.h"
 
 int kura_step_decode(const Acceltrace__KuraStep *ks, int hdr_h, int hdr_w,
                      struct kura_step_info *info, int16_t **q, struct errmsg *e)
@@ -383,83 +384,80 @@ done:
     return rc;
 }
 
+/* The calibration pass (traces/trace_scan: below analysis/, so no analyzer). */
+struct cal_pass {
+    int n_h, n_w;
+    int hh, hw; /* map size of the header (0: unknown) */
+    struct kura_sim *sim;
+    int16_t *q;
+    uint32_t *sc;
+    size_t sc_n;
+    uint64_t tog, bits, steps;
+};
+
+static int cal_begin(void *ctx, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct cal_pass *c = ctx;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    if (!hdr || !hdr->workload || strcmp(hdr->workload, "kura") || !hdr->kura)
+        return errmsg_set(e, ERR_DATA, "not a kura trace ('%s')", pos->path);
+    int rc = kura_sim_new(&c->sim, c->n_h, c->n_w);
+    if (rc)
+        return errmsg_set(e, rc, "bad array shape H%dW%d", c->n_h, c->n_w);
+    c->hh = hdr->kura->h <= KURA_MAX_SIDE ? (int)hdr->kura->h : 0;
+    c->hw = hdr->kura->w <= KURA_MAX_SIDE ? (int)hdr->kura->w : 0;
+    return 0;
+}
+
+static int cal_record(void *ctx, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                      struct errmsg *e)
+{
+    (void)pos;
+    struct cal_pass *c = ctx;
+    if ((*rec)->body_case != ACCELTRACE__RECORD__BODY_KURA_STEP ||
+        (*rec)->kura_step->role != ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE)
+        return 0;
+    struct kura_step_info info;
+    int rc = kura_step_decode((*rec)->kura_step, c->hh, c->hw, &info, &c->q, e);
+    if (rc)
+        return rc;
+    size_t n = (size_t)info.h * info.w;
+    if (n > c->sc_n) {
+        uint32_t *p = mem_realloc(c->sc, n * sizeof *p);
+        if (!p)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        c->sc = p;
+        c->sc_n = n;
+    }
+    kura_sc_map(c->q, (size_t)info.h, (size_t)info.w, c->sc);
+    struct kura_sim_opts o = {.activity = true};
+    struct kura_sim_result res;
+    if ((rc = kura_sim_run(c->sim, c->sc, info.h, info.w, NULL, NULL, &o, &res, e)))
+        return rc;
+    c->tog += res.toggles;
+    c->bits += res.bits_written;
+    c->steps++;
+    mem_free(c->q);
+    c->q = NULL;
+    return 0;
+}
+
 int kura_activity_calibrate(const char *path, int n_h, int n_w, double *alpha, uint64_t *steps,
                             struct errmsg *e)
 {
-    struct trace_reader *r = NULL;
-    struct trace_reader_opts ro;
-    struct kura_sim *sim = NULL;
-    Acceltrace__Record *rec = NULL;
-    int16_t *q = NULL;
-    uint32_t *sc = NULL;
-    uint64_t tog = 0, bits = 0;
-    size_t sc_n = 0;
-    char errtext[600];
-    int rc;
+    struct cal_pass c = {.n_h = n_h, .n_w = n_w};
+    const struct trace_scan_hooks hooks = {cal_begin, cal_record, NULL};
     *alpha = 0;
     *steps = 0;
-    trace_reader_opts_default(&ro);
-    if ((rc = trace_reader_open(&r, path, &ro, errtext, sizeof errtext)))
-        return errmsg_set(e, rc, "%s", errtext);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    if (!hdr || !hdr->workload || strcmp(hdr->workload, "kura") || !hdr->kura) {
-        rc = errmsg_set(e, ERR_DATA, "not a kura trace ('%s')", path);
-        goto done;
-    }
-    if ((rc = kura_sim_new(&sim, n_h, n_w))) {
-        errmsg_set(e, rc, "bad array shape H%dW%d", n_h, n_w);
-        goto done;
-    }
-    int hh = hdr->kura->h <= KURA_MAX_SIDE ? (int)hdr->kura->h : 0;
-    int hw = hdr->kura->w <= KURA_MAX_SIDE ? (int)hdr->kura->w : 0;
-    for (;;) {
-        rc = trace_reader_next(r, &rec, NULL);
-        if (rc < 0) {
-            errmsg_set(e, rc, "%s", trace_reader_errmsg(r));
-            goto done;
-        }
-        if (rc == 0)
-            break;
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_STEP &&
-            rec->kura_step->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE) {
-            struct kura_step_info info;
-            if ((rc = kura_step_decode(rec->kura_step, hh, hw, &info, &q, e)))
-                goto done;
-            size_t n = (size_t)info.h * info.w;
-            if (n > sc_n) {
-                uint32_t *p = mem_realloc(sc, n * sizeof *p);
-                if (!p) {
-                    rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-                    goto done;
-                }
-                sc = p;
-                sc_n = n;
-            }
-            kura_sc_map(q, (size_t)info.h, (size_t)info.w, sc);
-            struct kura_sim_opts o = {.activity = true};
-            struct kura_sim_result res;
-            if ((rc = kura_sim_run(sim, sc, info.h, info.w, NULL, NULL, &o, &res, e)))
-                goto done;
-            tog += res.toggles;
-            bits += res.bits_written;
-            (*steps)++;
-            mem_free(q);
-            q = NULL;
-        }
-        trace_record_free(rec);
-        rec = NULL;
-    }
-    if (!bits) {
+    int rc = trace_scan_file(path, NULL, &hooks, &c, e);
+    if (rc == 0 && !c.bits)
         rc = errmsg_set(e, ERR_DATA, "no reverse step in '%s'", path);
-        goto done;
+    if (rc == 0) {
+        *steps = c.steps;
+        *alpha = (double)c.tog / (double)c.bits; /* spec 8.5: Σ toggles / Σ bits */
     }
-    *alpha = (double)tog / (double)bits; /* spec 8.5: Σ toggles / Σ bits */
-    rc = 0;
-done:
-    trace_record_free(rec);
-    mem_free(q);
-    mem_free(sc);
-    kura_sim_free(sim);
-    trace_reader_free(r);
+    mem_free(c.q);
+    mem_free(c.sc);
+    kura_sim_free(c.sim);
     return rc;
 }

@@ -10,10 +10,10 @@
 
 #include "common/mem.h"
 #include "common/rng.h"
-#include "formats/varint.h"
 #include "replay/energy.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
+#include "traces/trace_salca.h"
 
 __extension__ typedef unsigned __int128 salca_u128;
 
@@ -272,18 +272,29 @@ static size_t mark(uint8_t *sel, uint32_t n, int64_t lo, int64_t hi)
     return added;
 }
 
-int salca_synth_selection(int kind, uint32_t n, double retention, uint64_t seed, uint64_t a,
-                          uint64_t b, uint32_t *idx, size_t *count)
+int salca_synth_parse(const char *s, enum salca_synth_kind *out)
+{
+    static const char *const names[] = {"uniform", "clustered", "needle"};
+    for (int k = 0; s && k < 3; k++)
+        if (!strcmp(s, names[k])) {
+            *out = (enum salca_synth_kind)k;
+            return 0;
+        }
+    return ERR_USAGE;
+}
+
+int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention,
+                          uint64_t seed, uint64_t a, uint64_t b, uint32_t *idx, size_t *count)
 {
     *count = 0;
-    if (n == 0 || !(retention > 0) || retention > 1 || kind < 0 || kind > 2)
+    if (n == 0 || !(retention > 0) || retention > 1 || (int)kind < 0 || (int)kind > 2)
         return ERR_USAGE;
     size_t k = (size_t)ceil(retention * (double)n);
     if (k > n)
         k = n;
     struct rng r;
     rng_stream(&r, seed, "salca_synth_selection", a, b);
-    if (kind == 0) {
+    if (kind == SALCA_SYNTH_UNIFORM) {
         /* Selection sampling (Knuth's algorithm S): exactly k, sorted, O(n). */
         size_t got = 0;
         for (uint32_t i = 0; i < n && got < k; i++)
@@ -298,7 +309,7 @@ int salca_synth_selection(int kind, uint32_t n, double retention, uint64_t seed,
     size_t have = 0;
     if (k >= n) {
         have = mark(sel, n, 0, n);
-    } else if (kind == 2) {
+    } else if (kind == SALCA_SYNTH_NEEDLE) {
         have += mark(sel, n, 0, 4);               /* sinks */
         have += mark(sel, n, (int64_t)n - 64, n); /* recent tokens */
         for (int s = 0; s < 2 && have < k; s++) { /* two needle spans of 64 */
@@ -489,7 +500,7 @@ struct salca_state {
     struct pipe_run run, dense;
     uint32_t method;
     double retention;
-    int synth_kind;
+    enum salca_synth_kind synth_kind;
     uint64_t synth_seed;
     bool steps_table;
     struct hbm_pc_work work;
@@ -556,7 +567,8 @@ static int salca_new(void **state, const struct hw_config *cfg, const struct mod
     s->method = (uint32_t)hw_config_int(cfg, "method");
     s->retention = hw_config_float(cfg, "retention");
     const char *k = hw_config_str(cfg, "synth_kind");
-    s->synth_kind = !strcmp(k, "uniform") ? 0 : !strcmp(k, "needle") ? 2 : 1;
+    if (salca_synth_parse(k, &s->synth_kind) < 0)
+        s->synth_kind = SALCA_SYNTH_CLUSTERED;
     s->synth_seed = (uint64_t)hw_config_int(cfg, "synth_seed");
     s->steps_table = hw_config_bool(cfg, "steps_table");
     const char *et = hw_config_str(cfg, "energy_table");
@@ -668,20 +680,16 @@ static int salca_prepare(void *shared, const struct model_record *r, void **aux,
     if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
         return 0;
     const Acceltrace__SalcaSelect *s = rec->salca_select;
-    if (s->n_ctx > (1u << 26) || s->count > s->n_ctx)
-        return errmsg_set(e, ERR_DATA,
-                          "selection of %u tokens in a context of %u (step %u layer %u head %u)",
-                          s->count, s->n_ctx, s->t, s->l, s->h);
+    int rc = trace_salca_select_check(s, e);
+    if (rc < 0)
+        return rc;
     struct salca_aux *a = mem_alloc(sizeof *a + (size_t)s->count * sizeof(uint32_t));
     if (!a)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     size_t got = 0;
-    int rc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, a->idx, s->count, &got);
-    if (rc < 0 || got != s->count) {
+    if ((rc = trace_salca_select_decode(s, a->idx, &got, e)) < 0) {
         mem_free(a);
-        return errmsg_set(e, ERR_DATA,
-                          "bad selection list (%zu of %u indices) at step %u layer %u head %u",
-                          got, s->count, s->t, s->l, s->h);
+        return rc;
     }
     a->n = got;
     *aux = a;

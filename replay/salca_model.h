@@ -134,17 +134,27 @@ void salca_sched_begin(struct salca_sched *s, uint64_t t0);
 void salca_sched_push(struct salca_sched *s, const uint64_t T[SALCA_STAGES]);
 uint64_t salca_sched_end(const struct salca_sched *s);
 
+/* Kinds of synthetic selection (salca_synth_selection; the model's synth_kind key and
+ * `analyze conflicts --synthetic`). */
+enum salca_synth_kind {
+    SALCA_SYNTH_UNIFORM = 0,   /* K distinct indices uniformly at random */
+    SALCA_SYNTH_CLUSTERED = 1, /* runs of pooled width around random peaks */
+    SALCA_SYNTH_NEEDLE = 2,    /* sinks + recent window + a few long spans + scatter */
+};
+
+/* "uniform" | "clustered" | "needle" into *out; 0 or ERR_USAGE. */
+int salca_synth_parse(const char *s, enum salca_synth_kind *out);
+
 /*
  * Synthetic selections (tests, benchmarks, the `retention` what-if of the model, and
  * analysis/conflicts): writes a sorted selection of about k = ceil(retention·n) indices of
- * [0, n) into idx (capacity n), *count its size. kind 0 uniform (exactly k, selection
- * sampling), 1 clustered (4 sinks, the last 16 tokens, then peaks each selecting
- * [p - 2, p + 2], the reach of the default pool width 5, spec 5.6, until k are covered),
- * 2 needle (4 sinks, the last 64 tokens, two 64-token spans, then clustered peaks).
- * Deterministic in (seed, a, b). 0, ERR_USAGE (n = 0, retention outside (0, 1], bad kind)
- * or ERR_NOMEM.
+ * [0, n) into idx (capacity n), *count its size. Uniform: exactly k, selection sampling.
+ * Clustered: 4 sinks, the last 16 tokens, then peaks each selecting [p - 2, p + 2], the
+ * reach of the default pool width 5, spec 5.6, until k are covered. Needle: 4 sinks, the
+ * last 64 tokens, two 64-token spans, then clustered peaks. Deterministic in (seed, a, b).
+ * 0, ERR_USAGE (n = 0, retention outside (0, 1], bad kind) or ERR_NOMEM.
  */
-int salca_synth_selection(int kind, uint32_t n, double retention, uint64_t seed, uint64_t a,
-                          uint64_t b, uint32_t *idx, size_t *count);
+int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention,
+                          uint64_t seed, uint64_t a, uint64_t b, uint32_t *idx, size_t *count);
 
 #endif

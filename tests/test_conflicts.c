@@ -102,7 +102,7 @@ static void test_consecutive_and_one_pc(void **state)
 
 /* Writes a salca trace with `jobs` selections per method 0 and 1. Returns the idx lists
  * (concatenated) through the same generator for comparison. */
-static void write_trace(const char *path, enum conflicts_synth_kind kind, uint32_t n,
+static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n,
                         uint32_t L, uint32_t H, uint64_t seed, const char *family)
 {
     Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
@@ -123,7 +123,8 @@ static void write_trace(const char *path, enum conflicts_synth_kind kind, uint32
         for (uint32_t h = 0; h < H; h++)
             for (uint32_t m = 0; m < 2; m++) {
                 size_t cnt;
-                assert_int_equal(conflicts_synth(kind, n, m ? 0.2 : 0.05, seed, l, h, idx, &cnt), 0);
+                assert_int_equal(
+                    salca_synth_selection(kind, n, m ? 0.2 : 0.05, seed, l, h, idx, &cnt), 0);
                 struct buf b;
                 buf_init(&b);
                 assert_int_equal(varint_encode_indices(&b, idx, cnt), 0);
@@ -177,7 +178,7 @@ static void test_trace_round_trip(void **state)
     char path[3][256];
     for (int k = 0; k < 3; k++) {
         snprintf(path[k], sizeof path[k], "%s/%s.atr", dir, fam[k]);
-        write_trace(path[k], (enum conflicts_synth_kind)k, 4096, 2, 4, seed, fam[k]);
+        write_trace(path[k], (enum salca_synth_kind)k, 4096, 2, 4, seed, fam[k]);
     }
     struct conflicts_opts o;
     conflicts_opts_default(&o);
@@ -192,8 +193,9 @@ static void test_trace_round_trip(void **state)
         for (uint32_t l = 0; l < 2; l++)
             for (uint32_t h = 0; h < 4; h++) {
                 size_t cnt;
-                assert_int_equal(conflicts_synth((enum conflicts_synth_kind)k, 4096, 0.05, seed, l,
-                                                 h, idx, &cnt), 0);
+                assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, 4096, 0.05,
+                                                       seed, l, h, idx, &cnt),
+                                 0);
                 assert_int_equal(conflicts_add_job(b, fam[k], l, h, idx, cnt), 0);
             }
     }
@@ -308,17 +310,17 @@ static void test_synth(void **state)
     for (int k = 0; k < 3; k++)
         for (uint32_t n = 1; n < 40000; n = n * 3 + 7) {
             size_t cnt;
-            assert_int_equal(conflicts_synth((enum conflicts_synth_kind)k, n, 0.05, seed, 1, 2,
+            assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, n, 0.05, seed, 1, 2,
                                              idx, &cnt), 0);
             size_t want = (size_t)ceil(0.05 * n);
             assert_true(cnt >= want);
-            if (k == CONFLICTS_SYNTH_UNIFORM)
+            if (k == SALCA_SYNTH_UNIFORM)
                 assert_int_equal(cnt, want);
             else
             {
                 /* fixed parts: 4 sinks + the last 16 (clustered) or 64 tokens and two
                  * 64-token spans (needle); then each peak adds at most 5 */
-                size_t fixed = k == CONFLICTS_SYNTH_CLUSTERED ? 20 : 4 + 64 + 128;
+                size_t fixed = k == SALCA_SYNTH_CLUSTERED ? 20 : 4 + 64 + 128;
                 assert_true(cnt <= (want + 4 > fixed ? want + 4 : fixed));
             }
             for (size_t i = 1; i < cnt; i++)
@@ -329,13 +331,14 @@ static void test_synth(void **state)
                 break;
         }
     size_t cnt;
-    assert_int_equal(conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, 100, 1.0, seed, 0, 0, idx, &cnt), 0);
+    assert_int_equal(
+        salca_synth_selection(SALCA_SYNTH_CLUSTERED, 100, 1.0, seed, 0, 0, idx, &cnt), 0);
     assert_int_equal(cnt, 100);
-    assert_int_equal(conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, 100, 0.0, seed, 0, 0, idx, &cnt),
+    assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 100, 0.0, seed, 0, 0, idx, &cnt),
                      ERR_USAGE);
-    enum conflicts_synth_kind kk;
-    assert_int_equal(conflicts_synth_parse("needle", &kk), 0);
-    assert_int_equal(kk, CONFLICTS_SYNTH_NEEDLE);
+    enum salca_synth_kind kk;
+    assert_int_equal(salca_synth_parse("needle", &kk), 0);
+    assert_int_equal(kk, SALCA_SYNTH_NEEDLE);
 }
 
 /*
@@ -361,8 +364,9 @@ static void test_paper_neighbourhood(void **state)
         for (uint32_t l = 0; l < 4; l++)
             for (uint32_t h = 0; h < 8; h++) {
                 size_t cnt;
-                assert_int_equal(conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, 32768, 0.05, seed, l, h,
-                                                 idx, &cnt), 0);
+                assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 32768, 0.05, seed,
+                                                       l, h, idx, &cnt),
+                                 0);
                 assert_int_equal(conflicts_add_job(c, NULL, l, h, idx, cnt), 0);
             }
         double ain = alpha_of(c, -1, "inorder_d1"), aw = alpha_of(c, -1, "window_128");
@@ -386,7 +390,8 @@ static void test_alloc_failures(void **state)
     (void)state;
     static uint32_t idx[4096];
     size_t cnt;
-    assert_int_equal(conflicts_synth(CONFLICTS_SYNTH_CLUSTERED, 4096, 0.05, 1, 0, 0, idx, &cnt), 0);
+    assert_int_equal(
+        salca_synth_selection(SALCA_SYNTH_CLUSTERED, 4096, 0.05, 1, 0, 0, idx, &cnt), 0);
     int ok = 0, failed = 0;
     for (long k = 1; k < 100000 && ok == 0; k++) {
         struct conflicts_opts o;

@@ -4,8 +4,8 @@
  * thread and batch independence, resume after torn writes, shards + merge, energy tables,
  * secondary tables, checkpoints (a SIGKILLed pass resumes from its last checkpoint), the
  * fallback batches of models without checkpoint hooks, the default batch from the memory
- * limit, and trace_reader_seek. Trace contents come from capture/synth/synth_capture (seeded,
- * deterministic).
+ * limit, trace_reader_seek, and engine_run_to with a config list and a caller's sink.
+ * Trace contents come from capture/synth/synth_capture (seeded, deterministic).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -927,6 +927,100 @@ static void test_reader_seek(void **state)
     }
 }
 
+/* A sink the test owns: results kept by config index; done() for one hash; a failure. */
+struct keep_sink {
+    struct model_result *res[4];
+    size_t calls, order[4];
+    const char *done_hash; /* this config needs no replay */
+    int fail_at;           /* rows() fails at this call (-1: never) */
+};
+
+static bool keep_done(void *ctx, const char *hash)
+{
+    const struct keep_sink *k = ctx;
+    return k->done_hash && !strcmp(hash, k->done_hash);
+}
+
+static int keep_rows(void *ctx, const struct hw_config *cfg, size_t i, struct model_result **r,
+                     const struct energy_table *energy, struct errmsg *e)
+{
+    (void)cfg;
+    (void)energy;
+    struct keep_sink *k = ctx;
+    if ((int)k->calls == k->fail_at)
+        return errmsg_set(e, ERR_IO, "sink refuses config %zu", i);
+    k->order[k->calls++] = i;
+    k->res[i] = *r; /* taken: the engine must not free it */
+    *r = NULL;
+    return 0;
+}
+
+/* engine_run_to: an explicit config list, one pass, each result to the sink in config
+ * order; done() skips a config; a sink error stops the run with its message. */
+static void test_sink_config_list(void **state)
+{
+    (void)state;
+    const struct model_ops *m = model_registry_find("count");
+    static const char *const json[3] = {
+        "{\"model\": \"count\", \"scale\": 2}",
+        "{\"model\": \"count\", \"scale\": 5, \"min_step\": 7}",
+        "{\"model\": \"count\", \"scale\": 3}",
+    };
+    static const int64_t scale[3] = {2, 5, 3};
+    static const uint64_t min_step[3] = {0, 7, 0};
+    struct hw_config *cfg[3];
+    struct errmsg e = {0};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hw_config_parse(&cfg[i], json[i], "list", m->schema, &e), 0);
+    const struct engine_configs configs = {NULL, cfg, 3};
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    for (int round = 0; round < 3; round++) {
+        struct keep_sink k = {.fail_at = -1};
+        if (round == 1)
+            k.done_hash = hw_config_hash(cfg[1]);
+        if (round == 2)
+            k.fail_at = 1;
+        struct engine_sink sink = {&k, keep_done, keep_rows};
+        struct record_source s;
+        mem_source(&s);
+        struct engine_stats st;
+        int rc = engine_run_to(m, &s, &configs, &sink, &o, &st, &e);
+        record_source_close(&s);
+        if (round == 2) {
+            assert_int_equal(rc, ERR_IO);
+            assert_non_null(strstr(errmsg_text(&e), "sink refuses config"));
+            assert_int_equal(k.calls, 1);
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(st.passes, 1);
+            assert_int_equal(st.configs_skipped, round == 1 ? 1 : 0);
+            assert_int_equal(k.calls, round == 1 ? 2 : 3);
+            for (size_t c = 1; c < k.calls; c++) /* config order */
+                assert_true(k.order[c] > k.order[c - 1]);
+            for (int i = 0; i < 3; i++) {
+                if (round == 1 && i == 1) {
+                    assert_null(k.res[i]);
+                    continue;
+                }
+                double sum, recs, want;
+                uint64_t cnt;
+                expected(scale[i], min_step[i], &want, &cnt);
+                assert_non_null(k.res[i]);
+                assert_int_equal(model_result_get(k.res[i], 0, "sum", &sum), 0);
+                assert_int_equal(model_result_get(k.res[i], 0, "records", &recs), 0);
+                assert_true(sum == want);
+                assert_true(recs == (double)cnt);
+            }
+        }
+        for (int i = 0; i < 3; i++)
+            model_result_free(k.res[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        hw_config_free(cfg[i]);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-engine-%ld", (long)getpid());
@@ -950,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_fallback_and_memory_batches),
         cmocka_unit_test(test_stop_at_checkpoint_chain),
         cmocka_unit_test(test_reader_seek),
+        cmocka_unit_test(test_sink_config_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0 && io_remove_tree(tmpdir) != 0)

@@ -1,0 +1,246 @@
+/*
+ * conflicts_heavy: heavy-channel stability of the conflicts analyzer (spec section 12 plot
+ * 7): how well the heavy channels found on a prefill prefix match the final set, per
+ * layer, from SalcaPrefill records; its table and plot. Shared state: conflicts_impl.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/conflicts_impl.h"
+#include "common/mem.h"
+
+double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    bool in_a[256] = {false}, in_b[256] = {false};
+    for (size_t i = 0; i < na; i++)
+        in_a[a[i]] = true;
+    for (size_t i = 0; i < nb; i++)
+        in_b[b[i]] = true;
+    unsigned inter = 0, uni = 0;
+    for (int j = 0; j < 256; j++) {
+        inter += in_a[j] && in_b[j];
+        uni += in_a[j] || in_b[j];
+    }
+    return uni ? (double)inter / (double)uni : 1.0;
+}
+
+/* Strictly ascending channel list (a set written as the capture writes it). */
+static bool ascending(const uint8_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (v[i] <= v[i - 1])
+            return false;
+    return true;
+}
+
+/* Row of (l, m), inserted in (l, m) order when new; NULL with the error set. */
+static struct stab *stab_row(struct conflicts *c, uint32_t l, uint32_t m)
+{
+    size_t i = 0;
+    while (i < c->n_stab && (c->stab[i].l < l || (c->stab[i].l == l && c->stab[i].m < m)))
+        i++;
+    if (i < c->n_stab && c->stab[i].l == l && c->stab[i].m == m)
+        return &c->stab[i];
+    if (c->n_stab == CONFLICTS_MAX_STABILITY) {
+        errmsg_set(&c->err, ERR_LIMIT, "more than %d (layer, prefix length) rows",
+                   CONFLICTS_MAX_STABILITY);
+        return NULL;
+    }
+    if (c->n_stab == c->cap_stab) {
+        size_t cap = c->cap_stab ? 2 * c->cap_stab : 64;
+        struct stab *p = mem_realloc(c->stab, cap * sizeof *p);
+        if (!p) {
+            errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        c->stab = p;
+        c->cap_stab = cap;
+    }
+    memmove(c->stab + i + 1, c->stab + i, (c->n_stab - i) * sizeof *c->stab);
+    c->n_stab++;
+    c->stab[i] = (struct stab){.l = l, .m = m, .jmin = 1.0};
+    return &c->stab[i];
+}
+
+int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p)
+{
+    c->prefills++;
+    if (p->n_prefix_len == 0 && p->prefix_heavy.len == 0) {
+        c->prefills_bare++;
+        return 0;
+    }
+    size_t r = p->heavy.len, np = p->n_prefix_len;
+    const char *bad = NULL;
+    if (r == 0 || r > 256)
+        bad = "heavy set size outside [1, 256]";
+    else if (np > CONFLICTS_MAX_PREFIX)
+        bad = "more than 64 prefix lengths";
+    else if (p->prefix_heavy.len != np * r)
+        bad = "prefix_heavy is not r bytes per prefix length";
+    else if (!ascending(p->heavy.data, r))
+        bad = "heavy channels not strictly ascending";
+    for (size_t a = 0; a < np && !bad; a++) {
+        if (p->prefix_len[a] == 0 || (a && p->prefix_len[a] <= p->prefix_len[a - 1]) ||
+            (p->n0 && p->prefix_len[a] > p->n0))
+            bad = "prefix lengths not ascending within [1, n0]";
+        else if (!ascending(p->prefix_heavy.data + a * r, r))
+            bad = "prefix channels not strictly ascending";
+    }
+    if (!bad && p->l >= CONFLICTS_MAX_LAYERS)
+        bad = "layer above the analyzer's limit";
+    if (bad)
+        return errmsg_set(&c->err, ERR_DATA, "bad salca prefill at layer %u kv head %u: %s", p->l,
+                          p->g, bad);
+    /* final S mass of I_g, when chan_sum covers every channel index */
+    double mass_final = 0;
+    bool mass = p->n_chan_sum >= 256 || (p->n_chan_sum > 0 && p->heavy.data[r - 1] < p->n_chan_sum);
+    for (size_t a = 0; a < np && mass; a++)
+        mass = p->n_chan_sum >= 256 || p->prefix_heavy.data[a * r + r - 1] < p->n_chan_sum;
+    for (size_t k = 0; k < r && mass; k++)
+        mass_final += fabs((double)p->chan_sum[p->heavy.data[k]]);
+    mass = mass && mass_final > 0;
+    for (size_t a = 0; a < np; a++) {
+        struct stab *row = stab_row(c, p->l, p->prefix_len[a]);
+        if (!row)
+            return c->err.code;
+        /* spec section 12 plot 7: overlap of the prefix's top-r set with the final I_g */
+        const uint8_t *set = p->prefix_heavy.data + a * r;
+        double j = conflicts_jaccard(set, r, p->heavy.data, r);
+        row->n++;
+        row->jsum += j;
+        if (j < row->jmin)
+            row->jmin = j;
+        if (mass) {
+            /* decision: the final S_j mass the prefix set keeps, sum over the prefix set
+             * / sum over I_g (1 when the prefix set is as heavy as I_g) */
+            double ms = 0;
+            for (size_t k = 0; k < r; k++)
+                ms += fabs((double)p->chan_sum[set[k]]);
+            row->msum += ms / mass_final;
+            row->n_mass++;
+        }
+    }
+    return 0;
+}
+
+size_t conflicts_n_stability(const struct conflicts *c)
+{
+    return c->n_stab;
+}
+
+int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_stability *s)
+{
+    memset(s, 0, sizeof *s);
+    if (i >= c->n_stab)
+        return ERR_USAGE;
+    const struct stab *row = &c->stab[i];
+    s->layer = row->l;
+    s->prefix_len = row->m;
+    s->sets = row->n;
+    s->jaccard_mean = row->n ? row->jsum / (double)row->n : 0;
+    s->jaccard_min = row->jmin;
+    s->mass_kept_mean = row->n_mass ? row->msum / (double)row->n_mass : -1.0;
+    return 0;
+}
+
+uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_ladder)
+{
+    if (without_ladder)
+        *without_ladder = c->prefills_bare;
+    return c->prefills;
+}
+
+/* Spec section 12 plot 7: heavy_stability.csv and a line per layer, x the prefix length
+ * m (log2), y the mean Jaccard overlap of the prefix's top-r set with the final I_g. */
+int conflicts_write_stability(struct conflicts *c, const char *dir, bool *rendered)
+{
+    if (!c->n_stab)
+        return 0;
+    struct csv_writer *w;
+    int rc = conflicts_csv_open(c, dir, "heavy_stability.csv", &w);
+    if (rc < 0)
+        return rc;
+    static const char *const cols[] = {"layer",        "prefix_len_tokens", "sets",
+                                       "jaccard_mean", "jaccard_min",       "s_mass_kept_mean"};
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        csv_str(w, cols[k]);
+    csv_end_row(w);
+    for (size_t i = 0; i < c->n_stab; i++) {
+        const struct stab *row = &c->stab[i];
+        csv_u64(w, row->l);
+        csv_u64(w, row->m);
+        csv_u64(w, row->n);
+        csv_f64_fixed(w, row->jsum / (double)row->n, 6);
+        csv_f64_fixed(w, row->jmin, 6);
+        if (row->n_mass)
+            csv_f64_fixed(w, row->msum / (double)row->n_mass, 6);
+        else
+            csv_str(w, ""); /* no chan_sum: the mass is not known */
+        csv_end_row(w);
+    }
+    if ((rc = conflicts_csv_close(c, w, dir, "heavy_stability.csv")) < 0)
+        return rc;
+    struct plot *p = plot_new("heavy_stability", PLOT_LINE);
+    double *x = mem_alloc(c->n_stab * sizeof *x), *y = mem_alloc(c->n_stab * sizeof *y);
+    double *wt = mem_alloc(c->n_stab * sizeof *wt);
+    if (!p || !x || !y || !wt) {
+        plot_free(p);
+        mem_free(x);
+        mem_free(y);
+        mem_free(wt);
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    }
+    plot_title(p, "Heavy-channel stability: top-r set of a prefill prefix vs the final I_g");
+    plot_xlabel(p, "prefix length m used to find I_g", "tokens");
+    plot_ylabel(p, "Jaccard overlap with the final set, mean over KV heads", "");
+    plot_extra(p, "set yrange [0:1.1]");
+    plot_extra(p, "set key bottom right");
+    bool many_m = false;
+    for (size_t i = 0, k; i < c->n_stab && rc == 0; i += k) {
+        char name[32];
+        for (k = 0; i + k < c->n_stab && c->stab[i + k].l == c->stab[i].l; k++) {
+            x[k] = c->stab[i + k].m;
+            y[k] = c->stab[i + k].jsum / (double)c->stab[i + k].n;
+        }
+        many_m = many_m || k > 1;
+        snprintf(name, sizeof name, "layer %u", c->stab[i].l);
+        rc = plot_series(p, 0, name, x, y, k);
+    }
+    /* the S mass kept, over every layer per m: near 1 when the sets differ only in
+     * channels of near-equal magnitude */
+    size_t nm = 0;
+    for (size_t i = 0; i < c->n_stab && rc == 0; i++) {
+        const struct stab *row = &c->stab[i];
+        if (!row->n_mass)
+            continue;
+        size_t k = 0;
+        while (k < nm && x[k] < row->m)
+            k++;
+        if (k == nm || x[k] != row->m) {
+            memmove(x + k + 1, x + k, (nm - k) * sizeof *x);
+            memmove(y + k + 1, y + k, (nm - k) * sizeof *y);
+            memmove(wt + k + 1, wt + k, (nm - k) * sizeof *wt);
+            x[k] = row->m;
+            y[k] = 0;
+            wt[k] = 0;
+            nm++;
+        }
+        y[k] += row->msum;
+        wt[k] += (double)row->n_mass;
+    }
+    for (size_t k = 0; k < nm; k++)
+        y[k] /= wt[k];
+    if (nm && rc == 0)
+        rc = plot_series(p, 0, "S mass kept, all layers", x, y, nm);
+    if (many_m)
+        plot_extra(p, "set logscale x 2");
+    mem_free(wt);
+    mem_free(x);
+    mem_free(y);
+    if (rc < 0) {
+        plot_free(p);
+        return errmsg_set(&c->err, rc, "cannot build the heavy-stability plot");
+    }
+    return conflicts_plot_done(c, p, dir, rendered);
+}

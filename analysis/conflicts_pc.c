@@ -1,0 +1,468 @@
+/*
+ * conflicts_pc: the PC-conflict part of the conflicts analyzer (specs/salca.md section 11;
+ * docs/models.md#salca-replay): policies, jobs mapped to the attention pseudo-channels,
+ * the timing mode and the feed of a trace pass. Shared state: conflicts_impl.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analyzer.h"
+#include "analysis/conflicts_impl.h"
+#include "common/mem.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
+
+void conflicts_opts_default(struct conflicts_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->map.map = HBM_PC_MAP_MOD;
+    o->map.h_att = 16; /* design h_att [paper] */
+    o->map.seed = 0;
+    /* spec section 11 says att_base = h_pre; 16 is the design point's h_pre (h 16/16, spec
+     * 9), not the final design's 11 (decision; it only renumbers the reported PCs) */
+    o->att_base = 16;
+    o->p_iss = 0;
+    /* in-order, then W in {16, 32, ..., 1024} (spec sections 11 and 12.3) */
+    static const uint32_t w[] = {0, 16, 32, 64, 128, 256, 512, 1024};
+    o->n_windows = sizeof w / sizeof w[0];
+    memcpy(o->windows, w, sizeof w);
+    o->n_depths = 3;
+    o->depths[0] = 1;
+    o->depths[1] = 2;
+    o->depths[2] = 4;
+    o->method = 0;
+}
+
+int conflicts_new(struct conflicts **out, const struct conflicts_opts *opts, struct errmsg *e)
+{
+    *out = NULL;
+    int rc = hbm_pc_mapping_check(&opts->map, e);
+    if (rc < 0)
+        return rc;
+    uint32_t p_iss = opts->p_iss ? opts->p_iss : opts->map.h_att;
+    if (p_iss > MAX_P_ISS)
+        return errmsg_set(e, ERR_CONFIG, "issue width %u above %d", p_iss, MAX_P_ISS);
+    if (opts->n_windows > CONFLICTS_MAX_WINDOWS || opts->n_depths > CONFLICTS_MAX_DEPTHS)
+        return errmsg_set(e, ERR_CONFIG, "at most %d windows and %d FIFO depths",
+                          CONFLICTS_MAX_WINDOWS, CONFLICTS_MAX_DEPTHS);
+    if (opts->n_depths == 0)
+        return errmsg_set(e, ERR_CONFIG, "at least one in-order FIFO depth is needed");
+    for (size_t i = 0; i < opts->n_depths; i++)
+        if (opts->depths[i] < 1 || opts->depths[i] > 1u << 20)
+            return errmsg_set(e, ERR_CONFIG, "FIFO depth %u outside [1, 1048576]", opts->depths[i]);
+    for (size_t i = 0; i < opts->n_windows; i++)
+        if (opts->windows[i] > 1u << 24)
+            return errmsg_set(e, ERR_CONFIG, "window %u above 16777216", opts->windows[i]);
+    struct conflicts *c = mem_calloc(1, sizeof *c);
+    if (!c)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    c->o = *opts;
+    c->o.p_iss = p_iss;
+    struct pol *p = &c->pol[c->n_pol++];
+    p->cfg = (struct hbm_pc_policy_cfg){HBM_PC_BATCH, p_iss, 1, 0};
+    snprintf(p->name, sizeof p->name, "batch");
+    for (size_t i = 0; i < opts->n_depths; i++) {
+        p = &c->pol[c->n_pol++];
+        p->cfg = (struct hbm_pc_policy_cfg){HBM_PC_INORDER, p_iss, opts->depths[i], 0};
+        snprintf(p->name, sizeof p->name, "inorder_d%u", opts->depths[i]);
+    }
+    for (size_t i = 0; i < opts->n_windows; i++) {
+        if (opts->windows[i] == 0)
+            continue;
+        p = &c->pol[c->n_pol++];
+        p->cfg = (struct hbm_pc_policy_cfg){HBM_PC_WINDOW, p_iss, 1, opts->windows[i]};
+        snprintf(p->name, sizeof p->name, "window_%u", opts->windows[i]);
+    }
+    for (int m = 0; m < 3; m++) {
+        struct hbm_pc_mapping mm = opts->map;
+        mm.map = (enum hbm_pc_map)m;
+        c->map_ok[m] = hbm_pc_mapping_check(&mm, NULL) == 0;
+        c->conf[m] = mem_calloc(p_iss, sizeof(uint64_t));
+        if (!c->conf[m]) {
+            conflicts_free(c);
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        }
+    }
+    if (opts->timing) {
+        if ((rc = hbm_timing_check(opts->timing, e)) < 0) {
+            conflicts_free(c);
+            return rc;
+        }
+        if (!(c->tim = mem_calloc(1, sizeof *c->tim))) {
+            conflicts_free(c);
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        }
+        c->tim->cfg = *opts->timing;
+        c->o.timing = &c->tim->cfg;
+    }
+    *out = c;
+    return 0;
+}
+
+void conflicts_free(struct conflicts *c)
+{
+    if (!c)
+        return;
+    for (int m = 0; m < 3; m++)
+        mem_free(c->conf[m]);
+    mem_free(c->layers);
+    mem_free(c->pc);
+    mem_free(c->pc2);
+    mem_free(c->idx);
+    hbm_pc_work_release(&c->work);
+    for (size_t i = 0; i < c->n_qual; i++) {
+        mem_free(c->qual[i].recall);
+        mem_free(c->qual[i].cosine);
+    }
+    mem_free(c->qual);
+    mem_free(c->stab);
+    mem_free(c->over);
+    mem_free(c->jobs);
+    mem_free(c->job_slots);
+    if (c->tim) {
+        hbm_timing_work_release(&c->tim->work);
+        mem_free(c->tim->seq);
+        mem_free(c->tim->seq_pc);
+        mem_free(c->tim);
+    }
+    mem_free(c);
+}
+
+const char *conflicts_errmsg(const struct conflicts *c)
+{
+    return errmsg_text(&c->err);
+}
+
+static int find_group(struct conflicts *c, const char *name, size_t *g)
+{
+    if (!name || !*name)
+        name = "all";
+    for (size_t i = 0; i < c->n_grp; i++)
+        if (!strncmp(c->grp[i].name, name, sizeof c->grp[i].name - 1)) {
+            *g = i;
+            return 0;
+        }
+    if (c->n_grp == CONFLICTS_MAX_GROUPS)
+        return errmsg_set(&c->err, ERR_LIMIT, "more than %d groups", CONFLICTS_MAX_GROUPS);
+    struct grp *gr = &c->grp[c->n_grp];
+    memset(gr, 0, sizeof *gr);
+    snprintf(gr->name, sizeof gr->name, "%s", name);
+    *g = c->n_grp++;
+    return 0;
+}
+
+static int reserve(struct conflicts *c, size_t n)
+{
+    if (hbm_pc_work_reserve(&c->work, n) < 0)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    if (n <= c->cap)
+        return 0;
+    size_t cap = c->cap ? c->cap : 4096;
+    while (cap < n)
+        cap *= 2;
+    uint16_t *a = mem_realloc(c->pc, cap * sizeof *a);
+    if (!a)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    c->pc = a;
+    uint16_t *b = mem_realloc(c->pc2, cap * sizeof *b);
+    if (!b)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    c->pc2 = b;
+    c->cap = cap;
+    return 0;
+}
+
+static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
+                     const uint32_t *idx, size_t n);
+
+int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32_t h,
+                      const uint32_t *idx, size_t n)
+{
+    return add_job_t(c, group, -1, l, h, idx, n);
+}
+
+/* Replays one job (pcs already mapped into c->pc) and its perfectly spread twin under
+ * every policy in the timing mode; jobs run back to back for the refresh phase. */
+static int timing_job(struct conflicts *c, const uint32_t *idx, size_t n)
+{
+    struct tim *tm = c->tim;
+    uint32_t ha = c->o.map.h_att;
+    if (hbm_timing_work_reserve(&tm->work, n, ha) < 0)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    if (n > tm->cap) {
+        uint32_t *q = mem_realloc(tm->seq, n * sizeof *q);
+        if (q)
+            tm->seq = q;
+        uint16_t *qp = q ? mem_realloc(tm->seq_pc, n * sizeof *qp) : NULL;
+        if (!qp)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        tm->seq_pc = qp;
+        for (size_t k = tm->cap; k < n; k++) {
+            tm->seq[k] = (uint32_t)k;
+            tm->seq_pc[k] = (uint16_t)(k % ha);
+        }
+        tm->cap = n;
+    }
+    uint64_t ideal = hbm_timing_ideal(&tm->cfg, n, ha);
+    for (size_t i = 0; i < c->n_pol; i++) {
+        struct hbm_timing_result r, rs;
+        hbm_timing_run(&tm->cfg, &c->pol[i].cfg, idx, c->pc, n, ha, tm->t0[i], &tm->work, &r);
+        hbm_timing_run(&tm->cfg, &c->pol[i].cfg, tm->seq, tm->seq_pc, n, ha, tm->t0_spread[i],
+                       &tm->work, &rs);
+        struct conflicts_timing *a = &tm->acc[i];
+        a->jobs++;
+        a->tokens += n;
+        a->ideal_cycles += ideal;
+        a->cycles += r.cycles;
+        a->spread_cycles += rs.cycles;
+        a->row_hits += r.row_hits;
+        a->row_misses += r.row_misses;
+        tm->t0[i] += r.cycles;
+        tm->t0_spread[i] += rs.cycles;
+    }
+    return 0;
+}
+
+int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct conflicts_timing *t)
+{
+    if (!c->tim || policy >= c->n_pol)
+        return ERR_USAGE;
+    *t = c->tim->acc[policy];
+    t->time_over_ideal = t->ideal_cycles ? (double)t->cycles / (double)t->ideal_cycles : 0;
+    t->alpha = t->spread_cycles ? (double)t->cycles / (double)t->spread_cycles : 0;
+    return 0;
+}
+
+/* One more row of the per-job table (opts.per_job). 0 or ERR_NOMEM with c->err set. */
+static int job_push(struct conflicts *c)
+{
+    if (c->n_jobs == c->cap_jobs) {
+        size_t cap = c->cap_jobs ? 2 * c->cap_jobs : 256, rb, sb;
+        if (!mem_mul(cap, sizeof *c->jobs, &rb) ||
+            !mem_mul(cap * c->n_pol, sizeof *c->job_slots, &sb))
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        struct job_row *r = mem_realloc(c->jobs, rb);
+        if (r)
+            c->jobs = r;
+        uint64_t *s = r ? mem_realloc(c->job_slots, sb) : NULL;
+        if (!s)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        c->job_slots = s;
+        c->cap_jobs = cap;
+    }
+    c->n_jobs++;
+    return 0;
+}
+
+static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
+                     const uint32_t *idx, size_t n)
+{
+    size_t g = 0;
+    int rc = find_group(c, group, &g);
+    if (rc < 0)
+        return rc;
+    if (l >= CONFLICTS_MAX_LAYERS)
+        return errmsg_set(&c->err, ERR_LIMIT, "layer %u above %d", l, CONFLICTS_MAX_LAYERS - 1);
+    if (l >= c->n_layers) {
+        struct layer_acc *la = mem_realloc(c->layers, (l + 1) * sizeof *la);
+        if (!la)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        memset(la + c->n_layers, 0, (l + 1 - c->n_layers) * sizeof *la);
+        c->layers = la;
+        c->n_layers = l + 1;
+    }
+    if ((rc = reserve(c, n)) < 0)
+        return rc;
+    uint32_t ha = c->o.map.h_att;
+    hbm_pc_map_indices(&c->o.map, l, h, idx, n, c->pc);
+    uint64_t ideal = hbm_pc_ideal(n, ha), mx = hbm_pc_max_load(c->pc, n, ha);
+    struct grp *gr = &c->grp[g];
+    struct layer_acc *la = &c->layers[l];
+    gr->jobs++;
+    gr->tokens += n;
+    gr->ideal += ideal;
+    gr->max_load += mx;
+    la->jobs++;
+    la->ideal += ideal;
+    la->max_load += mx;
+    if (n)
+        gr->nonempty++;
+    uint64_t *job_slots = NULL;
+    if (c->o.per_job) {
+        if ((rc = job_push(c)) < 0)
+            return rc;
+        c->jobs[c->n_jobs - 1] = (struct job_row){g, t, l, h, n, ideal, mx};
+        job_slots = c->job_slots + (c->n_jobs - 1) * c->n_pol;
+    }
+    for (size_t i = 0; i < c->n_pol; i++) {
+        struct pol *p = &c->pol[i];
+        uint64_t s = hbm_pc_slots(&p->cfg, c->pc, n, ha, &c->work, p->occ, CONFLICTS_OCC_BINS);
+        if (job_slots)
+            job_slots[i] = s;
+        gr->slots[i] += s;
+        la->slots[i] += s;
+        if (n) {
+            double a = (double)s / (double)ideal;
+            gr->ajob_sum[i] += a;
+            if (a > gr->ajob_max[i])
+                gr->ajob_max[i] = a;
+        }
+    }
+    if (c->tim && (rc = timing_job(c, idx, n)) < 0)
+        return rc;
+    /* Conflicts per batch under each mapping (spec section 12 plot 2). */
+    for (int m = 0; m < 3; m++) {
+        if (!c->map_ok[m])
+            continue;
+        const uint16_t *pcs = c->pc;
+        if ((enum hbm_pc_map)m != c->o.map.map) {
+            struct hbm_pc_mapping mm = c->o.map;
+            mm.map = (enum hbm_pc_map)m;
+            hbm_pc_map_indices(&mm, l, h, idx, n, c->pc2);
+            pcs = c->pc2;
+        }
+        hbm_pc_batch_conflicts(pcs, n, ha, c->o.p_iss, &c->work, c->conf[m]);
+    }
+    return 0;
+}
+
+/* ---- the analyzer of a trace pass ---- */
+
+static int feed_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct conflicts_feed *f = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0)
+        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", pos->path,
+                          hdr ? hdr->workload : "");
+    f->group = "all";
+    if (!strcmp(f->group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
+        f->group = hdr->salca->task_family;
+    else if (!strcmp(f->group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
+        f->group = hdr->salca->task_name;
+    else if (!strcmp(f->group_mode, "file"))
+        f->group = pos->path;
+    int rc = conflicts_begin_trace(f->c, hdr);
+    return rc < 0 ? errmsg_set(e, rc, "%s", conflicts_errmsg(f->c)) : 0;
+}
+
+static int feed_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                       struct errmsg *e)
+{
+    struct conflicts_feed *f = self;
+    const Acceltrace__Record *r = *rec;
+    int rc = 0;
+    if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        rc = conflicts_add_select(f->c, f->group, r->salca_select);
+    else if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
+        rc = conflicts_add_prefill(f->c, r->salca_prefill);
+    if (rc < 0)
+        return errmsg_set(e, rc, "%s ('%s' record %llu)", conflicts_errmsg(f->c), pos->path,
+                          (unsigned long long)pos->record);
+    return 0;
+}
+
+static const struct analyzer_ops feed_ops = {
+    .name = "conflicts",
+    .begin = feed_begin,
+    .record = feed_record,
+};
+
+void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out)
+{
+    out->ops = &feed_ops;
+    out->self = f;
+}
+
+int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
+{
+    int qrc = conflicts_select_add(c, group, s);
+    if (qrc < 0)
+        return qrc;
+    if (c->o.method >= 0 && s->method != (uint32_t)c->o.method)
+        return 0;
+    if (c->o.steps && (s->t < c->o.step_lo || s->t > c->o.step_hi))
+        return 0;
+    int rc = trace_salca_select_check(s, &c->err);
+    if (rc < 0)
+        return rc;
+    if (s->count > c->idx_cap) {
+        uint32_t *p = mem_realloc(c->idx, (size_t)s->count * sizeof *p);
+        if (!p)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        c->idx = p;
+        c->idx_cap = s->count;
+    }
+    size_t got = 0;
+    if ((rc = trace_salca_select_decode(s, c->idx, &got, &c->err)) < 0)
+        return rc;
+    return add_job_t(c, group, s->t, s->l, s->h, c->idx, got);
+}
+
+size_t conflicts_n_policies(const struct conflicts *c)
+{
+    return c->n_pol;
+}
+
+const char *conflicts_policy_name(const struct conflicts *c, size_t i)
+{
+    return i < c->n_pol ? c->pol[i].name : "";
+}
+
+const struct hbm_pc_policy_cfg *conflicts_policy(const struct conflicts *c, size_t i)
+{
+    return i < c->n_pol ? &c->pol[i].cfg : NULL;
+}
+
+size_t conflicts_n_groups(const struct conflicts *c)
+{
+    return c->n_grp;
+}
+
+const char *conflicts_group_name(const struct conflicts *c, size_t g)
+{
+    return g < c->n_grp ? c->grp[g].name : "";
+}
+
+int conflicts_totals(const struct conflicts *c, int group, size_t policy,
+                     struct conflicts_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    if (policy >= c->n_pol || (group >= 0 && (size_t)group >= c->n_grp))
+        return ERR_USAGE;
+    double ajs = 0;
+    uint64_t ne = 0;
+    for (size_t g = 0; g < c->n_grp; g++) {
+        if (group >= 0 && (size_t)group != g)
+            continue;
+        const struct grp *gr = &c->grp[g];
+        t->jobs += gr->jobs;
+        t->tokens += gr->tokens;
+        t->ideal += gr->ideal;
+        t->max_load += gr->max_load;
+        t->slots += gr->slots[policy];
+        ajs += gr->ajob_sum[policy];
+        ne += gr->nonempty;
+        if (gr->ajob_max[policy] > t->alpha_job_max)
+            t->alpha_job_max = gr->ajob_max[policy];
+    }
+    /* alpha = sum slots / sum ideal, bound = sum max load / sum ideal [spec section 11] */
+    if (t->ideal) {
+        t->alpha = (double)t->slots / (double)t->ideal;
+        t->bound = (double)t->max_load / (double)t->ideal;
+    }
+    t->alpha_job_mean = ne ? ajs / (double)ne : 0;
+    return 0;
+}
+
+const uint64_t *conflicts_occupancy(const struct conflicts *c, size_t policy)
+{
+    return policy < c->n_pol ? c->pol[policy].occ : NULL;
+}
+
+const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m)
+{
+    if ((int)m < 0 || (int)m > 2 || !c->map_ok[m])
+        return NULL;
+    return c->conf[m];
+}
