@@ -60,6 +60,8 @@ for t in ('design point', "p' ", 'final design PCs', 'min retention', 'reorder g
     status('salca', t, 'recomputed')
 status('disc', 'CTR token pruning ratio', 'input')
 status('disc', 'smallest vpu_width', 'calibrated')
+status('disc', 'DiSC_All / DiSC_CTR (Fig. 18a)', 'calibrated')  # at the calibrated default width
+status('disc', "DiSC_All / DiSC_CTR at the spec's vpu_width 16", 'predicted')
 for t in ('ST attention sparsity', 'FLOP reduction CTR+ST', 'self-attention FLOP reduction',
           'DiSC_Baseline speedup vs A100', 'DiSC_CTR speedup vs A100', 'DiSC_All speedup vs A100',
           'DiSC_Baseline energy reduction', 'DiSC_CTR energy reduction', 'DiSC_All energy reduction vs A100',
@@ -88,7 +90,8 @@ PYEOF
 grep -q '^## disc: the A100 baseline by term' "$T/R/reproduce.md"
 grep -q '^## disc: speedup sensitivity to the A100 decisions' "$T/R/reproduce.md"
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
-grep -q '^| 16 (default) |' "$T/R/reproduce.md"
+grep -q '^| 16 (spec 7.1) |' "$T/R/reproduce.md"
+grep -q '^| 32 (default) |' "$T/R/reproduce.md"
 # a rerun of one paper into the same folder is accepted
 "$A" reproduce kura -o "$T/R" 2> /dev/null
 grep -q '^kura,' "$T/R/reproduce.csv" && ! grep -q '^disc,' "$T/R/reproduce.csv"
