@@ -69,8 +69,8 @@ int repro_table_add(struct repro_table *t, const struct repro_row *r, struct err
         return errmsg_set(e, ERR_INTERNAL, "row '%s' of %s is %s without a basis", r->quantity,
                           r->paper_id, repro_status_name((int)r->status));
     if (r->status != REPRO_NOT_MODELLED && (isnan(r->ours) || !r->command[0]))
-        return errmsg_set(e, ERR_INTERNAL, "row '%s' of %s has no value or no command",
-                          r->quantity, r->paper_id);
+        return errmsg_set(e, ERR_INTERNAL, "row '%s' of %s has no value or no command", r->quantity,
+                          r->paper_id);
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64, bytes;
         if (!mem_mul(cap, sizeof *t->rows, &bytes))
@@ -153,8 +153,7 @@ int repro_dir_prepare(const char *dir, struct errmsg *e)
             return errmsg_set(e, ERR_USAGE, "'%s' exists and is not a folder", dir);
         int empty = dir_is_empty(dir);
         if (empty < 0)
-            return errmsg_set(e, ERR_IO, "cannot read the folder '%s': %s", dir,
-                              strerror(errno));
+            return errmsg_set(e, ERR_IO, "cannot read the folder '%s': %s", dir, strerror(errno));
         if (!empty && stat(marker, &sb))
             return errmsg_set(e, ERR_USAGE,
                               "'%s' is not empty and was not made by acceltrace reproduce; "
@@ -204,10 +203,10 @@ static int put_csv(const struct repro_table *t, struct buf *b)
         num_text(r->paper_hi, v[2], sizeof v[2]);
         num_text(r->ours, v[3], sizeof v[3]);
         num_text(repro_ratio(r), v[4], sizeof v[4]);
-        const char *f[12] = {r->paper_id, r->quantity, r->condition, v[0], v[1], v[2],
-                             v[3],        r->unit,     v[4],         repro_status_name(
-                                                                  (int)r->status),
-                             r->basis,    r->command};
+        const char *f[12] = {
+            r->paper_id, r->quantity, r->condition, v[0], v[1],
+            v[2],        v[3],        r->unit,      v[4], repro_status_name((int)r->status),
+            r->basis,    r->command};
         for (int c = 0; c < 12 && !rc; c++) {
             if (c)
                 rc |= buf_printf(b, ",");
@@ -234,8 +233,9 @@ static int put_md_paper(const struct repro_table *t, const char *paper, struct b
         n += !strcmp(t->rows[i].paper_id, paper);
     if (!n)
         return 0;
-    int rc = buf_printf(b, "\n## %s\n\n| quantity | condition | paper | ours | unit | ratio | "
-                           "status | basis |\n|---|---|---|---|---|---|---|---|\n",
+    int rc = buf_printf(b,
+                        "\n## %s\n\n| quantity | condition | paper | ours | unit | ratio | "
+                        "status | basis |\n|---|---|---|---|---|---|---|---|\n",
                         paper);
     for (size_t i = 0; i < t->n && !rc; i++) {
         const struct repro_row *r = &t->rows[i];
@@ -251,8 +251,9 @@ static int put_md_paper(const struct repro_table *t, const char *paper, struct b
         num_text(r->ours, ours, sizeof ours);
         num_text(repro_ratio(r), ratio, sizeof ratio);
         rc |= buf_printf(b, "|");
-        const char *f[8] = {r->quantity, r->condition, pv, ours, r->unit, ratio,
-                            repro_status_name((int)r->status), r->basis};
+        const char *f[8] = {
+            r->quantity, r->condition, pv, ours, r->unit, ratio, repro_status_name((int)r->status),
+            r->basis};
         for (int k = 0; k < 8 && !rc; k++)
             rc |= md_cell(b, f[k]);
         rc |= buf_printf(b, "\n");
@@ -270,14 +271,13 @@ static int put_md(const struct repro_table *t, const char *title, const char *pr
     int rc = buf_printf(b, "# %s\n\n", title);
     if (preamble)
         rc |= buf_printf(b, "%s\n", preamble);
-    rc |= buf_printf(b,
-                     "\nStatus: predicted = our model from inputs not fitted to this number; "
-                     "recomputed = the paper's formula on the paper's inputs (checks "
-                     "arithmetic and reading, not a model); calibrated = a parameter of ours "
-                     "was solved so this number comes out (basis names it); input = equals a "
-                     "setting we chose; not-modelled = nothing of ours computes it. ratio = "
-                     "ours / paper (midpoint of a range). Every row is in reproduce.csv with "
-                     "its command.\n");
+    rc |= buf_printf(b, "\nStatus: predicted = our model from inputs not fitted to this number; "
+                        "recomputed = the paper's formula on the paper's inputs (checks "
+                        "arithmetic and reading, not a model); calibrated = a parameter of ours "
+                        "was solved so this number comes out (basis names it); input = equals a "
+                        "setting we chose; not-modelled = nothing of ours computes it. ratio = "
+                        "ours / paper (midpoint of a range). Every row is in reproduce.csv with "
+                        "its command.\n");
     static const char *const papers[] = {"disc", "salca", "kura"};
     for (size_t p = 0; p < 3 && !rc; p++)
         rc = put_md_paper(t, papers[p], b);
@@ -287,8 +287,7 @@ static int put_md(const struct repro_table *t, const char *title, const char *pr
 }
 
 /* Writes data to dir/name through dir/name.tmp, fsynced and renamed. */
-static int write_atomic(const char *dir, const char *name, const struct buf *b,
-                        struct errmsg *e)
+static int write_atomic(const char *dir, const char *name, const struct buf *b, struct errmsg *e)
 {
     char path[PATH_MAX], tmp[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
@@ -317,11 +316,9 @@ static int write_atomic(const char *dir, const char *name, const struct buf *b,
     if (rename(tmp, path)) {
         int err = errno;
         unlink(tmp);
-        return errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-                          strerror(err));
+        return errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(err));
     }
-    return io_sync_parent_dir(path) ? errmsg_set(e, ERR_IO, "cannot sync the folder of '%s'",
-                                                 path)
+    return io_sync_parent_dir(path) ? errmsg_set(e, ERR_IO, "cannot sync the folder of '%s'", path)
                                     : 0;
 }
 

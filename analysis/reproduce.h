@@ -64,18 +64,18 @@ enum repro_status repro_origin_status(enum repro_origin o);
 
 /* One paper number. Missing numbers are NAN. */
 struct repro_row {
-    char paper_id[16];      /* "disc", "salca", "kura" */
-    char quantity[128];     /* what is measured, with the paper's place ("Fig. 18a ...") */
-    char condition[400];    /* our setting and what differs from the paper's */
-    double paper_value;     /* the paper's single value, or NAN */
-    double paper_lo;        /* the paper's range, or NAN */
+    char paper_id[16];   /* "disc", "salca", "kura" */
+    char quantity[128];  /* what is measured, with the paper's place ("Fig. 18a ...") */
+    char condition[400]; /* our setting and what differs from the paper's */
+    double paper_value;  /* the paper's single value, or NAN */
+    double paper_lo;     /* the paper's range, or NAN */
     double paper_hi;
-    double ours;            /* NAN when not modelled */
-    char unit[16];          /* "x", "%", "us", "nJ/px", "PEs", "1" ... */
+    double ours;   /* NAN when not modelled */
+    char unit[16]; /* "x", "%", "us", "nJ/px", "PEs", "1" ... */
     enum repro_status status;
     enum repro_origin origin;
-    char basis[600];        /* why this status; for calibrated the parameter solved */
-    char command[600];      /* the acceltrace command line(s) that recompute ours */
+    char basis[600];   /* why this status; for calibrated the parameter solved */
+    char command[600]; /* the acceltrace command line(s) that recompute ours */
 };
 
 struct repro_table {
@@ -117,10 +117,10 @@ int repro_table_write(const struct repro_table *t, const char *dir, const char *
 
 /* What a run is asked for. */
 struct repro_opts {
-    bool quick;         /* the `--quick` settings (each run says which) */
-    const char *work;   /* folder for traces (DIR/work) */
-    const char *root;   /* repository root, for configs/ ("." when run from it) */
-    int threads;        /* capture threads; 0 = the default */
+    bool quick;       /* the `--quick` settings (each run says which) */
+    const char *work; /* folder for traces (DIR/work) */
+    const char *root; /* repository root, for configs/ ("." when run from it) */
+    int threads;      /* capture threads; 0 = the default */
 };
 
 /* The three papers; each appends its rows and Markdown sections. 0 or negative with e. */

@@ -134,7 +134,7 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
         snprintf(over[I_VPU0 + i], sizeof over[0], "vpu_width=%d", vpu_widths[i]);
     for (int i = 0; i < N_INST && !rc; i++) {
         rc = make_cfg(&r->cfg[i], r, o->root, over[i], e);
-        rc = rc ? rc : r->m->new(&r->st[i], r->cfg[i], &env, e);
+        rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
     }
     struct hash_lb_opts ho;
     hash_lb_opts_default(&ho);
@@ -201,8 +201,9 @@ static int capture_rows(struct repro_table *t, const struct disc_run *r, struct 
     const struct disc_result *d = disc_capture_result(r->cap);
     char c[400], cmd[600];
     cond_text(r, c, sizeof c);
-    snprintf(cmd, sizeof cmd, "acceltrace capture disc --model %s --image-size %d --steps %d "
-                              "--no-compare-dense -o d.atr && acceltrace info d.atr",
+    snprintf(cmd, sizeof cmd,
+             "acceltrace capture disc --model %s --image-size %d --steps %d "
+             "--no-compare-dense -o d.atr && acceltrace info d.atr",
              r->model, r->image, r->steps);
     double fd = 0, fa = 0, sd = 0, sc = 0, sa = 0;
     for (int k = 0; k < DISC_F_COUNT; k++) {
@@ -253,8 +254,9 @@ static int hash_rows(struct repro_table *t, const struct disc_run *r, struct err
     }
     char c[400], cmd[600];
     cond_text(r, c, sizeof c);
-    snprintf(cmd, sizeof cmd, "acceltrace capture disc --model %s --image-size %d --steps %d "
-                              "--no-compare-dense -o d.atr && acceltrace analyze hash d.atr -o h",
+    snprintf(cmd, sizeof cmd,
+             "acceltrace capture disc --model %s --image-size %d --steps %d "
+             "--no-compare-dense -o d.atr && acceltrace analyze hash d.atr -o h",
              r->model, r->image, r->steps);
     int rc = 0;
     for (int h = 0; h < DISC_HASH_KINDS && !rc; h++) {
@@ -268,9 +270,9 @@ static int hash_rows(struct repro_table *t, const struct disc_run *r, struct err
     }
     const double mul = ssum[DISC_HASH_MUL], lo = fmin(ssum[DISC_HASH_MOD], ssum[DISC_HASH_RANGE]);
     return rc ? rc
-              : repro_put(t, P, "multiplicative hash lowest std-dev (Fig. 15), 1 = yes", c, 1,
-                          NAN, NAN, mul <= lo ? 1 : 0, "1", REPRO_FROM_MODEL, REPRO_PREDICTED,
-                          cmd, e, "ranking of the three rows above");
+              : repro_put(t, P, "multiplicative hash lowest std-dev (Fig. 15), 1 = yes", c, 1, NAN,
+                          NAN, mul <= lo ? 1 : 0, "1", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
+                          "ranking of the three rows above");
 }
 
 /* Fig. 18a/b at the captured shape: A100 and H100, and All/CTR. */
@@ -310,22 +312,22 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
     const double a16 = rget(r, I_VPU0, 2, "speedup"), c16 = rget(r, I_VPU0, 1, "speedup");
     rc = rc ? rc
             : repro_put(t, P, "DiSC_All / DiSC_CTR at the spec's vpu_width 16 (Fig. 18a)", c, NAN,
-                        3.47 / 3.41, 4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL,
-                        REPRO_PREDICTED, cmd, e,
-                        "the spec 7.1 table's 64x16 VPU%s",
+                        3.47 / 3.41, 4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL, REPRO_PREDICTED,
+                        cmd, e, "the spec 7.1 table's 64x16 VPU%s",
                         a16 < c16 ? "; below 1: its SpMM has a quarter of the DPU array's MACs "
                                     "(spec 7.3)"
                                   : "");
     char ch[1400];
-    snprintf(ch, sizeof ch, "%s (with the a100.* keys set to configs/h100.json; the a100 model "
-                            "alone: acceltrace replay d.atr --hw configs/h100.json -o h)",
+    snprintf(ch, sizeof ch,
+             "%s (with the a100.* keys set to configs/h100.json; the a100 model "
+             "alone: acceltrace replay d.atr --hw configs/h100.json -o h)",
              cmd);
-    rc = rc ? rc
-            : repro_put(t, P, "DiSC_All speedup vs H100 (Fig. 18a)", c, NAN, 2.48, 3.50,
-                        rget(r, I_H100, 2, "speedup"), "x", REPRO_FROM_MODEL, REPRO_PREDICTED, ch,
-                        e,
-                        "configs/h100.json: H100 SXM5 989 TFLOP/s, 3.35 TB/s [NVIDIA "
-                        "datasheet], the A100's efficiencies and launch term [decision]");
+    rc =
+        rc ? rc
+           : repro_put(t, P, "DiSC_All speedup vs H100 (Fig. 18a)", c, NAN, 2.48, 3.50,
+                       rget(r, I_H100, 2, "speedup"), "x", REPRO_FROM_MODEL, REPRO_PREDICTED, ch, e,
+                       "configs/h100.json: H100 SXM5 989 TFLOP/s, 3.35 TB/s [NVIDIA "
+                       "datasheet], the A100's efficiencies and launch term [decision]");
     rc = rc ? rc
             : repro_put(t, P, "DiSC_All energy reduction vs H100 (Fig. 18b)", c, NAN, 46.4, 62.1,
                         100 * rget(r, I_H100, 2, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
@@ -365,15 +367,15 @@ static int baseline_sizes(struct repro_table *t, struct errmsg *e)
             a.bus += ops[i].a.bus;
         }
         const double secs = (double)cyc / (hw.clock_ghz * 1e9);
-        const struct a100_dims ad = {dm.depth, dm.d,     dm.h,     dm.dh,   dm.text,
-                                     dm.dc,    dm.n,     dm.batch, dm.cin,  dm.cout,
-                                     dm.patch, dm.lat_h, dm.lat_w};
+        const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
+                                     dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
         const double ta = a100_step_s(&ah, &ad, NULL);
         struct disc_energy_parts ep;
         disc_energy_eval(&en, &a, secs, &ep);
         char c[200], cmd[300], q[128];
-        snprintf(c, sizeof c, "pixart-sigma-xl shapes at %d px (N = %u), one step of the op "
-                              "list (mode baseline needs no masks, so no capture)",
+        snprintf(c, sizeof c,
+                 "pixart-sigma-xl shapes at %d px (N = %u), one step of the op "
+                 "list (mode baseline needs no masks, so no capture)",
                  px[s], dm.n);
         snprintf(cmd, sizeof cmd,
                  "acceltrace capture disc --model pixart-sigma-xl --image-size %d --steps 1 "
@@ -384,8 +386,7 @@ static int baseline_sizes(struct repro_table *t, struct errmsg *e)
         rc = repro_put(t, P, q, c, NAN, 2.64, 3.44, ta / secs, "x", REPRO_FROM_MODEL,
                        REPRO_PREDICTED, cmd, e,
                        "spec 7.2 op list; A100 efficiencies and launch are decisions");
-        snprintf(q, sizeof q, "DiSC_Baseline energy reduction vs A100 at %d px (Fig. 18b)",
-                 px[s]);
+        snprintf(q, sizeof q, "DiSC_Baseline energy reduction vs A100 at %d px (Fig. 18b)", px[s]);
         rc = rc ? rc
                 : repro_put(t, P, q, c, NAN, 46.4, 59.3, 100 * (1 - ep.total / (ta * ah.power_w)),
                             "%", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
@@ -402,9 +403,8 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
     disc_dims_preset(&dm, r->model);
     dm.lat_h = dm.lat_w = (uint32_t)r->image / 8;
     dm.n = (dm.lat_h / dm.patch) * (dm.lat_w / dm.patch);
-    const struct a100_dims ad = {dm.depth, dm.d,     dm.h,     dm.dh,   dm.text,
-                                 dm.dc,    dm.n,     dm.batch, dm.cin,  dm.cout,
-                                 dm.patch, dm.lat_h, dm.lat_w};
+    const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
+                                 dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
     struct a100_hw base;
     a100_hw_default(&base);
     struct a100_split sp;
@@ -429,14 +429,15 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
         rc |= buf_printf(b, "| %s | %.4f | %.1f%% |\n", terms[i].name, 1e3 * terms[i].s,
                          tot > 0 ? 100 * terms[i].s / tot : 0);
-    rc |= buf_printf(b, "| total (%llu kernels) | %.4f | 100%% |\n",
-                     (unsigned long long)sp.kernels, 1e3 * tot);
+    rc |= buf_printf(b, "| total (%llu kernels) | %.4f | 100%% |\n", (unsigned long long)sp.kernels,
+                     1e3 * tot);
     /* Sensitivity: DiSC's time is fixed; the A100 time is re-evaluated per parameter. */
-    rc |= buf_printf(b, "\n## disc: speedup sensitivity to the A100 decisions\n\n"
-                        "Each A100 parameter at 0.5x and 2x its default, the others at their "
-                        "default (an efficiency at 2x is capped at 1); DiSC's own time does not change.\n\n"
-                        "| parameter (default) | mode | speedup at 0.5x | default | at 2x |\n"
-                        "|---|---|---|---|---|\n");
+    rc |= buf_printf(
+        b, "\n## disc: speedup sensitivity to the A100 decisions\n\n"
+           "Each A100 parameter at 0.5x and 2x its default, the others at their "
+           "default (an efficiency at 2x is capped at 1); DiSC's own time does not change.\n\n"
+           "| parameter (default) | mode | speedup at 0.5x | default | at 2x |\n"
+           "|---|---|---|---|---|\n");
     static const char *const mn[3] = {"Baseline", "CTR", "All"};
     static const char *const pn[4] = {"eff_linear (0.60)", "eff_attn (0.40)", "eff_mem (0.80)",
                                       "launch_us (4.0)"};
@@ -455,15 +456,16 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
             rc |= buf_printf(b, "| %s | %s | %.3f | %.3f | %.3f |\n", pn[k], mn[m], v[0],
                              rget(r, I_A100, m, "speedup"), v[1]);
         }
-    rc |= buf_printf(b, "\n## disc: DiSC_All / DiSC_CTR against vpu_width (%s, %d px)\n\n"
-                        "| vpu_width | DiSC_CTR | DiSC_All | All/CTR |\n|---|---|---|---|\n",
+    rc |= buf_printf(b,
+                     "\n## disc: DiSC_All / DiSC_CTR against vpu_width (%s, %d px)\n\n"
+                     "| vpu_width | DiSC_CTR | DiSC_All | All/CTR |\n|---|---|---|---|\n",
                      r->model, r->image);
     for (int i = 0; i < N_VPU; i++) {
         const double c = rget(r, I_VPU0 + i, 1, "speedup"), a = rget(r, I_VPU0 + i, 2, "speedup");
         rc |= buf_printf(b, "| %d%s%s | %.3f | %.3f | %.3f |\n", vpu_widths[i],
                          vpu_widths[i] == 16 ? " (spec 7.1)" : "",
                          vpu_widths[i] == hw_config_int(r->cfg[I_A100], "vpu_width") ? " (default)"
-                                                                                    : "",
+                                                                                     : "",
                          c, a, a / c);
     }
     return rc ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
@@ -481,8 +483,8 @@ static int vpu_row(struct repro_table *t, const struct disc_run *r, struct errms
     cmd_text(r, cmd, sizeof cmd);
     snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd),
              " --sweep GRID.json (GRID: {\"vpu_width\": [16, 24, 32, 48, 64]})");
-    return repro_put(t, P, "smallest vpu_width with DiSC_All >= DiSC_CTR (widths 16-64)", c,
-                     NAN, NAN, NAN, w ? w : NAN, "lanes", w ? REPRO_FROM_SOLVER : REPRO_FROM_NONE,
+    return repro_put(t, P, "smallest vpu_width with DiSC_All >= DiSC_CTR (widths 16-64)", c, NAN,
+                     NAN, NAN, w ? w : NAN, "lanes", w ? REPRO_FROM_SOLVER : REPRO_FROM_NONE,
                      w ? REPRO_CALIBRATED : REPRO_NOT_MODELLED, w ? cmd : "", e,
                      w ? "vpu_width searched over 16, 24, 32, 48, 64 for All >= CTR (the "
                          "paper's claim); the paper gives no VPU width"

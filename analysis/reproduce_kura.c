@@ -36,12 +36,11 @@ static int system_rows(struct repro_table *t, const struct kura_energy *en, stru
     const char *cmd = "acceltrace model kura --grid";
     const char *tm = "t_marsh (DMA marshalling cycles per pixel) solved so that H20W5 at 96x96 "
                      "takes 64,130 cycles = 641.3 us";
-    int rc = repro_put(t, P, "system latency per step, H20W5 (sec. 4.3)", MAP_COND, 641.3, NAN,
-                       NAN, sy.t_us, "us", REPRO_FROM_SOLVER, REPRO_CALIBRATED, cmd, e, "%s",
-                       tm);
+    int rc = repro_put(t, P, "system latency per step, H20W5 (sec. 4.3)", MAP_COND, 641.3, NAN, NAN,
+                       sy.t_us, "us", REPRO_FROM_SOLVER, REPRO_CALIBRATED, cmd, e, "%s", tm);
     rc = rc ? rc
-            : repro_put(t, P, "system energy per pixel, H20W5 (sec. 4.3)", MAP_COND, 5.88, NAN,
-                        NAN, sy.e_px_nj, "nJ/px", REPRO_FROM_SOLVER, REPRO_CALIBRATED, cmd, e,
+            : repro_put(t, P, "system energy per pixel, H20W5 (sec. 4.3)", MAP_COND, 5.88, NAN, NAN,
+                        sy.e_px_nj, "nJ/px", REPRO_FROM_SOLVER, REPRO_CALIBRATED, cmd, e,
                         "%s; power from Table 1 (table1 set, input)", tm);
     const double rocket_us = en->rocket_ms * 1e3;
     rc = rc ? rc
@@ -75,14 +74,14 @@ static int budget_rows(struct repro_table *t, const struct kura_energy *en,
     int rc = 0;
     for (int i = 0; i < 4 && !rc; i++) {
         struct kura_budget_result br;
-        kura_budget(fit4, &en->area_table1, en->f_hz, budgets[i].mm2 * 1e6, vals, 5, vals, 5,
-                    &br);
+        kura_budget(fit4, &en->area_table1, en->f_hz, budgets[i].mm2 * 1e6, vals, 5, vals, 5, &br);
         char q[128], cmd[128];
         snprintf(q, sizeof q, "lowest-E_px shape within %.0f mm2 (Fig. 6): H%dW%d", budgets[i].mm2,
                  budgets[i].n_h, budgets[i].n_w);
         snprintf(cmd, sizeof cmd, "acceltrace model kura --budget %.0f", budgets[i].mm2);
-        rc = repro_put(t, P, q, "shapes 5..25 x 5..25, area incl. the SoC shell; value = PEs "
-                                "of the chosen shape",
+        rc = repro_put(t, P, q,
+                       "shapes 5..25 x 5..25, area incl. the SoC shell; value = PEs "
+                       "of the chosen shape",
                        (double)budgets[i].n_h * budgets[i].n_w, NAN, NAN,
                        br.found ? (double)br.n_h * br.n_w : 0, "PEs", REPRO_FROM_SOLVER,
                        REPRO_CALIBRATED, cmd, e,

@@ -54,8 +54,7 @@ static int solver_rows(struct repro_table *t, struct errmsg *e)
         {"min retention, Pareto point (sec. 4)", 3.9, 100 * salca_rat_d(o.fixed_r_min), "%"},
         {"p' pre-compute (sec. 4)", 24, (double)o.p_prime_pre, "1"},
         {"p' attention (sec. 4)", 2, (double)o.p_prime_att, "1"},
-        {"final design PCs pre-compute, p = (16, 1) (sec. 4)", 11, (double)o.final_h_pre,
-         "PCs"},
+        {"final design PCs pre-compute, p = (16, 1) (sec. 4)", 11, (double)o.final_h_pre, "PCs"},
         {"final design PCs attention, p = (16, 1) (sec. 4)", 16, (double)o.final_h_att, "PCs"},
         {"min retention, final design (sec. 4)", 5.8, 100 * salca_rat_d(o.final_r_min), "%"},
         {"ASIC_S_4 min retention (sec. 4)", 13, 100 * salca_rat_d(o.asic_r_min), "%"},
@@ -137,7 +136,7 @@ static int replay_configs(const char *path, struct salca_out *out, struct errmsg
         char json[512];
         snprintf(json, sizeof json, "{\"model\": \"salca\", %s}", cfg_json[i]);
         rc = hw_config_parse(&cfg[i], json, "reproduce", m->schema, e);
-        rc = rc ? rc : m->new(&st[i], cfg[i], &env, e);
+        rc = rc ? rc : m->new (&st[i], cfg[i], &env, e);
     }
     Acceltrace__Record *rec = NULL;
     uint64_t k = 0;
@@ -191,9 +190,9 @@ static int pipeline_rows(struct repro_table *t, const struct salca_out *so,
                        "pseudo-channel simulation of the captured selections, in-order FIFO "
                        "depth 1 (the paper's policy is unpublished; docs/models.md)");
     rc = rc ? rc
-            : repro_put(t, P, "conflict factor alpha, reorder window 128 (sec. 4)", c, 1.17,
-                        NAN, NAN, so->alpha[C_FIN_W], "1", REPRO_FROM_MODEL, REPRO_PREDICTED,
-                        cmd, e, "pseudo-channel simulation, window 128");
+            : repro_put(t, P, "conflict factor alpha, reorder window 128 (sec. 4)", c, 1.17, NAN,
+                        NAN, so->alpha[C_FIN_W], "1", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
+                        "pseudo-channel simulation, window 128");
     const struct {
         const char *q;
         double paper;
@@ -202,8 +201,8 @@ static int pipeline_rows(struct repro_table *t, const struct salca_out *so,
     } rows[] = {
         {"salca_final vs ASIC_D, in order, measured alpha (Fig. 10)", 2.58, C_DENSE, C_FIN_IN, 1,
          "trace-driven pipeline, alpha measured on the captured selections"},
-        {"salca_final vs ASIC_D, in order, paper alpha 2.18 (Fig. 10)", 2.58, C_DENSE,
-         C_FIN_PIN, 0, "trace-driven pipeline with alpha = 2.18 given (the paper's value)"},
+        {"salca_final vs ASIC_D, in order, paper alpha 2.18 (Fig. 10)", 2.58, C_DENSE, C_FIN_PIN, 0,
+         "trace-driven pipeline with alpha = 2.18 given (the paper's value)"},
         {"salca_final vs ASIC_D, window 128, measured alpha (2.58 x 1.87)", 4.8, C_DENSE, C_FIN_W,
          1, "trace-driven pipeline, alpha measured; paper value derived 2.58 x 1.87"},
         {"salca_final vs ASIC_D, window 128, paper alpha 1.17 (2.58 x 1.87)", 4.8, C_DENSE,
@@ -260,8 +259,8 @@ int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct er
     rc = rc ? rc : replay_configs(path, &so, e);
     rc = rc ? rc : pipeline_rows(t, &so, &g, cmd, e);
     char c[200];
-    snprintf(c, sizeof c, "the capture above (%u layers x %u heads, %u steps)", g.layers,
-             g.heads, g.steps);
+    snprintf(c, sizeof c, "the capture above (%u layers x %u heads, %u steps)", g.layers, g.heads,
+             g.steps);
     rc = rc ? rc
             : repro_put(t, P, "top-K set growth over K, mean (sec. 3)", c, 0.19, NAN, NAN,
                         100 * res->m[SALCA_M_SALCA].overshoot_mean, "% of n", REPRO_FROM_MODEL,

@@ -109,8 +109,9 @@ int cmd_reproduce(int argc, char **argv)
     struct repro_table t;
     repro_table_init(&t);
     char pre[1024];
-    size_t pl = (size_t)snprintf(pre, sizeof pre, "Made by `acceltrace reproduce %s%s` "
-                                                  "(acceltrace %s).",
+    size_t pl = (size_t)snprintf(pre, sizeof pre,
+                                 "Made by `acceltrace reproduce %s%s` "
+                                 "(acceltrace %s).",
                                  which, o.quick ? " --quick" : "", ACCELTRACE_VERSION);
     for (size_t k = 0; k < 3 && !rc; k++) {
         if (strcmp(which, "all") && strcmp(which, runs[k].name))
@@ -125,11 +126,11 @@ int cmd_reproduce(int argc, char **argv)
                                    runs[k].name, wall, cpu);
     }
     rc = rc ? rc
-            : repro_table_write(&t, out, "Paper numbers beside ours (acceltrace reproduce)",
-                                pre, &e);
+            : repro_table_write(&t, out, "Paper numbers beside ours (acceltrace reproduce)", pre,
+                                &e);
     if (!rc)
-        fprintf(stderr, "reproduce: %zu rows in %s/reproduce.csv and %s/reproduce.md\n", t.n,
-                out, out);
+        fprintf(stderr, "reproduce: %zu rows in %s/reproduce.csv and %s/reproduce.md\n", t.n, out,
+                out);
     repro_table_release(&t);
     return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
 }

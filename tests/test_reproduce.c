@@ -22,11 +22,11 @@
 #include "common/io.h"
 #include "common/mem.h"
 
-static int put(struct repro_table *t, enum repro_origin o, enum repro_status s,
-               const char *basis, struct errmsg *e)
+static int put(struct repro_table *t, enum repro_origin o, enum repro_status s, const char *basis,
+               struct errmsg *e)
 {
-    return repro_put(t, "kura", "q", "c", 1.0, NAN, NAN, 2.0, "x", o, s, "acceltrace x", e,
-                     "%s", basis);
+    return repro_put(t, "kura", "q", "c", 1.0, NAN, NAN, 2.0, "x", o, s, "acceltrace x", e, "%s",
+                     basis);
 }
 
 static void test_label_rule(void **state)
@@ -108,8 +108,8 @@ static void test_files_and_folder(void **state)
     struct repro_table t;
     struct errmsg e = {0};
     repro_table_init(&t);
-    assert_int_equal(repro_put(&t, "salca", "a, \"quoted\" | piped", "c", 2.18, NAN, NAN, 1.6,
-                               "1", REPRO_FROM_MODEL, REPRO_PREDICTED, "acceltrace y", &e, "b"),
+    assert_int_equal(repro_put(&t, "salca", "a, \"quoted\" | piped", "c", 2.18, NAN, NAN, 1.6, "1",
+                               REPRO_FROM_MODEL, REPRO_PREDICTED, "acceltrace y", &e, "b"),
                      0);
     assert_int_equal(repro_dir_prepare(dir, &e), 0);
     assert_int_equal(repro_table_write(&t, dir, "T", NULL, &e), 0);
