@@ -58,7 +58,7 @@ static void test_d24_tiny_baseline(void **state)
     struct disc_hw hw;
     disc_hw_default(&hw);
     /* the spec's D24 counts use the spec 7.1 table's vpu_width 16; the default is now the
-     * calibrated 32 (docs/models.md, VPU width) */
+     * calibrated 24 (docs/models.md, VPU width) */
     hw.vpu_width = 16;
     struct disc_dims dm;
     disc_dims_preset(&dm, "tiny");

@@ -91,7 +91,7 @@ grep -q '^## disc: the A100 baseline by term' "$T/R/reproduce.md"
 grep -q '^## disc: speedup sensitivity to the A100 decisions' "$T/R/reproduce.md"
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
 grep -q '^| 16 (spec 7.1) |' "$T/R/reproduce.md"
-grep -q '^| 32 (default) |' "$T/R/reproduce.md"
+grep -q '^| 24 (default) |' "$T/R/reproduce.md"
 # a rerun of one paper into the same folder is accepted
 "$A" reproduce kura -o "$T/R" 2> /dev/null
 grep -q '^kura,' "$T/R/reproduce.csv" && ! grep -q '^disc,' "$T/R/reproduce.csv"
