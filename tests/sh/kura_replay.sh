@@ -9,7 +9,8 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# R5 / acceptance 4: the paper's budget answers with the shipped area model
+# R5 / acceptance 4: the paper's budget answers with the shipped area model (calibrated:
+# fit4 passes through these shapes; a regression guard)
 for pair in 3:H10W10:258.5:2.868 4:H15W15:195.4:3.828 5:H20W15:178.1:4.535 6:H25W20:166.0:5.874; do
     IFS=: read -r mm2 shape e a <<< "$pair"
     out=$("$A" model kura --budget "$mm2")
@@ -18,7 +19,8 @@ for pair in 3:H10W10:258.5:2.868 4:H15W15:195.4:3.828 5:H20W15:178.1:4.535 6:H25
 done
 [ "$("$A" model kura --budget 2)" = "best=none" ] || fail "budget 2"
 
-# acceptance 3 / R3: fit through the paper's four compute-only points
+# acceptance 3 / R3: fit through the paper's four compute-only points (calibrated; guards
+# the fit against regressions)
 printf 'n_h,n_w,e_px_pj\n10,10,258.5\n15,15,195.4\n20,15,178.1\n25,20,166.0\n' > "$d/p4.csv"
 "$A" model kura --fit "$d/p4.csv" > "$d/fit.txt"
 grep -qx 'hw=0.195887' "$d/fit.txt" || fail "hw: $(cat "$d/fit.txt")"

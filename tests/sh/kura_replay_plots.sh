@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SA-Kura figures (specs/kura.md section 9): `model kura --plots` writes every CSV (the
-# normative data) and the gnuplot inputs; the CSVs hold the paper's budget answers, equal
+# normative data) and the gnuplot inputs; the CSVs hold the paper's budget answers (calibrated,
+# a regression guard), equal
 # analytic and cycle-accurate cycles, and per-step drift error and activity of a trace.
 set -euo pipefail
 A=${ACCELTRACE:-build/acceltrace}
