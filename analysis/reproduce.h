@@ -1,6 +1,6 @@
 /*
- * reproduce: the papers' headline numbers beside ours (`acceltrace reproduce`, DESIGN.md
- * section 11). One row per paper number: what the paper reports (a value or a range),
+ * reproduce: the papers' headline numbers beside ours (`acceltrace reproduce`,
+ * docs/models.md). One row per paper number: what the paper reports (a value or a range),
  * what our code gives at the closest setting this machine runs, and how ours was obtained.
  *
  * Status vocabulary (the one used by the tests, README and docs/models.md):
@@ -26,8 +26,9 @@
  * (it holds REPRO_MARKER); anything else is ERR_USAGE, so a results or source folder is
  * never overwritten.
  *
- * The runs (analysis/reproduce_{disc,salca,kura}.c) call the capture drivers, replay
- * models and solvers in-process and write their traces under DIR/work. Nothing prints.
+ * The runs (cli/reproduce_{disc,salca}.c, which sit above capture and replay both, and
+ * analysis/reproduce_kura.c) call the capture drivers, replay models and solvers
+ * in-process and write their traces under DIR/work. Nothing prints.
  * Ownership: the table owns its rows and text; release with repro_table_release.
  */
 #ifndef ACCELTRACE_REPRODUCE_H
@@ -123,9 +124,8 @@ struct repro_opts {
     int threads;      /* capture threads; 0 = the default */
 };
 
-/* The three papers; each appends its rows and Markdown sections. 0 or negative with e. */
-int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct errmsg *e);
-int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct errmsg *e);
+/* The SA-Kura run (solvers and fits only, no capture): appends its rows and sections. 0 or
+ * negative with e. The DiSC and Salca runs are in cli/reproduce_runs.h. */
 int reproduce_kura(struct repro_table *t, const struct repro_opts *o, struct errmsg *e);
 
 /*

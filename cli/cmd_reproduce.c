@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/reproduce.h"
+#include "cli/reproduce_runs.h"
 #include "cli/cli.h"
 #include "common/progress.h"
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/reproduce.h"
+#include "cli/reproduce_runs.h"
 #include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
 #include "common/mem.h"

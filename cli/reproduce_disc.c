@@ -16,6 +16,8 @@
 
 #include "analysis/hash_lb.h"
 #include "analysis/reproduce.h"
+#include "cli/reproduce_runs.h"
+#include "capture/capture.h"
 #include "capture/disc/disc_capture.h"
 #include "common/mem.h"
 #include "formats/disc_hash.h"
@@ -69,6 +71,8 @@ struct disc_run {
     struct hash_lb *lb;
     uint64_t n_rec;
     struct errmsg hook_err; /* what a failing hook call said */
+    Acceltrace__TraceHeader hdr;          /* the trace header the capture would write */
+    struct capture_header_store hdr_store; /* storage of its common fields */
     char model[32];
     int image, steps;
 };
@@ -117,7 +121,6 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     p.steps = o->quick ? 20 : 10;
     p.compare_dense = false;
     p.threads = o->threads;
-    p.command_line = "acceltrace reproduce";
     snprintf(r->model, sizeof r->model, "%s", p.model);
     r->steps = p.steps;
     int rc = disc_capture_new(&r->cap, &p, e);
@@ -125,7 +128,16 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     if (rc)
         return rc;
     r->image = disc_capture_config(r->cap)->image;
-    const Acceltrace__TraceHeader *hdr = disc_capture_header(r->cap);
+    /* The header a `capture disc` run would write, built by the capture interface. */
+    acceltrace__trace_header__init(&r->hdr);
+    rc = capture_disc_ops.header(r->cap, &r->hdr, e);
+    if (rc)
+        return rc;
+    struct capture_opts co;
+    capture_opts_default(&co);
+    co.command_line = "acceltrace reproduce";
+    capture_header_common(&capture_disc_ops, &co, &r->hdr, &r->hdr_store);
+    const Acceltrace__TraceHeader *hdr = &r->hdr;
     struct model_env env = {hdr, "(in-process capture)", NULL};
     char over[N_INST][400];
     over[I_A100][0] = 0; /* the shipped default config */
