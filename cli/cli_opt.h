@@ -60,40 +60,20 @@ enum cli_common_id {
 };
 
 /* The shared rows: the one spelling of each common option. */
-#define CLI_OPT_QUIET                                                                              \
-    {                                                                                              \
-        CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL,                                            \
-            "no progress or status lines on stderr (warnings and errors stay)", 0                  \
-    }
-#define CLI_OPT_THREADS(help)                                                                      \
-    {                                                                                              \
-        CLI_ID_THREADS, "threads", 'j', CLI_ARG_INT, "N", help, 0                                  \
-    }
-#define CLI_OPT_OUTPUT(metavar, help)                                                              \
-    {                                                                                              \
-        CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, metavar, help, 0                             \
-    }
-#define CLI_OPT_JSON                                                                               \
-    {                                                                                              \
-        CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL, "machine output: one JSON document on stdout", \
-            0                                                                                      \
-    }
-#define CLI_OPT_MEM_LIMIT(help)                                                                    \
-    {                                                                                              \
-        CLI_ID_MEM_LIMIT, "mem-limit", 0, CLI_ARG_SIZE, "SIZE", help, 0                            \
-    }
-#define CLI_OPT_ALLOW_PARTIAL                                                                      \
-    {                                                                                              \
-        CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL,                              \
-            "read a damaged trace (no or inconsistent index) with a\nwarning instead of refusing " \
-            "it "                                                                                  \
-            "(exit 3)",                                                                            \
-            0                                                                                      \
-    }
-#define CLI_OPT_END                                                                                \
-    {                                                                                              \
-        0, NULL, 0, CLI_ARG_NONE, NULL, NULL, 0                                                    \
-    }
+/* clang-format off */
+#define CLI_OPT_QUIET {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, \
+    "no progress or status lines on stderr (warnings and errors stay)", 0}
+#define CLI_OPT_THREADS(help) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_INT, "N", help, 0}
+#define CLI_OPT_OUTPUT(metavar, help) \
+    {CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, metavar, help, 0}
+#define CLI_OPT_JSON {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL, \
+    "machine output: one JSON document on stdout", 0}
+#define CLI_OPT_MEM_LIMIT(help) {CLI_ID_MEM_LIMIT, "mem-limit", 0, CLI_ARG_SIZE, "SIZE", help, 0}
+#define CLI_OPT_ALLOW_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, \
+    "read a damaged trace (no or inconsistent index) with a\nwarning instead of refusing it " \
+    "(exit 3)", 0}
+#define CLI_OPT_END {0, NULL, 0, CLI_ARG_NONE, NULL, NULL, 0}
+/* clang-format on */
 
 /*
  * A verb's grammar. usage: the "usage: acceltrace VERB ..." lines and the prose that

@@ -57,135 +57,54 @@ static const struct verb verbs[] = {
 #define PASS_LONG (1u << 9)  /* the sub-verb reads only "--name" */
 #define PASS_DROP (1u << 10) /* accepted for the grammar, the sub-verb has no use for it */
 
-#define V(n)                                                                                       \
-    {                                                                                              \
-        1, n, 0, CLI_ARG_STRING, "X", NULL, 0                                                      \
-    }
-#define F(n)                                                                                       \
-    {                                                                                              \
-        1, n, 0, CLI_ARG_NONE, NULL, NULL, 0                                                       \
-    }
-#define L_OUT                                                                                      \
-    {                                                                                              \
-        CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, "PATH", NULL, PASS_SHORT                     \
-    }
-#define L_QUIET(how)                                                                               \
-    {                                                                                              \
-        CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, NULL, how                                  \
-    }
-#define L_THREADS(how)                                                                             \
-    {                                                                                              \
-        CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how                             \
-    }
-#define L_PARTIAL                                                                                  \
-    {                                                                                              \
-        CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0                      \
-    }
+/* clang-format off: one row per option, the sub-verb's help order */
+#define V(n) {1, n, 0, CLI_ARG_STRING, "X", NULL, 0}
+#define F(n) {1, n, 0, CLI_ARG_NONE, NULL, NULL, 0}
+#define L_OUT {CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, "PATH", NULL, PASS_SHORT}
+#define L_QUIET(how) {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, NULL, how}
+#define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
+#define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
 
 static const struct cli_opt capture_disc_opts[] = {
-    V("model"),      V("image-size"), V("steps"),          V("sampler"),
-    V("cfg"),        V("seed"),       V("weights"),        V("text"),
-    V("null-text"),  V("ctr-target"), V("ctr-tau"),        F("ctr-off"),
-    V("st-alpha"),   V("st-theta"),   V("st-target"),      F("st-off"),
-    V("st-refresh"), V("keep-masks"), F("compare-dense"),  F("no-compare-dense"),
-    V("png"),        V("mem-limit"),  V("save-weights"),   L_THREADS(PASS_LONG),
-    V("zstd-level"), L_OUT,           L_QUIET(PASS_SHORT), CLI_OPT_END,
+    V("model"), V("image-size"), V("steps"), V("sampler"), V("cfg"), V("seed"), V("weights"),
+    V("text"), V("null-text"), V("ctr-target"), V("ctr-tau"), F("ctr-off"), V("st-alpha"),
+    V("st-theta"), V("st-target"), F("st-off"), V("st-refresh"), V("keep-masks"),
+    F("compare-dense"), F("no-compare-dense"), V("png"), V("mem-limit"), V("save-weights"),
+    L_THREADS(PASS_LONG), V("zstd-level"), L_OUT, L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
 static const struct cli_opt capture_kura_opts[] = {
-    L_OUT,
-    V("size"),
-    V("preset"),
-    V("steps"),
-    V("c0"),
-    V("c-end"),
-    V("beta0"),
-    V("beta-end"),
-    V("data"),
-    V("data-param"),
-    V("seed"),
-    V("score"),
-    V("weights"),
-    V("drift"),
-    F("check-drift"),
-    F("no-check-drift"),
-    V("start"),
-    V("oracle-mem"),
-    V("mem-limit"),
-    V("tile-streams"),
-    V("png"),
-    V("png-every"),
-    L_THREADS(0),
-    V("zstd-level"),
-    F("reproducible"),
-    L_QUIET(0),
-    CLI_OPT_END,
+    L_OUT, V("size"), V("preset"), V("steps"), V("c0"), V("c-end"), V("beta0"), V("beta-end"),
+    V("data"), V("data-param"), V("seed"), V("score"), V("weights"), V("drift"),
+    F("check-drift"), F("no-check-drift"), V("start"), V("oracle-mem"), V("mem-limit"),
+    V("tile-streams"), V("png"), V("png-every"), L_THREADS(0), V("zstd-level"),
+    F("reproducible"), L_QUIET(0), CLI_OPT_END,
 };
 
 static const struct cli_opt capture_salca_opts[] = {
-    V("source"),
-    V("checkpoint"),
-    V("seed"),
-    V("layers"),
-    V("heads"),
-    V("kv-heads"),
-    V("head-dim"),
-    V("tiny-outlier-pairs"),
-    V("tiny-outlier-gain"),
-    V("syn-heavy-pairs"),
-    V("syn-heavy-band-lo"),
-    V("syn-gain-median"),
-    V("syn-gain-sigma"),
-    V("syn-heavy-mean"),
-    V("syn-head-spread"),
-    V("syn-query-jitter"),
-    V("syn-logit-std"),
-    V("syn-sink-tokens"),
-    V("syn-c-sink"),
-    V("syn-c-loc"),
-    V("syn-tau-loc"),
-    V("syn-c-needle"),
-    V("syn-early-layer-scale"),
-    V("syn-early-layers"),
-    V("task"),
-    F("list-tasks"),
-    V("sample"),
-    V("length"),
-    V("max-ctx"),
-    V("max-new"),
-    V("steps"),
-    V("methods"),
-    V("retention"),
-    V("k-min"),
-    F("dynamic"),
-    V("p-mass"),
-    V("pool"),
-    V("threshold-cmp"),
-    V("attn-precision"),
-    V("quest-page"),
-    V("quest-dense-layers"),
-    V("quest-min-pages"),
-    V("ablation"),
-    L_OUT,
-    V("csv"),
-    F("no-hist"),
-    F("no-top1"),
-    V("zstd-level"),
-    L_THREADS(PASS_LONG),
-    V("mem-limit"),
-    {1, "mem-limit-gib", 0, CLI_ARG_STRING, "X", NULL, CLI_OPT_DEPRECATED | CLI_OPT_HIDDEN},
-    L_QUIET(PASS_SHORT),
-    CLI_OPT_END,
+    V("source"), V("checkpoint"), V("seed"), V("layers"), V("heads"), V("kv-heads"),
+    V("head-dim"), V("tiny-outlier-pairs"), V("tiny-outlier-gain"), V("syn-heavy-pairs"),
+    V("syn-heavy-band-lo"), V("syn-gain-median"), V("syn-gain-sigma"), V("syn-heavy-mean"),
+    V("syn-head-spread"), V("syn-query-jitter"), V("syn-logit-std"), V("syn-sink-tokens"),
+    V("syn-c-sink"), V("syn-c-loc"), V("syn-tau-loc"), V("syn-c-needle"),
+    V("syn-early-layer-scale"), V("syn-early-layers"), V("task"), F("list-tasks"), V("sample"),
+    V("length"), V("max-ctx"), V("max-new"), V("steps"), V("methods"), V("retention"),
+    V("k-min"), F("dynamic"), V("p-mass"), V("pool"), V("threshold-cmp"), V("attn-precision"),
+    V("quest-page"), V("quest-dense-layers"), V("quest-min-pages"), V("ablation"), L_OUT,
+    V("csv"), F("no-hist"), F("no-top1"), V("zstd-level"), L_THREADS(PASS_LONG), V("mem-limit"),
+    /* the old spelling, which the sub-verb still reads; the pre-pass warns about it */
+    {1, "mem-limit-gib", 0, CLI_ARG_STRING, "X", "--mem-limit XGiB", CLI_OPT_DEPRECATED},
+    L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
 static const struct cli_opt capture_test_opts[] = {
-    V("records"), V("per-step"),  V("numbers"), V("blob-bytes"),    V("seed"),
-    V("level"),   V("mem-limit"), L_OUT,        L_QUIET(PASS_DROP), CLI_OPT_END,
+    V("records"), V("per-step"), V("numbers"), V("blob-bytes"), V("seed"), V("level"),
+    V("mem-limit"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
 };
 
 static const struct cli_opt analyze_hash_opts[] = {
-    L_OUT,         V("units"),         V("k-odd"), L_THREADS(PASS_SHORT),
-    F("no-plots"), L_QUIET(PASS_DROP), L_PARTIAL,  CLI_OPT_END,
+    L_OUT, V("units"), V("k-odd"), L_THREADS(PASS_SHORT), F("no-plots"), L_QUIET(PASS_DROP),
+    L_PARTIAL, CLI_OPT_END,
 };
 
 static const struct cli_opt analyze_disc_opts[] = {
@@ -193,28 +112,23 @@ static const struct cli_opt analyze_disc_opts[] = {
 };
 
 static const struct cli_opt analyze_conflicts_opts[] = {
-    L_OUT,         V("pcs"),     V("map"),           V("window"),    V("depth"),   V("p-iss"),
-    V("att-base"), V("seed"),    V("method"),        V("group"),     F("per-job"), F("timing"),
-    V("layout"),   V("refresh"), V("steps"),         V("synthetic"), V("n"),       V("retention"),
-    V("jobs"),     V("layers"),  L_QUIET(PASS_DROP), L_PARTIAL,      CLI_OPT_END,
+    L_OUT, V("pcs"), V("map"), V("window"), V("depth"), V("p-iss"), V("att-base"), V("seed"),
+    V("method"), V("group"), F("per-job"), F("timing"), V("layout"), V("refresh"), V("steps"),
+    V("synthetic"), V("n"), V("retention"), V("jobs"), V("layers"), L_QUIET(PASS_DROP),
+    L_PARTIAL, CLI_OPT_END,
 };
 
 static const struct cli_opt model_salca_opts[] = {
-    F("paper"),         V("d"),        V("s-f"),       V("w-k"),       V("factor-bits"),
-    V("chn"),           V("bw"),       V("f-hbm-ghz"), V("f-cmp-ghz"), V("alpha"),
-    V("alpha-inorder"), V("beta-pre"), V("beta-att"),  V("r-q"),       V("p-pre"),
-    V("p-att"),         V("h-pre"),    V("h-att"),     V("plot"),      V("trace"),
-    L_QUIET(PASS_DROP), L_PARTIAL,     CLI_OPT_END,
+    F("paper"), V("d"), V("s-f"), V("w-k"), V("factor-bits"), V("chn"), V("bw"), V("f-hbm-ghz"),
+    V("f-cmp-ghz"), V("alpha"), V("alpha-inorder"), V("beta-pre"), V("beta-att"), V("r-q"),
+    V("p-pre"), V("p-att"), V("h-pre"), V("h-att"), V("plot"), V("trace"), L_QUIET(PASS_DROP),
+    L_PARTIAL, CLI_OPT_END,
 };
 
 static const struct cli_opt export_tiles_opts[] = {
     V("shape"), V("step"), L_OUT, L_QUIET(PASS_DROP), L_PARTIAL, CLI_OPT_END,
 };
-
-#define LEGACY(v, s, t)                                                                            \
-    {                                                                                              \
-        v " " s, NULL, t, NULL, NULL, "FILE", NULL                                                 \
-    }
+#define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
 static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
@@ -225,6 +139,7 @@ static const struct cli_spec analyze_conflicts_spec =
     LEGACY("analyze", "conflicts", analyze_conflicts_opts);
 static const struct cli_spec model_salca_spec = LEGACY("model", "salca", model_salca_opts);
 static const struct cli_spec export_tiles_spec = LEGACY("export", "tiles", export_tiles_opts);
+/* clang-format on */
 
 /* The sub-verbs of the dispatching verbs with their grammar; own: the sub-verb parses its
  * table itself (no pre-pass). Same order as the dispatch tables of cli/cmd_<verb>.c. */
@@ -365,6 +280,8 @@ static int prepass(const struct cli_spec *s, int argc, char **argv, int first, s
             return cli_unknown_option(s, a);
         if (o->arg == CLI_ARG_NONE && inline_val)
             return cli_usage_error(s->verb, "--%.*s takes no value ('%s')", (int)len, a + 2, a);
+        if (o->flags & CLI_OPT_DEPRECATED)
+            cli_warn("--%s is deprecated: use %s", o->name, o->help);
         const char *sp = pass_spelling(m, o, is_long, a, is_long ? 2 + len : 2);
         if (!sp && !(o->flags & PASS_DROP))
             return 1;
@@ -509,11 +426,21 @@ static void completion_bash(FILE *f)
           f);
 }
 
+static void completion_help(void)
+{
+    printf("usage: acceltrace completion bash\n\nprints a bash completion script for the verbs, "
+           "sub-verbs and options;\nload it with: source <(acceltrace completion bash)\n");
+}
+
 /* `acceltrace help [VERB [SUB]]`: VERB [SUB] --help. */
 static int help(int argc, char **argv)
 {
     if (argc < 3) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[2], "completion")) {
+        completion_help();
         return 0;
     }
     const struct verb *v = find_verb(argv[2]);
@@ -553,9 +480,7 @@ int main(int argc, char **argv)
             return 0;
         }
         if (argc == 3 && cli_is_help(argv[2])) {
-            printf("usage: acceltrace completion bash\n\nprints a bash completion script for "
-                   "the verbs, sub-verbs and options;\nload it with: source <(acceltrace "
-                   "completion bash)\n");
+            completion_help();
             return 0;
         }
         return cli_usage_error("completion", "the one shell is bash: 'acceltrace completion bash'");

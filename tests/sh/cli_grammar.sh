@@ -114,6 +114,11 @@ cmp -s "$tmp/i1" "$tmp/i2" || bad "info --threads=2 differs"
 "$A" plot x --mem-limit=lots -o y > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "needs a size" "$tmp/err" || bad "--mem-limit=lots: exit $rc"
 
+# an old spelling still works, with a warning naming the new one
+"$A" capture salca --mem-limit-gib=1 --help > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "deprecated: use --mem-limit XGiB" "$tmp/err" || bad "--mem-limit-gib: exit $rc"
+"$A" help completion | grep -q "^usage: acceltrace completion bash" || bad "help completion"
+
 # completion: sub-verbs and options
 [ "$(comp acceltrace capture d)" = "disc" ] || bad "completion 'capture d': $(comp acceltrace capture d)"
 [ "$(comp acceltrace replay --sh)" = "--shard" ] || bad "completion 'replay --sh'"
