@@ -59,8 +59,16 @@ int cli_edit_distance(const char *a, size_t la, const char *b, size_t lb)
     return prev[lb] > 99 ? 99 : prev[lb];
 }
 
-/* The listed long name closest to name (a prefix counts as one edit), or NULL when none is
- * within max(2, len/3) edits. */
+/* Edits from name to cand, a prefix of cand counting as one edit ("--thr" -> "--threads"). */
+static int name_distance(const char *name, size_t len, const char *cand)
+{
+    size_t lc = strlen(cand);
+    int d = cli_edit_distance(name, len, cand, lc);
+    return len >= 2 && len < lc && !strncmp(cand, name, len) && d > 1 ? 1 : d;
+}
+
+/* The listed long name (or "help") closest to name, or NULL when none is within
+ * max(2, len/3) edits. */
 static const char *closest(const struct cli_opt *opts, const char *name, size_t len)
 {
     const char *best = NULL;
@@ -68,18 +76,15 @@ static const char *closest(const struct cli_opt *opts, const char *name, size_t 
     for (const struct cli_opt *o = opts; o->name || o->short_name; o++) {
         if (!o->name || (o->flags & (CLI_OPT_DEPRECATED | CLI_OPT_HIDDEN)))
             continue;
-        size_t lo = strlen(o->name);
-        int d = cli_edit_distance(name, len, o->name, lo);
-        if (len >= 2 && len < lo && !strncmp(o->name, name, len) && d > 1)
-            d = 1;
+        int d = name_distance(name, len, o->name);
         if (d < best_d) {
             best_d = d;
             best = o->name;
         }
     }
-    if (!strncmp("help", name, len < 4 ? len : 4) && len <= 5 && best_d > 1) {
+    if (name_distance(name, len, "help") < best_d) {
         best = "help";
-        best_d = cli_edit_distance(name, len, "help", 4);
+        best_d = name_distance(name, len, "help");
     }
     int limit = len / 3 > 2 ? (int)(len / 3) : 2;
     return best_d <= limit ? best : NULL;
