@@ -399,180 +399,218 @@ static bool word_in(const char *list, const char *w)
     return false;
 }
 
-int cmd_model_kura(int argc, char **argv)
-{
-    struct kura_energy e;
-    struct errmsg em = {0};
-    int h = 96, w = 96;
+/* What the command line of model kura asks for. */
+struct kura_args {
+    int h, w; /* image size */
     int vals[MAX_SHAPES];
-    size_t nv = 0;
-    const char *mode = NULL, *fit_path = NULL, *coeffs = NULL, *power = "fit4";
-    const char *plot_dir = NULL, *trace = NULL, *plot_shapes = "20x5,10x10,25x20";
-    int64_t every = 10;
-    int cal_h = 20, cal_w = 5;
-    double budget = 0, t_txn = -1;
-    bool calibrate = false, quiet = false;
+    size_t nv;
+    const char *mode, *fit_path, *coeffs, *power, *plot_dir, *trace, *plot_shapes;
+    int64_t every;
+    int cal_h, cal_w;
+    double budget, t_txn;
+    bool calibrate, quiet, json;
     /* options given, so the ones the mode would ignore can be refused */
-    bool g_size = false, g_shapes = false, g_power = false, g_trace = false, g_pshapes = false,
-         g_every = false, g_shape = false;
-    kura_energy_default(&e);
-    parse_values("5:25:5", vals, &nv);
-    bool json = false;
+    bool g_size, g_shapes, g_power, g_trace, g_pshapes, g_every, g_shape;
     char mode_buf[32];
+};
+
+/* Parses and cross-checks the options into a; -1 to go on, else the exit status. */
+static int kura_parse(struct kura_args *a, int argc, char **argv)
+{
+    *a = (struct kura_args){.h = 96,
+                            .w = 96,
+                            .power = "fit4",
+                            .plot_shapes = "20x5,10x10,25x20",
+                            .every = 10,
+                            .cal_h = 20,
+                            .cal_w = 5,
+                            .t_txn = -1};
+    parse_values("5:25:5", a->vals, &a->nv);
     struct cli_parser p;
     cli_parser_init(&p, &cmd_model_kura_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         const char *next = p.arg;
         switch (id) {
         case CLI_HELP:
-        case CLI_BAD: return cli_next_exit(id);
+        case CLI_BAD:
+            return cli_next_exit(id);
         case OPT_GRID:
         case OPT_OPTIMAL_WIDTH:
         case OPT_FIT:
         case OPT_BUDGET:
         case OPT_PLOTS:
         case OPT_CALIBRATE_ACTIVITY:
-            if (mode)
+            if (a->mode)
                 return cli_usage_error(VERB, "only one of " MODES);
-            snprintf(mode_buf, sizeof mode_buf, "--%s", p.opt->name);
-            mode = mode_buf;
+            snprintf(a->mode_buf, sizeof a->mode_buf, "--%s", p.opt->name);
+            a->mode = a->mode_buf;
             if (id == OPT_FIT)
-                fit_path = next;
+                a->fit_path = next;
             else if (id == OPT_PLOTS)
-                plot_dir = next;
+                a->plot_dir = next;
             else if (id == OPT_CALIBRATE_ACTIVITY)
-                trace = next;
+                a->trace = next;
             else if (id == OPT_BUDGET &&
-                     (!cli_parse_f64(next, &budget) || !(budget >= 0) || budget > 1e6))
+                     (!cli_parse_f64(next, &a->budget) || !(a->budget >= 0) || a->budget > 1e6))
                 return cli_usage_error(VERB, "bad --budget '%s' (mm^2)", next);
             break;
         case OPT_SHAPE:
-            if (!cli_parse_shape(next, 4096, &cal_h, &cal_w))
+            if (!cli_parse_shape(next, 4096, &a->cal_h, &a->cal_w))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw)");
-            g_shape = true;
+            a->g_shape = true;
             break;
         case OPT_TRACE:
-            trace = next;
-            g_trace = true;
+            a->trace = next;
+            a->g_trace = true;
             break;
         case OPT_PLOT_SHAPES:
-            plot_shapes = next;
-            g_pshapes = true;
+            a->plot_shapes = next;
+            a->g_pshapes = true;
             break;
         case OPT_EVERY:
-            if (!cli_parse_i64(next, &every) || every < 1 || every > 1000000)
+            if (!cli_parse_i64(next, &a->every) || a->every < 1 || a->every > 1000000)
                 return cli_usage_error(VERB, "bad --every");
-            g_every = true;
+            a->g_every = true;
             break;
         case OPT_SIZE:
-            if (!cli_parse_shape(next, 1000000, &h, &w))
+            if (!cli_parse_shape(next, 1000000, &a->h, &a->w))
                 return cli_usage_error(VERB, "bad --size (want HxW, e.g. 96x96)");
-            g_size = true;
+            a->g_size = true;
             break;
         case OPT_SHAPES:
-            if (!parse_values(next, vals, &nv))
+            if (!parse_values(next, a->vals, &a->nv))
                 return cli_usage_error(VERB, "bad --shapes (want LO:HI:STEP or a,b,c)");
-            g_shapes = true;
+            a->g_shapes = true;
             break;
-        case OPT_COEFFS: coeffs = next; break;
+        case OPT_COEFFS:
+            a->coeffs = next;
+            break;
         case OPT_POWER:
             if (strcmp(next, "fit4") && strcmp(next, "table1"))
                 return cli_usage_error(VERB, "--power must be fit4 or table1");
-            power = next;
-            g_power = true;
+            a->power = next;
+            a->g_power = true;
             break;
         case OPT_T_TXN:
-            if (!cli_parse_f64(next, &t_txn) || t_txn < 0 || t_txn > 1e6)
+            if (!cli_parse_f64(next, &a->t_txn) || a->t_txn < 0 || a->t_txn > 1e6)
                 return cli_usage_error(VERB, "bad --t-txn");
             break;
-        case OPT_CALIBRATE_DMA: calibrate = true; break;
-        case CLI_ID_JSON: json = true; break;
-        case CLI_ID_QUIET: quiet = true; break;
-        case CLI_ID_ALLOW_PARTIAL: cli_trace_option("--allow-partial"); break;
-        case CLI_POSITIONAL: return cli_usage_error(VERB, "unexpected argument '%s'", next);
-        default: break;
+        case OPT_CALIBRATE_DMA:
+            a->calibrate = true;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
+        case CLI_ID_QUIET:
+            a->quiet = true;
+            break;
+        case CLI_ID_ALLOW_PARTIAL:
+            cli_trace_option("--allow-partial");
+            break;
+        case CLI_POSITIONAL:
+            return cli_usage_error(VERB, "unexpected argument '%s'", next);
+        default:
+            break;
         }
     }
-    if (!mode)
+    if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
-    /* an option the mode never reads would be silently ignored (issue 17): refuse it */
+    /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */
     const struct {
         bool given;
         const char *opt, *modes;
     } only[] = {
-        {g_size, "--size", "--grid --plots"},
-        {g_shapes, "--shapes", "--grid --optimal-width --budget"},
-        {g_power, "--power", "--grid --optimal-width --budget"},
-        {g_trace, "--trace", "--plots"},
-        {g_pshapes, "--plot-shapes", "--plots"},
-        {g_every, "--every", "--plots"},
-        {g_shape, "--shape", "--calibrate-activity"},
+        {a->g_size, "--size", "--grid --plots"},
+        {a->g_shapes, "--shapes", "--grid --optimal-width --budget"},
+        {a->g_power, "--power", "--grid --optimal-width --budget"},
+        {a->g_trace, "--trace", "--plots"},
+        {a->g_pshapes, "--plot-shapes", "--plots"},
+        {a->g_every, "--every", "--plots"},
+        {a->g_shape, "--shape", "--calibrate-activity"},
     };
     for (size_t k = 0; k < sizeof only / sizeof only[0]; k++)
-        if (only[k].given && !word_in(only[k].modes, mode))
+        if (only[k].given && !word_in(only[k].modes, a->mode))
             return cli_usage_error(VERB, "%s does not apply to %s (only to %s)", only[k].opt,
-                                   mode, only[k].modes);
-    if ((coeffs || t_txn >= 0 || calibrate) && !strcmp(mode, "--calibrate-activity"))
-        return cli_usage_error(VERB, "%s does not apply to --calibrate-activity (it reads "
+                                   a->mode, only[k].modes);
+    if ((a->coeffs || a->t_txn >= 0 || a->calibrate) && !strcmp(a->mode, "--calibrate-activity"))
+        return cli_usage_error(VERB,
+                               "%s does not apply to --calibrate-activity (it reads "
                                "toggles from the trace, no energy table)",
-                               coeffs ? "--coeffs" : t_txn >= 0 ? "--t-txn" : "--calibrate-dma");
-    if ((g_pshapes || g_every) && !trace)
+                               a->coeffs       ? "--coeffs"
+                               : a->t_txn >= 0 ? "--t-txn"
+                                               : "--calibrate-dma");
+    if ((a->g_pshapes || a->g_every) && !a->trace)
         return cli_usage_error(VERB, "%s draws the trace views: it needs --trace",
-                               g_pshapes ? "--plot-shapes" : "--every");
-    if (coeffs) {
-        int rc = kura_energy_load(&e, coeffs, &em);
+                               a->g_pshapes ? "--plot-shapes" : "--every");
+    return -1;
+}
+
+int cmd_model_kura(int argc, char **argv)
+{
+    struct kura_energy e;
+    struct errmsg em = {0};
+    struct kura_args args;
+    int prc = kura_parse(&args, argc, argv);
+    if (prc >= 0)
+        return prc;
+    kura_energy_default(&e);
+    if (args.coeffs) {
+        int rc = kura_energy_load(&e, args.coeffs, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
     }
-    if (t_txn >= 0)
-        e.t_txn = t_txn;
-    if (calibrate) {
+    if (args.t_txn >= 0)
+        e.t_txn = args.t_txn;
+    if (args.calibrate) {
         int rc = kura_dma_calibrate(&e, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
-        if (!quiet)
+        if (!args.quiet)
             fprintf(stderr, "acceltrace: t_marsh = %.10g cycles/px for t_txn = %g\n", e.t_marsh,
-                e.t_txn);
+                    e.t_txn);
     }
-    const struct kura_coeffs *pw = !strcmp(power, "fit4") ? &e.power_fit4 : &e.power_table1;
-    if (!strcmp(mode, "--grid"))
-        return do_grid(&e, pw, h, w, vals, nv, json);
-    if (!strcmp(mode, "--fit"))
-        return do_fit(&e, fit_path, json);
-    if (!strcmp(mode, "--calibrate-activity")) {
+    const struct kura_coeffs *pw = !strcmp(args.power, "fit4") ? &e.power_fit4 : &e.power_table1;
+    if (!strcmp(args.mode, "--grid"))
+        return do_grid(&e, pw, args.h, args.w, args.vals, args.nv, args.json);
+    if (!strcmp(args.mode, "--fit"))
+        return do_fit(&e, args.fit_path, args.json);
+    if (!strcmp(args.mode, "--calibrate-activity")) {
         double alpha;
         uint64_t steps;
-        int rc = kura_activity_calibrate(trace, cal_h, cal_w, &alpha, &steps, &em);
+        int rc = kura_activity_calibrate(args.trace, args.cal_h, args.cal_w, &alpha, &steps, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
-        if (json)
+        if (args.json)
             return cli_print_json(json_pack("{s:s,s:i,s:i,s:I,s:f}", "mode", "calibrate-activity",
-                                            "n_h", cal_h, "n_w", cal_w, "steps", (json_int_t)steps,
-                                            "alpha_cal", alpha));
-        printf("shape=H%dW%d\nsteps=%llu\nalpha_cal=%.9f\n", cal_h, cal_w,
+                                            "n_h", args.cal_h, "n_w", args.cal_w, "steps",
+                                            (json_int_t)steps, "alpha_cal", alpha));
+        printf("shape=H%dW%d\nsteps=%llu\nalpha_cal=%.9f\n", args.cal_h, args.cal_w,
                (unsigned long long)steps, alpha);
         return 0;
     }
-    if (!strcmp(mode, "--plots"))
-        return do_plots(&e, plot_dir, trace, plot_shapes, (int)every, h, w, json);
-    if (!strcmp(mode, "--optimal-width")) {
-        json_t *o = json ? json_object() : NULL;
-        for (size_t i = 0; i < nv; i++) {
+    if (!strcmp(args.mode, "--plots"))
+        return do_plots(&e, args.plot_dir, args.trace, args.plot_shapes, (int)args.every, args.h,
+                        args.w, args.json);
+    if (!strcmp(args.mode, "--optimal-width")) {
+        json_t *o = args.json ? json_object() : NULL;
+        for (size_t i = 0; i < args.nv; i++) {
             char k[32];
-            snprintf(k, sizeof k, "H%d", vals[i]);
-            if (json)
-                json_object_set_new(o, k, json_real(kura_nw_opt(pw, vals[i])));
+            snprintf(k, sizeof k, "H%d", args.vals[i]);
+            if (args.json)
+                json_object_set_new(o, k, json_real(kura_nw_opt(pw, args.vals[i])));
             else
-                printf("nw_opt.%s=%.2f\n", k, kura_nw_opt(pw, vals[i])); /* eq. 12 */
+                printf("nw_opt.%s=%.2f\n", k, kura_nw_opt(pw, args.vals[i])); /* eq. 12 */
         }
-        return json ? cli_print_json(json_pack("{s:s,s:o}", "mode", "optimal-width", "nw_opt", o))
-                    : 0;
+        return args.json
+                   ? cli_print_json(json_pack("{s:s,s:o}", "mode", "optimal-width", "nw_opt", o))
+                   : 0;
     }
     struct kura_budget_result br;
-    kura_budget(pw, &e.area_table1, e.f_hz, budget * 1e6, vals, nv, vals, nv, &br);
-    if (json && !br.found)
+    kura_budget(pw, &e.area_table1, e.f_hz, args.budget * 1e6, args.vals, args.nv, args.vals,
+                args.nv, &br);
+    if (args.json && !br.found)
         return cli_print_json(json_pack("{s:s,s:n}", "mode", "budget", "best"));
-    if (json)
+    if (args.json)
         return cli_print_json(json_pack("{s:s,s:{s:i,s:i,s:f,s:f}}", "mode", "budget", "best",
                                         "n_h", br.n_h, "n_w", br.n_w, "e_px_pj", br.e_px_pj,
                                         "area_mm2", br.area_um2 / 1e6));

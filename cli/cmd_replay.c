@@ -370,92 +370,157 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
     return 0;
 }
 
-int cmd_replay(int argc, char **argv)
+/* The summary of a finished replay: text on stderr, or --json on stdout. 0 or the exit
+ * status of a failed write. */
+static int replay_summary(const struct engine_stats *st, const char *trace, const char *out,
+                          const char *model, bool json)
 {
-    const char *trace = NULL, *hw = NULL, *grid = NULL, *out = NULL, *energy_path = NULL;
-    const char *model_name = NULL;
-    bool dry_run = false;
+    if (json) {
+        json_t *j = json_pack(
+            "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:b,s:s+}", "trace", trace, "output",
+            out, "model", model, "configs_run", (json_int_t)st->configs_run, "configs_total",
+            (json_int_t)st->configs_total, "configs_skipped", (json_int_t)st->configs_skipped,
+            "passes", (json_int_t)st->passes, "records", (json_int_t)st->records, "bytes_read",
+            (json_int_t)st->bytes_read, "seconds", st->seconds, "resumed_records",
+            (json_int_t)st->resumed_records, "checkpoints", (json_int_t)st->checkpoints, "stopped",
+            st->stopped, "results", out, "/results.csv");
+        return cli_print_json(j);
+    }
+    fprintf(stderr,
+            "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
+            "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
+            st->configs_run, st->configs_total, st->configs_skipped, model, st->passes,
+            (unsigned long long)st->records, (unsigned long long)st->bytes_read, st->seconds, out);
+    if (st->resumed_records)
+        fprintf(stderr, "acceltrace: resumed from checkpoint after %llu records\n",
+                (unsigned long long)st->resumed_records);
+    if (st->checkpoints)
+        fprintf(stderr, "acceltrace: %zu checkpoint(s) written, the last %llu bytes\n",
+                st->checkpoints, (unsigned long long)st->checkpoint_bytes);
+    return 0;
+}
+
+/* What the command line of replay asks for. */
+struct replay_args {
+    const char *trace, *hw, *grid, *out, *energy_path, *model_name;
+    bool dry_run, json;
     struct engine_opts o;
-    engine_opts_default(&o);
-    o.threads = threads_default();
-    bool json = false;
+};
+
+/* Parses the options into a; -1 to go on, else the exit status (help printed, usage error). */
+static int replay_parse(struct replay_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    engine_opts_default(&a->o);
+    a->o.threads = threads_default();
     struct cli_parser p;
     cli_parser_init(&p, &cmd_replay_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         const char *v = p.arg;
         switch (id) {
         case CLI_HELP:
-        case CLI_BAD: return cli_next_exit(id);
-        case OPT_HW: hw = v; break;
-        case OPT_MODEL: model_name = v; break;
-        case OPT_SWEEP: grid = v; break;
-        case OPT_ENERGY: energy_path = v; break;
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case OPT_HW:
+            a->hw = v;
+            break;
+        case OPT_MODEL:
+            a->model_name = v;
+            break;
+        case OPT_SWEEP:
+            a->grid = v;
+            break;
+        case OPT_ENERGY:
+            a->energy_path = v;
+            break;
         case CLI_ID_THREADS:
             if (p.i64 < 1 || p.i64 > 1024)
                 return cli_usage_error(VERB, "bad thread count '%s'", v);
-            o.threads = (int)p.i64;
+            a->o.threads = (int)p.i64;
             break;
         case OPT_SHARD:
-            if (!parse_shard(v, &o.shard_i, &o.shard_n))
+            if (!parse_shard(v, &a->o.shard_i, &a->o.shard_n))
                 return cli_usage_error(VERB, "bad shard '%s' (want I/N with 1 <= I <= N)", v);
             break;
         case OPT_BATCH:
             if (p.i64 < 1)
                 return cli_usage_error(VERB, "bad batch size '%s'", v);
-            o.batch_configs = (size_t)p.i64;
+            a->o.batch_configs = (size_t)p.i64;
             break;
         case OPT_CKPT_EVERY:
             if (!(p.f64 >= 0) || p.f64 > 1e9)
                 return cli_usage_error(VERB, "bad --checkpoint-every '%s'", v);
-            o.checkpoint_s = p.f64;
+            a->o.checkpoint_s = p.f64;
             break;
         case OPT_CKPT_RECORDS:
             if (p.i64 < 1)
                 return cli_usage_error(VERB, "bad --checkpoint-records '%s'", v);
-            o.checkpoint_records = (uint64_t)p.i64;
+            a->o.checkpoint_records = (uint64_t)p.i64;
             break;
         case OPT_GROUP_RECORDS:
             if (p.i64 < 1 || p.i64 > 1000000)
                 return cli_usage_error(VERB, "bad --group-records '%s'", v);
-            o.group_records = (size_t)p.i64;
+            a->o.group_records = (size_t)p.i64;
             break;
         case OPT_TIME_LIMIT:
             if (!(p.f64 >= 0) || p.f64 > 1e9)
                 return cli_usage_error(VERB, "bad --time-limit '%s'", v);
-            o.stop_after_s = p.f64;
+            a->o.stop_after_s = p.f64;
             break;
         case CLI_ID_MEM_LIMIT:
             if (!p.u64)
                 return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
-            o.mem_limit_bytes = p.u64;
+            a->o.mem_limit_bytes = p.u64;
             break;
-        case OPT_DRY_RUN: dry_run = true; break;
-        case CLI_ID_OUTPUT: out = v; break;
-        case CLI_ID_JSON: json = true; break;
+        case OPT_DRY_RUN:
+            a->dry_run = true;
+            break;
+        case CLI_ID_OUTPUT:
+            a->out = v;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
         case CLI_ID_QUIET:
-            o.quiet = true;
+            a->o.quiet = true;
             progress_global_quiet = true;
             break;
-        case CLI_ID_ALLOW_PARTIAL: cli_trace_option("--allow-partial"); break;
-        case CLI_POSITIONAL:
-            if (trace)
-                return cli_usage_error(VERB, "more than one trace ('%s')", v);
-            trace = v;
+        case CLI_ID_ALLOW_PARTIAL:
+            cli_trace_option("--allow-partial");
             break;
-        default: break;
+        case CLI_POSITIONAL:
+            if (a->trace)
+                return cli_usage_error(VERB, "more than one trace ('%s')", v);
+            a->trace = v;
+            break;
+        default:
+            break;
         }
     }
-    if (json && dry_run)
+    if (a->json && a->dry_run)
         return cli_usage_error(VERB, "--dry-run prints text only: drop --json");
-    if (!trace)
+    if (!a->trace)
         return cli_usage_error(VERB, "no trace given");
-    if (!out && !dry_run)
+    if (!a->out && !a->dry_run)
         return cli_usage_error(VERB, "no results folder given (-o DIR)");
-    if (!hw && !model_name)
+    if (!a->hw && !a->model_name)
         return cli_usage_error(VERB, "no hardware config given (--hw CONFIG.json)");
-    if (o.stop_after_s >= 0 && o.checkpoint_s <= 0 && !o.checkpoint_records)
+    if (a->o.stop_after_s >= 0 && a->o.checkpoint_s <= 0 && !a->o.checkpoint_records)
         return cli_usage_error(VERB, "--time-limit stops at a checkpoint, and "
                                      "--checkpoint-every 0 turns them off");
+    return -1;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    struct replay_args args;
+    int prc = replay_parse(&args, argc, argv);
+    if (prc >= 0)
+        return prc;
+    const char *trace = args.trace, *hw = args.hw, *grid = args.grid, *out = args.out;
+    const char *energy_path = args.energy_path, *model_name = args.model_name;
+    bool dry_run = args.dry_run, json = args.json;
+    struct engine_opts o = args.o;
 
     struct errmsg e = {0};
     struct hw_config *base = NULL;
@@ -554,32 +619,8 @@ int cmd_replay(int argc, char **argv)
         errmsg_set(&e, rc, "cannot close results in '%s'", out);
         goto fail;
     }
-    if (json) {
-        json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:b,s:s+}",
-                              "trace", trace, "output", out, "model", m->name, "configs_run",
-                              (json_int_t)st.configs_run, "configs_total",
-                              (json_int_t)st.configs_total, "configs_skipped",
-                              (json_int_t)st.configs_skipped, "passes", (json_int_t)st.passes,
-                              "records", (json_int_t)st.records, "bytes_read",
-                              (json_int_t)st.bytes_read, "seconds", st.seconds,
-                              "resumed_records", (json_int_t)st.resumed_records, "checkpoints",
-                              (json_int_t)st.checkpoints, "stopped", st.stopped, "results", out,
-                              "/results.csv");
-        if ((rc = cli_print_json(j)))
-            goto done;
-    } else {
-        fprintf(stderr,
-                "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
-                "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
-                st.configs_run, st.configs_total, st.configs_skipped, m->name, st.passes,
-                (unsigned long long)st.records, (unsigned long long)st.bytes_read, st.seconds, out);
-        if (st.resumed_records)
-            fprintf(stderr, "acceltrace: resumed from checkpoint after %llu records\n",
-                    (unsigned long long)st.resumed_records);
-        if (st.checkpoints)
-            fprintf(stderr, "acceltrace: %zu checkpoint(s) written, the last %llu bytes\n",
-                    st.checkpoints, (unsigned long long)st.checkpoint_bytes);
-    }
+    if ((rc = replay_summary(&st, trace, out, m->name, json)))
+        goto done;
     rc = 0;
     if (st.stopped) {
         fprintf(stderr,

@@ -83,54 +83,134 @@ static void put_dq(const char *s)
     }
 }
 
-int cmd_sweep(int argc, char **argv)
+/* --list: every config of the grid with its hash and the values that differ from base;
+ * --json: one array with the whole config of each. 0 or the exit status. */
+static int list_configs(const struct sweep *sw, const struct hw_config *base, bool json)
 {
-    const char *grid = NULL, *hw = NULL, *model = NULL, *emit = NULL, *trace = NULL;
-    const char *out = NULL, *energy = NULL, *prog = NULL;
-    int64_t shards = 0, jobs = 0;
-    bool json = false;
+    struct errmsg e = {0};
+    size_t n = sweep_count(sw);
+    int rc = 0;
+    const struct hw_schema *s = hw_config_schema(base);
+    json_t *arr = json ? json_array() : NULL;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct hw_config *c;
+        if ((rc = sweep_config(sw, i, &c, &e))) {
+            rc = cli_fail(rc, errmsg_text(&e));
+            break;
+        }
+        json_t *changed = json ? json_object() : NULL;
+        if (!json)
+            printf("%zu %s", i, hw_config_hash(c));
+        for (size_t k = 0; k < s->n_keys; k++) {
+            char a[128], b[128];
+            hw_config_value_text(c, k, a, sizeof a);
+            hw_config_value_text(base, k, b, sizeof b);
+            if (strcmp(a, b) && json)
+                json_object_set_new(changed, s->keys[k].key, json_string(a));
+            else if (strcmp(a, b))
+                printf(" %s=%s", s->keys[k].key, a);
+        }
+        if (json)
+            json_array_append_new(arr,
+                                  json_pack("{s:I,s:s,s:o,s:o?}", "index", (json_int_t)i,
+                                            "config_hash", hw_config_hash(c), "changed", changed,
+                                            "config", json_loads(hw_config_canonical(c), 0, NULL)));
+        else
+            printf("\n");
+        hw_config_free(c);
+    }
+    if (json && !rc)
+        rc = cli_print_json(arr);
+    else
+        json_decref(arr);
+    return rc;
+}
+
+/* What the command line of sweep asks for. */
+struct sweep_args {
+    const char *grid, *hw, *model, *emit, *trace, *out, *energy, *prog;
+    int64_t shards, jobs;
+    bool json;
+};
+
+/* Parses and checks the options into a; -1 to go on, else the exit status. */
+static int sweep_args_parse(struct sweep_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
     struct cli_parser p;
     cli_parser_init(&p, &cmd_sweep_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
-        case CLI_BAD: return cli_next_exit(id);
-        case OPT_HW: hw = p.arg; break;
-        case OPT_MODEL: model = p.arg; break;
-        case OPT_EMIT: emit = p.arg; break;
-        case OPT_TRACE: trace = p.arg; break;
-        case OPT_ENERGY: energy = p.arg; break;
-        case OPT_PROG: prog = p.arg; break;
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case OPT_HW:
+            a->hw = p.arg;
+            break;
+        case OPT_MODEL:
+            a->model = p.arg;
+            break;
+        case OPT_EMIT:
+            a->emit = p.arg;
+            break;
+        case OPT_TRACE:
+            a->trace = p.arg;
+            break;
+        case OPT_ENERGY:
+            a->energy = p.arg;
+            break;
+        case OPT_PROG:
+            a->prog = p.arg;
+            break;
         case OPT_SHARDS:
-            if ((shards = p.i64) < 1 || shards > 100000)
+            if ((a->shards = p.i64) < 1 || a->shards > 100000)
                 return cli_usage_error(VERB, "bad shard count '%s'", p.arg);
             break;
         case CLI_ID_THREADS:
-            if ((jobs = p.i64) < 1 || jobs > 4096)
+            if ((a->jobs = p.i64) < 1 || a->jobs > 4096)
                 return cli_usage_error(VERB, "bad job count '%s'", p.arg);
             break;
-        case CLI_ID_OUTPUT: out = p.arg; break;
-        case OPT_LIST: emit = NULL; break;
-        case CLI_ID_JSON: json = true; break;
-        case CLI_POSITIONAL:
-            if (grid)
-                return cli_usage_error(VERB, "more than one grid ('%s')", p.arg);
-            grid = p.arg;
+        case CLI_ID_OUTPUT:
+            a->out = p.arg;
             break;
-        default: break;
+        case OPT_LIST:
+            a->emit = NULL;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
+        case CLI_POSITIONAL:
+            if (a->grid)
+                return cli_usage_error(VERB, "more than one grid ('%s')", p.arg);
+            a->grid = p.arg;
+            break;
+        default:
+            break;
         }
     }
-    if (!grid)
+    if (!a->grid)
         return cli_usage_error(VERB, "no grid given");
-    if (!hw && !model)
+    if (!a->hw && !a->model)
         return cli_usage_error(VERB, "no base config given (--hw CONFIG.json)");
-    if (emit && strcmp(emit, "slurm") && strcmp(emit, "parallel"))
-        return cli_usage_error(VERB, "--emit takes slurm or parallel, not '%s'", emit);
-    if (emit && json)
+    if (a->emit && strcmp(a->emit, "slurm") && strcmp(a->emit, "parallel"))
+        return cli_usage_error(VERB, "--emit takes slurm or parallel, not '%s'", a->emit);
+    if (a->emit && a->json)
         return cli_usage_error(VERB, "--emit prints a script: --json goes with --list");
-    if (emit && (!trace || !out || !shards))
+    if (a->emit && (!a->trace || !a->out || !a->shards))
         return cli_usage_error(VERB, "--emit needs --trace, --shards and -o");
+    return -1;
+}
 
+int cmd_sweep(int argc, char **argv)
+{
+    struct sweep_args args;
+    int prc = sweep_args_parse(&args, argc, argv);
+    if (prc >= 0)
+        return prc;
+    const char *grid = args.grid, *hw = args.hw, *model = args.model, *emit = args.emit;
+    const char *trace = args.trace, *out = args.out, *energy = args.energy, *prog = args.prog;
+    int64_t shards = args.shards, jobs = args.jobs;
+    bool json = args.json;
     struct errmsg e = {0};
     struct hw_config *base = NULL;
     struct sweep *sw = NULL;
@@ -151,39 +231,7 @@ int cmd_sweep(int argc, char **argv)
     }
     size_t n = sweep_count(sw);
     if (!emit) {
-        const struct hw_schema *s = hw_config_schema(base);
-        json_t *arr = json ? json_array() : NULL;
-        for (size_t i = 0; i < n && !rc; i++) {
-            struct hw_config *c;
-            if ((rc = sweep_config(sw, i, &c, &e))) {
-                rc = cli_fail(rc, errmsg_text(&e));
-                break;
-            }
-            json_t *changed = json ? json_object() : NULL;
-            if (!json)
-                printf("%zu %s", i, hw_config_hash(c));
-            for (size_t k = 0; k < s->n_keys; k++) {
-                char a[128], b[128];
-                hw_config_value_text(c, k, a, sizeof a);
-                hw_config_value_text(base, k, b, sizeof b);
-                if (strcmp(a, b) && json)
-                    json_object_set_new(changed, s->keys[k].key, json_string(a));
-                else if (strcmp(a, b))
-                    printf(" %s=%s", s->keys[k].key, a);
-            }
-            if (json)
-                json_array_append_new(arr, json_pack("{s:I,s:s,s:o,s:o?}", "index", (json_int_t)i,
-                                                     "config_hash", hw_config_hash(c), "changed",
-                                                     changed, "config",
-                                                     json_loads(hw_config_canonical(c), 0, NULL)));
-            else
-                printf("\n");
-            hw_config_free(c);
-        }
-        if (json && !rc)
-            rc = cli_print_json(arr);
-        else
-            json_decref(arr);
+        rc = list_configs(sw, base, json);
         sweep_free(sw);
         hw_config_free(base);
         return rc;
