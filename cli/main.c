@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "replay/model_registry.h"
 
 struct verb {
     const char *name;
@@ -415,6 +416,15 @@ static void completion_bash(FILE *f)
         fputs("            esac; fi ;;\n", f);
     }
     fputs("        esac\n"
+          "    fi\n"
+          "    # the value of --model, and the MODEL of config show: the replay models\n"
+          "    if [[ ${COMP_WORDS[COMP_CWORD-1]} == --model ||\n"
+          "          ($verb == config && $sub == show && $COMP_CWORD -eq 3) ]]; then\n"
+          "        words=\"",
+          f);
+    for (size_t i = 0; i < model_registry_count(); i++)
+        fprintf(f, "%s%s", i ? " " : "", model_registry_get(i)->name);
+    fputs("\"; files=0\n"
           "    fi\n"
           "    if [[ $cur == -* || $files -eq 0 ]]; then\n"
           "        COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"

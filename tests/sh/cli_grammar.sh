@@ -126,6 +126,10 @@ cmp -s "$tmp/i1" "$tmp/i2" || bad "info --threads=2 differs"
 [ "$(comp acceltrace capture salca --syn-c-l)" = "--syn-c-loc" ] || bad "completion of a legacy option"
 [ "$(comp acceltrace help model k)" = "kura" ] || bad "completion 'help model k'"
 [ "$(comp acceltrace config s)" = "show" ] || bad "completion 'config s'"
+[ "$(comp acceltrace config show c)" = "count" ] || bad "completion 'config show c'"
+[ "$(comp acceltrace replay t.atr --model sal)" = "salca" ] || bad "completion of --model"
+[ "$(comp acceltrace info tests/golden/ok/small.at)" = "tests/golden/ok/small.atr" ] \
+    || bad "completion of a file: $(comp acceltrace info tests/golden/ok/small.at)"
 
 # --json of every verb that has it parses (and is one document)
 json() { # description, command...
