@@ -174,7 +174,7 @@ static void usage(FILE *f)
     fprintf(f, "\n'acceltrace help VERB [SUB]' (or 'acceltrace VERB [SUB] --help') describes a\n"
                "verb; 'acceltrace completion bash' prints a bash completion script; --version\n"
                "prints the version. Every verb takes -q/--quiet, --opt=value, and those that\n"
-               "print results --json (README.md, command line)\n"
+               "print results --json (README.md, 'Command-line grammar')\n"
                "exit status: 0 ok, 1 runtime failure, 2 usage error, 3 bad input data\n");
 }
 
