@@ -1,15 +1,19 @@
 /*
  * cli: the acceltrace program. One file per verb (cli/cmd_<verb>.c) defining
- * `int cmd_<verb>(int argc, char **argv)`, registered in the verb table of cli/main.c.
- * A verb returns the process exit status: 0 ok, 1 runtime failure, 2 usage, 3 bad input
- * data (DESIGN.md section 7). Only cli/ prints diagnostics and chooses exit codes.
+ * `int cmd_<verb>(int argc, char **argv)` (declared below) and, once its options are
+ * table-driven (cli/cli_opt.h), `const struct cli_spec cmd_<verb>_spec`; both are
+ * registered in the verb table of cli/main.c. argv[0] is the verb name. A verb returns the
+ * process exit status: 0 ok, 1 runtime failure, 2 usage, 3 bad input data (README.md, exit
+ * status). Only cli/ prints diagnostics and chooses exit codes.
  */
 #ifndef ACCELTRACE_CLI_H
 #define ACCELTRACE_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli/cli_opt.h"
 #include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
@@ -53,5 +57,41 @@ bool cli_parse_shape(const char *s, int max, int *a, int *b);
 
 /* The command line as one string (for trace headers); static storage. */
 const char *cli_command_line(void);
+
+/* Records argv for cli_command_line; called by main() once. */
+void cli_set_command_line(int argc, char **argv);
+
+/*
+ * Prints j on stdout as one compact JSON document and a newline (--json of every verb)
+ * and drops the reference; NULL (an allocation failed while building it) is reported.
+ * 0, or the exit status of the failure.
+ */
+int cli_print_json(json_t *j);
+
+/* The verbs (cli/cmd_<verb>.c). */
+int cmd_capture(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_energy(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
+
+/* The grammars of the table-driven verbs and sub-verbs. */
+extern const struct cli_spec cmd_info_spec, cmd_dump_spec, cmd_verify_spec, cmd_recover_spec;
+extern const struct cli_spec cmd_replay_spec, cmd_config_spec, cmd_merge_spec, cmd_sweep_spec;
+extern const struct cli_spec cmd_energy_spec, cmd_plot_spec, cmd_report_spec, cmd_demo_spec,
+    cmd_reproduce_spec;
+extern const struct cli_spec cmd_model_kura_spec;
 
 #endif

@@ -135,8 +135,6 @@ const char *cli_command_line(void)
     return cmdline_buf;
 }
 
-/* Called by main() once; records argv for trace headers. */
-void cli_set_command_line(int argc, char **argv);
 void cli_set_command_line(int argc, char **argv)
 {
     size_t n = 0;
@@ -149,4 +147,15 @@ void cli_set_command_line(int argc, char **argv)
         if (n >= sizeof cmdline_buf)
             n = sizeof cmdline_buf - 1;
     }
+}
+
+int cli_print_json(json_t *j)
+{
+    if (!j)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    int rc = json_dumpf(j, stdout, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17));
+    json_decref(j);
+    if (rc || fputc('\n', stdout) == EOF || fflush(stdout))
+        return cli_fail(ERR_IO, "cannot write the JSON output");
+    return 0;
 }

@@ -7,22 +7,71 @@
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "formats/csv.h"
 #include "replay/model_registry.h"
 
 #define VERB "config"
 
-static void usage(FILE *f)
+static const struct cli_opt opts[] = {
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_config_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace config show MODEL\n"
+             "       acceltrace config check FILE.json...\n"
+             "       acceltrace config list\n"
+             "\n"
+             "show   prints every key of MODEL's hardware config: type, unit, range, default, doc\n"
+             "check  validates config files (exit 3 with file, JSON path, line and column on\n"
+             "       the first error) and prints each file's model, hash and canonical JSON\n"
+             "list   prints the models\n",
+    .opts = opts,
+    .positional = "FILE",
+    .subs = "show check list",
+};
+
+static const char *type_name(enum hw_type t);
+
+/* The JSON of a number that may be integral. */
+static json_t *jnum(double v)
 {
-    fputs("usage: acceltrace config show MODEL\n"
-          "       acceltrace config check FILE.json...\n"
-          "       acceltrace config list\n"
-          "\n"
-          "show   prints every key of MODEL's hardware config: type, unit, range, default, doc\n"
-          "check  validates config files (exit 3 with file, JSON path, line and column on\n"
-          "       the first error) and prints each file's model, hash and canonical JSON\n"
-          "list   prints the models\n",
-          f);
+    return v == (double)(json_int_t)v && v > -9e15 && v < 9e15 ? json_integer((json_int_t)v)
+                                                                 : json_real(v);
+}
+
+/* `config show --json`: the model and its keys, each with type, unit, range and default. */
+static int show_json(const struct model_ops *m)
+{
+    const struct hw_schema *s = m->schema;
+    json_t *keys = json_array();
+    for (size_t i = 0; i < s->n_keys; i++) {
+        const struct hw_key *k = &s->keys[i];
+        json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "key", k->key, "type", type_name(k->type),
+                              "unit", k->unit ? k->unit : "", "doc", k->doc ? k->doc : "");
+        if (k->type == HW_INT || k->type == HW_FLOAT) {
+            json_object_set_new(o, "min", jnum(k->min));
+            json_object_set_new(o, "max", jnum(k->max));
+            json_object_set_new(o, "default", jnum(k->def));
+        } else if (k->type == HW_BOOL) {
+            json_object_set_new(o, "default", json_boolean(k->def != 0));
+        } else {
+            json_object_set_new(o, "default", json_string(k->def_str ? k->def_str : ""));
+            if (k->choices)
+                json_object_set_new(o, "choices", json_string(k->choices));
+        }
+        json_array_append_new(keys, o);
+    }
+    json_t *j = json_pack("{s:s,s:s,s:o}", "model", m->name, "summary",
+                          m->summary ? m->summary : "", "keys", keys);
+    if (j && m->default_config)
+        json_object_set_new(j, "default_config", json_string(m->default_config));
+    if (j && m->default_energy_table)
+        json_object_set_new(j, "energy_table", json_string(m->default_energy_table));
+    return cli_print_json(j);
 }
 
 static const char *type_name(enum hw_type t)
@@ -36,11 +85,13 @@ static const char *type_name(enum hw_type t)
     return "?";
 }
 
-static int show(const char *name)
+static int show(const char *name, bool json)
 {
     const struct model_ops *m = model_registry_find(name);
     if (!m)
         return cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')", name);
+    if (json)
+        return show_json(m);
     const struct hw_schema *s = m->schema;
     printf("model %s: %s\n", m->name, m->summary ? m->summary : "");
     if (m->default_config)
@@ -72,54 +123,82 @@ static int show(const char *name)
     return 0;
 }
 
-static int check(int n, char **files)
+static int check(int n, char **files, bool json)
 {
+    json_t *arr = json ? json_array() : NULL;
     for (int i = 0; i < n; i++) {
         struct hw_config *c;
         struct errmsg e = {0};
         int rc = hw_config_load(&c, files[i], NULL, &e);
-        if (rc)
+        if (rc) {
+            json_decref(arr);
             return cli_fail(rc, errmsg_text(&e));
-        printf("%s: ok, model %s, hash %s\n%s\n", files[i], hw_config_schema(c)->model,
-               hw_config_hash(c), hw_config_canonical(c));
+        }
+        if (json)
+            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:o?}", "file", files[i], "model",
+                                                 hw_config_schema(c)->model, "hash",
+                                                 hw_config_hash(c), "config",
+                                                 json_loads(hw_config_canonical(c), 0, NULL)));
+        else
+            printf("%s: ok, model %s, hash %s\n%s\n", files[i], hw_config_schema(c)->model,
+                   hw_config_hash(c), hw_config_canonical(c));
         hw_config_free(c);
     }
-    return 0;
+    return json ? cli_print_json(arr) : 0;
 }
 
-int cmd_config(int argc, char **argv);
-int cmd_config(int argc, char **argv)
+/* `config list`: the models, their workload and summary. */
+static int list(bool json)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    if (cli_is_help(argv[1])) {
-        usage(stdout);
-        return 0;
-    }
-    for (int i = 2; i < argc; i++)
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        }
-    if (!strcmp(argv[1], "show")) {
-        if (argc != 3)
-            return cli_usage_error(VERB, "show takes one model name");
-        return show(argv[2]);
-    }
-    if (!strcmp(argv[1], "check")) {
-        if (argc < 3)
-            return cli_usage_error(VERB, "check takes config files");
-        return check(argc - 2, argv + 2);
-    }
-    if (!strcmp(argv[1], "list")) {
-        for (size_t i = 0; i < model_registry_count(); i++) {
-            const struct model_ops *m = model_registry_get(i);
+    json_t *arr = json ? json_array() : NULL;
+    for (size_t i = 0; i < model_registry_count(); i++) {
+        const struct model_ops *m = model_registry_get(i);
+        if (json)
+            json_array_append_new(arr, json_pack("{s:s,s:s?,s:s}", "name", m->name, "workload",
+                                                 m->workload, "summary",
+                                                 m->summary ? m->summary : ""));
+        else
             printf("%-10s %-8s %s\n", m->name, m->workload ? m->workload : "any",
                    m->summary ? m->summary : "");
-        }
-        return 0;
     }
-    return cli_usage_error(VERB, "unknown sub-command '%s'", argv[1]);
+    return json ? cli_print_json(arr) : 0;
+}
+
+int cmd_config(int argc, char **argv)
+{
+    bool json = false;
+    const char *sub = NULL;
+    char **args = mem_calloc((size_t)argc + 1, sizeof *args);
+    int n = 0, rc;
+    if (!args)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_config_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD) {
+            rc = cli_next_exit(id);
+            goto done;
+        }
+        if (id == CLI_ID_JSON)
+            json = true;
+        else if (id == CLI_POSITIONAL && !sub)
+            sub = p.arg;
+        else if (id == CLI_POSITIONAL)
+            args[n++] = (char *)p.arg;
+    }
+    if (!sub) {
+        cli_help(stderr, &cmd_config_spec);
+        rc = 2;
+    } else if (!strcmp(sub, "show")) {
+        rc = n != 1 ? cli_usage_error(VERB, "show takes one model name") : show(args[0], json);
+    } else if (!strcmp(sub, "check")) {
+        rc = n < 1 ? cli_usage_error(VERB, "check takes config files") : check(n, args, json);
+    } else if (!strcmp(sub, "list")) {
+        rc = n ? cli_usage_error(VERB, "list takes no argument") : list(json);
+    } else {
+        rc = cli_usage_error(VERB, "unknown sub-command '%s' (show, check or list)", sub);
+    }
+done:
+    mem_free(args);
+    return rc;
 }

@@ -77,15 +77,29 @@ static const struct demo_step steps[] = {
     {NULL, NULL, NULL},
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace demo [-o DIR] [--only WORKLOAD] [--list]\n"
-          "\n"
-          "Runs every workload's demo steps (capture, default sweep replay, analyzers, plots)\n"
-          "into DIR/<workload> (default DIR: out) and writes DIR/report.md. --list prints the\n"
-          "steps; --only runs one workload.\n",
-          f);
-}
+enum { OPT_ONLY = 1, OPT_LIST };
+
+static const struct cli_opt opts[] = {
+    CLI_OPT_OUTPUT("DIR", "the demo folder (default out)"),
+    {OPT_ONLY, "only", 0, CLI_ARG_STRING, "WORKLOAD", "run one workload (test, disc, salca, kura)",
+     0},
+    {OPT_LIST, "list", 0, CLI_ARG_NONE, NULL, "print the steps, run nothing", 0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON document on stdout: the steps (--list) or each\nworkload's status and the report",
+     0},
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_demo_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace demo [-o DIR] [--only WORKLOAD] [--list]\n"
+             "\n"
+             "Runs every workload's demo steps (capture, default sweep replay, analyzers, plots)\n"
+             "into DIR/<workload> (default DIR: out) and writes DIR/report.md. --list prints the\n"
+             "steps; --only runs one workload.\n",
+    .opts = opts,
+};
 
 /* Splits args into argv (in buf), replacing the token part "{out}" by out. */
 static int build_argv(const char *args, const char *out, char *buf, size_t n, char **argv,
@@ -185,24 +199,28 @@ static int fresh_workload_dir(const char *wdir)
     return 0;
 }
 
-int cmd_demo(int argc, char **argv);
 int cmd_demo(int argc, char **argv)
 {
     const char *out = "out", *only = NULL;
     bool list = false;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-            only = argv[++i];
-        } else if (!strcmp(argv[i], "--list")) {
+    bool json = false, quiet = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_demo_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_ID_OUTPUT)
+            out = p.arg;
+        else if (id == OPT_ONLY)
+            only = p.arg;
+        else if (id == OPT_LIST)
             list = true;
-        } else {
-            return cli_usage_error(VERB, "unknown argument '%s'", argv[i]);
-        }
+        else if (id == CLI_ID_JSON)
+            json = true;
+        else if (id == CLI_ID_QUIET)
+            quiet = true;
+        else if (id == CLI_POSITIONAL)
+            return cli_usage_error(VERB, "unknown argument '%s'", p.arg);
     }
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -224,6 +242,7 @@ int cmd_demo(int argc, char **argv)
         cli_error("cannot create '%s': %s", out, strerror(errno));
         return 1;
     }
+    json_t *jw = json ? json_array() : NULL; /* --json: per workload, or the steps (--list) */
     struct buf pre;
     buf_init(&pre);
     buf_printf(&pre, "Made by `acceltrace demo` (acceltrace %s) on built-in defaults.\n\n",
@@ -238,6 +257,7 @@ int cmd_demo(int argc, char **argv)
         for (const struct demo_step *s = steps; s->workload; s++)
             n_rows += !strcmp(s->workload, wl);
         if (!n_rows) {
+            json_array_append_new(jw, json_pack("{s:s,s:s}", "workload", wl, "status", "skipped"));
             fprintf(stderr, "demo: skipping %s: no demo steps registered for it yet\n", wl);
             buf_printf(&pre, "- %s: skipped (no demo steps yet)\n", wl);
             continue;
@@ -260,10 +280,20 @@ int cmd_demo(int argc, char **argv)
                 failed = 1;
                 break;
             }
-            fprintf(stderr, "demo: [%s] %s: acceltrace", wl, s->kind);
-            for (int i = 1; i < ac; i++)
-                fprintf(stderr, " %s", av[i]);
-            fprintf(stderr, "\n");
+            if (list && json) {
+                json_t *a = json_array();
+                for (int i = 1; i < ac; i++)
+                    json_array_append_new(a, json_string(av[i]));
+                json_array_append_new(jw, json_pack("{s:s,s:s,s:o}", "workload", wl, "kind",
+                                                    s->kind, "argv", a));
+                continue;
+            }
+            if (!quiet || list) {
+                fprintf(stderr, "demo: [%s] %s: acceltrace", wl, s->kind);
+                for (int i = 1; i < ac; i++)
+                    fprintf(stderr, " %s", av[i]);
+                fprintf(stderr, "\n");
+            }
             if (list)
                 continue;
             double t0 = progress_now_s();
@@ -273,11 +303,15 @@ int cmd_demo(int argc, char **argv)
                 failed = rc;
                 break;
             }
-            fprintf(stderr, "demo: [%s] %s done in %.1f s\n", wl, s->kind,
-                    progress_now_s() - t0);
+            if (!quiet)
+                fprintf(stderr, "demo: [%s] %s done in %.1f s\n", wl, s->kind,
+                        progress_now_s() - t0);
         }
         if (list)
             continue;
+        json_array_append_new(jw, json_pack("{s:s,s:s,s:I,s:f}", "workload", wl, "status",
+                                            failed ? "failed" : "ok", "steps", (json_int_t)n_rows,
+                                            "seconds", progress_now_s() - t_wl));
         if (failed) {
             status = 1;
             buf_printf(&pre, "- %s: FAILED (see the log)\n", wl);
@@ -287,14 +321,22 @@ int cmd_demo(int argc, char **argv)
     }
     if (list) {
         buf_release(&pre);
-        return 0;
+        return json ? cli_print_json(json_pack("{s:o}", "steps", jw)) : 0;
     }
     struct report_stats st;
     struct errmsg e = {0};
     int rc = report_write(out, "acceltrace demo", (const char *)pre.data, &st, &e);
     buf_release(&pre);
-    if (rc)
+    if (rc) {
+        json_decref(jw);
         return cli_fail(rc, errmsg_text(&e));
+    }
+    if (json) {
+        int jrc = cli_print_json(json_pack("{s:o,s:s+,s:I,s:I}", "workloads", jw, "report", out,
+                                           "/report.md", "figures", (json_int_t)st.figures,
+                                           "tables", (json_int_t)st.tables));
+        return status ? status : jrc;
+    }
     fprintf(stderr, "demo: %s/report.md: %zu figures, %zu tables (%.1f s)\n", out, st.figures,
             st.tables, progress_now_s() - t_all);
     return status;

@@ -13,24 +13,34 @@
 #include "traces/trace_json.h"
 #include "traces/trace_reader.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace dump [options] FILE.atr\n\n"
-               "prints one JSON object per record (the header first):\n"
-               "  {\"frame\":N,\"offset\":BYTES,\"type\":\"NAME\",\"step\":S,\"layer\":L,\"head\":H,\n"
-               "   \"record\":{...every field of the record...}}\n"
-               "keys are -1 where they do not apply; bytes fields are base64 (RFC 4648) unless\n"
-               "--hex; NaN and infinities are the strings \"NaN\", \"Infinity\", \"-Infinity\"\n\n"
-               "options:\n"
-               "  --type NAME       only records of this type (disc_mask, salca_select, ...)\n"
-               "  --step N          only frames whose index key step is N\n"
-               "  --layer N         only frames whose index key layer is N\n"
-               "  --head N          only frames whose index key head is N\n"
-               "  --limit N         stop after N records\n"
-               "  --hex             bytes fields as lowercase hex instead of base64\n"
-               "  -j, --threads N   decode frames with N threads (default 1)\n"
-               "  -h, --help        this text\n");
-}
+enum { OPT_TYPE = 1, OPT_STEP, OPT_LAYER, OPT_HEAD, OPT_LIMIT, OPT_HEX };
+
+static const struct cli_opt opts[] = {
+    {OPT_TYPE, "type", 0, CLI_ARG_STRING, "NAME", "only records of this type (disc_mask, salca_select, ...)",
+     0},
+    {OPT_STEP, "step", 0, CLI_ARG_INT, "N", "only frames whose index key step is N", 0},
+    {OPT_LAYER, "layer", 0, CLI_ARG_INT, "N", "only frames whose index key layer is N", 0},
+    {OPT_HEAD, "head", 0, CLI_ARG_INT, "N", "only frames whose index key head is N", 0},
+    {OPT_LIMIT, "limit", 0, CLI_ARG_STRING, "N", "stop after N records", 0},
+    {OPT_HEX, "hex", 0, CLI_ARG_NONE, NULL, "bytes fields as lowercase hex instead of base64", 0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON array of those objects instead of JSON lines", 0},
+    CLI_OPT_THREADS("decode frames with N threads (1..64, default 1)"),
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_dump_spec = {
+    .verb = "dump",
+    .usage = "usage: acceltrace dump [options] FILE.atr\n\n"
+             "prints one JSON object per record (the header first):\n"
+             "  {\"frame\":N,\"offset\":BYTES,\"type\":\"NAME\",\"step\":S,\"layer\":L,\"head\":H,\n"
+             "   \"record\":{...every field of the record...}}\n"
+             "keys are -1 where they do not apply; bytes fields are base64 (RFC 4648) unless\n"
+             "--hex; NaN and infinities are the strings \"NaN\", \"Infinity\", \"-Infinity\"\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 static int type_from_name(const char *s)
 {
@@ -62,26 +72,25 @@ static const ProtobufCMessage *record_body(const Acceltrace__Record *rec)
 }
 
 static int print_record(struct buf *b, const struct trace_frame_info *fi,
-                        const Acceltrace__Record *rec, enum trace_json_bytes mode)
+                        const Acceltrace__Record *rec, enum trace_json_bytes mode, const char *sep)
 {
     buf_clear(b);
-    int e = buf_printf(b, "{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64
+    int e = buf_printf(b, "%s{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64
                           ",\"type\":\"%s\",\"step\":%d,\"layer\":%d,\"head\":%d,\"record\":",
-                       fi->number, fi->offset, trace_record_type_name(fi->type), fi->key.step,
+                       sep, fi->number, fi->offset, trace_record_type_name(fi->type), fi->key.step,
                        fi->key.layer, fi->key.head);
     const ProtobufCMessage *m = record_body(rec);
     if (m)
         e |= trace_json_append(b, m, mode);
     else
         e |= buf_printf(b, "{}");
-    e |= buf_printf(b, "}\n");
+    e |= buf_printf(b, *sep == '[' || *sep == ',' ? "}" : "}\n");
     if (e)
         return ERR_NOMEM;
     fwrite(b->data, 1, b->len, stdout);
     return 0;
 }
 
-int cmd_dump(int argc, char **argv);
 int cmd_dump(int argc, char **argv)
 {
     struct trace_reader_opts o;
@@ -94,39 +103,40 @@ int cmd_dump(int argc, char **argv)
     int32_t step = -2, layer = -2, head = -2; /* -2: no filter */
     uint64_t limit = UINT64_MAX;
     enum trace_json_bytes mode = TRACE_JSON_BASE64;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--hex")) {
-            mode = TRACE_JSON_HEX;
-        } else if (!strcmp(a, "--type")) {
-            if (!val || (type = type_from_name(val)) < 0)
+    bool json = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_dump_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP:
+        case CLI_BAD: return cli_next_exit(id);
+        case OPT_HEX: mode = TRACE_JSON_HEX; break;
+        case OPT_TYPE:
+            if ((type = type_from_name(p.arg)) < 0)
                 return cli_usage_error("dump", "--type needs a record type name (e.g. disc_mask)");
-            i++;
-        } else if (!strcmp(a, "--step") || !strcmp(a, "--layer") || !strcmp(a, "--head")) {
-            int32_t *dst = a[2] == 's' ? &step : a[2] == 'l' ? &layer : &head;
-            if (!val || !parse_key(val, dst))
-                return cli_usage_error("dump", "%s needs an integer >= -1", a);
-            i++;
-        } else if (!strcmp(a, "--limit")) {
-            if (!val || !cli_parse_u64(val, &limit))
+            break;
+        case OPT_STEP:
+        case OPT_LAYER:
+        case OPT_HEAD:
+            if (!parse_key(p.arg, id == OPT_STEP ? &step : id == OPT_LAYER ? &layer : &head))
+                return cli_usage_error("dump", "--%s needs an integer >= -1", p.opt->name);
+            break;
+        case OPT_LIMIT:
+            if (!cli_parse_u64(p.arg, &limit))
                 return cli_usage_error("dump", "--limit needs a count");
-            i++;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--threads")) {
-            int64_t v;
-            if (!val || !cli_parse_i64(val, &v) || v < 1 || v > 64)
-                return cli_usage_error("dump", "%s needs a thread count 1..64", a);
-            o.threads = (int)v;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("dump", "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error("dump", "more than one trace file");
+            break;
+        case CLI_ID_JSON: json = true; break;
+        case CLI_ID_THREADS:
+            if (p.i64 < 1 || p.i64 > 64)
+                return cli_usage_error("dump", "--threads needs a thread count 1..64");
+            o.threads = (int)p.i64;
+            break;
+        case CLI_POSITIONAL:
+            if (path)
+                return cli_usage_error("dump", "more than one trace file");
+            path = p.arg;
+            break;
+        default: break; /* -q: dump prints no progress */
         }
     }
     if (!path)
@@ -161,7 +171,8 @@ int cmd_dump(int argc, char **argv)
         bool keep = (type < 0 || (uint32_t)type == fi->type) && (step == -2 || step == fi->key.step) &&
                     (layer == -2 || layer == fi->key.layer) && (head == -2 || head == fi->key.head);
         if (keep && printed < limit) {
-            if (print_record(&b, fi, first ? &hrec : rec, mode)) {
+            const char *sep = !json ? "" : printed ? "," : "[";
+            if (print_record(&b, fi, first ? &hrec : rec, mode, sep)) {
                 trace_record_free(rec);
                 status = cli_fail(ERR_NOMEM, "out of memory");
                 break;
@@ -177,6 +188,8 @@ int cmd_dump(int argc, char **argv)
         cli_warn("%s", imsg); /* the records are intact; only the index is unusable */
     else if (!status && printed < limit && trace_reader_damage(r))
         cli_warn("%s", trace_reader_damage(r)); /* keys shown are the records' own */
+    if (json)
+        fputs(printed ? "]\n" : "[]\n", stdout); /* an array even when damage stopped it */
     buf_release(&b);
     trace_reader_free(r);
     if (fflush(stdout) != 0 && !status)

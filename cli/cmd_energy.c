@@ -1,8 +1,8 @@
 /*
  * cmd_energy: `acceltrace energy RESULTS --table E.json [-o OUT.csv]`: recomputes the
  * energy columns of a results folder (every table, .csv and .jsonl alike, and its
- * manifest) or of one results CSV from the activity counts, without replaying (DESIGN.md
- * section 1; the table convention is in replay/energy.h and docs/models.md).
+ * manifest) or of one results CSV from the activity counts, without replaying (the table
+ * convention is in replay/energy.h and docs/models.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,39 +15,51 @@
 
 #define VERB "energy"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace energy RESULTS --table E.json [-o OUT.csv]\n"
-          "\n"
-          "RESULTS is a results folder or a results CSV (results.csv, ops.csv, ...). The\n"
-          "energy columns (energy_j and energy_<component>_j, in J) are replaced by the\n"
-          "table's: E = 1e-12 * sum(count * pj) + sum(watts * time); every other column\n"
-          "(energy_gain_vs_dense among them) is kept. Rows lacking a count the table names\n"
-          "get empty energy cells. A folder is rewritten in place, locked: every table's\n"
-          ".csv and .jsonl (what plot reads), and its manifest names the new table, so a\n"
-          "later 'replay --energy E.json' into it resumes. With -o only the CSV (the\n"
-          "folder's results.csv) is written to OUT.csv.\n",
-          f);
-}
+static const struct cli_opt opts[] = {
+    {1, "table", 0, CLI_ARG_STRING, "E.json", "the energy table (required; docs/models.md)", 0},
+    CLI_OPT_OUTPUT("OUT.csv", "write only the recomputed CSV there, RESULTS untouched"),
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
 
-int cmd_energy(int argc, char **argv);
+const struct cli_spec cmd_energy_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace energy RESULTS --table E.json [-o OUT.csv]\n"
+             "\n"
+             "RESULTS is a results folder or a results CSV (results.csv, ops.csv, ...). The\n"
+             "energy columns (energy_j and energy_<component>_j, in J) are replaced by the\n"
+             "table's: E = 1e-12 * sum(count * pj) + sum(watts * time); every other column\n"
+             "(energy_gain_vs_dense among them) is kept. Rows lacking a count the table names\n"
+             "get empty energy cells. A folder is rewritten in place, locked: every table's\n"
+             ".csv and .jsonl (what plot reads), and its manifest names the new table, so a\n"
+             "later 'replay --energy E.json' into it resumes. With -o only the CSV (the\n"
+             "folder's results.csv) is written to OUT.csv.\n",
+    .opts = opts,
+    .positional = "FILE",
+};
+
 int cmd_energy(int argc, char **argv)
 {
     const char *in = NULL, *table = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--table") && i + 1 < argc) {
-            table = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error(VERB, "more than one results table ('%s')", argv[i]);
+    bool json = false, quiet = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_energy_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == 1) {
+            table = p.arg;
+        } else if (id == CLI_ID_OUTPUT) {
+            out = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_QUIET) {
+            quiet = true;
+        } else if (id == CLI_POSITIONAL) {
+            if (in)
+                return cli_usage_error(VERB, "more than one results table ('%s')", p.arg);
+            in = p.arg;
         }
     }
     if (!in || !table)
@@ -86,6 +98,12 @@ int cmd_energy(int argc, char **argv)
     energy_table_release(&t);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
+    if (json)
+        return cli_print_json(json_pack("{s:s,s:s,s:s,s:I}", "table", table, "input", in,
+                                        "output", out ? out : is_dir ? in : path, "rows",
+                                        (json_int_t)rows));
+    if (quiet)
+        return 0;
     if (is_dir && !out)
         fprintf(stderr, "acceltrace: energy from '%s' -> %zu rows of %s (.csv and .jsonl)\n", table,
                 rows, in);

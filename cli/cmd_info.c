@@ -19,24 +19,28 @@ struct type_stat {
     uint64_t count, raw, stored;
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace info [options] FILE.atr\n\n"
-               "prints the header, the number of records of each type, raw (decompressed) and\n"
-               "stored payload bytes and the compression ratio raw/stored; every frame is read\n"
-               "and checked, so a damaged trace reports its intact prefix and exits 3\n\n"
-               "options:\n"
-               "  --json            one JSON object instead of text\n"
-               "  -j, --threads N   decode frames with N threads (default 1)\n"
-               "  -h, --help        this text\n");
-}
+static const struct cli_opt opts[] = {
+    CLI_OPT_JSON,
+    CLI_OPT_THREADS("decode frames with N threads (1..64, default 1)"),
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_info_spec = {
+    .verb = "info",
+    .usage = "usage: acceltrace info [options] FILE.atr\n\n"
+             "prints the header, the number of records of each type, raw (decompressed) and\n"
+             "stored payload bytes and the compression ratio raw/stored; every frame is read\n"
+             "and checked, so a damaged trace reports its intact prefix and exits 3\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 static void kv(const char *k, const char *v)
 {
     printf("%-14s %s\n", k, v && *v ? v : "-");
 }
 
-int cmd_info(int argc, char **argv);
 int cmd_info(int argc, char **argv)
 {
     struct trace_reader_opts o;
@@ -47,26 +51,22 @@ int cmd_info(int argc, char **argv)
     o.warn_damage = false;
     bool json = false;
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_info_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_ID_JSON) {
             json = true;
-        } else if (!strcmp(a, "-j") || !strcmp(a, "--threads")) {
-            int64_t v;
-            if (i + 1 >= argc || !cli_parse_i64(argv[i + 1], &v) || v < 1 || v > 64)
-                return cli_usage_error("info", "%s needs a thread count 1..64", a);
-            o.threads = (int)v;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("info", "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error("info", "more than one trace file");
-        }
+        } else if (id == CLI_ID_THREADS) {
+            if (p.i64 < 1 || p.i64 > 64)
+                return cli_usage_error("info", "--threads needs a thread count 1..64");
+            o.threads = (int)p.i64;
+        } else if (id == CLI_POSITIONAL) {
+            if (path)
+                return cli_usage_error("info", "more than one trace file");
+            path = p.arg;
+        } /* -q: info prints no progress */
     }
     if (!path)
         return cli_usage_error("info", "no trace file given");

@@ -13,20 +13,27 @@
 
 #define VERB "merge"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace merge DIR... -o DIR\n"
-          "\n"
-          "Joins results folders written by 'acceltrace replay --shard I/N' into one folder\n"
-          "whose files equal an unsharded run's (its manifest without the shard). Folders of\n"
-          "different traces, models or runs (manifests), with different columns, torn rows,\n"
-          "rows out of config order or overlapping configs are refused (exit 3). Files are\n"
-          "streamed, written to temporaries and renamed; DIR is locked (a folder in use by\n"
-          "another writer exits 2), the input folders shared.\n",
-          f);
-}
+static const struct cli_opt opts[] = {
+    CLI_OPT_OUTPUT("DIR", "the merged results folder (required; not one of the inputs)"),
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
 
-int cmd_merge(int argc, char **argv);
+const struct cli_spec cmd_merge_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace merge DIR... -o DIR\n"
+             "\n"
+             "Joins results folders written by 'acceltrace replay --shard I/N' into one folder\n"
+             "whose files equal an unsharded run's (its manifest without the shard). Folders of\n"
+             "different traces, models or runs (manifests), with different columns, torn rows,\n"
+             "rows out of config order or overlapping configs are refused (exit 3). Files are\n"
+             "streamed, written to temporaries and renamed; DIR is locked (a folder in use by\n"
+             "another writer exits 2), the input folders shared.\n",
+    .opts = opts,
+    .positional = "DIR",
+};
+
 int cmd_merge(int argc, char **argv)
 {
     const char *out = NULL;
@@ -35,18 +42,22 @@ int cmd_merge(int argc, char **argv)
     int rc = 0;
     if (!dirs)
         return cli_fail(ERR_NOMEM, "out of memory");
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
+    bool json = false, quiet = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_merge_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD) {
+            rc = cli_next_exit(id);
             goto done;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            rc = cli_usage_error(VERB, "unknown option '%s'", argv[i]);
-            goto done;
-        } else {
-            dirs[n++] = argv[i];
         }
+        if (id == CLI_ID_OUTPUT)
+            out = p.arg;
+        else if (id == CLI_ID_JSON)
+            json = true;
+        else if (id == CLI_ID_QUIET)
+            quiet = true;
+        else if (id == CLI_POSITIONAL)
+            dirs[n++] = p.arg;
     }
     if (!out || !n) {
         rc = cli_usage_error(VERB, "need folders to merge and -o DIR");
@@ -62,7 +73,15 @@ int cmd_merge(int argc, char **argv)
         rc = cli_fail(rc, errmsg_text(&e));
         goto done;
     }
-    fprintf(stderr, "acceltrace: merged %zu folders -> %s/results.csv\n", n, out);
+    if (json) {
+        json_t *in = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(in, json_string(dirs[i]));
+        rc = cli_print_json(json_pack("{s:I,s:o,s:s,s:s+}", "merged", (json_int_t)n, "inputs",
+                                      in, "output", out, "results", out, "/results.csv"));
+    } else if (!quiet) {
+        fprintf(stderr, "acceltrace: merged %zu folders -> %s/results.csv\n", n, out);
+    }
 done:
     mem_free(dirs);
     return rc;

@@ -1,6 +1,6 @@
 /*
  * cmd_model_kura: `acceltrace model kura`: the SA-Kura analytic, power/area/energy and
- * DMA/system models (specs/kura.md sections 8.1, 8.3, 8.4) evaluated without a trace.
+ * DMA/system models (docs/models.md#kura) evaluated without a trace.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,41 +23,81 @@
 #define MODES "--grid, --fit, --optimal-width, --budget, --calibrate-activity, --plots"
 #define MAX_SHAPES 64
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace model kura MODE [options]\n"
-          "\n"
-          "SA-Kura drift coprocessor models (specs/kura.md section 8; docs/models.md).\n"
-          "\n"
-          "modes (one per run):\n"
-          "  --grid               per shape: tiles, cycles/step, T_px, c_px, E_px (eq. 11, fit4),\n"
-          "                       E_px,eff, area (eq. 13), system-level time and energy (8.4);\n"
-          "                       CSV on stdout, best system-level shape on the last line\n"
-          "  --fit POINTS.csv     least squares for eq. 10/11/13 coefficients; columns n_h, n_w\n"
-          "                       and one of e_px_pj, p_mw, area_um2\n"
-          "  --optimal-width      N_w*(N_h) by eq. 12 for each N_h of --shapes\n"
-          "  --budget MM2         lowest-E_px shape with area <= MM2 (SoC shell included)\n"
-          "  --calibrate-activity FILE.atr\n"
-          "                       alpha_cal = toggles/bits over every reverse step at H20W5\n"
-          "                       (spec 8.5; another shape with --shape NhxNw)\n"
-          "  --plots DIR          section 9 figures (PNG via gnuplot, CSV beside each): E_px\n"
-          "                       heatmap + N_w*, area vs E_px, cycles vs shape, c_px,eff;\n"
-          "                       with --trace also drift error, activity and phase maps\n"
-          "\n"
-          "options:\n"
-          "  --size HxW           image size (default 96x96)\n"
-          "  --shapes LO:HI:STEP  shape values for N_h and N_w, or a list 5,10,20 (default 5:25:5)\n"
-          "  --coeffs FILE.json   coefficient table (default: the shipped values of\n"
-          "                       configs/kura_energy.json)\n"
-          "  --power fit4|table1  power set for E_px in --grid/--budget/--optimal-width (fit4)\n"
-          "  --t-txn N            DMA cycles per transaction (default from the table, 16)\n"
-          "  --calibrate-dma      re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles\n"
-          "  --trace FILE.atr     kura trace for --plots (its size replaces --size)\n"
-          "  --plot-shapes LIST   shapes of the activity plot (default 20x5,10x10,25x20)\n"
-          "  --every K            phase map of every K-th reverse step (default 10)\n"
-          "  -h, --help           this help\n",
-          f);
-}
+enum {
+    OPT_GRID = 1,
+    OPT_FIT,
+    OPT_OPTIMAL_WIDTH,
+    OPT_BUDGET,
+    OPT_CALIBRATE_ACTIVITY,
+    OPT_PLOTS,
+    OPT_SIZE,
+    OPT_SHAPES,
+    OPT_COEFFS,
+    OPT_POWER,
+    OPT_T_TXN,
+    OPT_CALIBRATE_DMA,
+    OPT_TRACE,
+    OPT_PLOT_SHAPES,
+    OPT_EVERY,
+    OPT_SHAPE,
+};
+
+static const struct cli_opt opts[] = {
+    {OPT_GRID, "grid", 0, CLI_ARG_NONE, NULL,
+     "mode: per shape: tiles, cycles/step, T_px, c_px, E_px (eq. 11,\nfit4), E_px,eff, area (eq. "
+     "13), system-level time and energy;\nCSV on stdout, best system-level shape on the last line",
+     0},
+    {OPT_FIT, "fit", 0, CLI_ARG_STRING, "POINTS.csv",
+     "mode: least squares for eq. 10/11/13 coefficients; columns\nn_h, n_w and one of e_px_pj, "
+     "p_mw, area_um2",
+     0},
+    {OPT_OPTIMAL_WIDTH, "optimal-width", 0, CLI_ARG_NONE, NULL,
+     "mode: N_w*(N_h) by eq. 12 for each N_h of --shapes", 0},
+    {OPT_BUDGET, "budget", 0, CLI_ARG_STRING, "MM2",
+     "mode: lowest-E_px shape with area <= MM2 (SoC shell included)", 0},
+    {OPT_CALIBRATE_ACTIVITY, "calibrate-activity", 0, CLI_ARG_STRING, "FILE.atr",
+     "mode: alpha_cal = toggles/bits over every reverse step at\nH20W5 (another shape with "
+     "--shape NhxNw)",
+     0},
+    {OPT_PLOTS, "plots", 0, CLI_ARG_STRING, "DIR",
+     "mode: the figures (PNG via gnuplot, CSV beside each): E_px\nheatmap + N_w*, area vs E_px, "
+     "cycles vs shape, c_px,eff;\nwith --trace also drift error, activity and phase maps",
+     0},
+    {OPT_SIZE, "size", 0, CLI_ARG_STRING, "HxW", "image size (default 96x96)", 0},
+    {OPT_SHAPES, "shapes", 0, CLI_ARG_STRING, "LO:HI:STEP",
+     "shape values for N_h and N_w, or a list 5,10,20 (default\n5:25:5)", 0},
+    {OPT_COEFFS, "coeffs", 0, CLI_ARG_STRING, "FILE.json",
+     "coefficient table (default: the shipped values of\nconfigs/kura_energy.json)", 0},
+    {OPT_POWER, "power", 0, CLI_ARG_STRING, "fit4|table1",
+     "power set for E_px in --grid/--budget/--optimal-width (fit4)", 0},
+    {OPT_T_TXN, "t-txn", 0, CLI_ARG_STRING, "N", "DMA cycles per transaction (default from the table, 16)",
+     0},
+    {OPT_CALIBRATE_DMA, "calibrate-dma", 0, CLI_ARG_NONE, NULL,
+     "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles", 0},
+    {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr", "kura trace for --plots (its size replaces --size)",
+     0},
+    {OPT_PLOT_SHAPES, "plot-shapes", 0, CLI_ARG_STRING, "LIST",
+     "shapes of the activity plot (default 20x5,10x10,25x20)", 0},
+    {OPT_EVERY, "every", 0, CLI_ARG_STRING, "K", "phase map of every K-th reverse step (default 10)",
+     0},
+    {OPT_SHAPE, "shape", 0, CLI_ARG_STRING, "NhxNw", "shape of --calibrate-activity (default 20x5)",
+     0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL, "the mode's results as one JSON document on stdout",
+     0},
+    CLI_OPT_QUIET,
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_model_kura_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace model kura MODE [options]\n"
+             "\n"
+             "SA-Kura drift coprocessor models (docs/models.md#kura): one mode per run, one of\n"
+             MODES ".\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 /* Parses "lo:hi:step" or "a,b,c" into at most MAX_SHAPES positive values. */
 static bool parse_values(const char *s, int *v, size_t *n)
@@ -93,11 +133,13 @@ static bool parse_values(const char *s, int *v, size_t *n)
 }
 
 static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int h, int w,
-                   const int *vals, size_t nv)
+                   const int *vals, size_t nv, bool json)
 {
     struct kura_sys best = {0};
     int have_best = 0;
-    printf("shape,n_h,n_w,tiles,c_tile,cycles_step,step_us,t_px_mpx_s,c_px,c_px_eff,"
+    json_t *rows = json ? json_array() : NULL;
+    if (!json)
+        printf("shape,n_h,n_w,tiles,c_tile,cycles_step,step_us,t_px_mpx_s,c_px,c_px_eff,"
            "utilization,p_mw,e_px_pj,e_px_eff_pj,area_mm2,sys_cycles,sys_us,sys_p_mw,"
            "sys_e_px_nj\n");
     for (size_t i = 0; i < nv; i++)
@@ -111,17 +153,38 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
             double epx = kura_epx_pj(p, nh, nw, e->f_hz);
             /* E_px,eff = P·cycles_step/(f·H·W) (spec 8.3) */
             double eff = 1e9 * pm * (double)an.cycles_step / (e->f_hz * (double)h * w);
-            printf("H%dW%d,%d,%d,%lld,%lld,%lld,%.3f,%.4f,%.6f,%.6f,%.6f,%.4f,%.3f,%.3f,%.6f,"
-                   "%.1f,%.3f,%.4f,%.4f\n",
-                   nh, nw, nh, nw, (long long)an.n_tiles, (long long)an.c_tile,
-                   (long long)an.cycles_step, an.step_us, an.t_px / 1e6, an.c_px, an.c_px_eff,
-                   an.utilization, pm, epx, eff, sy.area_um2 / 1e6, sy.cycles_sys, sy.t_us,
-                   sy.p_mw, sy.e_px_nj);
+            if (json)
+                json_array_append_new(
+                    rows,
+                    json_pack("{s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+                              "s:f,s:f}",
+                              "n_h", nh, "n_w", nw, "tiles", (json_int_t)an.n_tiles, "c_tile",
+                              (json_int_t)an.c_tile, "cycles_step", (json_int_t)an.cycles_step,
+                              "step_us", an.step_us, "t_px_mpx_s", an.t_px / 1e6, "c_px", an.c_px,
+                              "c_px_eff", an.c_px_eff, "utilization", an.utilization, "p_mw", pm,
+                              "e_px_pj", epx, "e_px_eff_pj", eff, "area_mm2", sy.area_um2 / 1e6,
+                              "sys_cycles", sy.cycles_sys, "sys_us", sy.t_us, "sys_p_mw", sy.p_mw,
+                              "sys_e_px_nj", sy.e_px_nj));
+            else
+                printf("H%dW%d,%d,%d,%lld,%lld,%lld,%.3f,%.4f,%.6f,%.6f,%.6f,%.4f,%.3f,%.3f,%.6f,"
+                       "%.1f,%.3f,%.4f,%.4f\n",
+                       nh, nw, nh, nw, (long long)an.n_tiles, (long long)an.c_tile,
+                       (long long)an.cycles_step, an.step_us, an.t_px / 1e6, an.c_px, an.c_px_eff,
+                       an.utilization, pm, epx, eff, sy.area_um2 / 1e6, sy.cycles_sys, sy.t_us,
+                       sy.p_mw, sy.e_px_nj);
             if (!have_best || sy.e_px_nj < best.e_px_nj) {
                 best = sy;
                 have_best = 1;
             }
         }
+    if (json) {
+        json_t *j = json_pack("{s:s,s:o}", "mode", "grid", "rows", rows);
+        if (have_best)
+            json_object_set_new(j, "best", json_pack("{s:i,s:i,s:f,s:f}", "n_h", best.n_h, "n_w",
+                                                     best.n_w, "sys_us", best.t_us, "sys_e_px_nj",
+                                                     best.e_px_nj));
+        return cli_print_json(j);
+    }
     if (have_best) {
         printf("# best system-level: H%dW%d %.3f us %.4f nJ/px", best.n_h, best.n_w, best.t_us,
                best.e_px_nj);
@@ -251,7 +314,7 @@ done:
     return rc;
 }
 
-static int do_fit(const struct kura_energy *e, const char *path)
+static int do_fit(const struct kura_energy *e, const char *path, bool json)
 {
     struct kura_fit_point *pts = NULL;
     size_t n = 0;
@@ -274,6 +337,18 @@ static int do_fit(const struct kura_energy *e, const char *path)
         rc = cli_fail(rc, msg);
         goto done;
     }
+    if (json) {
+        json_t *r = json_object();
+        for (size_t i = 0; i < n; i++) {
+            char k[32];
+            snprintf(k, sizeof k, "H%dW%d", pts[i].n_h, pts[i].n_w);
+            json_object_set_new(r, k, json_real(res[i]));
+        }
+        rc = cli_print_json(json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:o}", "mode", "fit", "hw",
+                                      fr.c.hw, "w", fr.c.w, "h", fr.c.h, "fixed", fr.c.fixed, "r2",
+                                      fr.r2, "residuals", r));
+        goto done;
+    }
     printf("hw=%.6f\nw=%.6f\nh=%.6f\nfixed=%.6f\nr2=%.9f\n", fr.c.hw, fr.c.w, fr.c.h, fr.c.fixed,
            fr.r2);
     for (size_t i = 0; i < n; i++)
@@ -285,7 +360,7 @@ done:
 }
 
 static int do_plots(const struct kura_energy *e, const char *dir, const char *trace,
-                    const char *shapes, int every, int h, int w)
+                    const char *shapes, int every, int h, int w, bool json)
 {
     int hs[16], ws[16], n = 0;
     char buf[256];
@@ -307,6 +382,9 @@ static int do_plots(const struct kura_energy *e, const char *dir, const char *tr
         cli_warn("some plots were not rendered: %s", errmsg_text(&em));
     else if (!rendered || !r2)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", dir);
+    if (json)
+        return cli_print_json(json_pack("{s:s,s:s,s:b}", "mode", "plots", "output", dir,
+                                        "rendered", rendered && r2));
     printf("wrote %s\n", dir);
     return 0;
 }
@@ -321,179 +399,221 @@ static bool word_in(const char *list, const char *w)
     return false;
 }
 
-int cmd_model_kura(int argc, char **argv);
-int cmd_model_kura(int argc, char **argv)
-{
-    struct kura_energy e;
-    struct errmsg em = {0};
-    int h = 96, w = 96;
+/* What the command line of model kura asks for. */
+struct kura_args {
+    int h, w; /* image size */
     int vals[MAX_SHAPES];
-    size_t nv = 0;
-    const char *mode = NULL, *fit_path = NULL, *coeffs = NULL, *power = "fit4";
-    const char *plot_dir = NULL, *trace = NULL, *plot_shapes = "20x5,10x10,25x20";
-    int64_t every = 10;
-    int cal_h = 20, cal_w = 5;
-    double budget = 0, t_txn = -1;
-    bool calibrate = false;
+    size_t nv;
+    const char *mode, *fit_path, *coeffs, *power, *plot_dir, *trace, *plot_shapes;
+    int64_t every;
+    int cal_h, cal_w;
+    double budget, t_txn;
+    bool calibrate, quiet, json;
     /* options given, so the ones the mode would ignore can be refused */
-    bool g_size = false, g_shapes = false, g_power = false, g_trace = false, g_pshapes = false,
-         g_every = false, g_shape = false;
-    kura_energy_default(&e);
-    parse_values("5:25:5", vals, &nv);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--grid") || !strcmp(a, "--optimal-width")) {
-            if (mode)
+    bool g_size, g_shapes, g_power, g_trace, g_pshapes, g_every, g_shape;
+    char mode_buf[32];
+};
+
+/* Parses and cross-checks the options into a; -1 to go on, else the exit status. */
+static int kura_parse(struct kura_args *a, int argc, char **argv)
+{
+    *a = (struct kura_args){.h = 96,
+                            .w = 96,
+                            .power = "fit4",
+                            .plot_shapes = "20x5,10x10,25x20",
+                            .every = 10,
+                            .cal_h = 20,
+                            .cal_w = 5,
+                            .t_txn = -1};
+    parse_values("5:25:5", a->vals, &a->nv);
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_model_kura_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        const char *next = p.arg;
+        switch (id) {
+        case CLI_HELP:
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case OPT_GRID:
+        case OPT_OPTIMAL_WIDTH:
+        case OPT_FIT:
+        case OPT_BUDGET:
+        case OPT_PLOTS:
+        case OPT_CALIBRATE_ACTIVITY:
+            if (a->mode)
                 return cli_usage_error(VERB, "only one of " MODES);
-            mode = a;
-        } else if (!strcmp(a, "--fit") || !strcmp(a, "--budget")) {
-            if (mode)
-                return cli_usage_error(VERB, "only one of " MODES);
-            if (!next)
-                return cli_usage_error(VERB, "%s needs a value", a);
-            mode = a;
-            if (!strcmp(a, "--fit"))
-                fit_path = next;
-            else if (!cli_parse_f64(next, &budget) || !(budget >= 0) || budget > 1e6)
+            snprintf(a->mode_buf, sizeof a->mode_buf, "--%s", p.opt->name);
+            a->mode = a->mode_buf;
+            if (id == OPT_FIT)
+                a->fit_path = next;
+            else if (id == OPT_PLOTS)
+                a->plot_dir = next;
+            else if (id == OPT_CALIBRATE_ACTIVITY)
+                a->trace = next;
+            else if (id == OPT_BUDGET &&
+                     (!cli_parse_f64(next, &a->budget) || !(a->budget >= 0) || a->budget > 1e6))
                 return cli_usage_error(VERB, "bad --budget '%s' (mm^2)", next);
-            i++;
-        } else if (!strcmp(a, "--plots")) {
-            if (mode)
-                return cli_usage_error(VERB, "only one of " MODES);
-            if (!next)
-                return cli_usage_error(VERB, "--plots needs a folder");
-            mode = a;
-            plot_dir = next;
-            i++;
-        } else if (!strcmp(a, "--calibrate-activity")) {
-            if (mode)
-                return cli_usage_error(VERB, "only one of " MODES);
-            if (!next)
-                return cli_usage_error(VERB, "--calibrate-activity needs a trace");
-            mode = a;
-            trace = next;
-            i++;
-        } else if (!strcmp(a, "--shape")) {
-            if (!next || !cli_parse_shape(next, 4096, &cal_h, &cal_w))
+            break;
+        case OPT_SHAPE:
+            if (!cli_parse_shape(next, 4096, &a->cal_h, &a->cal_w))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw)");
-            g_shape = true;
-            i++;
-        } else if (!strcmp(a, "--trace")) {
-            if (!next)
-                return cli_usage_error(VERB, "--trace needs a file");
-            trace = next;
-            g_trace = true;
-            i++;
-        } else if (!strcmp(a, "--plot-shapes")) {
-            if (!next)
-                return cli_usage_error(VERB, "--plot-shapes needs a list");
-            plot_shapes = next;
-            g_pshapes = true;
-            i++;
-        } else if (!strcmp(a, "--every")) {
-            if (!next || !cli_parse_i64(next, &every) || every < 1 || every > 1000000)
+            a->g_shape = true;
+            break;
+        case OPT_TRACE:
+            a->trace = next;
+            a->g_trace = true;
+            break;
+        case OPT_PLOT_SHAPES:
+            a->plot_shapes = next;
+            a->g_pshapes = true;
+            break;
+        case OPT_EVERY:
+            if (!cli_parse_i64(next, &a->every) || a->every < 1 || a->every > 1000000)
                 return cli_usage_error(VERB, "bad --every");
-            g_every = true;
-            i++;
-        } else if (!strcmp(a, "--size")) {
-            if (!next || !cli_parse_shape(next, 1000000, &h, &w))
+            a->g_every = true;
+            break;
+        case OPT_SIZE:
+            if (!cli_parse_shape(next, 1000000, &a->h, &a->w))
                 return cli_usage_error(VERB, "bad --size (want HxW, e.g. 96x96)");
-            g_size = true;
-            i++;
-        } else if (!strcmp(a, "--shapes")) {
-            if (!next || !parse_values(next, vals, &nv))
+            a->g_size = true;
+            break;
+        case OPT_SHAPES:
+            if (!parse_values(next, a->vals, &a->nv))
                 return cli_usage_error(VERB, "bad --shapes (want LO:HI:STEP or a,b,c)");
-            g_shapes = true;
-            i++;
-        } else if (!strcmp(a, "--coeffs")) {
-            if (!next)
-                return cli_usage_error(VERB, "--coeffs needs a file");
-            coeffs = next;
-            i++;
-        } else if (!strcmp(a, "--power")) {
-            if (!next || (strcmp(next, "fit4") && strcmp(next, "table1")))
+            a->g_shapes = true;
+            break;
+        case OPT_COEFFS:
+            a->coeffs = next;
+            break;
+        case OPT_POWER:
+            if (strcmp(next, "fit4") && strcmp(next, "table1"))
                 return cli_usage_error(VERB, "--power must be fit4 or table1");
-            power = next;
-            g_power = true;
-            i++;
-        } else if (!strcmp(a, "--t-txn")) {
-            if (!next || !cli_parse_f64(next, &t_txn) || t_txn < 0 || t_txn > 1e6)
+            a->power = next;
+            a->g_power = true;
+            break;
+        case OPT_T_TXN:
+            if (!cli_parse_f64(next, &a->t_txn) || a->t_txn < 0 || a->t_txn > 1e6)
                 return cli_usage_error(VERB, "bad --t-txn");
-            i++;
-        } else if (!strcmp(a, "--calibrate-dma")) {
-            calibrate = true;
-        } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
+            break;
+        case OPT_CALIBRATE_DMA:
+            a->calibrate = true;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
+        case CLI_ID_QUIET:
+            a->quiet = true;
+            break;
+        case CLI_ID_ALLOW_PARTIAL:
+            cli_trace_option("--allow-partial");
+            break;
+        case CLI_POSITIONAL:
+            return cli_usage_error(VERB, "unexpected argument '%s'", next);
+        default:
+            break;
         }
     }
-    if (!mode)
+    if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
-    /* an option the mode never reads would be silently ignored (issue 17): refuse it */
+    /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */
     const struct {
         bool given;
         const char *opt, *modes;
     } only[] = {
-        {g_size, "--size", "--grid --plots"},
-        {g_shapes, "--shapes", "--grid --optimal-width --budget"},
-        {g_power, "--power", "--grid --optimal-width --budget"},
-        {g_trace, "--trace", "--plots"},
-        {g_pshapes, "--plot-shapes", "--plots"},
-        {g_every, "--every", "--plots"},
-        {g_shape, "--shape", "--calibrate-activity"},
+        {a->g_size, "--size", "--grid --plots"},
+        {a->g_shapes, "--shapes", "--grid --optimal-width --budget"},
+        {a->g_power, "--power", "--grid --optimal-width --budget"},
+        {a->g_trace, "--trace", "--plots"},
+        {a->g_pshapes, "--plot-shapes", "--plots"},
+        {a->g_every, "--every", "--plots"},
+        {a->g_shape, "--shape", "--calibrate-activity"},
     };
     for (size_t k = 0; k < sizeof only / sizeof only[0]; k++)
-        if (only[k].given && !word_in(only[k].modes, mode))
+        if (only[k].given && !word_in(only[k].modes, a->mode))
             return cli_usage_error(VERB, "%s does not apply to %s (only to %s)", only[k].opt,
-                                   mode, only[k].modes);
-    if ((coeffs || t_txn >= 0 || calibrate) && !strcmp(mode, "--calibrate-activity"))
-        return cli_usage_error(VERB, "%s does not apply to --calibrate-activity (it reads "
+                                   a->mode, only[k].modes);
+    if ((a->coeffs || a->t_txn >= 0 || a->calibrate) && !strcmp(a->mode, "--calibrate-activity"))
+        return cli_usage_error(VERB,
+                               "%s does not apply to --calibrate-activity (it reads "
                                "toggles from the trace, no energy table)",
-                               coeffs ? "--coeffs" : t_txn >= 0 ? "--t-txn" : "--calibrate-dma");
-    if ((g_pshapes || g_every) && !trace)
+                               a->coeffs       ? "--coeffs"
+                               : a->t_txn >= 0 ? "--t-txn"
+                                               : "--calibrate-dma");
+    if ((a->g_pshapes || a->g_every) && !a->trace)
         return cli_usage_error(VERB, "%s draws the trace views: it needs --trace",
-                               g_pshapes ? "--plot-shapes" : "--every");
-    if (coeffs) {
-        int rc = kura_energy_load(&e, coeffs, &em);
+                               a->g_pshapes ? "--plot-shapes" : "--every");
+    return -1;
+}
+
+int cmd_model_kura(int argc, char **argv)
+{
+    struct kura_energy e;
+    struct errmsg em = {0};
+    struct kura_args args;
+    int prc = kura_parse(&args, argc, argv);
+    if (prc >= 0)
+        return prc;
+    kura_energy_default(&e);
+    if (args.coeffs) {
+        int rc = kura_energy_load(&e, args.coeffs, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
     }
-    if (t_txn >= 0)
-        e.t_txn = t_txn;
-    if (calibrate) {
+    if (args.t_txn >= 0)
+        e.t_txn = args.t_txn;
+    if (args.calibrate) {
         int rc = kura_dma_calibrate(&e, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
-        fprintf(stderr, "acceltrace: t_marsh = %.10g cycles/px for t_txn = %g\n", e.t_marsh,
-                e.t_txn);
+        if (!args.quiet)
+            fprintf(stderr, "acceltrace: t_marsh = %.10g cycles/px for t_txn = %g\n", e.t_marsh,
+                    e.t_txn);
     }
-    const struct kura_coeffs *p = !strcmp(power, "fit4") ? &e.power_fit4 : &e.power_table1;
-    if (!strcmp(mode, "--grid"))
-        return do_grid(&e, p, h, w, vals, nv);
-    if (!strcmp(mode, "--fit"))
-        return do_fit(&e, fit_path);
-    if (!strcmp(mode, "--calibrate-activity")) {
+    const struct kura_coeffs *pw = !strcmp(args.power, "fit4") ? &e.power_fit4 : &e.power_table1;
+    if (!strcmp(args.mode, "--grid"))
+        return do_grid(&e, pw, args.h, args.w, args.vals, args.nv, args.json);
+    if (!strcmp(args.mode, "--fit"))
+        return do_fit(&e, args.fit_path, args.json);
+    if (!strcmp(args.mode, "--calibrate-activity")) {
         double alpha;
         uint64_t steps;
-        int rc = kura_activity_calibrate(trace, cal_h, cal_w, &alpha, &steps, &em);
+        int rc = kura_activity_calibrate(args.trace, args.cal_h, args.cal_w, &alpha, &steps, &em);
         if (rc)
             return cli_fail(rc, errmsg_text(&em));
-        printf("shape=H%dW%d\nsteps=%llu\nalpha_cal=%.9f\n", cal_h, cal_w,
+        if (args.json)
+            return cli_print_json(json_pack("{s:s,s:i,s:i,s:I,s:f}", "mode", "calibrate-activity",
+                                            "n_h", args.cal_h, "n_w", args.cal_w, "steps",
+                                            (json_int_t)steps, "alpha_cal", alpha));
+        printf("shape=H%dW%d\nsteps=%llu\nalpha_cal=%.9f\n", args.cal_h, args.cal_w,
                (unsigned long long)steps, alpha);
         return 0;
     }
-    if (!strcmp(mode, "--plots"))
-        return do_plots(&e, plot_dir, trace, plot_shapes, (int)every, h, w);
-    if (!strcmp(mode, "--optimal-width")) {
-        for (size_t i = 0; i < nv; i++)
-            printf("nw_opt.H%d=%.2f\n", vals[i], kura_nw_opt(p, vals[i])); /* eq. 12 */
-        return 0;
+    if (!strcmp(args.mode, "--plots"))
+        return do_plots(&e, args.plot_dir, args.trace, args.plot_shapes, (int)args.every, args.h,
+                        args.w, args.json);
+    if (!strcmp(args.mode, "--optimal-width")) {
+        json_t *o = args.json ? json_object() : NULL;
+        for (size_t i = 0; i < args.nv; i++) {
+            char k[32];
+            snprintf(k, sizeof k, "H%d", args.vals[i]);
+            if (args.json)
+                json_object_set_new(o, k, json_real(kura_nw_opt(pw, args.vals[i])));
+            else
+                printf("nw_opt.%s=%.2f\n", k, kura_nw_opt(pw, args.vals[i])); /* eq. 12 */
+        }
+        return args.json
+                   ? cli_print_json(json_pack("{s:s,s:o}", "mode", "optimal-width", "nw_opt", o))
+                   : 0;
     }
     struct kura_budget_result br;
-    kura_budget(p, &e.area_table1, e.f_hz, budget * 1e6, vals, nv, vals, nv, &br);
+    kura_budget(pw, &e.area_table1, e.f_hz, args.budget * 1e6, args.vals, args.nv, args.vals,
+                args.nv, &br);
+    if (args.json && !br.found)
+        return cli_print_json(json_pack("{s:s,s:n}", "mode", "budget", "best"));
+    if (args.json)
+        return cli_print_json(json_pack("{s:s,s:{s:i,s:i,s:f,s:f}}", "mode", "budget", "best",
+                                        "n_h", br.n_h, "n_w", br.n_w, "e_px_pj", br.e_px_pj,
+                                        "area_mm2", br.area_um2 / 1e6));
     if (!br.found) {
         printf("best=none\n");
         return 0;

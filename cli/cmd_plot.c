@@ -38,20 +38,37 @@ static const struct model_plot model_plots[] = {
     {NULL, NULL},
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
-          "\n"
-          "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
-          "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
-          "config key --x (default: the first swept numeric key), one series per value of\n"
-          "the other swept keys and labels. --where keeps only the rows whose config key or\n"
-          "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
-          "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
-          "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
-          "are still written with a warning.\n",
-          f);
-}
+enum { OPT_X = 1, OPT_Y, OPT_WHERE };
+
+static const struct cli_opt opts[] = {
+    {OPT_X, "x", 0, CLI_ARG_STRING, "KEY", "x axis: a swept config key (default: the first numeric)",
+     0},
+    {OPT_Y, "y", 0, CLI_ARG_STRING, "NAME", "a count or metric to plot (default: all)",
+     CLI_OPT_REPEATABLE},
+    {OPT_WHERE, "where", 0, CLI_ARG_STRING, "KEY=VALUE", "keep only the rows where KEY is VALUE",
+     CLI_OPT_REPEATABLE},
+    CLI_OPT_OUTPUT("DIR", "the figures' folder (required; created)"),
+    CLI_OPT_MEM_LIMIT("memory the kept rows may take (default 8GiB)"),
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_plot_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
+             "\n"
+             "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
+             "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
+             "config key --x (default: the first swept numeric key), one series per value of\n"
+             "the other swept keys and labels. --where keeps only the rows whose config key or\n"
+             "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
+             "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
+             "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
+             "are still written with a warning.\n",
+    .opts = opts,
+    .positional = "DIR",
+};
 
 static bool warned_gnuplot;
 
@@ -352,41 +369,46 @@ static bool where_keep(const json_t *row, void *ctx)
     return true;
 }
 
-int cmd_plot(int argc, char **argv);
 int cmd_plot(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *xkey = NULL;
     const char *ys[MAX_Y], *where[MAX_Y];
     size_t n_ys = 0, n_where = 0;
     uint64_t mem_limit = PLOT_DEFAULT_MEM_LIMIT;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--x") && i + 1 < argc) {
-            xkey = argv[++i];
-        } else if (!strcmp(argv[i], "--y") && i + 1 < argc) {
+    bool json = false, quiet = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_plot_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP:
+        case CLI_BAD: return cli_next_exit(id);
+        case CLI_ID_OUTPUT: out = p.arg; break;
+        case OPT_X: xkey = p.arg; break;
+        case OPT_Y:
             if (n_ys == MAX_Y)
                 return cli_usage_error(VERB, "more than %d --y", MAX_Y);
-            ys[n_ys++] = argv[++i];
-        } else if (!strcmp(argv[i], "--where") && i + 1 < argc) {
+            ys[n_ys++] = p.arg;
+            break;
+        case OPT_WHERE:
             if (n_where == MAX_Y)
                 return cli_usage_error(VERB, "more than %d --where", MAX_Y);
-            if (!strchr(argv[i + 1], '=') || argv[i + 1][0] == '=')
-                return cli_usage_error(VERB, "--where wants KEY=VALUE, not '%s'", argv[i + 1]);
-            where[n_where++] = argv[++i];
-        } else if (!strcmp(argv[i], "--mem-limit") && i + 1 < argc) {
-            if (mem_parse_size(argv[++i], &mem_limit) || !mem_limit)
-                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size such as 4GiB)",
-                                       argv[i]);
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error(VERB, "more than one results folder ('%s')", argv[i]);
+            if (!strchr(p.arg, '=') || p.arg[0] == '=')
+                return cli_usage_error(VERB, "--where wants KEY=VALUE, not '%s'", p.arg);
+            where[n_where++] = p.arg;
+            break;
+        case CLI_ID_MEM_LIMIT:
+            if (!p.u64)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size such as 4GiB)", p.arg);
+            mem_limit = p.u64;
+            break;
+        case CLI_ID_JSON: json = true; break;
+        case CLI_ID_QUIET: quiet = true; break;
+        case CLI_POSITIONAL:
+            if (in)
+                return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
+            in = p.arg;
+            break;
+        default: break;
         }
     }
     if (!in || !out)
@@ -425,7 +447,11 @@ int cmd_plot(int argc, char **argv)
         if (model && !strcmp(mp->model, model))
             rc = mp->fn(in, out);
     json_decref(rows);
-    if (!rc)
+    if (!rc && json)
+        rc = cli_print_json(
+            json_pack("{s:s,s:s,s:i,s:b}", "results", in, "output", out, "png", n_png, "rendered",
+                      n_png > 0));
+    else if (!rc && !quiet)
         fprintf(stderr, "acceltrace: plots of '%s' -> %s (%d png)\n", in, out, n_png);
     return rc;
 }

@@ -9,39 +9,43 @@
 #include "common/mem.h"
 #include "traces/trace_recover.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: acceltrace recover FILE.atr.partial [-o FILE.atr]\n\n"
-               "copies every complete, intact frame of a trace whose writer was killed (or of\n"
-               "any trace with an intact header frame) into a new, valid trace with a fresh\n"
-               "index; the copy stops at the first incomplete or damaged frame\n\n"
-               "options:\n"
-               "  -o, --output FILE  the trace to write (default: the input without '.partial');\n"
-               "                     written as FILE.recovering, then renamed; exit 2 when the\n"
-               "                     input is FILE or FILE.recovering\n"
-               "  -h, --help         this text\n");
-}
+static const struct cli_opt opts[] = {
+    CLI_OPT_OUTPUT("FILE", "the trace to write (default: the input without '.partial');\n"
+                           "written as FILE.recovering, then renamed; exit 2 when the\n"
+                           "input is FILE or FILE.recovering"),
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
 
-int cmd_recover(int argc, char **argv);
+const struct cli_spec cmd_recover_spec = {
+    .verb = "recover",
+    .usage = "usage: acceltrace recover FILE.atr.partial [-o FILE.atr]\n\n"
+             "copies every complete, intact frame of a trace whose writer was killed (or of\n"
+             "any trace with an intact header frame) into a new, valid trace with a fresh\n"
+             "index; the copy stops at the first incomplete or damaged frame\n",
+    .opts = opts,
+    .positional = "FILE",
+};
+
 int cmd_recover(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("recover", "%s needs a file name", a);
-            out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("recover", "unknown option '%s'", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return cli_usage_error("recover", "more than one input file");
-        }
+    bool json = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_recover_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_ID_OUTPUT) {
+            out = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_POSITIONAL) {
+            if (in)
+                return cli_usage_error("recover", "more than one input file");
+            in = p.arg;
+        } /* -q: the summary is the result; recover prints no progress */
     }
     if (!in)
         return cli_usage_error("recover", "no input file given");
@@ -64,6 +68,14 @@ int cmd_recover(int argc, char **argv)
     if (rc) {
         mem_free(def);
         return cli_fail(rc, errmsg_text(&e));
+    }
+    if (json) {
+        rc = cli_print_json(json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "input", in, "output", out,
+                                      "frames", (json_int_t)res.frames, "kept_bytes",
+                                      (json_int_t)res.kept_bytes, "dropped_bytes",
+                                      (json_int_t)res.dropped_bytes, "stopped_at", res.stop));
+        mem_free(def);
+        return rc;
     }
     printf("recovered %llu frames into %s (%llu bytes kept, %llu dropped; stopped at: %s)\n",
            (unsigned long long)res.frames, out, (unsigned long long)res.kept_bytes,

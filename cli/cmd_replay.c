@@ -1,6 +1,6 @@
 /*
  * cmd_replay: `acceltrace replay FILE.atr --hw CONFIG.json [--sweep GRID.json] [-j N]
- * [--shard I/N] [--energy E.json] -o DIR` (DESIGN.md section 5): replays a trace against
+ * [--shard I/N] [--energy E.json] -o DIR` (README.md, replay): replays a trace against
  * one config or a sweep in one pass and writes DIR/results.csv and DIR/results.jsonl.
  */
 #include <stdio.h>
@@ -17,52 +17,89 @@
 
 #define VERB "replay"
 
-static void usage(FILE *f)
+enum {
+    OPT_HW = 1,
+    OPT_MODEL,
+    OPT_SWEEP,
+    OPT_ENERGY,
+    OPT_SHARD,
+    OPT_BATCH,
+    OPT_CKPT_EVERY,
+    OPT_CKPT_RECORDS,
+    OPT_GROUP_RECORDS,
+    OPT_TIME_LIMIT,
+    OPT_DRY_RUN,
+};
+
+static const struct cli_opt opts[] = {
+    {OPT_HW, "hw", 0, CLI_ARG_STRING, "CONFIG.json", "base hardware config (its \"model\" picks the model)",
+     0},
+    {OPT_MODEL, "model", 0, CLI_ARG_STRING, "NAME", "use NAME's defaults when no --hw is given", 0},
+    {OPT_SWEEP, "sweep", 0, CLI_ARG_STRING, "GRID.json",
+     "grid of values per key (lists, {\"range\": [a, b, step]},\n{\"zip\": {...}}); the "
+     "cartesian product is replayed",
+     0},
+    {OPT_ENERGY, "energy", 0, CLI_ARG_STRING, "E.json",
+     "energy table applied to the activity counts of every row", 0},
+    CLI_OPT_THREADS("model instances split over N threads (default: CPUs)"),
+    {OPT_SHARD, "shard", 0, CLI_ARG_STRING, "I/N", "replay only the I-th of N slices of the sweep",
+     0},
+    {OPT_BATCH, "batch", 0, CLI_ARG_INT, "N",
+     "at most N model instances per pass over the trace (default:\nas many as --mem-limit "
+     "holds; all, one pass, when they fit)",
+     0},
+    CLI_OPT_OUTPUT("DIR", "results folder (created)"),
+    {OPT_CKPT_EVERY, "checkpoint-every", 0, CLI_ARG_DOUBLE, "S",
+     "save the models' state to DIR/replay.ckpt every S seconds\n(default 0.25; 0 = never), so "
+     "a killed replay resumes there",
+     0},
+    {OPT_CKPT_RECORDS, "checkpoint-records", 0, CLI_ARG_INT, "N", "also save every N records", 0},
+    {OPT_GROUP_RECORDS, "group-records", 0, CLI_ARG_INT, "N",
+     "records decoded per group (default 64); checkpoints fall\nbetween groups", 0},
+    {OPT_TIME_LIMIT, "time-limit", 0, CLI_ARG_DOUBLE, "S",
+     "stop at the first checkpoint after S seconds (exit 1); a\nrerun continues from it", 0},
+    CLI_OPT_MEM_LIMIT("refuse to start when the estimated memory is above SIZE\n(default 8GiB; "
+                      "units B, KB..TB, K..T, KiB..TiB); the default\nbatch is sized to fit it"),
+    {OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL,
+     "print the configs (count, hashes), passes, estimated memory\nand time (from the first "
+     "records), and exit writing nothing",
+     0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "the summary of the run as one JSON object on stdout", 0},
+    {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL,
+     "no progress on stderr (warnings are still printed)", 0},
+    {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL,
+     "replay a damaged trace (no or inconsistent index) with a\nwarning instead of refusing it "
+     "(exit 3)",
+     0},
+    CLI_OPT_END,
+};
+
+/* The models, after the options. */
+static void list_models(FILE *f)
 {
-    fputs("usage: acceltrace replay FILE.atr --hw CONFIG.json [--sweep GRID.json] [options] "
-          "-o DIR\n"
-          "\n"
-          "Replays a trace against a hardware config, or every config of a sweep grid, reading\n"
-          "the trace once. Rows go to DIR/results.csv and DIR/results.jsonl keyed by (trace\n"
-          "hash, config hash); a rerun into the same DIR skips configs already there.\n"
-          "DIR is locked while replay runs (a second writer exits 2) and DIR/manifest.json\n"
-          "records the trace, config, grid, energy table, shard and version: a rerun with any\n"
-          "of them changed exits 2 naming it, and resume warns about the rows it drops.\n"
-          "\n"
-          "options:\n"
-          "  --hw CONFIG.json    base hardware config (its \"model\" picks the model)\n"
-          "  --model NAME        use NAME's defaults when no --hw is given\n"
-          "  --sweep GRID.json   grid of values per key (lists, {\"range\": [a, b, step]},\n"
-          "                      {\"zip\": {...}}); the cartesian product is replayed\n"
-          "  --energy E.json     energy table applied to the activity counts of every row\n"
-          "  -j, --threads N     model instances split over N threads (default: CPUs)\n"
-          "  --shard I/N         replay only the I-th of N slices of the sweep\n"
-          "  --batch N           at most N model instances per pass over the trace (default:\n"
-          "                      as many as --mem-limit holds; all, one pass, when they fit)\n"
-          "  -o DIR              results folder (created)\n"
-          "  --checkpoint-every S  save the models' state to DIR/replay.ckpt every S seconds\n"
-          "                      (default 0.25; 0 = never), so a killed replay resumes there\n"
-          "  --checkpoint-records N  also save every N records\n"
-          "  --group-records N   records decoded per group (default 64); checkpoints fall\n"
-          "                      between groups\n"
-          "  --time-limit S      stop at the first checkpoint after S seconds (exit 1); a\n"
-          "                      rerun continues from it\n"
-          "  --mem-limit SIZE    refuse to start when the estimated memory is above SIZE\n"
-          "                      (default 8GiB; units B, KB..TB, K..T, KiB..TiB); the default\n"
-          "                      batch is sized to fit it\n"
-          "  --dry-run           print the configs (count, hashes), passes, estimated memory\n"
-          "                      and time (from the first records), and exit writing nothing\n"
-          "  -q                  no progress on stderr (warnings are still printed)\n"
-          "  --allow-partial     replay a damaged trace (no or inconsistent index) with a\n"
-          "                      warning instead of refusing it (exit 3)\n"
-          "  -h, --help          this help\n"
-          "\nmodels:\n",
-          f);
+    fputs("\nmodels:\n", f);
     for (size_t i = 0; i < model_registry_count(); i++) {
         const struct model_ops *m = model_registry_get(i);
         fprintf(f, "  %-10s %s\n", m->name, m->summary ? m->summary : "");
     }
 }
+
+const struct cli_spec cmd_replay_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace replay FILE.atr --hw CONFIG.json [--sweep GRID.json] [options] "
+             "-o DIR\n"
+             "\n"
+             "Replays a trace against a hardware config, or every config of a sweep grid, reading\n"
+             "the trace once. Rows go to DIR/results.csv and DIR/results.jsonl keyed by (trace\n"
+             "hash, config hash); a rerun into the same DIR skips configs already there.\n"
+             "DIR is locked while replay runs (a second writer exits 2) and DIR/manifest.json\n"
+             "records the trace, config, grid, energy table, shard and version: a rerun with any\n"
+             "of them changed exits 2 naming it, and resume warns about the rows it drops.\n",
+    .opts = opts,
+    .more = list_models,
+    .positional = "FILE",
+};
 
 /* Decimal digits only, at most 1000000: sscanf's %u took signs and wrapped values past
  * 32 bits (4294967297/4294967299 read as 1/3; issue 17). */
@@ -333,90 +370,157 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
     return 0;
 }
 
-int cmd_replay(int argc, char **argv);
-int cmd_replay(int argc, char **argv)
+/* The summary of a finished replay: text on stderr, or --json on stdout. 0 or the exit
+ * status of a failed write. */
+static int replay_summary(const struct engine_stats *st, const char *trace, const char *out,
+                          const char *model, bool json)
 {
-    const char *trace = NULL, *hw = NULL, *grid = NULL, *out = NULL, *energy_path = NULL;
-    const char *model_name = NULL;
-    bool dry_run = false;
+    if (json) {
+        json_t *j = json_pack(
+            "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I,s:b,s:s+}", "trace", trace, "output",
+            out, "model", model, "configs_run", (json_int_t)st->configs_run, "configs_total",
+            (json_int_t)st->configs_total, "configs_skipped", (json_int_t)st->configs_skipped,
+            "passes", (json_int_t)st->passes, "records", (json_int_t)st->records, "bytes_read",
+            (json_int_t)st->bytes_read, "seconds", st->seconds, "resumed_records",
+            (json_int_t)st->resumed_records, "checkpoints", (json_int_t)st->checkpoints, "stopped",
+            st->stopped, "results", out, "/results.csv");
+        return cli_print_json(j);
+    }
+    fprintf(stderr,
+            "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
+            "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
+            st->configs_run, st->configs_total, st->configs_skipped, model, st->passes,
+            (unsigned long long)st->records, (unsigned long long)st->bytes_read, st->seconds, out);
+    if (st->resumed_records)
+        fprintf(stderr, "acceltrace: resumed from checkpoint after %llu records\n",
+                (unsigned long long)st->resumed_records);
+    if (st->checkpoints)
+        fprintf(stderr, "acceltrace: %zu checkpoint(s) written, the last %llu bytes\n",
+                st->checkpoints, (unsigned long long)st->checkpoint_bytes);
+    return 0;
+}
+
+/* What the command line of replay asks for. */
+struct replay_args {
+    const char *trace, *hw, *grid, *out, *energy_path, *model_name;
+    bool dry_run, json;
     struct engine_opts o;
-    engine_opts_default(&o);
-    o.threads = threads_default();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has = i + 1 < argc;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--hw") && has) {
-            hw = argv[++i];
-        } else if (!strcmp(a, "--model") && has) {
-            model_name = argv[++i];
-        } else if (!strcmp(a, "--sweep") && has) {
-            grid = argv[++i];
-        } else if (!strcmp(a, "--energy") && has) {
-            energy_path = argv[++i];
-        } else if ((!strcmp(a, "-j") || !strcmp(a, "--threads")) && has) {
-            int64_t v;
-            if (!cli_parse_i64(argv[++i], &v) || v < 1 || v > 1024)
-                return cli_usage_error(VERB, "bad thread count '%s'", argv[i]);
-            o.threads = (int)v;
-        } else if (!strcmp(a, "--shard") && has) {
-            if (!parse_shard(argv[++i], &o.shard_i, &o.shard_n))
-                return cli_usage_error(VERB, "bad shard '%s' (want I/N with 1 <= I <= N)",
-                                       argv[i]);
-        } else if (!strcmp(a, "--batch") && has) {
-            int64_t v;
-            if (!cli_parse_i64(argv[++i], &v) || v < 1)
-                return cli_usage_error(VERB, "bad batch size '%s'", argv[i]);
-            o.batch_configs = (size_t)v;
-        } else if (!strcmp(a, "--checkpoint-every") && has) {
-            if (!cli_parse_f64(argv[++i], &o.checkpoint_s) || !(o.checkpoint_s >= 0) ||
-                o.checkpoint_s > 1e9)
-                return cli_usage_error(VERB, "bad --checkpoint-every '%s'", argv[i]);
-        } else if (!strcmp(a, "--checkpoint-records") && has) {
-            int64_t v;
-            if (!cli_parse_i64(argv[++i], &v) || v < 1)
-                return cli_usage_error(VERB, "bad --checkpoint-records '%s'", argv[i]);
-            o.checkpoint_records = (uint64_t)v;
-        } else if (!strcmp(a, "--group-records") && has) {
-            int64_t v;
-            if (!cli_parse_i64(argv[++i], &v) || v < 1 || v > 1000000)
-                return cli_usage_error(VERB, "bad --group-records '%s'", argv[i]);
-            o.group_records = (size_t)v;
-        } else if (!strcmp(a, "--time-limit") && has) {
-            if (!cli_parse_f64(argv[++i], &o.stop_after_s) || !(o.stop_after_s >= 0) ||
-                o.stop_after_s > 1e9)
-                return cli_usage_error(VERB, "bad --time-limit '%s'", argv[i]);
-        } else if (!strcmp(a, "--mem-limit") && has) {
-            if (mem_parse_size(argv[++i], &o.mem_limit_bytes) || o.mem_limit_bytes == 0)
-                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", argv[i]);
-        } else if (!strcmp(a, "--dry-run")) {
-            dry_run = true;
-        } else if (!strcmp(a, "-o") && has) {
-            out = argv[++i];
-        } else if (!strcmp(a, "-q")) {
-            o.quiet = true;
+};
+
+/* Parses the options into a; -1 to go on, else the exit status (help printed, usage error). */
+static int replay_parse(struct replay_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    engine_opts_default(&a->o);
+    a->o.threads = threads_default();
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_replay_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        const char *v = p.arg;
+        switch (id) {
+        case CLI_HELP:
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case OPT_HW:
+            a->hw = v;
+            break;
+        case OPT_MODEL:
+            a->model_name = v;
+            break;
+        case OPT_SWEEP:
+            a->grid = v;
+            break;
+        case OPT_ENERGY:
+            a->energy_path = v;
+            break;
+        case CLI_ID_THREADS:
+            if (p.i64 < 1 || p.i64 > 1024)
+                return cli_usage_error(VERB, "bad thread count '%s'", v);
+            a->o.threads = (int)p.i64;
+            break;
+        case OPT_SHARD:
+            if (!parse_shard(v, &a->o.shard_i, &a->o.shard_n))
+                return cli_usage_error(VERB, "bad shard '%s' (want I/N with 1 <= I <= N)", v);
+            break;
+        case OPT_BATCH:
+            if (p.i64 < 1)
+                return cli_usage_error(VERB, "bad batch size '%s'", v);
+            a->o.batch_configs = (size_t)p.i64;
+            break;
+        case OPT_CKPT_EVERY:
+            if (!(p.f64 >= 0) || p.f64 > 1e9)
+                return cli_usage_error(VERB, "bad --checkpoint-every '%s'", v);
+            a->o.checkpoint_s = p.f64;
+            break;
+        case OPT_CKPT_RECORDS:
+            if (p.i64 < 1)
+                return cli_usage_error(VERB, "bad --checkpoint-records '%s'", v);
+            a->o.checkpoint_records = (uint64_t)p.i64;
+            break;
+        case OPT_GROUP_RECORDS:
+            if (p.i64 < 1 || p.i64 > 1000000)
+                return cli_usage_error(VERB, "bad --group-records '%s'", v);
+            a->o.group_records = (size_t)p.i64;
+            break;
+        case OPT_TIME_LIMIT:
+            if (!(p.f64 >= 0) || p.f64 > 1e9)
+                return cli_usage_error(VERB, "bad --time-limit '%s'", v);
+            a->o.stop_after_s = p.f64;
+            break;
+        case CLI_ID_MEM_LIMIT:
+            if (!p.u64)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
+            a->o.mem_limit_bytes = p.u64;
+            break;
+        case OPT_DRY_RUN:
+            a->dry_run = true;
+            break;
+        case CLI_ID_OUTPUT:
+            a->out = v;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
+        case CLI_ID_QUIET:
+            a->o.quiet = true;
             progress_global_quiet = true;
-        } else if (cli_trace_option(a)) {
-            /* --allow-partial: the reader's policy, set process-wide */
-        } else if (a[0] == '-') {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-        } else if (!trace) {
-            trace = a;
-        } else {
-            return cli_usage_error(VERB, "more than one trace ('%s')", a);
+            break;
+        case CLI_ID_ALLOW_PARTIAL:
+            cli_trace_option("--allow-partial");
+            break;
+        case CLI_POSITIONAL:
+            if (a->trace)
+                return cli_usage_error(VERB, "more than one trace ('%s')", v);
+            a->trace = v;
+            break;
+        default:
+            break;
         }
     }
-    if (!trace)
+    if (a->json && a->dry_run)
+        return cli_usage_error(VERB, "--dry-run prints text only: drop --json");
+    if (!a->trace)
         return cli_usage_error(VERB, "no trace given");
-    if (!out && !dry_run)
+    if (!a->out && !a->dry_run)
         return cli_usage_error(VERB, "no results folder given (-o DIR)");
-    if (!hw && !model_name)
+    if (!a->hw && !a->model_name)
         return cli_usage_error(VERB, "no hardware config given (--hw CONFIG.json)");
-    if (o.stop_after_s >= 0 && o.checkpoint_s <= 0 && !o.checkpoint_records)
+    if (a->o.stop_after_s >= 0 && a->o.checkpoint_s <= 0 && !a->o.checkpoint_records)
         return cli_usage_error(VERB, "--time-limit stops at a checkpoint, and "
                                      "--checkpoint-every 0 turns them off");
+    return -1;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    struct replay_args args;
+    int prc = replay_parse(&args, argc, argv);
+    if (prc >= 0)
+        return prc;
+    const char *trace = args.trace, *hw = args.hw, *grid = args.grid, *out = args.out;
+    const char *energy_path = args.energy_path, *model_name = args.model_name;
+    bool dry_run = args.dry_run, json = args.json;
+    struct engine_opts o = args.o;
 
     struct errmsg e = {0};
     struct hw_config *base = NULL;
@@ -515,17 +619,8 @@ int cmd_replay(int argc, char **argv)
         errmsg_set(&e, rc, "cannot close results in '%s'", out);
         goto fail;
     }
-    fprintf(stderr,
-            "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
-            "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
-            st.configs_run, st.configs_total, st.configs_skipped, m->name, st.passes,
-            (unsigned long long)st.records, (unsigned long long)st.bytes_read, st.seconds, out);
-    if (st.resumed_records)
-        fprintf(stderr, "acceltrace: resumed from checkpoint after %llu records\n",
-                (unsigned long long)st.resumed_records);
-    if (st.checkpoints)
-        fprintf(stderr, "acceltrace: %zu checkpoint(s) written, the last %llu bytes\n",
-                st.checkpoints, (unsigned long long)st.checkpoint_bytes);
+    if ((rc = replay_summary(&st, trace, out, m->name, json)))
+        goto done;
     rc = 0;
     if (st.stopped) {
         fprintf(stderr,

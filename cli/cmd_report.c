@@ -10,32 +10,43 @@
 
 #define VERB "report"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace report DIR [--title TEXT]\n"
-          "\n"
-          "Writes DIR/report.md: every figure (*.png) and table (*.csv) under DIR, grouped by\n"
-          "folder, each linked with one line of caption (NAME.caption if present, else the\n"
-          "gnuplot title, else the table's size and columns).\n",
-          f);
-}
+static const struct cli_opt opts[] = {
+    {1, "title", 0, CLI_ARG_STRING, "TEXT", "the report's title (default: acceltrace report)", 0},
+    CLI_OPT_JSON,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
 
-int cmd_report(int argc, char **argv);
+const struct cli_spec cmd_report_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace report DIR [--title TEXT]\n"
+             "\n"
+             "Writes DIR/report.md: every figure (*.png) and table (*.csv) under DIR, grouped by\n"
+             "folder, each linked with one line of caption (NAME.caption if present, else the\n"
+             "gnuplot title, else the table's size and columns).\n",
+    .opts = opts,
+    .positional = "DIR",
+};
+
 int cmd_report(int argc, char **argv)
 {
     const char *dir = NULL, *title = "acceltrace report";
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--title") && i + 1 < argc) {
-            title = argv[++i];
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error(VERB, "unknown option '%s'", argv[i]);
-        } else if (!dir) {
-            dir = argv[i];
-        } else {
-            return cli_usage_error(VERB, "more than one folder ('%s')", argv[i]);
+    bool json = false, quiet = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_report_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == 1) {
+            title = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_QUIET) {
+            quiet = true;
+        } else if (id == CLI_POSITIONAL) {
+            if (dir)
+                return cli_usage_error(VERB, "more than one folder ('%s')", p.arg);
+            dir = p.arg;
         }
     }
     if (!dir)
@@ -45,7 +56,11 @@ int cmd_report(int argc, char **argv)
     int rc = report_write(dir, title, NULL, &st, &e);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
-    fprintf(stderr, "acceltrace: %s/report.md: %zu figures, %zu tables\n", dir, st.figures,
+    if (json)
+        return cli_print_json(json_pack("{s:s+,s:I,s:I}", "report", dir, "/report.md", "figures",
+                                        (json_int_t)st.figures, "tables", (json_int_t)st.tables));
+    if (!quiet)
+        fprintf(stderr, "acceltrace: %s/report.md: %zu figures, %zu tables\n", dir, st.figures,
             st.tables);
     return 0;
 }

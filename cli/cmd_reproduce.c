@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,29 +21,40 @@
 
 #define VERB "reproduce"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace reproduce [disc|salca|kura|all] [--quick] [--threads N] -o DIR\n"
-          "\n"
-          "Runs the headline experiments of the three papers at the papers' own settings\n"
-          "where this machine can, and writes DIR/reproduce.csv and DIR/reproduce.md: one row\n"
-          "per paper number (paper value or range, ours, ratio) with its status and basis:\n"
-          "  predicted     our model, from inputs not fitted to this number\n"
-          "  recomputed    the paper's formula on the paper's inputs (checks arithmetic)\n"
-          "  calibrated    a parameter of ours was solved for it (basis names it)\n"
-          "  input         equals a setting we chose\n"
-          "  not-modelled  nothing of ours computes it (basis says why)\n"
-          "and the acceltrace command that recomputes ours. The condition column says what\n"
-          "differs from the paper (weights, steps, resolution, heads).\n"
-          "\n"
-          "  WORKLOAD      disc, salca, kura or all (default all)\n"
-          "  --quick       smaller captures (tiny DiT, 2 Salca layers x 4 steps): about a\n"
-          "                minute on 2 cores; without it pixart-sigma-xl shapes at 512 px\n"
-          "                (10 steps) and 4 Salca layers x 16 steps, under 20 minutes\n"
-          "  --threads N   capture threads (default: the CPU count)\n"
-          "  -o DIR        output folder: new, empty, or made by an earlier reproduce\n",
-          f);
-}
+enum { OPT_QUICK = 1 };
+
+static const struct cli_opt opts[] = {
+    {OPT_QUICK, "quick", 0, CLI_ARG_NONE, NULL,
+     "smaller captures (tiny DiT, 2 Salca layers x 4 steps): about a\nminute on 2 cores; without "
+     "it pixart-sigma-xl shapes at 512 px\n(10 steps) and 4 Salca layers x 16 steps, under 20 "
+     "minutes",
+     0},
+    CLI_OPT_THREADS("capture threads (default: the CPU count)"),
+    CLI_OPT_OUTPUT("DIR", "output folder: new, empty, or made by an earlier reproduce"),
+    CLI_OPT_QUIET,
+    CLI_OPT_JSON,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_reproduce_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace reproduce [disc|salca|kura|all] [options] -o DIR\n\n"
+             "Runs the headline experiments of the three papers at the papers' own settings\n"
+             "where this machine can, and writes DIR/reproduce.csv and DIR/reproduce.md: one row\n"
+             "per paper number (paper value or range, ours, ratio) with its status and basis:\n"
+             "  predicted     our model, from inputs not fitted to this number\n"
+             "  recomputed    the paper's formula on the paper's inputs (checks arithmetic)\n"
+             "  calibrated    a parameter of ours was solved for it (basis names it)\n"
+             "  input         equals a setting we chose\n"
+             "  not-modelled  nothing of ours computes it (basis says why)\n"
+             "and the acceltrace command that recomputes ours. The condition column says what\n"
+             "differs from the paper (weights, steps, resolution, heads).\n\n"
+             "  WORKLOAD      disc, salca, kura or all (default all)\n",
+    .opts = opts,
+    .epilog = "--json prints the rows as one JSON array (the columns of reproduce.csv) on stdout\n"
+              "(docs/models.md, section on status labels)\n",
+    .positional = "WORKLOAD",
+};
 
 /* Repository root: "." when configs/ is here, else the parent of the program's folder. */
 static void find_root(char *root, size_t n)
@@ -64,32 +76,68 @@ static void find_root(char *root, size_t n)
     snprintf(root, n, "%s", self);
 }
 
+/* The rows as one JSON array on stdout, one object per row with the columns of the CSV
+ * (numbers missing on either side are null). */
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void print_rows_json(const struct repro_table *t)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < t->n; i++) {
+        const struct repro_row *r = &t->rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "paper_id", json_string(r->paper_id));
+        json_object_set_new(o, "quantity", json_string(r->quantity));
+        json_object_set_new(o, "condition", json_string(r->condition));
+        json_object_set_new(o, "paper_value", num_or_null(r->paper_value));
+        json_object_set_new(o, "paper_lo", num_or_null(r->paper_lo));
+        json_object_set_new(o, "paper_hi", num_or_null(r->paper_hi));
+        json_object_set_new(o, "ours", num_or_null(r->ours));
+        json_object_set_new(o, "unit", json_string(r->unit));
+        json_object_set_new(o, "ratio", num_or_null(repro_ratio(r)));
+        json_object_set_new(o, "status", json_string(repro_status_name(r->status)));
+        json_object_set_new(o, "basis", json_string(r->basis));
+        json_object_set_new(o, "command", json_string(r->command));
+        json_array_append_new(arr, o);
+    }
+    cli_print_json(arr);
+    json_decref(arr);
+}
+
 typedef int (*repro_fn)(struct repro_table *, const struct repro_opts *, struct errmsg *);
 
-int cmd_reproduce(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv)
 {
     const char *out = NULL, *which = "all";
     struct repro_opts o = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--quick")) {
+    bool quiet = false, json = false;
+    int n_pos = 0;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_reproduce_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_ID_OUTPUT) {
+            out = p.arg;
+        } else if (id == OPT_QUICK) {
             o.quick = true;
-        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            int64_t x;
-            if (!cli_parse_i64(argv[++i], &x) || x < 1 || x > 256)
-                return cli_usage_error(VERB, "bad --threads '%s' (1-256)", argv[i]);
-            o.threads = (int)x;
-        } else if (i == 1 && (!strcmp(a, "disc") || !strcmp(a, "salca") || !strcmp(a, "kura") ||
-                              !strcmp(a, "all"))) {
-            which = a;
-        } else {
-            return cli_usage_error(VERB, "unknown argument '%s'", a);
+        } else if (id == CLI_ID_QUIET) {
+            quiet = true;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_THREADS) {
+            if (p.i64 < 1 || p.i64 > 256)
+                return cli_usage_error(VERB, "bad --threads %lld (1-256)", (long long)p.i64);
+            o.threads = (int)p.i64;
+        } else if (id == CLI_POSITIONAL) {
+            if (n_pos++ || (strcmp(p.arg, "disc") && strcmp(p.arg, "salca") &&
+                            strcmp(p.arg, "kura") && strcmp(p.arg, "all")))
+                return cli_usage_error(VERB, "unknown argument '%s' (disc, salca, kura or all)",
+                                       p.arg);
+            which = p.arg;
         }
     }
     if (!out)
@@ -117,11 +165,14 @@ int cmd_reproduce(int argc, char **argv)
     for (size_t k = 0; k < 3 && !rc; k++) {
         if (strcmp(which, "all") && strcmp(which, runs[k].name))
             continue;
-        fprintf(stderr, "reproduce: %s ...\n", runs[k].name);
+        if (!quiet)
+            fprintf(stderr, "reproduce: %s ...\n", runs[k].name);
         double t0 = progress_now_s(), c0 = (double)clock() / CLOCKS_PER_SEC;
         rc = runs[k].fn(&t, &o, &e);
         double wall = progress_now_s() - t0, cpu = (double)clock() / CLOCKS_PER_SEC - c0;
-        fprintf(stderr, "reproduce: %s done in %.1f s (%.1f s CPU)\n", runs[k].name, wall, cpu);
+        if (!quiet)
+            fprintf(stderr, "reproduce: %s done in %.1f s (%.1f s CPU)\n", runs[k].name, wall,
+                    cpu);
         if (pl < sizeof pre)
             pl += (size_t)snprintf(pre + pl, sizeof pre - pl, " %s: %.1f s wall, %.1f s CPU.",
                                    runs[k].name, wall, cpu);
@@ -129,9 +180,11 @@ int cmd_reproduce(int argc, char **argv)
     rc = rc ? rc
             : repro_table_write(&t, out, "Paper numbers beside ours (acceltrace reproduce)", pre,
                                 &e);
-    if (!rc)
+    if (!rc && !quiet)
         fprintf(stderr, "reproduce: %zu rows in %s/reproduce.csv and %s/reproduce.md\n", t.n, out,
                 out);
+    if (!rc && json)
+        print_rows_json(&t);
     repro_table_release(&t);
     return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The one command-line grammar, walked over every verb and sub-verb that `acceltrace --help`
+# and `acceltrace VERB --help` list: `help VERB [SUB]` equals `VERB [SUB] --help`; -q and
+# --quiet are accepted; --opt=value is accepted (and a KEY=VALUE value is not split); an
+# unknown option exits 2 with "did you mean"; --json output parses as JSON; the bash
+# completion of `acceltrace completion bash` knows every verb, sub-verb and the options
+# their help lists.
+set -u
+A=${ACCELTRACE:?}
+PY=/usr/bin/python3
+fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+bad() { echo "FAIL $*"; fail=1; }
+
+# Sub-verbs that have no --json yet: converted later (empty this list as they get one).
+no_json_yet=" capture/disc capture/kura capture/salca capture/test analyze/hash analyze/disc \
+analyze/conflicts model/salca export/tiles export/hbm-trace "
+
+# One option that takes a value per target, with a value valid for it, for --opt=value.
+# config has no option that takes a value.
+declare -A eq_opt=(
+    [info]="--threads=2" [dump]="--limit=1" [verify]="--threads=2" [recover]="--output=x.atr"
+    [replay]="--hw=x.json" [sweep]="--hw=x.json" [merge]="--output=x" [energy]="--table=e.json"
+    [plot]="--where=mode=all" [report]="--title=T" [demo]="--only=test"
+    [capture/disc]="--steps=3" [capture/kura]="--seed=2" [capture/salca]="--seed=2"
+    [capture/test]="--records=10" [analyze/hash]="--units=8,16" [analyze/disc]="--trace=x.atr"
+    [analyze/conflicts]="--pcs=16" [model/kura]="--size=96x96" [model/salca]="--d=128"
+    [export/tiles]="--shape=20x5" [export/hbm-trace]="--steps=0-1" [reproduce]="--threads=2"
+)
+
+# The completion script, sourced once: comp WORDS... prints the candidates for the last word.
+"$A" completion bash > "$tmp/comp.bash" || bad "completion bash exit $?"
+# shellcheck disable=SC1091
+source "$tmp/comp.bash" || bad "completion script does not source"
+comp() {
+    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+    _acceltrace
+    printf '%s\n' "${COMPREPLY[@]}" | sort | paste -sd' ' -
+}
+
+# The targets: verbs, and "verb/sub" for the verbs that dispatch to sub-verbs.
+verbs=$("$A" --help | sed -n '/^verbs:/,/^$/p' | awk 'NF && !/^verbs:/ {print $1}')
+[ -n "$verbs" ] || bad "no verbs in acceltrace --help"
+targets=()
+for v in $verbs; do
+    subs=$("$A" $v --help | sed -n '/^[a-z]*s:$/,/^$/p' | awk 'NF && !/:$/ {print $1}')
+    case $v in capture|analyze|model|export) ;; *) subs="";; esac
+    if [ -n "$subs" ]; then
+        for s in $subs; do targets+=("$v/$s"); done
+        # an unknown sub-verb: exit 2 naming the closest one
+        first=$(echo $subs | awk '{print $1}')
+        "$A" $v "${first}x" > /dev/null 2> "$tmp/err"; rc=$?
+        [ $rc -eq 2 ] && grep -q "did you mean '$first'" "$tmp/err" || bad "$v ${first}x: exit $rc, $(cat "$tmp/err")"
+        [ "$(comp acceltrace $v '')" = "$(echo --help $subs | tr ' ' '\n' | sort | paste -sd' ' -)" ] \
+            || bad "completion of '$v' sub-verbs: $(comp acceltrace $v '')"
+    else
+        targets+=("$v")
+    fi
+done
+[ "$(comp acceltrace rep)" = "replay report reproduce" ] || bad "completion of 'rep': $(comp acceltrace rep)"
+"$A" replau > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "did you mean 'replay'" "$tmp/err" || bad "unknown verb: exit $rc"
+"$A" help replau > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "did you mean 'replay'" "$tmp/err" || bad "help of an unknown verb: exit $rc"
+
+json_missing=()
+for t in "${targets[@]}"; do
+    read -r -a w <<< "${t/\// }"  # "capture/disc" -> (capture disc)
+    name="${w[*]}"
+    "$A" "${w[@]}" --help > "$tmp/help" 2>&1; rc=$?
+    [ $rc -eq 0 ] || bad "$name --help: exit $rc"
+    grep -q "^usage: acceltrace $name" "$tmp/help" || bad "$name --help: no usage line"
+    "$A" help "${w[@]}" > "$tmp/help2" 2>&1; rc=$?
+    [ $rc -eq 0 ] && cmp -s "$tmp/help" "$tmp/help2" || bad "help $name differs from $name --help (exit $rc)"
+    for q in -q --quiet; do
+        "$A" "${w[@]}" $q --help > "$tmp/hq" 2>&1; rc=$?
+        [ $rc -eq 0 ] && cmp -s "$tmp/help" "$tmp/hq" || bad "$name $q not accepted (exit $rc): $(head -c 300 "$tmp/hq")"
+    done
+    # the options completion offers: every option the help text lists must be among them
+    opts=$(comp acceltrace "${w[@]}" -)
+    [ -n "$opts" ] || bad "no completion for $name"
+    for o in $(grep -E '^ +-' "$tmp/help" | grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u); do
+        [ "$o" = --syn ] && continue  # "--syn-KEY X" of capture salca stands for its --syn-* rows
+        case " $opts " in *" $o "*) ;; *) bad "$name: '$o' of its help is not in the grammar";; esac
+    done
+    # an unknown option: a typo of a real one
+    real=$(echo "$opts" | tr ' ' '\n' | grep -E -- '^--[a-z]{3,}' | grep -v -- '--help' | head -n 1)
+    [ -n "$real" ] || real=--help
+    "$A" "${w[@]}" "${real}x" > /dev/null 2> "$tmp/err"; rc=$?
+    [ $rc -eq 2 ] && grep -q "did you mean '--" "$tmp/err" || bad "$name ${real}x: exit $rc, $(cat "$tmp/err")"
+    # --opt=value
+    if [ -n "${eq_opt[$t]:-}" ]; then
+        "$A" "${w[@]}" "${eq_opt[$t]}" --help > "$tmp/he" 2>&1; rc=$?
+        [ $rc -eq 0 ] && cmp -s "$tmp/help" "$tmp/he" || bad "$name ${eq_opt[$t]} not accepted (exit $rc): $(head -c 300 "$tmp/he")"
+    elif [ "$t" != config ]; then
+        bad "$name: no --opt=value case in this test"
+    fi
+    case " $opts " in
+    *" --json "*) ;;
+    *) case "$no_json_yet" in *" $t "*) json_missing+=("$name");; *) bad "$name has no --json";; esac;;
+    esac
+done
+[ ${#json_missing[@]} -eq 0 ] || echo "no --json yet (converted later): ${json_missing[*]}"
+
+# --opt=value reaches the verb: the same trace info with and without it, one dumped record
+"$A" info tests/golden/ok/small.atr > "$tmp/i1" && "$A" info --threads=2 tests/golden/ok/small.atr > "$tmp/i2"
+cmp -s "$tmp/i1" "$tmp/i2" || bad "info --threads=2 differs"
+[ "$("$A" dump --limit=1 tests/golden/ok/small.atr | wc -l)" -eq 1 ] || bad "dump --limit=1"
+"$A" dump --limit=0x10 tests/golden/ok/small.atr > /dev/null || bad "dump --limit=0x10"
+"$A" info --threads=abc tests/golden/ok/small.atr > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "needs an integer, not 'abc'" "$tmp/err" || bad "--threads=abc: exit $rc"
+"$A" info --threads > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "needs a value" "$tmp/err" || bad "--threads without value: exit $rc"
+"$A" plot x --mem-limit=lots -o y > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "needs a size" "$tmp/err" || bad "--mem-limit=lots: exit $rc"
+
+# an old spelling still works, with a warning naming the new one
+"$A" capture salca --mem-limit-gib=1 --help > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "deprecated: use --mem-limit XGiB" "$tmp/err" || bad "--mem-limit-gib: exit $rc"
+"$A" help completion | grep -q "^usage: acceltrace completion bash" || bad "help completion"
+
+# completion: sub-verbs and options
+[ "$(comp acceltrace capture d)" = "disc" ] || bad "completion 'capture d': $(comp acceltrace capture d)"
+[ "$(comp acceltrace replay --sh)" = "--shard" ] || bad "completion 'replay --sh'"
+[ "$(comp acceltrace model kura --gr)" = "--grid" ] || bad "completion 'model kura --gr'"
+[ "$(comp acceltrace capture salca --syn-c-l)" = "--syn-c-loc" ] || bad "completion of a legacy option"
+[ "$(comp acceltrace help model k)" = "kura" ] || bad "completion 'help model k'"
+[ "$(comp acceltrace config s)" = "show" ] || bad "completion 'config s'"
+[ "$(comp acceltrace config show c)" = "count" ] || bad "completion 'config show c'"
+[ "$(comp acceltrace replay t.atr --model sal)" = "salca" ] || bad "completion of --model"
+[ "$(comp acceltrace info tests/golden/ok/small.at)" = "tests/golden/ok/small.atr" ] \
+    || bad "completion of a file: $(comp acceltrace info tests/golden/ok/small.at)"
+
+# --json of every verb that has it parses (and is one document)
+json() { # description, command...
+    local d=$1; shift
+    "$@" > "$tmp/out.json" 2> "$tmp/err"; local rc=$?
+    [ $rc -eq 0 ] || { bad "$d: exit $rc: $(head -c 300 "$tmp/err")"; return; }
+    $PY -c 'import json,sys; json.load(sys.stdin)' < "$tmp/out.json" || bad "$d: output is not JSON"
+    json_done+=" $d "
+}
+json_done=""
+C=configs
+json "info" "$A" info --json tests/golden/ok/small.atr
+json "dump" "$A" dump --json tests/golden/ok/small.atr
+$PY -c 'import json,sys; a=json.load(sys.stdin); assert len(a) == int(sys.argv[1]), len(a)' \
+    "$(wc -l < tests/golden/ok/small.jsonl)" < <("$A" dump --json tests/golden/ok/small.atr) \
+    || bad "dump --json is not one element per record"
+json "verify" "$A" verify --json tests/golden/ok/small.atr
+json "recover" "$A" recover --json tests/golden/ok/small.atr -o "$tmp/rec.atr"
+json "config show" "$A" config show count --json
+json "config list" "$A" config list --json
+json "config check" "$A" config check --json $C/test-count.json
+json "sweep" "$A" sweep $C/test-sweep.json --hw $C/test-count.json --json
+"$A" capture test --records 200 -o "$tmp/t.atr" > /dev/null 2>&1 || bad "capture test"
+json "replay" "$A" replay "$tmp/t.atr" --hw $C/test-count.json --sweep $C/test-sweep.json -q --json -o "$tmp/rep"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["configs_run"] == j["configs_total"] > 0, j' \
+    < "$tmp/out.json" || bad "replay --json counts"
+for i in 1 2; do
+    "$A" replay "$tmp/t.atr" --hw $C/test-count.json --sweep $C/test-sweep.json -q \
+        --shard=$i/2 -o "$tmp/s$i" 2> /dev/null || bad "replay --shard=$i/2"
+done
+json "merge" "$A" merge "$tmp/s1" "$tmp/s2" --json -o "$tmp/merged"
+json "energy" "$A" energy "$tmp/rep" --table $C/test-energy.json --json
+json "plot" "$A" plot "$tmp/rep" --y=sum --json -o "$tmp/plots"
+json "report" "$A" report "$tmp/plots" --json
+json "demo" "$A" demo --list --json
+json "model kura" "$A" model kura --grid --shapes 5,10 --json
+json "model kura budget" "$A" model kura --budget=1 --json
+json "model kura optimal-width" "$A" model kura --optimal-width --json
+json "reproduce" "$A" reproduce kura -q --json -o "$tmp/repro"
+$PY -c 'import json,sys; a=json.load(sys.stdin); assert a and all(r["status"] for r in a), a' \
+    < "$tmp/out.json" || bad "reproduce --json rows"
+for t in "${targets[@]}"; do
+    name="${t/\// }"
+    case "$no_json_yet" in *" $t "*) continue;; esac
+    case "$json_done" in *" $name "*) ;; *) bad "no --json check of '$name' in this test";; esac
+done
+[ $fail -eq 0 ] && echo "cli grammar ok: ${#targets[@]} verbs and sub-verbs"
+exit $fail
