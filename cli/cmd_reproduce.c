@@ -103,8 +103,7 @@ static void print_rows_json(const struct repro_table *t)
         json_object_set_new(o, "command", json_string(r->command));
         json_array_append_new(arr, o);
     }
-    cli_print_json(arr);
-    json_decref(arr);
+    cli_print_json(arr); /* takes arr */
 }
 
 typedef int (*repro_fn)(struct repro_table *, const struct repro_opts *, struct errmsg *);
