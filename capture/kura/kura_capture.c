@@ -14,6 +14,7 @@
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
 #include "capture/nn/nn.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/rng.h"
@@ -665,7 +666,8 @@ static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn
             theta[k] = kura_wrap(rng_von_mises(&g, 0.0, r->sch.kappa));
     }
     if (p->png_dir) {
-        mkdir(p->png_dir, 0755); /* an existing directory is fine; write errors report */
+        if ((rc = io_mkdir_p(p->png_dir, 0755, e)))
+            return rc;
         for (size_t k = 0; k < n; k++)
             r->tmp[k] = kura_theta_to_x(r->theta0[k]);
         if ((rc = png_phase_named(r, "data.png", r->theta0, e)) ||
@@ -930,13 +932,7 @@ static void kura_what(const void *inst, char *what, size_t n)
 static int kura_prepare(void *inst, struct errmsg *e)
 {
     const struct kura_params *p = &((struct kura_capture *)inst)->p;
-    if (p->png_dir) {
-        struct stat sb;
-        mkdir(p->png_dir, 0755);
-        if (stat(p->png_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-            return errmsg_set(e, ERR_IO, "cannot create png directory '%s'", p->png_dir);
-    }
-    return 0;
+    return p->png_dir ? io_mkdir_p(p->png_dir, 0755, e) : 0;
 }
 
 static int kura_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e)
