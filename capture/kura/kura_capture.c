@@ -239,7 +239,7 @@ static int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHea
     mj = json_object();
     if (!mj || !st->params_json)
         goto fail;
-    json_object_set_new(mj, "workload", json_string("kura"));
+    json_object_set_new(mj, "workload", json_string(capture_kura_ops.name));
     json_object_set_new(mj, "window_m", json_integer(KURA_WINDOW_M));
     json_object_set_new(mj, "boundary", json_string("periodic"));
     json_object_set_new(mj, "kref_gain", json_real(KURA_KREF_GAIN));
@@ -824,7 +824,7 @@ static int run_finish(struct run *r, double **theta, double fwd_r, const struct 
         ksum.drift_err = &de;
     }
     Acceltrace__Summary sum = ACCELTRACE__SUMMARY__INIT;
-    sum.workload = "kura";
+    sum.workload = (char *)capture_kura_ops.name;
     sum.wall_seconds = p->reproducible ? 0.0 : wall;
     sum.kura = &ksum;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;

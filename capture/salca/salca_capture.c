@@ -1062,7 +1062,7 @@ static int emit_summary(struct salca_capture *x, struct capture_sink *sink, stru
     ss.sel_bytes = res->sel_bytes;
     ss.table = res->table;
     Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
-    sm.workload = "salca";
+    sm.workload = (char *)capture_salca_ops.name;
     /* wall time stays out of the record so equal runs give equal bytes (A14) */
     sm.wall_seconds = 0;
     sm.salca = &ss;
