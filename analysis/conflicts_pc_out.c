@@ -4,12 +4,11 @@
  * every output of the analyzer. Every table goes through formats/csv. Shared state:
  * conflicts_impl.h.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/conflicts_impl.h"
+#include "common/io.h"
 #include "common/mem.h"
 
 int conflicts_csv_open(struct conflicts *c, const char *dir, const char *name,
@@ -438,9 +437,10 @@ static int write_timing(struct conflicts *c, const char *dir)
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
 {
     bool r = true;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return errmsg_set(&c->err, ERR_IO, "cannot create '%s': %s", dir, strerror(errno));
-    int rc = write_csvs(c, dir);
+    int rc = io_mkdir_p(dir, 0777, &c->err);
+    if (rc)
+        return rc;
+    rc = write_csvs(c, dir);
     if (rc == 0)
         rc = write_jobs(c, dir);
     if (rc == 0)

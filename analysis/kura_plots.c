@@ -3,14 +3,13 @@
  */
 #include "analysis/kura_plots.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/analyzer.h"
 #include "analysis/plot.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/csv.h"
@@ -55,13 +54,6 @@ static int finish_plot(struct plot *p, const char *dir, bool *rendered, struct e
     }
     plot_free(p);
     return rc;
-}
-
-static int ensure_dir(const char *dir, struct errmsg *e)
-{
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return errmsg_set(e, ERR_IO, "cannot create '%s': %s", dir, strerror(errno));
-    return 0;
 }
 
 /* Fig. 5b: eq. 11 E_px heatmap with the eq. 12 curve, and E_px vs N_w per N_h. */
@@ -375,7 +367,7 @@ int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int 
     *rendered = true;
     if (h < 1 || w < 1 || h > KURA_MAX_SIDE || w > KURA_MAX_SIDE)
         return errmsg_set(e, ERR_USAGE, "bad image size %dx%d", h, w);
-    if ((rc = ensure_dir(dir, e)) || (rc = plot_epx(dir, en, rendered, e)) ||
+    if ((rc = io_mkdir_p(dir, 0755, e)) || (rc = plot_epx(dir, en, rendered, e)) ||
         (rc = plot_area(dir, en, h, w, rendered, e)) ||
         (rc = plot_cycles(dir, en, h, w, rendered, e)))
         return rc;
@@ -689,7 +681,7 @@ int kura_plots_trace(const char *dir, const char *path, const int *hs, const int
     *rendered = true;
     if (every_k < 1 || n_shapes < 0 || n_shapes > 64)
         return errmsg_set(e, ERR_USAGE, "bad plot options");
-    int rc = ensure_dir(dir, e);
+    int rc = io_mkdir_p(dir, 0755, e);
     if (rc)
         return rc;
     struct kp_pass p = {.dir = dir, .hs = hs, .ws = ws, .n_shapes = n_shapes, .every_k = every_k};

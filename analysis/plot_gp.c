@@ -15,6 +15,7 @@
 
 #include "analysis/plot_impl.h"
 #include "common/buf.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 
@@ -425,7 +426,8 @@ int plot_write(struct plot *p, const char *dir, bool *rendered)
         rc = errmsg_set(&p->err, rc, "cannot build plot '%s': %s", p->name, err_str(rc));
         goto done;
     }
-    mkdir(dir, 0755);
+    if ((rc = io_mkdir_p(dir, 0755, &p->err)))
+        goto done;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.dat", dir, p->name);
     if ((rc = write_file(path, &d, &p->err)))

@@ -19,7 +19,7 @@
 #include "common/sha256.h"
 #include "formats/csv.h"
 #include "replay/hw_config.h"
-#include "replay/model_registry.h"
+#include "replay/model_schema.h"
 
 #define HW_MAX_FILE_BYTES (16u << 20) /* a config is small; bound what we read */
 #define HW_MAX_EXTENDS 16

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "replay/model.h"
+#include "replay/model_schema.h"
 #include "replay/sweep.h"
 
 /* The model named `name`, or NULL. */
@@ -18,8 +19,7 @@ const struct model_ops *model_registry_find(const char *name);
 size_t model_registry_count(void);
 const struct model_ops *model_registry_get(size_t i);
 
-/* Schema of the model named `name`, or NULL (used by hw_config for "model" keys). */
-const struct hw_schema *model_registry_schema(const char *name);
+/* model_registry_schema(name): the schema of a model by name (replay/model_schema.h). */
 
 /* Slices up to this many configs are estimated config by config; larger ones by sample. */
 #define MODEL_ESTIMATE_EXACT_MAX 16384u

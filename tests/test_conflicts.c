@@ -245,6 +245,13 @@ static void test_trace_round_trip(void **state)
             assert_non_null(strstr(line, ",cosine_mean,cosine_p5"));
         fclose(fp);
     }
+    /* the folder comes from io_mkdir_p: below a file it cannot be made, and says so */
+    char bad[320], want[360];
+    snprintf(bad, sizeof bad, "%s/out", path[0]);
+    snprintf(want, sizeof want, "cannot create folder '%s'", bad);
+    assert_int_equal(conflicts_write(a, bad, &rendered), ERR_IO);
+    if (!strstr(conflicts_errmsg(a), want))
+        fail_msg("message: %s", conflicts_errmsg(a));
     conflicts_free(a);
     conflicts_free(b);
     /* method "all" counts both methods */

@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "capture/kura/kura_capture.h"
 #include "capture/kura/kura_sde.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
 #include "formats/kura_fixed.h"
@@ -298,6 +301,57 @@ static void test_alloc_failures(void **state)
     assert_true(failures > 10);
 }
 
+/* The image folder is made with its parents (io_mkdir_p); one that cannot be made is an I/O
+ * error naming it, from kura_capture_exec and from the driver's prepare, which refuses
+ * before any trace file exists. */
+static void test_png_folders(void **state)
+{
+    (void)state;
+    char root[64], nested[96], file[96], bad[128], path[160], want[192];
+    snprintf(root, sizeof root, "/tmp/acceltrace-test-kura-%ld", (long)getpid());
+    assert_int_equal(io_mkdir_p(root, 0755, NULL), 0);
+    struct kura_params p;
+    base_params(&p);
+    p.h = 9;
+    p.w = 8;
+    p.t = 6;
+    snprintf(nested, sizeof nested, "%s/a/b", root);
+    p.png_dir = nested;
+    struct errmsg e = {0};
+    int rc = kura_capture_exec(&p, null_sink, NULL, NULL, &e);
+    if (rc)
+        fail_msg("capture with images in '%s': %s", nested, errmsg_text(&e));
+    struct stat st;
+    snprintf(path, sizeof path, "%s/data.png", nested);
+    assert_int_equal(stat(path, &st), 0);
+
+    snprintf(file, sizeof file, "%s/file", root); /* a file where a folder should be */
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/png", file);
+    snprintf(want, sizeof want, "cannot create folder '%s'", bad);
+    p.png_dir = bad;
+    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_IO);
+    if (!strstr(errmsg_text(&e), want))
+        fail_msg("message: %s", errmsg_text(&e));
+
+    void *inst = NULL;
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.quiet = true;
+    snprintf(path, sizeof path, "%s/k.atr", root);
+    assert_int_equal(capture_kura_ops.open(&inst, &p, &e), 0);
+    assert_int_equal(capture_run(&capture_kura_ops, inst, path, &o, &e), ERR_IO);
+    capture_kura_ops.close(inst);
+    if (!strstr(errmsg_text(&e), want))
+        fail_msg("message: %s", errmsg_text(&e));
+    assert_int_not_equal(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/k.atr.partial", root);
+    assert_int_not_equal(stat(path, &st), 0);
+    assert_int_equal(io_remove_tree(root), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_scores_and_modes),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_mem_estimate),
+        cmocka_unit_test(test_png_folders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,36 @@ static void test_gnuplot_failure(void **state)
     plot_free(p);
 }
 
+/* plot_write makes its folder with the parents (io_mkdir_p); a folder that cannot be made is
+ * ERR_IO naming it, with nothing written. */
+static void test_output_folders(void **state)
+{
+    (void)state;
+    double x[] = {1, 2};
+    char sub[320], file[320], bad[352], path[400], want[400];
+    struct plot *p = plot_new("folders", PLOT_LINE);
+    assert_non_null(p);
+    assert_int_equal(plot_series(p, 0, "s", x, x, 2), 0);
+    snprintf(sub, sizeof sub, "%s/new/deeper", dir);
+    if (plot_write(p, sub, NULL))
+        fail_msg("plot_write(%s): %s", sub, plot_errmsg(p));
+    struct stat st;
+    snprintf(path, sizeof path, "%s/folders.gp", sub);
+    assert_int_equal(stat(path, &st), 0);
+
+    snprintf(file, sizeof file, "%s/a_file", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/plots", file);
+    bool rendered = true;
+    assert_int_equal(plot_write(p, bad, &rendered), ERR_IO);
+    assert_false(rendered);
+    snprintf(want, sizeof want, "cannot create folder '%s'", bad);
+    has(plot_errmsg(p), want);
+    plot_free(p);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
@@ -365,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_hist_and_bars),
         cmocka_unit_test(test_no_finite_values),
         cmocka_unit_test(test_gnuplot_failure),
+        cmocka_unit_test(test_output_folders),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0 && io_remove_tree(dir) != 0)

@@ -1023,7 +1023,7 @@ static int write_summary(struct disc_capture *c, struct capture_sink *sink, stru
     s.masks_written = res->masks_written;
     s.masks_kept = res->masks_kept;
     Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
-    sm.workload = "disc";
+    sm.workload = (char *)capture_disc_ops.name;
     /* wall_seconds stays 0: no DiSC record holds wall-clock time (spec 6). */
     sm.disc = &s;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;

@@ -14,6 +14,7 @@
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
 #include "capture/nn/nn.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/rng.h"
@@ -238,7 +239,7 @@ static int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHea
     mj = json_object();
     if (!mj || !st->params_json)
         goto fail;
-    json_object_set_new(mj, "workload", json_string("kura"));
+    json_object_set_new(mj, "workload", json_string(capture_kura_ops.name));
     json_object_set_new(mj, "window_m", json_integer(KURA_WINDOW_M));
     json_object_set_new(mj, "boundary", json_string("periodic"));
     json_object_set_new(mj, "kref_gain", json_real(KURA_KREF_GAIN));
@@ -665,7 +666,8 @@ static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn
             theta[k] = kura_wrap(rng_von_mises(&g, 0.0, r->sch.kappa));
     }
     if (p->png_dir) {
-        mkdir(p->png_dir, 0755); /* an existing directory is fine; write errors report */
+        if ((rc = io_mkdir_p(p->png_dir, 0755, e)))
+            return rc;
         for (size_t k = 0; k < n; k++)
             r->tmp[k] = kura_theta_to_x(r->theta0[k]);
         if ((rc = png_phase_named(r, "data.png", r->theta0, e)) ||
@@ -822,7 +824,7 @@ static int run_finish(struct run *r, double **theta, double fwd_r, const struct 
         ksum.drift_err = &de;
     }
     Acceltrace__Summary sum = ACCELTRACE__SUMMARY__INIT;
-    sum.workload = "kura";
+    sum.workload = (char *)capture_kura_ops.name;
     sum.wall_seconds = p->reproducible ? 0.0 : wall;
     sum.kura = &ksum;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
@@ -930,13 +932,7 @@ static void kura_what(const void *inst, char *what, size_t n)
 static int kura_prepare(void *inst, struct errmsg *e)
 {
     const struct kura_params *p = &((struct kura_capture *)inst)->p;
-    if (p->png_dir) {
-        struct stat sb;
-        mkdir(p->png_dir, 0755);
-        if (stat(p->png_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-            return errmsg_set(e, ERR_IO, "cannot create png directory '%s'", p->png_dir);
-    }
-    return 0;
+    return p->png_dir ? io_mkdir_p(p->png_dir, 0755, e) : 0;
 }
 
 static int kura_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e)

@@ -18,6 +18,7 @@
 #include "common/threads.h"
 #include "formats/trace.pb-c.h"
 #include "formats/varint.h"
+#include "traces/trace_salca.h"
 
 #define ALL_METHODS                                                                       \
     ((1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) |          \
@@ -248,6 +249,12 @@ static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, co
     }
 }
 
+/* Name of a K rule in params_json and the header: the trace's own (traces/trace_salca). */
+static const char *k_rule_name(enum salca_k_mode m)
+{
+    return trace_salca_k_mode_name((enum trace_salca_k_mode)m);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -285,8 +292,7 @@ static char *params_json(const struct salca_capture_params *p, const struct salc
     json_object_set_new(o, "steps", json_integer(N));
     json_object_set_new(o, "retention", json_string(p->rho_text));
     json_object_set_new(o, "k_min", json_integer(p->sel.k_min));
-    json_object_set_new(o, "k_rule", json_string(p->sel.k_mode == SALCA_K_DYNAMIC ? "dynamic"
-                                                                                 : "fixed"));
+    json_object_set_new(o, "k_rule", json_string(k_rule_name(p->sel.k_mode)));
     json_object_set_new(o, "p_mass", json_real(p->sel.p_mass));
     json_object_set_new(o, "pool", json_integer(p->sel.pool));
     json_object_set_new(o, "threshold_cmp", json_string(p->sel.cmp == SALCA_CMP_GT ? "gt"
@@ -743,7 +749,7 @@ static int salca_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg 
     sh->s_f_den = 2;
     sh->r = c->r;
     sh->pool = p->sel.pool;
-    sh->k_mode = p->sel.k_mode == SALCA_K_DYNAMIC ? "dynamic" : "fixed";
+    sh->k_mode = (char *)k_rule_name(p->sel.k_mode);
     sh->rho = (char *)p->rho_text;
     sh->rho_num = p->sel.rho.num;
     sh->rho_den = p->sel.rho.den;
@@ -1056,7 +1062,7 @@ static int emit_summary(struct salca_capture *x, struct capture_sink *sink, stru
     ss.sel_bytes = res->sel_bytes;
     ss.table = res->table;
     Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
-    sm.workload = "salca";
+    sm.workload = (char *)capture_salca_ops.name;
     /* wall time stays out of the record so equal runs give equal bytes (A14) */
     sm.wall_seconds = 0;
     sm.salca = &ss;

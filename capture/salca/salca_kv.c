@@ -17,21 +17,15 @@
 #include "common/err.h"
 #include "common/mem.h"
 
-static const char *const method_names[SALCA_M_COUNT] = {
-    "salca", "std_topk", "pl_topk", "full_feat", "quest", "dense",
-};
-
+/* The names are the trace's (traces/trace_salca), so a capture and its readers cannot differ. */
 const char *salca_method_name(int m)
 {
-    return (m >= 0 && m < SALCA_M_COUNT) ? method_names[m] : NULL;
+    return m >= 0 ? trace_salca_method_name((uint32_t)m) : NULL;
 }
 
 int salca_method_id(const char *name)
 {
-    for (int m = 0; m < SALCA_M_COUNT; m++)
-        if (strcmp(name, method_names[m]) == 0)
-            return m;
-    return -1;
+    return trace_salca_method_id(name);
 }
 
 static uint32_t n_pages(uint32_t cap, uint32_t page)

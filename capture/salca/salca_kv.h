@@ -21,21 +21,22 @@
 #include <stdint.h>
 
 #include "capture/salca/salca_select.h"
+#include "traces/trace_salca.h"
 
-/* Method ids, as in formats/salca_records.proto. */
+/* Method ids: the fixed ids of formats/salca_records.proto, as traces/trace_salca.h has them. */
 enum salca_method {
-    SALCA_M_SALCA = 0,
-    SALCA_M_STD_TOPK = 1,
-    SALCA_M_PL_TOPK = 2,
-    SALCA_M_FULL_FEAT = 3,
-    SALCA_M_QUEST = 4,
-    SALCA_M_DENSE = 5,
-    SALCA_M_COUNT = 6
+    SALCA_M_SALCA = TRACE_SALCA_M_SALCA,
+    SALCA_M_STD_TOPK = TRACE_SALCA_M_STD_TOPK,
+    SALCA_M_PL_TOPK = TRACE_SALCA_M_PL_TOPK,
+    SALCA_M_FULL_FEAT = TRACE_SALCA_M_FULL_FEAT,
+    SALCA_M_QUEST = TRACE_SALCA_M_QUEST,
+    SALCA_M_DENSE = TRACE_SALCA_M_DENSE,
+    SALCA_M_COUNT = TRACE_SALCA_N_METHODS
 };
 
-/* Name of a method id ("salca", "std_topk", ...) or NULL. */
+/* Name of a method id ("salca", "std_topk", ...) or NULL: trace_salca_method_name's table. */
 const char *salca_method_name(int m);
-/* Id of a method name, or -1. */
+/* Id of a method name, or -1: trace_salca_method_id. */
 int salca_method_id(const char *name);
 
 /* Prefix ladder of the heavy-stability record [decision, docs/models.md#salca]: the first
@@ -97,7 +98,8 @@ void salca_kv_finish_prefill(struct salca_kv *kv);
 /* Heavy-channel selection alone: the r largest of sum[0..d) (ties: lower j), ascending. */
 void salca_heavy_select(const double *sum, uint32_t d, uint32_t r, uint8_t *heavy);
 
-enum salca_k_mode { SALCA_K_FIXED = 0, SALCA_K_DYNAMIC = 1 };
+/* K rule; its names are trace_salca_k_mode_name's ("fixed", "dynamic"). */
+enum salca_k_mode { SALCA_K_FIXED = TRACE_SALCA_K_FIXED, SALCA_K_DYNAMIC = TRACE_SALCA_K_DYNAMIC };
 
 struct salca_sel_params {
     uint32_t pool;              /* max-pool width w (odd) */
