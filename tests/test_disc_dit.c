@@ -1,7 +1,8 @@
 /*
  * Tests of the class-conditional DiT family of the DiSC capture (docs/models.md#dit-xl2):
  *   - dit-xl-2 has the paper's 675M parameters (Peebles & Xie 2023, Table 1: DiT-XL/2
- *     675M; facebookresearch/DiT train.py counts 675,129,632 at 256 px, pos_embed included);
+ *     675M; facebookresearch/DiT train.py counts 675,129,632 at 256 px, pos_embed included)
+ *     and its 118.6 Gflops per forward pass at 256 px (multiply-adds, our MAC classes);
  *   - the seeded dit-micro tensor table sums to dit_param_count and uses the original DiT
  *     names and shapes;
  *   - a checkpoint written with the original names (dit_model_save) and one written here
@@ -27,6 +28,7 @@
 #include <math.h>
 
 #include "capture/disc/disc_capture.h"
+#include "capture/disc/disc_flops.h"
 #include "capture/disc/dit.h"
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
@@ -59,6 +61,17 @@ static void test_param_count(void **state)
     /* Peebles & Xie 2023, Table 1: DiT-XL/2 675M parameters, to the nearest million */
     assert_true(fabs((double)with_pe - 675e6) < 0.5e6);
     assert_true(fabs((double)dit_param_count(&c) - 675e6) < 0.5e6);
+    /* one dense forward, B = 1: the MAC classes (every class but the softmax, GELU and vector
+     * ones) hold 2 FLOP per MAC; Table 1 gives 118.6 Gflops, counted as multiply-adds */
+    uint64_t fd[DISC_F_COUNT] = {0}, fc[DISC_F_COUNT] = {0}, fa[DISC_F_COUNT] = {0};
+    disc_flops_step(&c, 1, (uint64_t)c.tokens, DISC_FLOP_ST_OFF, NULL, fd, fc, fa);
+    uint64_t mac2 = 0;
+    for (int f = 0; f < DISC_F_COUNT; f++)
+        if (f != DISC_F_SA_SOFTMAX && f != DISC_F_CA_SOFTMAX && f != DISC_F_FFN_ACT &&
+            f != DISC_F_VEC)
+            mac2 += fd[f];
+    assert_int_equal(mac2 / 2, 118621421568ull); /* docs/models.md#dit-xl2 */
+    assert_true(fabs((double)mac2 / 2 / 1e9 - 118.6) < 0.05);
     assert_int_equal(dit_config_get(&c, "dit-xl-2", 512, &e), 0);
     assert_int_equal(c.tokens, 1024);
     assert_int_equal(dit_param_count(&c), 674834720ull); /* size-independent */
