@@ -105,8 +105,7 @@ static size_t numel(int nd, const int64_t *shape)
     return n;
 }
 
-static const float *tensor(const struct dit_model *m, const char *name, int *nd,
-                           int64_t shape[4])
+static const float *tensor(const struct dit_model *m, const char *name, int *nd, int64_t shape[4])
 {
     for (size_t i = 0; i < dit_model_tensor_count(m); i++) {
         float *d;
@@ -177,9 +176,9 @@ static void test_table(void **state)
 
 /* diffusers DiTTransformer2DModel names for the original name `nm` (tensor data d, shape
  * sh); appends the items (splitting qkv, copying the embedder into every block). */
-static size_t diffusers_items(const struct dit_config *c, const char *nm, const float *d,
-                              int nd, const int64_t *sh, struct st_write_item *it,
-                              char names[][128], int alter_copy)
+static size_t diffusers_items(const struct dit_config *c, const char *nm, const float *d, int nd,
+                              const int64_t *sh, struct st_write_item *it, char names[][128],
+                              int alter_copy)
 {
     static const struct {
         const char *from, *to;
@@ -240,8 +239,8 @@ static size_t diffusers_items(const struct dit_config *c, const char *nm, const 
         size_t per = numel(nd, sh) / 3;
         for (int j = 0; j < 3; j++) {
             snprintf(names[k], 128, "transformer_blocks.%d.attn1.%s.%s", bi, qkv[j], rest + 9);
-            it[k] = (struct st_write_item){names[k], d + per * (size_t)j, nd,
-                                           {sh[0] / 3, sh[1], sh[2], sh[3]}};
+            it[k] = (struct st_write_item){
+                names[k], d + per * (size_t)j, nd, {sh[0] / 3, sh[1], sh[2], sh[3]}};
             k++;
         }
         return k;
