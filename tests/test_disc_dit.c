@@ -13,7 +13,8 @@
  *   - the class label conditions the output, CFG batch element 0 equals the unbatched
  *     forward, labels out of range and --text are usage errors;
  *   - a dit-micro capture with CFG, CTR and ST runs, its FLOP tallies have no cross-attention
- *     and the embed class of the closed form.
+ *     and the embed class of the closed form;
+ *   - --ctr-tau 0 equals --ctr-off bit for bit (the CTR caches without cache_ca).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -457,6 +458,39 @@ static void test_capture(void **state)
     disc_capture_free(c);
 }
 
+/* CTR caches without a cross-attention cache: --ctr-tau 0 equals --ctr-off bit for bit in
+ * every x_k (as D2 for the PixArt configs), with ST off and on, with CFG. */
+static void test_ctr_tau0(void **state)
+{
+    (void)state;
+    for (int st = 0; st < 2; st++) {
+        struct disc_params p;
+        struct errmsg e = {0};
+        struct disc_capture *a, *b;
+        disc_params_default(&p);
+        snprintf(p.model, sizeof p.model, "dit-micro");
+        p.threads = 1;
+        p.steps = 3;
+        p.cfg_on = true;
+        p.cfg_scale = 1.5;
+        p.st = st ? DISC_ST_ALPHA : DISC_ST_OFF;
+        p.ctr = DISC_CTR_OFF;
+        p.compare_dense = false;
+        assert_int_equal(disc_capture_new(&a, &p, &e), 0);
+        assert_int_equal(disc_capture_load(a, &e), 0);
+        assert_int_equal(disc_capture_run(a, NULL, &e), 0);
+        p.ctr = DISC_CTR_TAU;
+        p.ctr_tau = 0.0f;
+        assert_int_equal(disc_capture_new(&b, &p, &e), 0);
+        assert_int_equal(disc_capture_load(b, &e), 0);
+        assert_int_equal(disc_capture_run(b, NULL, &e), 0);
+        const struct disc_result *ra = disc_capture_result(a), *rb = disc_capture_result(b);
+        assert_memory_equal(ra->traj, rb->traj, (size_t)ra->K * ra->n_latent * 4);
+        disc_capture_free(a);
+        disc_capture_free(b);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -474,7 +508,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_param_count), cmocka_unit_test(test_table),
         cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_conditioning),
-        cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_capture),     cmocka_unit_test(test_ctr_tau0),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
