@@ -11,7 +11,9 @@
  * CTR step (DIR/ctr_*: after a dense step at the same t fills the caches, a step at latent
  * ctr_latent.f32 and timestep ctr_t.txt keeping the tokens in ctr_kept.i32) and its eps.
  *
- * --model micro (tests of the peer) replaces tiny; --forward-only stops after part 1.
+ * --model micro (tests of the peer) replaces tiny; --model dit-micro runs the class-conditional
+ * DiT with class 207 (no text) for bench/peers/dit_class_torch.py; --forward-only stops
+ * after part 1.
  *
  * usage: bench_disc [--reps R] [--threads N] [--dump DIR] [--model NAME] [--forward-only]
  */
@@ -86,7 +88,10 @@ int main(int argc, char **argv)
     rng_stream(&r, 0, "latent", 0, 0);
     for (size_t i = 0; i < n; i++)
         x[i] = (float)rng_normal(&r);
-    dit_model_set_text(m, 1, 0, text);
+    if (cfg.class_cond)
+        dit_model_set_class(m, 1, 0, 207); /* DiT configs: class 207, no text */
+    else
+        dit_model_set_text(m, 1, 0, text);
     struct dit_state *dense = NULL, *ctr = NULL, *st = NULL;
     if (dit_state_new(&dense, m, 1, false, false) || dit_state_new(&ctr, m, 1, true, false) ||
         dit_state_new(&st, m, 1, false, true)) {

@@ -63,6 +63,7 @@ void disc_params_default(struct disc_params *p)
     snprintf(p->model, sizeof p->model, "tiny");
     p->sampler = DIT_SAMPLER_DPM2M;
     p->text_seed = 1;
+    p->class_label = DISC_CLASS_DEFAULT;
     p->ctr = DISC_CTR_TARGET;
     snprintf(p->ctr_target, sizeof p->ctr_target, "0.40");
     p->st = DISC_ST_ALPHA;
@@ -167,6 +168,17 @@ int disc_capture_new(struct disc_capture **out, const struct disc_params *p, str
         goto fail;
     }
     c->B = p->cfg_on ? 2 : 1;
+    if (c->cfg.class_cond && (p->text_file || p->null_text_file)) {
+        rc = errmsg_set(e, ERR_USAGE, "model '%s' is class-conditional: use a class label, not "
+                                      "--text or --null-text",
+                        c->cfg.name);
+        goto fail;
+    }
+    if (c->cfg.class_cond && (p->class_label < 0 || p->class_label >= c->cfg.classes)) {
+        rc = errmsg_set(e, ERR_USAGE, "class label %d out of range (0..%d)", p->class_label,
+                        c->cfg.classes - 1);
+        goto fail;
+    }
     if (p->ctr == DISC_CTR_TARGET) {
         rc = disc_ctr_parse_target(p->ctr_target, &c->tgt_num, &c->tgt_frac, e);
         if (rc)
@@ -199,8 +211,8 @@ int disc_capture_new(struct disc_capture **out, const struct disc_params *p, str
     /* Memory estimate (spec 2.1). */
     double N = c->cfg.tokens, d = c->cfg.hidden, L = c->cfg.depth, h = c->cfg.heads, B = c->B;
     c->mem_est = 4.0 * (double)dit_param_count(&c->cfg);
-    if (p->ctr != DISC_CTR_OFF)
-        c->mem_est += 3.0 * L * B * N * d * 4.0;
+    if (p->ctr != DISC_CTR_OFF) /* DiT blocks keep no cross-attention cache */
+        c->mem_est += (c->cfg.class_cond ? 2.0 : 3.0) * L * B * N * d * 4.0;
     if (p->st != DISC_ST_OFF)
         c->mem_est += h * L * B * N * ceil(N / 64.0) * 8.0;
     if (p->st == DISC_ST_TARGET)
@@ -328,6 +340,8 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
         json_decref(wf);
     json_object_set_new(pj, "text", json_string(c->text_source));
     json_object_set_new(pj, "null_text", json_string(c->null_source));
+    if (g->class_cond)
+        json_object_set_new(pj, "class", json_integer(p->class_label));
     json_object_set_new(pj, "ctr", json_string(ctr_mode_name(p->ctr)));
     if (p->ctr == DISC_CTR_TAU)
         json_object_set_new(pj, "ctr_tau", json_real(p->ctr_tau));
@@ -354,6 +368,12 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     json_object_set_new(mj, "text_tokens", json_integer(g->text_tokens));
     json_object_set_new(mj, "image_size", json_integer(g->image));
     json_object_set_new(mj, "tokens", json_integer(g->tokens));
+    json_object_set_new(mj, "family", json_string(g->class_cond ? "dit" : "pixart"));
+    if (g->class_cond) {
+        json_object_set_new(mj, "classes", json_integer(g->classes));
+        json_object_set_new(mj, "conditioning", json_string("adaln-zero"));
+        json_object_set_new(mj, "cross_attention", json_false());
+    }
     c->params_json = json_dumps(pj, JSON_COMPACT | JSON_SORT_KEYS);
     c->model_json = json_dumps(mj, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(pj);
@@ -466,7 +486,8 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         snprintf(c->weights_source, sizeof c->weights_source, "seed:%llu",
                  (unsigned long long)p->weight_seed);
     }
-    c->text = mem_calloc((size_t)c->B * T * Dc, sizeof(float));
+    /* DiT configs have no text (T = 0): one float keeps the allocation non-empty. */
+    c->text = mem_calloc((size_t)c->B * T * Dc + 1, sizeof(float));
     c->x_init = mem_alloc(n_lat * sizeof(float));
     c->sched.t = mem_alloc((size_t)c->K * sizeof(uint32_t));
     c->sched.alpha = mem_alloc(((size_t)c->K + 1) * sizeof(double));
@@ -476,8 +497,22 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         !c->sched.lambda)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     dit_schedule_fill(&c->sched, c->K);
-    /* Text (spec 2.4): file or N(0, 1) from substream "text" of the text seed. */
-    if (p->text_file) {
+    /* Text (spec 2.4): file or N(0, 1) from substream "text" of the text seed. DiT: the class
+     * label and the null class; the hashes are of the label as int32 little-endian. */
+    if (g->class_cond) {
+        int32_t lab[2] = {p->class_label, g->classes};
+        snprintf(c->text_source, sizeof c->text_source, "class:%d", lab[0]);
+        sha256_hex(&lab[0], sizeof lab[0], c->text_sha);
+        if (c->B == 2) {
+            snprintf(c->null_source, sizeof c->null_source, "class:%d", lab[1]);
+            sha256_hex(&lab[1], sizeof lab[1], c->null_sha);
+        }
+        for (int b = 0; b < c->B; b++) {
+            rc = dit_model_set_class(c->model, c->B, b, lab[b]);
+            if (rc)
+                return errmsg_set(e, rc, "%s", dit_model_errmsg(c->model));
+        }
+    } else if (p->text_file) {
         rc = disc_text_load(p->text_file, (int)T, (int)Dc, c->text, e);
         if (rc)
             return rc;
@@ -490,8 +525,9 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         snprintf(c->text_source, sizeof c->text_source, "seed:%llu",
                  (unsigned long long)p->text_seed);
     }
-    sha256_hex(c->text, T * Dc * sizeof(float), c->text_sha);
-    if (c->B == 2) {
+    if (!g->class_cond)
+        sha256_hex(c->text, T * Dc * sizeof(float), c->text_sha);
+    if (c->B == 2 && !g->class_cond) {
         float *nt = c->text + T * Dc;
         if (p->null_text_file) {
             rc = disc_text_load(p->null_text_file, (int)T, (int)Dc, nt, e);
@@ -503,7 +539,7 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         }
         sha256_hex(nt, T * Dc * sizeof(float), c->null_sha);
     }
-    for (int b = 0; b < c->B; b++) {
+    for (int b = 0; b < c->B && !g->class_cond; b++) {
         rc = dit_model_set_text(c->model, c->B, b, c->text + (size_t)b * T * Dc);
         if (rc)
             return errmsg_set(e, rc, "%s", dit_model_errmsg(c->model));

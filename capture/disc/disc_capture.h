@@ -29,9 +29,11 @@ enum disc_ctr_mode { DISC_CTR_OFF = 0, DISC_CTR_TAU = 1, DISC_CTR_TARGET = 2 };
 enum disc_st_mode { DISC_ST_OFF = 0, DISC_ST_ALPHA = 1, DISC_ST_THETA = 2, DISC_ST_TARGET = 3 };
 
 #define DISC_MAX_WEIGHT_FILES 16
+#define DISC_CLASS_DEFAULT 207 /* ImageNet "golden retriever", DiT's sample.py example */
 
 struct disc_params {
-    char model[32];              /* micro | tiny | pixart-sigma-xl (default tiny) */
+    char model[32];              /* micro | tiny | pixart-sigma-xl | dit-micro | dit-xl-2
+                                    (default tiny) */
     int image_size;              /* pixels; 0 = the config's default */
     int steps;                   /* K; 0 = the config's default */
     enum dit_sampler_kind sampler;
@@ -44,6 +46,8 @@ struct disc_params {
     const char *text_file;       /* NULL = seeded */
     uint64_t text_seed;          /* default 1 */
     const char *null_text_file;  /* NULL = zeros */
+    int class_label;             /* DiT configs: ImageNet class, default DISC_CLASS_DEFAULT;
+                                    the CFG null class is the config's `classes` (1000) */
     enum disc_ctr_mode ctr;
     float ctr_tau;
     char ctr_target[16];         /* R as given (default "0.40") */

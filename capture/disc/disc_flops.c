@@ -21,15 +21,20 @@ static void block_ctr(const struct dit_config *c, uint64_t Nk, uint64_t *f)
     f[DISC_F_SA_SOFTMAX] += 5 * h * Nk * N;
     f[DISC_F_SA_PV] += 2 * Nk * N * d;
     f[DISC_F_SA_PROJ] += 2 * Nk * d2;
+    f[DISC_F_FFN_UP] += 8 * Nk * d2;
+    f[DISC_F_FFN_ACT] += 32 * Nk * d;
+    f[DISC_F_FFN_DOWN] += 8 * Nk * d2;
+    if (c->class_cond) {
+        /* DiT block (docs/models.md#dit-xl2): no cross-attention and no residual after it */
+        f[DISC_F_VEC] += 7 * N * d + 11 * Nk * d;
+        return;
+    }
     f[DISC_F_CA_Q] += 2 * Nk * d2;
     f[DISC_F_CA_KV] += 4 * T * d2;
     f[DISC_F_CA_QK] += 2 * Nk * T * d;
     f[DISC_F_CA_SOFTMAX] += 5 * h * Nk * T;
     f[DISC_F_CA_PV] += 2 * Nk * T * d;
     f[DISC_F_CA_PROJ] += 2 * Nk * d2;
-    f[DISC_F_FFN_UP] += 8 * Nk * d2;
-    f[DISC_F_FFN_ACT] += 32 * Nk * d;
-    f[DISC_F_FFN_DOWN] += 8 * Nk * d2;
     f[DISC_F_VEC] += 7 * N * d + 12 * Nk * d;
 }
 
@@ -38,6 +43,16 @@ static void per_pass(const struct dit_config *c, uint64_t B, uint64_t *f)
 {
     uint64_t N = (uint64_t)c->tokens, d = (uint64_t)c->hidden, T = (uint64_t)c->text_tokens;
     uint64_t p2 = (uint64_t)c->patch * c->patch;
+    if (c->class_cond) {
+        /* DiT: patch embedding and final linear per batch element, the timestep MLP once,
+         * the per-block (6d) and final (2d) adaLN modulations per batch element (their
+         * conditioning c_b differs); the class embedding is a table lookup. */
+        uint64_t io = N * (uint64_t)c->c_in * p2 * d + N * d * p2 * (uint64_t)c->c_out;
+        f[DISC_F_EMBED] += 2 * B * io + 2 * (256 * d + d * d) +
+                           2 * B * (6 * (uint64_t)c->depth * d * d + 2 * d * d);
+        f[DISC_F_VEC] += 7 * B * N * d;
+        return;
+    }
     f[DISC_F_EMBED] += 2 * B *
                            (N * (uint64_t)c->c_in * p2 * d + T * (uint64_t)c->caption * d +
                             T * d * d + N * d * p2 * (uint64_t)c->c_out) +

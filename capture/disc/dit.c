@@ -25,6 +25,7 @@ struct dit_tensor {
     enum wg_init init;
     double param;
     size_t fan_in, fan_out;
+    int parts;         /* 3 for a fused qkv that diffusers names fill by thirds, else 1 */
 };
 
 struct dit_block {
@@ -32,6 +33,7 @@ struct dit_block {
     float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;       /* attn1 */
     float *q2_w, *q2_b, *k2_w, *k2_b, *v2_w, *v2_b, *o2_w, *o2_b; /* attn2 */
     float *f1_w, *f1_b, *f2_w, *f2_b; /* (4d, d), (4d), (d, 4d), (d) */
+    float *ada_w, *ada_b;             /* DiT adaLN_modulation.1: (6d, d), (6d) */
 };
 
 struct dit_model {
@@ -41,6 +43,9 @@ struct dit_model {
     struct dit_block *blk;
     float *patch_w, *patch_b, *t1_w, *t1_b, *t2_w, *t2_b, *ada_w, *ada_b;
     float *c1_w, *c1_b, *c2_w, *c2_b, *final_sst, *out_w, *out_b;
+    float *y_table;       /* DiT: (classes + 1, d) class embedding, last row the null class */
+    float *fada_w, *fada_b; /* DiT final_layer.adaLN_modulation.1: (2d, d), (2d) */
+    int label[2];         /* DiT: class label per batch element */
     float *pe;            /* (N, d) */
     /* Text: caption projection and cross-attention K/V per batch element. */
     int n_batch;
@@ -59,8 +64,8 @@ struct dit_model {
     float *wscratch;      /* per-worker 2N floats */
     int wscratch_workers;
     float *mod;           /* 6d adaLN */
-    float *blockmod;      /* 6d */
-    float *e;             /* d */
+    float *blockmod;      /* (2, 6d): per batch element */
+    float *e;             /* (2, d): conditioning (PixArt: temb, shared; DiT: temb + y_b) */
     float *fin;           /* (N, p^2 C_out) */
     struct errmsg err;
 };
@@ -92,19 +97,31 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
     } else if (!strcmp(name, "pixart-sigma-xl")) {
         c->depth = 28, c->hidden = 1152, c->heads = 16, c->caption = 4096;
         c->text_tokens = 300, c->image = 1024, c->default_steps = 20;
+    } else if (!strcmp(name, "dit-xl-2")) {
+        /* DiT-XL/2 (Peebles & Xie 2023, Table 1; facebookresearch/DiT models.py DiT_XL_2) */
+        c->depth = 28, c->hidden = 1152, c->heads = 16, c->class_cond = true;
+        c->classes = 1000, c->image = 256, c->default_steps = 20;
+    } else if (!strcmp(name, "dit-micro")) {
+        /* the DiT-XL/2 architecture at test size */
+        c->depth = 2, c->hidden = 64, c->heads = 4, c->class_cond = true;
+        c->classes = 1000, c->image = 128, c->default_steps = 4;
     } else {
         return errmsg_set(e, ERR_USAGE,
-                          "unknown model '%s' (micro, tiny or pixart-sigma-xl)", name);
+                          "unknown model '%s' (micro, tiny, pixart-sigma-xl, dit-micro or "
+                          "dit-xl-2)",
+                          name);
     }
     snprintf(c->name, sizeof c->name, "%s", name);
     if (image_px) {
-        bool xl = !strcmp(name, "pixart-sigma-xl");
-        bool ok = xl ? (image_px == 512 || image_px == 1024 || image_px == 2048)
-                     : (image_px > 0 && image_px % 16 == 0 && image_px <= 8192);
+        bool xl = !strcmp(name, "pixart-sigma-xl"), dxl = !strcmp(name, "dit-xl-2");
+        bool ok = xl    ? (image_px == 512 || image_px == 1024 || image_px == 2048)
+                  : dxl ? (image_px == 256 || image_px == 512)
+                        : (image_px > 0 && image_px % 16 == 0 && image_px <= 8192);
         if (!ok)
             return errmsg_set(e, ERR_USAGE,
-                              xl ? "image size %d not allowed for %s (512, 1024 or 2048)"
-                                 : "image size %d not allowed for %s (a multiple of 16)",
+                              xl    ? "image size %d not allowed for %s (512, 1024 or 2048)"
+                              : dxl ? "image size %d not allowed for %s (256 or 512)"
+                                    : "image size %d not allowed for %s (a multiple of 16)",
                               image_px, name);
         c->image = image_px;
     }
@@ -120,6 +137,15 @@ uint64_t dit_param_count(const struct dit_config *c)
 {
     uint64_t d = (uint64_t)c->hidden, p2 = (uint64_t)c->patch * c->patch;
     uint64_t n = d * c->c_in * p2 + d;                       /* patch embedding */
+    if (c->class_cond) {
+        /* DiT (docs/models.md#dit-xl2): t_embedder, y_embedder with the null class, blocks
+         * of qkv + proj + fc1 + fc2 + adaLN (6d), final adaLN (2d) + linear. */
+        n += d * 256 + d + d * d + d;
+        n += ((uint64_t)c->classes + 1) * d;
+        n += (18 * d * d + 15 * d) * (uint64_t)c->depth;
+        n += 2 * d * d + 2 * d + p2 * c->c_out * d + p2 * c->c_out;
+        return n;
+    }
     n += d * 256 + d + d * d + d;                            /* timestep embedder */
     n += 6 * d * d + 6 * d;                                  /* adaln_single.linear */
     n += d * (uint64_t)c->caption + d + d * d + d;           /* caption projection */
@@ -143,6 +169,7 @@ static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_
     for (int i = 0; i < ndim; i++)
         n *= (size_t)t->shape[i];
     t->init = init, t->param = param, t->fan_in = fan_in, t->fan_out = fan_out;
+    t->parts = 1;
     t->p = mem_alloc(n * sizeof(float));
     if (!t->p)
         return NULL;
@@ -172,8 +199,66 @@ static int add_linear(struct dit_model *m, const char *base, int out, int in, bo
     return *w && *b ? 0 : ERR_NOMEM;
 }
 
+/*
+ * The DiT tensor table under the original facebookresearch/DiT names. Seeded init follows
+ * DiT's initialize_weights (Xavier linears, N(0, 0.02^2) label table and timestep MLP, zero
+ * biases) except that nothing is zero-initialised: adaLN-Zero zeroes every modulation and the
+ * final linear, which would make eps = 0; the adaLN weights draw N(0, 0.02^2) instead.
+ */
+static int build_table_class(struct dit_model *m)
+{
+    const struct dit_config *c = &m->cfg;
+    int d = c->hidden, p2 = c->patch * c->patch;
+    int rc = 0;
+    m->t = mem_calloc((size_t)(16 + 10 * c->depth), sizeof *m->t);
+    m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
+    if (!m->t || !m->blk)
+        return ERR_NOMEM;
+    m->patch_w = add_tensor(m, "x_embedder.proj.weight", 4, d, c->c_in, c->patch, c->patch,
+                            WG_XAVIER_UNIFORM, 0, (size_t)(c->c_in * p2), (size_t)d);
+    m->patch_b = add_tensor(m, "x_embedder.proj.bias", 1, d, 0, 0, 0, WG_ZEROS, 0, 0, 0);
+    if (!m->patch_w || !m->patch_b)
+        return ERR_NOMEM;
+    rc = rc ? rc : add_linear(m, "t_embedder.mlp.0", d, 256, false, &m->t1_w, &m->t1_b);
+    rc = rc ? rc : add_linear(m, "t_embedder.mlp.2", d, d, false, &m->t2_w, &m->t2_b);
+    if (rc)
+        return rc;
+    m->y_table = add_tensor(m, "y_embedder.embedding_table.weight", 2, c->classes + 1, d, 0, 0,
+                            WG_NORMAL, 0.02, 0, 0);
+    if (!m->y_table)
+        return ERR_NOMEM;
+    for (int i = 0; i < c->depth && !rc; i++) {
+        struct dit_block *b = &m->blk[i];
+        char n[96];
+        size_t dd = (size_t)d * d;
+        snprintf(n, sizeof n, "blocks.%d.attn.qkv", i);
+        rc = add_linear(m, n, 3 * d, d, true, &b->q_w, &b->q_b);
+        if (rc)
+            return rc;
+        m->t[m->n_t - 2].parts = m->t[m->n_t - 1].parts = 3;
+        b->k_w = b->q_w + dd, b->v_w = b->q_w + 2 * dd;
+        b->k_b = b->q_b + d, b->v_b = b->q_b + 2 * d;
+        snprintf(n, sizeof n, "blocks.%d.attn.proj", i);
+        rc = rc ? rc : add_linear(m, n, d, d, true, &b->o_w, &b->o_b);
+        snprintf(n, sizeof n, "blocks.%d.mlp.fc1", i);
+        rc = rc ? rc : add_linear(m, n, 4 * d, d, true, &b->f1_w, &b->f1_b);
+        snprintf(n, sizeof n, "blocks.%d.mlp.fc2", i);
+        rc = rc ? rc : add_linear(m, n, d, 4 * d, true, &b->f2_w, &b->f2_b);
+        snprintf(n, sizeof n, "blocks.%d.adaLN_modulation.1", i);
+        rc = rc ? rc : add_linear(m, n, 6 * d, d, false, &b->ada_w, &b->ada_b);
+    }
+    rc = rc ? rc
+            : add_linear(m, "final_layer.adaLN_modulation.1", 2 * d, d, false, &m->fada_w,
+                         &m->fada_b);
+    return rc ? rc
+              : add_linear(m, "final_layer.linear", p2 * c->c_out, d, true, &m->out_w,
+                           &m->out_b);
+}
+
 static int build_table(struct dit_model *m)
 {
+    if (m->cfg.class_cond)
+        return build_table_class(m);
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, p2 = c->patch * c->patch;
     int rc = 0;
@@ -237,7 +322,8 @@ static void build_pe(struct dit_model *m)
 {
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, q = d / 4, G = c->grid;
-    double s = (double)G / 32.0 > 1.0 ? (double)G / 32.0 : 1.0;
+    /* PixArt interpolates positions beyond a 32-patch base grid; DiT never does. */
+    double s = !c->class_cond && (double)G / 32.0 > 1.0 ? (double)G / 32.0 : 1.0;
     for (int gy = 0; gy < G; gy++)
         for (int gx = 0; gx < G; gx++) {
             float *r = m->pe + ((size_t)gy * G + gx) * d;
@@ -275,8 +361,8 @@ static int alloc_scratch(struct dit_model *m)
     m->scores = mem_alloc(chunk * (N > (size_t)c->text_tokens ? N : (size_t)c->text_tokens) *
                           sizeof(float));
     m->mod = mem_alloc(6 * d * sizeof(float));
-    m->blockmod = mem_alloc(6 * d * sizeof(float));
-    m->e = mem_alloc(d * sizeof(float));
+    m->blockmod = mem_alloc(2 * 6 * d * sizeof(float));
+    m->e = mem_alloc(2 * d * sizeof(float));
     m->fin = mem_alloc(N * p2 * c->c_out * sizeof(float));
     m->kvpack = mem_alloc(2 * N * (size_t)c->head_dim * sizeof(float));
     if (!m->pe || !m->xp || !m->x0 || !m->a || !m->kk || !m->vv || !m->q || !m->o || !m->hs ||
@@ -455,6 +541,184 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
     return rc;
 }
 
+/*
+ * Maps a diffusers DiTTransformer2DModel name to the original DiT name (docs/models.md
+ * #dit-xl2). *part is the third of the fused qkv it fills (-1 for a whole tensor); *copy is
+ * the block whose norm1.emb copy of the shared embedder it is (-1 otherwise).
+ */
+static bool alias_name_dit(const char *name, char *out, size_t cap, int *part, int *copy)
+{
+    static const struct {
+        const char *from, *to;
+    } flat[] = {
+        {"pos_embed.proj.", "x_embedder.proj."},
+        {"proj_out_1.", "final_layer.adaLN_modulation.1."},
+        {"proj_out_2.", "final_layer.linear."},
+    };
+    static const struct {
+        const char *from, *to;
+        int part, shared;
+    } blk[] = {
+        {"norm1.emb.timestep_embedder.linear_1.", "t_embedder.mlp.0.", -1, 1},
+        {"norm1.emb.timestep_embedder.linear_2.", "t_embedder.mlp.2.", -1, 1},
+        {"norm1.emb.class_embedder.embedding_table.", "y_embedder.embedding_table.", -1, 1},
+        {"norm1.linear.", "adaLN_modulation.1.", -1, 0},
+        {"attn1.to_q.", "attn.qkv.", 0, 0},
+        {"attn1.to_k.", "attn.qkv.", 1, 0},
+        {"attn1.to_v.", "attn.qkv.", 2, 0},
+        {"attn1.to_out.0.", "attn.proj.", -1, 0},
+        {"ff.net.0.proj.", "mlp.fc1.", -1, 0},
+        {"ff.net.2.", "mlp.fc2.", -1, 0},
+    };
+    *part = -1, *copy = -1;
+    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
+        size_t l = strlen(flat[i].from);
+        if (!strncmp(name, flat[i].from, l)) {
+            snprintf(out, cap, "%s%s", flat[i].to, name + l);
+            return true;
+        }
+    }
+    int bi, used = 0;
+    if (sscanf(name, "transformer_blocks.%d.%n", &bi, &used) != 1 || used <= 0 || bi < 0)
+        return false;
+    const char *rest = name + used;
+    for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
+        size_t l = strlen(blk[i].from);
+        if (strncmp(rest, blk[i].from, l))
+            continue;
+        if (blk[i].shared) {
+            snprintf(out, cap, "%s%s", blk[i].to, rest + l);
+            *copy = bi;
+        } else {
+            snprintf(out, cap, "blocks.%d.%s%s", bi, blk[i].to, rest + l);
+        }
+        *part = blk[i].part;
+        return true;
+    }
+    return false;
+}
+
+/* A copy of a shared embedder tensor read before block 0's, compared at the end. */
+struct dit_pending {
+    struct dit_tensor *t;
+    float *p;
+    char name[160], file[512];
+};
+
+/* Compares a norm1.emb copy with the loaded shared tensor. */
+static int check_copy(const struct dit_tensor *t, const float *p, const char *name,
+                      const char *file, struct errmsg *e)
+{
+    if (memcmp(t->p, p, tensor_numel(t) * sizeof(float)))
+        return errmsg_set(e, ERR_DATA,
+                          "tensor '%s' in '%s' differs from block 0's copy (the model has one "
+                          "timestep and class embedder)",
+                          name, file);
+    return 0;
+}
+
+/* One tensor of a DiT checkpoint (original or diffusers name); loaded[] holds part bits. */
+static int load_one_class(struct dit_model *m, uint8_t *loaded, const struct st_tensor_info *ti,
+                          const char *file, struct dit_pending **pend, size_t *n_pend,
+                          struct errmsg *e)
+{
+    char canon[160];
+    int part = -1, copy = -1;
+    struct dit_tensor *t = find_tensor(m, ti->name);
+    if (!t) {
+        if (!alias_name_dit(ti->name, canon, sizeof canon, &part, &copy) ||
+            !(t = find_tensor(m, canon)))
+            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
+        if (part >= 0 && t->parts != 3)
+            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
+    }
+    size_t idx = (size_t)(t - m->t);
+    uint8_t full = (uint8_t)((1u << t->parts) - 1), bits = part >= 0 ? (uint8_t)(1u << part) : full;
+    int64_t shape[4];
+    memcpy(shape, t->shape, sizeof shape);
+    size_t n = tensor_numel(t);
+    if (part >= 0) {
+        shape[0] /= 3;
+        n /= 3;
+    }
+    if (copy > 0) {
+        float *tmp = mem_alloc(n * sizeof(float));
+        if (!tmp)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        int rc = st_tensor_to_f32(ti, file, shape, t->ndim, tmp, e);
+        if (!rc && loaded[idx] == full)
+            rc = check_copy(t, tmp, ti->name, file, e);
+        else if (!rc) {
+            struct dit_pending *np = mem_realloc(*pend, (*n_pend + 1) * sizeof *np);
+            if (!np) {
+                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            } else {
+                *pend = np;
+                np[*n_pend].t = t;
+                np[*n_pend].p = tmp;
+                snprintf(np[*n_pend].name, sizeof np[*n_pend].name, "%s", ti->name);
+                snprintf(np[*n_pend].file, sizeof np[*n_pend].file, "%s", file);
+                (*n_pend)++;
+                return 0;
+            }
+        }
+        mem_free(tmp);
+        return rc;
+    }
+    if (loaded[idx] & bits)
+        return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again as '%s' in '%s')",
+                          t->name, ti->name, file);
+    int rc = st_tensor_to_f32(ti, file, shape, t->ndim, t->p + (part >= 0 ? n * (size_t)part : 0),
+                              e);
+    if (rc)
+        return rc;
+    loaded[idx] |= bits;
+    return 0;
+}
+
+/* dit_model_new_files for DiT configs. */
+static int new_files_class(struct dit_model *m, const char *const *paths, int n_paths,
+                           struct errmsg *e)
+{
+    struct dit_pending *pend = NULL;
+    size_t n_pend = 0;
+    int rc = 0;
+    uint8_t *loaded = mem_calloc(m->n_t, sizeof *loaded);
+    if (!loaded) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int f = 0; f < n_paths; f++) {
+        struct st_file *sf;
+        rc = st_open(&sf, paths[f], e);
+        if (rc)
+            goto fail;
+        for (size_t i = 0; i < st_count(sf) && !rc; i++) {
+            const struct st_tensor_info *ti = st_at(sf, i);
+            if (!ignored_name(ti->name))
+                rc = load_one_class(m, loaded, ti, paths[f], &pend, &n_pend, e);
+        }
+        st_close(sf);
+        if (rc)
+            goto fail;
+    }
+    for (size_t i = 0; i < m->n_t; i++)
+        if (loaded[i] != (1u << m->t[i].parts) - 1) {
+            rc = errmsg_set(e, ERR_DATA, "missing tensor '%s'%s in '%s'%s", m->t[i].name,
+                            loaded[i] ? " (part of it)" : "", n_paths ? paths[0] : "",
+                            n_paths > 1 ? " and other shards" : "");
+            goto fail;
+        }
+    for (size_t i = 0; i < n_pend && !rc; i++)
+        rc = check_copy(pend[i].t, pend[i].p, pend[i].name, pend[i].file, e);
+fail:
+    for (size_t i = 0; i < n_pend; i++)
+        mem_free(pend[i].p);
+    mem_free(pend);
+    mem_free(loaded);
+    return rc;
+}
+
 int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
                         const char *const *paths, int n_paths, struct errmsg *e)
 {
@@ -462,6 +726,14 @@ int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
     if (rc)
         return rc;
     struct dit_model *m = *out;
+    if (cfg->class_cond) {
+        rc = new_files_class(m, paths, n_paths, e);
+        if (rc) {
+            dit_model_free(m);
+            *out = NULL;
+        }
+        return rc;
+    }
     bool *loaded = mem_calloc(m->n_t, sizeof *loaded);
     if (!loaded) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -561,6 +833,9 @@ int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *tex
     size_t T = (size_t)c->text_tokens, d = (size_t)c->hidden, L = (size_t)c->depth;
     if (n_batch < 1 || n_batch > 2 || b < 0 || b >= n_batch)
         return errmsg_set(&m->err, ERR_USAGE, "bad batch %d of %d", b, n_batch);
+    if (c->class_cond)
+        return errmsg_set(&m->err, ERR_USAGE, "model '%s' is class-conditional (no text)",
+                          c->name);
     if (m->n_batch != n_batch) {
         mem_free(m->y), mem_free(m->tk), mem_free(m->tv);
         m->y = mem_calloc((size_t)n_batch * T * d, sizeof(float));
@@ -591,6 +866,22 @@ int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *tex
     return 0;
 }
 
+int dit_model_set_class(struct dit_model *m, int n_batch, int b, int label)
+{
+    const struct dit_config *c = &m->cfg;
+    if (!c->class_cond)
+        return errmsg_set(&m->err, ERR_USAGE, "model '%s' is text-conditioned (no class label)",
+                          c->name);
+    if (n_batch < 1 || n_batch > 2 || b < 0 || b >= n_batch)
+        return errmsg_set(&m->err, ERR_USAGE, "bad batch %d of %d", b, n_batch);
+    if (label < 0 || label > c->classes)
+        return errmsg_set(&m->err, ERR_USAGE, "class label %d out of range (0..%d, %d = null)",
+                          label, c->classes, c->classes);
+    m->n_batch = n_batch;
+    m->label[b] = label;
+    return 0;
+}
+
 /* ---- state ---- */
 
 size_t dit_mask_words(const struct dit_config *cfg)
@@ -617,9 +908,10 @@ int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch
     size_t nblk = ctr ? (size_t)c->depth : 2;
     size_t per = nblk * (size_t)n_batch * N * d;
     s->cache_sa = mem_calloc(per, sizeof(float));
-    s->cache_ca = mem_calloc(per, sizeof(float));
+    /* DiT blocks have no cross-attention, so no cache_ca */
+    s->cache_ca = c->class_cond ? NULL : mem_calloc(per, sizeof(float));
     s->cache_ff = mem_calloc(per, sizeof(float));
-    if (!s->cache_sa || !s->cache_ca || !s->cache_ff)
+    if (!s->cache_sa || (!c->class_cond && !s->cache_ca) || !s->cache_ff)
         goto fail;
     if (st) {
         size_t nw = (size_t)n_batch * c->depth * c->heads * N * s->words;
@@ -992,15 +1284,23 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
     if (s->st && f->st != DIT_ST_OFF && ensure_wscratch(m, f->pool))
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
 
-    /* Timestep embedding and adaLN-single (spec 2.2). */
+    /* Timestep embedding and adaLN-single (spec 2.2); DiT: c_b = temb + y_emb[label_b]. */
     float temb[256], h1[4096]; /* d <= 1152 for every config of dit_config_get */
     timestep_embedding(f->t, temb);
     nn_linear(temb, 1, 256, 256, m->t1_w, m->t1_b, d, h1, d);
     nn_silu(h1, (size_t)d);
     nn_linear(h1, 1, d, d, m->t2_w, m->t2_b, d, m->e, d);
-    memcpy(h1, m->e, (size_t)d * sizeof(float));
-    nn_silu(h1, (size_t)d);
-    nn_linear(h1, 1, d, d, m->ada_w, m->ada_b, 6 * d, m->mod, 6 * d);
+    if (c->class_cond) {
+        for (int b = B - 1; b >= 0; b--) {
+            const float *y = m->y_table + (size_t)m->label[b] * d;
+            for (int j = 0; j < d; j++)
+                m->e[(size_t)b * d + j] = m->e[j] + y[j];
+        }
+    } else {
+        memcpy(h1, m->e, (size_t)d * sizeof(float));
+        nn_silu(h1, (size_t)d);
+        nn_linear(h1, 1, d, d, m->ada_w, m->ada_b, 6 * d, m->mod, 6 * d);
+    }
 
     /* Patch embedding + PE: patch columns in (c, u, v) order, as Wp [d, C_in, p, p]. */
     for (int gy = 0; gy < G; gy++)
@@ -1018,18 +1318,30 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
     size_t chunk_ca = DIT_SCORE_CHUNK_FLOATS / (size_t)N;
     if (chunk_ca < 1)
         chunk_ca = 1;
-    chunk_ca = chunk_ca * (size_t)(N > T ? N : T) / (size_t)T;
+    if (T > 0)
+        chunk_ca = chunk_ca * (size_t)(N > T ? N : T) / (size_t)T;
     float scale = (float)(1.0 / sqrt((double)dh));
 
     for (int blk = 0; blk < c->depth; blk++) {
         const struct dit_block *w = &m->blk[blk];
-        float *bm = m->blockmod;
-        for (int j = 0; j < 6 * d; j++)
-            bm[j] = w->sst[j] + m->mod[j];
-        const float *sh1 = bm, *sc1 = bm + d, *g1 = bm + 2 * d;
-        const float *sh2 = bm + 3 * d, *sc2 = bm + 4 * d, *g2 = bm + 5 * d;
+        /* Per batch element: shift, scale, gate (attention) then shift, scale, gate (FFN);
+         * PixArt: scale_shift_table + adaLN-single, DiT: adaLN_modulation(SiLU(c_b)). */
+        for (int b = 0; b < B; b++) {
+            float *bm = m->blockmod + (size_t)b * 6 * d;
+            if (c->class_cond) {
+                for (int j = 0; j < d; j++)
+                    h1[j] = m->e[(size_t)b * d + j];
+                nn_silu(h1, (size_t)d);
+                nn_linear(h1, 1, d, d, w->ada_w, w->ada_b, 6 * d, bm, 6 * d);
+            } else {
+                for (int j = 0; j < 6 * d; j++)
+                    bm[j] = w->sst[j] + m->mod[j];
+            }
+        }
         /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows (spec 3). */
         for (int b = 0; b < B; b++) {
+            const float *bm = m->blockmod + (size_t)b * 6 * d;
+            const float *sh1 = bm, *sc1 = bm + d;
             const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
             float *a = m->a + b * bstride;
             ln_modulate(in, a, N, d, sh1, sc1);
@@ -1048,8 +1360,10 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
         if (rc)
             return rc;
         for (int b = 0; b < B; b++) {
+            const float *bm = m->blockmod + (size_t)b * 6 * d;
+            const float *g1 = bm + 2 * d, *sh2 = bm + 3 * d, *sc2 = bm + 4 * d, *g2 = bm + 5 * d;
             const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
-            float *sa = buf_sa(s, blk, b), *ca = buf_ca(s, blk, b), *ffo = buf_ff(s, blk, b);
+            float *sa = buf_sa(s, blk, b), *ffo = buf_ff(s, blk, b);
             float *o = m->o + b * bstride;
             /* 2. H[S] = X[S] + g1 * to_out(Attn); cache_sa[S] = H[S]. */
             nn_linear(o, nk, d, d, w->o_w, w->o_b, d, m->tmp, d);
@@ -1059,22 +1373,28 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
                 residual(hr, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d, d);
                 memcpy(sa + (size_t)tok * d, hr, (size_t)d * sizeof(float));
             }
-            /* 3a. Cross-attention on the kept rows, text K/V (no norm before it). */
-            nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
-            size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
-            for (int h = 0; h < H; h++)
-                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
-                    int rows = (int)((size_t)nk - r0 < chunk_ca ? (size_t)nk - r0 : chunk_ca);
-                    attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
-                               m->tk + toff + (size_t)h * dh, d, m->tv + toff + (size_t)h * dh,
-                               d, o + r0 * d + (size_t)h * dh, d, scale, m->scores);
+            /* 3a. Cross-attention on the kept rows, text K/V (no norm before it); DiT blocks
+             * go straight to the FFN. */
+            if (!c->class_cond) {
+                float *ca = buf_ca(s, blk, b);
+                nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
+                size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
+                for (int h = 0; h < H; h++)
+                    for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
+                        size_t left = (size_t)nk - r0;
+                        int rows = (int)(left < chunk_ca ? left : chunk_ca);
+                        attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
+                                   m->tk + toff + (size_t)h * dh, d,
+                                   m->tv + toff + (size_t)h * dh, d,
+                                   o + r0 * d + (size_t)h * dh, d, scale, m->scores);
+                    }
+                nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
+                for (int r = 0; r < nk; r++) {
+                    int tok = kept ? kept[r] : r;
+                    float *hr = m->hs + (size_t)r * d;
+                    residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
+                    memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
                 }
-            nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
-            for (int r = 0; r < nk; r++) {
-                int tok = kept ? kept[r] : r;
-                float *hr = m->hs + (size_t)r * d;
-                residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
-                memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
             }
             /* 3b. FFN on the kept rows: F = LN-modulate(H); X = H + g2 * FFN(F). */
             ln_modulate(m->hs, m->tmp, nk, d, sh2, sc2);
@@ -1092,12 +1412,20 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
 
     /* Final layer on all tokens and unpatchify (spec 2.2). */
     float *shf = m->blockmod, *scf = m->blockmod + d;
-    for (int j = 0; j < d; j++) {
-        shf[j] = m->final_sst[j] + m->e[j];
-        scf[j] = m->final_sst[d + j] + m->e[j];
-    }
     size_t lat = (size_t)c->c_in * Wl * Wl;
     for (int b = 0; b < B; b++) {
+        if (c->class_cond) {
+            /* DiT final layer: shift, scale = adaLN_modulation(SiLU(c_b)) */
+            for (int j = 0; j < d; j++)
+                h1[j] = m->e[(size_t)b * d + j];
+            nn_silu(h1, (size_t)d);
+            nn_linear(h1, 1, d, d, m->fada_w, m->fada_b, 2 * d, m->blockmod, 2 * d);
+        } else {
+            for (int j = 0; j < d; j++) {
+                shf[j] = m->final_sst[j] + m->e[j];
+                scf[j] = m->final_sst[d + j] + m->e[j];
+            }
+        }
         ln_modulate(buf_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
         nn_linear(m->a, N, d, d, m->out_w, m->out_b, pout, m->fin, pout);
         float *eb = eps + (size_t)b * lat;

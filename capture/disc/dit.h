@@ -4,6 +4,11 @@
  *
  * Shapes: latent x (C_in, H, W) row-major; tokens N = (H/p)(W/p), token i = gy*G + gx;
  * activations (N, d) row-major; text (T, D_c). Linear weights are [out, in].
+ * Two families share the forward pass: the text-conditioned PixArt configs (adaLN-single,
+ * cross-attention to the caption) and the class-conditional DiT configs (Peebles & Xie 2023,
+ * docs/models.md#dit-xl2: per-block adaLN-Zero modulation of c = temb(t) + y_emb[label], no
+ * cross-attention, no text). DiT models keep the original facebookresearch/DiT tensor names
+ * and accept the diffusers DiTTransformer2DModel names as aliases.
  * A struct dit_model owns its FP32 weights (seeded or loaded from safetensors, with the
  * public diffusers tensor names) and the per-run caption activations. A struct dit_state
  * owns what persists between steps of one sampler run: CTR caches (cache_sa, cache_ca,
@@ -32,8 +37,10 @@ struct dit_config {
     int ffn;          /* 4d */
     int patch;        /* p */
     int c_in, c_out;  /* 4, 8 */
-    int caption;      /* D_c */
-    int text_tokens;  /* T */
+    int caption;      /* D_c (0 for class-conditional configs) */
+    int text_tokens;  /* T (0 for class-conditional configs) */
+    bool class_cond;  /* DiT family: class label conditioning, no cross-attention */
+    int classes;      /* number of classes (1000); the null class for CFG is `classes` */
     int image;        /* pixels, square */
     int lat;          /* H = W = image / 8 */
     int grid;         /* G = lat / p */
@@ -42,18 +49,21 @@ struct dit_config {
 };
 
 /*
- * Fills cfg for model name ("micro", "tiny", "pixart-sigma-xl") at image size image_px
- * (0 = the config's default). ERR_USAGE with a message for an unknown name or a size the
- * config does not allow (multiple of 16 for micro/tiny; 512, 1024, 2048 for XL).
+ * Fills cfg for model name ("micro", "tiny", "pixart-sigma-xl", "dit-micro", "dit-xl-2") at
+ * image size image_px (0 = the config's default). ERR_USAGE with a message for an unknown
+ * name or a size the config does not allow (multiple of 16 for micro, tiny and dit-micro;
+ * 512, 1024, 2048 for pixart-sigma-xl; 256, 512 for dit-xl-2).
  */
 int dit_config_get(struct dit_config *cfg, const char *name, int image_px, struct errmsg *e);
 
-/* Parameter count of cfg (spec 2.1 [derived]: 610,856,096 for pixart-sigma-xl). */
+/* Parameter count of cfg (spec 2.1 [derived]: 610,856,096 for pixart-sigma-xl; 674,834,720
+ * learned parameters for dit-xl-2, the fixed sin-cos pos_embed of N*d not counted). */
 uint64_t dit_param_count(const struct dit_config *cfg);
 
 struct dit_model;
 
-/* New model with seeded weights (spec 2.3 init, substreams by diffusers name). */
+/* New model with seeded weights (spec 2.3 init, substreams by diffusers name; DiT configs by
+ * original DiT name, docs/models.md#dit-xl2). */
 int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
                          struct errmsg *e);
 
@@ -63,6 +73,9 @@ int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, u
  * along dim 0); pos_embed, pos_embed.pos_embed, y_embedder.y_embedding and
  * caption_projection.y_embedding are ignored; any other unknown name is an error. Errors
  * are ERR_DATA naming the tensor and file (ERR_IO when a file cannot be opened).
+ * DiT configs: the original names are canonical; diffusers names are aliases (to_q/to_k/to_v
+ * fill thirds of the fused attn.qkv, every block's norm1.emb copy of the shared timestep and
+ * class embedder must equal block 0's, proj_out_1/proj_out_2 are the final layer).
  */
 int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
                         const char *const *paths, int n_paths, struct errmsg *e);
@@ -75,8 +88,8 @@ size_t dit_model_tensor_count(const struct dit_model *m);
 const char *dit_model_tensor(const struct dit_model *m, size_t i, float **data, int *ndim,
                              int64_t shape[4]);
 
-/* Writes every tensor under its diffusers name to a safetensors file (0 = F32, 1 = F16,
- * 2 = BF16, as enum st_dtype). */
+/* Writes every tensor under its canonical name (diffusers for PixArt configs, original DiT
+ * names for DiT configs) to a safetensors file (0 = F32, 1 = F16, 2 = BF16, as enum st_dtype). */
 int dit_model_save(const struct dit_model *m, const char *path, int dtype, struct errmsg *e);
 
 /*
@@ -85,6 +98,13 @@ int dit_model_save(const struct dit_model *m, const char *path, int dtype, struc
  * cross-attention K/V of every block once (constant over steps). n_batch is 1 or 2.
  */
 int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *text);
+
+/*
+ * Class-conditional configs: sets the class label of batch element b (0 = cond, 1 = the null
+ * class `classes` for CFG). label in [0, classes]; ERR_USAGE otherwise or for a text config
+ * (whose conditioning is dit_model_set_text, which in turn refuses class configs).
+ */
+int dit_model_set_class(struct dit_model *m, int n_batch, int b, int label);
 
 /* ST behaviour of one forward pass. */
 enum dit_st_mode { DIT_ST_OFF = 0, DIT_ST_GENERATE = 1, DIT_ST_REUSE = 2 };
