@@ -878,7 +878,9 @@ static int emit_mask_records(struct run *r, int k)
                 Acceltrace__Record mr = ACCELTRACE__RECORD__INIT;
                 mr.body_case = ACCELTRACE__RECORD__BODY_DISC_MASK;
                 mr.disc_mask = &m;
-                struct trace_key mkey = {k, blk, bb * H + h};
+                /* the keys trace_record_key derives (docs/trace-format.md): with CFG the
+                 * two batch elements of a (step, block, head) share one key */
+                struct trace_key mkey = {k, blk, h};
                 if (!rc)
                     rc = emit(r, &mr, &mkey);
                 c->res.masks_written++;

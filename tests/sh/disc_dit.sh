@@ -31,8 +31,8 @@ done
 "$A" dump "$tmp/m.atr" 2> /dev/null | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/a.jsonl"
 "$A" dump "$tmp/w.atr" 2> /dev/null | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/b.jsonl"
 [ -s "$tmp/a.jsonl" ] || { echo "FAIL empty dump"; fail=1; }
-# verify (without CFG: with B = 2 the reader's index check disagrees with the capture's
-# batch-h + head mask keys for every model, a reader matter outside this test)
+# verify: with CFG (B = 2) the mask records' index keys are those trace_record_key derives
+"$A" verify -q "$tmp/m.atr"; check "verify with cfg" 0 $?
 "$A" capture disc --model dit-micro --threads 1 --steps 2 -q -o "$tmp/v.atr"
 check "dit-micro capture without cfg" 0 $?
 "$A" verify -q "$tmp/v.atr"; check "verify" 0 $?
