@@ -782,6 +782,9 @@ static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
                 break;
             }
             in->rc = p->m->finish(in->state, in->res, &in->err);
+            /* the rows' sticky error (model.h), in case finish did not return it */
+            if (!in->err.code && result_err(in->res, &in->err))
+                in->rc = in->rc ? in->rc : in->err.code;
             break;
         case 3: {
             const struct ckpt_entry *en = &p->resume->entries[i];

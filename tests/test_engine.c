@@ -577,6 +577,54 @@ static void test_model_failure(void **state)
     record_source_close(&s);
 }
 
+/* A finish hook that drops its result_* errors: the row builder keeps the first one
+ * (model.h) and the engine returns it with its message, naming the config. */
+static int careless_finish(void *s, struct model_result *res, struct errmsg *e)
+{
+    (void)e;
+    result_row_begin(res, NULL);
+    result_metric_i64(res, "scale", "", *(int64_t *)s);
+    if (*(int64_t *)s == 2)
+        result_metric(res, "bad name", "", 1); /* a space: refused, and sticky */
+    result_metric(res, "after", "", 2);
+    return 0;
+}
+
+static void test_result_error_reaches_engine(void **state)
+{
+    (void)state;
+    const struct model_ops *cm = model_registry_find("count");
+    struct model_ops m = {.name = "count",
+                          .workload = "test",
+                          .schema = cm->schema,
+                          .new = bad_new,
+                          .consume = bad_consume, /* fails only for scale 5 */
+                          .finish = careless_finish,
+                          .free = sec_free};
+    char dir[512];
+    subdir(dir, sizeof dir, "careless");
+    struct record_source s;
+    mem_source(&s);
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, cm->schema), 0);
+    struct sweep *sw;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_parse(&sw, "{\"scale\": {\"range\": [1, 3, 1]}}", "g", base, &e), 0);
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    o.threads = 1;
+    struct results *res;
+    assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
+    assert_int_equal(engine_run(&m, &s, sw, res, &o, NULL, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "fails on config 1:")); /* scale 2, 0-based index 1 */
+    assert_non_null(strstr(e.text, "bad result column name 'bad name'"));
+    results_close(res);
+    sweep_free(sw);
+    hw_config_free(base);
+    record_source_close(&s);
+}
+
 /* A failing allocation anywhere in a run returns an error, never crashes or leaks. */
 static void test_alloc_failures(void **state)
 {
@@ -1038,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_energy),
         cmocka_unit_test(test_secondary_tables),
         cmocka_unit_test(test_model_failure),
+        cmocka_unit_test(test_result_error_reaches_engine),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_checkpoint_kill_resume),
         cmocka_unit_test(test_checkpoint_damaged_ignored),
