@@ -188,9 +188,10 @@ static void test_hundred_configs_one_pass(void **state)
 static void test_trace_file_read_once(void **state)
 {
     (void)state;
-    char path[512], d1[512], d100[512], err[512];
+    char path[512], d1[512], d100[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/t.atr", tmpdir);
-    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     struct record_source s1, s100;
@@ -744,9 +745,10 @@ static void ckpt_opts(struct engine_opts *o, const char *dir)
 static void test_checkpoint_kill_resume(void **state)
 {
     (void)state;
-    char path[512], full[512], part[512], err[512];
+    char path[512], full[512], part[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
-    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     subdir(full, sizeof full, "ckfull");
     subdir(part, sizeof part, "ckpart");
     struct record_source s;
@@ -938,24 +940,25 @@ static void test_stop_at_checkpoint_chain(void **state)
 static void test_reader_seek(void **state)
 {
     (void)state;
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
     for (int hashing = 0; hashing < 2; hashing++) {
         struct trace_reader_opts ro;
         trace_reader_opts_default(&ro);
         ro.compute_hash = hashing;
         struct trace_reader *r, *q;
-        assert_int_equal(trace_reader_open(&r, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&r, path, &ro, &err), 0);
         Acceltrace__Record *rec;
         for (int i = 0; i < 37; i++) {
             assert_int_equal(trace_reader_next(r, &rec, NULL), 1);
             trace_record_free(rec);
         }
         uint64_t off = trace_reader_offset(r);
-        assert_int_equal(trace_reader_open(&q, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&q, path, &ro, &err), 0);
         assert_int_equal(trace_reader_seek(q, off + 1, 38), ERR_DATA);
         trace_reader_free(q);
-        assert_int_equal(trace_reader_open(&q, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&q, path, &ro, &err), 0);
         assert_int_equal(trace_reader_seek(q, off, 38), 0);
         for (int i = 37; i < (int)tp.n_records; i++) {
             Acceltrace__Record *a, *b;

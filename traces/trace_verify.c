@@ -115,9 +115,9 @@ int trace_verify(const char *path, const struct trace_reader_opts *opts,
     struct trace_reader_opts o;
     hashing_opts(&o, opts);
     struct trace_reader *r;
-    char errtext[512];
-    int rc = trace_reader_open(&r, path, &o, errtext, sizeof errtext);
-    return verify_open(r, rc, errtext, res, e);
+    struct errmsg oe = {0};
+    int rc = trace_reader_open(&r, path, &o, &oe);
+    return verify_open(r, rc, oe.text, res, e);
 }
 
 int trace_verify_src(struct src *s, const char *name, const struct trace_reader_opts *opts,
@@ -130,7 +130,7 @@ int trace_verify_src(struct src *s, const char *name, const struct trace_reader_
     struct trace_reader_opts o;
     hashing_opts(&o, opts);
     struct trace_reader *r;
-    char errtext[512];
-    int rc = trace_reader_open_src(&r, s, name, &o, errtext, sizeof errtext);
-    return verify_open(r, rc, errtext, res, e);
+    struct errmsg oe = {0};
+    int rc = trace_reader_open_src(&r, s, name, &o, &oe);
+    return verify_open(r, rc, oe.text, res, e);
 }
