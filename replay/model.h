@@ -207,8 +207,10 @@ int result_metric_i64(struct model_result *res, const char *name, const char *un
                       int64_t value);
 /*
  * The first error of a result_* call on res: 0 when none, else its code, with its message
- * copied to e (when e is not NULL), e.g. "bad result table name 'Ops'". finish() hooks end
- * with `return result_err(res, e);`.
+ * copied to e (when e is not NULL), e.g. "bad result table name 'Ops' (it must be
+ * [a-z0-9_]+)"; a fixed shorter one ("out of memory adding a result column") when there
+ * was no memory left to keep the message. finish() hooks end with
+ * `return result_err(res, e);`.
  */
 int result_err(const struct model_result *res, struct errmsg *e);
 

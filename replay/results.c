@@ -50,7 +50,12 @@ struct res_row {
 struct model_result {
     struct res_row *rows;
     size_t n, cap;
-    struct errmsg err; /* the first error of a result_* call (code 0: none); sticky */
+    /* The first error of a result_* call, sticky (model.h). Kept small (one is held per
+     * instance of a batch, docs/models.md#memory-estimates): the message is allocated,
+     * and err_what is the fixed text used when that allocation fails. */
+    int err;              /* 0 none, else a negative enum err */
+    char *err_text;       /* its message, or NULL */
+    const char *err_what; /* fixed fallback message */
 };
 
 struct model_result *model_result_new(void)
@@ -73,6 +78,7 @@ void model_result_free(struct model_result *res)
         mem_free(w->table);
     }
     mem_free(res->rows);
+    mem_free(res->err_text);
     mem_free(res);
 }
 
@@ -83,22 +89,29 @@ size_t model_result_rows(const struct model_result *res)
 
 int result_err(const struct model_result *res, struct errmsg *e)
 {
-    if (res->err.code && e)
-        *e = res->err;
-    return res->err.code;
+    if (res->err)
+        errmsg_set(e, res->err, "%s", res->err_text ? res->err_text : res->err_what);
+    return res->err;
 }
 
-/* Records the first error of res (later ones are dropped) and returns the sticky code. */
-static int res_fail(struct model_result *res, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int res_fail(struct model_result *res, int code, const char *fmt, ...)
+/*
+ * Records the first error of res (later ones are dropped) and returns the sticky code:
+ * the formatted message, or the fixed text `what` when there is no memory to keep it.
+ */
+static int res_fail(struct model_result *res, int code, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int res_fail(struct model_result *res, int code, const char *what, const char *fmt, ...)
 {
-    if (res->err.code)
-        return res->err.code;
+    if (res->err)
+        return res->err;
+    char t[512];
     va_list ap;
     va_start(ap, fmt);
-    errmsg_vset(&res->err, code, fmt, ap);
+    vsnprintf(t, sizeof t, fmt, ap);
     va_end(ap);
+    res->err = code;
+    res->err_what = what;
+    res->err_text = mem_strdup(t);
     return code;
 }
 
@@ -114,27 +127,27 @@ static bool ident_ok(const char *s)
 
 int result_row_begin(struct model_result *res, const char *table)
 {
-    if (res->err.code)
-        return res->err.code;
+    if (res->err)
+        return res->err;
     if (!table)
         table = "results";
     if (!ident_ok(table))
-        return res_fail(res, ERR_USAGE, "bad result table name '%s' (it must be [a-z0-9_]+)",
-                        table);
+        return res_fail(res, ERR_USAGE, "bad result table name",
+                        "bad result table name '%s' (it must be [a-z0-9_]+)", table);
     if (res->n == res->cap) {
         size_t nc = res->cap ? res->cap * 2 : 4;
         struct res_row *n = mem_realloc(res->rows, nc * sizeof *n);
         if (!n)
-            return res_fail(res, ERR_NOMEM, "out of memory starting row %zu of table '%s'",
-                            res->n + 1, table);
+            return res_fail(res, ERR_NOMEM, "out of memory starting a result row",
+                            "out of memory starting row %zu of table '%s'", res->n + 1, table);
         res->rows = n;
         res->cap = nc;
     }
     struct res_row *w = &res->rows[res->n];
     memset(w, 0, sizeof *w);
     if (!(w->table = mem_strdup(table)))
-        return res_fail(res, ERR_NOMEM, "out of memory starting row %zu of table '%s'", res->n + 1,
-                        table);
+        return res_fail(res, ERR_NOMEM, "out of memory starting a result row",
+                        "out of memory starting row %zu of table '%s'", res->n + 1, table);
     res->n++;
     return 0;
 }
@@ -144,14 +157,16 @@ int result_row_begin(struct model_result *res, const char *table)
 static struct res_col *add_col(struct model_result *res, const char *name, const char *unit,
                                enum col_kind kind)
 {
-    if (res->err.code)
+    if (res->err)
         return NULL;
     if (!name || !*name || strpbrk(name, ",\"\n\r[] ")) {
-        res_fail(res, ERR_USAGE, "bad result column name '%s'", name ? name : "(null)");
+        res_fail(res, ERR_USAGE, "bad result column name", "bad result column name '%s'",
+                 name ? name : "(null)");
         return NULL;
     }
     if (!res->n) {
-        res_fail(res, ERR_USAGE, "result column '%s' before any row", name);
+        res_fail(res, ERR_USAGE, "result column before any row",
+                 "result column '%s' before any row", name);
         return NULL;
     }
     struct res_row *w = &res->rows[res->n - 1];
@@ -176,8 +191,8 @@ static struct res_col *add_col(struct model_result *res, const char *name, const
     w->n++;
     return c;
 nomem:
-    res_fail(res, ERR_NOMEM, "out of memory adding column '%s' to row %zu of table '%s'", name,
-             res->n, w->table);
+    res_fail(res, ERR_NOMEM, "out of memory adding a result column",
+             "out of memory adding column '%s' to row %zu of table '%s'", name, res->n, w->table);
     return NULL;
 }
 
@@ -185,10 +200,11 @@ int result_label(struct model_result *res, const char *name, const char *value)
 {
     struct res_col *c = add_col(res, name, "", COL_LABEL);
     if (!c)
-        return res->err.code;
+        return res->err;
     if (!(c->s = mem_strdup(value ? value : ""))) {
         /* the column stays with an empty value; the row is dropped with the error */
-        return res_fail(res, ERR_NOMEM, "out of memory setting label '%s' of table '%s'", name,
+        return res_fail(res, ERR_NOMEM, "out of memory setting a result label",
+                        "out of memory setting label '%s' of table '%s'", name,
                         res->rows[res->n - 1].table);
     }
     for (char *p = c->s; *p; p++)
@@ -201,7 +217,7 @@ int result_count(struct model_result *res, const char *name, const char *unit, u
 {
     struct res_col *c = add_col(res, name, unit, COL_COUNT_U64);
     if (!c)
-        return res->err.code;
+        return res->err;
     c->u = value;
     c->f = (double)value;
     return 0;
@@ -211,7 +227,7 @@ int result_count_f64(struct model_result *res, const char *name, const char *uni
 {
     struct res_col *c = add_col(res, name, unit, COL_COUNT_F64);
     if (!c)
-        return res->err.code;
+        return res->err;
     c->f = value;
     return 0;
 }
@@ -220,7 +236,7 @@ int result_metric(struct model_result *res, const char *name, const char *unit, 
 {
     struct res_col *c = add_col(res, name, unit, COL_METRIC_F64);
     if (!c)
-        return res->err.code;
+        return res->err;
     c->f = value;
     return 0;
 }
@@ -229,7 +245,7 @@ int result_metric_i64(struct model_result *res, const char *name, const char *un
 {
     struct res_col *c = add_col(res, name, unit, COL_METRIC_I64);
     if (!c)
-        return res->err.code;
+        return res->err;
     c->i = value;
     c->f = (double)value;
     return 0;
@@ -1120,10 +1136,11 @@ static int apply_energy(struct model_result *res, size_t row, const struct energ
     char name[300];
     for (size_t c = 0; c < t->n_components; c++) {
         snprintf(name, sizeof name, "energy_%s_j", t->components[c]);
-        if (result_metric(&one, name, "J", comp[c]))
-            return ERR_NOMEM;
+        result_metric(&one, name, "J", comp[c]);
     }
-    return result_metric(&one, "energy_j", "J", total);
+    result_metric(&one, "energy_j", "J", total);
+    mem_free(one.err_text); /* only its code is reported (results_append) */
+    return one.err ? ERR_NOMEM : 0;
 }
 
 /* Writes rows of one table for one config. */
