@@ -171,10 +171,9 @@ static const struct analyzer_ops tv_ops = {.name = "disc_views", .record = tv_re
 /* Reads one trace into tv (path and label set); ERR_DATA naming it when it is not disc. */
 static int trace_views_load(struct trace_views *tv, struct errmsg *e)
 {
-    char text[512];
-    int rc = trace_reader_open(&tv->r, tv->path, NULL, text, sizeof text);
+    int rc = trace_reader_open(&tv->r, tv->path, NULL, e);
     if (rc < 0)
-        return errmsg_set(e, rc, "%s", text);
+        return rc;
     const Acceltrace__TraceHeader *h = trace_reader_header(tv->r);
     const Acceltrace__DiscHeader *dh = h ? h->disc : NULL;
     if (!dh || dh->steps == 0 || dh->steps > 100000 || dh->tokens == 0 || dh->depth == 0 ||

@@ -19,32 +19,35 @@
 #include "common/mem.h"
 #include "formats/csv.h"
 
+/*
+ * The script and data builders below append to a struct buf as plain statements: its error
+ * is sticky (common/buf.h), so each builder returns buf_err() once at the end.
+ */
+
 /* A gnuplot double-quoted string. */
-static int gq(struct buf *b, const char *s)
+static void gq(struct buf *b, const char *s)
 {
-    int rc = buf_append(b, "\"", 1);
-    for (; !rc && s && *s; s++) {
+    buf_append(b, "\"", 1);
+    for (; !buf_err(b) && s && *s; s++) {
         if (*s == '"' || *s == '\\')
-            rc = buf_append(b, "\\", 1);
-        if (!rc)
-            rc = buf_append(b, *s == '\n' ? " " : s, 1);
+            buf_append(b, "\\", 1);
+        buf_append(b, *s == '\n' ? " " : s, 1);
     }
-    return rc ? rc : buf_append(b, "\"", 1);
+    buf_append(b, "\"", 1);
 }
 
-static int label_line(struct buf *b, const char *cmd, const char *label, const char *unit)
+static void label_line(struct buf *b, const char *cmd, const char *label, const char *unit)
 {
     if (!label || !*label)
-        return 0;
+        return;
     char t[512];
     if (unit && *unit)
         snprintf(t, sizeof t, "%s [%s]", label, unit);
     else
         snprintf(t, sizeof t, "%s", label);
-    int rc = buf_printf(b, "set %s ", cmd);
-    if (!rc)
-        rc = gq(b, t);
-    return rc ? rc : buf_append(b, "\n", 1);
+    buf_printf(b, "set %s ", cmd);
+    gq(b, t);
+    buf_append(b, "\n", 1);
 }
 
 static void num(char *t, size_t n, double v)
@@ -69,57 +72,55 @@ static int write_file(const char *path, const struct buf *b, struct errmsg *e)
 /* Data blocks: series (lines/scatter/overlays/hist), heatmap block, bars table. */
 static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
 {
-    int rc = buf_printf(d, "# %s: data for %s.gp (blocks separated by two blank lines)\n",
-                        p->name, p->name);
+    buf_printf(d, "# %s: data for %s.gp (blocks separated by two blank lines)\n", p->name, p->name);
     char a[40], b[40], c[40];
     size_t block = 0;
     if (p->kind == PLOT_BARS) {
-        rc = rc ? rc : buf_printf(d, "# category");
-        for (size_t s = 0; s < p->n_bar && !rc; s++) {
-            rc = buf_append(d, " ", 1);
-            if (!rc)
-                rc = gq(d, p->bar_names[s]);
+        buf_printf(d, "# category");
+        for (size_t s = 0; s < p->n_bar; s++) {
+            buf_append(d, " ", 1);
+            gq(d, p->bar_names[s]);
         }
-        rc = rc ? rc : buf_printf(d, "\n");
-        for (size_t i = 0; i < p->n_cat && !rc; i++) {
-            rc = gq(d, p->cats[i]);
-            for (size_t s = 0; s < p->n_bar && !rc; s++) {
+        buf_printf(d, "\n");
+        for (size_t i = 0; i < p->n_cat && !buf_err(d); i++) {
+            gq(d, p->cats[i]);
+            for (size_t s = 0; s < p->n_bar; s++) {
                 num(a, sizeof a, p->bar_vals[s * p->n_cat + i]);
-                rc = buf_printf(d, " %s", a);
+                buf_printf(d, " %s", a);
             }
-            rc = rc ? rc : buf_append(d, "\n", 1);
+            buf_append(d, "\n", 1);
         }
-        return rc;
+        return buf_err(d);
     }
-    for (size_t s = 0; s < p->n_series && !rc; s++, block++) {
+    for (size_t s = 0; s < p->n_series && !buf_err(d); s++, block++) {
         const struct series *q = &p->series[s];
-        rc = buf_printf(d, "%s# block %zu: %s (%s%s%s)\n", block ? "\n\n" : "", block, q->name,
-                        q->w ? "bin centre, count, bin width" : "x, y", "", "");
-        for (size_t i = 0; i < q->n && !rc; i++) {
+        buf_printf(d, "%s# block %zu: %s (%s%s%s)\n", block ? "\n\n" : "", block, q->name,
+                   q->w ? "bin centre, count, bin width" : "x, y", "", "");
+        for (size_t i = 0; i < q->n && !buf_err(d); i++) {
             num(a, sizeof a, q->x[i]);
             num(b, sizeof b, q->y[i]);
             if (q->w) {
                 num(c, sizeof c, q->w[i]);
-                rc = buf_printf(d, "%s %s %s\n", a, b, c);
+                buf_printf(d, "%s %s %s\n", a, b, c);
             } else {
-                rc = buf_printf(d, "%s %s\n", a, b);
+                buf_printf(d, "%s %s\n", a, b);
             }
         }
     }
-    if (p->kind == PLOT_HEATMAP && p->hz && !rc) {
+    if (p->kind == PLOT_HEATMAP && p->hz && !buf_err(d)) {
         *heat_index = block;
-        rc = buf_printf(d, "%s# block %zu: heatmap (x, y, z)\n", block ? "\n\n" : "", block);
-        for (size_t iy = 0; iy < p->ny && !rc; iy++) {
-            for (size_t ix = 0; ix < p->nx && !rc; ix++) {
+        buf_printf(d, "%s# block %zu: heatmap (x, y, z)\n", block ? "\n\n" : "", block);
+        for (size_t iy = 0; iy < p->ny && !buf_err(d); iy++) {
+            for (size_t ix = 0; ix < p->nx; ix++) {
                 num(a, sizeof a, p->hx[ix]);
                 num(b, sizeof b, p->hy[iy]);
                 num(c, sizeof c, p->hz[iy * p->nx + ix]);
-                rc = buf_printf(d, "%s %s %s\n", a, b, c);
+                buf_printf(d, "%s %s %s\n", a, b, c);
             }
-            rc = rc ? rc : buf_append(d, "\n", 1);
+            buf_append(d, "\n", 1);
         }
     }
-    return rc;
+    return buf_err(d);
 }
 
 /* The gnuplot style of series s, dflt when it has no marker of its own. */
@@ -177,30 +178,25 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
 /* Line and scatter plots: one plot command per panel (a multiplot with several). */
 static int gp_lines(struct plot *p, struct buf *g, const char *dat)
 {
-    int rc = 0;
     bool multi = p->rows * p->cols > 1;
     const char *style = p->kind == PLOT_LINE ? "linespoints" : "points pt 7 ps 0.6";
     if (multi) {
-        rc = buf_printf(g, "set multiplot layout %d,%d", p->rows, p->cols);
-        if (!rc && p->title) {
-            rc = buf_printf(g, " title ");
-            rc = rc ? rc : gq(g, p->title);
+        buf_printf(g, "set multiplot layout %d,%d", p->rows, p->cols);
+        if (p->title) {
+            buf_printf(g, " title ");
+            gq(g, p->title);
         }
-        rc = rc ? rc : buf_append(g, "\n", 1);
+        buf_append(g, "\n", 1);
     }
-    for (int pn = 0; pn < p->rows * p->cols && !rc; pn++) {
+    for (int pn = 0; pn < p->rows * p->cols && !buf_err(g); pn++) {
         const struct panel *q = &p->panels[pn];
         if (multi) {
-            rc = buf_printf(g, "set title ");
-            rc = rc ? rc : gq(g, q->title ? q->title : "");
-            rc = rc ? rc : buf_append(g, "\n", 1);
+            buf_printf(g, "set title ");
+            gq(g, q->title ? q->title : "");
+            buf_append(g, "\n", 1);
         }
-        rc = rc ? rc
-                : label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
-                             q->xlabel ? q->xunit : p->xunit);
-        rc = rc ? rc
-                : label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
-                             q->ylabel ? q->yunit : p->yunit);
+        label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel, q->xlabel ? q->xunit : p->xunit);
+        label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel, q->ylabel ? q->yunit : p->yunit);
         /*
          * gnuplot fails ("all points y value undefined") when nothing in a plot command
          * can be placed: such a panel (no series, or only NaN / non-positive-on-log
@@ -208,42 +204,41 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
          * label, so the other figures of a run still render.
          */
         char ranges[120] = "";
-        if (!rc && !panel_drawable(p, pn, ranges, sizeof ranges))
-            rc = buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
-                               "center\n");
+        if (!panel_drawable(p, pn, ranges, sizeof ranges))
+            buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
+                          "center\n");
         bool first = true;
-        for (size_t s = 0; s < p->n_series && !rc; s++) {
+        for (size_t s = 0; s < p->n_series; s++) {
             if (p->series[s].panel != pn)
                 continue;
-            rc = buf_printf(g, "%s%s %s index %zu using 1:2 with %s title ",
-                            first ? "plot" : ", \\\n    ", first ? ranges : "", dat, s,
-                            series_style(&p->series[s], style));
-            rc = rc ? rc : gq(g, p->series[s].name);
+            buf_printf(g, "%s%s %s index %zu using 1:2 with %s title ",
+                       first ? "plot" : ", \\\n    ", first ? ranges : "", dat, s,
+                       series_style(&p->series[s], style));
+            gq(g, p->series[s].name);
             first = false;
         }
-        if (first && !rc) /* an empty panel still gets its frame */
-            rc = buf_printf(g, "plot%s NaN notitle", ranges);
-        rc = rc ? rc : buf_append(g, "\n", 1);
-        if (!rc && *ranges)
-            rc = buf_printf(g, "unset label 999\n");
+        if (first) /* an empty panel still gets its frame */
+            buf_printf(g, "plot%s NaN notitle", ranges);
+        buf_append(g, "\n", 1);
+        if (*ranges)
+            buf_printf(g, "unset label 999\n");
     }
-    if (multi && !rc)
-        rc = buf_printf(g, "unset multiplot\n");
-    return rc;
+    if (multi)
+        buf_printf(g, "unset multiplot\n");
+    return buf_err(g);
 }
 
 /* A heatmap: the cells as an image, optional value labels, overlaid series. */
 static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t heat_index)
 {
-    int rc;
-    rc = label_line(g, "xlabel", p->xlabel, p->xunit);
-    rc = rc ? rc : label_line(g, "ylabel", p->ylabel, p->yunit);
-    rc = rc ? rc : label_line(g, "cblabel", p->zlabel, p->zunit);
-    rc = rc ? rc : buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
-                                  "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n"
-                                  "set key outside top center horizontal\n");
-    if (rc)
-        return rc;
+    label_line(g, "xlabel", p->xlabel, p->xunit);
+    label_line(g, "ylabel", p->ylabel, p->yunit);
+    label_line(g, "cblabel", p->zlabel, p->zunit);
+    buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
+                  "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n"
+                  "set key outside top center horizontal\n");
+    if (buf_err(g))
+        return buf_err(g);
     if (!p->hz)
         return ERR_USAGE;
     {
@@ -255,103 +250,98 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         num(b, sizeof b, p->hx[p->nx - 1] + hx);
         num(c, sizeof c, p->hy[0] - hy);
         num(d, sizeof d, p->hy[p->ny - 1] + hy);
-        rc = buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, c, d);
+        buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, c, d);
     }
-    rc = rc ? rc
-            : buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat,
-                         heat_index);
-    if (!rc && p->label_fmt) {
-        rc = buf_printf(g, ", \\\n    %s index %zu using 1:2:(sprintf(", dat, heat_index);
-        rc = rc ? rc : gq(g, p->label_fmt);
-        rc = rc ? rc : buf_printf(g, ", $3)) with labels textcolor rgb \"white\" notitle");
+    buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat, heat_index);
+    if (p->label_fmt) {
+        buf_printf(g, ", \\\n    %s index %zu using 1:2:(sprintf(", dat, heat_index);
+        gq(g, p->label_fmt);
+        buf_printf(g, ", $3)) with labels textcolor rgb \"white\" notitle");
     }
-    for (size_t s = 0; s < p->n_series && !rc; s++) {
-        rc = buf_printf(g, ", \\\n    %s index %zu using 1:2 with %s title ", dat, s,
-                        series_style(&p->series[s], "linespoints lw 2"));
-        rc = rc ? rc : gq(g, p->series[s].name);
+    for (size_t s = 0; s < p->n_series; s++) {
+        buf_printf(g, ", \\\n    %s index %zu using 1:2 with %s title ", dat, s,
+                   series_style(&p->series[s], "linespoints lw 2"));
+        gq(g, p->series[s].name);
     }
-    rc = rc ? rc : buf_append(g, "\n", 1);
-    return rc;
+    buf_append(g, "\n", 1);
+    return buf_err(g);
 }
 
 /* A histogram: one boxes series per data set. */
 static int gp_hist(struct plot *p, struct buf *g, const char *dat)
 {
-    int rc;
-    rc = label_line(g, "xlabel", p->xlabel, p->xunit);
-    rc = rc ? rc : label_line(g, "ylabel", p->ylabel ? p->ylabel : "count", p->yunit);
-    rc = rc ? rc : buf_printf(g, "set style fill transparent solid 0.5 border\n");
-    for (size_t s = 0; s < p->n_series && !rc; s++) {
-        rc = buf_printf(g, "%s %s index %zu using 1:2:3 with boxes title ",
-                        s ? ", \\\n    " : "plot", dat, s);
-        rc = rc ? rc : gq(g, p->series[s].name);
+    label_line(g, "xlabel", p->xlabel, p->xunit);
+    label_line(g, "ylabel", p->ylabel ? p->ylabel : "count", p->yunit);
+    buf_printf(g, "set style fill transparent solid 0.5 border\n");
+    for (size_t s = 0; s < p->n_series; s++) {
+        buf_printf(g, "%s %s index %zu using 1:2:3 with boxes title ", s ? ", \\\n    " : "plot",
+                   dat, s);
+        gq(g, p->series[s].name);
     }
-    if (!rc && !p->n_series)
-        rc = buf_printf(g, "plot NaN notitle");
-    rc = rc ? rc : buf_append(g, "\n", 1);
-    return rc;
+    if (!p->n_series)
+        buf_printf(g, "plot NaN notitle");
+    buf_append(g, "\n", 1);
+    return buf_err(g);
 }
 
 /* Bars: clustered or stacked gnuplot histograms of the category table. */
 static int gp_bars(struct plot *p, struct buf *g, const char *dat)
 {
-    int rc;
-    rc = label_line(g, "xlabel", p->xlabel, p->xunit);
-    rc = rc ? rc : label_line(g, "ylabel", p->ylabel, p->yunit);
-    rc = rc ? rc
-            : buf_printf(g,
-                         "set style data histograms\nset style histogram %s\n"
-                         "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
-                         p->stacked ? "rowstacked" : "clustered gap 1");
+    label_line(g, "xlabel", p->xlabel, p->xunit);
+    label_line(g, "ylabel", p->ylabel, p->yunit);
+    buf_printf(g,
+               "set style data histograms\nset style histogram %s\n"
+               "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
+               p->stacked ? "rowstacked" : "clustered gap 1");
     bool own_xtics = false; /* a caller's "set xtics ..." extra wins over the default */
     for (size_t i = 0; i < p->n_extra; i++)
         own_xtics |= !strncmp(p->extra[i], "set xtics", 9);
-    if (!rc && !own_xtics)
-        rc = buf_printf(g, "set xtics rotate by -30\n");
+    if (!own_xtics)
+        buf_printf(g, "set xtics rotate by -30\n");
     /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
-    if (!rc && p->bar_top > 0)
-        rc = buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
-    else if (!rc)
-        rc = buf_printf(g, "set yrange [0:*]\n");
-    for (size_t s = 0; s < p->n_bar && !rc; s++) {
-        rc = buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot",
-                        s ? "''" : dat, s + 2, s ? "" : ":xtic(1)");
-        rc = rc ? rc : gq(g, p->bar_names[s]);
-        if (!rc && p->bar_hatch[s]) /* diagonal hatch in the series colour */
-            rc = buf_printf(g, " fs pattern 5 border -1");
+    if (p->bar_top > 0)
+        buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
+    else
+        buf_printf(g, "set yrange [0:*]\n");
+    for (size_t s = 0; s < p->n_bar; s++) {
+        buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot", s ? "''" : dat, s + 2,
+                   s ? "" : ":xtic(1)");
+        gq(g, p->bar_names[s]);
+        if (p->bar_hatch[s]) /* diagonal hatch in the series colour */
+            buf_printf(g, " fs pattern 5 border -1");
     }
-    rc = rc ? rc : buf_append(g, "\n", 1);
-    return rc;
+    buf_append(g, "\n", 1);
+    return buf_err(g);
 }
 
 static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
 {
-    int rc = buf_printf(g,
-                        "# %s: gnuplot script written by acceltrace; run 'gnuplot %s.gp' in this "
-                        "folder to render %s.png from %s.dat\n"
-                        "set terminal pngcairo noenhanced size %d,%d font \"sans,10\"\n"
-                        "set output '%s.png'\n"
-                        "set grid\n"
-                        "%s\n",
-                        p->name, p->name, p->name, p->name, p->width, p->height, p->name,
-                        /* a long legend goes under the plot instead of over the data */
-                        p->n_series > PLOT_KEY_INSIDE_MAX ? "set key below" : "set key top left");
+    buf_printf(g,
+               "# %s: gnuplot script written by acceltrace; run 'gnuplot %s.gp' in this "
+               "folder to render %s.png from %s.dat\n"
+               "set terminal pngcairo noenhanced size %d,%d font \"sans,10\"\n"
+               "set output '%s.png'\n"
+               "set grid\n"
+               "%s\n",
+               p->name, p->name, p->name, p->name, p->width, p->height, p->name,
+               /* a long legend goes under the plot instead of over the data */
+               p->n_series > PLOT_KEY_INSIDE_MAX ? "set key below" : "set key top left");
     char dat[300];
     snprintf(dat, sizeof dat, "'%s.dat'", p->name);
     bool multi = p->rows * p->cols > 1;
-    if (!rc && p->title && !multi) {
-        rc = buf_printf(g, "set title ");
-        rc = rc ? rc : gq(g, p->title);
-        rc = rc ? rc : buf_append(g, "\n", 1);
+    if (p->title && !multi) {
+        buf_printf(g, "set title ");
+        gq(g, p->title);
+        buf_append(g, "\n", 1);
     }
-    if (!rc && p->logx)
-        rc = buf_printf(g, "set logscale x\n");
-    if (!rc && p->logy)
-        rc = buf_printf(g, "set logscale y\n");
-    for (size_t i = 0; i < p->n_extra && !rc; i++)
-        rc = buf_printf(g, "%s\n", p->extra[i]);
-    if (rc)
-        return rc;
+    if (p->logx)
+        buf_printf(g, "set logscale x\n");
+    if (p->logy)
+        buf_printf(g, "set logscale y\n");
+    for (size_t i = 0; i < p->n_extra; i++)
+        buf_printf(g, "%s\n", p->extra[i]);
+    if (buf_err(g))
+        return buf_err(g);
     switch (p->kind) {
     case PLOT_LINE:
     case PLOT_SCATTER:
@@ -363,7 +353,7 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
     case PLOT_BARS:
         return gp_bars(p, g, dat);
     }
-    return rc;
+    return 0;
 }
 
 /* Runs gnuplot NAME.gp in dir; ERR_EXTERNAL with its last stderr line on failure. */

@@ -195,30 +195,30 @@ static void caption(const char *root, const struct entry *en, char *out, size_t 
     csv_table_release(&t);
 }
 
+/*
+ * The report text is built as plain buf_* statements: the buffer's error is sticky
+ * (common/buf.h) and report_write checks buf_err() once at the end.
+ */
+
 /* Markdown-safe caption: no newlines, brackets escaped. */
-static int md_text(struct buf *b, const char *s)
+static void md_text(struct buf *b, const char *s)
 {
-    int rc = 0;
-    for (; *s && !rc; s++) {
+    for (; *s && !buf_err(b); s++) {
         if (*s == '[' || *s == ']' || *s == '*' || *s == '_' || *s == '|')
-            rc = buf_append(b, "\\", 1);
-        if (!rc)
-            rc = buf_append(b, *s == '\n' ? " " : s, 1);
+            buf_append(b, "\\", 1);
+        buf_append(b, *s == '\n' ? " " : s, 1);
     }
-    return rc;
 }
 
 /* Link target: spaces and parentheses percent-encoded. */
-static int md_link(struct buf *b, const char *rel)
+static void md_link(struct buf *b, const char *rel)
 {
-    int rc = 0;
-    for (const char *s = rel; *s && !rc; s++) {
+    for (const char *s = rel; *s && !buf_err(b); s++) {
         if (*s == ' ' || *s == '(' || *s == ')')
-            rc = buf_printf(b, "%%%02X", (unsigned char)*s);
+            buf_printf(b, "%%%02X", (unsigned char)*s);
         else
-            rc = buf_append(b, s, 1);
+            buf_append(b, s, 1);
     }
-    return rc;
 }
 
 int report_write(const char *dir, const char *title, const char *preamble,
@@ -256,13 +256,12 @@ int report_write(const char *dir, const char *title, const char *preamble,
     size_t nf = 0, nt = 0;
     for (size_t i = 0; i < w.n; i++)
         nf += w.v[i].figure, nt += !w.v[i].figure;
-    rc = buf_printf(&b, "# %s\n\n", title ? title : "acceltrace report");
-    if (!rc && preamble)
-        rc = buf_printf(&b, "%s\n\n", preamble);
-    if (!rc)
-        rc = buf_printf(&b, "%zu figures and %zu tables.\n", nf, nt);
+    buf_printf(&b, "# %s\n\n", title ? title : "acceltrace report");
+    if (preamble)
+        buf_printf(&b, "%s\n\n", preamble);
+    buf_printf(&b, "%zu figures and %zu tables.\n", nf, nt);
     char cur[4096] = "\x01";
-    for (size_t i = 0; i < w.n && !rc; i++) {
+    for (size_t i = 0; i < w.n && !buf_err(&b); i++) {
         const struct entry *en = &w.v[i];
         char folder[4096];
         snprintf(folder, sizeof folder, "%s", en->rel);
@@ -273,34 +272,35 @@ int report_write(const char *dir, const char *title, const char *preamble,
             snprintf(folder, sizeof folder, ".");
         if (strcmp(folder, cur)) {
             snprintf(cur, sizeof cur, "%s", folder);
-            rc = buf_printf(&b, "\n## %s\n\n", strcmp(folder, ".") ? folder : "(top)");
+            buf_printf(&b, "\n## %s\n\n", strcmp(folder, ".") ? folder : "(top)");
         }
         char cap[8192];
         caption(dir, en, cap, sizeof cap);
         const char *name = strrchr(en->rel, '/');
         name = name ? name + 1 : en->rel;
         if (en->figure) {
-            rc = rc ? rc : buf_printf(&b, "- Figure [");
-            rc = rc ? rc : md_text(&b, name);
-            rc = rc ? rc : buf_printf(&b, "](");
-            rc = rc ? rc : md_link(&b, en->rel);
-            rc = rc ? rc : buf_printf(&b, "): ");
-            rc = rc ? rc : md_text(&b, cap);
-            rc = rc ? rc : buf_printf(&b, "\n\n  ![");
-            rc = rc ? rc : md_text(&b, cap);
-            rc = rc ? rc : buf_printf(&b, "](");
-            rc = rc ? rc : md_link(&b, en->rel);
-            rc = rc ? rc : buf_printf(&b, ")\n");
+            buf_printf(&b, "- Figure [");
+            md_text(&b, name);
+            buf_printf(&b, "](");
+            md_link(&b, en->rel);
+            buf_printf(&b, "): ");
+            md_text(&b, cap);
+            buf_printf(&b, "\n\n  ![");
+            md_text(&b, cap);
+            buf_printf(&b, "](");
+            md_link(&b, en->rel);
+            buf_printf(&b, ")\n");
         } else {
-            rc = rc ? rc : buf_printf(&b, "- Table [");
-            rc = rc ? rc : md_text(&b, name);
-            rc = rc ? rc : buf_printf(&b, "](");
-            rc = rc ? rc : md_link(&b, en->rel);
-            rc = rc ? rc : buf_printf(&b, "): ");
-            rc = rc ? rc : md_text(&b, cap);
-            rc = rc ? rc : buf_append(&b, "\n", 1);
+            buf_printf(&b, "- Table [");
+            md_text(&b, name);
+            buf_printf(&b, "](");
+            md_link(&b, en->rel);
+            buf_printf(&b, "): ");
+            md_text(&b, cap);
+            buf_append(&b, "\n", 1);
         }
     }
+    rc = buf_err(&b);
     if (rc) {
         rc = errmsg_set(e, rc, "out of memory writing the report");
         goto done;

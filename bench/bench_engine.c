@@ -84,9 +84,9 @@ int main(int argc, char **argv)
     }
     snprintf(trace, sizeof trace, "%s/t.atr", dir);
     snprintf(res, sizeof res, "%s/res", dir);
-    char err[512];
-    if (synth_capture_write(trace, &p, err, sizeof err)) {
-        fprintf(stderr, "bench_engine: %s\n", err);
+    struct errmsg err = {0};
+    if (synth_capture_write(trace, &p, &err)) {
+        fprintf(stderr, "bench_engine: %s\n", err.text);
         return 1;
     }
     struct stat sb;

@@ -206,9 +206,9 @@ int main(void)
     Acceltrace__TraceHeader h = ACCELTRACE__TRACE_HEADER__INIT;
     h.workload = "bench";
     struct trace_writer *w;
-    char err[512];
-    if (trace_writer_open(&w, path, &wo, &h, err, sizeof err)) {
-        fprintf(stderr, "bench_trace: %s\n", err);
+    struct errmsg err = {0};
+    if (trace_writer_open(&w, path, &wo, &h, &err)) {
+        fprintf(stderr, "bench_trace: %s\n", err.text);
         return 1;
     }
     uint64_t f = 0;
@@ -254,8 +254,8 @@ int main(void)
         struct trace_reader_opts o;
         trace_reader_opts_default(&o);
         o.threads = k + 1;
-        if (trace_reader_open(&rd[k], path, &o, err, sizeof err)) {
-            fprintf(stderr, "bench_trace: %s\n", err);
+        if (trace_reader_open(&rd[k], path, &o, &err)) {
+            fprintf(stderr, "bench_trace: %s\n", err.text);
             return 1;
         }
     }
@@ -313,8 +313,8 @@ int main(void)
             o.threads = k + 1;
             double t0 = now_s();
             struct trace_reader *rp;
-            if (trace_reader_open(&rp, path, &o, err, sizeof err)) {
-                fprintf(stderr, "bench_trace: %s\n", err);
+            if (trace_reader_open(&rp, path, &o, &err)) {
+                fprintf(stderr, "bench_trace: %s\n", err.text);
                 return 1;
             }
             Acceltrace__Record *rec;

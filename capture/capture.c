@@ -147,9 +147,8 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
     trace_writer_opts_default(&wo);
     wo.zstd_level = o->zstd_level;
     struct trace_writer *w = NULL;
-    char werr[512] = "";
-    if ((rc = trace_writer_open(&w, path, &wo, &hdr, werr, sizeof werr)))
-        return errmsg_set(e, rc, "%s", werr);
+    if ((rc = trace_writer_open(&w, path, &wo, &hdr, e)))
+        return rc;
 
     char label[64];
     snprintf(label, sizeof label, "%s capture", ops->name);

@@ -88,9 +88,9 @@ int cmd_analyze_disc(int argc, char **argv)
         if (prc < 0)
             return cli_fail(prc == ERR_NOTFOUND ? ERR_DATA : prc, e.text);
         struct trace_reader *tr = NULL;
-        char text[512];
-        if ((prc = trace_reader_open(&tr, traces[0], NULL, text, sizeof text)) < 0)
-            return cli_fail(prc, text);
+        struct errmsg oe = {0};
+        if ((prc = trace_reader_open(&tr, traces[0], NULL, &oe)) < 0)
+            return cli_fail(prc, oe.text);
         const char *th = trace_reader_content_hash(tr);
         bool paired = th && !strcmp(th, rhash);
         if (!paired)

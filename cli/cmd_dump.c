@@ -142,10 +142,10 @@ int cmd_dump(int argc, char **argv)
     if (!path)
         return cli_usage_error("dump", "no trace file given");
     struct trace_reader *r;
-    char err[512];
-    int rc = trace_reader_open(&r, path, &o, err, sizeof err);
+    struct errmsg err = {0};
+    int rc = trace_reader_open(&r, path, &o, &err);
     if (rc)
-        return cli_fail(rc, err);
+        return cli_fail(rc, err.text);
     struct buf b;
     buf_init(&b);
     uint64_t printed = 0;

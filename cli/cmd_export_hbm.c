@@ -222,10 +222,10 @@ int cmd_export_hbm(int argc, char **argv)
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
 
     struct trace_reader *r = NULL;
-    char errtext[600];
-    int rc = trace_reader_open(&r, path, NULL, errtext, sizeof errtext);
+    struct errmsg oe = {0};
+    int rc = trace_reader_open(&r, path, NULL, &oe);
     if (rc < 0)
-        return cli_fail(rc, errtext);
+        return cli_fail(rc, oe.text);
     const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
     int status = 0;
     uint32_t *idx = NULL;

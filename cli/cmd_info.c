@@ -71,10 +71,10 @@ int cmd_info(int argc, char **argv)
     if (!path)
         return cli_usage_error("info", "no trace file given");
     struct trace_reader *r;
-    char err[512];
-    int rc = trace_reader_open(&r, path, &o, err, sizeof err);
+    struct errmsg err = {0};
+    int rc = trace_reader_open(&r, path, &o, &err);
     if (rc)
-        return cli_fail(rc, err);
+        return cli_fail(rc, err.text);
     static struct type_stat st[N_TYPES];
     memset(st, 0, sizeof st);
     const struct trace_frame_info *fi = trace_reader_last_frame(r);

@@ -11,6 +11,7 @@ void buf_init(struct buf *b)
 {
     b->data = NULL;
     b->len = b->cap = 0;
+    b->err = 0;
 }
 
 void buf_release(struct buf *b)
@@ -22,13 +23,21 @@ void buf_release(struct buf *b)
 void buf_clear(struct buf *b)
 {
     b->len = 0;
+    b->err = 0;
+}
+
+int buf_err(const struct buf *b)
+{
+    return b->err;
 }
 
 int buf_reserve(struct buf *b, size_t extra)
 {
+    if (b->err)
+        return b->err;
     size_t need;
     if (!mem_add(b->len, extra, &need) || !mem_add(need, 1, &need))
-        return ERR_NOMEM;
+        return b->err = ERR_NOMEM;
     if (need <= b->cap)
         return 0;
     size_t cap = b->cap ? b->cap : 64;
@@ -41,7 +50,7 @@ int buf_reserve(struct buf *b, size_t extra)
     }
     uint8_t *p = mem_realloc(b->data, cap);
     if (!p)
-        return ERR_NOMEM;
+        return b->err = ERR_NOMEM;
     b->data = p;
     b->cap = cap;
     return 0;
@@ -65,8 +74,10 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    if (b->err)
+        return b->err;
     if (n < 0)
-        return ERR_INTERNAL;
+        return b->err = ERR_INTERNAL;
     int rc = buf_reserve(b, (size_t)n);
     if (rc)
         return rc;

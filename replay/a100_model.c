@@ -224,12 +224,12 @@ static int a100_finish(void *state, struct model_result *res, struct errmsg *e)
     struct a100_state *s = state;
     uint64_t kernels = 0;
     double t = a100_step_s(&s->hw, &s->dm, &kernels) * s->steps;
-    int rc = result_row_begin(res, NULL);
-    rc = rc ? rc : result_count(res, "kernels", "", kernels * s->steps);
-    rc = rc ? rc : result_metric(res, "seconds", "s", t);
-    rc = rc ? rc : result_metric(res, "a100_j", "J", t * s->hw.power_w);
-    rc = rc ? rc : result_metric_i64(res, "steps", "", s->steps);
-    return rc < 0 ? errmsg_set(e, rc, "cannot add a results row") : 0;
+    result_row_begin(res, NULL);
+    result_count(res, "kernels", "", kernels * s->steps);
+    result_metric(res, "seconds", "s", t);
+    result_metric(res, "a100_j", "J", t * s->hw.power_w);
+    result_metric_i64(res, "steps", "", s->steps);
+    return result_err(res, e);
 }
 
 static void a100_free(void *state) { mem_free(state); }

@@ -940,17 +940,16 @@ static void act_add(struct disc_act *t, const struct disc_act *a)
     t->sram_wr += a->sram_wr, t->gspm += a->gspm, t->hbm += a->hbm, t->bus += a->bus;
 }
 
-static int put_counts(struct model_result *res, const struct disc_act *a)
+/* The activity counts of a row; errors stay in res (model.h). */
+static void put_counts(struct model_result *res, const struct disc_act *a)
 {
-    int rc = 0;
-    rc |= result_count(res, "mac", "MAC", a->mac);
-    rc |= result_count(res, "vpu_op", "op", a->vpu_op);
-    rc |= result_count(res, "sram_rd_bytes", "B", a->sram_rd);
-    rc |= result_count(res, "sram_wr_bytes", "B", a->sram_wr);
-    rc |= result_count(res, "gspm_bytes", "B", a->gspm);
-    rc |= result_count(res, "hbm_bytes", "B", a->hbm);
-    rc |= result_count(res, "bus_elems", "elem", a->bus);
-    return rc ? ERR_NOMEM : 0;
+    result_count(res, "mac", "MAC", a->mac);
+    result_count(res, "vpu_op", "op", a->vpu_op);
+    result_count(res, "sram_rd_bytes", "B", a->sram_rd);
+    result_count(res, "sram_wr_bytes", "B", a->sram_wr);
+    result_count(res, "gspm_bytes", "B", a->gspm);
+    result_count(res, "hbm_bytes", "B", a->hbm);
+    result_count(res, "bus_elems", "elem", a->bus);
 }
 
 static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
@@ -999,22 +998,17 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
                 act_add(&tot, &op->a);
                 if (!s->ops_table)
                     continue;
-                rc = result_row_begin(res, "ops");
-                rc = rc ? rc : result_label(res, "mode", disc_mode_name(mode));
-                rc = rc ? rc : result_metric_i64(res, "step", "", k);
-                rc = rc ? rc : result_metric_i64(res, "block", "", op->block);
-                rc = rc ? rc : result_label(res, "op", op->name);
-                rc = rc ? rc : result_label(res, "unit", op->unit == DISC_UNIT_DPU ? "dpu"
-                                                                                    : "vpu");
-                rc = rc ? rc : result_label(res, "class", op->cls);
-                rc = rc ? rc : result_count(res, "cycles", "cycles", op->cycles);
-                rc = rc ? rc : result_count(res, "exposed_cycles", "cycles", op->exposed);
-                rc = rc ? rc : put_counts(res, &op->a);
-                rc = rc ? rc : result_metric(res, "seconds", "s", (double)op->exposed / hz);
-                if (rc < 0) {
-                    errmsg_set(e, rc, "cannot add an ops row");
-                    goto out;
-                }
+                result_row_begin(res, "ops");
+                result_label(res, "mode", disc_mode_name(mode));
+                result_metric_i64(res, "step", "", k);
+                result_metric_i64(res, "block", "", op->block);
+                result_label(res, "op", op->name);
+                result_label(res, "unit", op->unit == DISC_UNIT_DPU ? "dpu" : "vpu");
+                result_label(res, "class", op->cls);
+                result_count(res, "cycles", "cycles", op->cycles);
+                result_count(res, "exposed_cycles", "cycles", op->exposed);
+                put_counts(res, &op->a);
+                result_metric(res, "seconds", "s", (double)op->exposed / hz);
             }
         }
         const double secs = (double)cycles / hz;
@@ -1022,32 +1016,27 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         disc_energy_eval(&s->en, &tot, secs, &ep);
         const double dpu_lanes = (double)s->hw.cores * s->hw.dpu_count * s->hw.dpu_lanes;
         const double vpu_lanes = (double)s->hw.cores * s->hw.vpu_simds * s->hw.vpu_width;
-        rc = result_row_begin(res, NULL);
-        rc = rc ? rc : result_label(res, "mode", disc_mode_name(mode));
-        rc = rc ? rc : result_count(res, "cycles", "cycles", cycles);
-        rc = rc ? rc : result_count(res, "hidden_cycles", "cycles", hidden);
-        rc = rc ? rc : put_counts(res, &tot);
-        rc = rc ? rc : result_metric(res, "seconds", "s", secs);
-        rc = rc ? rc : result_metric(res, "dpu_util", "1",
-                                     cycles ? (double)tot.mac / ((double)cycles * dpu_lanes) : 0);
-        rc = rc ? rc : result_metric(res, "vpu_util", "1",
-                                     cycles ? (double)tot.vpu_op / ((double)cycles * vpu_lanes)
-                                            : 0);
-        rc = rc ? rc : result_metric(res, "model_j", "J", ep.total);
-        rc = rc ? rc : result_metric(res, "model_hbm_j", "J", ep.hbm);
-        rc = rc ? rc : result_metric(res, "model_static_j", "J", ep.stat);
-        rc = rc ? rc : result_metric(res, "a100_seconds", "s", a100_s);
-        rc = rc ? rc : result_metric(res, "a100_j", "J", a100_j);
-        rc = rc ? rc : result_metric(res, "speedup", "1", secs > 0 ? a100_s / secs : 0);
-        rc = rc ? rc : result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
-        rc = rc ? rc : result_metric_i64(res, "masks_estimated", "",
-                                         (int64_t)s->masks_estimated);
-        rc = rc ? rc : result_metric_i64(res, "steps", "", s->steps);
-        if (rc < 0) {
-            errmsg_set(e, rc, "cannot add a results row");
-            goto out;
-        }
+        result_row_begin(res, NULL);
+        result_label(res, "mode", disc_mode_name(mode));
+        result_count(res, "cycles", "cycles", cycles);
+        result_count(res, "hidden_cycles", "cycles", hidden);
+        put_counts(res, &tot);
+        result_metric(res, "seconds", "s", secs);
+        result_metric(res, "dpu_util", "1",
+                      cycles ? (double)tot.mac / ((double)cycles * dpu_lanes) : 0);
+        result_metric(res, "vpu_util", "1",
+                      cycles ? (double)tot.vpu_op / ((double)cycles * vpu_lanes) : 0);
+        result_metric(res, "model_j", "J", ep.total);
+        result_metric(res, "model_hbm_j", "J", ep.hbm);
+        result_metric(res, "model_static_j", "J", ep.stat);
+        result_metric(res, "a100_seconds", "s", a100_s);
+        result_metric(res, "a100_j", "J", a100_j);
+        result_metric(res, "speedup", "1", secs > 0 ? a100_s / secs : 0);
+        result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
+        result_metric_i64(res, "masks_estimated", "", (int64_t)s->masks_estimated);
+        result_metric_i64(res, "steps", "", s->steps);
     }
+    rc = result_err(res, e);
 out:
     mem_free(ops);
     mem_free(st);

@@ -33,7 +33,7 @@ struct trace_src {
     uint64_t bytes_before; /* bytes read by readers closed by rewind */
     uint64_t n_next;       /* next() calls since the reader was opened */
     char hash[80];
-    char err[512];
+    struct errmsg err; /* the last error of the source */
 };
 
 static const Acceltrace__TraceHeader *ts_header(void *ctx)
@@ -53,7 +53,7 @@ static int ts_next(void *ctx, Acceltrace__Record **rec)
     t->n_next++;
     int rc = trace_reader_next(t->r, rec, NULL);
     if (rc < 0)
-        snprintf(t->err, sizeof t->err, "%s", trace_reader_errmsg(t->r));
+        errmsg_set(&t->err, rc, "%s", trace_reader_errmsg(t->r));
     return rc;
 }
 
@@ -68,7 +68,7 @@ static int ts_open_reader(struct trace_src *t)
     struct trace_reader_opts o;
     trace_reader_opts_default(&o);
     o.threads = t->threads;
-    return trace_reader_open(&t->r, t->path, &o, t->err, sizeof t->err);
+    return trace_reader_open(&t->r, t->path, &o, &t->err);
 }
 
 static int ts_rewind(void *ctx)
@@ -102,7 +102,7 @@ static uint64_t ts_n_records(void *ctx)
 
 static const char *ts_err(void *ctx)
 {
-    return ((struct trace_src *)ctx)->err;
+    return ((struct trace_src *)ctx)->err.text;
 }
 
 /* Byte offset past the last frame returned: where the next record's frame starts. */
@@ -120,7 +120,7 @@ static int ts_seek(void *ctx, uint64_t records, uint64_t position)
         return ERR_INTERNAL;
     int rc = trace_reader_seek(t->r, position, records + 1);
     if (rc)
-        snprintf(t->err, sizeof t->err, "%s", trace_reader_errmsg(t->r));
+        errmsg_set(&t->err, rc, "%s", trace_reader_errmsg(t->r));
     t->n_next = records + 1; /* a later rewind reopens */
     return rc;
 }
@@ -147,7 +147,7 @@ int record_source_trace(struct record_source *s, const char *path, int decode_th
     t->threads = decode_threads > 0 ? decode_threads : 1;
     int rc = ts_open_reader(t);
     if (rc) {
-        errmsg_set(e, rc, "%s", t->err);
+        errmsg_set(e, rc, "%s", t->err.text);
         ts_close(t);
         return rc;
     }
@@ -782,6 +782,9 @@ static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
                 break;
             }
             in->rc = p->m->finish(in->state, in->res, &in->err);
+            /* the rows' sticky error (model.h), in case finish did not return it */
+            if (!in->err.code && result_err(in->res, &in->err))
+                in->rc = in->rc ? in->rc : in->err.code;
             break;
         case 3: {
             const struct ckpt_entry *en = &p->resume->entries[i];

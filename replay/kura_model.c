@@ -292,51 +292,50 @@ static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
     snprintf(shape, sizeof shape, "H%dW%d", s->n_h, s->n_w);
     /* no shape label in the main table: n_h and n_w are config columns already, and a
      * label would split every plot series per config */
-    int rc = result_row_begin(res, NULL);
-    if (!rc) rc = result_count(res, "steps", "steps", s->steps);
-    if (!rc) rc = result_count(res, "cycles", "cycles", s->steps * (uint64_t)an.cycles_step);
-    if (!rc) rc = result_count(res, "tiles", "tiles", s->steps * (uint64_t)an.n_tiles);
-    if (!rc) rc = result_count(res, "sim_cycles", "cycles", s->sim_cycles);
-    if (!rc) rc = result_count(res, "pe_cycles", "cycles", s->pe_cycles);
-    if (!rc) rc = result_count(res, "bits_written", "bit", s->bits);
-    if (!rc) rc = result_count(res, "toggles", "bit", s->toggles);
-    if (!rc) rc = result_metric_i64(res, "h", "px", h);
-    if (!rc) rc = result_metric_i64(res, "w", "px", w);
-    if (!rc) rc = result_metric_i64(res, "c_tile", "cycles", an.c_tile);
-    if (!rc) rc = result_metric_i64(res, "cycles_step", "cycles", an.cycles_step);
-    if (!rc) rc = result_metric(res, "step_s", "s", an.step_us * 1e-6);
-    if (!rc) rc = result_metric(res, "t_px", "px/s", an.t_px);
-    if (!rc) rc = result_metric(res, "c_px", "cycles/px", an.c_px);
-    if (!rc) rc = result_metric(res, "c_px_eff", "cycles/px", an.c_px_eff);
-    if (!rc) rc = result_metric(res, "utilization", "1", an.utilization);
-    if (!rc) rc = result_metric(res, "p_mw", "mW", p_fit);
-    if (!rc) rc = result_metric(res, "e_px_pj", "pJ/px", kura_epx_pj(&en->power_fit4, s->n_h, s->n_w, en->f_hz));
-    if (!rc) rc = result_metric(res, "e_px_eff_pj", "pJ/px", 1e9 * p_fit * (double)an.cycles_step / (en->f_hz * px));
-    if (!rc) rc = result_metric(res, "nw_opt", "PEs", kura_nw_opt(&en->power_fit4, s->n_h));
-    if (!rc) rc = result_metric(res, "area_mm2", "mm2", sy.area_um2 / 1e6);
-    if (!rc) rc = result_metric(res, "sys_cycles_step", "cycles", sy.cycles_sys);
-    if (!rc) rc = result_metric(res, "sys_step_s", "s", sy.t_us * 1e-6);
-    if (!rc) rc = result_metric(res, "sys_p_mw", "mW", sy.p_mw);
-    if (!rc) rc = result_metric(res, "sys_e_px_nj", "nJ/px", sy.e_px_nj);
-    if (!rc) rc = result_metric(res, "sys_energy_j", "J", (double)s->steps * sy.p_mw * 1e-3 * sy.t_us * 1e-6);
-    if (!rc) rc = result_metric(res, "alpha", "1", alpha);
-    if (!rc) rc = result_metric(res, "alpha_ratio", "1", ratio);
-    if (!rc) rc = result_metric(res, "e_px_act_pj", "pJ/px", kura_epx_pj(&scaled, s->n_h, s->n_w, en->f_hz));
-    for (size_t i = 0; i < s->n_rows && !rc; i++) {
+    result_row_begin(res, NULL);
+    result_count(res, "steps", "steps", s->steps);
+    result_count(res, "cycles", "cycles", s->steps * (uint64_t)an.cycles_step);
+    result_count(res, "tiles", "tiles", s->steps * (uint64_t)an.n_tiles);
+    result_count(res, "sim_cycles", "cycles", s->sim_cycles);
+    result_count(res, "pe_cycles", "cycles", s->pe_cycles);
+    result_count(res, "bits_written", "bit", s->bits);
+    result_count(res, "toggles", "bit", s->toggles);
+    result_metric_i64(res, "h", "px", h);
+    result_metric_i64(res, "w", "px", w);
+    result_metric_i64(res, "c_tile", "cycles", an.c_tile);
+    result_metric_i64(res, "cycles_step", "cycles", an.cycles_step);
+    result_metric(res, "step_s", "s", an.step_us * 1e-6);
+    result_metric(res, "t_px", "px/s", an.t_px);
+    result_metric(res, "c_px", "cycles/px", an.c_px);
+    result_metric(res, "c_px_eff", "cycles/px", an.c_px_eff);
+    result_metric(res, "utilization", "1", an.utilization);
+    result_metric(res, "p_mw", "mW", p_fit);
+    result_metric(res, "e_px_pj", "pJ/px", kura_epx_pj(&en->power_fit4, s->n_h, s->n_w, en->f_hz));
+    result_metric(res, "e_px_eff_pj", "pJ/px",
+                  1e9 * p_fit * (double)an.cycles_step / (en->f_hz * px));
+    result_metric(res, "nw_opt", "PEs", kura_nw_opt(&en->power_fit4, s->n_h));
+    result_metric(res, "area_mm2", "mm2", sy.area_um2 / 1e6);
+    result_metric(res, "sys_cycles_step", "cycles", sy.cycles_sys);
+    result_metric(res, "sys_step_s", "s", sy.t_us * 1e-6);
+    result_metric(res, "sys_p_mw", "mW", sy.p_mw);
+    result_metric(res, "sys_e_px_nj", "nJ/px", sy.e_px_nj);
+    result_metric(res, "sys_energy_j", "J", (double)s->steps * sy.p_mw * 1e-3 * sy.t_us * 1e-6);
+    result_metric(res, "alpha", "1", alpha);
+    result_metric(res, "alpha_ratio", "1", ratio);
+    result_metric(res, "e_px_act_pj", "pJ/px", kura_epx_pj(&scaled, s->n_h, s->n_w, en->f_hz));
+    for (size_t i = 0; i < s->n_rows; i++) {
         const struct kura_step_row *sr = &s->rows[i];
         double a = sr->bits ? (double)sr->toggles / (double)sr->bits : NAN;
-        rc = result_row_begin(res, "kura_steps");
-        if (!rc) rc = result_label(res, "shape", shape);
-        if (!rc) rc = result_metric_i64(res, "step", "", sr->step);
-        if (!rc) rc = result_count(res, "toggles", "bit", sr->toggles);
-        if (!rc) rc = result_count(res, "bits_written", "bit", sr->bits);
-        if (!rc) rc = result_metric(res, "toggles_per_px", "bit/px", (double)sr->toggles / px);
-        if (!rc) rc = result_metric(res, "alpha", "1", a);
-        if (!rc) rc = result_metric(res, "alpha_ratio", "1", s->alpha_cal > 0 ? a / s->alpha_cal : NAN);
+        result_row_begin(res, "kura_steps");
+        result_label(res, "shape", shape);
+        result_metric_i64(res, "step", "", sr->step);
+        result_count(res, "toggles", "bit", sr->toggles);
+        result_count(res, "bits_written", "bit", sr->bits);
+        result_metric(res, "toggles_per_px", "bit/px", (double)sr->toggles / px);
+        result_metric(res, "alpha", "1", a);
+        result_metric(res, "alpha_ratio", "1", s->alpha_cal > 0 ? a / s->alpha_cal : NAN);
     }
-    if (rc)
-        return errmsg_set(e, rc, "cannot report results: %s", err_str(rc));
-    return 0;
+    return result_err(res, e);
 }
 
 /*

@@ -181,12 +181,20 @@ int model_ckpt_get(struct model_ckpt_in *in, void *dst, size_t n);
 int model_ckpt_get_alloc(struct model_ckpt_in *in, void **dst, size_t n);
 
 /*
+ * Building rows (SQLite-style sticky error): every result_* call returns 0 or the error of
+ * res, and res keeps the FIRST error (code and message); once it holds one, every later
+ * result_* call on it is a no-op returning that code. So finish() may call them as plain
+ * statements and check once at the end with result_err(res, e); the engine checks it
+ * again after finish, and results_append refuses a result that holds an error.
+ *
  * Starts a new row in table `table` (NULL or "results" = the main results table). The
  * columns of the row are then added in order with result_label/_count/_metric.
  * 0 or ERR_NOMEM/ERR_USAGE (bad table name: it must be [a-z0-9_]+).
  */
 int result_row_begin(struct model_result *res, const char *table);
-/* A string column of the current row (no newlines; quoted in CSV as needed). */
+/* A string column of the current row (no newlines; quoted in CSV as needed).
+ * Column names must not hold ',', '"', '[', ']', spaces or newlines (ERR_USAGE), nor may a
+ * column come before result_row_begin (ERR_USAGE); ERR_NOMEM when out of memory. */
 int result_label(struct model_result *res, const char *name, const char *value);
 /* An activity count (exact up to 2^64-1) of the current row, unit e.g. "B", "MAC", "cycles". */
 int result_count(struct model_result *res, const char *name, const char *unit, uint64_t value);
@@ -197,5 +205,13 @@ int result_metric(struct model_result *res, const char *name, const char *unit, 
 /* An integer derived figure (masks_estimated, number of steps). */
 int result_metric_i64(struct model_result *res, const char *name, const char *unit,
                       int64_t value);
+/*
+ * The first error of a result_* call on res: 0 when none, else its code, with its message
+ * copied to e (when e is not NULL), e.g. "bad result table name 'Ops' (it must be
+ * [a-z0-9_]+)"; a fixed shorter one ("out of memory adding a result column") when there
+ * was no memory left to keep the message. finish() hooks end with
+ * `return result_err(res, e);`.
+ */
+int result_err(const struct model_result *res, struct errmsg *e);
 
 #endif

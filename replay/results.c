@@ -50,6 +50,12 @@ struct res_row {
 struct model_result {
     struct res_row *rows;
     size_t n, cap;
+    /* The first error of a result_* call, sticky (model.h). Kept small (one is held per
+     * instance of a batch, docs/models.md#memory-estimates): the message is allocated,
+     * and err_what is the fixed text used when that allocation fails. */
+    int err;              /* 0 none, else a negative enum err */
+    char *err_text;       /* its message, or NULL */
+    const char *err_what; /* fixed fallback message */
 };
 
 struct model_result *model_result_new(void)
@@ -72,12 +78,41 @@ void model_result_free(struct model_result *res)
         mem_free(w->table);
     }
     mem_free(res->rows);
+    mem_free(res->err_text);
     mem_free(res);
 }
 
 size_t model_result_rows(const struct model_result *res)
 {
     return res->n;
+}
+
+int result_err(const struct model_result *res, struct errmsg *e)
+{
+    if (res->err)
+        errmsg_set(e, res->err, "%s", res->err_text ? res->err_text : res->err_what);
+    return res->err;
+}
+
+/*
+ * Records the first error of res (later ones are dropped) and returns the sticky code:
+ * the formatted message, or the fixed text `what` when there is no memory to keep it.
+ */
+static int res_fail(struct model_result *res, int code, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int res_fail(struct model_result *res, int code, const char *what, const char *fmt, ...)
+{
+    if (res->err)
+        return res->err;
+    char t[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    res->err = code;
+    res->err_what = what;
+    res->err_text = mem_strdup(t);
+    return code;
 }
 
 static bool ident_ok(const char *s)
@@ -92,41 +127,54 @@ static bool ident_ok(const char *s)
 
 int result_row_begin(struct model_result *res, const char *table)
 {
+    if (res->err)
+        return res->err;
     if (!table)
         table = "results";
     if (!ident_ok(table))
-        return ERR_USAGE;
+        return res_fail(res, ERR_USAGE, "bad result table name",
+                        "bad result table name '%s' (it must be [a-z0-9_]+)", table);
     if (res->n == res->cap) {
         size_t nc = res->cap ? res->cap * 2 : 4;
         struct res_row *n = mem_realloc(res->rows, nc * sizeof *n);
         if (!n)
-            return ERR_NOMEM;
+            return res_fail(res, ERR_NOMEM, "out of memory starting a result row",
+                            "out of memory starting row %zu of table '%s'", res->n + 1, table);
         res->rows = n;
         res->cap = nc;
     }
     struct res_row *w = &res->rows[res->n];
     memset(w, 0, sizeof *w);
     if (!(w->table = mem_strdup(table)))
-        return ERR_NOMEM;
+        return res_fail(res, ERR_NOMEM, "out of memory starting a result row",
+                        "out of memory starting row %zu of table '%s'", res->n + 1, table);
     res->n++;
     return 0;
 }
 
-/* Appends a column to the current row; NULL with *rc = ERR_USAGE (no row, bad name) or
- * ERR_NOMEM. */
+/* Appends a column to the current row; NULL once res holds an error (this call's:
+ * ERR_USAGE for no row or a bad name, ERR_NOMEM, or an earlier one). */
 static struct res_col *add_col(struct model_result *res, const char *name, const char *unit,
-                               enum col_kind kind, int *rc)
+                               enum col_kind kind)
 {
-    *rc = ERR_USAGE;
-    if (!res->n || !name || !*name || strpbrk(name, ",\"\n\r[] "))
+    if (res->err)
         return NULL;
-    *rc = ERR_NOMEM;
+    if (!name || !*name || strpbrk(name, ",\"\n\r[] ")) {
+        res_fail(res, ERR_USAGE, "bad result column name", "bad result column name '%s'",
+                 name ? name : "(null)");
+        return NULL;
+    }
+    if (!res->n) {
+        res_fail(res, ERR_USAGE, "result column before any row",
+                 "result column '%s' before any row", name);
+        return NULL;
+    }
     struct res_row *w = &res->rows[res->n - 1];
     if (w->n == w->cap) {
         size_t nc = w->cap ? w->cap * 2 : 16;
         struct res_col *n = mem_realloc(w->cols, nc * sizeof *n);
         if (!n)
-            return NULL;
+            goto nomem;
         w->cols = n;
         w->cap = nc;
     }
@@ -138,20 +186,27 @@ static struct res_col *add_col(struct model_result *res, const char *name, const
     if (!c->name || !c->unit) {
         mem_free(c->name);
         mem_free(c->unit);
-        return NULL;
+        goto nomem;
     }
     w->n++;
     return c;
+nomem:
+    res_fail(res, ERR_NOMEM, "out of memory adding a result column",
+             "out of memory adding column '%s' to row %zu of table '%s'", name, res->n, w->table);
+    return NULL;
 }
 
 int result_label(struct model_result *res, const char *name, const char *value)
 {
-    int rc;
-    struct res_col *c = add_col(res, name, "", COL_LABEL, &rc);
+    struct res_col *c = add_col(res, name, "", COL_LABEL);
     if (!c)
-        return rc;
-    if (!(c->s = mem_strdup(value ? value : "")))
-        return ERR_NOMEM;
+        return res->err;
+    if (!(c->s = mem_strdup(value ? value : ""))) {
+        /* the column stays with an empty value; the row is dropped with the error */
+        return res_fail(res, ERR_NOMEM, "out of memory setting a result label",
+                        "out of memory setting label '%s' of table '%s'", name,
+                        res->rows[res->n - 1].table);
+    }
     for (char *p = c->s; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
@@ -160,10 +215,9 @@ int result_label(struct model_result *res, const char *name, const char *value)
 
 int result_count(struct model_result *res, const char *name, const char *unit, uint64_t value)
 {
-    int rc;
-    struct res_col *c = add_col(res, name, unit, COL_COUNT_U64, &rc);
+    struct res_col *c = add_col(res, name, unit, COL_COUNT_U64);
     if (!c)
-        return rc;
+        return res->err;
     c->u = value;
     c->f = (double)value;
     return 0;
@@ -171,30 +225,27 @@ int result_count(struct model_result *res, const char *name, const char *unit, u
 
 int result_count_f64(struct model_result *res, const char *name, const char *unit, double value)
 {
-    int rc;
-    struct res_col *c = add_col(res, name, unit, COL_COUNT_F64, &rc);
+    struct res_col *c = add_col(res, name, unit, COL_COUNT_F64);
     if (!c)
-        return rc;
+        return res->err;
     c->f = value;
     return 0;
 }
 
 int result_metric(struct model_result *res, const char *name, const char *unit, double value)
 {
-    int rc;
-    struct res_col *c = add_col(res, name, unit, COL_METRIC_F64, &rc);
+    struct res_col *c = add_col(res, name, unit, COL_METRIC_F64);
     if (!c)
-        return rc;
+        return res->err;
     c->f = value;
     return 0;
 }
 
 int result_metric_i64(struct model_result *res, const char *name, const char *unit, int64_t value)
 {
-    int rc;
-    struct res_col *c = add_col(res, name, unit, COL_METRIC_I64, &rc);
+    struct res_col *c = add_col(res, name, unit, COL_METRIC_I64);
     if (!c)
-        return rc;
+        return res->err;
     c->i = value;
     c->f = (double)value;
     return 0;
@@ -1081,14 +1132,15 @@ static int apply_energy(struct model_result *res, size_t row, const struct energ
     if (energy_compute(t, lookup_row, w, comp, &total))
         return 0;
     /* add_col works on the last row: move this row's columns temporarily. */
-    struct model_result one = {w, 1, 1};
+    struct model_result one = {.rows = w, .n = 1, .cap = 1};
     char name[300];
     for (size_t c = 0; c < t->n_components; c++) {
         snprintf(name, sizeof name, "energy_%s_j", t->components[c]);
-        if (result_metric(&one, name, "J", comp[c]))
-            return ERR_NOMEM;
+        result_metric(&one, name, "J", comp[c]);
     }
-    return result_metric(&one, "energy_j", "J", total);
+    result_metric(&one, "energy_j", "J", total);
+    mem_free(one.err_text); /* only its code is reported (results_append) */
+    return one.err ? ERR_NOMEM : 0;
 }
 
 /* Writes rows of one table for one config. */
@@ -1236,6 +1288,8 @@ int results_append(struct results *r, const struct hw_config *cfg, size_t config
 {
     int rc = 0;
     e->code = 0;
+    if (result_err(res, e)) /* a half-built result is never written */
+        return e->code;
     size_t n_main = 0;
     for (size_t i = 0; i < res->n; i++)
         n_main += !strcmp(res->rows[i].table, "results");

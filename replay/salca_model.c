@@ -870,45 +870,41 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
     double mk = t->cycles ? (double)t->cycles : 1;
     static const char *const util_names[SALCA_STAGES] = {"util_p", "util_q", "util_f", "util_a"};
     static const char *const busy_names[SALCA_STAGES] = {"busy_p", "busy_q", "busy_f", "busy_a"};
-    rc = result_row_begin(res, NULL);
-    rc = rc ? rc : result_label(res, "bottleneck", salca_stage_name(bottleneck(t->busy)));
-    rc = rc ? rc : result_count(res, "cycles", "cycles", t->cycles);
+    result_row_begin(res, NULL);
+    result_label(res, "bottleneck", salca_stage_name(bottleneck(t->busy)));
+    result_count(res, "cycles", "cycles", t->cycles);
     for (int k = 0; k < SALCA_STAGES; k++)
-        rc = rc ? rc : result_count(res, busy_names[k], "cycles", t->busy[k]);
-    rc = rc ? rc : result_count(res, "hbm_bytes", "B", s->act.hbm_pre_bytes + s->act.hbm_att_bytes);
-    rc = rc ? rc : result_count(res, "hbm_pre_bytes", "B", s->act.hbm_pre_bytes);
-    rc = rc ? rc : result_count(res, "hbm_att_bytes", "B", s->act.hbm_att_bytes);
-    rc = rc ? rc : result_count(res, "mac_3x2", "MAC", s->act.mac_3x2);
-    rc = rc ? rc : result_count(res, "mac_int8", "MAC", s->act.mac_int8);
-    rc = rc ? rc : result_count(res, "exp_ops", "op", s->act.exps);
-    rc = rc ? rc : result_count(res, "cmp8_ops", "op", s->act.pool_cmp + s->act.filter_cmp);
-    rc = rc ? rc : result_count(res, "hist_updates", "op", s->act.hist_upd);
-    rc = rc ? rc : result_count(res, "pc_slots", "slots", t->slots);
-    rc = rc ? rc : result_count(res, "pc_ideal_slots", "slots", t->ideal);
-    rc = rc ? rc : result_count(res, "jobs", "", t->jobs);
-    rc = rc ? rc : result_count(res, "selected_tokens", "", t->n_sel);
-    rc = rc ? rc : result_count(res, "context_tokens", "", t->n_ctx);
-    rc = rc ? rc : result_metric_i64(res, "steps", "", (int64_t)s->n_steps);
-    rc = rc ? rc : result_metric(res, "seconds", "s", secs);
-    rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s",
-                                 secs > 0 ? (double)s->n_steps / secs : 0);
-    rc = rc ? rc : result_metric(res, "alpha_measured", "1",
-                                 t->ideal ? (double)t->slots / (double)t->ideal : 0);
+        result_count(res, busy_names[k], "cycles", t->busy[k]);
+    result_count(res, "hbm_bytes", "B", s->act.hbm_pre_bytes + s->act.hbm_att_bytes);
+    result_count(res, "hbm_pre_bytes", "B", s->act.hbm_pre_bytes);
+    result_count(res, "hbm_att_bytes", "B", s->act.hbm_att_bytes);
+    result_count(res, "mac_3x2", "MAC", s->act.mac_3x2);
+    result_count(res, "mac_int8", "MAC", s->act.mac_int8);
+    result_count(res, "exp_ops", "op", s->act.exps);
+    result_count(res, "cmp8_ops", "op", s->act.pool_cmp + s->act.filter_cmp);
+    result_count(res, "hist_updates", "op", s->act.hist_upd);
+    result_count(res, "pc_slots", "slots", t->slots);
+    result_count(res, "pc_ideal_slots", "slots", t->ideal);
+    result_count(res, "jobs", "", t->jobs);
+    result_count(res, "selected_tokens", "", t->n_sel);
+    result_count(res, "context_tokens", "", t->n_ctx);
+    result_metric_i64(res, "steps", "", (int64_t)s->n_steps);
+    result_metric(res, "seconds", "s", secs);
+    result_metric(res, "tokens_per_s", "tok/s", secs > 0 ? (double)s->n_steps / secs : 0);
+    result_metric(res, "alpha_measured", "1", t->ideal ? (double)t->slots / (double)t->ideal : 0);
     /* stage A's memory part and the beta_att it amounts to against the fast slots:
      * sum(slots·t_slot)/sum(att_mem) (beta_att itself up to rounding when beta_att_source
      * is input and hbm.mode fast; docs/models.md "HBM timing mode") */
-    rc = rc ? rc : result_count(res, "att_mem_cycles", "cycles", t->att_mem);
-    rc = rc ? rc : result_metric(res, "beta_att_used", "1",
-                                 t->att_mem ? (double)t->slots * salca_rat_d(s->run.p.t_slot) /
-                                                  (double)t->att_mem
-                                            : 0);
-    rc = rc ? rc : result_metric(res, "retention_actual", "1",
-                                 t->n_ctx ? (double)t->n_sel / (double)t->n_ctx : 0);
+    result_count(res, "att_mem_cycles", "cycles", t->att_mem);
+    result_metric(res, "beta_att_used", "1",
+                  t->att_mem ? (double)t->slots * salca_rat_d(s->run.p.t_slot) / (double)t->att_mem
+                             : 0);
+    result_metric(res, "retention_actual", "1", t->n_ctx ? (double)t->n_sel / (double)t->n_ctx : 0);
     for (int k = 0; k < SALCA_STAGES; k++)
-        rc = rc ? rc : result_metric(res, util_names[k], "1", (double)t->busy[k] / mk);
-    rc = rc ? rc : result_metric(res, "dense_cycles", "cycles", (double)t->dense_cycles);
-    rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
-                                 t->cycles ? (double)t->dense_cycles / (double)t->cycles : 0);
+        result_metric(res, util_names[k], "1", (double)t->busy[k] / mk);
+    result_metric(res, "dense_cycles", "cycles", (double)t->dense_cycles);
+    result_metric(res, "speedup_vs_dense", "1",
+                  t->cycles ? (double)t->dense_cycles / (double)t->cycles : 0);
     double ej = 0, dj = 0;
     int erc = act_energy(s, &s->act, &ej);
     if (erc == 0)
@@ -916,37 +912,32 @@ static int salca_finish(void *state, struct model_result *res, struct errmsg *e)
     if (erc < 0)
         return errmsg_set(e, ERR_CONFIG, "energy table '%s' names a count the model lacks",
                           s->et.path ? s->et.path : "");
-    rc = rc ? rc : result_metric(res, "model_energy_j", "J", ej);
-    rc = rc ? rc : result_metric(res, "dense_energy_j", "J", dj);
-    rc = rc ? rc : result_metric(res, "energy_gain_vs_dense", "1", ej > 0 ? dj / ej : 0);
-    if (rc < 0)
-        return errmsg_set(e, rc, "cannot add a results row");
+    result_metric(res, "model_energy_j", "J", ej);
+    result_metric(res, "dense_energy_j", "J", dj);
+    result_metric(res, "energy_gain_vs_dense", "1", ej > 0 ? dj / ej : 0);
     if (!s->steps_table)
-        return 0;
-    for (size_t i = 0; i < s->n_steps && rc == 0; i++) {
+        return result_err(res, e);
+    for (size_t i = 0; i < s->n_steps; i++) {
         const struct salca_step *st = &s->steps[i];
         double c = st->cycles ? (double)st->cycles : 1;
-        rc = result_row_begin(res, "salca_steps");
-        rc = rc ? rc : result_label(res, "bottleneck", salca_stage_name(bottleneck(st->busy)));
-        rc = rc ? rc : result_metric_i64(res, "step", "", st->t);
-        rc = rc ? rc : result_count(res, "cycles", "cycles", st->cycles);
+        result_row_begin(res, "salca_steps");
+        result_label(res, "bottleneck", salca_stage_name(bottleneck(st->busy)));
+        result_metric_i64(res, "step", "", st->t);
+        result_count(res, "cycles", "cycles", st->cycles);
         for (int k = 0; k < SALCA_STAGES; k++)
-            rc = rc ? rc : result_count(res, busy_names[k], "cycles", st->busy[k]);
-        rc = rc ? rc : result_count(res, "hbm_bytes", "B", st->hbm_bytes);
-        rc = rc ? rc : result_count(res, "jobs", "", st->jobs);
+            result_count(res, busy_names[k], "cycles", st->busy[k]);
+        result_count(res, "hbm_bytes", "B", st->hbm_bytes);
+        result_count(res, "jobs", "", st->jobs);
         for (int k = 0; k < SALCA_STAGES; k++)
-            rc = rc ? rc : result_metric(res, util_names[k], "1", (double)st->busy[k] / c);
-        rc = rc ? rc : result_metric(res, "tokens_per_s", "tok/s", f_hz / c);
-        rc = rc ? rc : result_metric(res, "alpha_measured", "1",
-                                     st->ideal ? (double)st->slots / (double)st->ideal : 0);
-        rc = rc ? rc : result_metric(res, "retention_actual", "1",
-                                     st->n_ctx ? (double)st->n_sel / (double)st->n_ctx : 0);
-        rc = rc ? rc : result_metric(res, "speedup_vs_dense", "1",
-                                     (double)st->dense_cycles / c);
+            result_metric(res, util_names[k], "1", (double)st->busy[k] / c);
+        result_metric(res, "tokens_per_s", "tok/s", f_hz / c);
+        result_metric(res, "alpha_measured", "1",
+                      st->ideal ? (double)st->slots / (double)st->ideal : 0);
+        result_metric(res, "retention_actual", "1",
+                      st->n_ctx ? (double)st->n_sel / (double)st->n_ctx : 0);
+        result_metric(res, "speedup_vs_dense", "1", (double)st->dense_cycles / c);
     }
-    if (rc < 0)
-        return errmsg_set(e, rc, "cannot add a step row");
-    return 0;
+    return result_err(res, e);
 }
 
 /*

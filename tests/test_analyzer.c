@@ -155,8 +155,8 @@ static void test_reader_kept(void **state)
 {
     (void)state;
     struct trace_reader *r = NULL;
-    char text[256];
-    assert_int_equal(trace_reader_open(&r, path, NULL, text, sizeof text), 0);
+    struct errmsg text = {0};
+    assert_int_equal(trace_reader_open(&r, path, NULL, &text), 0);
     struct counter a = {.id = 1, .take_at = UINT64_MAX, .fail_at = UINT64_MAX};
     struct analyzer an = {&counter_ops, &a};
     struct errmsg e = {0};
@@ -172,9 +172,9 @@ int main(void)
     snprintf(path, sizeof path, "/tmp/acceltrace-test-analyzer-%ld.atr", (long)getpid());
     synth_capture_params_default(&tp);
     tp.n_records = 40;
-    char err[256];
-    if (synth_capture_write(path, &tp, err, sizeof err) != 0) {
-        fprintf(stderr, "cannot write the test trace: %s\n", err);
+    struct errmsg err = {0};
+    if (synth_capture_write(path, &tp, &err) != 0) {
+        fprintf(stderr, "cannot write the test trace: %s\n", err.text);
         return 1;
     }
     const struct CMUnitTest tests[] = {

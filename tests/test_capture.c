@@ -255,8 +255,8 @@ static void test_run_writes_trace(void **state)
     assert_int_equal(((struct fake *)inst)->emitted, 25);
     fake_ops.close(inst);
     struct trace_reader *r = NULL;
-    char err[256] = "";
-    assert_int_equal(trace_reader_open(&r, path, NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, path, NULL, &err), 0);
     const Acceltrace__TraceHeader *h = trace_reader_header(r);
     assert_string_equal(h->producer, ACCELTRACE_PRODUCER);
     assert_string_equal(h->workload, "fake");
@@ -312,8 +312,8 @@ static void test_synth_same_bytes(void **state)
     synth_capture_params_default(&p);
     p.n_records = 40;
     p.zstd_level = 0;
-    char err[256] = "";
-    assert_int_equal(synth_capture_write(a, &p, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(synth_capture_write(a, &p, &err), 0);
     file_sha256(a, hex);
     assert_string_equal(hex, want);
     const struct capture_ops *ops = capture_registry_find("test");

@@ -149,9 +149,21 @@ static void test_buf(void **state)
     assert_int_equal(rc, ERR_NOMEM);
     assert_int_equal(b.len, 4);
     assert_memory_equal(b.data, "keep", 4);
+    /* the error is sticky: later appends are no-ops returning it, until buf_clear */
+    assert_int_equal(buf_err(&b), ERR_NOMEM);
+    assert_int_equal(buf_append(&b, "more", 4), ERR_NOMEM);
+    assert_int_equal(buf_printf(&b, "%d", 7), ERR_NOMEM);
+    assert_int_equal(buf_reserve(&b, 1), ERR_NOMEM);
+    assert_int_equal(b.len, 4);
+    buf_clear(&b);
+    assert_int_equal(buf_err(&b), 0);
+    assert_int_equal(buf_append(&b, "ok", 2), 0);
+    assert_memory_equal(b.data, "ok", 3);
     assert_int_equal(buf_reserve(&b, SIZE_MAX), ERR_NOMEM); /* overflow */
+    assert_int_equal(buf_err(&b), ERR_NOMEM);
     buf_release(&b);
     assert_null(b.data);
+    assert_int_equal(buf_err(&b), 0);
 }
 
 static void test_arena(void **state)

@@ -115,8 +115,8 @@ static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n
     sh.n_heads = H;
     sh.n0 = n - 1;
     struct trace_writer *w = NULL;
-    char err[256];
-    assert_int_equal(trace_writer_open(&w, path, NULL, &hdr, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_writer_open(&w, path, NULL, &hdr, &err), 0);
     uint32_t *idx = malloc(n * sizeof *idx);
     assert_non_null(idx);
     for (uint32_t l = 0; l < L; l++)
@@ -152,8 +152,8 @@ static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n
 static void feed_trace(struct conflicts *c, const char *path, const char *group)
 {
     struct trace_reader *r = NULL;
-    char err[256];
-    assert_int_equal(trace_reader_open(&r, path, NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, path, NULL, &err), 0);
     assert_int_equal(conflicts_begin_trace(c, trace_reader_header(r)), 0);
     Acceltrace__Record *rec;
     int rc;

@@ -188,9 +188,10 @@ static void test_hundred_configs_one_pass(void **state)
 static void test_trace_file_read_once(void **state)
 {
     (void)state;
-    char path[512], d1[512], d100[512], err[512];
+    char path[512], d1[512], d100[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/t.atr", tmpdir);
-    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     struct record_source s1, s100;
@@ -577,6 +578,54 @@ static void test_model_failure(void **state)
     record_source_close(&s);
 }
 
+/* A finish hook that drops its result_* errors: the row builder keeps the first one
+ * (model.h) and the engine returns it with its message, naming the config. */
+static int careless_finish(void *s, struct model_result *res, struct errmsg *e)
+{
+    (void)e;
+    result_row_begin(res, NULL);
+    result_metric_i64(res, "scale", "", *(int64_t *)s);
+    if (*(int64_t *)s == 2)
+        result_metric(res, "bad name", "", 1); /* a space: refused, and sticky */
+    result_metric(res, "after", "", 2);
+    return 0;
+}
+
+static void test_result_error_reaches_engine(void **state)
+{
+    (void)state;
+    const struct model_ops *cm = model_registry_find("count");
+    struct model_ops m = {.name = "count",
+                          .workload = "test",
+                          .schema = cm->schema,
+                          .new = bad_new,
+                          .consume = bad_consume, /* fails only for scale 5 */
+                          .finish = careless_finish,
+                          .free = sec_free};
+    char dir[512];
+    subdir(dir, sizeof dir, "careless");
+    struct record_source s;
+    mem_source(&s);
+    struct hw_config *base;
+    assert_int_equal(hw_config_defaults(&base, cm->schema), 0);
+    struct sweep *sw;
+    struct errmsg e = {0};
+    assert_int_equal(sweep_parse(&sw, "{\"scale\": {\"range\": [1, 3, 1]}}", "g", base, &e), 0);
+    struct engine_opts o;
+    engine_opts_default(&o);
+    o.quiet = true;
+    o.threads = 1;
+    struct results *res;
+    assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
+    assert_int_equal(engine_run(&m, &s, sw, res, &o, NULL, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, "fails on config 1:")); /* scale 2, 0-based index 1 */
+    assert_non_null(strstr(e.text, "bad result column name 'bad name'"));
+    results_close(res);
+    sweep_free(sw);
+    hw_config_free(base);
+    record_source_close(&s);
+}
+
 /* A failing allocation anywhere in a run returns an error, never crashes or leaks. */
 static void test_alloc_failures(void **state)
 {
@@ -696,9 +745,10 @@ static void ckpt_opts(struct engine_opts *o, const char *dir)
 static void test_checkpoint_kill_resume(void **state)
 {
     (void)state;
-    char path[512], full[512], part[512], err[512];
+    char path[512], full[512], part[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
-    assert_int_equal(synth_capture_write(path, &tp, err, sizeof err), 0);
+    assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     subdir(full, sizeof full, "ckfull");
     subdir(part, sizeof part, "ckpart");
     struct record_source s;
@@ -890,24 +940,25 @@ static void test_stop_at_checkpoint_chain(void **state)
 static void test_reader_seek(void **state)
 {
     (void)state;
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
     for (int hashing = 0; hashing < 2; hashing++) {
         struct trace_reader_opts ro;
         trace_reader_opts_default(&ro);
         ro.compute_hash = hashing;
         struct trace_reader *r, *q;
-        assert_int_equal(trace_reader_open(&r, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&r, path, &ro, &err), 0);
         Acceltrace__Record *rec;
         for (int i = 0; i < 37; i++) {
             assert_int_equal(trace_reader_next(r, &rec, NULL), 1);
             trace_record_free(rec);
         }
         uint64_t off = trace_reader_offset(r);
-        assert_int_equal(trace_reader_open(&q, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&q, path, &ro, &err), 0);
         assert_int_equal(trace_reader_seek(q, off + 1, 38), ERR_DATA);
         trace_reader_free(q);
-        assert_int_equal(trace_reader_open(&q, path, &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open(&q, path, &ro, &err), 0);
         assert_int_equal(trace_reader_seek(q, off, 38), 0);
         for (int i = 37; i < (int)tp.n_records; i++) {
             Acceltrace__Record *a, *b;
@@ -1038,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_energy),
         cmocka_unit_test(test_secondary_tables),
         cmocka_unit_test(test_model_failure),
+        cmocka_unit_test(test_result_error_reaches_engine),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_checkpoint_kill_resume),
         cmocka_unit_test(test_checkpoint_damaged_ignored),

@@ -87,8 +87,8 @@ static int write_trace(const char *path, const struct gen_opts *g)
     hdr.workload = "disc";
     hdr.disc = &dh;
     struct trace_writer *w = NULL;
-    char err[256];
-    assert_int_equal(trace_writer_open(&w, path, NULL, &hdr, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_writer_open(&w, path, NULL, &hdr, &err), 0);
     struct disc_lb *lb = NULL;
     assert_int_equal(disc_lb_new_std(&lb, N, DISC_HASH_K_ODD), 0);
     struct bitset m, tm;

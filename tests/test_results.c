@@ -127,13 +127,19 @@ static void test_jsonl(void **state)
 static void test_model_result_api(void **state)
 {
     (void)state;
+    /* each misuse on its own result: the first error is sticky (model.h) */
     struct model_result *r = model_result_new();
     assert_int_equal(result_count(r, "x", "B", 1), ERR_USAGE); /* no row yet */
+    model_result_free(r);
+    r = model_result_new();
     assert_int_equal(result_row_begin(r, "Bad-Name"), ERR_USAGE);
+    model_result_free(r);
+    r = model_result_new();
     assert_int_equal(result_row_begin(r, NULL), 0);
     assert_int_equal(result_label(r, "mode", "a\nb"), 0);
     assert_int_equal(result_count(r, "hbm_bytes", "B", 12345678901234ULL), 0);
     assert_int_equal(result_metric(r, "seconds", "s", 0.25), 0);
+    assert_int_equal(result_err(r, NULL), 0);
     assert_int_equal(result_metric(r, "bad,name", "s", 0.25), ERR_USAGE);
     assert_int_equal(model_result_rows(r), 1);
     double v;
@@ -141,6 +147,67 @@ static void test_model_result_api(void **state)
     assert_true(v == 12345678901234.0);
     assert_int_equal(model_result_get(r, 0, "mode", &v), ERR_NOTFOUND);
     assert_int_equal(model_result_get(r, 1, "seconds", &v), ERR_NOTFOUND);
+    model_result_free(r);
+}
+
+/* The first error of a row is kept: later result_* calls are no-ops returning it, and
+ * result_err / results_append report it with its message. */
+static void test_model_result_sticky_error(void **state)
+{
+    (void)state;
+    struct errmsg e = {0};
+    struct model_result *r = model_result_new();
+    assert_int_equal(result_row_begin(r, NULL), 0);
+    assert_int_equal(result_count(r, "cycles", "cycles", 7), 0);
+    assert_int_equal(result_row_begin(r, "Ops"), ERR_USAGE); /* bad table name mid-way */
+    /* later calls, valid or not, change nothing and return the first error */
+    assert_int_equal(result_row_begin(r, "ops"), ERR_USAGE);
+    assert_int_equal(result_count(r, "macs", "MAC", 1), ERR_USAGE);
+    assert_int_equal(result_metric(r, "bad,name", "s", 1), ERR_USAGE);
+    assert_int_equal(result_label(r, "mode", "ctr"), ERR_USAGE);
+    assert_int_equal(result_metric_i64(r, "steps", "", 3), ERR_USAGE);
+    assert_int_equal(result_count_f64(r, "avg", "B", 0.5), ERR_USAGE);
+    assert_int_equal(model_result_rows(r), 1);
+    double v;
+    assert_int_equal(model_result_get(r, 0, "cycles", &v), 0);
+    assert_true(v == 7.0);
+    assert_int_equal(model_result_get(r, 0, "macs", &v), ERR_NOTFOUND);
+    assert_int_equal(model_result_get(r, 0, "steps", &v), ERR_NOTFOUND);
+    assert_int_equal(result_err(r, &e), ERR_USAGE);
+    assert_int_equal(e.code, ERR_USAGE);
+    assert_string_equal(e.text, "bad result table name 'Ops' (it must be [a-z0-9_]+)");
+    /* the writer refuses a result holding an error, with that message */
+    const struct model_ops *m = model_registry_find("count");
+    struct hw_config *c;
+    assert_int_equal(hw_config_defaults(&c, m->schema), 0);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/sticky", tmpdir);
+    struct results *res;
+    assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(results_append(res, c, 0, r, NULL, &e), ERR_USAGE);
+    assert_string_equal(e.text, "bad result table name 'Ops' (it must be [a-z0-9_]+)");
+    assert_false(results_done(res, hw_config_hash(c)));
+    results_close(res);
+    hw_config_free(c);
+    model_result_free(r);
+
+    /* an allocation failure in the middle of a row (the hooks of common/mem.h) */
+    r = model_result_new();
+    assert_int_equal(result_row_begin(r, NULL), 0);
+    assert_int_equal(result_label(r, "mode", "ctr"), 0);
+    mem_fail_after(1); /* from the next allocation (column 3's name) on, all fail */
+    int rc = result_count(r, "hbm_bytes", "B", 5);
+    mem_fail_after(0);
+    assert_int_equal(rc, ERR_NOMEM);
+    assert_int_equal(result_count(r, "sram_bytes", "B", 6), ERR_NOMEM); /* no-op now */
+    assert_int_equal(result_row_begin(r, "ops"), ERR_NOMEM);
+    assert_int_equal(model_result_rows(r), 1);
+    assert_int_equal(model_result_get(r, 0, "sram_bytes", &v), ERR_NOTFOUND);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(result_err(r, &e), ERR_NOMEM);
+    /* no memory was left for the detailed message either: the fixed one */
+    assert_string_equal(e.text, "out of memory adding a result column");
     model_result_free(r);
 }
 
@@ -426,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_csv_write_read),
         cmocka_unit_test(test_jsonl),
         cmocka_unit_test(test_model_result_api),
+        cmocka_unit_test(test_model_result_sticky_error),
         cmocka_unit_test(test_changed_columns_refused),
         cmocka_unit_test(test_merge_torn_refused),
         cmocka_unit_test(test_lock_second_writer_refused),

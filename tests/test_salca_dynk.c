@@ -125,7 +125,8 @@ static void test_dynamic_k(void **state)
     p.n_variants = NV;
     snprintf(p.variant_text[0], sizeof p.variant_text[0], "w_k=2,w_q=3");
     snprintf(p.variant_text[1], sizeof p.variant_text[1], "w_q=fp32");
-    char path[512], et[256];
+    char path[512];
+    struct errmsg et = {0};
     snprintf(path, sizeof path, "%s/dynk.atr", dir);
     struct salca_capture_result *res = calloc(1, sizeof *res);
     struct errmsg e = {0};
@@ -136,7 +137,7 @@ static void test_dynamic_k(void **state)
     /* the records */
     memset(recs, 0, sizeof recs);
     struct trace_reader *rd;
-    assert_int_equal(trace_reader_open(&rd, path, NULL, et, sizeof et), 0);
+    assert_int_equal(trace_reader_open(&rd, path, NULL, &et), 0);
     assert_string_equal(trace_reader_header(rd)->salca->k_mode, "dynamic");
     Acceltrace__Record *rec;
     int rc;

@@ -293,8 +293,8 @@ static void test_capture_overshoot(void **state)
     struct conflicts *c;
     assert_int_equal(conflicts_new(&c, &o, &e), 0);
     struct trace_reader *rd;
-    char et[256];
-    assert_int_equal(trace_reader_open(&rd, path, NULL, et, sizeof et), 0);
+    struct errmsg et = {0};
+    assert_int_equal(trace_reader_open(&rd, path, NULL, &et), 0);
     assert_int_equal(conflicts_begin_trace(c, trace_reader_header(rd)), 0);
     uint64_t bins[CONFLICTS_OVER_BINS_PER_N + 1] = {0}, n_rec = 0, above = 0, prefills = 0;
     double sum = 0;

@@ -247,8 +247,8 @@ static void test_round_trip_every_type(void **state)
             o.zstd_level = level;
             o.flush_bytes = 4096;
             struct trace_writer *w;
-            char err[512];
-            assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+            struct errmsg err = {0};
+            assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
             enum { N = 60 };
             Acceltrace__Record *recs[N];
             for (int i = 0; i < N; i++) {
@@ -267,7 +267,7 @@ static void test_round_trip_every_type(void **state)
             ro.threads = threads;
             ro.compute_hash = true;
             struct trace_reader *rd;
-            assert_int_equal(trace_reader_open(&rd, path, &ro, err, sizeof err), 0);
+            assert_int_equal(trace_reader_open(&rd, path, &ro, &err), 0);
             assert_string_equal(trace_reader_header(rd)->workload, "test");
             assert_int_equal(trace_reader_header(rd)->seed, seed);
             assert_non_null(trace_reader_index(rd));
@@ -309,10 +309,11 @@ static void test_round_trip_every_type(void **state)
 static void test_random_access_touches_one_frame(void **state)
 {
     (void)state;
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "ra.atr");
     struct trace_writer *w;
-    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     enum { STEPS = 50, LAYERS = 20, HEADS = 12 }; /* 12,000 frames */
     for (int s = 0; s < STEPS; s++)
         for (int l = 0; l < LAYERS; l++)
@@ -331,7 +332,7 @@ static void test_random_access_touches_one_frame(void **state)
     trace_writer_free(w);
 
     struct trace_reader *rd;
-    assert_int_equal(trace_reader_open(&rd, path, NULL, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open(&rd, path, NULL, &err), 0);
     const Acceltrace__TraceIndex *ix = trace_reader_index(rd);
     assert_non_null(ix);
     assert_int_equal(ix->n_entries, 1 + STEPS * LAYERS * HEADS);
@@ -395,7 +396,7 @@ static size_t mem_trace(uint8_t *out, size_t cap, const uint8_t *hdr12, const ui
     return n + plen;
 }
 
-static int read_all(const uint8_t *data, size_t n, uint64_t cap, char *err, size_t errlen)
+static int read_all(const uint8_t *data, size_t n, uint64_t cap, struct errmsg *err)
 {
     struct src s;
     src_init_mem(&s, data, n);
@@ -407,13 +408,13 @@ static int read_all(const uint8_t *data, size_t n, uint64_t cap, char *err, size
     o.allow_partial = true;
     o.warn_damage = false;
     struct trace_reader *rd;
-    int rc = trace_reader_open_src(&rd, &s, "mem.atr", &o, err, errlen);
+    int rc = trace_reader_open_src(&rd, &s, "mem.atr", &o, err);
     if (rc)
         return rc;
     Acceltrace__Record *rec;
     while ((rc = trace_reader_next(rd, &rec, NULL)) == 1)
         trace_record_free(rec);
-    snprintf(err, errlen, "%s", trace_reader_errmsg(rd));
+    errmsg_set(err, rc, "%s", trace_reader_errmsg(rd));
     trace_reader_free(rd);
     return rc;
 }
@@ -425,17 +426,17 @@ static void test_limit_frame_4gib(void **state)
     uint8_t h[12], buf[256];
     frame_bytes(h, 0xffffffffu, 0, 15, NULL);
     size_t n = mem_trace(buf, sizeof buf, h, (const uint8_t *)"xx", 2);
-    char err[512];
-    int rc = read_all(buf, n, 0, err, sizeof err);
-    printf("4 GiB frame: %s\n", err);
+    struct errmsg err = {0};
+    int rc = read_all(buf, n, 0, &err);
+    printf("4 GiB frame: %s\n", err.text);
     assert_int_equal(rc, ERR_LIMIT);
-    assert_non_null(strstr(err, "exceeds the 1 GiB limit"));
-    assert_non_null(strstr(err, "frame 1 at offset 33"));
+    assert_non_null(strstr(err.text, "exceeds the 1 GiB limit"));
+    assert_non_null(strstr(err.text, "frame 1 at offset 33"));
     /* 1 GiB exactly passes the limit but is truncated */
     frame_bytes(h, 1u << 30, 0, 15, NULL);
     n = mem_trace(buf, sizeof buf, h, (const uint8_t *)"xx", 2);
-    assert_int_equal(read_all(buf, n, 0, err, sizeof err), ERR_DATA);
-    assert_non_null(strstr(err, "truncated frame payload"));
+    assert_int_equal(read_all(buf, n, 0, &err), ERR_DATA);
+    assert_non_null(strstr(err.text, "truncated frame payload"));
 }
 
 /* A zstd frame that expands past the cap: declared size and unknown size (streaming). */
@@ -472,13 +473,13 @@ static void test_limit_zstd_bomb(void **state)
     frame_bytes(h, (uint32_t)cn, 1, 15, comp);
     uint8_t *buf = xmalloc(bound + 256);
     size_t n = mem_trace(buf, bound + 256, h, comp, cn);
-    char err[512];
+    struct errmsg err = {0};
     /* under a 1 MiB cap: refused before decompressing */
-    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
-    printf("declared size: %s\n", err);
-    assert_non_null(strstr(err, "above the cap"));
+    assert_int_equal(read_all(buf, n, 1u << 20, &err), ERR_LIMIT);
+    printf("declared size: %s\n", err.text);
+    assert_non_null(strstr(err.text, "above the cap"));
     /* with the default cap it decodes */
-    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+    assert_int_equal(read_all(buf, n, 0, &err), 0);
 
     /* unknown content size: streaming decompression stops at the cap */
     ZSTD_CStream *cs = ZSTD_createCStream();
@@ -492,10 +493,10 @@ static void test_limit_zstd_bomb(void **state)
     assert_int_equal(ZSTD_getFrameContentSize(comp, ob.pos), ZSTD_CONTENTSIZE_UNKNOWN);
     frame_bytes(h, (uint32_t)ob.pos, 1, 15, comp);
     n = mem_trace(buf, bound + 256, h, comp, ob.pos);
-    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
-    printf("streaming: %s\n", err);
-    assert_non_null(strstr(err, "exceeds the cap")); /* the window or the output */
-    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+    assert_int_equal(read_all(buf, n, 1u << 20, &err), ERR_LIMIT);
+    printf("streaming: %s\n", err.text);
+    assert_non_null(strstr(err.text, "exceeds the cap")); /* the window or the output */
+    assert_int_equal(read_all(buf, n, 0, &err), 0);
 
     /* a small window (1 KiB) passes the window check: the output cap stops it */
     ZSTD_CCtx *cc = ZSTD_createCCtx();
@@ -513,10 +514,10 @@ static void test_limit_zstd_bomb(void **state)
     assert_int_equal(ZSTD_getFrameContentSize(comp, ob.pos), ZSTD_CONTENTSIZE_UNKNOWN);
     frame_bytes(h, (uint32_t)ob.pos, 1, 15, comp);
     n = mem_trace(buf, bound + 256, h, comp, ob.pos);
-    assert_int_equal(read_all(buf, n, 1u << 20, err, sizeof err), ERR_LIMIT);
-    printf("streaming, small window: %s\n", err);
-    assert_non_null(strstr(err, "decompressed record exceeds the cap"));
-    assert_int_equal(read_all(buf, n, 0, err, sizeof err), 0);
+    assert_int_equal(read_all(buf, n, 1u << 20, &err), ERR_LIMIT);
+    printf("streaming, small window: %s\n", err.text);
+    assert_non_null(strstr(err.text, "decompressed record exceeds the cap"));
+    assert_int_equal(read_all(buf, n, 0, &err), 0);
     free(raw);
     free(comp);
     free(buf);
@@ -546,10 +547,10 @@ static void test_limit_repeated_count(void **state)
     uint8_t h[12], buf[256];
     frame_bytes(h, (uint32_t)p, 0, 15, raw);
     size_t n = mem_trace(buf, sizeof buf, h, raw, p);
-    char err[512];
-    assert_int_equal(read_all(buf, n, 0, err, sizeof err), ERR_DATA);
-    printf("packed 2^40: %s\n", err);
-    assert_non_null(strstr(err, "cannot parse"));
+    struct errmsg err = {0};
+    assert_int_equal(read_all(buf, n, 0, &err), ERR_DATA);
+    printf("packed 2^40: %s\n", err.text);
+    assert_non_null(strstr(err.text, "cannot parse"));
 
     /* 400,000 unpacked one-byte numbers: 800 KB of input, 1.6 MB of uint32 at unpack */
     size_t cnt = 400000;
@@ -570,10 +571,10 @@ static void test_limit_repeated_count(void **state)
     uint8_t *tb = xmalloc(p + 256);
     frame_bytes(h, (uint32_t)p, 0, 15, big);
     n = mem_trace(tb, p + 256, h, big, p);
-    assert_int_equal(read_all(tb, n, 1u << 20, err, sizeof err), ERR_LIMIT);
-    printf("count: %s\n", err);
-    assert_non_null(strstr(err, "more than 1048576 bytes of memory"));
-    assert_int_equal(read_all(tb, n, 0, err, sizeof err), 0);
+    assert_int_equal(read_all(tb, n, 1u << 20, &err), ERR_LIMIT);
+    printf("count: %s\n", err.text);
+    assert_non_null(strstr(err.text, "more than 1048576 bytes of memory"));
+    assert_int_equal(read_all(tb, n, 0, &err), 0);
     free(big);
     free(tb);
 }
@@ -583,7 +584,8 @@ static void test_limit_repeated_count(void **state)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "oom.atr");
     struct rng r;
     rng_seed(&r, seed);
@@ -591,7 +593,7 @@ static void test_alloc_failures(void **state)
     for (long k = 1; k < 60; k++) {
         struct trace_writer *w = NULL;
         mem_fail_after(k);
-        int rc = trace_writer_open(&w, path, NULL, test_header(), err, sizeof err);
+        int rc = trace_writer_open(&w, path, NULL, test_header(), &err);
         if (!rc) {
             rc = trace_writer_append(w, rec, NULL);
             if (!rc)
@@ -607,7 +609,7 @@ static void test_alloc_failures(void **state)
     for (long k = 1; k < 200; k++) {
         struct trace_reader *rd = NULL;
         mem_fail_after(k);
-        int rc = trace_reader_open(&rd, path, NULL, err, sizeof err);
+        int rc = trace_reader_open(&rd, path, NULL, &err);
         if (!rc) {
             Acceltrace__Record *got;
             while ((rc = trace_reader_next(rd, &got, NULL)) == 1)
@@ -627,7 +629,8 @@ static void test_alloc_failures(void **state)
 static void test_large_frames(void **state)
 {
     (void)state;
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "large.atr");
     struct rng r;
     rng_seed(&r, seed);
@@ -636,7 +639,7 @@ static void test_large_frames(void **state)
     for (size_t i = 0; i < big; i++)
         blob[i] = (uint8_t)rng_u64(&r); /* incompressible: stored raw even at level 3 */
     struct trace_writer *w;
-    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     for (uint32_t i = 0; i < 6; i++) {
         Acceltrace__TestRecord t = ACCELTRACE__TEST_RECORD__INIT;
         t.step = i;
@@ -652,7 +655,7 @@ static void test_large_frames(void **state)
     struct errmsg e = {0, ""};
     assert_int_equal(trace_verify(path, NULL, NULL, &e), 0);
     struct trace_reader *rd;
-    assert_int_equal(trace_reader_open(&rd, path, NULL, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open(&rd, path, NULL, &err), 0);
     Acceltrace__Record *got;
     for (uint32_t i = 0; i < 6; i++) {
         assert_int_equal(trace_reader_next(rd, &got, NULL), 1);
@@ -674,19 +677,18 @@ static void test_writer_errors(void **state)
 {
     (void)state;
     struct trace_writer *w;
-    char err[512];
-    assert_int_equal(
-        trace_writer_open(&w, "/nonexistent-dir/x.atr", NULL, test_header(), err, sizeof err),
-        ERR_IO);
+    struct errmsg err = {0};
+    assert_int_equal(trace_writer_open(&w, "/nonexistent-dir/x.atr", NULL, test_header(), &err),
+                     ERR_IO);
     assert_null(w);
-    assert_non_null(strstr(err, "cannot create '/nonexistent-dir/x.atr.partial'"));
+    assert_non_null(strstr(err.text, "cannot create '/nonexistent-dir/x.atr.partial'"));
     char path[512];
     path_in_tmp(path, sizeof path, "misuse.atr");
-    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
     assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE); /* no body */
     trace_writer_free(w); /* a failed writer removed its .partial: the path opens again */
-    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     rec.body_case = ACCELTRACE__RECORD__BODY_HEADER;
     rec.header = test_header();
     assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE);
@@ -700,12 +702,10 @@ static void test_writer_errors(void **state)
     assert_int_not_equal(access(path, F_OK), 0);
     /* a reader on a missing file or a non-trace */
     struct trace_reader *rd;
-    assert_int_equal(trace_reader_open(&rd, "/nonexistent-dir/x.atr", NULL, err, sizeof err),
-                     ERR_NOINPUT);
+    assert_int_equal(trace_reader_open(&rd, "/nonexistent-dir/x.atr", NULL, &err), ERR_NOINPUT);
     assert_null(rd);
-    assert_int_equal(trace_reader_open(&rd, "tests/golden/ok/small.jsonl", NULL, err, sizeof err),
-                     ERR_FORMAT);
-    assert_non_null(strstr(err, "not an acceltrace trace"));
+    assert_int_equal(trace_reader_open(&rd, "tests/golden/ok/small.jsonl", NULL, &err), ERR_FORMAT);
+    assert_non_null(strstr(err.text, "not an acceltrace trace"));
 }
 
 /* Appends records of ~2 KiB until one fails; the number that succeeded. */
@@ -733,25 +733,26 @@ static int append_until_error(struct trace_writer *w, int max, int *rc_out)
 static void test_writer_exclusive(void **state)
 {
     (void)state;
-    char path[512], partial[600], err[512];
+    char path[512], partial[600];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "excl.atr");
     snprintf(partial, sizeof partial, "%s.partial", path);
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
     o.flush_bytes = 1024;
     struct trace_writer *w1, *w2 = NULL;
-    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), &err), 0);
     int rc;
     assert_int_equal(append_until_error(w1, 20, &rc), 20);
     assert_int_equal(rc, 0);
     assert_int_equal(trace_writer_flush(w1), 0);
     struct stat before, after;
     assert_int_equal(stat(partial, &before), 0);
-    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), err, sizeof err), ERR_USAGE);
+    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), &err), ERR_USAGE);
     assert_null(w2);
-    printf("second writer: %s\n", err);
-    assert_non_null(strstr(err, "excl.atr.partial' exists: another capture is writing"));
-    assert_non_null(strstr(err, "acceltrace recover"));
+    printf("second writer: %s\n", err.text);
+    assert_non_null(strstr(err.text, "excl.atr.partial' exists: another capture is writing"));
+    assert_non_null(strstr(err.text, "acceltrace recover"));
     assert_int_equal(stat(partial, &after), 0);
     assert_int_equal(after.st_size, before.st_size); /* not truncated */
     assert_int_equal(after.st_ino, before.st_ino);
@@ -762,7 +763,7 @@ static void test_writer_exclusive(void **state)
     assert_int_equal(trace_verify(path, NULL, &vr, &e), 0);
     assert_int_not_equal(access(partial, F_OK), 0);
     /* a writer freed unfinished removes its .partial */
-    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w1, path, &o, test_header(), &err), 0);
     assert_int_equal(append_until_error(w1, 3, &rc), 3);
     trace_writer_free(w1);
     assert_int_not_equal(access(partial, F_OK), 0);
@@ -771,7 +772,7 @@ static void test_writer_exclusive(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (trace_writer_open(&w1, path, &o, test_header(), err, sizeof err) ||
+        if (trace_writer_open(&w1, path, &o, test_header(), &err) ||
             append_until_error(w1, 3, &rc) != 3 || trace_writer_flush(w1))
             _exit(1);
         _exit(0); /* no finish, no free: as if killed */
@@ -781,7 +782,7 @@ static void test_writer_exclusive(void **state)
     assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
     assert_int_equal(stat(partial, &before), 0);
     assert_true(before.st_size > 100);
-    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), err, sizeof err), ERR_USAGE);
+    assert_int_equal(trace_writer_open(&w2, path, &o, test_header(), &err), ERR_USAGE);
     assert_int_equal(stat(partial, &after), 0);
     assert_int_equal(after.st_size, before.st_size);
     struct trace_recover_result res;
@@ -799,7 +800,8 @@ static void test_writer_exclusive(void **state)
 static void test_writer_disk_full(void **state)
 {
     (void)state;
-    char path[512], partial[600], err[512];
+    char path[512], partial[600];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "full.atr");
     snprintf(partial, sizeof partial, "%s.partial", path);
     struct trace_writer_opts o;
@@ -808,7 +810,7 @@ static void test_writer_disk_full(void **state)
     o.zstd_level = 0;
     struct trace_writer *w;
     /* in an append: 64 KiB fit, the frames go on past that */
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
     io_fail_writes_after(65536, ENOSPC);
     int rc;
     int n = append_until_error(w, 1000, &rc);
@@ -823,7 +825,7 @@ static void test_writer_disk_full(void **state)
     trace_writer_free(w);
     assert_int_not_equal(access(path, F_OK), 0);
     /* in finish (the index and trailer do not fit) */
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
     assert_int_equal(append_until_error(w, 5, &rc), 5);
     io_fail_writes_after(0, ENOSPC);
     assert_int_equal(trace_writer_finish(w), ERR_IO);
@@ -834,13 +836,13 @@ static void test_writer_disk_full(void **state)
     assert_int_not_equal(access(path, F_OK), 0);
     /* in open: the preamble and header frame do not fit; nothing is left */
     io_fail_writes_after(10, ENOSPC);
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), ERR_IO);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), ERR_IO);
     io_fail_writes_after(0, 0);
     assert_null(w);
-    assert_non_null(strstr(err, "disk full writing"));
+    assert_non_null(strstr(err.text, "disk full writing"));
     assert_int_not_equal(access(partial, F_OK), 0);
     /* another error (EIO) says so and removes the temporary too */
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
     io_fail_writes_after(0, EIO);
     assert_int_equal(append_until_error(w, 1000, &rc) < 1000, 1);
     io_fail_writes_after(0, 0);
@@ -849,7 +851,7 @@ static void test_writer_disk_full(void **state)
     assert_int_not_equal(access(partial, F_OK), 0);
     trace_writer_free(w);
     /* after all that, the same path writes a valid trace */
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
     assert_int_equal(append_until_error(w, 5, &rc), 5);
     assert_int_equal(trace_writer_finish(w), 0);
     trace_writer_free(w);
@@ -924,13 +926,14 @@ static void test_threads_error_in_order(void **state)
     (void)state;
     struct rng r;
     rng_seed(&r, seed + 7);
-    char path[512], err[512];
+    char path[512];
+    struct errmsg err = {0};
     path_in_tmp(path, sizeof path, "order.atr");
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
     o.zstd_level = 3;
     struct trace_writer *w;
-    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), err, sizeof err), 0);
+    assert_int_equal(trace_writer_open(&w, path, &o, test_header(), &err), 0);
     enum { N = 200 };
     Acceltrace__Record *recs[N];
     for (int i = 0; i < N; i++) {
@@ -952,7 +955,7 @@ static void test_threads_error_in_order(void **state)
     struct src s;
     src_init_mem(&s, orig, n);
     struct trace_reader *rd;
-    assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", NULL, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", NULL, &err), 0);
     off[0] = trace_reader_last_frame(rd)->offset;
     for (int i = 1; i <= N; i++) {
         Acceltrace__Record *rec;
@@ -984,7 +987,7 @@ static void test_threads_error_in_order(void **state)
         struct trace_reader_opts ro;
         trace_reader_opts_default(&ro);
         ro.threads = 2;
-        assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", &ro, err, sizeof err), 0);
+        assert_int_equal(trace_reader_open_src(&rd, &s, "mem.atr", &ro, &err), 0);
         for (int i = 1; i < bad; i++) {
             Acceltrace__Record *rec;
             assert_int_equal(trace_reader_next(rd, &rec, NULL), 1);

@@ -80,11 +80,11 @@ static int exercise_opts(const uint8_t *data, size_t n, int threads, bool allow_
     o.allow_partial = allow_partial;
     o.warn_damage = false;
     struct trace_reader *r;
-    char err[512];
+    struct errmsg err = {0};
     int count = 0;
     if (end)
         *end = 1;
-    if (trace_reader_open_src(&r, &s, "golden", &o, err, sizeof err) != 0)
+    if (trace_reader_open_src(&r, &s, "golden", &o, &err) != 0)
         return -1;
     Acceltrace__Record *rec;
     int rc;
@@ -205,11 +205,11 @@ static int stream(const uint8_t *data, size_t n, const struct trace_reader_opts 
     struct src s;
     src_init_mem(&s, data, n);
     struct trace_reader *r;
-    char err[512];
-    int orc = trace_reader_open_src(&r, &s, "golden", o, err, sizeof err);
+    struct errmsg err = {0};
+    int orc = trace_reader_open_src(&r, &s, "golden", o, &err);
     if (orc) {
         *rc = orc;
-        snprintf(msg, msg_len, "%s", err);
+        snprintf(msg, msg_len, "%s", err.text);
         return -1;
     }
     int count = 0;
@@ -313,17 +313,18 @@ static void test_missing_index_policy(void **state)
         struct src s;
         src_init_mem(&s, copy, n);
         struct trace_reader *r;
-        char err[512];
+        struct errmsg err = {0};
         /* the defaults refuse it */
-        assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, err, sizeof err), ERR_DATA);
+        assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, &err), ERR_DATA);
         assert_null(r);
-        if (!strstr(err, "damaged trace") || !strstr(err, what) || !strstr(err, "'golden'"))
+        if (!strstr(err.text, "damaged trace") || !strstr(err.text, what) ||
+            !strstr(err.text, "'golden'"))
             fail_msg("kind %d: refusal '%s'", kind, err);
         /* allow_partial (here through the process-wide switch) reads it with one warning */
         trace_reader_global_allow_partial = true;
         int before = hook_calls;
         for (int again = 0; again < 2; again++) {
-            assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, err, sizeof err), 0);
+            assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, &err), 0);
             assert_non_null(trace_reader_damage(r));
             assert_non_null(strstr(trace_reader_damage(r), what));
             assert_non_null(strstr(trace_reader_damage(r), "'golden'"));
@@ -350,15 +351,15 @@ static void test_missing_index_policy(void **state)
     struct src s;
     src_init_mem(&s, golden, io - 1);
     struct trace_reader *r;
-    char err[512];
+    struct errmsg err = {0};
     int before = hook_calls;
-    assert_int_equal(trace_reader_open_src(&r, &s, "golden", &o, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open_src(&r, &s, "golden", &o, &err), 0);
     assert_non_null(trace_reader_damage(r));
     trace_reader_free(r);
     assert_int_equal(hook_calls, before);
     /* an intact trace: no damage */
     src_init_mem(&s, golden, golden_len);
-    assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open_src(&r, &s, "golden", NULL, &err), 0);
     assert_null(trace_reader_damage(r));
     trace_reader_free(r);
     trace_reader_set_warn_hook(NULL);
@@ -444,8 +445,8 @@ static void test_index_keys_checked(void **state)
     struct src s;
     src_init_mem(&s, data, n);
     struct trace_reader *r;
-    char err[512];
-    assert_int_equal(trace_reader_open_src(&r, &s, "golden", &o, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open_src(&r, &s, "golden", &o, &err), 0);
     assert_null(trace_reader_damage(r));
     Acceltrace__Record *rec;
     struct trace_key key;

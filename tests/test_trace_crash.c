@@ -37,8 +37,8 @@ static void child(const char *path, int report_fd, int go_fd, bool lockstep)
     Acceltrace__TraceHeader h = ACCELTRACE__TRACE_HEADER__INIT;
     h.workload = "test";
     struct trace_writer *w;
-    char err[256];
-    if (trace_writer_open(&w, path, &o, &h, err, sizeof err))
+    struct errmsg err = {0};
+    if (trace_writer_open(&w, path, &o, &h, &err))
         _exit(10);
     uint8_t blob[3000];
     char c = 1;
@@ -118,8 +118,8 @@ static void run(int n, bool lockstep)
     else
         assert_true(res.frames >= (uint64_t)n + 1);
     struct trace_reader *r;
-    char err[256];
-    assert_int_equal(trace_reader_open(&r, out, NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, out, NULL, &err), 0);
     Acceltrace__Record *rec;
     uint32_t i = 0;
     while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {

@@ -65,8 +65,8 @@ static int write_small(const char *path, int level, int n)
     Acceltrace__TraceHeader h;
     header(&h);
     struct trace_writer *w;
-    char err[512];
-    int rc = trace_writer_open(&w, path, &o, &h, err, sizeof err);
+    struct errmsg err = {0};
+    int rc = trace_writer_open(&w, path, &o, &h, &err);
     if (rc)
         return rc;
     struct rng r;
@@ -191,8 +191,8 @@ static void write_bad(void)
     for (int i = 0; i < 8; i++)
         io |= (uint64_t)b[n - 16 + (size_t)i] << (8 * i);
     struct trace_reader *r;
-    char err[512];
-    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, &err), 0);
     const char *hash = trace_reader_index(r)->content_hash;
     /* the index of small.atr is stored zstd-compressed; write a raw copy of a changed index */
     Acceltrace__TraceIndex ix = *trace_reader_index(r);
@@ -263,8 +263,8 @@ static void test_ok_traces(void **state)
     assert_int_equal(trace_verify(OK_DIR "/small.atr", NULL, NULL, &e), 0);
     assert_int_equal(trace_verify(OK_DIR "/raw.atr", NULL, NULL, &e), 0);
     struct trace_reader *r;
-    char err[512];
-    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, &err), 0);
     assert_string_equal(trace_reader_header(r)->utc_time, "2026-11-30T12:00:00Z");
     struct rng g;
     rng_seed(&g, GOLDEN_SEED);
@@ -309,8 +309,8 @@ static void test_legacy_sha256(void **state)
     assert_string_equal(res.hash_name, "sha256");
     assert_string_equal(res.content_hash, want);
     struct trace_reader *r;
-    char err[512];
-    assert_int_equal(trace_reader_open(&r, legacy, NULL, err, sizeof err), 0);
+    struct errmsg err = {0};
+    assert_int_equal(trace_reader_open(&r, legacy, NULL, &err), 0);
     assert_string_equal(trace_reader_hash_name(r), "sha256");
     assert_string_equal(trace_reader_content_hash(r), want);
     trace_reader_free(r);
@@ -320,7 +320,7 @@ static void test_legacy_sha256(void **state)
     enum trace_hash_alg alg = TRACE_HASH_SHA256;
     assert_true(trace_hash_alg_of(res.content_hash, &alg));
     assert_int_equal(alg, TRACE_HASH_XXH3_128);
-    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, err, sizeof err), 0);
+    assert_int_equal(trace_reader_open(&r, OK_DIR "/small.atr", NULL, &err), 0);
     assert_string_equal(trace_reader_content_hash(r), res.content_hash);
     assert_string_equal(trace_reader_hash_name(r), "xxh3-128");
     trace_reader_free(r);

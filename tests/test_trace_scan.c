@@ -130,8 +130,8 @@ static void test_reader_kept(void **state)
 {
     (void)state;
     struct trace_reader *r = NULL;
-    char text[256];
-    assert_int_equal(trace_reader_open(&r, path, NULL, text, sizeof text), 0);
+    struct errmsg text = {0};
+    assert_int_equal(trace_reader_open(&r, path, NULL, &text), 0);
     struct errmsg e = {0};
     struct seen s = fresh();
     assert_int_equal(trace_scan_reader(r, path, NULL, &hooks, &s, &e), 0);
@@ -147,9 +147,9 @@ int main(void)
     snprintf(path, sizeof path, "/tmp/acceltrace-test-trace-scan-%ld.atr", (long)getpid());
     synth_capture_params_default(&tp);
     tp.n_records = 40;
-    char err[256];
-    if (synth_capture_write(path, &tp, err, sizeof err) != 0) {
-        fprintf(stderr, "cannot write the test trace: %s\n", err);
+    struct errmsg err = {0};
+    if (synth_capture_write(path, &tp, &err) != 0) {
+        fprintf(stderr, "cannot write the test trace: %s\n", err.text);
         return 1;
     }
     const struct CMUnitTest tests[] = {

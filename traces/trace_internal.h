@@ -93,7 +93,7 @@ bool trace_type_known(uint32_t type);
  */
 struct trace_writer;
 int trace_writer_open_raw(struct trace_writer **out, const char *final_path, const char *tmp_path,
-                          char *errtext, size_t errtext_len);
+                          struct errmsg *e);
 /* Appends an already encoded frame: stored payload bytes (codec as given), raw = the
  * decompressed payload (for the content hash), key for the index. */
 int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t codec,

@@ -761,21 +761,22 @@ static void stop_workers(struct trace_reader *r)
 
 /* ---- open / free ---- */
 
-static void copy_text(char *dst, size_t len, const char *s)
+/* The message of a failed open for the caller's e (may be NULL). */
+static void open_err(struct errmsg *e, int code, const char *s)
 {
-    if (dst && len)
-        snprintf(dst, len, "%s", s);
+    if (e)
+        errmsg_set(e, code, "%s", s);
 }
 
 static int reader_open(struct trace_reader **out, struct src *s, bool own, const char *name,
-                       const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
+                       const struct trace_reader_opts *opts, struct errmsg *e)
 {
     *out = NULL;
     struct trace_reader *r = mem_calloc(1, sizeof *r);
     if (!r) {
         if (own)
             src_close(s);
-        copy_text(errtext, errtext_len, "out of memory");
+        open_err(e, ERR_NOMEM, "out of memory");
         return ERR_NOMEM;
     }
     int rc;
@@ -902,29 +903,29 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     *out = r;
     return 0;
 fail:
-    copy_text(errtext, errtext_len, errmsg_text(&r->err));
+    open_err(e, rc, errmsg_text(&r->err));
     trace_reader_free(r);
     return rc;
 }
 
 int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
-                          const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
+                          const struct trace_reader_opts *opts, struct errmsg *e)
 {
-    return reader_open(out, s, false, name, opts, errtext, errtext_len);
+    return reader_open(out, s, false, name, opts, e);
 }
 
 int trace_reader_open(struct trace_reader **out, const char *path,
-                      const struct trace_reader_opts *opts, char *errtext, size_t errtext_len)
+                      const struct trace_reader_opts *opts, struct errmsg *e)
 {
     struct src s;
-    struct errmsg e = {0, ""};
+    struct errmsg se = {0, ""};
     *out = NULL;
-    int rc = src_open_file(&s, path, &e);
+    int rc = src_open_file(&s, path, &se);
     if (rc) {
-        copy_text(errtext, errtext_len, errmsg_text(&e));
+        open_err(e, rc, errmsg_text(&se));
         return rc;
     }
-    return reader_open(out, &s, true, path, opts, errtext, errtext_len);
+    return reader_open(out, &s, true, path, opts, e);
 }
 
 void trace_reader_free(struct trace_reader *r)

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/err.h"
 #include "common/io.h"
 #include "formats/trace.pb-c.h"
 #include "traces/trace_key.h"
@@ -74,12 +75,12 @@ void trace_reader_set_warn_hook(void (*hook)(const char *msg));
 /*
  * Opens a trace file (or, with _open_src, any source; the source stays owned by the
  * caller and must outlive the reader) and reads preamble and header. name is used in
- * messages. On failure *out is NULL, and the message goes to errtext when not NULL.
+ * messages. On failure *out is NULL, and e (when not NULL) receives the code and message.
  */
 int trace_reader_open(struct trace_reader **out, const char *path,
-                      const struct trace_reader_opts *opts, char *errtext, size_t errtext_len);
+                      const struct trace_reader_opts *opts, struct errmsg *e);
 int trace_reader_open_src(struct trace_reader **out, struct src *s, const char *name,
-                          const struct trace_reader_opts *opts, char *errtext, size_t errtext_len);
+                          const struct trace_reader_opts *opts, struct errmsg *e);
 
 void trace_reader_free(struct trace_reader *r);
 

@@ -26,11 +26,11 @@ int trace_recover(const char *in_path, const char *out_path, struct trace_recove
     ro.ignore_index = true;
     struct trace_reader *r = NULL;
     struct trace_writer *w = NULL;
-    char errtext[512];
+    struct errmsg oe = {0};
     char *tmp_path = NULL;
-    int rc = trace_reader_open(&r, in_path, &ro, errtext, sizeof errtext);
+    int rc = trace_reader_open(&r, in_path, &ro, &oe);
     if (rc) {
-        errmsg_set(e, rc, "nothing to recover: %s", errtext);
+        errmsg_set(e, rc, "nothing to recover: %s", oe.text);
         goto out;
     }
     size_t n = strlen(out_path);
@@ -49,11 +49,9 @@ int trace_recover(const char *in_path, const char *out_path, struct trace_recove
                         in_path, tmp_path, out_path);
         goto out;
     }
-    rc = trace_writer_open_raw(&w, out_path, tmp_path, errtext, sizeof errtext);
-    if (rc) {
-        errmsg_set(e, rc, "%s", errtext);
+    rc = trace_writer_open_raw(&w, out_path, tmp_path, e);
+    if (rc)
         goto out;
-    }
     snprintf(res->stop, sizeof res->stop, "end of file");
     for (bool first = true;; first = false) {
         if (!first) {

@@ -64,11 +64,10 @@ int trace_scan_file(const char *path, const struct trace_scan_opts *o,
         trace_scan_opts_default(&def);
         o = &def;
     }
-    char text[600];
     struct trace_reader *r = NULL;
-    int rc = trace_reader_open(&r, path, &o->reader, text, sizeof text);
+    int rc = trace_reader_open(&r, path, &o->reader, e);
     if (rc < 0)
-        return errmsg_set(e, rc, "%s", text);
+        return rc;
     rc = trace_scan_reader(r, path, o, hooks, ctx, e);
     trace_reader_free(r);
     return rc;

@@ -95,11 +95,12 @@ static void hashing_opts(struct trace_reader_opts *o, const struct trace_reader_
     o->warn_damage = false;
 }
 
-static int verify_open(struct trace_reader *r, int rc, const char *errtext,
-                       struct trace_verify_result *res, struct errmsg *e)
+/* Verifies the reader an open returned (rc: the open's code, its message already in e). */
+static int verify_open(struct trace_reader *r, int rc, struct trace_verify_result *res,
+                       struct errmsg *e)
 {
     if (rc)
-        return errmsg_set(e, rc, "%s", errtext);
+        return rc;
     rc = verify_reader(r, res, e);
     trace_reader_free(r);
     return rc;
@@ -115,9 +116,8 @@ int trace_verify(const char *path, const struct trace_reader_opts *opts,
     struct trace_reader_opts o;
     hashing_opts(&o, opts);
     struct trace_reader *r;
-    char errtext[512];
-    int rc = trace_reader_open(&r, path, &o, errtext, sizeof errtext);
-    return verify_open(r, rc, errtext, res, e);
+    int rc = trace_reader_open(&r, path, &o, e);
+    return verify_open(r, rc, res, e);
 }
 
 int trace_verify_src(struct src *s, const char *name, const struct trace_reader_opts *opts,
@@ -130,7 +130,6 @@ int trace_verify_src(struct src *s, const char *name, const struct trace_reader_
     struct trace_reader_opts o;
     hashing_opts(&o, opts);
     struct trace_reader *r;
-    char errtext[512];
-    int rc = trace_reader_open_src(&r, s, name, &o, errtext, sizeof errtext);
-    return verify_open(r, rc, errtext, res, e);
+    int rc = trace_reader_open_src(&r, s, name, &o, e);
+    return verify_open(r, rc, res, e);
 }

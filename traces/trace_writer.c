@@ -78,10 +78,11 @@ uint64_t trace_writer_frames(const struct trace_writer *w)
     return w ? w->frames : 0;
 }
 
-static void copy_err(char *errtext, size_t len, const char *msg)
+/* The message of a failed open for the caller's e (may be NULL). */
+static void copy_err(struct errmsg *e, int code, const char *msg)
 {
-    if (errtext && len)
-        snprintf(errtext, len, "%s", msg);
+    if (e)
+        errmsg_set(e, code, "%s", msg);
 }
 
 /* True while tmp_path still names the file this writer created (nobody replaced it). */
@@ -239,12 +240,12 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
 }
 
 static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
-                         const struct trace_writer_opts *opts, char *errtext, size_t errtext_len)
+                         const struct trace_writer_opts *opts, struct errmsg *e)
 {
     *out = NULL;
     struct trace_writer *w = mem_calloc(1, sizeof *w);
     if (!w) {
-        copy_err(errtext, errtext_len, "out of memory");
+        copy_err(e, ERR_NOMEM, "out of memory");
         return ERR_NOMEM;
     }
     w->sink.fd = -1;
@@ -322,26 +323,26 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
     *out = w;
     return 0;
 fail:
-    copy_err(errtext, errtext_len, errmsg_text(&w->err));
+    copy_err(e, rc, errmsg_text(&w->err));
     trace_writer_free(w);
     return rc;
 }
 
 int trace_writer_open(struct trace_writer **out, const char *path,
                       const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
-                      char *errtext, size_t errtext_len)
+                      struct errmsg *e)
 {
     *out = NULL;
     size_t n = strlen(path);
     char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
     if (!tmp) {
-        copy_err(errtext, errtext_len, "out of memory");
+        copy_err(e, ERR_NOMEM, "out of memory");
         return ERR_NOMEM;
     }
     memcpy(tmp, path, n);
     memcpy(tmp + n, TRACE_WRITER_TMP_SUFFIX, sizeof TRACE_WRITER_TMP_SUFFIX);
     struct trace_writer *w;
-    int rc = writer_create(&w, path, tmp, opts, errtext, errtext_len);
+    int rc = writer_create(&w, path, tmp, opts, e);
     mem_free(tmp);
     if (rc)
         return rc;
@@ -354,7 +355,7 @@ int trace_writer_open(struct trace_writer **out, const char *path,
     if (!rc)
         rc = write_out(w);
     if (rc) {
-        copy_err(errtext, errtext_len, errmsg_text(&w->err));
+        copy_err(e, rc, errmsg_text(&w->err));
         trace_writer_free(w);
         return rc;
     }
@@ -363,12 +364,12 @@ int trace_writer_open(struct trace_writer **out, const char *path,
 }
 
 int trace_writer_open_raw(struct trace_writer **out, const char *final_path, const char *tmp_path,
-                          char *errtext, size_t errtext_len)
+                          struct errmsg *e)
 {
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
     o.zstd_level = 0;
-    return writer_create(out, final_path, tmp_path, &o, errtext, errtext_len);
+    return writer_create(out, final_path, tmp_path, &o, e);
 }
 
 int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t codec,

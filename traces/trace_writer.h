@@ -50,11 +50,11 @@ void trace_writer_opts_default(struct trace_writer_opts *o);
  * preamble and the header record. opts may be NULL. On failure *out is NULL, nothing is
  * left on disk, and the returned code is negative: ERR_USAGE when "run.atr.partial" already
  * exists (another writer, or a killed one to recover; it is not touched), ERR_IO when it
- * cannot be created or written; *errtext (if not NULL) receives the message.
+ * cannot be created or written; e (if not NULL) receives the code and message.
  */
 int trace_writer_open(struct trace_writer **out, const char *path,
                       const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
-                      char *errtext, size_t errtext_len);
+                      struct errmsg *e);
 
 /*
  * Appends one record as one frame. The record type is rec->body_case; key gives the

@@ -40,6 +40,7 @@ struct dit_model {
     struct dit_config cfg;
     struct dit_tensor *t;
     size_t n_t;
+    int table_rc; /* first error of building t (ERR_NOMEM; 0 none): add_tensor is a no-op after */
     struct dit_block *blk;
     float *patch_w, *patch_b, *t1_w, *t1_b, *t2_w, *t2_b, *ada_w, *ada_b;
     float *c1_w, *c1_b, *c2_w, *c2_b, *final_sst, *out_w, *out_b;
@@ -157,10 +158,14 @@ uint64_t dit_param_count(const struct dit_config *c)
 
 /* ---- tensor table ---- */
 
+/* The next tensor of the table, or NULL once the table holds an error (m->table_rc, kept
+ * from the first failure so build_table checks once at the end). */
 static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_t s0,
                          int64_t s1, int64_t s2, int64_t s3, enum wg_init init, double param,
                          size_t fan_in, size_t fan_out)
 {
+    if (m->table_rc)
+        return NULL;
     struct dit_tensor *t = &m->t[m->n_t];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->ndim = ndim;
@@ -171,8 +176,10 @@ static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_
     t->init = init, t->param = param, t->fan_in = fan_in, t->fan_out = fan_out;
     t->parts = 1;
     t->p = mem_alloc(n * sizeof(float));
-    if (!t->p)
+    if (!t->p) {
+        m->table_rc = ERR_NOMEM;
         return NULL;
+    }
     m->n_t++;
     return t->p;
 }
@@ -186,9 +193,9 @@ static size_t tensor_numel(const struct dit_tensor *t)
 }
 
 /* Linear weight [out, in] + bias [out]: weights Xavier or N(0, 0.02^2), biases 0
- * (spec 2.3). */
-static int add_linear(struct dit_model *m, const char *base, int out, int in, bool xavier,
-                      float **w, float **b)
+ * (spec 2.3). Errors stay in m->table_rc. */
+static void add_linear(struct dit_model *m, const char *base, int out, int in, bool xavier,
+                       float **w, float **b)
 {
     char n[96];
     snprintf(n, sizeof n, "%s.weight", base);
@@ -196,7 +203,6 @@ static int add_linear(struct dit_model *m, const char *base, int out, int in, bo
                     (size_t)in, (size_t)out);
     snprintf(n, sizeof n, "%s.bias", base);
     *b = add_tensor(m, n, 1, out, 0, 0, 0, WG_ZEROS, 0, 0, 0);
-    return *w && *b ? 0 : ERR_NOMEM;
 }
 
 /*
@@ -261,7 +267,6 @@ static int build_table(struct dit_model *m)
         return build_table_class(m);
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, p2 = c->patch * c->patch;
-    int rc = 0;
     double tstd = 1.0 / sqrt((double)d); /* scale-shift tables N(0,1)/sqrt(d), spec 2.3 */
     m->t = mem_calloc((size_t)(16 + 22 * c->depth), sizeof *m->t);
     m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
@@ -270,32 +275,20 @@ static int build_table(struct dit_model *m)
     m->patch_w = add_tensor(m, "pos_embed.proj.weight", 4, d, c->c_in, c->patch, c->patch,
                             WG_XAVIER_UNIFORM, 0, (size_t)(c->c_in * p2), (size_t)d);
     m->patch_b = add_tensor(m, "pos_embed.proj.bias", 1, d, 0, 0, 0, WG_ZEROS, 0, 0, 0);
-    if (!m->patch_w || !m->patch_b)
-        return ERR_NOMEM;
-    rc = rc ? rc
-            : add_linear(m, "adaln_single.emb.timestep_embedder.linear_1", d, 256, false,
-                         &m->t1_w, &m->t1_b);
-    rc = rc ? rc
-            : add_linear(m, "adaln_single.emb.timestep_embedder.linear_2", d, d, false,
-                         &m->t2_w, &m->t2_b);
-    rc = rc ? rc : add_linear(m, "adaln_single.linear", 6 * d, d, false, &m->ada_w, &m->ada_b);
-    rc = rc ? rc
-            : add_linear(m, "caption_projection.linear_1", d, c->caption, false, &m->c1_w,
-                         &m->c1_b);
-    rc = rc ? rc
-            : add_linear(m, "caption_projection.linear_2", d, d, false, &m->c2_w, &m->c2_b);
-    for (int i = 0; i < c->depth && !rc; i++) {
+    add_linear(m, "adaln_single.emb.timestep_embedder.linear_1", d, 256, false, &m->t1_w, &m->t1_b);
+    add_linear(m, "adaln_single.emb.timestep_embedder.linear_2", d, d, false, &m->t2_w, &m->t2_b);
+    add_linear(m, "adaln_single.linear", 6 * d, d, false, &m->ada_w, &m->ada_b);
+    add_linear(m, "caption_projection.linear_1", d, c->caption, false, &m->c1_w, &m->c1_b);
+    add_linear(m, "caption_projection.linear_2", d, d, false, &m->c2_w, &m->c2_b);
+    for (int i = 0; i < c->depth && !m->table_rc; i++) {
         struct dit_block *b = &m->blk[i];
         char n[96];
         snprintf(n, sizeof n, "transformer_blocks.%d.scale_shift_table", i);
         b->sst = add_tensor(m, n, 2, 6, d, 0, 0, WG_NORMAL, tstd, 0, 0);
-        if (!b->sst)
-            return ERR_NOMEM;
-#define LIN(suffix, out, in, W, B)                                                            \
-    do {                                                                                      \
-        snprintf(n, sizeof n, "transformer_blocks.%d.%s", i, suffix);                         \
-        if (!rc)                                                                              \
-            rc = add_linear(m, n, out, in, true, &b->W, &b->B);                               \
+#define LIN(suffix, out, in, W, B)                                                                 \
+    do {                                                                                           \
+        snprintf(n, sizeof n, "transformer_blocks.%d.%s", i, suffix);                              \
+        add_linear(m, n, out, in, true, &b->W, &b->B);                                             \
     } while (0)
         LIN("attn1.to_q", d, d, q_w, q_b);
         LIN("attn1.to_k", d, d, k_w, k_b);
@@ -309,12 +302,9 @@ static int build_table(struct dit_model *m)
         LIN("ff.net.2", d, 4 * d, f2_w, f2_b);
 #undef LIN
     }
-    if (rc)
-        return rc;
     m->final_sst = add_tensor(m, "scale_shift_table", 2, 2, d, 0, 0, WG_NORMAL, tstd, 0, 0);
-    if (!m->final_sst)
-        return ERR_NOMEM;
-    return add_linear(m, "proj_out", p2 * c->c_out, d, true, &m->out_w, &m->out_b);
+    add_linear(m, "proj_out", p2 * c->c_out, d, true, &m->out_w, &m->out_b);
+    return m->table_rc;
 }
 
 /* 2-D sin-cos positional embedding (spec 2.2 PE): x half then y half, each sin ++ cos. */

@@ -170,8 +170,7 @@ const struct capture_ops capture_test_ops = {
     .close = synth_close,
 };
 
-int synth_capture_write(const char *path, const struct synth_capture_params *p, char *errtext,
-                        size_t errtext_len)
+int synth_capture_write(const char *path, const struct synth_capture_params *p, struct errmsg *err)
 {
     struct errmsg e = {0};
     void *inst = NULL;
@@ -184,7 +183,7 @@ int synth_capture_write(const char *path, const struct synth_capture_params *p, 
     if (!rc)
         rc = capture_run(&capture_test_ops, inst, path, &o, &e);
     capture_test_ops.close(inst);
-    if (rc && errtext)
-        snprintf(errtext, errtext_len, "%s", errmsg_text(&e));
+    if (rc && err)
+        errmsg_set(err, rc, "%s", errmsg_text(&e));
     return rc;
 }

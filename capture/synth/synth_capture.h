@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "common/err.h"
 #include "formats/trace.pb-c.h"
 
 struct synth_capture_params {
@@ -56,8 +57,7 @@ void synth_capture_record_release(Acceltrace__TestRecord *t);
 void synth_capture_header(const struct synth_capture_params *p, Acceltrace__TraceHeader *h);
 
 /* Writes a whole trace to path through capture_run (no memory limit). 0 or negative;
- * errtext gets the message. */
-int synth_capture_write(const char *path, const struct synth_capture_params *p, char *errtext,
-                        size_t errtext_len);
+ * e (when not NULL) gets the code and message. */
+int synth_capture_write(const char *path, const struct synth_capture_params *p, struct errmsg *e);
 
 #endif

@@ -131,8 +131,8 @@ static int decode_atr(const uint8_t *data, size_t size, struct trace *t)
     trace_reader_opts_default(&o);
     o.max_record_bytes = 8u << 20;
     struct trace_reader *r;
-    char err[256];
-    if (trace_reader_open_src(&r, &s, "fuzz", &o, err, sizeof err) != 0)
+    struct errmsg err = {0};
+    if (trace_reader_open_src(&r, &s, "fuzz", &o, &err) != 0)
         return -1;
     /* the header is the reader's: copy it so the trace owns what it frees */
     const Acceltrace__TraceHeader *h = trace_reader_header(r);
@@ -307,8 +307,8 @@ int main(int argc, char **argv)
         return 2;
     }
     struct trace_reader *r;
-    char err[256];
-    if (trace_reader_open(&r, argv[1], NULL, err, sizeof err) != 0) {
+    struct errmsg err = {0};
+    if (trace_reader_open(&r, argv[1], NULL, &err) != 0) {
         fprintf(stderr, "replay_seed: %s\n", err);
         return 3;
     }

@@ -29,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.allow_partial = size % 5 != 0;
     o.warn_damage = false;
     struct trace_reader *r;
-    char err[256];
-    if (trace_reader_open_src(&r, &s, "fuzz", &o, err, sizeof err) == 0) {
+    struct errmsg err = {0};
+    if (trace_reader_open_src(&r, &s, "fuzz", &o, &err) == 0) {
         Acceltrace__Record *rec;
         struct trace_key k;
         struct buf b;
