@@ -8,8 +8,9 @@ recorded by the torch capture (--tie-eps/--ties-out): a CTR token within eps of 
 entry within eps of theta. A tie that flips a token mask changes every later step, so
 the comparison stops after such a step (reported). Prints the counts; exit 1 on any
 mismatch away from a tie, or when the traces do not hold the same records.
-Also checks the step statistics that follow from the masks (n_kept, nnz, lb_max) and
-that the latents agree closely.
+Also checks what follows from the masks: n_kept, and where the bits agree nnz, rows and
+the load-balance statistics (lb_*, bin_*: integers equal, sums within 1e-12), the
+header's text hash, and that the final latents agree within 1e-3.
 """
 import json
 import sys
@@ -24,6 +25,11 @@ def main():
     tc, tt = acceltrace.open(c_path), acceltrace.open(t_path)
     ties = json.load(open(ties_path))
     bad = 0
+    hc, ht = tc.header.disc, tt.header.disc
+    if (hc.text_sha256, hc.tokens, hc.steps) != (ht.text_sha256, ht.tokens, ht.steps):
+        print("FAIL: headers differ in text_sha256/tokens/steps: %s vs %s"
+              % ((hc.text_sha256, hc.tokens, hc.steps), (ht.text_sha256, ht.tokens, ht.steps)))
+        bad += 1
     steps_c = {r.step: r for r in tc.records("disc_step")}
     steps_t = {r.step: r for r in tt.records("disc_step")}
     if sorted(steps_c) != sorted(steps_t) or not steps_c:
@@ -78,9 +84,14 @@ def main():
             bad += 1
         if rows.size == 0:
             mc, mt = masks_c[key].msg, masks_t[key].msg
-            if (mc.nnz, list(mc.lb_max), list(mc.bin_rows)) != \
-                    (mt.nnz, list(mt.lb_max), list(mt.bin_rows)):
-                print("FAIL: mask %s: equal bits but nnz/lb_max/bin_rows differ" % (key,))
+            ints = ("nnz", "rows", "lb_max", "bin_rows", "bin_nnz", "bin_max")
+            same = all(np.array_equal(np.array(getattr(mc, f)), np.array(getattr(mt, f)))
+                       for f in ints)
+            same = same and all(np.allclose(np.array(getattr(mc, f)), np.array(getattr(mt, f)),
+                                            rtol=1e-12, atol=0) for f in ("lb_std", "bin_std"))
+            if not same:
+                print("FAIL: mask %s: equal bits but the load-balance statistics differ"
+                      % (key,))
                 stats_ok = False
     if not stats_ok:
         bad += 1

@@ -6,9 +6,10 @@
 # and writes the same record set. tests/python/torch_agree.py reads both traces with the
 # acceltrace package: token masks and ST masks identical except at threshold ties (entries
 # within 1e-4 theta of theta, tokens within 1e-4 tau of tau, counted and reported), equal
-# nnz / lb_max / bin_rows where the bits agree, final latents within 1e-3. Then
+# load-balance statistics where the bits agree, final latents within 1e-3. Then
 # `acceltrace verify` accepts the torch trace, `acceltrace replay` of it runs against
-# configs/disc-a100-matched.json, and usage / data errors exit 2 / 3 with a message.
+# configs/disc-a100-matched.json, CFG and bf16 torch traces verify, and usage / data errors
+# exit 2 / 3 with a message. A capture at another alpha must be reported as disagreeing.
 # With ACCELTRACE_SLOW=1 the same agreement on tiny at 4 steps (minutes here).
 # Skipped (exit 77) when /usr/bin/python3 lacks torch.
 set -u
@@ -40,7 +41,7 @@ agree() { # name, model, extra options...
 
 agree micro micro
 agree refresh3 micro --steps 6 --st-refresh 3 --ctr-target 0.25 --seed 7 --text seed:3
-agree ddim micro --sampler ddim --st-theta 0.02 --ctr-tau 0.05
+agree ddim micro --sampler ddim --st-theta 0.02 --ctr-tau 30
 [ "${ACCELTRACE_SLOW:-0}" = 1 ] && agree tiny tiny --steps 4
 # the comparison can fail: another threshold (alpha 1.2) must be reported as mismatches
 "$PY" -m acceltrace.capture disc --model micro --threads 1 --keep-masks heads=all --st-alpha 1.2 \
@@ -68,7 +69,14 @@ assert len(h.disc.weight_sha256) == 1 and len(h.disc.weight_sha256[0]) == 64
     bad "replay of the torch trace: $(cat "$T/r.log")"
 [ -s "$T/r/results.csv" ] || bad "replay wrote no results.csv: $(ls "$T/r")"
 
+# bf16 on the CPU: a trace that verifies and says so (not compared: other numerics)
+"$PY" -m acceltrace.capture disc --model micro --dtype bf16 --weights "$T/micro.w.safetensors" \
+    -q -o "$T/bf16.atr" && "$A" verify -q "$T/bf16.atr" || bad "torch capture in bf16"
+"$A" info "$T/bf16.atr" | grep -q "dtype bf16" || bad "bf16 producer"
+
 # errors: usage 2, data 3, messages naming the subject
+"$PY" -m acceltrace.capture disc --model micro --dtype fp16 -o "$T/x.atr" 2> "$T/e"; rc=$?
+[ $rc -eq 2 ] && grep -q "fp16 needs --device cuda" "$T/e" || bad "fp16 on cpu: exit $rc $(cat "$T/e")"
 "$PY" -m acceltrace.capture disc --model nano -o "$T/x.atr" 2> "$T/e"; rc=$?
 [ $rc -eq 2 ] && grep -q "unknown model 'nano'" "$T/e" || bad "unknown model: exit $rc $(cat "$T/e")"
 "$PY" -m acceltrace.capture disc --model micro --ctr-target 1.5 -o "$T/x.atr" 2> "$T/e"; rc=$?

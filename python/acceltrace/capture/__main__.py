@@ -118,7 +118,7 @@ def main(argv=None):
     except (WeightError, InputError) as ex:
         print("acceltrace.capture: %s" % ex, file=sys.stderr)
         return 3
-    except (TraceError, OSError) as ex:
+    except (TraceError, OSError, RuntimeError, ValueError) as ex:
         print("acceltrace.capture: %s" % ex, file=sys.stderr)
         return 1
     if a.ties_out:

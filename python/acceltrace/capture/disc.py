@@ -326,6 +326,9 @@ class DiscCapture:
             raise ConfigError("--st-alpha must be a finite number >= 0")
         if a.device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError("--device %s: torch sees no CUDA device" % a.device)
+        if a.dtype == "fp16" and not a.device.startswith("cuda"):
+            raise ConfigError("--dtype fp16 needs --device cuda (torch has no float16 matmul "
+                              "on the CPU; use bf16 or fp32)")
         self.keep = parse_keep(a.keep_masks, cfg.depth, cfg.heads, self.K, self.B)
         self.ties = {"st": {}, "ctr": {}}
         self.tie_eps = a.tie_eps
@@ -493,8 +496,6 @@ class DiscCapture:
             s["gen"] = gen
             mode = "off" if not st else "generate" if gen else "reuse"
             cur["s"] = s
-            if s["nk"] == 0:
-                raise ValueError("empty kept set")
             with torch.no_grad():
                 e = self.model.forward(x, t, state, kept=kept, st_mode=mode, theta=theta32,
                                        tie=tie_fn(k) if gen else None)
