@@ -64,10 +64,13 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python3 -m acceltrace.capture disc [options] -o FILE.atr\n"
-              "       python3 -m acceltrace.capture disc --help")
+              "       python3 -m acceltrace.capture disc --help",
+              file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     if argv[0] != "disc":
-        print("acceltrace.capture: unknown capture '%s' (disc)" % argv[0], file=sys.stderr)
+        hint = " (the Salca capture is C only: acceltrace capture salca)" \
+            if argv[0] == "salca" else " (disc)"
+        print("acceltrace.capture: unknown capture '%s'%s" % (argv[0], hint), file=sys.stderr)
         return 2
     a = disc_parser().parse_args(argv[1:])
     modes = [x for x in (a.ctr_tau is not None, a.ctr_off) if x]
