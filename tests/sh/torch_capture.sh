@@ -42,6 +42,7 @@ agree() { # name, model, extra options...
 agree micro micro
 agree refresh3 micro --steps 6 --st-refresh 3 --ctr-target 0.25 --seed 7 --text seed:3
 agree ddim micro --sampler ddim --st-theta 0.02 --ctr-tau 30
+agree target micro --st-target 0.6 --steps 5
 [ "${ACCELTRACE_SLOW:-0}" = 1 ] && agree tiny tiny --steps 4
 # the comparison can fail: another threshold (alpha 1.2) must be reported as mismatches
 "$PY" -m acceltrace.capture disc --model micro --threads 1 --keep-masks heads=all --st-alpha 1.2 \

@@ -38,6 +38,8 @@ def disc_parser():
     g = p.add_argument_group("ST")
     g.add_argument("--st-alpha", type=float, default=None, metavar="A")
     g.add_argument("--st-theta", type=float, default=None, metavar="X")
+    g.add_argument("--st-target", type=float, default=None, metavar="S",
+                   help="per-block alpha reaching sparsity S at step 0")
     g.add_argument("--st-off", action="store_true")
     g.add_argument("--st-refresh", type=int, default=2, metavar="K")
     g.add_argument("--keep-masks", default="none", metavar="SEL")
@@ -81,11 +83,13 @@ def main(argv=None):
     if a.ctr == "tau" and not a.ctr_tau >= 0:
         print("acceltrace.capture: --ctr-tau must be a finite number >= 0", file=sys.stderr)
         return 2
-    if sum(x is not None and x is not False for x in (a.st_alpha, a.st_theta, a.st_off or None)) > 1:
-        print("acceltrace.capture: --st-alpha, --st-theta and --st-off exclude each other",
-              file=sys.stderr)
+    if sum(x is not None for x in (a.st_alpha, a.st_theta, a.st_target,
+                                   a.st_off or None)) > 1:
+        print("acceltrace.capture: --st-alpha, --st-theta, --st-target and --st-off exclude "
+              "each other", file=sys.stderr)
         return 2
-    a.st = "off" if a.st_off else "theta" if a.st_theta is not None else "alpha"
+    a.st = ("off" if a.st_off else "theta" if a.st_theta is not None else
+            "target" if a.st_target is not None else "alpha")
     if a.st_alpha is None:
         a.st_alpha = 1.0
     if a.st_theta is None:

@@ -320,6 +320,8 @@ class DiscCapture:
             self.n_prune = (num * cfg.tokens + 10 ** f - 1) // 10 ** f
         if a.st_refresh < 1:
             raise ConfigError("--st-refresh must be >= 1")
+        if a.st == "target" and not 0.0 <= a.st_target <= 1.0:
+            raise ConfigError("--st-target must lie in [0, 1]")
         if a.st == "theta" and not 0.0 <= a.st_theta <= 1.0:
             raise ConfigError("--st-theta must lie in [0, 1]")
         if a.st == "alpha" and not (a.st_alpha >= 0 and math.isfinite(a.st_alpha)):
@@ -385,6 +387,8 @@ class DiscCapture:
             pj["st_alpha"] = a.st_alpha
         if a.st == "theta":
             pj["st_theta"] = a.st_theta
+        if a.st == "target":
+            pj["st_target"] = a.st_target
         mj = {"name": cfg.name, "depth": cfg.depth, "hidden": cfg.hidden, "heads": cfg.heads,
               "patch": cfg.patch, "in_channels": cfg.c_in, "out_channels": cfg.c_out,
               "caption_width": cfg.caption, "text_tokens": cfg.text_tokens,
@@ -425,6 +429,7 @@ class DiscCapture:
         d.st_mode = a.st
         d.st_alpha = a.st_alpha if a.st == "alpha" else 0.0
         d.st_theta = a.st_theta if a.st == "theta" else 0.0
+        d.st_target = a.st_target if a.st == "target" else 0.0
         d.st_refresh = a.st_refresh
         d.keep_masks = a.keep_masks
         d.lb_hashes.extend(HASHES)
@@ -444,6 +449,10 @@ class DiscCapture:
         if a.st == "alpha":
             theta = [float(np.float32(a.st_alpha) / np.float32(N))] * L
             self.alpha = [a.st_alpha] * L
+        elif a.st == "target":
+            theta = [0.0] * L
+            self.alpha = [0.0] * L
+            self.st_short = [False] * L
         else:
             theta = [float(np.float32(a.st_theta))] * L
             self.alpha = [math.nan] * L
@@ -497,8 +506,12 @@ class DiscCapture:
             mode = "off" if not st else "generate" if gen else "reuse"
             cur["s"] = s
             with torch.no_grad():
+                target = None
+                if st and a.st == "target" and k == 0:
+                    target = (a.st_target, {"alpha": self.alpha, "theta": theta32,
+                                            "short": self.st_short})
                 e = self.model.forward(x, t, state, kept=kept, st_mode=mode, theta=theta32,
-                                       tie=tie_fn(k) if gen else None)
+                                       tie=tie_fn(k) if gen else None, target=target)
             if B == 2:
                 w = np.float32(a.cfg)
                 return e[1] + w * (e[0] - e[1])

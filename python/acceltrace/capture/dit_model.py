@@ -314,14 +314,54 @@ class Dit:
         b, n, d = x.shape
         return x.view(b, n, self.cfg.heads, self.cfg.head_dim).transpose(1, 2)
 
-    def _self_attention(self, q, k, v, blk, kept, st_mode, theta, state, tie):
+    def _st_target(self, qh, kh, scale, target, blk, out):
+        """--st-target (spec 4): the smallest float32 alpha in [0, N] whose pooled
+        sparsity over every computed row of every (batch, head) of this block reaches
+        target, by bisection on the bit pattern (as self_attention in dit.c). Writes
+        out["alpha"][blk], out["short"][blk]; returns theta = alpha / N (float32)."""
+        N = self.cfg.tokens
+        store = torch.softmax((qh.float() @ kh.float().transpose(-1, -2)) * scale, dim=-1)
+        rows = store.shape[0] * store.shape[1] * store.shape[2]
+        total = float(rows) * N
+        fN = np.float32(N)
+
+        def f32(bits):
+            return np.array(bits, dtype=np.uint32).view(np.float32)[()]
+
+        def sparsity(alpha):
+            th = float(np.float32(alpha) / fN)
+            c = (store >= th).sum(dim=-1)
+            nnz = int((c + (c == 0).long()).sum())
+            return 1.0 - nnz / total
+        lo = 0
+        hi = int(np.array(fN, dtype=np.float32).view(np.uint32))
+        if sparsity(fN) < target:
+            lo = hi
+            out["short"][blk] = True
+        else:
+            while lo < hi:
+                mid = lo + (hi - lo) // 2
+                if sparsity(f32(mid)) >= target:
+                    hi = mid
+                else:
+                    lo = mid + 1
+        alpha = f32(lo)
+        out["alpha"][blk] = float(alpha)
+        return float(np.float32(alpha) / fN)
+
+    def _self_attention(self, q, k, v, blk, kept, st_mode, theta, state, tie,
+                        target=None):
         """q (B, nk, d), k and v (B, N, d) -> (B, nk, d) with ST generate / reuse / off.
-        tie(b, h, rows_tok, p) is called with the generated probabilities when set."""
+        tie(b, h, rows_tok, p) is called with the generated probabilities when set.
+        target: (st_target, out) to choose this block's theta first (returned in out)."""
         cfg = self.cfg
         N, H, dh = cfg.tokens, cfg.heads, cfg.head_dim
         scale = 1.0 / math.sqrt(dh)
         qh, kh, vh = self._heads(q), self._heads(k), self._heads(v)
         B, nk = q.shape[0], q.shape[1]
+        if target is not None and st_mode == "generate":
+            theta = self._st_target(qh, kh, scale, target[0], blk, target[1])
+            target[1]["theta"][blk] = theta
         out = torch.empty_like(qh)
         chunk = max(1, min(nk, CHUNK_FLOATS // N))
         rows_all = (kept if kept is not None
@@ -352,7 +392,8 @@ class Dit:
                     out[b, h, r0:r1] = (p.to(vf.dtype) @ vf)
         return out.transpose(1, 2).reshape(B, nk, cfg.hidden)
 
-    def forward(self, x, t, state, kept=None, st_mode="off", theta=None, tie=None):
+    def forward(self, x, t, state, kept=None, st_mode="off", theta=None, tie=None,
+                target=None):
         """One forward pass on latent x (C_in, H, W) float32 for every batch element;
         returns eps (B, C_in, H, W) float32. kept: LongTensor of the computed tokens
         (ascending) or None for all; rows not computed come from the CTR caches."""
@@ -380,7 +421,8 @@ class Dit:
                                        self.lin(pre + "attn1.to_v", A), i, kept, st_mode,
                                        None if theta is None else theta[i], state,
                                        None if tie is None else
-                                       (lambda b, h, toks, pr, i=i: tie(b, i, h, toks, pr)))
+                                       (lambda b, h, toks, pr, i=i: tie(b, i, h, toks, pr)),
+                                       target)
             Hs = X[:, S] + g1 * self.lin(pre + "attn1.to_out.0", att)
             tk, tv = self.text_kv[i]
             q2 = self._heads(self.lin(pre + "attn2.to_q", Hs)).float()
