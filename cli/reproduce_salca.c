@@ -128,10 +128,9 @@ static int replay_configs(const char *path, struct salca_out *out, struct errmsg
     struct hw_config *cfg[N_CFG] = {0};
     struct model_result *res[N_CFG] = {0};
     struct trace_reader *r = NULL;
-    char err[512] = "";
-    int rc = trace_reader_open(&r, path, NULL, err, sizeof err);
+    int rc = trace_reader_open(&r, path, NULL, e);
     if (rc < 0)
-        return errmsg_set(e, rc, "%s", err);
+        return rc;
     struct model_env env = {trace_reader_header(r), path, NULL};
     for (int i = 0; i < N_CFG && !rc; i++) {
         char json[512];

@@ -215,7 +215,6 @@ static int build_table_class(struct dit_model *m)
 {
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, p2 = c->patch * c->patch;
-    int rc = 0;
     m->t = mem_calloc((size_t)(16 + 10 * c->depth), sizeof *m->t);
     m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
     if (!m->t || !m->blk)
@@ -223,42 +222,33 @@ static int build_table_class(struct dit_model *m)
     m->patch_w = add_tensor(m, "x_embedder.proj.weight", 4, d, c->c_in, c->patch, c->patch,
                             WG_XAVIER_UNIFORM, 0, (size_t)(c->c_in * p2), (size_t)d);
     m->patch_b = add_tensor(m, "x_embedder.proj.bias", 1, d, 0, 0, 0, WG_ZEROS, 0, 0, 0);
-    if (!m->patch_w || !m->patch_b)
-        return ERR_NOMEM;
-    rc = rc ? rc : add_linear(m, "t_embedder.mlp.0", d, 256, false, &m->t1_w, &m->t1_b);
-    rc = rc ? rc : add_linear(m, "t_embedder.mlp.2", d, d, false, &m->t2_w, &m->t2_b);
-    if (rc)
-        return rc;
+    add_linear(m, "t_embedder.mlp.0", d, 256, false, &m->t1_w, &m->t1_b);
+    add_linear(m, "t_embedder.mlp.2", d, d, false, &m->t2_w, &m->t2_b);
     m->y_table = add_tensor(m, "y_embedder.embedding_table.weight", 2, c->classes + 1, d, 0, 0,
                             WG_NORMAL, 0.02, 0, 0);
-    if (!m->y_table)
-        return ERR_NOMEM;
-    for (int i = 0; i < c->depth && !rc; i++) {
+    for (int i = 0; i < c->depth && !m->table_rc; i++) {
         struct dit_block *b = &m->blk[i];
         char n[96];
         size_t dd = (size_t)d * d;
         snprintf(n, sizeof n, "blocks.%d.attn.qkv", i);
-        rc = add_linear(m, n, 3 * d, d, true, &b->q_w, &b->q_b);
-        if (rc)
-            return rc;
+        add_linear(m, n, 3 * d, d, true, &b->q_w, &b->q_b);
+        if (m->table_rc)
+            break;
         m->t[m->n_t - 2].parts = m->t[m->n_t - 1].parts = 3;
         b->k_w = b->q_w + dd, b->v_w = b->q_w + 2 * dd;
         b->k_b = b->q_b + d, b->v_b = b->q_b + 2 * d;
         snprintf(n, sizeof n, "blocks.%d.attn.proj", i);
-        rc = rc ? rc : add_linear(m, n, d, d, true, &b->o_w, &b->o_b);
+        add_linear(m, n, d, d, true, &b->o_w, &b->o_b);
         snprintf(n, sizeof n, "blocks.%d.mlp.fc1", i);
-        rc = rc ? rc : add_linear(m, n, 4 * d, d, true, &b->f1_w, &b->f1_b);
+        add_linear(m, n, 4 * d, d, true, &b->f1_w, &b->f1_b);
         snprintf(n, sizeof n, "blocks.%d.mlp.fc2", i);
-        rc = rc ? rc : add_linear(m, n, d, 4 * d, true, &b->f2_w, &b->f2_b);
+        add_linear(m, n, d, 4 * d, true, &b->f2_w, &b->f2_b);
         snprintf(n, sizeof n, "blocks.%d.adaLN_modulation.1", i);
-        rc = rc ? rc : add_linear(m, n, 6 * d, d, false, &b->ada_w, &b->ada_b);
+        add_linear(m, n, 6 * d, d, false, &b->ada_w, &b->ada_b);
     }
-    rc = rc ? rc
-            : add_linear(m, "final_layer.adaLN_modulation.1", 2 * d, d, false, &m->fada_w,
-                         &m->fada_b);
-    return rc ? rc
-              : add_linear(m, "final_layer.linear", p2 * c->c_out, d, true, &m->out_w,
-                           &m->out_b);
+    add_linear(m, "final_layer.adaLN_modulation.1", 2 * d, d, false, &m->fada_w, &m->fada_b);
+    add_linear(m, "final_layer.linear", p2 * c->c_out, d, true, &m->out_w, &m->out_b);
+    return m->table_rc;
 }
 
 static int build_table(struct dit_model *m)
