@@ -100,11 +100,6 @@ static const struct cli_opt capture_salca_opts[] = {
     L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
-static const struct cli_opt capture_test_opts[] = {
-    V("records"), V("per-step"), V("numbers"), V("blob-bytes"), V("seed"), V("level"),
-    V("mem-limit"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
-};
-
 static const struct cli_opt analyze_hash_opts[] = {
     L_OUT, V("units"), V("k-odd"), L_THREADS(PASS_SHORT), F("no-plots"), L_QUIET(PASS_DROP),
     L_PARTIAL, CLI_OPT_END,
@@ -141,7 +136,6 @@ static const struct cli_opt export_hbm_opts[] = {
 static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
-static const struct cli_spec capture_test_spec = LEGACY("capture", "test", capture_test_opts);
 static const struct cli_spec analyze_hash_spec = LEGACY("analyze", "hash", analyze_hash_opts);
 static const struct cli_spec analyze_disc_spec = LEGACY("analyze", "disc", analyze_disc_opts);
 static const struct cli_spec analyze_conflicts_spec =
@@ -163,7 +157,7 @@ static const struct grammar grammars[] = {
     {"capture", "disc", &capture_disc_spec, false},
     {"capture", "kura", &capture_kura_spec, false},
     {"capture", "salca", &capture_salca_spec, false},
-    {"capture", "test", &capture_test_spec, false},
+    {"capture", "test", &cmd_capture_test_spec, true},
     {"analyze", "hash", &analyze_hash_spec, false},
     {"analyze", "disc", &analyze_disc_spec, false},
     {"analyze", "conflicts", &analyze_conflicts_spec, false},

@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
-no_json_yet=" capture/disc capture/kura capture/salca capture/test analyze/hash analyze/disc \
+no_json_yet=" capture/disc capture/kura capture/salca analyze/hash analyze/disc \
 analyze/conflicts model/salca export/tiles export/hbm-trace "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
@@ -171,6 +171,11 @@ json "model kura optimal-width" "$A" model kura --optimal-width --json
 json "reproduce" "$A" reproduce kura -q --json -o "$tmp/repro"
 $PY -c 'import json,sys; a=json.load(sys.stdin); assert a and all(r["status"] for r in a), a' \
     < "$tmp/out.json" || bad "reproduce --json rows"
+json "capture test" "$A" capture test --records 50 --json -o "$tmp/c50.atr"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 50 and j["bytes"] > 0, j' \
+    < "$tmp/out.json" || bad "capture test --json figures"
+"$A" capture test -q --records 50 -o "$tmp/c50q.atr" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
+    || bad "capture test -q is not quiet: $(cat "$tmp/err")"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
