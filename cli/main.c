@@ -124,10 +124,6 @@ static const struct cli_opt model_salca_opts[] = {
     L_PARTIAL, CLI_OPT_END,
 };
 
-static const struct cli_opt export_tiles_opts[] = {
-    V("shape"), V("step"), L_OUT, L_QUIET(PASS_DROP), L_PARTIAL, CLI_OPT_END,
-};
-
 static const struct cli_opt export_hbm_opts[] = {
     V("format"), V("steps"), V("method"), V("pcs"), V("map"), V("seed"), V("layout"), V("p-iss"),
     V("hw"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
@@ -141,7 +137,6 @@ static const struct cli_spec analyze_disc_spec = LEGACY("analyze", "disc", analy
 static const struct cli_spec analyze_conflicts_spec =
     LEGACY("analyze", "conflicts", analyze_conflicts_opts);
 static const struct cli_spec model_salca_spec = LEGACY("model", "salca", model_salca_opts);
-static const struct cli_spec export_tiles_spec = LEGACY("export", "tiles", export_tiles_opts);
 static const struct cli_spec export_hbm_spec = LEGACY("export", "hbm-trace", export_hbm_opts);
 /* clang-format on */
 
@@ -163,7 +158,7 @@ static const struct grammar grammars[] = {
     {"analyze", "conflicts", &analyze_conflicts_spec, false},
     {"model", "kura", &cmd_model_kura_spec, true},
     {"model", "salca", &model_salca_spec, false},
-    {"export", "tiles", &export_tiles_spec, false},
+    {"export", "tiles", &cmd_export_tiles_spec, true},
     {"export", "hbm-trace", &export_hbm_spec, false},
     {NULL, NULL, NULL, false},
 };

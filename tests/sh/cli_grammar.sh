@@ -14,7 +14,7 @@ bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
 no_json_yet=" capture/disc capture/kura capture/salca analyze/hash analyze/disc \
-analyze/conflicts model/salca export/tiles export/hbm-trace "
+analyze/conflicts model/salca export/hbm-trace "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
 # config has no option that takes a value.
@@ -176,6 +176,10 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 50 and j
     < "$tmp/out.json" || bad "capture test --json figures"
 "$A" capture test -q --records 50 -o "$tmp/c50q.atr" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
     || bad "capture test -q is not quiet: $(cat "$tmp/err")"
+"$A" capture kura --size 10x10 --steps 5 -o "$tmp/k.atr" > /dev/null 2>&1 || bad "capture kura"
+json "export tiles" "$A" export tiles "$tmp/k.atr" --shape 5x5 --json -o "$tmp/tiles"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["tiles"] > 0 and "in.hex" in j["files"], j' \
+    < "$tmp/out.json" || bad "export tiles --json figures"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
