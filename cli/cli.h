@@ -68,6 +68,13 @@ void cli_set_command_line(int argc, char **argv);
  */
 int cli_print_json(json_t *j);
 
+/*
+ * The names of the plain files in dir, sorted, as a JSON array of strings (the "files" of a
+ * verb's --json that writes a folder); an empty array when dir cannot be read, NULL when
+ * memory runs out.
+ */
+json_t *cli_json_dir_files(const char *dir);
+
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

@@ -1,12 +1,15 @@
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "traces/trace_reader.h"
 
 void cli_error(const char *fmt, ...)
@@ -158,4 +161,50 @@ int cli_print_json(json_t *j)
     if (rc || fputc('\n', stdout) == EOF || fflush(stdout))
         return cli_fail(ERR_IO, "cannot write the JSON output");
     return 0;
+}
+
+/* qsort order of json strings */
+static int cmp_json_str(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+json_t *cli_json_dir_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    json_t *arr = json_array();
+    if (!d || !arr) {
+        if (d)
+            closedir(d);
+        return arr;
+    }
+    size_t n = 0, cap = 0;
+    json_t **names = NULL;
+    for (struct dirent *de; (de = readdir(d));) {
+        char path[4096];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 32;
+            json_t **nn = mem_realloc(names, nc * sizeof *nn);
+            if (!nn)
+                break;
+            names = nn;
+            cap = nc;
+        }
+        names[n++] = json_string(de->d_name);
+    }
+    closedir(d);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (names[i])
+            names[kept++] = names[i];
+    if (kept)
+        qsort(names, kept, sizeof *names, cmp_json_str);
+    for (size_t i = 0; i < kept; i++)
+        json_array_append_new(arr, names[i]);
+    mem_free(names);
+    return arr;
 }

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/io.h"
+#include "common/progress.h"
 #include "common/mem.h"
 #include "replay/kura_tiles.h"
 #include "traces/trace_reader.h"
@@ -144,6 +145,8 @@ int cmd_export_tiles(int argc, char **argv)
             dir = p.arg;
         } else if (id == CLI_ID_JSON) {
             json = true;
+        } else if (id == CLI_ID_QUIET) {
+            progress_global_quiet = true;
         } else if (id == CLI_ID_ALLOW_PARTIAL) {
             cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {

@@ -100,15 +100,6 @@ static const struct cli_opt capture_salca_opts[] = {
     L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
-static const struct cli_opt analyze_hash_opts[] = {
-    L_OUT, V("units"), V("k-odd"), L_THREADS(PASS_SHORT), F("no-plots"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt analyze_disc_opts[] = {
-    V("trace"), L_OUT, L_QUIET(PASS_DROP), L_PARTIAL, CLI_OPT_END,
-};
-
 static const struct cli_opt analyze_conflicts_opts[] = {
     L_OUT, V("pcs"), V("map"), V("window"), V("depth"), V("p-iss"), V("att-base"), V("seed"),
     V("method"), V("group"), F("per-job"), F("timing"), V("layout"), V("refresh"), V("occupancy"),
@@ -132,8 +123,6 @@ static const struct cli_opt export_hbm_opts[] = {
 static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
-static const struct cli_spec analyze_hash_spec = LEGACY("analyze", "hash", analyze_hash_opts);
-static const struct cli_spec analyze_disc_spec = LEGACY("analyze", "disc", analyze_disc_opts);
 static const struct cli_spec analyze_conflicts_spec =
     LEGACY("analyze", "conflicts", analyze_conflicts_opts);
 static const struct cli_spec model_salca_spec = LEGACY("model", "salca", model_salca_opts);
@@ -153,8 +142,8 @@ static const struct grammar grammars[] = {
     {"capture", "kura", &capture_kura_spec, false},
     {"capture", "salca", &capture_salca_spec, false},
     {"capture", "test", &cmd_capture_test_spec, true},
-    {"analyze", "hash", &analyze_hash_spec, false},
-    {"analyze", "disc", &analyze_disc_spec, false},
+    {"analyze", "hash", &cmd_analyze_hash_spec, true},
+    {"analyze", "disc", &cmd_analyze_disc_spec, true},
     {"analyze", "conflicts", &analyze_conflicts_spec, false},
     {"model", "kura", &cmd_model_kura_spec, true},
     {"model", "salca", &model_salca_spec, false},

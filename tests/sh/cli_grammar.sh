@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
-no_json_yet=" capture/disc capture/kura capture/salca analyze/hash analyze/disc \
+no_json_yet=" capture/disc capture/kura capture/salca \
 analyze/conflicts model/salca export/hbm-trace "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
@@ -180,6 +180,15 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 50 and j
 json "export tiles" "$A" export tiles "$tmp/k.atr" --shape 5x5 --json -o "$tmp/tiles"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["tiles"] > 0 and "in.hex" in j["files"], j' \
     < "$tmp/out.json" || bad "export tiles --json figures"
+"$A" capture disc --model micro --steps 2 -o "$tmp/d.atr" > /dev/null 2>&1 || bad "capture disc"
+json "analyze hash" "$A" analyze hash "$tmp/d.atr" --no-plots --json -o "$tmp/hash"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["masks"] > 0 and "hash_row.csv" in j["files"], j' \
+    < "$tmp/out.json" || bad "analyze hash --json figures"
+"$A" replay "$tmp/d.atr" --hw $C/disc-a100-matched.json -q -o "$tmp/drep" > /dev/null 2>&1 \
+    || bad "replay of the disc trace"
+json "analyze disc" "$A" analyze disc "$tmp/drep" --trace "$tmp/d.atr" -q --json -o "$tmp/adisc"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert "energy.csv" in j["files"], j' \
+    < "$tmp/out.json" || bad "analyze disc --json files"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
