@@ -108,13 +108,6 @@ static const struct cli_opt analyze_conflicts_opts[] = {
     L_PARTIAL, CLI_OPT_END,
 };
 
-static const struct cli_opt model_salca_opts[] = {
-    F("paper"), V("d"), V("s-f"), V("w-k"), V("factor-bits"), V("chn"), V("bw"), V("f-hbm-ghz"),
-    V("f-cmp-ghz"), V("alpha"), V("alpha-inorder"), V("beta-pre"), V("beta-att"), V("r-q"),
-    V("p-pre"), V("p-att"), V("h-pre"), V("h-att"), V("plot"), V("trace"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
 static const struct cli_opt export_hbm_opts[] = {
     V("format"), V("steps"), V("method"), V("pcs"), V("map"), V("seed"), V("layout"), V("p-iss"),
     V("hw"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
@@ -125,7 +118,6 @@ static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", captu
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
 static const struct cli_spec analyze_conflicts_spec =
     LEGACY("analyze", "conflicts", analyze_conflicts_opts);
-static const struct cli_spec model_salca_spec = LEGACY("model", "salca", model_salca_opts);
 static const struct cli_spec export_hbm_spec = LEGACY("export", "hbm-trace", export_hbm_opts);
 /* clang-format on */
 
@@ -146,7 +138,7 @@ static const struct grammar grammars[] = {
     {"analyze", "disc", &cmd_analyze_disc_spec, true},
     {"analyze", "conflicts", &analyze_conflicts_spec, false},
     {"model", "kura", &cmd_model_kura_spec, true},
-    {"model", "salca", &model_salca_spec, false},
+    {"model", "salca", &cmd_model_salca_spec, true},
     {"export", "tiles", &cmd_export_tiles_spec, true},
     {"export", "hbm-trace", &export_hbm_spec, false},
     {NULL, NULL, NULL, false},

@@ -14,7 +14,7 @@ bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
 no_json_yet=" capture/disc capture/kura capture/salca \
-analyze/conflicts model/salca export/hbm-trace "
+analyze/conflicts export/hbm-trace "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
 # config has no option that takes a value.
@@ -189,6 +189,11 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["masks"] > 0 and "hash
 json "analyze disc" "$A" analyze disc "$tmp/drep" --trace "$tmp/d.atr" -q --json -o "$tmp/adisc"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert "energy.csv" in j["files"], j' \
     < "$tmp/out.json" || bad "analyze disc --json files"
+json "model salca" "$A" model salca --json --plot "$tmp/msalca"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["b_att"] == 2048 and "pareto.csv" in j["files"], j' \
+    < "$tmp/out.json" || bad "model salca --json figures"
+[ "$($PY -c 'import json,sys; print(len(json.load(sys.stdin)) - 1)' < "$tmp/out.json")" = \
+  "$("$A" model salca | wc -l)" ] || bad "model salca --json has not one member per line"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
