@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cli/cli_opt.h"
 #include "common/version.h"
@@ -74,6 +75,21 @@ int cli_print_json(json_t *j);
  * memory runs out.
  */
 json_t *cli_json_dir_files(const char *dir);
+
+/*
+ * The key=value lines of text (len bytes) as one JSON object, in their order (the --json of
+ * the verbs that print key=value lines): a value that parses whole as an integer becomes
+ * an integer, one that parses as a finite number a real, any other a string; lines
+ * without '=' are left out. NULL when memory runs out.
+ */
+json_t *cli_kv_json(const char *text, size_t len);
+
+/*
+ * Runs fn(ctx, f) with f a memory stream, then prints the key=value lines it wrote as one
+ * JSON object (cli_kv_json) with extra's members added (extra may be NULL; its reference
+ * is taken). fn returns 0 or an exit status; nothing is printed when it fails.
+ */
+int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(void *ctx));
 
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);

@@ -208,3 +208,52 @@ json_t *cli_json_dir_files(const char *dir)
     mem_free(names);
     return arr;
 }
+
+json_t *cli_kv_json(const char *text, size_t len)
+{
+    json_t *j = json_object();
+    const char *p = text, *end = text + len;
+    while (j && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        const char *eq = memchr(p, '=', n);
+        if (eq) {
+            char key[256], val[256];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(n - (size_t)(eq - p) - 1), eq + 1);
+            double d;
+            int64_t i;
+            json_t *v = cli_parse_i64(val, &i)   ? json_integer((json_int_t)i)
+                        : cli_parse_f64(val, &d) ? json_real(d)
+                                                 : json_string(val);
+            if (json_object_set_new(j, key, v)) {
+                json_decref(j);
+                return NULL;
+            }
+        }
+        p += n + 1;
+    }
+    return j;
+}
+
+int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(void *ctx))
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&text, &len);
+    if (!mf)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    int status = fn(ctx, mf);
+    if (fclose(mf) != 0 && !status)
+        status = cli_fail(ERR_NOMEM, "out of memory");
+    if (!status) {
+        json_t *j = cli_kv_json(text, len);
+        json_t *x = extra ? extra(ctx) : NULL;
+        if (j && x)
+            json_object_update(j, x);
+        json_decref(x);
+        status = cli_print_json(j);
+    }
+    free(text);
+    return status;
+}

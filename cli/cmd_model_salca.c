@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/plot.h"
@@ -89,35 +88,6 @@ const struct cli_spec cmd_model_salca_spec = {
     .opts = opts,
     .positional = "FILE",
 };
-
-/* The key=value lines of text as one JSON object; a value that parses whole as a number
- * becomes a number (an integer without a fraction), any other a string. NULL when memory runs out. */
-static json_t *kv_json(const char *text, size_t len)
-{
-    json_t *j = json_object();
-    const char *p = text, *end = text + len;
-    while (j && p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        const char *eq = memchr(p, '=', n);
-        if (eq) {
-            char key[256], val[256];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
-            snprintf(val, sizeof val, "%.*s", (int)(n - (size_t)(eq - p) - 1), eq + 1);
-            double d;
-            int64_t i;
-            json_t *v = cli_parse_i64(val, &i)   ? json_integer((json_int_t)i)
-                        : cli_parse_f64(val, &d) ? json_real(d)
-                                                 : json_string(val);
-            if (json_object_set_new(j, key, v)) {
-                json_decref(j);
-                return NULL;
-            }
-        }
-        p += n + 1;
-    }
-    return j;
-}
 
 static int plot_finish(struct plot *p, const char *dir)
 {
@@ -450,7 +420,8 @@ struct salca_args {
     bool json;
 };
 
-/* Parses argv into a; 0, or the exit status (help printed, usage error). */
+/* Parses argv into a; 0 to run, -1 when the help was printed (exit 0), else the exit
+ * status of a usage error. */
 static int parse_args(struct salca_args *a, int argc, char **argv)
 {
     salca_perf_in_paper(&a->in);
@@ -465,7 +436,7 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
     cli_parser_init(&p, &cmd_model_salca_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
-            return cli_next_exit(id);
+            return id == CLI_HELP ? -1 : cli_next_exit(id);
         if (id == CLI_POSITIONAL)
             return cli_usage_error(VERB, "unknown option '%s'", p.arg);
         if (id == OPT_PLOT) {
@@ -493,8 +464,9 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
 }
 
 /* Prints the solver's and the references' lines on f (a memory stream for --json). */
-static int run_model(const struct salca_args *a, FILE *f)
+static int run_model(void *ctx, FILE *f)
 {
+    const struct salca_args *a = ctx;
     struct salca_perf_out *out = mem_alloc(sizeof *out);
     if (!out)
         return cli_fail(ERR_NOMEM, "out of memory");
@@ -526,33 +498,24 @@ static int run_model(const struct salca_args *a, FILE *f)
     return status;
 }
 
+/* The --json members besides the lines: the files of --plot. */
+static json_t *plot_files(void *ctx)
+{
+    const struct salca_args *a = ctx;
+    return a->plot_dir ? json_pack("{s:o}", "files", cli_json_dir_files(a->plot_dir)) : NULL;
+}
+
 int cmd_model_salca(int argc, char **argv);
 int cmd_model_salca(int argc, char **argv)
 {
     struct salca_args a = {0};
     int status = parse_args(&a, argc, argv);
     if (status)
-        return status;
-    if (!a.json) {
-        status = run_model(&a, stdout);
-        if (fflush(stdout) != 0)
-            return cli_fail(ERR_IO, "cannot write the output");
-        return status;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&text, &len);
-    if (!mf)
-        return cli_fail(ERR_NOMEM, "out of memory");
-    status = run_model(&a, mf);
-    if (fclose(mf) != 0 && !status)
-        status = cli_fail(ERR_NOMEM, "out of memory");
-    if (!status) {
-        json_t *j = kv_json(text, len);
-        if (j && a.plot_dir)
-            json_object_set_new(j, "files", cli_json_dir_files(a.plot_dir));
-        status = cli_print_json(j);
-    }
-    free(text);
+        return status < 0 ? 0 : status; /* -1: the help */
+    if (a.json)
+        return cli_kv_run_json(run_model, &a, plot_files);
+    status = run_model(&a, stdout);
+    if (fflush(stdout) != 0)
+        return cli_fail(ERR_IO, "cannot write the output");
     return status;
 }

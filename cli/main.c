@@ -100,14 +100,6 @@ static const struct cli_opt capture_salca_opts[] = {
     L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
-static const struct cli_opt analyze_conflicts_opts[] = {
-    L_OUT, V("pcs"), V("map"), V("window"), V("depth"), V("p-iss"), V("att-base"), V("seed"),
-    V("method"), V("group"), F("per-job"), F("timing"), V("layout"), V("refresh"), V("occupancy"),
-    V("steps"),
-    V("synthetic"), V("n"), V("retention"), V("jobs"), V("layers"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
 static const struct cli_opt export_hbm_opts[] = {
     V("format"), V("steps"), V("method"), V("pcs"), V("map"), V("seed"), V("layout"), V("p-iss"),
     V("hw"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
@@ -116,8 +108,6 @@ static const struct cli_opt export_hbm_opts[] = {
 static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
-static const struct cli_spec analyze_conflicts_spec =
-    LEGACY("analyze", "conflicts", analyze_conflicts_opts);
 static const struct cli_spec export_hbm_spec = LEGACY("export", "hbm-trace", export_hbm_opts);
 /* clang-format on */
 
@@ -136,7 +126,7 @@ static const struct grammar grammars[] = {
     {"capture", "test", &cmd_capture_test_spec, true},
     {"analyze", "hash", &cmd_analyze_hash_spec, true},
     {"analyze", "disc", &cmd_analyze_disc_spec, true},
-    {"analyze", "conflicts", &analyze_conflicts_spec, false},
+    {"analyze", "conflicts", &cmd_analyze_conflicts_spec, true},
     {"model", "kura", &cmd_model_kura_spec, true},
     {"model", "salca", &cmd_model_salca_spec, true},
     {"export", "tiles", &cmd_export_tiles_spec, true},

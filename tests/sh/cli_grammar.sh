@@ -194,6 +194,13 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["b_att"] == 2048 and "
     < "$tmp/out.json" || bad "model salca --json figures"
 [ "$($PY -c 'import json,sys; print(len(json.load(sys.stdin)) - 1)' < "$tmp/out.json")" = \
   "$("$A" model salca | wc -l)" ] || bad "model salca --json has not one member per line"
+json "analyze conflicts" "$A" analyze conflicts --synthetic uniform --n 4096 --jobs 8 -q --json \
+    -o "$tmp/conf"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["jobs"] == 8 and "alpha.csv" in j["files"], j' \
+    < "$tmp/out.json" || bad "analyze conflicts --json figures"
+# the help of a verb that parses into a struct first runs nothing
+"$A" model salca --help | grep -q "^b_pre=" && bad "model salca --help ran the model"
+"$A" analyze conflicts --help 2>&1 | grep -q "^acceltrace:" && bad "analyze conflicts --help ran"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
