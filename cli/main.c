@@ -100,15 +100,10 @@ static const struct cli_opt capture_salca_opts[] = {
     L_QUIET(PASS_SHORT), CLI_OPT_END,
 };
 
-static const struct cli_opt export_hbm_opts[] = {
-    V("format"), V("steps"), V("method"), V("pcs"), V("map"), V("seed"), V("layout"), V("p-iss"),
-    V("hw"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
-};
 #define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
 static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
-static const struct cli_spec export_hbm_spec = LEGACY("export", "hbm-trace", export_hbm_opts);
 /* clang-format on */
 
 /* The sub-verbs of the dispatching verbs with their grammar; own: the sub-verb parses its
@@ -130,7 +125,7 @@ static const struct grammar grammars[] = {
     {"model", "kura", &cmd_model_kura_spec, true},
     {"model", "salca", &cmd_model_salca_spec, true},
     {"export", "tiles", &cmd_export_tiles_spec, true},
-    {"export", "hbm-trace", &export_hbm_spec, false},
+    {"export", "hbm-trace", &cmd_export_hbm_spec, true},
     {NULL, NULL, NULL, false},
 };
 

@@ -14,7 +14,7 @@ bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
 no_json_yet=" capture/disc capture/kura capture/salca \
-analyze/conflicts export/hbm-trace "
+analyze/conflicts "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
 # config has no option that takes a value.
@@ -201,6 +201,12 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["jobs"] == 8 and "alph
 # the help of a verb that parses into a struct first runs nothing
 "$A" model salca --help | grep -q "^b_pre=" && bad "model salca --help ran the model"
 "$A" analyze conflicts --help 2>&1 | grep -q "^acceltrace:" && bad "analyze conflicts --help ran"
+"$A" capture salca -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 --methods salca \
+    -o "$tmp/s.atr" > /dev/null || bad "capture salca"
+json "export hbm-trace" "$A" export hbm-trace "$tmp/s.atr" -q --json -o "$tmp/hbm"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["requests"] > 0 and "jobs.csv" in j["files"], j' \
+    < "$tmp/out.json" || bad "export hbm-trace --json figures"
+[ ! -s "$tmp/err" ] || bad "export hbm-trace -q is not quiet: $(cat "$tmp/err")"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$no_json_yet" in *" $t "*) continue;; esac
