@@ -91,6 +91,13 @@ json_t *cli_kv_json(const char *text, size_t len);
  */
 int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(void *ctx));
 
+/*
+ * The trace a capture wrote, for its --json: {"file", "bytes" (its size), "records" (after
+ * the header, from the index), "content_hash"}; a member that cannot be read is left out.
+ * NULL when memory runs out.
+ */
+json_t *cli_json_trace_file(const char *path);
+
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

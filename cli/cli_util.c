@@ -257,3 +257,23 @@ int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(v
     free(text);
     return status;
 }
+
+json_t *cli_json_trace_file(const char *path)
+{
+    struct trace_reader *r = NULL;
+    char text[512];
+    struct stat st;
+    json_t *j = json_pack("{s:s}", "file", path);
+    if (j && stat(path, &st) == 0)
+        json_object_set_new(j, "bytes", json_integer((json_int_t)st.st_size));
+    if (!j || trace_reader_open(&r, path, NULL, text, sizeof text) < 0)
+        return j;
+    const Acceltrace__TraceIndex *ix = trace_reader_index(r);
+    if (ix && ix->frame_count > 0)
+        json_object_set_new(j, "records", json_integer((json_int_t)(ix->frame_count - 1)));
+    const char *h = trace_reader_content_hash(r);
+    if (h)
+        json_object_set_new(j, "content_hash", json_string(h));
+    trace_reader_free(r);
+    return j;
+}

@@ -5,7 +5,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "capture/capture_registry.h"
 #include "capture/synth/synth_capture.h"
@@ -30,7 +29,7 @@ static const struct cli_opt opts[] = {
     CLI_OPT_OUTPUT("FILE.atr", "the trace to write (required)"),
     CLI_OPT_QUIET,
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
-     "one JSON document on stdout: file, records, bytes", 0},
+     "one JSON document on stdout: the trace (file, bytes,\nrecords, content hash)", 0},
     CLI_OPT_END,
 };
 
@@ -123,11 +122,8 @@ int cmd_capture_test(int argc, char **argv)
     if (!quiet)
         fprintf(stderr, "acceltrace: wrote %llu test records to %s\n",
                 (unsigned long long)p.n_records, out);
-    if (json) {
-        struct stat st;
-        json_int_t bytes = stat(out, &st) == 0 ? (json_int_t)st.st_size : -1;
-        return cli_print_json(json_pack("{s:s,s:s,s:I,s:I}", "workload", "test", "file", out,
-                                        "records", (json_int_t)p.n_records, "bytes", bytes));
-    }
+    if (json)
+        return cli_print_json(json_pack("{s:s,s:o}", "workload", "test", "trace",
+                                        cli_json_trace_file(out)));
     return 0;
 }

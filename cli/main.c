@@ -68,14 +68,6 @@ static const struct verb verbs[] = {
 #define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
 #define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
 
-static const struct cli_opt capture_disc_opts[] = {
-    V("model"), V("image-size"), V("steps"), V("sampler"), V("cfg"), V("seed"), V("weights"),
-    V("text"), V("null-text"), V("ctr-target"), V("ctr-tau"), F("ctr-off"), V("st-alpha"),
-    V("st-theta"), V("st-target"), F("st-off"), V("st-refresh"), V("keep-masks"),
-    F("compare-dense"), F("no-compare-dense"), V("png"), V("mem-limit"), V("save-weights"),
-    L_THREADS(PASS_LONG), V("zstd-level"), L_OUT, L_QUIET(PASS_SHORT), CLI_OPT_END,
-};
-
 static const struct cli_opt capture_kura_opts[] = {
     L_OUT, V("size"), V("preset"), V("steps"), V("c0"), V("c-end"), V("beta0"), V("beta-end"),
     V("data"), V("data-param"), V("seed"), V("score"), V("weights"), V("drift"),
@@ -101,7 +93,6 @@ static const struct cli_opt capture_salca_opts[] = {
 };
 
 #define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
-static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
 static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
 /* clang-format on */
@@ -115,7 +106,7 @@ struct grammar {
 };
 
 static const struct grammar grammars[] = {
-    {"capture", "disc", &capture_disc_spec, false},
+    {"capture", "disc", &cmd_capture_disc_spec, true},
     {"capture", "kura", &capture_kura_spec, false},
     {"capture", "salca", &capture_salca_spec, false},
     {"capture", "test", &cmd_capture_test_spec, true},

@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
-no_json_yet=" capture/disc capture/kura capture/salca \
+no_json_yet=" capture/kura capture/salca \
 analyze/conflicts "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
@@ -172,7 +172,7 @@ json "reproduce" "$A" reproduce kura -q --json -o "$tmp/repro"
 $PY -c 'import json,sys; a=json.load(sys.stdin); assert a and all(r["status"] for r in a), a' \
     < "$tmp/out.json" || bad "reproduce --json rows"
 json "capture test" "$A" capture test --records 50 --json -o "$tmp/c50.atr"
-$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 50 and j["bytes"] > 0, j' \
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["trace"]["records"] == 50 and j["trace"]["bytes"] > 0, j' \
     < "$tmp/out.json" || bad "capture test --json figures"
 "$A" capture test -q --records 50 -o "$tmp/c50q.atr" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
     || bad "capture test -q is not quiet: $(cat "$tmp/err")"
@@ -180,7 +180,10 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 50 and j
 json "export tiles" "$A" export tiles "$tmp/k.atr" --shape 5x5 --json -o "$tmp/tiles"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["tiles"] > 0 and "in.hex" in j["files"], j' \
     < "$tmp/out.json" || bad "export tiles --json figures"
-"$A" capture disc --model micro --steps 2 -o "$tmp/d.atr" > /dev/null 2>&1 || bad "capture disc"
+json "capture disc" "$A" capture disc --model micro --steps 2 -q --json -o "$tmp/d.atr"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["steps"] == 2 and j["trace"]["records"] > 0 \
+    and j["flops"]["all"] < j["flops"]["dense"], j' < "$tmp/out.json" || bad "capture disc --json figures"
+grep -q "^disc:" "$tmp/err" && bad "capture disc -q printed its summary"
 json "analyze hash" "$A" analyze hash "$tmp/d.atr" --no-plots --json -o "$tmp/hash"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["masks"] > 0 and "hash_row.csv" in j["files"], j' \
     < "$tmp/out.json" || bad "analyze hash --json figures"
