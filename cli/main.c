@@ -68,14 +68,6 @@ static const struct verb verbs[] = {
 #define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
 #define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
 
-static const struct cli_opt capture_kura_opts[] = {
-    L_OUT, V("size"), V("preset"), V("steps"), V("c0"), V("c-end"), V("beta0"), V("beta-end"),
-    V("data"), V("data-param"), V("seed"), V("score"), V("weights"), V("drift"),
-    F("check-drift"), F("no-check-drift"), V("start"), V("oracle-mem"), V("mem-limit"),
-    V("tile-streams"), V("png"), V("png-every"), L_THREADS(0), V("zstd-level"),
-    F("reproducible"), L_QUIET(0), CLI_OPT_END,
-};
-
 static const struct cli_opt capture_salca_opts[] = {
     V("source"), V("checkpoint"), V("seed"), V("layers"), V("heads"), V("kv-heads"),
     V("head-dim"), V("tiny-outlier-pairs"), V("tiny-outlier-gain"), V("syn-heavy-pairs"),
@@ -93,7 +85,6 @@ static const struct cli_opt capture_salca_opts[] = {
 };
 
 #define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
-static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
 static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
 /* clang-format on */
 
@@ -107,7 +98,7 @@ struct grammar {
 
 static const struct grammar grammars[] = {
     {"capture", "disc", &cmd_capture_disc_spec, true},
-    {"capture", "kura", &capture_kura_spec, false},
+    {"capture", "kura", &cmd_capture_kura_spec, true},
     {"capture", "salca", &capture_salca_spec, false},
     {"capture", "test", &cmd_capture_test_spec, true},
     {"analyze", "hash", &cmd_analyze_hash_spec, true},

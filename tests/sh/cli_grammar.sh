@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
-no_json_yet=" capture/kura capture/salca \
+no_json_yet=" capture/salca \
 analyze/conflicts "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
@@ -176,7 +176,12 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["trace"]["records"] ==
     < "$tmp/out.json" || bad "capture test --json figures"
 "$A" capture test -q --records 50 -o "$tmp/c50q.atr" 2> "$tmp/err" && [ ! -s "$tmp/err" ] \
     || bad "capture test -q is not quiet: $(cat "$tmp/err")"
-"$A" capture kura --size 10x10 --steps 5 -o "$tmp/k.atr" > /dev/null 2>&1 || bad "capture kura"
+json "capture kura" "$A" capture kura --size 10x10 --steps 5 -q --json -o "$tmp/k.atr"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["reverse_steps"] == 4 and j["trace"]["records"] > 0, j' \
+    < "$tmp/out.json" || bad "capture kura --json figures"
+[ ! -s "$tmp/err" ] || bad "capture kura -q is not quiet: $(cat "$tmp/err")"
+"$A" capture kura --size 10x10 --steps 5 --oracle-mem 4096 -q -o "$tmp/k2.atr" > /dev/null \
+    || bad "capture kura --oracle-mem in plain bytes"
 json "export tiles" "$A" export tiles "$tmp/k.atr" --shape 5x5 --json -o "$tmp/tiles"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["tiles"] > 0 and "in.hex" in j["files"], j' \
     < "$tmp/out.json" || bad "export tiles --json figures"
