@@ -68,24 +68,7 @@ static const struct verb verbs[] = {
 #define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
 #define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
 
-static const struct cli_opt capture_salca_opts[] = {
-    V("source"), V("checkpoint"), V("seed"), V("layers"), V("heads"), V("kv-heads"),
-    V("head-dim"), V("tiny-outlier-pairs"), V("tiny-outlier-gain"), V("syn-heavy-pairs"),
-    V("syn-heavy-band-lo"), V("syn-gain-median"), V("syn-gain-sigma"), V("syn-heavy-mean"),
-    V("syn-head-spread"), V("syn-query-jitter"), V("syn-logit-std"), V("syn-sink-tokens"),
-    V("syn-c-sink"), V("syn-c-loc"), V("syn-tau-loc"), V("syn-c-needle"),
-    V("syn-early-layer-scale"), V("syn-early-layers"), V("task"), F("list-tasks"), V("sample"),
-    V("length"), V("max-ctx"), V("max-new"), V("steps"), V("methods"), V("retention"),
-    V("k-min"), F("dynamic"), V("p-mass"), V("pool"), V("threshold-cmp"), V("attn-precision"),
-    V("quest-page"), V("quest-dense-layers"), V("quest-min-pages"), V("ablation"), L_OUT,
-    V("csv"), F("no-hist"), F("no-top1"), V("zstd-level"), L_THREADS(PASS_LONG), V("mem-limit"),
-    /* the old spelling, which the sub-verb still reads; the pre-pass warns about it */
-    {1, "mem-limit-gib", 0, CLI_ARG_STRING, "X", "--mem-limit XGiB", CLI_OPT_DEPRECATED},
-    L_QUIET(PASS_SHORT), CLI_OPT_END,
-};
-
 #define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
-static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
 /* clang-format on */
 
 /* The sub-verbs of the dispatching verbs with their grammar; own: the sub-verb parses its
@@ -99,7 +82,7 @@ struct grammar {
 static const struct grammar grammars[] = {
     {"capture", "disc", &cmd_capture_disc_spec, true},
     {"capture", "kura", &cmd_capture_kura_spec, true},
-    {"capture", "salca", &capture_salca_spec, false},
+    {"capture", "salca", &cmd_capture_salca_spec, true},
     {"capture", "test", &cmd_capture_test_spec, true},
     {"analyze", "hash", &cmd_analyze_hash_spec, true},
     {"analyze", "disc", &cmd_analyze_disc_spec, true},

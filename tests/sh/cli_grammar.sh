@@ -13,7 +13,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 bad() { echo "FAIL $*"; fail=1; }
 
 # Sub-verbs that have no --json yet: converted later (empty this list as they get one).
-no_json_yet=" capture/salca \
+no_json_yet=" \
 analyze/conflicts "
 
 # One option that takes a value per target, with a value valid for it, for --opt=value.
@@ -209,8 +209,11 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["jobs"] == 8 and "alph
 # the help of a verb that parses into a struct first runs nothing
 "$A" model salca --help | grep -q "^b_pre=" && bad "model salca --help ran the model"
 "$A" analyze conflicts --help 2>&1 | grep -q "^acceltrace:" && bad "analyze conflicts --help ran"
-"$A" capture salca -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 --methods salca \
-    -o "$tmp/s.atr" > /dev/null || bad "capture salca"
+json "capture salca" "$A" capture salca -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
+    --methods salca --json -o "$tmp/s.atr"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["selections"] > 0 and j["trace"]["records"] > 0 \
+    and [m["name"] for m in j["methods"]] == ["salca"], j' < "$tmp/out.json" || bad "capture salca --json figures"
+[ ! -s "$tmp/err" ] || bad "capture salca -q is not quiet: $(cat "$tmp/err")"
 json "export hbm-trace" "$A" export hbm-trace "$tmp/s.atr" -q --json -o "$tmp/hbm"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["requests"] > 0 and "jobs.csv" in j["files"], j' \
     < "$tmp/out.json" || bad "export hbm-trace --json figures"
