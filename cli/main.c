@@ -2,22 +2,15 @@
  * main: the verb table of acceltrace. `acceltrace VERB [SUB] [options]`, `acceltrace help
  * VERB [SUB]` (the same as `VERB [SUB] --help`) and `acceltrace completion bash`.
  *
- * The grammar of cli/cli_opt.h holds for every verb. Verbs and sub-verbs with an option
- * table (struct cli_spec) parse it themselves. The sub-verbs that still parse their own
- * arguments get a pre-pass here, driven by the option list of each in `grammars` below:
- * "--opt=value" is split in two when --opt takes a value (a value such as "key=value" after
- * an option that takes one is never split), --quiet, -q, --threads and -j are rewritten to
- * the spelling the sub-verb reads (or dropped where it has nothing to quiet), and an option
- * missing from the list is refused with "did you mean". A sub-verb's row there goes when it
- * gets its own table; an option added to such a sub-verb needs its row there too.
+ * The grammar of cli/cli_opt.h holds for every verb: each verb and sub-verb has an option
+ * table (struct cli_spec) and parses its arguments with it. The tables of the sub-verbs are
+ * listed in `grammars` below for `acceltrace completion bash`.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/err.h"
-#include "common/mem.h"
 #include "replay/model_registry.h"
 
 struct verb {
@@ -55,43 +48,26 @@ static const struct verb verbs[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-/* How the pre-pass passes a listed option on to a sub-verb that parses its own. */
-#define PASS_SHORT (1u << 8) /* the sub-verb reads only "-x" */
-#define PASS_LONG (1u << 9)  /* the sub-verb reads only "--name" */
-#define PASS_DROP (1u << 10) /* accepted for the grammar, the sub-verb has no use for it */
-
-/* clang-format off: one row per option, the sub-verb's help order */
-#define V(n) {1, n, 0, CLI_ARG_STRING, "X", NULL, 0}
-#define F(n) {1, n, 0, CLI_ARG_NONE, NULL, NULL, 0}
-#define L_OUT {CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, "PATH", NULL, PASS_SHORT}
-#define L_QUIET(how) {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, NULL, how}
-#define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
-#define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
-
-#define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
-/* clang-format on */
-
-/* The sub-verbs of the dispatching verbs with their grammar; own: the sub-verb parses its
- * table itself (no pre-pass). Same order as the dispatch tables of cli/cmd_<verb>.c. */
+/* The sub-verbs of the dispatching verbs with their grammar (for the completion script).
+ * Same order as the dispatch tables of cli/cmd_<verb>.c. */
 struct grammar {
     const char *verb, *sub;
     const struct cli_spec *spec;
-    bool own;
 };
 
 static const struct grammar grammars[] = {
-    {"capture", "disc", &cmd_capture_disc_spec, true},
-    {"capture", "kura", &cmd_capture_kura_spec, true},
-    {"capture", "salca", &cmd_capture_salca_spec, true},
-    {"capture", "test", &cmd_capture_test_spec, true},
-    {"analyze", "hash", &cmd_analyze_hash_spec, true},
-    {"analyze", "disc", &cmd_analyze_disc_spec, true},
-    {"analyze", "conflicts", &cmd_analyze_conflicts_spec, true},
-    {"model", "kura", &cmd_model_kura_spec, true},
-    {"model", "salca", &cmd_model_salca_spec, true},
-    {"export", "tiles", &cmd_export_tiles_spec, true},
-    {"export", "hbm-trace", &cmd_export_hbm_spec, true},
-    {NULL, NULL, NULL, false},
+    {"capture", "disc", &cmd_capture_disc_spec},
+    {"capture", "kura", &cmd_capture_kura_spec},
+    {"capture", "salca", &cmd_capture_salca_spec},
+    {"capture", "test", &cmd_capture_test_spec},
+    {"analyze", "hash", &cmd_analyze_hash_spec},
+    {"analyze", "disc", &cmd_analyze_disc_spec},
+    {"analyze", "conflicts", &cmd_analyze_conflicts_spec},
+    {"model", "kura", &cmd_model_kura_spec},
+    {"model", "salca", &cmd_model_salca_spec},
+    {"export", "tiles", &cmd_export_tiles_spec},
+    {"export", "hbm-trace", &cmd_export_hbm_spec},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
@@ -136,135 +112,6 @@ static int unknown_verb(const char *name)
     else
         cli_error("unknown verb '%s' (see 'acceltrace --help')", name);
     return 2;
-}
-
-/* The strings the pre-pass made, freed when the verb returns. */
-struct made {
-    char **argv;
-    char **strs;
-    int n_strs;
-};
-
-static char *made_str(struct made *m, const char *s, size_t len)
-{
-    char *d = mem_alloc(len + 1);
-    if (!d)
-        return NULL;
-    memcpy(d, s, len);
-    d[len] = 0;
-    m->strs[m->n_strs++] = d;
-    return d;
-}
-
-/* The spelling a listed option is passed on with: NULL drops it. */
-static const char *pass_spelling(struct made *m, const struct cli_opt *o, bool wrote_long,
-                                 const char *as_written, size_t len)
-{
-    char b[80];
-    if (o->flags & PASS_DROP)
-        return NULL;
-    if (wrote_long && (o->flags & PASS_SHORT)) {
-        snprintf(b, sizeof b, "-%c", o->short_name);
-        return made_str(m, b, strlen(b));
-    }
-    if (!wrote_long && (o->flags & PASS_LONG)) {
-        snprintf(b, sizeof b, "--%s", o->name);
-        return made_str(m, b, strlen(b));
-    }
-    return made_str(m, as_written, len);
-}
-
-/*
- * Rewrites argv[first..] of a sub-verb that parses its own options (see the top of this
- * file) into m->argv; *out_argc its count. 0, 2 (usage error printed) or 1 (no memory).
- */
-static int prepass(const struct cli_spec *s, int argc, char **argv, int first, struct made *m,
-                   int *out_argc)
-{
-    size_t cap = 2 * (size_t)argc + 1;
-    m->argv = mem_calloc(cap, sizeof *m->argv);
-    m->strs = mem_calloc(cap, sizeof *m->strs);
-    if (!m->argv || !m->strs)
-        return 1;
-    int n = 0;
-    for (int i = 0; i < first; i++)
-        m->argv[n++] = argv[i];
-    bool rest = false;
-    for (int i = first; i < argc; i++) {
-        const char *a = argv[i];
-        if (rest || a[0] != '-' || !a[1] || cli_is_help(a)) {
-            m->argv[n++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            rest = true;
-            m->argv[n++] = argv[i];
-            continue;
-        }
-        bool is_long = a[1] == '-';
-        size_t len = is_long ? strcspn(a + 2, "=") : 1;
-        const struct cli_opt *o =
-            is_long ? cli_opt_find_long(s->opts, a + 2, len) : cli_opt_find_short(s->opts, a[1]);
-        const char *inline_val =
-            is_long ? (a[2 + len] == '=' ? a + 3 + len : NULL) : (a[2] ? a + 2 : NULL);
-        if (!o || (o->arg == CLI_ARG_NONE && inline_val && !is_long))
-            return cli_unknown_option(s, a);
-        if (o->arg == CLI_ARG_NONE && inline_val)
-            return cli_usage_error(s->verb, "--%.*s takes no value ('%s')", (int)len, a + 2, a);
-        if (o->flags & CLI_OPT_DEPRECATED)
-            cli_warn("--%s is deprecated: use %s", o->name, o->help);
-        const char *sp = pass_spelling(m, o, is_long, a, is_long ? 2 + len : 2);
-        if (!sp && !(o->flags & PASS_DROP))
-            return 1;
-        if (sp)
-            m->argv[n++] = (char *)sp;
-        if (o->arg == CLI_ARG_NONE)
-            continue;
-        if (inline_val) {
-            if (sp)
-                m->argv[n++] = (char *)inline_val;
-        } else if (i + 1 < argc) {
-            if (sp)
-                m->argv[n++] = argv[i + 1];
-            i++; /* the value, whatever it holds, is never split or rewritten */
-        }
-    }
-    m->argv[n] = NULL;
-    *out_argc = n;
-    return 0;
-}
-
-/* The grammar of `verb sub`, or NULL. */
-static const struct grammar *find_grammar(const char *verb, const char *sub)
-{
-    for (const struct grammar *g = grammars; g->verb; g++)
-        if (!strcmp(g->verb, verb) && !strcmp(g->sub, sub))
-            return g;
-    return NULL;
-}
-
-/* Runs a dispatching verb; its sub-verb (the first argument that is no option) gets the
- * pre-pass when it parses its own options. */
-static int run_dispatcher(const struct verb *v, int argc, char **argv)
-{
-    int k = 1;
-    while (k < argc && argv[k][0] == '-' && !cli_is_help(argv[k]))
-        k++;
-    const struct grammar *g = k < argc ? find_grammar(v->name, argv[k]) : NULL;
-    if (!g || g->own)
-        return v->fn(argc, argv);
-    struct made m = {0};
-    int n = 0;
-    int rc = prepass(g->spec, argc, argv, k + 1, &m, &n);
-    if (rc == 1)
-        cli_error("out of memory");
-    if (!rc)
-        rc = v->fn(n, m.argv);
-    for (int i = 0; i < m.n_strs; i++)
-        mem_free(m.strs[i]);
-    mem_free(m.strs);
-    mem_free(m.argv);
-    return rc;
 }
 
 /* Prints one verb's or sub-verb's option words for the completion script. */
@@ -428,7 +275,5 @@ int main(int argc, char **argv)
     const struct verb *v = find_verb(argv[1]);
     if (!v)
         return unknown_verb(argv[1]);
-    if (!v->spec)
-        return run_dispatcher(v, argc - 1, argv + 1);
     return v->fn(argc - 1, argv + 1);
 }
