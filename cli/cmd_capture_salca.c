@@ -85,7 +85,7 @@ static const struct cli_opt opts[] = {
     U32(2, "max-ctx", "N", "middle truncation limit for drawn lengths (31500)"),
     U32(3, "max-new", "N", "cap of the task's generation length (128)"),
     {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "N",
-     "decode steps (64 for every task, so runs compare across\ntasks); -1 uses the spec's N = "
+     "decode steps (64 for every task, so runs compare across\ntasks); -1 uses N = "
      "min(max gen, --max-new)", 0},
     {OPT_METHODS, "methods", 0, CLI_ARG_LIST, "LIST", "salca,std_topk,pl_topk,full_feat,quest (all)",
      0},

@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/jsonl.h"
 #include "replay/model_registry.h"
@@ -439,7 +439,11 @@ int cmd_plot(int argc, char **argv)
             return cli_fail(ERR_DATA, "no rows in results");
         return cli_usage_error(VERB, "no results row matches the --where filters");
     }
-    mkdir(out, 0755);
+    struct errmsg me = {0};
+    if ((rc = io_mkdir_p(out, 0755, &me)) != 0) {
+        json_decref(rows);
+        return cli_fail(rc, errmsg_text(&me));
+    }
     int n_png = 0;
     rc = generic_plots(rows, xkey, ys, n_ys, out, &n_png);
     const char *model = json_string_value(json_object_get(json_array_get(rows, 0), "model"));
