@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/cli_opt.h"
 #include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
@@ -117,7 +116,8 @@ int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 
-/* The grammars of the table-driven verbs and sub-verbs. */
+/* The grammars of the verbs and sub-verbs (cli/cli_opt.h). */
+struct cli_spec;
 extern const struct cli_spec cmd_info_spec, cmd_dump_spec, cmd_verify_spec, cmd_recover_spec;
 extern const struct cli_spec cmd_replay_spec, cmd_config_spec, cmd_merge_spec, cmd_sweep_spec;
 extern const struct cli_spec cmd_energy_spec, cmd_plot_spec, cmd_report_spec, cmd_demo_spec,

@@ -13,6 +13,7 @@
 #include "analysis/conflicts.h"
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"

@@ -9,6 +9,7 @@
 
 #include "analysis/disc_plots.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/progress.h"

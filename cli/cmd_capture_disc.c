@@ -12,6 +12,7 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"

@@ -13,6 +13,7 @@
 #include "capture/kura/kura_capture.h"
 #include "capture/kura/kura_tilestream.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"

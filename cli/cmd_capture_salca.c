@@ -13,6 +13,7 @@
 #include "capture/salca/salca_task.h"
 #include "capture/nn/nn.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"

@@ -9,6 +9,7 @@
 #include "capture/capture_registry.h"
 #include "capture/synth/synth_capture.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
 

@@ -23,6 +23,7 @@
 
 #include "analysis/report.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/progress.h"

@@ -9,6 +9,7 @@
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/io.h"

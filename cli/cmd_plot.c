@@ -12,6 +12,7 @@
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"

@@ -17,6 +17,7 @@
 #include "analysis/reproduce.h"
 #include "cli/reproduce_runs.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/progress.h"
 
 #define VERB "reproduce"
