@@ -93,24 +93,23 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_analyze_conflicts_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace analyze conflicts FILE.atr... -o DIR [options]\n"
-        "       acceltrace analyze conflicts --synthetic KIND -o DIR [options]\n"
-        "\n"
-        "HBM pseudo-channel conflicts of Salca's K/V gathers (docs/models.md, Salca\n"
-        "'Pseudo-channel mapping and issue policies'): every selection is mapped to the\n"
-        "attention PCs and replayed under batch issue, in-order issue (each FIFO depth) and\n"
-        "reorder windows (each size) in one pass.\n"
-        "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
-        "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
-        "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
-        "plots (every method; one point per trace retention, a panel per group),\n"
-        "heavy_stability.csv and plot (per layer: Jaccard overlap of the heavy channels\n"
-        "found on the first m prefill keys, m = 64, 128, ... and n0, with the final set;\n"
-        "skipped with a note for traces captured before the prefix sets were recorded)\n"
-        "and overshoot.csv and plot (histogram of (|S| - K)/n of every salca selection,\n"
-        "method id 0, in bins of 0.05% of n; mark at the paper's 0.19%). Prints\n"
-        "overshoot.* lines (records, mean_pct, above_0.19pct: the fraction of records).\n",
+    .usage = "usage: acceltrace analyze conflicts FILE.atr... -o DIR [options]\n"
+             "       acceltrace analyze conflicts --synthetic KIND -o DIR [options]\n"
+             "\n"
+             "HBM pseudo-channel conflicts of Salca's K/V gathers (docs/models.md, Salca\n"
+             "'Pseudo-channel mapping and issue policies'): every selection is mapped to the\n"
+             "attention PCs and replayed under batch issue, in-order issue (each FIFO depth) and\n"
+             "reorder windows (each size) in one pass.\n"
+             "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
+             "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
+             "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
+             "plots (every method; one point per trace retention, a panel per group),\n"
+             "heavy_stability.csv and plot (per layer: Jaccard overlap of the heavy channels\n"
+             "found on the first m prefill keys, m = 64, 128, ... and n0, with the final set;\n"
+             "skipped with a note for traces captured before the prefix sets were recorded)\n"
+             "and overshoot.csv and plot (histogram of (|S| - K)/n of every salca selection,\n"
+             "method id 0, in bins of 0.05% of n; mark at the paper's 0.19%). Prints\n"
+             "overshoot.* lines (records, mean_pct, above_0.19pct: the fraction of records).\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -156,9 +155,8 @@ static int run_file(struct conflicts *c, const char *path, const char *group_mod
 }
 
 /* The inputs given fit together (one input kind, its own options); 0 or exit status 2. */
-static int check_inputs(const char *outdir, size_t n_files, const char *synth,
-                        const char *syn_only, const char *trace_only, const char *timing_only,
-                        bool timing)
+static int check_inputs(const char *outdir, size_t n_files, const char *synth, const char *syn_only,
+                        const char *trace_only, const char *timing_only, bool timing)
 {
     if (!outdir)
         return cli_usage_error(VERB, "missing -o DIR");
@@ -218,9 +216,9 @@ static void print_summary(FILE *out, struct conflicts *c, const struct conflicts
     struct conflicts_totals t;
     conflicts_totals(c, -1, 0, &t);
     fprintf(out, "map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
-           hbm_pc_map_name(o->map.map), o->map.h_att, o->att_base,
-               o->p_iss ? o->p_iss : o->map.h_att,
-           (unsigned long long)t.jobs, (unsigned long long)t.tokens, t.bound);
+            hbm_pc_map_name(o->map.map), o->map.h_att, o->att_base,
+            o->p_iss ? o->p_iss : o->map.h_att, (unsigned long long)t.jobs,
+            (unsigned long long)t.tokens, t.bound);
     for (size_t i = 0; i < conflicts_n_policies(c); i++) {
         conflicts_totals(c, -1, i, &t);
         fprintf(out, "alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
@@ -233,10 +231,11 @@ static void print_summary(FILE *out, struct conflicts *c, const struct conflicts
     struct conflicts_overshoot ov;
     conflicts_overshoot(c, &ov);
     if (ov.records)
-        fprintf(out, "overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
-               "overshoot.above_0.19pct=%.4f\n",
-               (unsigned long long)ov.records, 100.0 * ov.mean,
-               (double)ov.above_paper / (double)ov.records);
+        fprintf(out,
+                "overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
+                "overshoot.above_0.19pct=%.4f\n",
+                (unsigned long long)ov.records, 100.0 * ov.mean,
+                (double)ov.above_paper / (double)ov.records);
     uint64_t bare = 0;
     conflicts_prefill_records(c, &bare);
     if (n_files && conflicts_n_stability(c) == 0 && !quiet)
@@ -429,8 +428,7 @@ static int parse_input_value(struct conflicts_args *a, int id, const char *v)
             return cli_usage_error(VERB, "bad --layers '%s'", v);
         return 0;
     case OPT_RETENTION:
-        if (!cli_parse_f64(v, &a->sy.retention) || !(a->sy.retention > 0) ||
-            a->sy.retention > 1)
+        if (!cli_parse_f64(v, &a->sy.retention) || !(a->sy.retention > 0) || a->sy.retention > 1)
             return cli_usage_error(VERB, "bad --retention '%s' (0 < x <= 1)", v);
         return 0;
     default:

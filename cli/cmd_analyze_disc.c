@@ -22,8 +22,7 @@ enum { OPT_TRACE = 1 };
 
 static const struct cli_opt opts[] = {
     {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
-     "a replayed disc trace (per-step, quality and FLOP views);\nat most 16",
-     CLI_OPT_REPEATABLE},
+     "a replayed disc trace (per-step, quality and FLOP views);\nat most 16", CLI_OPT_REPEATABLE},
     CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
     CLI_OPT_QUIET,
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
@@ -34,24 +33,23 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_analyze_disc_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR\n"
-        "\n"
-        "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
-        "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
-        "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
-        "the capture views: prune_per_step, st_sparsity, st_sparsity_heatmap, latent_diff,\n"
-        "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
-        "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
-        "\n"
-        "Several --trace files are compared in one figure: one line per trace, labelled by\n"
-        "its file name without directory and .atr; in the FLOP bars one group of dense,\n"
-        "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
-        "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
-        "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
-        "\n"
-        "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
-        "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n",
+    .usage = "usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR\n"
+             "\n"
+             "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
+             "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
+             "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
+             "the capture views: prune_per_step, st_sparsity, st_sparsity_heatmap, latent_diff,\n"
+             "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
+             "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
+             "\n"
+             "Several --trace files are compared in one figure: one line per trace, labelled by\n"
+             "its file name without directory and .atr; in the FLOP bars one group of dense,\n"
+             "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
+             "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
+             "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
+             "\n"
+             "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
+             "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n",
     .opts = opts,
     .positional = "DIR",
 };

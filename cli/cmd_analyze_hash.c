@@ -22,8 +22,8 @@ enum { OPT_UNITS = 1, OPT_K_ODD, OPT_NO_PLOTS };
 
 static const struct cli_opt opts[] = {
     CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
-    {OPT_UNITS, "units", 0, CLI_ARG_STRING, "LIST", "unit counts U, powers of two >= 2 (8,16,32,64)",
-     0},
+    {OPT_UNITS, "units", 0, CLI_ARG_STRING, "LIST",
+     "unit counts U, powers of two >= 2 (8,16,32,64)", 0},
     {OPT_K_ODD, "k-odd", 0, CLI_ARG_STRING, "X",
      "multiplicative-hash constant, odd, decimal or 0x hex\n(0x9E3779B1)", 0},
     CLI_OPT_THREADS("threads for recounted masks (all CPUs); results do not\ndepend on it"),
@@ -64,8 +64,8 @@ static double mean_std(const struct hash_lb *a, int h, int i)
 }
 
 /* The --json document: mask counts, the Fig. 15 summary, the files of dir. */
-static json_t *summary_json(const struct hash_lb *a, const struct hash_lb_opts *o,
-                            const char *in, const char *dir)
+static json_t *summary_json(const struct hash_lb *a, const struct hash_lb_opts *o, const char *in,
+                            const char *dir)
 {
     json_t *rows = json_array();
     for (int i = 0; i < o->n_units; i++) {

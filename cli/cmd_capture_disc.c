@@ -61,7 +61,8 @@ static const struct cli_opt opts[] = {
     {OPT_SEED, "seed", 0, CLI_ARG_STRING, "S", "initial latent seed (default 0)", 0},
     {OPT_WEIGHTS, "weights", 0, CLI_ARG_STRING, "W",
      "seed:S (default seed:0) or FILE.safetensors (repeat for\nshards)", CLI_OPT_REPEATABLE},
-    {OPT_TEXT, "text", 0, CLI_ARG_STRING, "T", "seed:S (default seed:1), raw float32 or .npy (T x D_c)",
+    {OPT_TEXT, "text", 0, CLI_ARG_STRING, "T",
+     "seed:S (default seed:1), raw float32 or .npy (T x D_c)",
      0},
     {OPT_NULL_TEXT, "null-text", 0, CLI_ARG_STRING, "FILE", "null text for CFG (default zeros)", 0},
     {OPT_CTR_TARGET, "ctr-target", 0, CLI_ARG_STRING, "R",
@@ -73,7 +74,8 @@ static const struct cli_opt opts[] = {
     {OPT_ST_TARGET, "st-target", 0, CLI_ARG_STRING, "S",
      "ST: per-block alpha reaching sparsity S at step 0", 0},
     {OPT_ST_OFF, "st-off", 0, CLI_ARG_NONE, NULL, "dense attention, no DiscMask records", 0},
-    {OPT_ST_REFRESH, "st-refresh", 0, CLI_ARG_STRING, "K", "ST: generate masks every K steps (default 2)",
+    {OPT_ST_REFRESH, "st-refresh", 0, CLI_ARG_STRING, "K",
+     "ST: generate masks every K steps (default 2)",
      0},
     {OPT_KEEP_MASKS, "keep-masks", 0, CLI_ARG_STRING, "SEL",
      "store mask bits: none (default) or e.g.\n'blocks=0,5;heads=all;steps=0-3;batch=0'", 0},
@@ -86,7 +88,8 @@ static const struct cli_opt opts[] = {
     {OPT_SAVE_WEIGHTS, "save-weights", 0, CLI_ARG_STRING, "FILE",
      "also write the model weights as F32 safetensors", 0},
     CLI_OPT_THREADS("BLAS and worker threads (default: all CPUs)"),
-    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N", "trace compression level (default 3)", 0},
+    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N",
+     "trace compression level (default 3)", 0},
     CLI_OPT_OUTPUT("FILE.atr", "output trace (required)"),
     {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL,
      "no progress or summary on stderr (warnings and errors stay)", 0},
@@ -369,14 +372,14 @@ static json_t *summary_json(const struct disc_capture *c, const char *out, doubl
         "trace", cli_json_trace_file(out), "model", g->name, "image_size", g->image, "tokens",
         g->tokens, "steps", r->K, "memory_estimate_bytes", est, "mean_prune_ratio",
         r->mean_prune_ratio, "st_sparsity", r->sparsity, "masks_written",
-        (json_int_t)r->masks_written, "masks_kept", (json_int_t)r->masks_kept,
-        "final_latent_rms", final_latent_rms(r), "flops", "dense",
-        (json_int_t)disc_flops_total(r->flops_dense), "ctr",
+        (json_int_t)r->masks_written, "masks_kept", (json_int_t)r->masks_kept, "final_latent_rms",
+        final_latent_rms(r), "flops", "dense", (json_int_t)disc_flops_total(r->flops_dense), "ctr",
         (json_int_t)disc_flops_total(r->flops_ctr), "all",
         (json_int_t)disc_flops_total(r->flops_all));
     if (j && r->q_ctr.valid)
-        json_object_set_new(j, "ctr_vs_dense", json_pack("{s:f,s:f}", "cosine", r->q_ctr.cosine,
-                                                         "psnr_db", r->q_ctr.psnr));
+        json_object_set_new(
+            j, "ctr_vs_dense",
+            json_pack("{s:f,s:f}", "cosine", r->q_ctr.cosine, "psnr_db", r->q_ctr.psnr));
     if (j && r->q_main.valid)
         json_object_set_new(j, "main_vs_dense",
                             json_pack("{s:f,s:f,s:f}", "cosine", r->q_main.cosine, "psnr_db",
@@ -395,13 +398,14 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
             cli_warn("--st-target %.6g not reached in block %d: alpha = N = %d", p.st_target, b,
                      g->tokens);
     if (!quiet) {
-        fprintf(stderr, "disc: %s, %d steps, mean prune %.4f, ST sparsity %.4f, %llu masks "
-                        "(%llu kept)\n",
+        fprintf(stderr,
+                "disc: %s, %d steps, mean prune %.4f, ST sparsity %.4f, %llu masks "
+                "(%llu kept)\n",
                 g->name, r->K, r->mean_prune_ratio, r->sparsity,
                 (unsigned long long)r->masks_written, (unsigned long long)r->masks_kept);
         if (r->q_ctr.valid)
-            fprintf(stderr, "disc: CTR-only vs dense: cosine %.6f, PSNR %.2f dB\n",
-                    r->q_ctr.cosine, r->q_ctr.psnr);
+            fprintf(stderr, "disc: CTR-only vs dense: cosine %.6f, PSNR %.2f dB\n", r->q_ctr.cosine,
+                    r->q_ctr.psnr);
         if (r->q_main.valid)
             fprintf(stderr, "disc: main vs dense: cosine %.6f, PSNR %.2f dB, rel_err %.3g\n",
                     r->q_main.cosine, r->q_main.psnr, r->q_main.rel_err[r->K - 1]);

@@ -85,7 +85,8 @@ static const struct cli_opt opts[] = {
      "write phase maps (HSV), data and reconstruction images", 0},
     {OPT_PNG_EVERY, "png-every", 0, CLI_ARG_STRING, "K", "every K-th reverse step (default 10)", 0},
     CLI_OPT_THREADS("worker threads for large maps (default: all cores)"),
-    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N", "trace compression level (default 3)", 0},
+    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N",
+     "trace compression level (default 3)", 0},
     {OPT_REPRODUCIBLE, "reproducible", 0, CLI_ARG_NONE, NULL,
      "header time from SOURCE_DATE_EPOCH (else 1970), empty\ncommand line, wall time 0: same "
      "seed, same bytes", 0},

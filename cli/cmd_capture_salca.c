@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "capture/capture_registry.h"
+#include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
 #include "capture/salca/salca_select.h"
 #include "capture/salca/salca_task.h"
-#include "capture/nn/nn.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
@@ -54,7 +54,8 @@ static const struct cli_opt opts[] = {
     {OPT_CHECKPOINT, "checkpoint", 0, CLI_ARG_STRING, "DIR",
      "Hugging Face Llama checkpoint (config.json +\nsafetensors); without it --source model "
      "uses the seeded\ntiny model", 0},
-    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N", "seed of task, synthetic source and tiny weights (1)",
+    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N",
+     "seed of task, synthetic source and tiny weights (1)",
      0},
     U32(4, "layers", "N", "synthetic layers (4)"),
     U32(5, "heads", "N", "synthetic query heads (4)"),
@@ -88,9 +89,11 @@ static const struct cli_opt opts[] = {
     {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "N",
      "decode steps (64 for every task, so runs compare across\ntasks); -1 uses N = "
      "min(max gen, --max-new)", 0},
-    {OPT_METHODS, "methods", 0, CLI_ARG_LIST, "LIST", "salca,std_topk,pl_topk,full_feat,quest (all)",
+    {OPT_METHODS, "methods", 0, CLI_ARG_LIST, "LIST",
+     "salca,std_topk,pl_topk,full_feat,quest (all)",
      0},
-    {OPT_RETENTION, "retention", 0, CLI_ARG_STRING, "X", "target retention rho, a decimal (0.05)", 0},
+    {OPT_RETENTION, "retention", 0, CLI_ARG_STRING, "X",
+     "target retention rho, a decimal (0.05)", 0},
     U32(9, "k-min", "N", "K floor (64)"),
     {OPT_DYNAMIC, "dynamic", 0, CLI_ARG_NONE, NULL, "dynamic K rule", 0},
     {OPT_P_MASS, "p-mass", 0, CLI_ARG_STRING, "X", "mass of the dynamic K rule (0.95)", 0},
@@ -113,7 +116,8 @@ static const struct cli_opt opts[] = {
     {OPT_NO_TOP1, "no-top1", 0, CLI_ARG_NONE, NULL,
      "model source: skip the substituted runs (the top1\ncolumn and the logit_rel_diff.METHOD=X "
      "lines: max\n|logit - dense logit| / max |dense logit| over the steps)", 0},
-    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N", "frame compression level (3; 0 stores raw)",
+    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N",
+     "frame compression level (3; 0 stores raw)",
      0},
     CLI_OPT_THREADS("worker threads (ACCELTRACE_THREADS or the CPU count)"),
     CLI_OPT_MEM_LIMIT("refuse to start above this memory estimate (8GiB;\nunits B, KB..TB, K..T, "
@@ -166,8 +170,7 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
         *out = v;
     } else if (id == OPT_ABLATION) {
         if (p->n_variants == SALCA_MAX_VARIANTS)
-            return cli_usage_error(VERB, "at most %d --ablation variants",
-                                   SALCA_MAX_VARIANTS);
+            return cli_usage_error(VERB, "at most %d --ablation variants", SALCA_MAX_VARIANTS);
         struct salca_variant tv;
         struct errmsg ve = {0};
         if (strlen(v) >= sizeof p->variant_text[0] ||
@@ -196,21 +199,24 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
         int64_t x;
         /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
         if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
-            return cli_usage_error(VERB, "bad step count '%s' (1..1000000, or -1 for the "
-                                   "task's N)", v);
+            return cli_usage_error(VERB,
+                                   "bad step count '%s' (1..1000000, or -1 for the "
+                                   "task's N)",
+                                   v);
         p->steps = (int32_t)x;
     } else if (id == OPT_METHODS) {
         if (parse_methods(v, &p->methods))
-            return cli_usage_error(VERB, "bad method list '%s' (salca, std_topk, "
-                                   "pl_topk, full_feat, quest)", v);
+            return cli_usage_error(VERB,
+                                   "bad method list '%s' (salca, std_topk, "
+                                   "pl_topk, full_feat, quest)",
+                                   v);
     } else if (id == OPT_RETENTION) {
         if (salca_ratio_parse(v, &p->sel.rho) || p->sel.rho.num == 0 ||
             p->sel.rho.num > p->sel.rho.den || strlen(v) >= sizeof p->rho_text)
             return cli_usage_error(VERB, "retention '%s' must be a decimal in (0, 1]", v);
         snprintf(p->rho_text, sizeof p->rho_text, "%s", v);
     } else if (id == OPT_P_MASS) {
-        if (!cli_parse_f64(v, &p->sel.p_mass) || !(p->sel.p_mass > 0) ||
-            p->sel.p_mass > 1)
+        if (!cli_parse_f64(v, &p->sel.p_mass) || !(p->sel.p_mass > 0) || p->sel.p_mass > 1)
             return cli_usage_error(VERB, "p-mass '%s' must be in (0, 1]", v);
     } else if (id == OPT_THRESHOLD_CMP) {
         if (!strcmp(v, "ge"))
@@ -316,13 +322,20 @@ static int parse_number_option(struct salca_capture_params *p, int id, const cha
         uint32_t *dst;
         uint64_t lo, hi;
     } u32opts[] = {
-        {&p->sample, 0, 1000000},          {&p->length, 0, 1u << 24},
-        {&p->max_len, 2, 1u << 24},        {&p->max_new, 1, 1u << 20},
-        {&p->layers, 1, 1024},             {&p->heads, 1, 1024},
-        {&p->kv_heads, 1, 1024},           {&p->head_dim, 8, 256},
-        {&p->tiny_outlier_pairs, 0, 128},  {&p->sel.k_min, 1, UINT32_MAX},
-        {&p->sel.pool, 1, 1001},           {&p->quest_page, 1, 65536},
-        {&p->quest_dense_layers, 0, 1024}, {&p->sel.quest_min_pages, 0, 1u << 24},
+        {&p->sample, 0, 1000000},
+        {&p->length, 0, 1u << 24},
+        {&p->max_len, 2, 1u << 24},
+        {&p->max_new, 1, 1u << 20},
+        {&p->layers, 1, 1024},
+        {&p->heads, 1, 1024},
+        {&p->kv_heads, 1, 1024},
+        {&p->head_dim, 8, 256},
+        {&p->tiny_outlier_pairs, 0, 128},
+        {&p->sel.k_min, 1, UINT32_MAX},
+        {&p->sel.pool, 1, 1001},
+        {&p->quest_page, 1, 65536},
+        {&p->quest_dense_layers, 0, 1024},
+        {&p->sel.quest_min_pages, 0, 1u << 24},
     };
     int k = id - OPT_U32;
     if (k >= 0 && k < (int)(sizeof u32opts / sizeof u32opts[0])) {
@@ -403,14 +416,14 @@ static json_t *summary_json(const struct salca_args *a, const struct salca_captu
         const struct salca_capture_method *x = &res->m[m];
         if (!x->run)
             continue;
-        json_t *j = json_pack(
-            "{s:s,s:i,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "name", x->name,
-            "id", (int)x->id, "jobs", (json_int_t)x->jobs, "recall_mean", x->recall_mean,
-            "recall_median", x->recall_median, "recall_p5", x->recall_p5, "recall_min",
-            x->recall_min, "cosine_mean", x->cosine_mean, "cosine_median", x->cosine_median,
-            "cosine_p5", x->cosine_p5, "cosine_min", x->cosine_min, "retention_mean",
-            x->retention_mean, "overshoot_mean", x->overshoot_mean, "spans_total",
-            (int)x->spans_total, "spans_recalled", (int)x->spans_recalled);
+        json_t *j =
+            json_pack("{s:s,s:i,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "name",
+                      x->name, "id", (int)x->id, "jobs", (json_int_t)x->jobs, "recall_mean",
+                      x->recall_mean, "recall_median", x->recall_median, "recall_p5", x->recall_p5,
+                      "recall_min", x->recall_min, "cosine_mean", x->cosine_mean, "cosine_median",
+                      x->cosine_median, "cosine_p5", x->cosine_p5, "cosine_min", x->cosine_min,
+                      "retention_mean", x->retention_mean, "overshoot_mean", x->overshoot_mean,
+                      "spans_total", (int)x->spans_total, "spans_recalled", (int)x->spans_recalled);
         if (j && x->top1 >= 0) {
             json_object_set_new(j, "top1", json_real(x->top1));
             json_object_set_new(j, "logit_rel_diff", json_real(x->logit_diff));
@@ -420,10 +433,10 @@ static json_t *summary_json(const struct salca_args *a, const struct salca_captu
     return json_pack("{s:s,s:o,s:s,s:s,s:i,s:I,s:i,s:i,s:i,s:i,s:i,s:I,s:f,s:o}", "workload",
                      "salca", "trace", cli_json_trace_file(a->out), "source",
                      p->model ? (p->checkpoint ? p->checkpoint : "model tiny") : "synthetic",
-                     "task", p->task, "n0", (int)res->n0, "n_raw", (json_int_t)res->n_raw,
-                     "steps", (int)res->steps, "layers", (int)res->L, "heads", (int)res->H,
-                     "kv_heads", (int)res->G, "head_dim", (int)res->d, "selections",
-                     (json_int_t)res->selects, "wall_s", res->wall_seconds, "methods", methods);
+                     "task", p->task, "n0", (int)res->n0, "n_raw", (json_int_t)res->n_raw, "steps",
+                     (int)res->steps, "layers", (int)res->L, "heads", (int)res->H, "kv_heads",
+                     (int)res->G, "head_dim", (int)res->d, "selections", (json_int_t)res->selects,
+                     "wall_s", res->wall_seconds, "methods", methods);
 }
 
 int cmd_capture_salca(int argc, char **argv);

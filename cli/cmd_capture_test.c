@@ -124,7 +124,7 @@ int cmd_capture_test(int argc, char **argv)
         fprintf(stderr, "acceltrace: wrote %llu test records to %s\n",
                 (unsigned long long)p.n_records, out);
     if (json)
-        return cli_print_json(json_pack("{s:s,s:o}", "workload", "test", "trace",
-                                        cli_json_trace_file(out)));
+        return cli_print_json(
+            json_pack("{s:s,s:o}", "workload", "test", "trace", cli_json_trace_file(out)));
     return 0;
 }

@@ -61,17 +61,16 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_export_hbm_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace export hbm-trace FILE.atr -o DIR [options]\n"
-        "\n"
-        "Writes the K/V gathers of the selected Salca decode jobs (the jobs of `analyze\n"
-        "conflicts --steps/--method`) as DRAM request traces, one 32-byte read per line,\n"
-        "under the configured pseudo-channel map and layout (docs/models.md, \"HBM timing\n"
-        "mode\"): DIR/ramulator.trace (Ramulator 2 LoadStoreTrace, \"LD 0xADDR\"),\n"
-        "DIR/dramsim3.trace (\"0xADDR READ CYCLE\"), DIR/jobs.csv (the jobs and their\n"
-        "line ranges) and DIR/README.md (address bit map, how to run both simulators,\n"
-        "how to compare with hbm_time.csv). Prints jobs, tokens, requests, bytes and the\n"
-        "write rate.\n",
+    .usage = "usage: acceltrace export hbm-trace FILE.atr -o DIR [options]\n"
+             "\n"
+             "Writes the K/V gathers of the selected Salca decode jobs (the jobs of `analyze\n"
+             "conflicts --steps/--method`) as DRAM request traces, one 32-byte read per line,\n"
+             "under the configured pseudo-channel map and layout (docs/models.md, \"HBM timing\n"
+             "mode\"): DIR/ramulator.trace (Ramulator 2 LoadStoreTrace, \"LD 0xADDR\"),\n"
+             "DIR/dramsim3.trace (\"0xADDR READ CYCLE\"), DIR/jobs.csv (the jobs and their\n"
+             "line ranges) and DIR/README.md (address bit map, how to run both simulators,\n"
+             "how to compare with hbm_time.csv). Prints jobs, tokens, requests, bytes and the\n"
+             "write rate.\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -178,8 +177,7 @@ static int parse_value(struct hbm_args *a, int id, const char *v)
         for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
             if (!strcmp(v, method_names[k]))
                 a->method = (int64_t)k;
-        if (a->method < 0 && (!cli_parse_i64(v, &a->method) || a->method < 0 ||
-                              a->method > 65535))
+        if (a->method < 0 && (!cli_parse_i64(v, &a->method) || a->method < 0 || a->method > 65535))
             return cli_usage_error(VERB, "bad --method '%s' (a name or an id)", v);
         a->g_method = true;
         return 0;
@@ -315,8 +313,8 @@ static int open_outputs(struct hbm_run *run)
         if ((rc = sink_open_file(&o->k, o->path, &e)) < 0)
             return cli_fail(rc, errmsg_text(&e));
         o->open = true;
-        if (k < 2 && (rc = hbm_export_new(&o->x, &o->k, (enum hbm_export_format)k, &a->tc,
-                                          &a->pm, a->p_iss, &e)) < 0)
+        if (k < 2 && (rc = hbm_export_new(&o->x, &o->k, (enum hbm_export_format)k, &a->tc, &a->pm,
+                                          a->p_iss, &e)) < 0)
             return cli_fail(rc, errmsg_text(&e));
     }
     const char *hdr_line = "job,step,layer,head,tokens,first_request,requests\n";
@@ -354,10 +352,10 @@ static int export_job(struct hbm_run *run, const Acceltrace__SalcaSelect *s)
             return -1;
     run->t_write += progress_now_s() - t0;
     char line[160];
-    int len = snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n",
-                       (unsigned long long)run->jobs, s->t, s->l, s->h, got,
-                       (unsigned long long)run->requests + 1,
-                       (unsigned long long)got * run->per_token);
+    int len =
+        snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n", (unsigned long long)run->jobs,
+                 s->t, s->l, s->h, got, (unsigned long long)run->requests + 1,
+                 (unsigned long long)got * run->per_token);
     if (sink_write(&run->outs[2].k, line, (size_t)len) < 0)
         return -1;
     run->jobs++;
@@ -429,9 +427,9 @@ static int finish_outputs(struct hbm_run *run, FILE *f)
         if (sink_close(&run->outs[k].k) < 0)
             return -1;
     }
-    fprintf(f, "jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n",
-            (unsigned long long)run->jobs, (unsigned long long)run->tokens,
-            (unsigned long long)run->requests, (unsigned long long)bytes);
+    fprintf(f, "jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n", (unsigned long long)run->jobs,
+            (unsigned long long)run->tokens, (unsigned long long)run->requests,
+            (unsigned long long)bytes);
     /* formatting and write(2) of the trace files only, not the trace decoding */
     fprintf(f, "write_mb_per_s=%.1f\n",
             run->t_write > 0 ? (double)bytes / 1e6 / run->t_write : 0.0);

@@ -13,8 +13,8 @@
 #include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
-#include "common/progress.h"
 #include "common/mem.h"
+#include "common/progress.h"
 #include "replay/kura_tiles.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -37,15 +37,14 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_export_tiles_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR\n"
-        "\n"
-        "Writes the per-cycle interface of an N_h x N_w SA-Kura array for the reverse step i\n"
-        "of a kura trace (default i = T-1) as $readmemh files (docs/models.md, 'Tile streams\n"
-        "and RTL export'): in.hex (ctrl + N_h+4 sin/cos lanes per cycle), out.hex (valid +\n"
-        "N_h drained u_q), lut.hex, phase.hex, drift.hex, meta.json and README.txt. The\n"
-        "streams come from the checked cycle-accurate simulation; stored KuraTiles of the\n"
-        "same step and shape are compared with them (a difference is a data error, exit 3).\n",
+    .usage = "usage: acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR\n"
+             "\n"
+             "Writes the per-cycle interface of an N_h x N_w SA-Kura array for the reverse step i\n"
+             "of a kura trace (default i = T-1) as $readmemh files (docs/models.md, 'Tile streams\n"
+             "and RTL export'): in.hex (ctrl + N_h+4 sin/cos lanes per cycle), out.hex (valid +\n"
+             "N_h drained u_q), lut.hex, phase.hex, drift.hex, meta.json and README.txt. The\n"
+             "streams come from the checked cycle-accurate simulation; stored KuraTiles of the\n"
+             "same step and shape are compared with them (a difference is a data error, exit 3).\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -62,9 +61,9 @@ struct tiles_pass {
     int hh, hw; /* map size of the header (0: unknown) */
     int found;
     struct kura_step_info info;
-    int16_t *q;                  /* the step's map (owned) */
-    Acceltrace__Record *stored;  /* KuraTiles of the step and shape (owned), or NULL */
-    char hash[130];              /* content hash of the trace */
+    int16_t *q;                 /* the step's map (owned) */
+    Acceltrace__Record *stored; /* KuraTiles of the step and shape (owned), or NULL */
+    char hash[130];             /* content hash of the trace */
 };
 
 static int tiles_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
@@ -162,7 +161,8 @@ int cmd_export_tiles(int argc, char **argv)
         char outs[N_OUT][4096];
         const char *outp[N_OUT + 1];
         for (size_t k = 0; k < N_OUT; k++) {
-            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, out_names[k]) >= (int)sizeof outs[k])
+            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, out_names[k]) >=
+                (int)sizeof outs[k])
                 return cli_usage_error(VERB, "output folder name too long");
             outp[k] = outs[k];
         }
@@ -217,10 +217,10 @@ int cmd_export_tiles(int argc, char **argv)
         json_t *files = json_array();
         for (size_t k = 0; k < N_OUT; k++)
             json_array_append_new(files, json_string(out_names[k]));
-        status = cli_print_json(json_pack(
-            "{s:s,s:o,s:i,s:i,s:i,s:I,s:I,s:b}", "dir", dir, "files", files, "step", info.step,
-            "n_h", nh, "n_w", nw, "tiles", (json_int_t)st.n_tiles, "cycles",
-            (json_int_t)st.n_cyc, "stored_tiles_match", stored != NULL));
+        status = cli_print_json(json_pack("{s:s,s:o,s:i,s:i,s:i,s:I,s:I,s:b}", "dir", dir, "files",
+                                          files, "step", info.step, "n_h", nh, "n_w", nw, "tiles",
+                                          (json_int_t)st.n_tiles, "cycles", (json_int_t)st.n_cyc,
+                                          "stored_tiles_match", stored != NULL));
     } else {
         printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
                (long long)st.n_tiles, (long long)st.n_cyc, stored ? ", stored tiles match" : "");

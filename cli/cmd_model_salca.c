@@ -28,7 +28,7 @@ enum {
     OPT_PAPER = 1,
     OPT_PLOT,
     OPT_TRACE,
-    OPT_RAT, /* OPT_RAT + k: rats[k] of cmd_model_salca */
+    OPT_RAT,                /* OPT_RAT + k: rats[k] of cmd_model_salca */
     OPT_INT = OPT_RAT + 32, /* OPT_INT + k: ints[k] */
 };
 
@@ -147,8 +147,7 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     for (size_t i = 0; i < o->n_front; i++)
         fprintf(f, "%lld,%lld,%lld,%lld,%.6f,%d\n", (long long)o->front[i].m_att,
                 (long long)o->front[i].m_pre, (long long)o->front[i].h_pre,
-                (long long)o->front[i].h_att, salca_rat_d(o->front[i].r_min),
-                i == o->design_idx);
+                (long long)o->front[i].h_att, salca_rat_d(o->front[i].r_min), i == o->design_idx);
     if (csv_close(f, dir, "pareto"))
         return 1;
     struct plot *p = plot_new("pareto", PLOT_LINE);
@@ -162,7 +161,7 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
         x[i] = (double)o->front[i].m_att;
         y[i] = (double)o->front[i].m_pre;
         char lab[160];
-        snprintf(lab, sizeof lab, "set label \"r_{min}=%.4f\" at %g,%g offset 1,1", 
+        snprintf(lab, sizeof lab, "set label \"r_{min}=%.4f\" at %g,%g offset 1,1",
                  salca_rat_d(o->front[i].r_min), x[i], y[i]);
         plot_extra(p, lab);
     }
@@ -185,7 +184,8 @@ static const struct {
 } refs[] = {
     {"salca_final", "\"h_pre\": 11, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1"},
     {"salca_pareto", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 24, \"p_att\": 2"},
-    {"asic_s4", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1, \"w_k\": 4, \"s_f\": 1"},
+    {"asic_s4",
+     "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1, \"w_k\": 4, \"s_f\": 1"},
     {"asic_d", "\"variant\": \"dense\""},
 };
 #define N_REFS 4
@@ -233,20 +233,20 @@ static void print_references(FILE *f, struct model_result *const *res)
         fprintf(f, "%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
         fprintf(f, "%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
         fprintf(f, "%s.energy_gain_vs_asic_d=%.4f\n", pre,
-               res_get(res[i], 0, "energy_gain_vs_dense"));
+                res_get(res[i], 0, "energy_gain_vs_dense"));
     }
     double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
     double s4_in = res_get(res[4], 0, "cycles");
     /* paper: 2.58x sparse gain, x1.87 reorder gain, ASIC_S_4 1.62x (Fig. 10 text);
      * 2.58·1.87 = 4.8 [derived] */
     fprintf(f, "compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
-           fin_in > 0 ? dense / fin_in : 0);
+            fin_in > 0 ? dense / fin_in : 0);
     fprintf(f, "compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
-           fin_w > 0 ? dense / fin_w : 0);
+            fin_w > 0 ? dense / fin_w : 0);
     fprintf(f, "compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
-           fin_w > 0 ? fin_in / fin_w : 0);
+            fin_w > 0 ? fin_in / fin_w : 0);
     fprintf(f, "compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
-           s4_in > 0 ? dense / s4_in : 0);
+            s4_in > 0 ? dense / s4_in : 0);
 }
 
 /* Spec section 12 plots 5 (stage utilization per reference config) and the per-step
@@ -427,9 +427,12 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
 {
     salca_perf_in_paper(&a->in);
     struct salca_rat *const rats[] = {
-        &a->in.d,         &a->in.s_f,       &a->in.w_k,       &a->in.factor_bits,
-        &a->in.chn,       &a->in.bw,        &a->in.f_hbm_ghz, &a->in.f_cmp_ghz,
-        &a->in.alpha,     &a->in.alpha_inorder, &a->in.beta_pre, &a->in.beta_att,
+        &a->in.d,         &a->in.s_f,
+        &a->in.w_k,       &a->in.factor_bits,
+        &a->in.chn,       &a->in.bw,
+        &a->in.f_hbm_ghz, &a->in.f_cmp_ghz,
+        &a->in.alpha,     &a->in.alpha_inorder,
+        &a->in.beta_pre,  &a->in.beta_att,
         &a->in.r_q,
     };
     int64_t *const ints[] = {&a->in.p_pre, &a->in.p_att, &a->in.h_pre, &a->in.h_att};
@@ -450,8 +453,8 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
             cli_trace_option("--allow-partial");
         } else if (id >= OPT_RAT && id < OPT_RAT + (int)(sizeof rats / sizeof rats[0])) {
             if (salca_rat_parse(p.arg, rats[id - OPT_RAT]) < 0)
-                return cli_usage_error(VERB, "bad value '%s' for '--%s' (a decimal or a/b)",
-                                       p.arg, p.opt->name);
+                return cli_usage_error(VERB, "bad value '%s' for '--%s' (a decimal or a/b)", p.arg,
+                                       p.opt->name);
         } else if (id >= OPT_INT && id < OPT_INT + (int)(sizeof ints / sizeof ints[0])) {
             int64_t *dst = ints[id - OPT_INT];
             if (!cli_parse_i64(p.arg, dst) || *dst < 1 || *dst > 1000000000)
