@@ -218,7 +218,7 @@ json_t *cli_kv_json(const char *text, size_t len)
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         const char *eq = memchr(p, '=', n);
         if (eq) {
-            char key[256], val[256];
+            char key[256], val[4096];
             snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
             snprintf(val, sizeof val, "%.*s", (int)(n - (size_t)(eq - p) - 1), eq + 1);
             double d;
