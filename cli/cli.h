@@ -12,8 +12,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "cli/cli_opt.h"
 #include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
@@ -68,6 +68,35 @@ void cli_set_command_line(int argc, char **argv);
  */
 int cli_print_json(json_t *j);
 
+/*
+ * The names of the plain files in dir, sorted, as a JSON array of strings (the "files" of a
+ * verb's --json that writes a folder); an empty array when dir cannot be read, NULL when
+ * memory runs out.
+ */
+json_t *cli_json_dir_files(const char *dir);
+
+/*
+ * The key=value lines of text (len bytes) as one JSON object, in their order (the --json of
+ * the verbs that print key=value lines): a value that parses whole as an integer becomes
+ * an integer, one that parses as a finite number a real, any other a string; lines
+ * without '=' are left out. NULL when memory runs out.
+ */
+json_t *cli_kv_json(const char *text, size_t len);
+
+/*
+ * Runs fn(ctx, f) with f a memory stream, then prints the key=value lines it wrote as one
+ * JSON object (cli_kv_json) with extra's members added (extra may be NULL; its reference
+ * is taken). fn returns 0 or an exit status; nothing is printed when it fails.
+ */
+int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(void *ctx));
+
+/*
+ * The trace a capture wrote, for its --json: {"file", "bytes" (its size), "records" (after
+ * the header, from the index), "content_hash"}; a member that cannot be read is left out.
+ * NULL when memory runs out.
+ */
+json_t *cli_json_trace_file(const char *path);
+
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
@@ -87,11 +116,17 @@ int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 
-/* The grammars of the table-driven verbs and sub-verbs. */
+/* The grammars of the verbs and sub-verbs (cli/cli_opt.h). */
+struct cli_spec;
 extern const struct cli_spec cmd_info_spec, cmd_dump_spec, cmd_verify_spec, cmd_recover_spec;
 extern const struct cli_spec cmd_replay_spec, cmd_config_spec, cmd_merge_spec, cmd_sweep_spec;
 extern const struct cli_spec cmd_energy_spec, cmd_plot_spec, cmd_report_spec, cmd_demo_spec,
     cmd_reproduce_spec;
-extern const struct cli_spec cmd_model_kura_spec;
+extern const struct cli_spec cmd_model_kura_spec, cmd_model_salca_spec;
+extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_capture_salca_spec,
+    cmd_capture_test_spec;
+extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
+    cmd_analyze_conflicts_spec;
+extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec;
 
 #endif

@@ -1,12 +1,15 @@
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "traces/trace_reader.h"
 
 void cli_error(const char *fmt, ...)
@@ -158,4 +161,119 @@ int cli_print_json(json_t *j)
     if (rc || fputc('\n', stdout) == EOF || fflush(stdout))
         return cli_fail(ERR_IO, "cannot write the JSON output");
     return 0;
+}
+
+/* qsort order of json strings */
+static int cmp_json_str(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+json_t *cli_json_dir_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    json_t *arr = json_array();
+    if (!d || !arr) {
+        if (d)
+            closedir(d);
+        return arr;
+    }
+    size_t n = 0, cap = 0;
+    json_t **names = NULL;
+    for (struct dirent *de; (de = readdir(d));) {
+        char path[4096];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            stat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 32;
+            json_t **nn = mem_realloc(names, nc * sizeof *nn);
+            if (!nn)
+                break;
+            names = nn;
+            cap = nc;
+        }
+        names[n++] = json_string(de->d_name);
+    }
+    closedir(d);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (names[i])
+            names[kept++] = names[i];
+    if (kept)
+        qsort(names, kept, sizeof *names, cmp_json_str);
+    for (size_t i = 0; i < kept; i++)
+        json_array_append_new(arr, names[i]);
+    mem_free(names);
+    return arr;
+}
+
+json_t *cli_kv_json(const char *text, size_t len)
+{
+    json_t *j = json_object();
+    const char *p = text, *end = text + len;
+    while (j && p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        const char *eq = memchr(p, '=', n);
+        if (eq) {
+            char key[256], val[4096];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(n - (size_t)(eq - p) - 1), eq + 1);
+            double d;
+            int64_t i;
+            json_t *v = cli_parse_i64(val, &i)   ? json_integer((json_int_t)i)
+                        : cli_parse_f64(val, &d) ? json_real(d)
+                                                 : json_string(val);
+            if (json_object_set_new(j, key, v)) {
+                json_decref(j);
+                return NULL;
+            }
+        }
+        p += n + 1;
+    }
+    return j;
+}
+
+int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(void *ctx))
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&text, &len);
+    if (!mf)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    int status = fn(ctx, mf);
+    if (fclose(mf) != 0 && !status)
+        status = cli_fail(ERR_NOMEM, "out of memory");
+    if (!status) {
+        json_t *j = cli_kv_json(text, len);
+        json_t *x = extra ? extra(ctx) : NULL;
+        if (j && x)
+            json_object_update(j, x);
+        json_decref(x);
+        status = cli_print_json(j);
+    }
+    free(text);
+    return status;
+}
+
+json_t *cli_json_trace_file(const char *path)
+{
+    struct trace_reader *r = NULL;
+    struct errmsg e = {0};
+    struct stat st;
+    json_t *j = json_pack("{s:s}", "file", path);
+    if (j && stat(path, &st) == 0)
+        json_object_set_new(j, "bytes", json_integer((json_int_t)st.st_size));
+    if (!j || trace_reader_open(&r, path, NULL, &e) < 0)
+        return j;
+    const Acceltrace__TraceIndex *ix = trace_reader_index(r);
+    if (ix && ix->frame_count > 0)
+        json_object_set_new(j, "records", json_integer((json_int_t)(ix->frame_count - 1)));
+    const char *h = trace_reader_content_hash(r);
+    if (h)
+        json_object_set_new(j, "content_hash", json_string(h));
+    trace_reader_free(r);
+    return j;
 }

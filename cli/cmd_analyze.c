@@ -12,9 +12,10 @@ int cmd_analyze_disc(int argc, char **argv);
 int cmd_analyze_conflicts(int argc, char **argv);
 
 static const struct subverb table[] = {
-    {"hash", cmd_analyze_hash, "DiSC hash load balance over ST masks (spec disc 8, Fig. 15)"},
-    {"disc", cmd_analyze_disc, "DiSC replay figures: speedup, energy, cycles per op (spec disc 9)"},
-    {"conflicts", cmd_analyze_conflicts, "Salca HBM pseudo-channel conflicts, alpha per issue policy (spec salca 11)"},
+    {"hash", cmd_analyze_hash, "DiSC hash load balance over ST masks (paper Fig. 15)"},
+    {"disc", cmd_analyze_disc, "DiSC replay figures: speedup, energy, cycles per op"},
+    {"conflicts", cmd_analyze_conflicts,
+     "Salca HBM pseudo-channel conflicts, alpha per issue policy"},
     /* rows: {"name", cmd_analyze_name, "summary"}, */
     {NULL, NULL, NULL},
 };

@@ -1,7 +1,8 @@
 /*
  * cmd_analyze_conflicts: `acceltrace analyze conflicts FILE.atr... -o DIR`: replays every
  * Salca selection's K/V gathers against the HBM pseudo-channel mapping under batch,
- * in-order and reorder-window issue in one pass (specs/salca.md sections 11-12).
+ * in-order and reorder-window issue in one pass (docs/models.md, Salca 'Pseudo-channel
+ * mapping and issue policies').
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,61 +13,106 @@
 #include "analysis/conflicts.h"
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/progress.h"
 #include "traces/trace_salca.h"
 
 #define VERB "analyze conflicts"
 #define MAX_FILES 256
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace analyze conflicts FILE.atr... -o DIR [options]\n"
-          "       acceltrace analyze conflicts --synthetic KIND -o DIR [options]\n"
-          "\n"
-          "HBM pseudo-channel conflicts of Salca's K/V gathers (specs/salca.md section 11):\n"
-          "every selection is mapped to the attention PCs and replayed under batch issue,\n"
-          "in-order issue (each FIFO depth) and reorder windows (each size) in one pass.\n"
-          "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
-          "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
-          "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
-          "plots (every method; one point per trace retention, a panel per group),\n"
-          "heavy_stability.csv and plot (per layer: Jaccard overlap of the heavy channels\n"
-          "found on the first m prefill keys, m = 64, 128, ... and n0, with the final set;\n"
-          "skipped with a note for traces captured before the prefix sets were recorded)\n"
-          "and overshoot.csv and plot (histogram of (|S| - K)/n of every salca selection,\n"
-          "method id 0, in bins of 0.05% of n; mark at the paper's 0.19%). Prints\n"
-          "overshoot.* lines (records, mean_pct, above_0.19pct: the fraction of records).\n"
-          "\n"
-          "options:\n"
-          "  -o DIR               output folder (required)\n"
-          "  --pcs N              attention pseudo-channels h_att (16)\n"
-          "  --map mod|xor|hash   token-to-PC mapping (mod)\n"
-          "  --window LIST        reorder windows, 0 = in-order\n"
-          "                       (0,16,32,64,128,256,512,1024)\n"
-          "  --depth LIST         in-order FIFO depths D_f (1,2,4)\n"
-          "  --p-iss N            requests issued per slot (h_att)\n"
-          "  --att-base N         first attention PC, for reports (16: h_pre of the design\n"
-          "                       point; 11 for the final design)\n"
-          "  --seed N             hash map seed (0)\n"
-          "  --method NAME|ID|all selection method to analyze (salca)\n"
-          "  --group family|task|file|none  series label per trace (family)\n"
-          "  --per-job            also write alpha_jobs.csv (slots of every policy per job)\n"
-          "  --timing             also replay every policy against HBM2 DRAM timing (banks,\n"
-          "                       rows, latency, refresh; docs/models.md#hbm-timing-mode):\n"
-          "                       writes hbm_time.csv, prints time.POLICY=time_over_ideal\n"
-          "  --layout NAME        timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)\n"
-          "  --refresh on|off     timing: model tRFC/tREFI refresh (on)\n"
-          "  --occupancy data|command  timing: a token counts against D_f and W until its\n"
-          "                       data is back, or until its last read command (a\n"
-          "                       controller read queue, as Ramulator 2's) (data)\n"
-          "  --steps A-B          only decode steps A..B of the traces\n"
-          "  --synthetic KIND     no trace: uniform|clustered|needle selections\n"
-          "  --n N, --retention X, --jobs N, --layers N  synthetic context, retention, jobs\n"
-          "                       and layers (32768, 0.05, 64, 4)\n"
-          "  -h, --help           this help\n",
-          f);
-}
+enum {
+    OPT_PCS = 1,
+    OPT_MAP,
+    OPT_WINDOW,
+    OPT_DEPTH,
+    OPT_P_ISS,
+    OPT_ATT_BASE,
+    OPT_SEED,
+    OPT_METHOD,
+    OPT_GROUP,
+    OPT_PER_JOB,
+    OPT_TIMING,
+    OPT_LAYOUT,
+    OPT_REFRESH,
+    OPT_OCCUPANCY,
+    OPT_STEPS,
+    OPT_SYNTHETIC,
+    OPT_N,
+    OPT_RETENTION,
+    OPT_JOBS,
+    OPT_LAYERS,
+};
+
+/* clang-format off */
+static const struct cli_opt opts[] = {
+    CLI_OPT_OUTPUT("DIR", "output folder (required)"),
+    {OPT_PCS, "pcs", 0, CLI_ARG_STRING, "N", "attention pseudo-channels h_att (16)", 0},
+    {OPT_MAP, "map", 0, CLI_ARG_STRING, "mod|xor|hash", "token-to-PC mapping (mod)", 0},
+    {OPT_WINDOW, "window", 0, CLI_ARG_STRING, "LIST",
+     "reorder windows, 0 = in-order\n(0,16,32,64,128,256,512,1024)", 0},
+    {OPT_DEPTH, "depth", 0, CLI_ARG_STRING, "LIST", "in-order FIFO depths D_f (1,2,4)", 0},
+    {OPT_P_ISS, "p-iss", 0, CLI_ARG_STRING, "N", "requests issued per slot (h_att)", 0},
+    {OPT_ATT_BASE, "att-base", 0, CLI_ARG_STRING, "N",
+     "first attention PC, for reports (16: h_pre of the design\npoint; 11 for the final design)",
+     0},
+    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N", "hash map seed (0)", 0},
+    {OPT_METHOD, "method", 0, CLI_ARG_STRING, "NAME|ID|all", "selection method to analyze (salca)",
+     0},
+    {OPT_GROUP, "group", 0, CLI_ARG_STRING, "family|task|file|none",
+     "series label per trace (family)", 0},
+    {OPT_PER_JOB, "per-job", 0, CLI_ARG_NONE, NULL,
+     "also write alpha_jobs.csv (slots of every policy per job)", 0},
+    {OPT_TIMING, "timing", 0, CLI_ARG_NONE, NULL,
+     "also replay every policy against HBM2 DRAM timing (banks,\nrows, latency, refresh; "
+     "docs/models.md#hbm-timing-mode):\nwrites hbm_time.csv, prints time.POLICY=time_over_ideal",
+     0},
+    {OPT_LAYOUT, "layout", 0, CLI_ARG_STRING, "NAME",
+     "timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)", 0},
+    {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|off", "timing: model tRFC/tREFI refresh (on)",
+     0},
+    {OPT_OCCUPANCY, "occupancy", 0, CLI_ARG_STRING, "data|command",
+     "timing: a token counts against D_f and W until its\ndata is back, or until its last read "
+     "command (a\ncontroller read queue, as Ramulator 2's) (data)", 0},
+    {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "A-B", "only decode steps A..B of the traces", 0},
+    {OPT_SYNTHETIC, "synthetic", 0, CLI_ARG_STRING, "KIND",
+     "no trace: uniform|clustered|needle selections", 0},
+    {OPT_N, "n", 0, CLI_ARG_STRING, "N", "synthetic context (32768)", 0},
+    {OPT_RETENTION, "retention", 0, CLI_ARG_STRING, "X", "synthetic retention (0.05)", 0},
+    {OPT_JOBS, "jobs", 0, CLI_ARG_STRING, "N", "synthetic jobs (64)", 0},
+    {OPT_LAYERS, "layers", 0, CLI_ARG_STRING, "N", "synthetic layers (4)", 0},
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON object on stdout: each key=value line as a member\n(numbers as numbers), "
+     "and the files written", 0},
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+/* clang-format on */
+
+const struct cli_spec cmd_analyze_conflicts_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace analyze conflicts FILE.atr... -o DIR [options]\n"
+             "       acceltrace analyze conflicts --synthetic KIND -o DIR [options]\n"
+             "\n"
+             "HBM pseudo-channel conflicts of Salca's K/V gathers (docs/models.md, Salca\n"
+             "'Pseudo-channel mapping and issue policies'): every selection is mapped to the\n"
+             "attention PCs and replayed under batch issue, in-order issue (each FIFO depth) and\n"
+             "reorder windows (each size) in one pass.\n"
+             "Writes alpha.csv, alpha_layers.csv, alpha_vs_window.csv, conflict_occupancy.csv,\n"
+             "conflict_per_batch.csv and their plots to DIR; prints alpha per policy. From\n"
+             "traces it also writes recall_vs_retention.csv and the recall/cosine vs retention\n"
+             "plots (every method; one point per trace retention, a panel per group),\n"
+             "heavy_stability.csv and plot (per layer: Jaccard overlap of the heavy channels\n"
+             "found on the first m prefill keys, m = 64, 128, ... and n0, with the final set;\n"
+             "skipped with a note for traces captured before the prefix sets were recorded)\n"
+             "and overshoot.csv and plot (histogram of (|S| - K)/n of every salca selection,\n"
+             "method id 0, in bins of 0.05% of n; mark at the paper's 0.19%). Prints\n"
+             "overshoot.* lines (records, mean_pct, above_0.19pct: the fraction of records).\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 static bool parse_list(const char *s, uint32_t *v, size_t *n, size_t max, uint32_t lo)
 {
@@ -109,9 +155,8 @@ static int run_file(struct conflicts *c, const char *path, const char *group_mod
 }
 
 /* The inputs given fit together (one input kind, its own options); 0 or exit status 2. */
-static int check_inputs(const char *outdir, size_t n_files, const char *synth,
-                        const char *syn_only, const char *trace_only, const char *timing_only,
-                        bool timing)
+static int check_inputs(const char *outdir, size_t n_files, const char *synth, const char *syn_only,
+                        const char *trace_only, const char *timing_only, bool timing)
 {
     if (!outdir)
         return cli_usage_error(VERB, "missing -o DIR");
@@ -121,16 +166,16 @@ static int check_inputs(const char *outdir, size_t n_files, const char *synth,
         return cli_usage_error(VERB, "give trace files or --synthetic, not both");
     if (n_files && syn_only)
         return cli_usage_error(VERB,
-                               "%s applies to --synthetic only (a trace records its own "
+                               "--%s applies to --synthetic only (a trace records its own "
                                "context, retention, jobs and layers)",
                                syn_only);
     if (synth && trace_only)
         return cli_usage_error(VERB,
-                               "%s applies to trace files only (--synthetic has one "
+                               "--%s applies to trace files only (--synthetic has one "
                                "method and one group)",
                                trace_only);
     if (timing_only && !timing)
-        return cli_usage_error(VERB, "%s applies to --timing only", timing_only);
+        return cli_usage_error(VERB, "--%s applies to --timing only", timing_only);
     return 0;
 }
 
@@ -165,54 +210,70 @@ static int add_synthetic(struct conflicts *c, const struct synth_args *sy, uint6
 }
 
 /* The key=value lines of the run (and the stability note on stderr). */
-static void print_summary(struct conflicts *c, const struct conflicts_opts *o, bool timing,
-                          size_t n_files)
+static void print_summary(FILE *out, struct conflicts *c, const struct conflicts_opts *o,
+                          bool timing, size_t n_files, bool quiet)
 {
     struct conflicts_totals t;
     conflicts_totals(c, -1, 0, &t);
-    printf("map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
-           hbm_pc_map_name(o->map.map), o->map.h_att, o->att_base,
-               o->p_iss ? o->p_iss : o->map.h_att,
-           (unsigned long long)t.jobs, (unsigned long long)t.tokens, t.bound);
+    fprintf(out, "map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
+            hbm_pc_map_name(o->map.map), o->map.h_att, o->att_base,
+            o->p_iss ? o->p_iss : o->map.h_att, (unsigned long long)t.jobs,
+            (unsigned long long)t.tokens, t.bound);
     for (size_t i = 0; i < conflicts_n_policies(c); i++) {
         conflicts_totals(c, -1, i, &t);
-        printf("alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
+        fprintf(out, "alpha.%s=%.4f\n", conflicts_policy_name(c, i), t.alpha);
     }
     for (size_t i = 0; timing && i < conflicts_n_policies(c); i++) {
         struct conflicts_timing tt;
         conflicts_timing_totals(c, i, &tt);
-        printf("time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
+        fprintf(out, "time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
     }
     struct conflicts_overshoot ov;
     conflicts_overshoot(c, &ov);
     if (ov.records)
-        printf("overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
-               "overshoot.above_0.19pct=%.4f\n",
-               (unsigned long long)ov.records, 100.0 * ov.mean,
-               (double)ov.above_paper / (double)ov.records);
+        fprintf(out,
+                "overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
+                "overshoot.above_0.19pct=%.4f\n",
+                (unsigned long long)ov.records, 100.0 * ov.mean,
+                (double)ov.above_paper / (double)ov.records);
     uint64_t bare = 0;
     conflicts_prefill_records(c, &bare);
-    if (n_files && conflicts_n_stability(c) == 0)
+    if (n_files && conflicts_n_stability(c) == 0 && !quiet)
         fprintf(stderr, "acceltrace: note: heavy_stability skipped: %s\n",
                 bare ? "the traces predate the heavy-channel prefix sets"
                      : "no salca prefill records with prefix sets");
 }
 
-/* Runs the analysis of the traces (or the synthetic jobs), writes and prints it. */
-static int analyze(const struct conflicts_opts *o, const char *const *files, size_t n_files,
-                   const struct synth_args *sy, const char *group_mode, const char *outdir,
-                   bool timing)
+/* The command line of analyze conflicts. */
+struct conflicts_args {
+    struct conflicts_opts o;
+    const char *outdir, *group_mode, *synth;
+    const char *files[MAX_FILES];
+    size_t n_files;
+    struct synth_args sy;
+    struct hbm_timing_cfg tcfg;
+    bool timing, quiet, json;
+    /* the long names of options of one input kind (or of --timing) only, when given: with
+     * the other they would be ignored */
+    const char *syn_only, *trace_only, *timing_only;
+};
+
+/* Runs the analysis of the traces (or the synthetic jobs), writes it and prints the
+ * key=value lines on out. 0 or an exit status after the message. */
+static int analyze(void *ctx, FILE *out)
 {
+    const struct conflicts_args *a = ctx;
+    const struct conflicts_opts *o = &a->o;
     struct conflicts *c = NULL;
     struct errmsg e = {0};
     int rc = conflicts_new(&c, o, &e);
     if (rc < 0)
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
     int status = 0;
-    if (sy->kind_name)
-        status = add_synthetic(c, sy, o->map.seed);
-    for (size_t f = 0; f < n_files && status == 0; f++)
-        status = run_file(c, files[f], group_mode);
+    if (a->sy.kind_name)
+        status = add_synthetic(c, &a->sy, o->map.seed);
+    for (size_t f = 0; f < a->n_files && status == 0; f++)
+        status = run_file(c, a->files[f], a->group_mode);
     if (status == 0) {
         /* nothing to analyze is a data error, not empty tables (issue 17) */
         struct conflicts_totals t;
@@ -226,163 +287,226 @@ static int analyze(const struct conflicts_opts *o, const char *const *files, siz
             else if (trace_salca_method_name((uint32_t)o->method))
                 name = trace_salca_method_name((uint32_t)o->method);
             cli_error("no selections of method %s in the trace%s given", name,
-                      n_files > 1 ? "s" : "");
+                      a->n_files > 1 ? "s" : "");
             status = 3;
         }
     }
     if (status == 0) {
         bool rendered = true;
-        rc = conflicts_write(c, outdir, &rendered);
+        rc = conflicts_write(c, a->outdir, &rendered);
         if (rc < 0)
             status = cli_fail(rc, conflicts_errmsg(c));
         else if (!rendered && !plot_gnuplot_available())
-            cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", outdir);
+            cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", a->outdir);
     }
     if (status == 0)
-        print_summary(c, o, timing, n_files);
+        print_summary(out, c, o, a->timing, a->n_files, a->quiet);
     conflicts_free(c);
     return status;
+}
+
+/* The --steps value "A-B" or "A" into o; false when it is not one. */
+static bool parse_steps(const char *v, struct conflicts_opts *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long lo = strtoul(v, &end, 10), hi = lo;
+    bool ok = end != v && !errno && v[0] != '-';
+    if (ok && *end == '-') {
+        const char *b = end + 1;
+        hi = strtoul(b, &end, 10);
+        ok = end != b && !errno && *b != '-';
+    }
+    if (!ok || *end || lo > hi || hi > UINT32_MAX)
+        return false;
+    o->steps = true;
+    o->step_lo = (uint32_t)lo;
+    o->step_hi = (uint32_t)hi;
+    return true;
+}
+
+/* The --method value (a name, an id or all) into o; false when it is none. */
+static bool parse_method(const char *v, struct conflicts_opts *o)
+{
+    uint32_t id;
+    o->method = -2;
+    if (!strcmp(v, "all"))
+        o->method = -1;
+    if (trace_salca_method_id(v) >= 0)
+        o->method = trace_salca_method_id(v);
+    if (o->method == -2 && parse_u32(v, 0, 1u << 20, &id))
+        o->method = (int32_t)id;
+    return o->method != -2;
+}
+
+/* The analysis options that take a value; 0 or exit status 2. */
+static int parse_analysis_value(struct conflicts_args *a, int id, const char *v)
+{
+    struct conflicts_opts *o = &a->o;
+    switch (id) {
+    case OPT_PCS:
+        if (!parse_u32(v, 1, HBM_PC_MAX_PCS, &o->map.h_att))
+            return cli_usage_error(VERB, "bad --pcs '%s' (1..%d)", v, HBM_PC_MAX_PCS);
+        return 0;
+    case OPT_MAP:
+        if (hbm_pc_map_parse(v, &o->map.map) < 0)
+            return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
+        return 0;
+    case OPT_WINDOW:
+        if (!parse_list(v, o->windows, &o->n_windows, CONFLICTS_MAX_WINDOWS, 0))
+            return cli_usage_error(VERB, "bad --window '%s' (up to %d sizes, e.g. 0,16,128)", v,
+                                   CONFLICTS_MAX_WINDOWS);
+        return 0;
+    case OPT_DEPTH:
+        if (!parse_list(v, o->depths, &o->n_depths, CONFLICTS_MAX_DEPTHS, 1))
+            return cli_usage_error(VERB, "bad --depth '%s' (up to %d depths >= 1)", v,
+                                   CONFLICTS_MAX_DEPTHS);
+        return 0;
+    case OPT_P_ISS:
+        if (!parse_u32(v, 1, 4096, &o->p_iss))
+            return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
+        return 0;
+    case OPT_ATT_BASE:
+        if (!parse_u32(v, 0, 1u << 20, &o->att_base))
+            return cli_usage_error(VERB, "bad --att-base '%s'", v);
+        return 0;
+    case OPT_SEED:
+        if (!cli_parse_u64(v, &o->map.seed))
+            return cli_usage_error(VERB, "bad --seed '%s'", v);
+        return 0;
+    case OPT_METHOD:
+        if (!parse_method(v, o))
+            return cli_usage_error(VERB, "bad --method '%s' (a name, an id or all)", v);
+        return 0;
+    case OPT_GROUP:
+        if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") && strcmp(v, "none"))
+            return cli_usage_error(VERB, "bad --group '%s' (family, task, file or none)", v);
+        a->group_mode = v;
+        return 0;
+    case OPT_STEPS:
+        if (!parse_steps(v, o))
+            return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
+        return 0;
+    default:
+        return -1; /* not an analysis option */
+    }
+}
+
+/* The timing and synthetic options that take a value; 0 or exit status 2. */
+static int parse_input_value(struct conflicts_args *a, int id, const char *v)
+{
+    enum salca_synth_kind k;
+    switch (id) {
+    case OPT_LAYOUT:
+        if (hbm_timing_layout_parse(v, &a->tcfg.layout) < 0)
+            return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
+        return 0;
+    case OPT_OCCUPANCY:
+        if (hbm_timing_occupancy_parse(v, &a->tcfg.occupancy) < 0)
+            return cli_usage_error(VERB, "bad --occupancy '%s' (data, command or request)", v);
+        return 0;
+    case OPT_REFRESH:
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return cli_usage_error(VERB, "bad --refresh '%s' (on or off)", v);
+        a->tcfg.refresh = !strcmp(v, "on");
+        return 0;
+    case OPT_SYNTHETIC:
+        if (salca_synth_parse(v, &k) < 0)
+            return cli_usage_error(VERB, "bad --synthetic '%s' (uniform, clustered, needle)", v);
+        a->synth = v;
+        return 0;
+    case OPT_N:
+        if (!parse_u32(v, 1, CONFLICTS_MAX_CTX, &a->sy.n))
+            return cli_usage_error(VERB, "bad --n '%s'", v);
+        return 0;
+    case OPT_JOBS:
+        if (!parse_u32(v, 1, 1u << 20, &a->sy.jobs))
+            return cli_usage_error(VERB, "bad --jobs '%s'", v);
+        return 0;
+    case OPT_LAYERS:
+        if (!parse_u32(v, 1, CONFLICTS_MAX_LAYERS, &a->sy.layers))
+            return cli_usage_error(VERB, "bad --layers '%s'", v);
+        return 0;
+    case OPT_RETENTION:
+        if (!cli_parse_f64(v, &a->sy.retention) || !(a->sy.retention > 0) || a->sy.retention > 1)
+            return cli_usage_error(VERB, "bad --retention '%s' (0 < x <= 1)", v);
+        return 0;
+    default:
+        return parse_analysis_value(a, id, v);
+    }
+}
+
+/* Parses argv into a; 0 to run, -1 when the help was printed (exit 0), else the exit
+ * status of a usage error. */
+static int parse_args(struct conflicts_args *a, int argc, char **argv)
+{
+    conflicts_opts_default(&a->o);
+    hbm_timing_cfg_default(&a->tcfg);
+    a->group_mode = "family";
+    a->sy = (struct synth_args){NULL, 32768, 64, 4, 0.05};
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_analyze_conflicts_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return id == CLI_HELP ? -1 : cli_next_exit(id);
+        if (id == CLI_POSITIONAL) {
+            if (a->n_files == MAX_FILES)
+                return cli_usage_error(VERB, "at most %d trace files", MAX_FILES);
+            a->files[a->n_files++] = p.arg;
+            continue;
+        }
+        if (id == OPT_N || id == OPT_JOBS || id == OPT_LAYERS || id == OPT_RETENTION)
+            a->syn_only = p.opt->name;
+        else if (id == OPT_METHOD || id == OPT_GROUP || id == OPT_STEPS)
+            a->trace_only = p.opt->name;
+        else if (id == OPT_LAYOUT || id == OPT_REFRESH || id == OPT_OCCUPANCY)
+            a->timing_only = p.opt->name;
+        int rc = 0;
+        if (id == CLI_ID_OUTPUT)
+            a->outdir = p.arg;
+        else if (id == OPT_PER_JOB)
+            a->o.per_job = true;
+        else if (id == OPT_TIMING)
+            a->timing = true;
+        else if (id == CLI_ID_QUIET)
+            a->quiet = progress_global_quiet = true;
+        else if (id == CLI_ID_JSON)
+            a->json = true;
+        else if (id == CLI_ID_ALLOW_PARTIAL)
+            cli_trace_option("--allow-partial");
+        else
+            rc = parse_input_value(a, id, p.arg);
+        if (rc)
+            return rc;
+    }
+    a->sy.kind_name = a->synth;
+    int bad = check_inputs(a->outdir, a->n_files, a->synth, a->syn_only, a->trace_only,
+                           a->timing_only, a->timing);
+    if (bad)
+        return bad;
+    if (a->timing)
+        a->o.timing = &a->tcfg;
+    return 0;
+}
+
+/* The --json members besides the lines: the files written. */
+static json_t *written_files(void *ctx)
+{
+    const struct conflicts_args *a = ctx;
+    return json_pack("{s:s,s:o}", "dir", a->outdir, "files", cli_json_dir_files(a->outdir));
 }
 
 int cmd_analyze_conflicts(int argc, char **argv);
 int cmd_analyze_conflicts(int argc, char **argv)
 {
-    struct conflicts_opts o;
-    conflicts_opts_default(&o);
-    const char *outdir = NULL, *group_mode = "family", *synth = NULL;
-    const char *files[MAX_FILES];
-    size_t n_files = 0;
-    uint32_t syn_n = 32768, syn_jobs = 64, syn_layers = 4;
-    double syn_ret = 0.05;
-    struct hbm_timing_cfg tcfg;
-    hbm_timing_cfg_default(&tcfg);
-    bool timing = false;
-    const char *timing_only = NULL;
-    /* options of one input kind only: given with the other they would be ignored */
-    const char *syn_only = NULL, *trace_only = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--per-job")) {
-            o.per_job = true;
-            continue;
-        }
-        if (!strcmp(a, "--timing")) {
-            timing = true;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (n_files == MAX_FILES)
-                return cli_usage_error(VERB, "at most %d trace files", MAX_FILES);
-            files[n_files++] = a;
-            continue;
-        }
-        if (!v)
-            return cli_usage_error(VERB, "option '%s' needs a value", a);
-        i++;
-        if (!strcmp(a, "--n") || !strcmp(a, "--jobs") || !strcmp(a, "--layers") ||
-            !strcmp(a, "--retention"))
-            syn_only = a;
-        else if (!strcmp(a, "--method") || !strcmp(a, "--group") || !strcmp(a, "--steps"))
-            trace_only = a;
-        else if (!strcmp(a, "--layout") || !strcmp(a, "--refresh") || !strcmp(a, "--occupancy"))
-            timing_only = a;
-        if (!strcmp(a, "-o")) {
-            outdir = v;
-        } else if (!strcmp(a, "--pcs")) {
-            if (!parse_u32(v, 1, HBM_PC_MAX_PCS, &o.map.h_att))
-                return cli_usage_error(VERB, "bad --pcs '%s' (1..%d)", v, HBM_PC_MAX_PCS);
-        } else if (!strcmp(a, "--map")) {
-            if (hbm_pc_map_parse(v, &o.map.map) < 0)
-                return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
-        } else if (!strcmp(a, "--window")) {
-            if (!parse_list(v, o.windows, &o.n_windows, CONFLICTS_MAX_WINDOWS, 0))
-                return cli_usage_error(VERB, "bad --window '%s' (up to %d sizes, e.g. 0,16,128)", v,
-                                       CONFLICTS_MAX_WINDOWS);
-        } else if (!strcmp(a, "--depth")) {
-            if (!parse_list(v, o.depths, &o.n_depths, CONFLICTS_MAX_DEPTHS, 1))
-                return cli_usage_error(VERB, "bad --depth '%s' (up to %d depths >= 1)", v,
-                                       CONFLICTS_MAX_DEPTHS);
-        } else if (!strcmp(a, "--p-iss")) {
-            if (!parse_u32(v, 1, 4096, &o.p_iss))
-                return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
-        } else if (!strcmp(a, "--att-base")) {
-            if (!parse_u32(v, 0, 1u << 20, &o.att_base))
-                return cli_usage_error(VERB, "bad --att-base '%s'", v);
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_u64(v, &o.map.seed))
-                return cli_usage_error(VERB, "bad --seed '%s'", v);
-        } else if (!strcmp(a, "--method")) {
-            uint32_t id;
-            o.method = -2;
-            if (!strcmp(v, "all"))
-                o.method = -1;
-            if (trace_salca_method_id(v) >= 0)
-                o.method = trace_salca_method_id(v);
-            if (o.method == -2 && parse_u32(v, 0, 1u << 20, &id))
-                o.method = (int32_t)id;
-            if (o.method == -2)
-                return cli_usage_error(VERB, "bad --method '%s' (a name, an id or all)", v);
-        } else if (!strcmp(a, "--group")) {
-            if (strcmp(v, "family") && strcmp(v, "task") && strcmp(v, "file") && strcmp(v, "none"))
-                return cli_usage_error(VERB, "bad --group '%s' (family, task, file or none)", v);
-            group_mode = v;
-        } else if (!strcmp(a, "--layout")) {
-            if (hbm_timing_layout_parse(v, &tcfg.layout) < 0)
-                return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
-        } else if (!strcmp(a, "--occupancy")) {
-            if (hbm_timing_occupancy_parse(v, &tcfg.occupancy) < 0)
-                return cli_usage_error(VERB, "bad --occupancy '%s' (data, command or request)", v);
-        } else if (!strcmp(a, "--refresh")) {
-            if (strcmp(v, "on") && strcmp(v, "off"))
-                return cli_usage_error(VERB, "bad --refresh '%s' (on or off)", v);
-            tcfg.refresh = !strcmp(v, "on");
-        } else if (!strcmp(a, "--steps")) {
-            char *end;
-            errno = 0;
-            unsigned long lo = strtoul(v, &end, 10), hi = lo;
-            bool ok = end != v && !errno && v[0] != '-';
-            if (ok && *end == '-') {
-                const char *b = end + 1;
-                hi = strtoul(b, &end, 10);
-                ok = end != b && !errno && *b != '-';
-            }
-            if (!ok || *end || lo > hi || hi > UINT32_MAX)
-                return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
-            o.steps = true;
-            o.step_lo = (uint32_t)lo;
-            o.step_hi = (uint32_t)hi;
-        } else if (!strcmp(a, "--synthetic")) {
-            enum salca_synth_kind k;
-            if (salca_synth_parse(v, &k) < 0)
-                return cli_usage_error(VERB, "bad --synthetic '%s' (uniform, clustered, needle)",
-                                       v);
-            synth = v;
-        } else if (!strcmp(a, "--n")) {
-            if (!parse_u32(v, 1, CONFLICTS_MAX_CTX, &syn_n))
-                return cli_usage_error(VERB, "bad --n '%s'", v);
-        } else if (!strcmp(a, "--jobs")) {
-            if (!parse_u32(v, 1, 1u << 20, &syn_jobs))
-                return cli_usage_error(VERB, "bad --jobs '%s'", v);
-        } else if (!strcmp(a, "--layers")) {
-            if (!parse_u32(v, 1, CONFLICTS_MAX_LAYERS, &syn_layers))
-                return cli_usage_error(VERB, "bad --layers '%s'", v);
-        } else if (!strcmp(a, "--retention")) {
-            if (!cli_parse_f64(v, &syn_ret) || !(syn_ret > 0) || syn_ret > 1)
-                return cli_usage_error(VERB, "bad --retention '%s' (0 < x <= 1)", v);
-        } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-        }
-    }
-    int bad = check_inputs(outdir, n_files, synth, syn_only, trace_only, timing_only, timing);
-    if (bad)
-        return bad;
-    if (timing)
-        o.timing = &tcfg;
-    const struct synth_args sy = {synth, syn_n, syn_jobs, syn_layers, syn_ret};
-    return analyze(&o, files, n_files, &sy, group_mode, outdir, timing);
+    struct conflicts_args *a = mem_calloc(1, sizeof *a);
+    if (!a)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    int status = parse_args(a, argc, argv);
+    if (status < 0)
+        status = 0; /* the help */
+    else if (!status)
+        status = a->json ? cli_kv_run_json(analyze, a, written_files) : analyze(a, stdout);
+    mem_free(a);
+    return status;
 }

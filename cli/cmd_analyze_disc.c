@@ -1,49 +1,58 @@
 /*
  * cmd_analyze_disc: `acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR`:
- * the DiSC figures of specs/disc.md section 9 from a results folder of `acceltrace replay`
+ * the DiSC figures (docs/models.md, DiSC 'Figures') from a results folder of `acceltrace replay`
  * with model disc and, with --trace (repeatable), from the captures' own records, several
  * captures compared in one figure.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/disc_plots.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
+#include "common/io.h"
+#include "common/progress.h"
 #include "replay/results.h"
 #include "traces/trace_reader.h"
 
 #define VERB "analyze disc"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR\n"
-          "\n"
-          "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
-          "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
-          "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
-          "the capture views: prune_per_step, st_sparsity, st_sparsity_heatmap, latent_diff,\n"
-          "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
-          "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
-          "\n"
-          "Several --trace files are compared in one figure: one line per trace, labelled by\n"
-          "its file name without directory and .atr; in the FLOP bars one group of dense,\n"
-          "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
-          "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
-          "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
-          "\n"
-          "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
-          "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n"
-          "\n"
-          "options:\n"
-          "  --trace FILE.atr  a replayed disc trace (per-step, quality and FLOP views);\n"
-          "                    repeatable, at most 16\n"
-          "  -o DIR            output folder (required; created if missing)\n"
-          "  -h, --help        this help\n",
-          f);
-}
+enum { OPT_TRACE = 1 };
+
+static const struct cli_opt opts[] = {
+    {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
+     "a replayed disc trace (per-step, quality and FLOP views);\nat most 16", CLI_OPT_REPEATABLE},
+    CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON document on stdout: folder, traces, files written", 0},
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_analyze_disc_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace analyze disc RESULTS_DIR [--trace FILE.atr ...] -o DIR\n"
+             "\n"
+             "DiSC replay figures from a results folder of `acceltrace replay` (model disc):\n"
+             "speedup and energy over the A100 per mode (paper Fig. 18, paper ranges shaded),\n"
+             "cycles_by_op (exposed cycles per op class per step, config 0) and, with --trace,\n"
+             "the capture views: prune_per_step, st_sparsity, st_sparsity_heatmap, latent_diff,\n"
+             "quality_per_step (with quality.csv), flops_self_attention and flops_network\n"
+             "(Fig. 17). Each plot gets .dat, .gp, .png (and the bar plots NAME.csv).\n"
+             "\n"
+             "Several --trace files are compared in one figure: one line per trace, labelled by\n"
+             "its file name without directory and .atr; in the FLOP bars one group of dense,\n"
+             "CTR and CTR+ST per trace, each in % of its own dense (categories \"LABEL dense\",\n"
+             "...); quality.csv has a row per trace and run. st_sparsity_heatmap is drawn for\n"
+             "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
+             "\n"
+             "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
+             "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n",
+    .opts = opts,
+    .positional = "DIR",
+};
 
 int cmd_analyze_disc(int argc, char **argv);
 int cmd_analyze_disc(int argc, char **argv)
@@ -51,36 +60,39 @@ int cmd_analyze_disc(int argc, char **argv)
     const char *rdir = NULL, *out = NULL;
     const char *traces[DISC_PLOTS_MAX_TRACES];
     size_t n_traces = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--trace") && i + 1 < argc) {
+    bool json = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_analyze_disc_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_ID_OUTPUT) {
+            out = p.arg;
+        } else if (id == OPT_TRACE) {
             if (n_traces == DISC_PLOTS_MAX_TRACES)
                 return cli_usage_error(VERB, "more than %d --trace files ('%s')",
-                                       DISC_PLOTS_MAX_TRACES, argv[i + 1]);
-            traces[n_traces++] = argv[++i];
-        } else if (a[0] == '-') {
-            return cli_usage_error(VERB, "unknown option or missing value '%s'", a);
-        } else if (!rdir) {
-            rdir = a;
-        } else {
-            return cli_usage_error(VERB, "more than one results folder ('%s')", a);
+                                       DISC_PLOTS_MAX_TRACES, p.arg);
+            traces[n_traces++] = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_QUIET) {
+            progress_global_quiet = true;
+        } else if (id == CLI_ID_ALLOW_PARTIAL) {
+            cli_trace_option("--allow-partial");
+        } else if (id == CLI_POSITIONAL) {
+            if (rdir)
+                return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
+            rdir = p.arg;
         }
     }
     if (!rdir)
         return cli_usage_error(VERB, "missing RESULTS_DIR");
     if (!out)
         return cli_usage_error(VERB, "missing -o DIR");
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-        cli_error("cannot create folder '%s': %s", out, strerror(errno));
-        return 1;
-    }
     struct errmsg e = {0};
+    int mrc = io_mkdir_p(out, 0777, &e);
+    if (mrc)
+        return cli_fail(mrc, errmsg_text(&e));
     if (n_traces) {
         /* the first --trace must be the trace RESULTS_DIR was replayed from */
         char rhash[128];
@@ -107,5 +119,13 @@ int cmd_analyze_disc(int argc, char **argv)
         return cli_fail(rc, e.text);
     if (!rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", out);
+    if (json) {
+        json_t *tj = json_array();
+        for (size_t k = 0; k < n_traces; k++)
+            json_array_append_new(tj, json_string(traces[k]));
+        return cli_print_json(json_pack("{s:s,s:s,s:o,s:b,s:o}", "results", rdir, "dir", out,
+                                        "traces", tj, "rendered", rendered, "files",
+                                        cli_json_dir_files(out)));
+    }
     return 0;
 }

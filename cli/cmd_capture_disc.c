@@ -1,19 +1,20 @@
 /*
  * cmd_capture_disc: `acceltrace capture disc [options] -o FILE.atr`: a DiT denoising run
- * with CTR and ST executed for real (specs/disc.md 2-6), written as a trace.
+ * with CTR and ST executed for real (docs/models.md, 'DiSC capture'), written as a trace.
  */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "capture/capture_registry.h"
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "traces/trace_writer.h"
@@ -22,51 +23,104 @@
 
 int cmd_capture_disc(int argc, char **argv);
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace capture disc [options] -o FILE.atr\n"
-          "\n"
-          "Runs a PixArt-Sigma-style DiT denoising loop with CTR (cached token reuse) and ST\n"
-          "(softmax thresholding with mask reuse) for real and writes DiscStep, DiscMask and\n"
-          "Summary records (specs/disc.md; docs/models.md#disc-capture).\n"
-          "\n"
-          "model and sampler:\n"
-          "  --model NAME         micro, tiny (default) or pixart-sigma-xl\n"
-          "  --image-size PX      square image size (multiple of 16 up to 8192; XL: 512, 1024,\n"
-          "                       2048)\n"
-          "  --steps K            sampler steps (default: 4 micro, 20 tiny/XL)\n"
-          "  --sampler S          dpm2m (default) or ddim\n"
-          "  --cfg W              classifier-free guidance scale (batch of 2; off by default)\n"
-          "  --seed S             initial latent seed (default 0)\n"
-          "  --weights W          seed:S (default seed:0) or FILE.safetensors (repeat for shards)\n"
-          "  --text T             seed:S (default seed:1), raw float32 or .npy (T x D_c)\n"
-          "  --null-text FILE     null text for CFG (default zeros)\n"
-          "CTR:\n"
-          "  --ctr-target R       prune ceil(R N) tokens per step (default 0.40)\n"
-          "  --ctr-tau X          fixed threshold in latent units\n"
-          "  --ctr-off            no CTR\n"
-          "ST:\n"
-          "  --st-alpha A         theta = A / N (default 1.0)\n"
-          "  --st-theta X         absolute probability threshold\n"
-          "  --st-target S        per-block alpha reaching sparsity S at step 0\n"
-          "  --st-off             dense attention, no DiscMask records\n"
-          "  --st-refresh K       generate masks every K steps (default 2)\n"
-          "  --keep-masks SEL     store mask bits: none (default) or e.g.\n"
-          "                       'blocks=0,5;heads=all;steps=0-3;batch=0'\n"
-          "output and run:\n"
-          "  --compare-dense      score against the dense run (default)\n"
-          "  --no-compare-dense   skip the reference runs\n"
-          "  --png DIR            latent, token-mask and kept attention-mask images\n"
-          "  --mem-limit SIZE     refuse to run above SIZE (default 16GiB; B, KB..TB, K..T,\n"
-          "                       KiB..TiB)\n"
-          "  --save-weights FILE  also write the model weights as F32 safetensors\n"
-          "  --threads N          BLAS and worker threads (default: all CPUs)\n"
-          "  --zstd-level N       trace compression level (default 3)\n"
-          "  -o FILE.atr          output trace (required)\n"
-          "  -q                   no progress or summary on stderr\n"
-          "  -h, --help           this help\n",
-          f);
-}
+enum {
+    OPT_MODEL = 1,
+    OPT_IMAGE_SIZE,
+    OPT_STEPS,
+    OPT_SAMPLER,
+    OPT_CFG,
+    OPT_SEED,
+    OPT_WEIGHTS,
+    OPT_TEXT,
+    OPT_NULL_TEXT,
+    OPT_CTR_TARGET,
+    OPT_CTR_TAU,
+    OPT_CTR_OFF,
+    OPT_ST_ALPHA,
+    OPT_ST_THETA,
+    OPT_ST_TARGET,
+    OPT_ST_OFF,
+    OPT_ST_REFRESH,
+    OPT_KEEP_MASKS,
+    OPT_COMPARE_DENSE,
+    OPT_NO_COMPARE_DENSE,
+    OPT_PNG,
+    OPT_SAVE_WEIGHTS,
+    OPT_ZSTD_LEVEL,
+    OPT_CLASS,
+};
+
+/* clang-format off */
+static const struct cli_opt opts[] = {
+    {OPT_MODEL, "model", 0, CLI_ARG_STRING, "NAME",
+     "micro, tiny (default), pixart-sigma-xl, dit-micro or dit-xl-2", 0},
+    {OPT_CLASS, "class", 0, CLI_ARG_INT, "N", "class label of a DiT model (0..999, default 207)", 0},
+    {OPT_IMAGE_SIZE, "image-size", 0, CLI_ARG_STRING, "PX",
+     "square image size (multiple of 16 up to 8192; XL: 512,\n1024, 2048)", 0},
+    {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "K", "sampler steps (default: 4 micro, 20 tiny/XL)", 0},
+    {OPT_SAMPLER, "sampler", 0, CLI_ARG_STRING, "S", "dpm2m (default) or ddim", 0},
+    {OPT_CFG, "cfg", 0, CLI_ARG_STRING, "W",
+     "classifier-free guidance scale (batch of 2; off by default)", 0},
+    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "S", "initial latent seed (default 0)", 0},
+    {OPT_WEIGHTS, "weights", 0, CLI_ARG_STRING, "W",
+     "seed:S (default seed:0) or FILE.safetensors (repeat for\nshards)", CLI_OPT_REPEATABLE},
+    {OPT_TEXT, "text", 0, CLI_ARG_STRING, "T",
+     "seed:S (default seed:1), raw float32 or .npy (T x D_c)",
+     0},
+    {OPT_NULL_TEXT, "null-text", 0, CLI_ARG_STRING, "FILE", "null text for CFG (default zeros)", 0},
+    {OPT_CTR_TARGET, "ctr-target", 0, CLI_ARG_STRING, "R",
+     "CTR: prune ceil(R N) tokens per step (default 0.40)", 0},
+    {OPT_CTR_TAU, "ctr-tau", 0, CLI_ARG_STRING, "X", "CTR: fixed threshold in latent units", 0},
+    {OPT_CTR_OFF, "ctr-off", 0, CLI_ARG_NONE, NULL, "no CTR", 0},
+    {OPT_ST_ALPHA, "st-alpha", 0, CLI_ARG_STRING, "A", "ST: theta = A / N (default 1.0)", 0},
+    {OPT_ST_THETA, "st-theta", 0, CLI_ARG_STRING, "X", "ST: absolute probability threshold", 0},
+    {OPT_ST_TARGET, "st-target", 0, CLI_ARG_STRING, "S",
+     "ST: per-block alpha reaching sparsity S at step 0", 0},
+    {OPT_ST_OFF, "st-off", 0, CLI_ARG_NONE, NULL, "dense attention, no DiscMask records", 0},
+    {OPT_ST_REFRESH, "st-refresh", 0, CLI_ARG_STRING, "K",
+     "ST: generate masks every K steps (default 2)",
+     0},
+    {OPT_KEEP_MASKS, "keep-masks", 0, CLI_ARG_STRING, "SEL",
+     "store mask bits: none (default) or e.g.\n'blocks=0,5;heads=all;steps=0-3;batch=0'", 0},
+    {OPT_COMPARE_DENSE, "compare-dense", 0, CLI_ARG_NONE, NULL,
+     "score against the dense run (default)", 0},
+    {OPT_NO_COMPARE_DENSE, "no-compare-dense", 0, CLI_ARG_NONE, NULL, "skip the reference runs", 0},
+    {OPT_PNG, "png", 0, CLI_ARG_STRING, "DIR",
+     "latent, token-mask and kept attention-mask images", 0},
+    CLI_OPT_MEM_LIMIT("refuse to run above SIZE (default 16GiB; B, KB..TB, K..T,\nKiB..TiB)"),
+    {OPT_SAVE_WEIGHTS, "save-weights", 0, CLI_ARG_STRING, "FILE",
+     "also write the model weights as F32 safetensors", 0},
+    CLI_OPT_THREADS("BLAS and worker threads (default: all CPUs)"),
+    {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N",
+     "trace compression level (default 3)", 0},
+    CLI_OPT_OUTPUT("FILE.atr", "output trace (required)"),
+    {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL,
+     "no progress or summary on stderr (warnings and errors stay)", 0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON document on stdout: the trace (file, bytes,\nrecords) and the run's summary "
+     "figures", 0},
+    CLI_OPT_END,
+};
+/* clang-format on */
+
+const struct cli_spec cmd_capture_disc_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace capture disc [options] -o FILE.atr\n"
+             "\n"
+             "Runs a PixArt-Sigma-style DiT denoising loop with CTR (cached token reuse) and ST\n"
+             "(softmax thresholding with mask reuse) for real and writes DiscStep, DiscMask and\n"
+             "Summary records (docs/models.md, 'DiSC capture').\n",
+    .opts = opts,
+};
+
+/* The parse state: what parse_args fills besides the workload's parameters. */
+struct disc_args {
+    struct disc_params p;
+    const char *out, *save_weights;
+    bool quiet, json;
+    int zstd_level;
+    int n_ctr, n_st; /* CTR and ST modes given: at most one each */
+};
 
 static bool parse_float(const char *s, float *out)
 {
@@ -114,153 +168,232 @@ static int check_inputs(const struct disc_params *p, const char *out)
     return 0;
 }
 
-/* The options into *pp, *outp, *quietp and *zstdp; 0, or the exit status of a usage error
- * (or of -h) with *done set. */
-static int parse_args(int argc, char **argv, struct disc_params *pp, const char **outp,
-                      bool *quietp, int *zstdp, bool *done)
+/* The model, sampler and input options; 0 or the exit status of a usage error. */
+static int parse_model_value(struct disc_args *a, int id, const char *v)
 {
-    struct disc_params p = *pp;
-    const char *out = NULL, *save_weights = NULL;
-    bool quiet = false;
-    int zstd_level = 3;
-    int n_ctr = 0, n_st = 0;
-    *done = true;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t iv;
-        uint64_t uv;
-        double dv;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-q")) {
-            quiet = true;
-        } else if (!strcmp(a, "--ctr-off")) {
-            p.ctr = DISC_CTR_OFF, n_ctr++;
-        } else if (!strcmp(a, "--st-off")) {
-            p.st = DISC_ST_OFF, n_st++;
-        } else if (!strcmp(a, "--compare-dense")) {
-            p.compare_dense = true;
-        } else if (!strcmp(a, "--no-compare-dense")) {
-            p.compare_dense = false;
-        } else if (a[0] == '-' && !v) {
-            return cli_usage_error(VERB, "unknown option or missing value '%s'", a);
-        } else if (!strcmp(a, "-o")) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--model")) {
-            snprintf(p.model, sizeof p.model, "%s", argv[++i]);
-        } else if (!strcmp(a, "--image-size")) {
-            if (!cli_parse_i64(v, &iv) || iv < 16 || iv > 8192)
-                return cli_usage_error(VERB, "bad --image-size '%s'", v);
-            p.image_size = (int)iv, i++;
-        } else if (!strcmp(a, "--steps")) {
-            if (!cli_parse_i64(v, &iv) || iv < 1 || iv > 1000)
-                return cli_usage_error(VERB, "bad --steps '%s' (1..1000)", v);
-            p.steps = (int)iv, i++;
-        } else if (!strcmp(a, "--sampler")) {
-            if (!strcmp(v, "dpm2m"))
-                p.sampler = DIT_SAMPLER_DPM2M;
-            else if (!strcmp(v, "ddim"))
-                p.sampler = DIT_SAMPLER_DDIM;
-            else
-                return cli_usage_error(VERB, "unknown sampler '%s' (dpm2m or ddim)", v);
-            i++;
-        } else if (!strcmp(a, "--cfg")) {
-            /* larger scales overflow the float guidance sum to inf, then NaN */
-            if (!cli_parse_f64(v, &dv) || fabs(dv) > 1000.0)
-                return cli_usage_error(VERB, "bad --cfg '%s' (a finite number in -1000..1000)",
-                                       v);
-            p.cfg_on = true, p.cfg_scale = dv, i++;
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_u64(v, &uv))
-                return cli_usage_error(VERB, "bad --seed '%s'", v);
-            p.seed = uv, i++;
-        } else if (!strcmp(a, "--weights")) {
-            int st = parse_weights(&p, v);
-            if (st)
-                return st;
-            i++;
-        } else if (!strcmp(a, "--text")) {
-            if (!strncmp(v, "seed:", 5)) {
-                if (!cli_parse_u64(v + 5, &uv))
-                    return cli_usage_error(VERB, "bad --text '%s'", v);
-                p.text_seed = uv, p.text_file = NULL;
-            } else {
-                p.text_file = v;
-            }
-            i++;
-        } else if (!strcmp(a, "--null-text")) {
-            p.null_text_file = argv[++i];
-        } else if (!strcmp(a, "--ctr-tau")) {
-            if (!parse_float(v, &p.ctr_tau) || !(p.ctr_tau >= 0.0f))
-                return cli_usage_error(VERB, "bad --ctr-tau '%s'", v);
-            p.ctr = DISC_CTR_TAU, n_ctr++, i++;
-        } else if (!strcmp(a, "--ctr-target")) {
-            if (strlen(v) >= sizeof p.ctr_target)
-                return cli_usage_error(VERB, "bad CTR target '%s'", v);
-            snprintf(p.ctr_target, sizeof p.ctr_target, "%s", v);
-            p.ctr = DISC_CTR_TARGET, n_ctr++, i++;
-        } else if (!strcmp(a, "--st-alpha")) {
-            if (!parse_float(v, &p.st_alpha) || !(p.st_alpha >= 0.0f))
-                return cli_usage_error(VERB, "bad --st-alpha '%s'", v);
-            p.st = DISC_ST_ALPHA, n_st++, i++;
-        } else if (!strcmp(a, "--st-theta")) {
-            if (!parse_float(v, &p.st_theta) || !(p.st_theta >= 0.0f && p.st_theta <= 1.0f))
-                return cli_usage_error(VERB, "bad --st-theta '%s' (0..1)", v);
-            p.st = DISC_ST_THETA, n_st++, i++;
-        } else if (!strcmp(a, "--st-target")) {
-            if (!cli_parse_f64(v, &p.st_target) || !(p.st_target >= 0.0 && p.st_target <= 1.0))
-                return cli_usage_error(VERB, "bad --st-target '%s' (0..1)", v);
-            p.st = DISC_ST_TARGET, n_st++, i++;
-        } else if (!strcmp(a, "--st-refresh")) {
-            if (!cli_parse_i64(v, &iv) || iv < 1 || iv > 1000)
-                return cli_usage_error(VERB, "bad --st-refresh '%s'", v);
-            p.st_refresh = (int)iv, i++;
-        } else if (!strcmp(a, "--keep-masks")) {
-            if (strlen(v) >= sizeof p.keep_masks)
-                return cli_usage_error(VERB, "--keep-masks selection too long");
-            snprintf(p.keep_masks, sizeof p.keep_masks, "%s", v);
-            i++;
-        } else if (!strcmp(a, "--png")) {
-            p.png_dir = argv[++i];
-        } else if (!strcmp(a, "--mem-limit")) {
-            uint64_t lim;
-            if (mem_parse_size(v, &lim) || lim == 0)
-                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
-            p.mem_limit_bytes = (double)lim;
-            i++;
-        } else if (!strcmp(a, "--save-weights")) {
-            save_weights = argv[++i];
-        } else if (!strcmp(a, "--threads")) {
-            if (!cli_parse_i64(v, &iv) || iv < 1 || iv > 1024)
-                return cli_usage_error(VERB, "bad --threads '%s'", v);
-            p.threads = (int)iv, i++;
-        } else if (!strcmp(a, "--zstd-level")) {
-            if (!cli_parse_i64(v, &iv) || iv < 0 || iv > 19)
-                return cli_usage_error(VERB, "bad --zstd-level '%s'", v);
-            zstd_level = (int)iv, i++;
+    struct disc_params *p = &a->p;
+    int64_t iv;
+    uint64_t uv;
+    double dv;
+    switch (id) {
+    case OPT_MODEL:
+        snprintf(p->model, sizeof p->model, "%s", v);
+        return 0;
+    case OPT_IMAGE_SIZE:
+        if (!cli_parse_i64(v, &iv) || iv < 16 || iv > 8192)
+            return cli_usage_error(VERB, "bad --image-size '%s'", v);
+        p->image_size = (int)iv;
+        return 0;
+    case OPT_STEPS:
+        if (!cli_parse_i64(v, &iv) || iv < 1 || iv > 1000)
+            return cli_usage_error(VERB, "bad --steps '%s' (1..1000)", v);
+        p->steps = (int)iv;
+        return 0;
+    case OPT_SAMPLER:
+        if (!strcmp(v, "dpm2m"))
+            p->sampler = DIT_SAMPLER_DPM2M;
+        else if (!strcmp(v, "ddim"))
+            p->sampler = DIT_SAMPLER_DDIM;
+        else
+            return cli_usage_error(VERB, "unknown sampler '%s' (dpm2m or ddim)", v);
+        return 0;
+    case OPT_CFG:
+        /* larger scales overflow the float guidance sum to inf, then NaN */
+        if (!cli_parse_f64(v, &dv) || fabs(dv) > 1000.0)
+            return cli_usage_error(VERB, "bad --cfg '%s' (a finite number in -1000..1000)", v);
+        p->cfg_on = true, p->cfg_scale = dv;
+        return 0;
+    case OPT_CLASS:
+        /* the range is checked by disc_capture_new (a usage error there too) */
+        if (!cli_parse_i64(v, &iv) || iv < INT32_MIN || iv > INT32_MAX)
+            return cli_usage_error(VERB, "bad --class '%s' (a label 0..999)", v);
+        p->class_label = (int)iv;
+        return 0;
+    case OPT_SEED:
+        if (!cli_parse_u64(v, &uv))
+            return cli_usage_error(VERB, "bad --seed '%s'", v);
+        p->seed = uv;
+        return 0;
+    case OPT_WEIGHTS:
+        return parse_weights(p, v);
+    case OPT_TEXT:
+        if (!strncmp(v, "seed:", 5)) {
+            if (!cli_parse_u64(v + 5, &uv))
+                return cli_usage_error(VERB, "bad --text '%s'", v);
+            p->text_seed = uv, p->text_file = NULL;
         } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
+            p->text_file = v;
         }
+        return 0;
+    case OPT_NULL_TEXT:
+        p->null_text_file = v;
+        return 0;
+    default:
+        return -1;
     }
-    if (!out)
+}
+
+/* The CTR and ST options that take a value; 0, the exit status of a usage error, or -1
+ * when id is none of them. */
+static int parse_method_value(struct disc_args *a, int id, const char *v)
+{
+    struct disc_params *p = &a->p;
+    int64_t iv;
+    switch (id) {
+    case OPT_CTR_TAU:
+        if (!parse_float(v, &p->ctr_tau) || !(p->ctr_tau >= 0.0f))
+            return cli_usage_error(VERB, "bad --ctr-tau '%s'", v);
+        p->ctr = DISC_CTR_TAU, a->n_ctr++;
+        return 0;
+    case OPT_CTR_TARGET:
+        if (strlen(v) >= sizeof p->ctr_target)
+            return cli_usage_error(VERB, "bad CTR target '%s'", v);
+        snprintf(p->ctr_target, sizeof p->ctr_target, "%s", v);
+        p->ctr = DISC_CTR_TARGET, a->n_ctr++;
+        return 0;
+    case OPT_ST_ALPHA:
+        if (!parse_float(v, &p->st_alpha) || !(p->st_alpha >= 0.0f))
+            return cli_usage_error(VERB, "bad --st-alpha '%s'", v);
+        p->st = DISC_ST_ALPHA, a->n_st++;
+        return 0;
+    case OPT_ST_THETA:
+        if (!parse_float(v, &p->st_theta) || !(p->st_theta >= 0.0f && p->st_theta <= 1.0f))
+            return cli_usage_error(VERB, "bad --st-theta '%s' (0..1)", v);
+        p->st = DISC_ST_THETA, a->n_st++;
+        return 0;
+    case OPT_ST_TARGET:
+        if (!cli_parse_f64(v, &p->st_target) || !(p->st_target >= 0.0 && p->st_target <= 1.0))
+            return cli_usage_error(VERB, "bad --st-target '%s' (0..1)", v);
+        p->st = DISC_ST_TARGET, a->n_st++;
+        return 0;
+    case OPT_ST_REFRESH:
+        if (!cli_parse_i64(v, &iv) || iv < 1 || iv > 1000)
+            return cli_usage_error(VERB, "bad --st-refresh '%s'", v);
+        p->st_refresh = (int)iv;
+        return 0;
+    case OPT_KEEP_MASKS:
+        if (strlen(v) >= sizeof p->keep_masks)
+            return cli_usage_error(VERB, "--keep-masks selection too long");
+        snprintf(p->keep_masks, sizeof p->keep_masks, "%s", v);
+        return 0;
+    default:
+        return parse_model_value(a, id, v);
+    }
+}
+
+/* The output and run options; 0, the exit status of a usage error, or -1 when id is none
+ * of them. */
+static int parse_run_option(struct disc_args *a, const struct cli_parser *ps)
+{
+    struct disc_params *p = &a->p;
+    const char *v = ps->arg;
+    int64_t iv;
+    switch (ps->opt->id) {
+    case CLI_ID_QUIET:
+        a->quiet = true;
+        return 0;
+    case CLI_ID_JSON:
+        a->json = true;
+        return 0;
+    case OPT_CTR_OFF:
+        p->ctr = DISC_CTR_OFF, a->n_ctr++;
+        return 0;
+    case OPT_ST_OFF:
+        p->st = DISC_ST_OFF, a->n_st++;
+        return 0;
+    case OPT_COMPARE_DENSE:
+    case OPT_NO_COMPARE_DENSE:
+        p->compare_dense = ps->opt->id == OPT_COMPARE_DENSE;
+        return 0;
+    case CLI_ID_OUTPUT:
+        a->out = v;
+        return 0;
+    case OPT_PNG:
+        p->png_dir = v;
+        return 0;
+    case CLI_ID_MEM_LIMIT:
+        if (ps->u64 == 0)
+            return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", v);
+        p->mem_limit_bytes = (double)ps->u64;
+        return 0;
+    case OPT_SAVE_WEIGHTS:
+        a->save_weights = v;
+        return 0;
+    case CLI_ID_THREADS:
+        if (ps->i64 < 1 || ps->i64 > 1024)
+            return cli_usage_error(VERB, "bad --threads '%s'", v);
+        p->threads = (int)ps->i64;
+        return 0;
+    case OPT_ZSTD_LEVEL:
+        if (!cli_parse_i64(v, &iv) || iv < 0 || iv > 19)
+            return cli_usage_error(VERB, "bad --zstd-level '%s'", v);
+        a->zstd_level = (int)iv;
+        return 0;
+    default:
+        return parse_method_value(a, ps->opt->id, v);
+    }
+}
+
+/* The options into a (a->p holds the defaults); 0 to run, -1 when the help was printed
+ * (exit 0), else the exit status of a usage error. */
+static int parse_args(int argc, char **argv, struct disc_args *a)
+{
+    a->zstd_level = 3;
+    struct cli_parser ps;
+    cli_parser_init(&ps, &cmd_capture_disc_spec, argc, argv);
+    for (int id; (id = cli_next(&ps)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return id == CLI_HELP ? -1 : cli_next_exit(id);
+        if (id == CLI_POSITIONAL)
+            return cli_usage_error(VERB, "unknown option '%s'", ps.arg);
+        int st = parse_run_option(a, &ps);
+        if (st)
+            return st;
+    }
+    if (!a->out)
         return cli_usage_error(VERB, "missing -o FILE.atr");
-    if (n_ctr > 1)
+    if (a->n_ctr > 1)
         return cli_usage_error(VERB, "give at most one of --ctr-tau, --ctr-target, --ctr-off");
-    if (n_st > 1)
+    if (a->n_st > 1)
         return cli_usage_error(VERB,
                                "give at most one of --st-alpha, --st-theta, --st-target, --st-off");
-    p.save_weights = save_weights;
-    int st = check_inputs(&p, out);
-    if (st)
-        return st;
-    *pp = p;
-    *outp = out;
-    *quietp = quiet;
-    *zstdp = zstd_level;
-    *done = false;
-    return 0;
+    a->p.save_weights = a->save_weights;
+    return check_inputs(&a->p, a->out);
+}
+
+/* The RMS of the final latent (the dense run's when there is one). */
+static double final_latent_rms(const struct disc_result *r)
+{
+    const float *xr = r->latent_dense ? r->latent_dense : r->latent;
+    double ss = 0.0;
+    for (size_t i = 0; i < r->n_latent; i++)
+        ss += (double)xr[i] * xr[i];
+    return r->n_latent ? sqrt(ss / (double)r->n_latent) : 0.0;
+}
+
+/* The --json document: the trace and the figures of the summary. */
+static json_t *summary_json(const struct disc_capture *c, const char *out, double est)
+{
+    const struct dit_config *g = disc_capture_config(c);
+    const struct disc_result *r = disc_capture_result(c);
+    json_t *j = json_pack(
+        "{s:s,s:o,s:s,s:i,s:i,s:i,s:f,s:f,s:f,s:I,s:I,s:f,s:{s:I,s:I,s:I}}", "workload", "disc",
+        "trace", cli_json_trace_file(out), "model", g->name, "image_size", g->image, "tokens",
+        g->tokens, "steps", r->K, "memory_estimate_bytes", est, "mean_prune_ratio",
+        r->mean_prune_ratio, "st_sparsity", r->sparsity, "masks_written",
+        (json_int_t)r->masks_written, "masks_kept", (json_int_t)r->masks_kept, "final_latent_rms",
+        final_latent_rms(r), "flops", "dense", (json_int_t)disc_flops_total(r->flops_dense), "ctr",
+        (json_int_t)disc_flops_total(r->flops_ctr), "all",
+        (json_int_t)disc_flops_total(r->flops_all));
+    if (j && r->q_ctr.valid)
+        json_object_set_new(
+            j, "ctr_vs_dense",
+            json_pack("{s:f,s:f}", "cosine", r->q_ctr.cosine, "psnr_db", r->q_ctr.psnr));
+    if (j && r->q_main.valid)
+        json_object_set_new(j, "main_vs_dense",
+                            json_pack("{s:f,s:f,s:f}", "cosine", r->q_main.cosine, "psnr_db",
+                                      r->q_main.psnr, "rel_err", r->q_main.rel_err[r->K - 1]));
+    return j;
 }
 
 /* Warnings and, unless quiet, the run's summary on stderr (the module never prints). */
@@ -274,13 +407,14 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
             cli_warn("--st-target %.6g not reached in block %d: alpha = N = %d", p.st_target, b,
                      g->tokens);
     if (!quiet) {
-        fprintf(stderr, "disc: %s, %d steps, mean prune %.4f, ST sparsity %.4f, %llu masks "
-                        "(%llu kept)\n",
+        fprintf(stderr,
+                "disc: %s, %d steps, mean prune %.4f, ST sparsity %.4f, %llu masks "
+                "(%llu kept)\n",
                 g->name, r->K, r->mean_prune_ratio, r->sparsity,
                 (unsigned long long)r->masks_written, (unsigned long long)r->masks_kept);
         if (r->q_ctr.valid)
-            fprintf(stderr, "disc: CTR-only vs dense: cosine %.6f, PSNR %.2f dB\n",
-                    r->q_ctr.cosine, r->q_ctr.psnr);
+            fprintf(stderr, "disc: CTR-only vs dense: cosine %.6f, PSNR %.2f dB\n", r->q_ctr.cosine,
+                    r->q_ctr.psnr);
         if (r->q_main.valid)
             fprintf(stderr, "disc: main vs dense: cosine %.6f, PSNR %.2f dB, rel_err %.3g\n",
                     r->q_main.cosine, r->q_main.psnr, r->q_main.rel_err[r->K - 1]);
@@ -288,11 +422,7 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
          * x0hat = (x - sigma eps)/alpha far beyond it, and the quality figures are then those
          * of an untrained model (docs/models.md, "CTR quality: seeded and trained weights").
          * [decision: > 10] */
-        const float *xr = r->latent_dense ? r->latent_dense : r->latent;
-        double ss = 0.0;
-        for (size_t i = 0; i < r->n_latent; i++)
-            ss += (double)xr[i] * xr[i];
-        double rms = r->n_latent ? sqrt(ss / (double)r->n_latent) : 0.0;
+        double rms = final_latent_rms(r);
         fprintf(stderr, "disc: final %slatent RMS %.4g\n", r->latent_dense ? "dense " : "", rms);
         if (rms > 10.0)
             cli_warn("final latent RMS %.3g is far from unit scale: these weights do not act as "
@@ -309,19 +439,17 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
 
 int cmd_capture_disc(int argc, char **argv)
 {
-    struct disc_params p;
-    disc_params_default(&p);
-    const char *out = NULL;
-    bool quiet = false, done = false;
-    int zstd_level = 3;
-    int st = parse_args(argc, argv, &p, &out, &quiet, &zstd_level, &done);
-    if (done)
-        return st;
-
+    struct disc_args a = {0};
+    disc_params_default(&a.p);
+    int st = parse_args(argc, argv, &a);
+    if (st)
+        return st < 0 ? 0 : st; /* -1: the help */
+    const struct disc_params p = a.p;
+    bool quiet = a.quiet;
     const struct capture_ops *ops = capture_registry_find("disc");
     struct errmsg e = {0};
     void *inst = NULL;
-    int rc = ops->open(&inst, &p, &e);
+    int rc = ops->open(&inst, &a.p, &e);
     if (rc) {
         if (rc == ERR_USAGE)
             return cli_usage_error(VERB, "%s", errmsg_text(&e));
@@ -333,20 +461,23 @@ int cmd_capture_disc(int argc, char **argv)
     if (!quiet || est > p.mem_limit_bytes)
         fprintf(stderr, "acceltrace: %s at %d px (N = %d tokens): memory estimate %.2f GiB\n",
                 g->name, g->image, g->tokens, est / 1073741824.0);
-    if (p.png_dir && est <= p.mem_limit_bytes)
-        mkdir(p.png_dir, 0777);
+    if (p.png_dir && est <= p.mem_limit_bytes && (rc = io_mkdir_p(p.png_dir, 0777, &e)) != 0) {
+        ops->close(inst);
+        return cli_fail(rc, errmsg_text(&e));
+    }
     struct capture_opts o;
     capture_opts_default(&o);
-    o.zstd_level = zstd_level;
+    o.zstd_level = a.zstd_level;
     o.mem_limit_bytes = (uint64_t)p.mem_limit_bytes;
     o.quiet = quiet;
     o.command_line = cli_command_line();
-    rc = capture_run(ops, inst, out, &o, &e);
+    rc = capture_run(ops, inst, a.out, &o, &e);
     if (rc) {
         ops->close(inst);
         return cli_fail(rc, errmsg_text(&e));
     }
     print_summary(c, &p, quiet);
+    st = a.json ? cli_print_json(summary_json(c, a.out, est)) : 0;
     ops->close(inst);
-    return 0;
+    return st;
 }

@@ -9,26 +9,66 @@
 #include "capture/capture_registry.h"
 #include "capture/synth/synth_capture.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/mem.h"
 
 #define VERB "capture test"
 
-static void usage(FILE *f)
+enum { OPT_RECORDS = 1, OPT_PER_STEP, OPT_NUMBERS, OPT_BLOB_BYTES, OPT_SEED, OPT_LEVEL };
+
+static const struct cli_opt opts[] = {
+    {OPT_RECORDS, "records", 0, CLI_ARG_STRING, "N", "records after the header (default 1000)", 0},
+    {OPT_PER_STEP, "per-step", 0, CLI_ARG_STRING, "N", "records per step (default 10)", 0},
+    {OPT_NUMBERS, "numbers", 0, CLI_ARG_STRING, "N",
+     "repeated uint32 values per record (default 16)", 0},
+    {OPT_BLOB_BYTES, "blob-bytes", 0, CLI_ARG_STRING, "N", "bytes of blob per record (default 64)",
+     0},
+    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "S", "seed (default 1)", 0},
+    {OPT_LEVEL, "level", 0, CLI_ARG_STRING, "L", "zstd level, 0 = raw frames (default 3)", 0},
+    CLI_OPT_MEM_LIMIT("refuse to start above this memory estimate (default 8GiB)"),
+    CLI_OPT_OUTPUT("FILE.atr", "the trace to write (required)"),
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON document on stdout: the trace (file, bytes,\nrecords, content hash)", 0},
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_capture_test_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace capture test [options] -o FILE.atr\n"
+             "\n"
+             "Writes a synthetic trace of TestRecords (seeded; the count model replays it).\n",
+    .opts = opts,
+};
+
+/* The value of a count option: 0..100000000 into p; 0 or the usage exit status. */
+static int count_option(struct synth_capture_params *p, const struct cli_parser *ps)
 {
-    fputs("usage: acceltrace capture test [options] -o FILE.atr\n"
-          "\n"
-          "Writes a synthetic trace of TestRecords (seeded; the count model replays it).\n"
-          "\n"
-          "options:\n"
-          "  --records N      records after the header (default 1000)\n"
-          "  --per-step N     records per step (default 10)\n"
-          "  --numbers N      repeated uint32 values per record (default 16)\n"
-          "  --blob-bytes N   bytes of blob per record (default 64)\n"
-          "  --seed S         seed (default 1)\n"
-          "  --level L        zstd level, 0 = raw frames (default 3)\n"
-          "  --mem-limit SIZE refuse to start above this memory estimate (default 8GiB)\n",
-          f);
+    uint64_t v;
+    char name[32];
+    snprintf(name, sizeof name, "--%s", ps->opt->name);
+    if (!cli_parse_u64(ps->arg, &v) || v > 100000000)
+        return cli_usage_error(VERB, "bad value '%s' for %s", ps->arg, name);
+    switch (ps->opt->id) {
+    case OPT_RECORDS:
+        p->n_records = v;
+        break;
+    case OPT_PER_STEP:
+        p->records_per_step = v ? (uint32_t)v : 1;
+        break;
+    case OPT_NUMBERS:
+        p->n_numbers = (uint32_t)v;
+        break;
+    case OPT_BLOB_BYTES:
+        p->blob_bytes = (uint32_t)v;
+        break;
+    default:
+        if (v > 19)
+            return cli_usage_error(VERB, "zstd level %s above 19", ps->arg);
+        p->zstd_level = (int)v;
+    }
+    return 0;
 }
 
 int cmd_capture_test(int argc, char **argv);
@@ -38,39 +78,30 @@ int cmd_capture_test(int argc, char **argv)
     synth_capture_params_default(&p);
     const char *out = NULL;
     uint64_t mem_limit = (uint64_t)8 << 30;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        uint64_t v;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (i + 1 < argc && !strcmp(a, "--mem-limit")) {
-            if (mem_parse_size(argv[++i], &mem_limit) || mem_limit == 0)
-                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", argv[i]);
-        } else if (i + 1 < argc && !strcmp(a, "--seed")) {
-            if (!cli_parse_u64(argv[++i], &p.seed))
-                return cli_usage_error(VERB, "bad seed '%s'", argv[i]);
-        } else if (i + 1 < argc && (!strcmp(a, "--records") || !strcmp(a, "--per-step") ||
-                                    !strcmp(a, "--numbers") || !strcmp(a, "--blob-bytes") ||
-                                    !strcmp(a, "--level"))) {
-            if (!cli_parse_u64(argv[++i], &v) || v > 100000000)
-                return cli_usage_error(VERB, "bad value '%s' for %s", argv[i], a);
-            if (!strcmp(a, "--records"))
-                p.n_records = v;
-            else if (!strcmp(a, "--per-step"))
-                p.records_per_step = v ? (uint32_t)v : 1;
-            else if (!strcmp(a, "--numbers"))
-                p.n_numbers = (uint32_t)v;
-            else if (!strcmp(a, "--blob-bytes"))
-                p.blob_bytes = (uint32_t)v;
-            else if (v > 19)
-                return cli_usage_error(VERB, "zstd level %s above 19", argv[i]);
-            else
-                p.zstd_level = (int)v;
-        } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
+    bool quiet = false, json = false;
+    struct cli_parser ps;
+    cli_parser_init(&ps, &cmd_capture_test_spec, argc, argv);
+    for (int id; (id = cli_next(&ps)) != CLI_END;) {
+        int rc = 0;
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == CLI_POSITIONAL)
+            return cli_usage_error(VERB, "unknown option '%s'", ps.arg);
+        if (id == CLI_ID_OUTPUT) {
+            out = ps.arg;
+        } else if (id == CLI_ID_QUIET) {
+            quiet = true;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_MEM_LIMIT) {
+            if (ps.u64 == 0)
+                return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", ps.arg);
+            mem_limit = ps.u64;
+        } else if (id == OPT_SEED) {
+            if (!cli_parse_u64(ps.arg, &p.seed))
+                return cli_usage_error(VERB, "bad seed '%s'", ps.arg);
+        } else if ((rc = count_option(&p, &ps)) != 0) {
+            return rc;
         }
     }
     if (!out)
@@ -89,7 +120,11 @@ int cmd_capture_test(int argc, char **argv)
     ops->close(inst);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
-    fprintf(stderr, "acceltrace: wrote %llu test records to %s\n",
-            (unsigned long long)p.n_records, out);
+    if (!quiet)
+        fprintf(stderr, "acceltrace: wrote %llu test records to %s\n",
+                (unsigned long long)p.n_records, out);
+    if (json)
+        return cli_print_json(
+            json_pack("{s:s,s:o}", "workload", "test", "trace", cli_json_trace_file(out)));
     return 0;
 }

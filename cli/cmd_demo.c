@@ -23,6 +23,7 @@
 
 #include "analysis/report.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/progress.h"
@@ -189,8 +190,12 @@ static int fresh_workload_dir(const char *wdir)
             return 1;
         }
     }
-    FILE *f = NULL;
-    if ((mkdir(wdir, 0755) && errno != EEXIST) || !(f = fopen(marker, "w"))) {
+    struct errmsg me = {0};
+    int mrc = io_mkdir_p(wdir, 0755, &me);
+    if (mrc)
+        return cli_fail(mrc, errmsg_text(&me));
+    FILE *f = fopen(marker, "w");
+    if (!f) {
         cli_error("cannot create '%s': %s", marker, strerror(errno));
         return 1;
     }
@@ -241,9 +246,11 @@ int cmd_demo(int argc, char **argv)
                 *slash = 0;
         }
     }
-    if (!list && mkdir(out, 0755) && errno != EEXIST) {
-        cli_error("cannot create '%s': %s", out, strerror(errno));
-        return 1;
+    if (!list) {
+        struct errmsg me = {0};
+        int mrc = io_mkdir_p(out, 0755, &me);
+        if (mrc)
+            return cli_fail(mrc, errmsg_text(&me));
     }
     json_t *jw = json ? json_array() : NULL; /* --json: per workload, or the steps (--list) */
     struct buf pre;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "traces/trace_json.h"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "replay/energy.h"
 #include "replay/results.h"

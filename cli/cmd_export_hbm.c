@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -21,35 +21,59 @@
 
 #define VERB "export hbm-trace"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace export hbm-trace FILE.atr -o DIR [options]\n"
-          "\n"
-          "Writes the K/V gathers of the selected Salca decode jobs (the jobs of `analyze\n"
-          "conflicts --steps/--method`) as DRAM request traces, one 32-byte read per line,\n"
-          "under the configured pseudo-channel map and layout (docs/models.md, \"HBM timing\n"
-          "mode\"): DIR/ramulator.trace (Ramulator 2 LoadStoreTrace, \"LD 0xADDR\"),\n"
-          "DIR/dramsim3.trace (\"0xADDR READ CYCLE\"), DIR/jobs.csv (the jobs and their\n"
-          "line ranges) and DIR/README.md (address bit map, how to run both simulators,\n"
-          "how to compare with hbm_time.csv). Prints jobs, tokens, requests, bytes and the\n"
-          "write rate.\n"
-          "\n"
-          "options:\n"
-          "  -o DIR                      output folder (created if missing; required)\n"
-          "  --hw CONFIG.json            take h_att, map, map_seed, p_iss, method, hbm.preset,\n"
-          "                              hbm.layout and hbm.token_bytes from a salca replay\n"
-          "                              config (options given here override it)\n"
-          "  --format ramulator|dramsim3|both  which traces (both)\n"
-          "  --steps A-B                 only decode steps A..B\n"
-          "  --method NAME|ID            selection method (salca)\n"
-          "  --pcs N                     attention pseudo-channels h_att, a power of two (16)\n"
-          "  --map mod|xor|hash          token-to-PC map (mod)\n"
-          "  --seed N                    hash map seed (0)\n"
-          "  --layout kv_bg|one_bg|same_bank  K/V placement in a PC (kv_bg)\n"
-          "  --p-iss N                   tokens issued per token time, DRAMsim3 cycles (h_att)\n"
-          "  -h, --help                  this help\n",
-          f);
-}
+enum {
+    OPT_HW = 1,
+    OPT_FORMAT,
+    OPT_STEPS,
+    OPT_METHOD,
+    OPT_PCS,
+    OPT_MAP,
+    OPT_SEED,
+    OPT_LAYOUT,
+    OPT_P_ISS,
+};
+
+/* clang-format off */
+static const struct cli_opt opts[] = {
+    CLI_OPT_OUTPUT("DIR", "output folder (created if missing; required)"),
+    {OPT_HW, "hw", 0, CLI_ARG_STRING, "CONFIG.json",
+     "take h_att, map, map_seed, p_iss, method, hbm.preset,\nhbm.layout and hbm.token_bytes "
+     "from a salca replay\nconfig (options given here override it)", 0},
+    {OPT_FORMAT, "format", 0, CLI_ARG_STRING, "ramulator|dramsim3|both", "which traces (both)", 0},
+    {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "A-B", "only decode steps A..B", 0},
+    {OPT_METHOD, "method", 0, CLI_ARG_STRING, "NAME|ID", "selection method (salca)", 0},
+    {OPT_PCS, "pcs", 0, CLI_ARG_STRING, "N",
+     "attention pseudo-channels h_att, a power of two (16)", 0},
+    {OPT_MAP, "map", 0, CLI_ARG_STRING, "mod|xor|hash", "token-to-PC map (mod)", 0},
+    {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N", "hash map seed (0)", 0},
+    {OPT_LAYOUT, "layout", 0, CLI_ARG_STRING, "kv_bg|one_bg|same_bank",
+     "K/V placement in a PC (kv_bg)", 0},
+    {OPT_P_ISS, "p-iss", 0, CLI_ARG_STRING, "N",
+     "tokens issued per token time, DRAMsim3 cycles (h_att)", 0},
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON object on stdout: jobs, tokens, requests, bytes,\nwrite rate and the files "
+     "written", 0},
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+/* clang-format on */
+
+const struct cli_spec cmd_export_hbm_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace export hbm-trace FILE.atr -o DIR [options]\n"
+             "\n"
+             "Writes the K/V gathers of the selected Salca decode jobs (the jobs of `analyze\n"
+             "conflicts --steps/--method`) as DRAM request traces, one 32-byte read per line,\n"
+             "under the configured pseudo-channel map and layout (docs/models.md, \"HBM timing\n"
+             "mode\"): DIR/ramulator.trace (Ramulator 2 LoadStoreTrace, \"LD 0xADDR\"),\n"
+             "DIR/dramsim3.trace (\"0xADDR READ CYCLE\"), DIR/jobs.csv (the jobs and their\n"
+             "line ranges) and DIR/README.md (address bit map, how to run both simulators,\n"
+             "how to compare with hbm_time.csv). Prints jobs, tokens, requests, bytes and the\n"
+             "write rate.\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 static const char *const method_names[] = {"salca",     "std_topk", "pl_topk",
                                            "full_feat", "quest",    "dense"};
@@ -80,297 +104,399 @@ struct out_file {
     struct hbm_export *x;
 };
 
-int cmd_export_hbm(int argc, char **argv);
-int cmd_export_hbm(int argc, char **argv)
-{
-    const char *path = NULL, *dir = NULL, *fmt = "both";
-    bool steps = false;
-    uint32_t step_lo = 0, step_hi = 0, p_iss = 0;
-    int64_t method = 0;
-    struct hbm_pc_mapping pm = {HBM_PC_MAP_MOD, 16, 0};
+/* The command line of export hbm-trace. */
+struct hbm_args {
+    const char *path, *dir, *fmt, *hw;
+    bool steps, quiet, json;
+    uint32_t step_lo, step_hi, p_iss;
+    int64_t method;
+    struct hbm_pc_mapping pm;
     struct hbm_timing_cfg tc;
-    hbm_timing_cfg_default(&tc);
-    const char *hw = NULL;
     /* options given on the command line, which a --hw config does not override */
-    bool g_pcs = false, g_map = false, g_seed = false, g_layout = false, g_piss = false,
-         g_method = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        }
-        if (a[0] != '-' || !a[1]) {
-            if (path)
-                return cli_usage_error(VERB, "more than one trace ('%s')", a);
-            path = a;
-            continue;
-        }
-        if (!v)
-            return cli_usage_error(VERB, "option '%s' needs a value", a);
-        i++;
-        int64_t n;
-        if (!strcmp(a, "-o")) {
-            dir = v;
-        } else if (!strcmp(a, "--hw")) {
-            hw = v;
-        } else if (!strcmp(a, "--format")) {
-            if (strcmp(v, "ramulator") && strcmp(v, "dramsim3") && strcmp(v, "both"))
-                return cli_usage_error(VERB, "bad --format '%s' (ramulator, dramsim3 or both)", v);
-            fmt = v;
-        } else if (!strcmp(a, "--steps")) {
-            if (!parse_steps(v, &step_lo, &step_hi))
-                return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
-            steps = true;
-        } else if (!strcmp(a, "--method")) {
-            method = -1;
-            for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
-                if (!strcmp(v, method_names[k]))
-                    method = (int64_t)k;
-            if (method < 0 && (!cli_parse_i64(v, &method) || method < 0 || method > 65535))
-                return cli_usage_error(VERB, "bad --method '%s' (a name or an id)", v);
-            g_method = true;
-        } else if (!strcmp(a, "--pcs")) {
-            if (!cli_parse_i64(v, &n) || n < 2 || n > HBM_PC_MAX_PCS || (n & (n - 1)))
-                return cli_usage_error(VERB, "bad --pcs '%s' (a power of two, 2..%d)", v,
-                                       HBM_PC_MAX_PCS);
-            pm.h_att = (uint32_t)n;
-            g_pcs = true;
-        } else if (!strcmp(a, "--map")) {
-            if (hbm_pc_map_parse(v, &pm.map) < 0)
-                return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
-            g_map = true;
-        } else if (!strcmp(a, "--seed")) {
-            if (!cli_parse_u64(v, &pm.seed))
-                return cli_usage_error(VERB, "bad --seed '%s'", v);
-            g_seed = true;
-        } else if (!strcmp(a, "--layout")) {
-            if (hbm_timing_layout_parse(v, &tc.layout) < 0)
-                return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
-            g_layout = true;
-        } else if (!strcmp(a, "--p-iss")) {
-            if (!cli_parse_i64(v, &n) || n < 1 || n > 4096)
-                return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
-            p_iss = (uint32_t)n;
-            g_piss = true;
-        } else {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-        }
-    }
-    if (!path || !dir)
-        return cli_usage_error(VERB, "need FILE.atr and -o DIR");
-    struct errmsg e = {0};
-    if (hw) {
-        struct hw_config *cfg = NULL;
-        int lrc = hw_config_load(&cfg, hw, NULL, &e);
-        if (lrc < 0)
-            return cli_fail(lrc, errmsg_text(&e));
-        if (strcmp(hw_config_schema(cfg)->model, "salca") ||
-            !strcmp(hw_config_str(cfg, "variant"), "dense")) {
-            cli_error("'%s' is not a salca config of the salca variant (model %s)", hw,
-                      hw_config_schema(cfg)->model);
-            hw_config_free(cfg);
-            return 3;
-        }
-        /* the salca model's keys (replay/salca_model.c); hbm.token_bytes 0 = b_att/8 = 2·d */
-        if (!g_pcs)
-            pm.h_att = (uint32_t)hw_config_int(cfg, "h_att");
-        if (!g_map)
-            hbm_pc_map_parse(hw_config_str(cfg, "map"), &pm.map);
-        if (!g_seed)
-            pm.seed = (uint64_t)hw_config_int(cfg, "map_seed");
-        if (!g_piss)
-            p_iss = (uint32_t)hw_config_int(cfg, "p_iss");
-        if (!g_method)
-            method = hw_config_int(cfg, "method");
-        if (!g_layout)
-            hbm_timing_layout_parse(hw_config_str(cfg, "hbm.layout"), &tc.layout);
-        hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &tc.t);
-        int64_t tb = hw_config_int(cfg, "hbm.token_bytes");
-        tc.token_bytes = (uint32_t)(tb ? tb : 2 * hw_config_int(cfg, "d"));
-        hw_config_free(cfg);
-        if (hbm_pc_mapping_check(&pm, &e) < 0 || hbm_timing_check(&tc, &e) < 0 ||
-            hbm_export_map_init(&(struct hbm_export_map){0}, &tc, pm.h_att, &e) < 0) {
-            cli_error("%s ('%s')", errmsg_text(&e), hw);
-            return 3;
-        }
-    }
-    if (hbm_pc_mapping_check(&pm, &e) < 0 || hbm_timing_check(&tc, &e) < 0)
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    struct hbm_export_map bm;
-    if (hbm_export_map_init(&bm, &tc, pm.h_att, &e) < 0)
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    bool g_pcs, g_map, g_seed, g_layout, g_piss, g_method;
+};
 
-    struct out_file outs[4] = {{.name = "ramulator.trace"},
-                               {.name = "dramsim3.trace"},
-                               {.name = "jobs.csv"},
-                               {.name = "README.md"}};
-    bool want[2] = {strcmp(fmt, "dramsim3") != 0, strcmp(fmt, "ramulator") != 0};
+/* The mapping options that take a value into a; 0 or exit status 2. */
+static int parse_map_value(struct hbm_args *a, int id, const char *v)
+{
+    int64_t n;
+    switch (id) {
+    case OPT_PCS:
+        if (!cli_parse_i64(v, &n) || n < 2 || n > HBM_PC_MAX_PCS || (n & (n - 1)))
+            return cli_usage_error(VERB, "bad --pcs '%s' (a power of two, 2..%d)", v,
+                                   HBM_PC_MAX_PCS);
+        a->pm.h_att = (uint32_t)n;
+        a->g_pcs = true;
+        return 0;
+    case OPT_MAP:
+        if (hbm_pc_map_parse(v, &a->pm.map) < 0)
+            return cli_usage_error(VERB, "bad --map '%s' (mod, xor or hash)", v);
+        a->g_map = true;
+        return 0;
+    case OPT_SEED:
+        if (!cli_parse_u64(v, &a->pm.seed))
+            return cli_usage_error(VERB, "bad --seed '%s'", v);
+        a->g_seed = true;
+        return 0;
+    case OPT_LAYOUT:
+        if (hbm_timing_layout_parse(v, &a->tc.layout) < 0)
+            return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
+        a->g_layout = true;
+        return 0;
+    default: /* OPT_P_ISS */
+        if (!cli_parse_i64(v, &n) || n < 1 || n > 4096)
+            return cli_usage_error(VERB, "bad --p-iss '%s' (1..4096)", v);
+        a->p_iss = (uint32_t)n;
+        a->g_piss = true;
+        return 0;
+    }
+}
+
+/* The options that take a value into a; 0 or exit status 2. */
+static int parse_value(struct hbm_args *a, int id, const char *v)
+{
+    switch (id) {
+    case CLI_ID_OUTPUT:
+        a->dir = v;
+        return 0;
+    case OPT_HW:
+        a->hw = v;
+        return 0;
+    case OPT_FORMAT:
+        if (strcmp(v, "ramulator") && strcmp(v, "dramsim3") && strcmp(v, "both"))
+            return cli_usage_error(VERB, "bad --format '%s' (ramulator, dramsim3 or both)", v);
+        a->fmt = v;
+        return 0;
+    case OPT_STEPS:
+        if (!parse_steps(v, &a->step_lo, &a->step_hi))
+            return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
+        a->steps = true;
+        return 0;
+    case OPT_METHOD:
+        a->method = -1;
+        for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
+            if (!strcmp(v, method_names[k]))
+                a->method = (int64_t)k;
+        if (a->method < 0 && (!cli_parse_i64(v, &a->method) || a->method < 0 || a->method > 65535))
+            return cli_usage_error(VERB, "bad --method '%s' (a name or an id)", v);
+        a->g_method = true;
+        return 0;
+    default:
+        return parse_map_value(a, id, v);
+    }
+}
+
+/* Parses argv into a; 0 to run, -1 when the help was printed (exit 0), else the exit
+ * status of a usage error. */
+static int parse_args(struct hbm_args *a, int argc, char **argv)
+{
+    a->fmt = "both";
+    a->pm = (struct hbm_pc_mapping){HBM_PC_MAP_MOD, 16, 0};
+    hbm_timing_cfg_default(&a->tc);
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_export_hbm_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        int rc = 0;
+        if (id == CLI_HELP || id == CLI_BAD)
+            return id == CLI_HELP ? -1 : cli_next_exit(id);
+        if (id == CLI_POSITIONAL) {
+            if (a->path)
+                return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
+            a->path = p.arg;
+        } else if (id == CLI_ID_QUIET) {
+            a->quiet = true;
+        } else if (id == CLI_ID_JSON) {
+            a->json = true;
+        } else if (id == CLI_ID_ALLOW_PARTIAL) {
+            cli_trace_option("--allow-partial");
+        } else if ((rc = parse_value(a, id, p.arg)) != 0) {
+            return rc;
+        }
+    }
+    if (!a->path || !a->dir)
+        return cli_usage_error(VERB, "need FILE.atr and -o DIR");
+    return 0;
+}
+
+/* Takes what the command line did not give from the salca config a->hw; 0 or an exit
+ * status after the message. */
+static int apply_hw_config(struct hbm_args *a)
+{
+    struct errmsg e = {0};
+    struct hw_config *cfg = NULL;
+    int lrc = hw_config_load(&cfg, a->hw, NULL, &e);
+    if (lrc < 0)
+        return cli_fail(lrc, errmsg_text(&e));
+    if (strcmp(hw_config_schema(cfg)->model, "salca") ||
+        !strcmp(hw_config_str(cfg, "variant"), "dense")) {
+        cli_error("'%s' is not a salca config of the salca variant (model %s)", a->hw,
+                  hw_config_schema(cfg)->model);
+        hw_config_free(cfg);
+        return 3;
+    }
+    /* the salca model's keys (replay/salca_model.c); hbm.token_bytes 0 = b_att/8 = 2·d */
+    if (!a->g_pcs)
+        a->pm.h_att = (uint32_t)hw_config_int(cfg, "h_att");
+    if (!a->g_map)
+        hbm_pc_map_parse(hw_config_str(cfg, "map"), &a->pm.map);
+    if (!a->g_seed)
+        a->pm.seed = (uint64_t)hw_config_int(cfg, "map_seed");
+    if (!a->g_piss)
+        a->p_iss = (uint32_t)hw_config_int(cfg, "p_iss");
+    if (!a->g_method)
+        a->method = hw_config_int(cfg, "method");
+    if (!a->g_layout)
+        hbm_timing_layout_parse(hw_config_str(cfg, "hbm.layout"), &a->tc.layout);
+    hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &a->tc.t);
+    int64_t tb = hw_config_int(cfg, "hbm.token_bytes");
+    a->tc.token_bytes = (uint32_t)(tb ? tb : 2 * hw_config_int(cfg, "d"));
+    hw_config_free(cfg);
+    if (hbm_pc_mapping_check(&a->pm, &e) < 0 || hbm_timing_check(&a->tc, &e) < 0 ||
+        hbm_export_map_init(&(struct hbm_export_map){0}, &a->tc, a->pm.h_att, &e) < 0) {
+        cli_error("%s ('%s')", errmsg_text(&e), a->hw);
+        return 3;
+    }
+    return 0;
+}
+
+/* The export run: its outputs, the selection buffer and the running counts. */
+struct hbm_run {
+    const struct hbm_args *a;
+    struct out_file outs[4];
+    bool want[2];
+    uint32_t *idx;
+    size_t idx_cap;
+    uint64_t jobs, tokens, requests, rec_no;
+    uint32_t per_token;
+    double t_write;
+};
+
+/* Sets the output paths of run and refuses a trace among them; 0 or exit status 2. */
+static int output_paths(struct hbm_run *run)
+{
+    static const char *const names[4] = {"ramulator.trace", "dramsim3.trace", "jobs.csv",
+                                         "README.md"};
+    const char *dir = run->a->dir;
     const char *outp[5];
     size_t n_out = 0;
+    run->want[0] = strcmp(run->a->fmt, "dramsim3") != 0;
+    run->want[1] = strcmp(run->a->fmt, "ramulator") != 0;
     for (size_t k = 0; k < 4; k++) {
-        if (snprintf(outs[k].path, sizeof outs[k].path, "%s/%s", dir, outs[k].name) >=
-            (int)sizeof outs[k].path)
+        run->outs[k].name = names[k];
+        if (snprintf(run->outs[k].path, sizeof run->outs[k].path, "%s/%s", dir, names[k]) >=
+            (int)sizeof run->outs[k].path)
             return cli_usage_error(VERB, "output folder name too long");
-        if (k >= 2 || want[k])
-            outp[n_out++] = outs[k].path;
+        if (k >= 2 || run->want[k])
+            outp[n_out++] = run->outs[k].path;
     }
     outp[n_out++] = dir;
-    const char *ins[1] = {path};
+    const char *ins[1] = {run->a->path};
+    struct errmsg e = {0};
     if (io_check_distinct(ins, 1, outp, n_out, &e))
         return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    return 0;
+}
 
-    struct trace_reader *r = NULL;
-    struct errmsg oe = {0};
-    int rc = trace_reader_open(&r, path, NULL, &oe);
-    if (rc < 0)
-        return cli_fail(rc, oe.text);
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
-    int status = 0;
-    uint32_t *idx = NULL;
-    size_t idx_cap = 0;
-    Acceltrace__Record *rec = NULL;
-    char line[160];
-    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
-        cli_error("not a salca trace ('%s' workload '%s')", path, hdr ? hdr->workload : "");
-        status = 3;
-        goto done;
-    }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        cli_error("cannot create folder '%s': %s", dir, strerror(errno));
-        status = 1;
-        goto done;
-    }
+/* Creates the folder and opens the trace files and jobs.csv (with its header line); 0, an
+ * exit status after the message, or -1 for a write error (errno). */
+static int open_outputs(struct hbm_run *run)
+{
+    const struct hbm_args *a = run->a;
+    struct errmsg e = {0};
+    int rc = io_mkdir_p(a->dir, 0755, &e);
+    if (rc)
+        return cli_fail(rc, errmsg_text(&e));
     for (size_t k = 0; k < 3; k++) {
-        if (k < 2 && !want[k])
+        struct out_file *o = &run->outs[k];
+        if (k < 2 && !run->want[k])
             continue;
-        if ((rc = sink_open_file(&outs[k].k, outs[k].path, &e)) < 0) {
-            status = cli_fail(rc, errmsg_text(&e));
-            goto done;
-        }
-        outs[k].open = true;
-        if (k < 2 && (rc = hbm_export_new(&outs[k].x, &outs[k].k, (enum hbm_export_format)k, &tc,
-                                          &pm, p_iss, &e)) < 0) {
-            status = cli_fail(rc, errmsg_text(&e));
-            goto done;
-        }
+        if ((rc = sink_open_file(&o->k, o->path, &e)) < 0)
+            return cli_fail(rc, errmsg_text(&e));
+        o->open = true;
+        if (k < 2 && (rc = hbm_export_new(&o->x, &o->k, (enum hbm_export_format)k, &a->tc, &a->pm,
+                                          a->p_iss, &e)) < 0)
+            return cli_fail(rc, errmsg_text(&e));
     }
     const char *hdr_line = "job,step,layer,head,tokens,first_request,requests\n";
-    if ((rc = sink_write(&outs[2].k, hdr_line, strlen(hdr_line))) < 0)
-        goto io_fail;
-    uint64_t jobs = 0, tokens = 0, requests = 0, rec_no = 0;
-    uint32_t per_token = tc.token_bytes / tc.t.burst_bytes;
-    double t_start = progress_now_s(), t_write = 0;
+    return sink_write(&run->outs[2].k, hdr_line, strlen(hdr_line)) < 0 ? -1 : 0;
+}
+
+/* Exports one selection record; 0, an exit status after the message, or -1 for a write
+ * error (errno). */
+static int export_job(struct hbm_run *run, const Acceltrace__SalcaSelect *s)
+{
+    const char *path = run->a->path;
+    if (s->count > s->n_ctx || s->n_ctx > (1u << 26)) {
+        cli_error("selection of %u tokens in a context of %u ('%s' record %llu)", s->count,
+                  s->n_ctx, path, (unsigned long long)run->rec_no);
+        return 3;
+    }
+    if (s->count > run->idx_cap) {
+        uint32_t *p = mem_realloc(run->idx, (size_t)s->count * sizeof *p);
+        if (!p)
+            return cli_fail(ERR_NOMEM, "out of memory");
+        run->idx = p;
+        run->idx_cap = s->count;
+    }
+    size_t got = 0;
+    int drc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, run->idx, s->count, &got);
+    if (drc < 0 || got != s->count) {
+        cli_error("bad selection list (%zu of %u indices) at step %u layer %u head %u "
+                  "('%s' record %llu)",
+                  got, s->count, s->t, s->l, s->h, path, (unsigned long long)run->rec_no);
+        return 3;
+    }
+    double t0 = progress_now_s();
+    for (size_t k = 0; k < 2; k++)
+        if (run->want[k] && hbm_export_job(run->outs[k].x, s->l, s->h, run->idx, got) < 0)
+            return -1;
+    run->t_write += progress_now_s() - t0;
+    char line[160];
+    int len =
+        snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n", (unsigned long long)run->jobs,
+                 s->t, s->l, s->h, got, (unsigned long long)run->requests + 1,
+                 (unsigned long long)got * run->per_token);
+    if (sink_write(&run->outs[2].k, line, (size_t)len) < 0)
+        return -1;
+    run->jobs++;
+    run->tokens += got;
+    run->requests += (uint64_t)got * run->per_token;
+    return 0;
+}
+
+/* Reads the trace's records, exporting each selection of the method and steps; 0, an exit
+ * status after the message, or -1 for a write error (errno). */
+static int export_records(struct hbm_run *run, struct trace_reader *r)
+{
+    const struct hbm_args *a = run->a;
+    Acceltrace__Record *rec = NULL;
+    int rc;
     while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        rec_no++;
-        if (rec->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
-            trace_record_free(rec);
-            rec = NULL;
-            continue;
-        }
-        const Acceltrace__SalcaSelect *s = rec->salca_select;
-        if (s->method != (uint32_t)method || (steps && (s->t < step_lo || s->t > step_hi))) {
-            trace_record_free(rec);
-            rec = NULL;
-            continue;
-        }
-        if (s->count > s->n_ctx || s->n_ctx > (1u << 26)) {
-            cli_error("selection of %u tokens in a context of %u ('%s' record %llu)", s->count,
-                      s->n_ctx, path, (unsigned long long)rec_no);
-            status = 3;
-            goto done;
-        }
-        if (s->count > idx_cap) {
-            uint32_t *p = mem_realloc(idx, (size_t)s->count * sizeof *p);
-            if (!p) {
-                status = cli_fail(ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            idx = p;
-            idx_cap = s->count;
-        }
-        size_t got = 0;
-        int drc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx, s->count, &got);
-        if (drc < 0 || got != s->count) {
-            cli_error("bad selection list (%zu of %u indices) at step %u layer %u head %u "
-                      "('%s' record %llu)",
-                      got, s->count, s->t, s->l, s->h, path, (unsigned long long)rec_no);
-            status = 3;
-            goto done;
-        }
-        double t0 = progress_now_s();
-        for (size_t k = 0; k < 2; k++)
-            if (want[k] && (rc = hbm_export_job(outs[k].x, s->l, s->h, idx, got)) < 0)
-                goto io_fail;
-        t_write += progress_now_s() - t0;
-        int len = snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n",
-                           (unsigned long long)jobs, s->t, s->l, s->h, got,
-                           (unsigned long long)requests + 1, (unsigned long long)got * per_token);
-        if ((rc = sink_write(&outs[2].k, line, (size_t)len)) < 0)
-            goto io_fail;
-        jobs++;
-        tokens += got;
-        requests += (uint64_t)got * per_token;
+        run->rec_no++;
+        const Acceltrace__SalcaSelect *s =
+            rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT ? rec->salca_select : NULL;
+        int st = 0;
+        if (s && s->method == (uint32_t)a->method &&
+            (!a->steps || (s->t >= a->step_lo && s->t <= a->step_hi)))
+            st = export_job(run, s);
         trace_record_free(rec);
         rec = NULL;
+        if (st)
+            return st;
     }
-    rec = NULL;
-    if (rc < 0) {
-        status = cli_fail(rc, trace_reader_errmsg(r));
-        goto done;
+    if (rc < 0)
+        return cli_fail(rc, trace_reader_errmsg(r));
+    if (run->jobs == 0) {
+        cli_error("no selections of method %lld%s in '%s'", (long long)a->method,
+                  a->steps ? " in the given steps" : "", a->path);
+        return 3;
     }
-    if (jobs == 0) {
-        cli_error("no selections of method %lld%s in '%s'", (long long)method,
-                  steps ? " in the given steps" : "", path);
-        status = 3;
-        goto done;
-    }
+    return 0;
+}
+
+/* Finishes the trace files, writes README.md, closes everything and prints the figures on
+ * f; 0, an exit status after the message, or -1 for a write error (errno). */
+static int finish_outputs(struct hbm_run *run, FILE *f)
+{
+    const struct hbm_args *a = run->a;
     uint64_t bytes = 0;
     double t0 = progress_now_s();
     for (size_t k = 0; k < 2; k++)
-        if (want[k]) {
-            if ((rc = hbm_export_finish(outs[k].x)) < 0)
-                goto io_fail;
-            bytes += hbm_export_bytes(outs[k].x);
+        if (run->want[k]) {
+            if (hbm_export_finish(run->outs[k].x) < 0)
+                return -1;
+            bytes += hbm_export_bytes(run->outs[k].x);
         }
-    t_write += progress_now_s() - t0;
+    run->t_write += progress_now_s() - t0;
     const char *names[3] = {NULL, NULL, NULL};
     size_t nn = 0;
     for (size_t k = 0; k < 2; k++)
-        if (want[k])
-            names[nn++] = outs[k].name;
-    if ((rc = sink_open_file(&outs[3].k, outs[3].path, &e)) < 0) {
-        status = cli_fail(rc, errmsg_text(&e));
-        goto done;
-    }
-    outs[3].open = true;
-    if ((rc = hbm_export_readme(&outs[3].k, &tc, &pm, p_iss, names)) < 0)
-        goto io_fail;
+        if (run->want[k])
+            names[nn++] = run->outs[k].name;
+    struct errmsg e = {0};
+    int rc = sink_open_file(&run->outs[3].k, run->outs[3].path, &e);
+    if (rc < 0)
+        return cli_fail(rc, errmsg_text(&e));
+    run->outs[3].open = true;
+    if (hbm_export_readme(&run->outs[3].k, &a->tc, &a->pm, a->p_iss, names) < 0)
+        return -1;
     for (size_t k = 0; k < 4; k++) {
-        if (!outs[k].open)
+        if (!run->outs[k].open)
             continue;
-        outs[k].open = false;
-        if ((rc = sink_close(&outs[k].k)) < 0)
-            goto io_fail;
+        run->outs[k].open = false;
+        if (sink_close(&run->outs[k].k) < 0)
+            return -1;
     }
-    printf("jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n", (unsigned long long)jobs,
-           (unsigned long long)tokens, (unsigned long long)requests, (unsigned long long)bytes);
+    fprintf(f, "jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n", (unsigned long long)run->jobs,
+            (unsigned long long)run->tokens, (unsigned long long)run->requests,
+            (unsigned long long)bytes);
     /* formatting and write(2) of the trace files only, not the trace decoding */
-    printf("write_mb_per_s=%.1f\n", t_write > 0 ? (double)bytes / 1e6 / t_write : 0.0);
-    fprintf(stderr, "acceltrace: wrote %s in %.2f s\n", dir, progress_now_s() - t_start);
-    goto done;
-io_fail:
-    cli_error("cannot write in '%s': %s", dir, strerror(errno));
-    status = 1;
-done:
-    trace_record_free(rec);
-    for (size_t k = 0; k < 4; k++) {
-        hbm_export_free(outs[k].x);
-        if (outs[k].open)
-            sink_close(&outs[k].k);
+    fprintf(f, "write_mb_per_s=%.1f\n",
+            run->t_write > 0 ? (double)bytes / 1e6 / run->t_write : 0.0);
+    return 0;
+}
+
+/* The export of the parsed command line ctx, its figures printed on f. */
+static int run_export(void *ctx, FILE *f)
+{
+    const struct hbm_args *a = ctx;
+    struct hbm_run run = {.a = a, .per_token = a->tc.token_bytes / a->tc.t.burst_bytes};
+    int status = output_paths(&run);
+    if (status)
+        return status;
+    struct trace_reader *r = NULL;
+    struct errmsg oe = {0};
+    int rc = trace_reader_open(&r, a->path, NULL, &oe);
+    if (rc < 0)
+        return cli_fail(rc, errmsg_text(&oe));
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
+    double t_start = progress_now_s();
+    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
+        cli_error("not a salca trace ('%s' workload '%s')", a->path, hdr ? hdr->workload : "");
+        status = 3;
     }
-    mem_free(idx);
+    if (!status)
+        status = open_outputs(&run);
+    if (!status)
+        status = export_records(&run, r);
+    if (!status)
+        status = finish_outputs(&run, f);
+    if (status < 0) {
+        cli_error("cannot write in '%s': %s", a->dir, strerror(errno));
+        status = 1;
+    }
+    if (!status && !a->quiet)
+        fprintf(stderr, "acceltrace: wrote %s in %.2f s\n", a->dir, progress_now_s() - t_start);
+    for (size_t k = 0; k < 4; k++) {
+        hbm_export_free(run.outs[k].x);
+        if (run.outs[k].open)
+            sink_close(&run.outs[k].k);
+    }
+    mem_free(run.idx);
     trace_reader_free(r);
     return status;
+}
+
+/* The --json members besides the figures: the files written. */
+static json_t *written_files(void *ctx)
+{
+    const struct hbm_args *a = ctx;
+    return json_pack("{s:s,s:o}", "dir", a->dir, "files", cli_json_dir_files(a->dir));
+}
+
+int cmd_export_hbm(int argc, char **argv);
+int cmd_export_hbm(int argc, char **argv)
+{
+    struct hbm_args a = {0};
+    int status = parse_args(&a, argc, argv);
+    if (status)
+        return status < 0 ? 0 : status; /* -1: the help */
+    if (a.hw && (status = apply_hw_config(&a)) != 0)
+        return status;
+    struct errmsg e = {0};
+    struct hbm_export_map bm;
+    if (hbm_pc_mapping_check(&a.pm, &e) < 0 || hbm_timing_check(&a.tc, &e) < 0 ||
+        hbm_export_map_init(&bm, &a.tc, a.pm.h_att, &e) < 0)
+        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    return a.json ? cli_kv_run_json(run_export, &a, written_files) : run_export(&a, stdout);
 }

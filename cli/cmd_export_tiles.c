@@ -1,6 +1,7 @@
 /*
  * cmd_export_tiles: `acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR`:
- * RTL stimulus of the SA-Kura array for one reverse step (specs/kura.md section 7).
+ * RTL stimulus of the SA-Kura array for one reverse step (docs/models.md, 'Tile streams and
+ * RTL export').
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,33 +10,49 @@
 
 #include "analysis/analyzer.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "common/progress.h"
 #include "replay/kura_tiles.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
 #define VERB "export tiles"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR\n"
-          "\n"
-          "Writes the per-cycle interface of an N_h x N_w SA-Kura array for the reverse step i\n"
-          "of a kura trace (default i = T-1) as $readmemh files (specs/kura.md section 7):\n"
-          "in.hex (ctrl + N_h+4 sin/cos lanes per cycle), out.hex (valid + N_h drained u_q),\n"
-          "lut.hex, phase.hex, drift.hex, meta.json and README.txt. The streams come from the\n"
-          "checked cycle-accurate simulation; stored KuraTiles of the same step and shape are\n"
-          "compared with them (a difference is a data error, exit 3).\n"
-          "\n"
-          "options:\n"
-          "  --shape NhxNw   array shape, e.g. 20x5 (required)\n"
-          "  --step i        reverse step (default T-1, the first drift evaluation)\n"
-          "  -o DIR          output folder (created if missing; required)\n"
-          "  -h, --help      this help\n",
-          f);
-}
+enum { OPT_SHAPE = 1, OPT_STEP };
+
+static const struct cli_opt opts[] = {
+    {OPT_SHAPE, "shape", 0, CLI_ARG_STRING, "NhxNw", "array shape, e.g. 20x5 (required)", 0},
+    {OPT_STEP, "step", 0, CLI_ARG_STRING, "i",
+     "reverse step (default T-1, the first drift evaluation)", 0},
+    CLI_OPT_OUTPUT("DIR", "output folder (created if missing; required)"),
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON document on stdout: folder, files, step, shape,\ntiles, cycles", 0},
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+
+const struct cli_spec cmd_export_tiles_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace export tiles FILE.atr --shape NhxNw [--step i] -o DIR\n"
+             "\n"
+             "Writes the per-cycle interface of an N_h x N_w SA-Kura array for the reverse step i\n"
+             "of a kura trace (default i = T-1) as $readmemh files (docs/models.md, 'Tile streams\n"
+             "and RTL export'): in.hex (ctrl + N_h+4 sin/cos lanes per cycle), out.hex (valid +\n"
+             "N_h drained u_q), lut.hex, phase.hex, drift.hex, meta.json and README.txt. The\n"
+             "streams come from the checked cycle-accurate simulation; stored KuraTiles of the\n"
+             "same step and shape are compared with them (a difference is a data error, exit 3).\n",
+    .opts = opts,
+    .positional = "FILE",
+};
+
+/* The files kura_tiles_export writes into DIR. */
+static const char *const out_names[] = {"meta.json", "in.hex",    "out.hex",   "lut.hex",
+                                        "phase.hex", "drift.hex", "README.txt"};
+enum { N_OUT = sizeof out_names / sizeof out_names[0] };
 
 /* The pass over the trace: the reverse step asked for and stored tiles of the shape. */
 struct tiles_pass {
@@ -44,9 +61,9 @@ struct tiles_pass {
     int hh, hw; /* map size of the header (0: unknown) */
     int found;
     struct kura_step_info info;
-    int16_t *q;                  /* the step's map (owned) */
-    Acceltrace__Record *stored;  /* KuraTiles of the step and shape (owned), or NULL */
-    char hash[130];              /* content hash of the trace */
+    int16_t *q;                 /* the step's map (owned) */
+    Acceltrace__Record *stored; /* KuraTiles of the step and shape (owned), or NULL */
+    char hash[130];             /* content hash of the trace */
 };
 
 static int tiles_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
@@ -112,43 +129,40 @@ int cmd_export_tiles(int argc, char **argv)
     const char *path = NULL, *dir = NULL;
     int nh = 0, nw = 0;
     int64_t step = INT64_MIN;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--shape")) {
-            if (!next || !cli_parse_shape(next, 4096, &nh, &nw))
+    bool json = false;
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_export_tiles_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return cli_next_exit(id);
+        if (id == OPT_SHAPE) {
+            if (!cli_parse_shape(p.arg, 4096, &nh, &nw))
                 return cli_usage_error(VERB, "bad --shape (want NhxNw, e.g. 20x5)");
-            i++;
-        } else if (!strcmp(a, "--step")) {
-            if (!next || !cli_parse_i64(next, &step) || step < 0 || step > INT32_MAX)
+        } else if (id == OPT_STEP) {
+            if (!cli_parse_i64(p.arg, &step) || step < 0 || step > INT32_MAX)
                 return cli_usage_error(VERB, "bad --step");
-            i++;
-        } else if (!strcmp(a, "-o")) {
-            if (!next)
-                return cli_usage_error(VERB, "-o needs a folder");
-            dir = next;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error(VERB, "more than one trace ('%s')", a);
+        } else if (id == CLI_ID_OUTPUT) {
+            dir = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            json = true;
+        } else if (id == CLI_ID_QUIET) {
+            progress_global_quiet = true;
+        } else if (id == CLI_ID_ALLOW_PARTIAL) {
+            cli_trace_option("--allow-partial");
+        } else if (id == CLI_POSITIONAL) {
+            if (path)
+                return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
+            path = p.arg;
         }
     }
     if (!path || !dir || !nh)
         return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
     { /* the trace may not be one of the files written into DIR (exit 2) */
-        static const char *const names[] = {"meta.json", "in.hex",    "out.hex",   "lut.hex",
-                                            "phase.hex", "drift.hex", "README.txt"};
-        enum { N_OUT = sizeof names / sizeof names[0] };
         char outs[N_OUT][4096];
         const char *outp[N_OUT + 1];
         for (size_t k = 0; k < N_OUT; k++) {
-            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, names[k]) >= (int)sizeof outs[k])
+            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, out_names[k]) >=
+                (int)sizeof outs[k])
                 return cli_usage_error(VERB, "output folder name too long");
             outp[k] = outs[k];
         }
@@ -199,9 +213,18 @@ int cmd_export_tiles(int argc, char **argv)
         status = cli_fail(rc, errmsg_text(&em));
         goto done;
     }
-    printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
-           (long long)st.n_tiles, (long long)st.n_cyc,
-           stored ? ", stored tiles match" : "");
+    if (json) {
+        json_t *files = json_array();
+        for (size_t k = 0; k < N_OUT; k++)
+            json_array_append_new(files, json_string(out_names[k]));
+        status = cli_print_json(json_pack("{s:s,s:o,s:i,s:i,s:i,s:I,s:I,s:b}", "dir", dir, "files",
+                                          files, "step", info.step, "n_h", nh, "n_w", nw, "tiles",
+                                          (json_int_t)st.n_tiles, "cycles", (json_int_t)st.n_cyc,
+                                          "stored_tiles_match", stored != NULL));
+    } else {
+        printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
+               (long long)st.n_tiles, (long long)st.n_cyc, stored ? ", stored tiles match" : "");
+    }
 done:
     trace_record_free(tp.stored);
     kura_streams_release(&st);

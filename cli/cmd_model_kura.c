@@ -10,6 +10,7 @@
 
 #include "analysis/kura_plots.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"

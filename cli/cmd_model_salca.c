@@ -1,16 +1,18 @@
 /*
  * cmd_model_salca: `acceltrace model salca`: the Salca analytic performance model
- * (specs/salca.md section 9) as a solver; prints one key=value line per derived value.
+ * (docs/models.md, Salca 'Analytic solver') as a solver; prints one key=value line per
+ * derived value, or with --json one JSON object of the same keys and values.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "replay/engine.h"
 #include "replay/hw_config.h"
@@ -22,44 +24,71 @@
 
 #define VERB "model salca"
 
-static void usage(FILE *f)
-{
-    fputs("usage: acceltrace model salca [--paper] [options]\n"
-          "\n"
-          "Salca analytic performance model (specs/salca.md section 9; docs/models.md#salca-replay):\n"
-          "bits per key, HBM bandwidth, the Pareto front of (m_pre, m_att), the design point,\n"
-          "its minimum retention, the compute ceilings p', the final design for a given p,\n"
-          "the 4-bit baseline ASIC_S_4 and the conflict gain. Prints key=value lines.\n"
-          "Decimal values are exact ratios (0.95 = 19/20); a/b is accepted too.\n"
-          "\n"
-          "options (defaults are the paper's inputs):\n"
-          "  --paper              use the paper's inputs (the default; stated explicitly)\n"
-          "  --d N                head dimension (128)\n"
-          "  --s-f X              feature keep ratio (0.5)\n"
-          "  --w-k N              key bit width (2)\n"
-          "  --factor-bits N      bits of the per-key quantization factors (32)\n"
-          "  --chn N              HBM pseudo-channels (32)\n"
-          "  --bw N               bits per pseudo-channel per HBM cycle (128)\n"
-          "  --f-hbm-ghz X        HBM clock, GHz (1)\n"
-          "  --f-cmp-ghz X        compute clock, GHz (0.5)\n"
-          "  --alpha X            channel-conflict factor (1.17)\n"
-          "  --alpha-inorder X    in-order conflict factor, for conflict_gain (2.18)\n"
-          "  --beta-pre X         HBM efficiency of pre-compute (0.95)\n"
-          "  --beta-att X         HBM efficiency of attention (0.55)\n"
-          "  --r-q X              target retention (0.05)\n"
-          "  --p-pre N, --p-att N compute parallelism of the final design (final.* lines)\n"
-          "  --h-pre N, --h-att N pseudo-channels of the fixed-PC view (design point's)\n"
-          "  --plot DIR           also write the Pareto-front plot pareto.png (and\n"
-          "                       pareto.csv) to DIR\n"
-          "  --trace FILE.atr     also replay the trace's salca selections through the\n"
-          "                       pipeline model (spec section 10) for the reference\n"
-          "                       configs salca_final, salca_pareto, asic_s4, asic_d under\n"
-          "                       in-order (D_f 1) and window-128 issue: ref.* and\n"
-          "                       compare.* lines; with --plot also stage_utilization and\n"
-          "                       step_utilization (.png and .csv)\n"
-          "  -h, --help           this help\n",
-          f);
-}
+enum {
+    OPT_PAPER = 1,
+    OPT_PLOT,
+    OPT_TRACE,
+    OPT_RAT,                /* OPT_RAT + k: rats[k] of cmd_model_salca */
+    OPT_INT = OPT_RAT + 32, /* OPT_INT + k: ints[k] */
+};
+
+/* clang-format off */
+static const struct cli_opt opts[] = {
+    {OPT_PAPER, "paper", 0, CLI_ARG_NONE, NULL,
+     "use the paper's inputs (the default; stated explicitly)", 0},
+    {OPT_RAT + 0, "d", 0, CLI_ARG_STRING, "N", "head dimension (128)", 0},
+    {OPT_RAT + 1, "s-f", 0, CLI_ARG_STRING, "X", "feature keep ratio (0.5)", 0},
+    {OPT_RAT + 2, "w-k", 0, CLI_ARG_STRING, "N", "key bit width (2)", 0},
+    {OPT_RAT + 3, "factor-bits", 0, CLI_ARG_STRING, "N",
+     "bits of the per-key quantization factors (32)", 0},
+    {OPT_RAT + 4, "chn", 0, CLI_ARG_STRING, "N", "HBM pseudo-channels (32)", 0},
+    {OPT_RAT + 5, "bw", 0, CLI_ARG_STRING, "N", "bits per pseudo-channel per HBM cycle (128)", 0},
+    {OPT_RAT + 6, "f-hbm-ghz", 0, CLI_ARG_STRING, "X", "HBM clock, GHz (1)", 0},
+    {OPT_RAT + 7, "f-cmp-ghz", 0, CLI_ARG_STRING, "X", "compute clock, GHz (0.5)", 0},
+    {OPT_RAT + 8, "alpha", 0, CLI_ARG_STRING, "X", "channel-conflict factor (1.17)", 0},
+    {OPT_RAT + 9, "alpha-inorder", 0, CLI_ARG_STRING, "X",
+     "in-order conflict factor, for conflict_gain (2.18)", 0},
+    {OPT_RAT + 10, "beta-pre", 0, CLI_ARG_STRING, "X", "HBM efficiency of pre-compute (0.95)", 0},
+    {OPT_RAT + 11, "beta-att", 0, CLI_ARG_STRING, "X", "HBM efficiency of attention (0.55)", 0},
+    {OPT_RAT + 12, "r-q", 0, CLI_ARG_STRING, "X", "target retention (0.05)", 0},
+    {OPT_INT + 0, "p-pre", 0, CLI_ARG_STRING, "N",
+     "compute parallelism of pre-compute in the final design\n(final.* lines)", 0},
+    {OPT_INT + 1, "p-att", 0, CLI_ARG_STRING, "N",
+     "compute parallelism of attention in the final design", 0},
+    {OPT_INT + 2, "h-pre", 0, CLI_ARG_STRING, "N",
+     "pseudo-channels of pre-compute in the fixed-PC view\n(the design point's)", 0},
+    {OPT_INT + 3, "h-att", 0, CLI_ARG_STRING, "N",
+     "pseudo-channels of attention in the fixed-PC view", 0},
+    {OPT_PLOT, "plot", 0, CLI_ARG_STRING, "DIR",
+     "also write the Pareto-front plot pareto.png (and\npareto.csv) to DIR", 0},
+    {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
+     "also replay the trace's salca selections through the\npipeline model "
+     "(docs/models.md, Salca 'Trace-driven\npipeline') for the reference configs "
+     "salca_final,\nsalca_pareto, asic_s4, asic_d under in-order (D_f 1) and\nwindow-128 "
+     "issue: ref.* and compare.* lines; with --plot\nalso stage_utilization and "
+     "step_utilization (.png and .csv)", 0},
+    CLI_OPT_QUIET,
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "one JSON object on stdout: each key=value line as a member\n(numbers as numbers), "
+     "and the files of --plot", 0},
+    CLI_OPT_ALLOW_PARTIAL,
+    CLI_OPT_END,
+};
+/* clang-format on */
+
+const struct cli_spec cmd_model_salca_spec = {
+    .verb = VERB,
+    .usage = "usage: acceltrace model salca [--paper] [options]\n"
+             "\n"
+             "Salca analytic performance model (docs/models.md, Salca 'Analytic solver'):\n"
+             "bits per key, HBM bandwidth, the Pareto front of (m_pre, m_att), the design point,\n"
+             "its minimum retention, the compute ceilings p', the final design for a given p,\n"
+             "the 4-bit baseline ASIC_S_4 and the conflict gain. Prints key=value lines.\n"
+             "Decimal values are exact ratios (0.95 = 19/20); a/b is accepted too.\n"
+             "Option defaults are the paper's inputs.\n",
+    .opts = opts,
+    .positional = "FILE",
+};
 
 static int plot_finish(struct plot *p, const char *dir)
 {
@@ -73,13 +102,12 @@ static int plot_finish(struct plot *p, const char *dir)
     return rc;
 }
 
+/* Creates dir and the folders above it; 0, or an exit status after the message. */
 static int ensure_dir(const char *dir)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        cli_error("cannot create '%s': %s", dir, strerror(errno));
-        return 1;
-    }
-    return 0;
+    struct errmsg e = {0};
+    int rc = io_mkdir_p(dir, 0777, &e);
+    return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
 }
 
 /* DIR/NAME.csv for a plot's data (spec section 12: a CSV beside each plot), header line
@@ -119,8 +147,7 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     for (size_t i = 0; i < o->n_front; i++)
         fprintf(f, "%lld,%lld,%lld,%lld,%.6f,%d\n", (long long)o->front[i].m_att,
                 (long long)o->front[i].m_pre, (long long)o->front[i].h_pre,
-                (long long)o->front[i].h_att, salca_rat_d(o->front[i].r_min),
-                i == o->design_idx);
+                (long long)o->front[i].h_att, salca_rat_d(o->front[i].r_min), i == o->design_idx);
     if (csv_close(f, dir, "pareto"))
         return 1;
     struct plot *p = plot_new("pareto", PLOT_LINE);
@@ -134,7 +161,7 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
         x[i] = (double)o->front[i].m_att;
         y[i] = (double)o->front[i].m_pre;
         char lab[160];
-        snprintf(lab, sizeof lab, "set label \"r_{min}=%.4f\" at %g,%g offset 1,1", 
+        snprintf(lab, sizeof lab, "set label \"r_{min}=%.4f\" at %g,%g offset 1,1",
                  salca_rat_d(o->front[i].r_min), x[i], y[i]);
         plot_extra(p, lab);
     }
@@ -157,7 +184,8 @@ static const struct {
 } refs[] = {
     {"salca_final", "\"h_pre\": 11, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1"},
     {"salca_pareto", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 24, \"p_att\": 2"},
-    {"asic_s4", "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1, \"w_k\": 4, \"s_f\": 1"},
+    {"asic_s4",
+     "\"h_pre\": 16, \"h_att\": 16, \"p_pre\": 16, \"p_att\": 1, \"w_k\": 4, \"s_f\": 1"},
     {"asic_d", "\"variant\": \"dense\""},
 };
 #define N_REFS 4
@@ -176,7 +204,7 @@ static double res_get(struct model_result *r, size_t row, const char *name)
 static const char *const stages[4] = {"p", "q", "f", "a"};
 
 /* The ref.* and compare.* lines of the eight reference results res[0..8). */
-static void print_references(struct model_result *const *res)
+static void print_references(FILE *f, struct model_result *const *res)
 {
     enum { NI = N_REFS * 2 };
     double dense = res_get(res[N_REFS * 2 - 2], 0, "cycles");
@@ -195,30 +223,30 @@ static void print_references(struct model_result *const *res)
             }
         }
         double cyc = res_get(res[i], 0, "cycles");
-        printf("%s.cycles=%.0f\n", pre, cyc);
-        printf("%s.tokens_per_s=%.4f\n", pre, res_get(res[i], 0, "tokens_per_s"));
-        printf("%s.alpha_measured=%.4f\n", pre, res_get(res[i], 0, "alpha_measured"));
-        printf("%s.bottleneck=%s\n", pre, salca_stage_name(bn));
+        fprintf(f, "%s.cycles=%.0f\n", pre, cyc);
+        fprintf(f, "%s.tokens_per_s=%.4f\n", pre, res_get(res[i], 0, "tokens_per_s"));
+        fprintf(f, "%s.alpha_measured=%.4f\n", pre, res_get(res[i], 0, "alpha_measured"));
+        fprintf(f, "%s.bottleneck=%s\n", pre, salca_stage_name(bn));
         for (int s = 0; s < 4; s++)
-            printf("%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
-        printf("%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
-        printf("%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
-        printf("%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
-        printf("%s.energy_gain_vs_asic_d=%.4f\n", pre,
-               res_get(res[i], 0, "energy_gain_vs_dense"));
+            fprintf(f, "%s.util_%s=%.4f\n", pre, stages[s], cyc > 0 ? busy[s] / cyc : 0);
+        fprintf(f, "%s.hbm_bytes=%.0f\n", pre, res_get(res[i], 0, "hbm_bytes"));
+        fprintf(f, "%s.speedup_vs_asic_d=%.4f\n", pre, cyc > 0 ? dense / cyc : 0);
+        fprintf(f, "%s.energy_j=%.6g\n", pre, res_get(res[i], 0, "model_energy_j"));
+        fprintf(f, "%s.energy_gain_vs_asic_d=%.4f\n", pre,
+                res_get(res[i], 0, "energy_gain_vs_dense"));
     }
     double fin_in = res_get(res[0], 0, "cycles"), fin_w = res_get(res[1], 0, "cycles");
     double s4_in = res_get(res[4], 0, "cycles");
     /* paper: 2.58x sparse gain, x1.87 reorder gain, ASIC_S_4 1.62x (Fig. 10 text);
      * 2.58·1.87 = 4.8 [derived] */
-    printf("compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
-           fin_in > 0 ? dense / fin_in : 0);
-    printf("compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
-           fin_w > 0 ? dense / fin_w : 0);
-    printf("compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
-           fin_w > 0 ? fin_in / fin_w : 0);
-    printf("compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
-           s4_in > 0 ? dense / s4_in : 0);
+    fprintf(f, "compare.salca_final_inorder_vs_asic_d=%.4f\npaper.salca_vs_asic_d=2.58\n",
+            fin_in > 0 ? dense / fin_in : 0);
+    fprintf(f, "compare.salca_final_window_128_vs_asic_d=%.4f\npaper.salca_window_vs_asic_d=4.82\n",
+            fin_w > 0 ? dense / fin_w : 0);
+    fprintf(f, "compare.reorder_gain=%.4f\npaper.reorder_gain=1.87\n",
+            fin_w > 0 ? fin_in / fin_w : 0);
+    fprintf(f, "compare.asic_s4_inorder_vs_asic_d=%.4f\npaper.asic_s4_vs_asic_d=1.62\n",
+            s4_in > 0 ? dense / s4_in : 0);
 }
 
 /* Spec section 12 plots 5 (stage utilization per reference config) and the per-step
@@ -340,7 +368,7 @@ static int keep_rows(void *ctx, const struct hw_config *cfg, size_t config_index
     return 0;
 }
 
-static int run_references(const char *path, const char *plot_dir)
+static int run_references(FILE *f, const char *path, const char *plot_dir)
 {
     const struct model_ops *m = model_registry_find("salca");
     if (!m)
@@ -375,7 +403,7 @@ static int run_references(const char *path, const char *plot_dir)
     if (status == 0 && (rc = engine_run_to(m, &src, &configs, &sink, &eo, NULL, &e)) < 0)
         status = cli_fail(rc, errmsg_text(&e));
     if (status == 0)
-        print_references(res);
+        print_references(f, res);
     if (status == 0 && plot_dir)
         status = reference_plots(res, plot_dir);
     for (size_t i = 0; i < NI; i++) {
@@ -386,87 +414,68 @@ static int run_references(const char *path, const char *plot_dir)
     return status;
 }
 
-int cmd_model_salca(int argc, char **argv);
-int cmd_model_salca(int argc, char **argv)
-{
+/* The command line of model salca. */
+struct salca_args {
     struct salca_perf_in in;
-    salca_perf_in_paper(&in);
-    const char *plot_dir = NULL, *trace_path = NULL;
-    const struct {
-        const char *opt;
-        struct salca_rat *dst;
-    } rats[] = {
-        {"--d", &in.d},
-        {"--s-f", &in.s_f},
-        {"--w-k", &in.w_k},
-        {"--factor-bits", &in.factor_bits},
-        {"--chn", &in.chn},
-        {"--bw", &in.bw},
-        {"--f-hbm-ghz", &in.f_hbm_ghz},
-        {"--f-cmp-ghz", &in.f_cmp_ghz},
-        {"--alpha", &in.alpha},
-        {"--alpha-inorder", &in.alpha_inorder},
-        {"--beta-pre", &in.beta_pre},
-        {"--beta-att", &in.beta_att},
-        {"--r-q", &in.r_q},
-    };
-    const struct {
-        const char *opt;
-        int64_t *dst;
-    } ints[] = {
-        {"--p-pre", &in.p_pre},
-        {"--p-att", &in.p_att},
-        {"--h-pre", &in.h_pre},
-        {"--h-att", &in.h_att},
-    };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--paper"))
-            continue;
-        if (!strcmp(a, "--plot") || !strcmp(a, "--trace")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(VERB, "option '%s' needs a value", a);
-            if (!strcmp(a, "--plot"))
-                plot_dir = argv[++i];
-            else
-                trace_path = argv[++i];
-            continue;
-        }
-        bool done = false;
-        for (size_t k = 0; k < sizeof rats / sizeof rats[0] && !done; k++) {
-            if (strcmp(a, rats[k].opt))
-                continue;
-            if (i + 1 >= argc)
-                return cli_usage_error(VERB, "option '%s' needs a value", a);
-            if (salca_rat_parse(argv[++i], rats[k].dst) < 0)
-                return cli_usage_error(VERB, "bad value '%s' for '%s' (a decimal or a/b)",
-                                       argv[i], a);
-            done = true;
-        }
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !done; k++) {
-            if (strcmp(a, ints[k].opt))
-                continue;
-            if (i + 1 >= argc)
-                return cli_usage_error(VERB, "option '%s' needs a value", a);
-            if (!cli_parse_i64(argv[++i], ints[k].dst) || *ints[k].dst < 1 ||
-                *ints[k].dst > 1000000000)
-                return cli_usage_error(VERB, "bad value '%s' for '%s' (a positive integer)",
-                                       argv[i], a);
-            done = true;
-        }
-        if (!done)
-            return cli_usage_error(VERB, "unknown option '%s'", a);
-    }
+    const char *plot_dir, *trace_path;
+    bool json;
+};
 
+/* Parses argv into a; 0 to run, -1 when the help was printed (exit 0), else the exit
+ * status of a usage error. */
+static int parse_args(struct salca_args *a, int argc, char **argv)
+{
+    salca_perf_in_paper(&a->in);
+    struct salca_rat *const rats[] = {
+        &a->in.d,         &a->in.s_f,
+        &a->in.w_k,       &a->in.factor_bits,
+        &a->in.chn,       &a->in.bw,
+        &a->in.f_hbm_ghz, &a->in.f_cmp_ghz,
+        &a->in.alpha,     &a->in.alpha_inorder,
+        &a->in.beta_pre,  &a->in.beta_att,
+        &a->in.r_q,
+    };
+    int64_t *const ints[] = {&a->in.p_pre, &a->in.p_att, &a->in.h_pre, &a->in.h_att};
+    struct cli_parser p;
+    cli_parser_init(&p, &cmd_model_salca_spec, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        if (id == CLI_HELP || id == CLI_BAD)
+            return id == CLI_HELP ? -1 : cli_next_exit(id);
+        if (id == CLI_POSITIONAL)
+            return cli_usage_error(VERB, "unknown option '%s'", p.arg);
+        if (id == OPT_PLOT) {
+            a->plot_dir = p.arg;
+        } else if (id == OPT_TRACE) {
+            a->trace_path = p.arg;
+        } else if (id == CLI_ID_JSON) {
+            a->json = true;
+        } else if (id == CLI_ID_ALLOW_PARTIAL) {
+            cli_trace_option("--allow-partial");
+        } else if (id >= OPT_RAT && id < OPT_RAT + (int)(sizeof rats / sizeof rats[0])) {
+            if (salca_rat_parse(p.arg, rats[id - OPT_RAT]) < 0)
+                return cli_usage_error(VERB, "bad value '%s' for '--%s' (a decimal or a/b)", p.arg,
+                                       p.opt->name);
+        } else if (id >= OPT_INT && id < OPT_INT + (int)(sizeof ints / sizeof ints[0])) {
+            int64_t *dst = ints[id - OPT_INT];
+            if (!cli_parse_i64(p.arg, dst) || *dst < 1 || *dst > 1000000000)
+                return cli_usage_error(VERB, "bad value '%s' for '--%s' (a positive integer)",
+                                       p.arg, p.opt->name);
+        }
+        /* --paper and -q: the inputs are the paper's by default; nothing is printed on
+         * stderr but warnings */
+    }
+    return 0;
+}
+
+/* Prints the solver's and the references' lines on f (a memory stream for --json). */
+static int run_model(void *ctx, FILE *f)
+{
+    const struct salca_args *a = ctx;
     struct salca_perf_out *out = mem_alloc(sizeof *out);
     if (!out)
         return cli_fail(ERR_NOMEM, "out of memory");
     struct errmsg e = {0};
-    int rc = salca_perf_solve(&in, out, &e);
+    int rc = salca_perf_solve(&a->in, out, &e);
     if (rc < 0) {
         mem_free(out);
         return cli_fail(rc, errmsg_text(&e));
@@ -482,14 +491,34 @@ int cmd_model_salca(int argc, char **argv)
         buf_release(&b);
         return cli_fail(rc, "out of memory");
     }
-    fwrite(b.data, 1, b.len, stdout);
+    fwrite(b.data, 1, b.len, f);
     buf_release(&b);
     int status = 0;
-    if (plot_dir)
-        status = pareto_plot(out, plot_dir);
+    if (a->plot_dir)
+        status = pareto_plot(out, a->plot_dir);
     mem_free(out);
-    if (status == 0 && trace_path)
-        status = run_references(trace_path, plot_dir);
+    if (status == 0 && a->trace_path)
+        status = run_references(f, a->trace_path, a->plot_dir);
+    return status;
+}
+
+/* The --json members besides the lines: the files of --plot. */
+static json_t *plot_files(void *ctx)
+{
+    const struct salca_args *a = ctx;
+    return a->plot_dir ? json_pack("{s:o}", "files", cli_json_dir_files(a->plot_dir)) : NULL;
+}
+
+int cmd_model_salca(int argc, char **argv);
+int cmd_model_salca(int argc, char **argv)
+{
+    struct salca_args a = {0};
+    int status = parse_args(&a, argc, argv);
+    if (status)
+        return status < 0 ? 0 : status; /* -1: the help */
+    if (a.json)
+        return cli_kv_run_json(run_model, &a, plot_files);
+    status = run_model(&a, stdout);
     if (fflush(stdout) != 0)
         return cli_fail(ERR_IO, "cannot write the output");
     return status;

@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "formats/jsonl.h"
 #include "replay/model_registry.h"
@@ -152,14 +153,136 @@ static bool label_splits_config(json_t *rows, const char *key)
     return false;
 }
 
+/* What the plots of one results set share: rows, the x key and the series of each row. */
+struct gen_plots {
+    json_t *rows;
+    size_t n;
+    const char *model, *xkey;
+    char xunit[64];
+    json_t *units;
+    char **skey;    /* series key of each row: the other swept keys and the labels */
+    double *xs, *yv; /* n + 1 points of scratch */
+};
+
+/* The series key of each row into g->skey: the swept keys but the x key, then the labels
+ * that split a config. 0 or an exit status. */
+static int series_keys(struct gen_plots *g, const char *const *swept, size_t n_swept)
+{
+    const char *k;
+    json_t *v;
+    for (size_t i = 0; i < g->n; i++) {
+        json_t *row = json_array_get(g->rows, i);
+        char buf[512] = "";
+        size_t len = 0;
+        for (size_t s = 0; s < n_swept; s++) {
+            if (g->xkey && !strcmp(swept[s], g->xkey))
+                continue;
+            char *t = value_text(json_object_get(json_object_get(row, "config"), swept[s]));
+            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
+                                    len ? " " : "", swept[s], t ? t : "?");
+            mem_free(t);
+        }
+        json_object_foreach(json_object_get(row, "labels"), k, v) {
+            if (!label_splits_config(g->rows, k))
+                continue;
+            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
+                                    len ? " " : "", k, json_string_value(v));
+        }
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        g->skey[i] = mem_strdup(buf[0] ? buf : (g->model ? g->model : "results"));
+        if (!g->skey[i])
+            return cli_fail(ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* The y value of a row: its metric y, else its count y. */
+static json_t *row_y(json_t *row, const char *y)
+{
+    json_t *jy = json_object_get(json_object_get(row, "metrics"), y);
+    return jy ? jy : json_object_get(json_object_get(row, "counts"), y);
+}
+
+/* The line plot of y over the x key, one series per series key in first-appearance
+ * order; NULL after the message (*rc set) on an error. */
+static struct plot *line_plot(struct gen_plots *g, const char *y, const char *yunit, int *rc)
+{
+    char title[400], name[300];
+    snprintf(name, sizeof name, "%s_vs_%s", y, g->xkey);
+    for (char *c = name; *c; c++)
+        if (*c == '.')
+            *c = '_';
+    snprintf(title, sizeof title, "%s vs %s (model %s, %zu rows)", y, g->xkey,
+             g->model ? g->model : "?", g->n);
+    struct plot *p = plot_new(name, PLOT_LINE);
+    if (!p) {
+        *rc = cli_fail(ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    plot_title(p, title);
+    plot_xlabel(p, g->xkey, g->xunit);
+    plot_ylabel(p, y, yunit);
+    for (size_t i = 0; i < g->n && !*rc; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = strcmp(g->skey[i], g->skey[j]) != 0;
+        if (!first)
+            continue;
+        size_t m = 0;
+        for (size_t j = i; j < g->n; j++) {
+            if (strcmp(g->skey[i], g->skey[j]))
+                continue;
+            json_t *row = json_array_get(g->rows, j);
+            bool okx, oky;
+            double xv = jnum(json_object_get(json_object_get(row, "config"), g->xkey), &okx);
+            double yy = jnum(row_y(row, y), &oky);
+            if (!okx)
+                continue;
+            g->xs[m] = xv;
+            g->yv[m] = oky ? yy : NAN;
+            m++;
+        }
+        sort_xy(g->xs, g->yv, m);
+        if (plot_series(p, 0, g->skey[i], g->xs, g->yv, m))
+            *rc = cli_fail(ERR_USAGE, plot_errmsg(p));
+    }
+    return p;
+}
+
+/* The bar plot of y per config (no x key); NULL after the message (*rc set) on an error. */
+static struct plot *bar_plot(struct gen_plots *g, const char *y, const char *yunit, int *rc)
+{
+    char title[400], name[300];
+    snprintf(name, sizeof name, "%s", y);
+    snprintf(title, sizeof title, "%s per config (model %s)", y, g->model ? g->model : "?");
+    struct plot *p = plot_new(name, PLOT_BARS);
+    if (!p) {
+        *rc = cli_fail(ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    plot_title(p, title);
+    plot_xlabel(p, "config", "");
+    plot_ylabel(p, y, yunit);
+    for (size_t i = 0; i < g->n; i++) {
+        bool ok;
+        g->yv[i] = jnum(row_y(json_array_get(g->rows, i), y), &ok);
+    }
+    const char *series[] = {y};
+    if (plot_bars(p, (const char *const *)g->skey, g->n, series, 1, g->yv, false))
+        *rc = cli_fail(ERR_USAGE, plot_errmsg(p));
+    return p;
+}
+
 static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, size_t n_ys,
                          const char *out, int *n_png)
 {
-    size_t n = json_array_size(rows);
+    struct gen_plots g = {.rows = rows, .n = json_array_size(rows)};
+    size_t n = g.n;
     json_t *r0 = json_array_get(rows, 0);
     json_t *cfg0 = json_object_get(r0, "config");
-    const char *model = json_string_value(json_object_get(r0, "model"));
-    const struct hw_schema *schema = model ? model_registry_schema(model) : NULL;
+    g.model = json_string_value(json_object_get(r0, "model"));
+    const struct hw_schema *schema = g.model ? model_registry_schema(g.model) : NULL;
     /* swept keys: config values that differ between rows */
     const char *swept[128];
     size_t n_swept = 0;
@@ -174,17 +297,16 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
                 break;
             }
     }
-    const char *xkey = NULL;
     if (xkey_opt) {
         if (!json_object_get(cfg0, xkey_opt))
             return cli_usage_error(VERB, "no config key '%s' in the results", xkey_opt);
-        xkey = xkey_opt;
+        g.xkey = xkey_opt;
     } else {
-        for (size_t i = 0; i < n_swept && !xkey; i++) {
+        for (size_t i = 0; i < n_swept && !g.xkey; i++) {
             bool ok;
             jnum(json_object_get(cfg0, swept[i]), &ok);
             if (ok)
-                xkey = swept[i];
+                g.xkey = swept[i];
         }
     }
     /* y columns: counts then metrics of the first row, or the --y list */
@@ -195,132 +317,39 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
             yname[ny++] = ys[i];
     } else {
         const char *groups[] = {"counts", "metrics"};
-        for (int g = 0; g < 2; g++)
-            json_object_foreach(json_object_get(r0, groups[g]), k, v) if (ny < MAX_Y)
+        for (int gi = 0; gi < 2; gi++)
+            json_object_foreach(json_object_get(r0, groups[gi]), k, v) if (ny < MAX_Y)
                 yname[ny++] = k;
     }
-    json_t *units = json_object_get(r0, "units");
-    char xunit[64] = "";
-    if (xkey && schema) {
-        const struct hw_key *hk = hw_schema_find(schema, xkey);
+    g.units = json_object_get(r0, "units");
+    if (g.xkey && schema) {
+        const struct hw_key *hk = hw_schema_find(schema, g.xkey);
         if (hk && hk->unit)
-            snprintf(xunit, sizeof xunit, "%s", hk->unit);
+            snprintf(g.xunit, sizeof g.xunit, "%s", hk->unit);
     }
-    /* series key of each row: other swept keys + labels */
-    char **skey = mem_calloc(n + 1, sizeof *skey);
-    double *xs = mem_calloc(n + 1, sizeof *xs), *yv = mem_calloc(n + 1, sizeof *yv);
+    g.skey = mem_calloc(n + 1, sizeof *g.skey);
+    g.xs = mem_calloc(n + 1, sizeof *g.xs);
+    g.yv = mem_calloc(n + 1, sizeof *g.yv);
     int rc = 0;
-    if (!skey || !xs || !yv) {
+    if (!g.skey || !g.xs || !g.yv)
         rc = cli_fail(ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        json_t *row = json_array_get(rows, i);
-        char buf[512] = "";
-        size_t len = 0;
-        for (size_t s = 0; s < n_swept; s++) {
-            if (xkey && !strcmp(swept[s], xkey))
-                continue;
-            char *t = value_text(json_object_get(json_object_get(row, "config"), swept[s]));
-            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
-                                    len ? " " : "", swept[s], t ? t : "?");
-            mem_free(t);
-        }
-        json_object_foreach(json_object_get(row, "labels"), k, v) {
-            if (!label_splits_config(rows, k))
-                continue;
-            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
-                                    len ? " " : "", k, json_string_value(v));
-        }
-        if (len >= sizeof buf)
-            len = sizeof buf - 1;
-        skey[i] = mem_strdup(buf[0] ? buf : (model ? model : "results"));
-        if (!skey[i]) {
-            rc = cli_fail(ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    }
+    else
+        rc = series_keys(&g, swept, n_swept);
     for (size_t yi = 0; yi < ny && !rc; yi++) {
-        const char *y = yname[yi];
-        const char *yunit = json_string_value(json_object_get(units, y));
-        char title[400], name[300];
-        struct plot *p;
-        if (xkey) {
-            snprintf(name, sizeof name, "%s_vs_%s", y, xkey);
-            for (char *c = name; *c; c++)
-                if (*c == '.')
-                    *c = '_';
-            snprintf(title, sizeof title, "%s vs %s (model %s, %zu rows)", y, xkey,
-                     model ? model : "?", n);
-            p = plot_new(name, PLOT_LINE);
-            if (!p) {
-                rc = cli_fail(ERR_NOMEM, "out of memory");
-                break;
-            }
-            plot_title(p, title);
-            plot_xlabel(p, xkey, xunit);
-            plot_ylabel(p, y, yunit);
-            /* one series per distinct series key, in first-appearance order */
-            for (size_t i = 0; i < n && !rc; i++) {
-                bool first = true;
-                for (size_t j = 0; j < i && first; j++)
-                    first = strcmp(skey[i], skey[j]) != 0;
-                if (!first)
-                    continue;
-                size_t m = 0;
-                for (size_t j = i; j < n; j++) {
-                    if (strcmp(skey[i], skey[j]))
-                        continue;
-                    json_t *row = json_array_get(rows, j);
-                    bool okx, oky;
-                    double xv = jnum(json_object_get(json_object_get(row, "config"), xkey), &okx);
-                    json_t *jy = json_object_get(json_object_get(row, "metrics"), y);
-                    if (!jy)
-                        jy = json_object_get(json_object_get(row, "counts"), y);
-                    double yy = jnum(jy, &oky);
-                    if (!okx)
-                        continue;
-                    xs[m] = xv;
-                    yv[m] = oky ? yy : NAN;
-                    m++;
-                }
-                sort_xy(xs, yv, m);
-                if (plot_series(p, 0, skey[i], xs, yv, m))
-                    rc = cli_fail(ERR_USAGE, plot_errmsg(p));
-            }
-        } else {
-            snprintf(name, sizeof name, "%s", y);
-            snprintf(title, sizeof title, "%s per config (model %s)", y, model ? model : "?");
-            p = plot_new(name, PLOT_BARS);
-            if (!p) {
-                rc = cli_fail(ERR_NOMEM, "out of memory");
-                break;
-            }
-            plot_title(p, title);
-            plot_xlabel(p, "config", "");
-            plot_ylabel(p, y, yunit);
-            for (size_t i = 0; i < n; i++) {
-                json_t *row = json_array_get(rows, i);
-                json_t *jy = json_object_get(json_object_get(row, "metrics"), y);
-                if (!jy)
-                    jy = json_object_get(json_object_get(row, "counts"), y);
-                bool ok;
-                yv[i] = jnum(jy, &ok);
-            }
-            const char *series[] = {y};
-            if (plot_bars(p, (const char *const *)skey, n, series, 1, yv, false))
-                rc = cli_fail(ERR_USAGE, plot_errmsg(p));
-        }
+        const char *yunit = json_string_value(json_object_get(g.units, yname[yi]));
+        struct plot *p = g.xkey ? line_plot(&g, yname[yi], yunit, &rc)
+                                : bar_plot(&g, yname[yi], yunit, &rc);
+        if (!p)
+            break;
         if (!rc && (rc = finish_plot(p, out, n_png)))
             rc = err_exit_code(rc);
         plot_free(p);
     }
-done:
-    for (size_t i = 0; skey && i < n; i++)
-        mem_free(skey[i]);
-    mem_free(skey);
-    mem_free(xs);
-    mem_free(yv);
+    for (size_t i = 0; g.skey && i < n; i++)
+        mem_free(g.skey[i]);
+    mem_free(g.skey);
+    mem_free(g.xs);
+    mem_free(g.yv);
     return rc;
 }
 
@@ -439,7 +468,11 @@ int cmd_plot(int argc, char **argv)
             return cli_fail(ERR_DATA, "no rows in results");
         return cli_usage_error(VERB, "no results row matches the --where filters");
     }
-    mkdir(out, 0755);
+    struct errmsg me = {0};
+    if ((rc = io_mkdir_p(out, 0755, &me)) != 0) {
+        json_decref(rows);
+        return cli_fail(rc, errmsg_text(&me));
+    }
     int n_png = 0;
     rc = generic_plots(rows, xkey, ys, n_ys, out, &n_png);
     const char *model = json_string_value(json_object_get(json_array_get(rows, 0), "model"));

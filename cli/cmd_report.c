@@ -7,6 +7,7 @@
 
 #include "analysis/report.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 
 #define VERB "report"
 

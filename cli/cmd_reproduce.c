@@ -17,6 +17,7 @@
 #include "analysis/reproduce.h"
 #include "cli/reproduce_runs.h"
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/progress.h"
 
 #define VERB "reproduce"
@@ -83,7 +84,8 @@ static json_t *num_or_null(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static void print_rows_json(const struct repro_table *t)
+/* The rows as one JSON array on stdout; 0 or the exit status of a failure. */
+static int print_rows_json(const struct repro_table *t)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < t->n; i++) {
@@ -103,7 +105,7 @@ static void print_rows_json(const struct repro_table *t)
         json_object_set_new(o, "command", json_string(r->command));
         json_array_append_new(arr, o);
     }
-    cli_print_json(arr); /* takes arr */
+    return cli_print_json(arr); /* drops the reference */
 }
 
 typedef int (*repro_fn)(struct repro_table *, const struct repro_opts *, struct errmsg *);
@@ -182,8 +184,7 @@ int cmd_reproduce(int argc, char **argv)
     if (!rc && !quiet)
         fprintf(stderr, "reproduce: %zu rows in %s/reproduce.csv and %s/reproduce.md\n", t.n, out,
                 out);
-    if (!rc && json)
-        print_rows_json(&t);
+    int st = !rc && json ? print_rows_json(&t) : 0;
     repro_table_release(&t);
-    return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
+    return rc ? cli_fail(rc, errmsg_text(&e)) : st;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "common/err.h"
 #include "replay/model_registry.h"
 #include "replay/sweep.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 #include "traces/trace_verify.h"
 
 static const struct cli_opt opts[] = {

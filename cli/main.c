@@ -2,22 +2,16 @@
  * main: the verb table of acceltrace. `acceltrace VERB [SUB] [options]`, `acceltrace help
  * VERB [SUB]` (the same as `VERB [SUB] --help`) and `acceltrace completion bash`.
  *
- * The grammar of cli/cli_opt.h holds for every verb. Verbs and sub-verbs with an option
- * table (struct cli_spec) parse it themselves. The sub-verbs that still parse their own
- * arguments get a pre-pass here, driven by the option list of each in `grammars` below:
- * "--opt=value" is split in two when --opt takes a value (a value such as "key=value" after
- * an option that takes one is never split), --quiet, -q, --threads and -j are rewritten to
- * the spelling the sub-verb reads (or dropped where it has nothing to quiet), and an option
- * missing from the list is refused with "did you mean". A sub-verb's row there goes when it
- * gets its own table; an option added to such a sub-verb needs its row there too.
+ * The grammar of cli/cli_opt.h holds for every verb: each verb and sub-verb has an option
+ * table (struct cli_spec) and parses its arguments with it. The tables of the sub-verbs are
+ * listed in `grammars` below for `acceltrace completion bash`.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/err.h"
-#include "common/mem.h"
+#include "cli/cli_opt.h"
 #include "replay/model_registry.h"
 
 struct verb {
@@ -55,123 +49,26 @@ static const struct verb verbs[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-/* How the pre-pass passes a listed option on to a sub-verb that parses its own. */
-#define PASS_SHORT (1u << 8) /* the sub-verb reads only "-x" */
-#define PASS_LONG (1u << 9)  /* the sub-verb reads only "--name" */
-#define PASS_DROP (1u << 10) /* accepted for the grammar, the sub-verb has no use for it */
-
-/* clang-format off: one row per option, the sub-verb's help order */
-#define V(n) {1, n, 0, CLI_ARG_STRING, "X", NULL, 0}
-#define F(n) {1, n, 0, CLI_ARG_NONE, NULL, NULL, 0}
-#define L_OUT {CLI_ID_OUTPUT, "output", 'o', CLI_ARG_STRING, "PATH", NULL, PASS_SHORT}
-#define L_QUIET(how) {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, NULL, how}
-#define L_THREADS(how) {CLI_ID_THREADS, "threads", 'j', CLI_ARG_STRING, "N", NULL, how}
-#define L_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, NULL, 0}
-
-static const struct cli_opt capture_disc_opts[] = {
-    V("model"), V("image-size"), V("steps"), V("sampler"), V("cfg"), V("seed"), V("weights"),
-    V("text"), V("null-text"), V("ctr-target"), V("ctr-tau"), F("ctr-off"), V("st-alpha"),
-    V("st-theta"), V("st-target"), F("st-off"), V("st-refresh"), V("keep-masks"),
-    F("compare-dense"), F("no-compare-dense"), V("png"), V("mem-limit"), V("save-weights"),
-    L_THREADS(PASS_LONG), V("zstd-level"), L_OUT, L_QUIET(PASS_SHORT), CLI_OPT_END,
-};
-
-static const struct cli_opt capture_kura_opts[] = {
-    L_OUT, V("size"), V("preset"), V("steps"), V("c0"), V("c-end"), V("beta0"), V("beta-end"),
-    V("data"), V("data-param"), V("seed"), V("score"), V("weights"), V("drift"),
-    F("check-drift"), F("no-check-drift"), V("start"), V("oracle-mem"), V("mem-limit"),
-    V("tile-streams"), V("png"), V("png-every"), L_THREADS(0), V("zstd-level"),
-    F("reproducible"), L_QUIET(0), CLI_OPT_END,
-};
-
-static const struct cli_opt capture_salca_opts[] = {
-    V("source"), V("checkpoint"), V("seed"), V("layers"), V("heads"), V("kv-heads"),
-    V("head-dim"), V("tiny-outlier-pairs"), V("tiny-outlier-gain"), V("syn-heavy-pairs"),
-    V("syn-heavy-band-lo"), V("syn-gain-median"), V("syn-gain-sigma"), V("syn-heavy-mean"),
-    V("syn-head-spread"), V("syn-query-jitter"), V("syn-logit-std"), V("syn-sink-tokens"),
-    V("syn-c-sink"), V("syn-c-loc"), V("syn-tau-loc"), V("syn-c-needle"),
-    V("syn-early-layer-scale"), V("syn-early-layers"), V("task"), F("list-tasks"), V("sample"),
-    V("length"), V("max-ctx"), V("max-new"), V("steps"), V("methods"), V("retention"),
-    V("k-min"), F("dynamic"), V("p-mass"), V("pool"), V("threshold-cmp"), V("attn-precision"),
-    V("quest-page"), V("quest-dense-layers"), V("quest-min-pages"), V("ablation"), L_OUT,
-    V("csv"), F("no-hist"), F("no-top1"), V("zstd-level"), L_THREADS(PASS_LONG), V("mem-limit"),
-    /* the old spelling, which the sub-verb still reads; the pre-pass warns about it */
-    {1, "mem-limit-gib", 0, CLI_ARG_STRING, "X", "--mem-limit XGiB", CLI_OPT_DEPRECATED},
-    L_QUIET(PASS_SHORT), CLI_OPT_END,
-};
-
-static const struct cli_opt capture_test_opts[] = {
-    V("records"), V("per-step"), V("numbers"), V("blob-bytes"), V("seed"), V("level"),
-    V("mem-limit"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
-};
-
-static const struct cli_opt analyze_hash_opts[] = {
-    L_OUT, V("units"), V("k-odd"), L_THREADS(PASS_SHORT), F("no-plots"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt analyze_disc_opts[] = {
-    V("trace"), L_OUT, L_QUIET(PASS_DROP), L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt analyze_conflicts_opts[] = {
-    L_OUT, V("pcs"), V("map"), V("window"), V("depth"), V("p-iss"), V("att-base"), V("seed"),
-    V("method"), V("group"), F("per-job"), F("timing"), V("layout"), V("refresh"), V("occupancy"),
-    V("steps"),
-    V("synthetic"), V("n"), V("retention"), V("jobs"), V("layers"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt model_salca_opts[] = {
-    F("paper"), V("d"), V("s-f"), V("w-k"), V("factor-bits"), V("chn"), V("bw"), V("f-hbm-ghz"),
-    V("f-cmp-ghz"), V("alpha"), V("alpha-inorder"), V("beta-pre"), V("beta-att"), V("r-q"),
-    V("p-pre"), V("p-att"), V("h-pre"), V("h-att"), V("plot"), V("trace"), L_QUIET(PASS_DROP),
-    L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt export_tiles_opts[] = {
-    V("shape"), V("step"), L_OUT, L_QUIET(PASS_DROP), L_PARTIAL, CLI_OPT_END,
-};
-
-static const struct cli_opt export_hbm_opts[] = {
-    V("format"), V("steps"), V("method"), V("pcs"), V("map"), V("seed"), V("layout"), V("p-iss"),
-    V("hw"), L_OUT, L_QUIET(PASS_DROP), CLI_OPT_END,
-};
-#define LEGACY(v, s, t) {v " " s, NULL, t, NULL, NULL, "FILE", NULL}
-static const struct cli_spec capture_disc_spec = LEGACY("capture", "disc", capture_disc_opts);
-static const struct cli_spec capture_kura_spec = LEGACY("capture", "kura", capture_kura_opts);
-static const struct cli_spec capture_salca_spec = LEGACY("capture", "salca", capture_salca_opts);
-static const struct cli_spec capture_test_spec = LEGACY("capture", "test", capture_test_opts);
-static const struct cli_spec analyze_hash_spec = LEGACY("analyze", "hash", analyze_hash_opts);
-static const struct cli_spec analyze_disc_spec = LEGACY("analyze", "disc", analyze_disc_opts);
-static const struct cli_spec analyze_conflicts_spec =
-    LEGACY("analyze", "conflicts", analyze_conflicts_opts);
-static const struct cli_spec model_salca_spec = LEGACY("model", "salca", model_salca_opts);
-static const struct cli_spec export_tiles_spec = LEGACY("export", "tiles", export_tiles_opts);
-static const struct cli_spec export_hbm_spec = LEGACY("export", "hbm-trace", export_hbm_opts);
-/* clang-format on */
-
-/* The sub-verbs of the dispatching verbs with their grammar; own: the sub-verb parses its
- * table itself (no pre-pass). Same order as the dispatch tables of cli/cmd_<verb>.c. */
+/* The sub-verbs of the dispatching verbs with their grammar (for the completion script).
+ * Same order as the dispatch tables of cli/cmd_<verb>.c. */
 struct grammar {
     const char *verb, *sub;
     const struct cli_spec *spec;
-    bool own;
 };
 
 static const struct grammar grammars[] = {
-    {"capture", "disc", &capture_disc_spec, false},
-    {"capture", "kura", &capture_kura_spec, false},
-    {"capture", "salca", &capture_salca_spec, false},
-    {"capture", "test", &capture_test_spec, false},
-    {"analyze", "hash", &analyze_hash_spec, false},
-    {"analyze", "disc", &analyze_disc_spec, false},
-    {"analyze", "conflicts", &analyze_conflicts_spec, false},
-    {"model", "kura", &cmd_model_kura_spec, true},
-    {"model", "salca", &model_salca_spec, false},
-    {"export", "tiles", &export_tiles_spec, false},
-    {"export", "hbm-trace", &export_hbm_spec, false},
-    {NULL, NULL, NULL, false},
+    {"capture", "disc", &cmd_capture_disc_spec},
+    {"capture", "kura", &cmd_capture_kura_spec},
+    {"capture", "salca", &cmd_capture_salca_spec},
+    {"capture", "test", &cmd_capture_test_spec},
+    {"analyze", "hash", &cmd_analyze_hash_spec},
+    {"analyze", "disc", &cmd_analyze_disc_spec},
+    {"analyze", "conflicts", &cmd_analyze_conflicts_spec},
+    {"model", "kura", &cmd_model_kura_spec},
+    {"model", "salca", &cmd_model_salca_spec},
+    {"export", "tiles", &cmd_export_tiles_spec},
+    {"export", "hbm-trace", &cmd_export_hbm_spec},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
@@ -216,135 +113,6 @@ static int unknown_verb(const char *name)
     else
         cli_error("unknown verb '%s' (see 'acceltrace --help')", name);
     return 2;
-}
-
-/* The strings the pre-pass made, freed when the verb returns. */
-struct made {
-    char **argv;
-    char **strs;
-    int n_strs;
-};
-
-static char *made_str(struct made *m, const char *s, size_t len)
-{
-    char *d = mem_alloc(len + 1);
-    if (!d)
-        return NULL;
-    memcpy(d, s, len);
-    d[len] = 0;
-    m->strs[m->n_strs++] = d;
-    return d;
-}
-
-/* The spelling a listed option is passed on with: NULL drops it. */
-static const char *pass_spelling(struct made *m, const struct cli_opt *o, bool wrote_long,
-                                 const char *as_written, size_t len)
-{
-    char b[80];
-    if (o->flags & PASS_DROP)
-        return NULL;
-    if (wrote_long && (o->flags & PASS_SHORT)) {
-        snprintf(b, sizeof b, "-%c", o->short_name);
-        return made_str(m, b, strlen(b));
-    }
-    if (!wrote_long && (o->flags & PASS_LONG)) {
-        snprintf(b, sizeof b, "--%s", o->name);
-        return made_str(m, b, strlen(b));
-    }
-    return made_str(m, as_written, len);
-}
-
-/*
- * Rewrites argv[first..] of a sub-verb that parses its own options (see the top of this
- * file) into m->argv; *out_argc its count. 0, 2 (usage error printed) or 1 (no memory).
- */
-static int prepass(const struct cli_spec *s, int argc, char **argv, int first, struct made *m,
-                   int *out_argc)
-{
-    size_t cap = 2 * (size_t)argc + 1;
-    m->argv = mem_calloc(cap, sizeof *m->argv);
-    m->strs = mem_calloc(cap, sizeof *m->strs);
-    if (!m->argv || !m->strs)
-        return 1;
-    int n = 0;
-    for (int i = 0; i < first; i++)
-        m->argv[n++] = argv[i];
-    bool rest = false;
-    for (int i = first; i < argc; i++) {
-        const char *a = argv[i];
-        if (rest || a[0] != '-' || !a[1] || cli_is_help(a)) {
-            m->argv[n++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            rest = true;
-            m->argv[n++] = argv[i];
-            continue;
-        }
-        bool is_long = a[1] == '-';
-        size_t len = is_long ? strcspn(a + 2, "=") : 1;
-        const struct cli_opt *o =
-            is_long ? cli_opt_find_long(s->opts, a + 2, len) : cli_opt_find_short(s->opts, a[1]);
-        const char *inline_val =
-            is_long ? (a[2 + len] == '=' ? a + 3 + len : NULL) : (a[2] ? a + 2 : NULL);
-        if (!o || (o->arg == CLI_ARG_NONE && inline_val && !is_long))
-            return cli_unknown_option(s, a);
-        if (o->arg == CLI_ARG_NONE && inline_val)
-            return cli_usage_error(s->verb, "--%.*s takes no value ('%s')", (int)len, a + 2, a);
-        if (o->flags & CLI_OPT_DEPRECATED)
-            cli_warn("--%s is deprecated: use %s", o->name, o->help);
-        const char *sp = pass_spelling(m, o, is_long, a, is_long ? 2 + len : 2);
-        if (!sp && !(o->flags & PASS_DROP))
-            return 1;
-        if (sp)
-            m->argv[n++] = (char *)sp;
-        if (o->arg == CLI_ARG_NONE)
-            continue;
-        if (inline_val) {
-            if (sp)
-                m->argv[n++] = (char *)inline_val;
-        } else if (i + 1 < argc) {
-            if (sp)
-                m->argv[n++] = argv[i + 1];
-            i++; /* the value, whatever it holds, is never split or rewritten */
-        }
-    }
-    m->argv[n] = NULL;
-    *out_argc = n;
-    return 0;
-}
-
-/* The grammar of `verb sub`, or NULL. */
-static const struct grammar *find_grammar(const char *verb, const char *sub)
-{
-    for (const struct grammar *g = grammars; g->verb; g++)
-        if (!strcmp(g->verb, verb) && !strcmp(g->sub, sub))
-            return g;
-    return NULL;
-}
-
-/* Runs a dispatching verb; its sub-verb (the first argument that is no option) gets the
- * pre-pass when it parses its own options. */
-static int run_dispatcher(const struct verb *v, int argc, char **argv)
-{
-    int k = 1;
-    while (k < argc && argv[k][0] == '-' && !cli_is_help(argv[k]))
-        k++;
-    const struct grammar *g = k < argc ? find_grammar(v->name, argv[k]) : NULL;
-    if (!g || g->own)
-        return v->fn(argc, argv);
-    struct made m = {0};
-    int n = 0;
-    int rc = prepass(g->spec, argc, argv, k + 1, &m, &n);
-    if (rc == 1)
-        cli_error("out of memory");
-    if (!rc)
-        rc = v->fn(n, m.argv);
-    for (int i = 0; i < m.n_strs; i++)
-        mem_free(m.strs[i]);
-    mem_free(m.strs);
-    mem_free(m.argv);
-    return rc;
 }
 
 /* Prints one verb's or sub-verb's option words for the completion script. */
@@ -508,7 +276,5 @@ int main(int argc, char **argv)
     const struct verb *v = find_verb(argv[1]);
     if (!v)
         return unknown_verb(argv[1]);
-    if (!v->spec)
-        return run_dispatcher(v, argc - 1, argv + 1);
     return v->fn(argc - 1, argv + 1);
 }

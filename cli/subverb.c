@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_opt.h"
 
 static void list(FILE *f, const char *verb, const char *what, const struct subverb *t,
                  bool reads_traces)

@@ -1246,13 +1246,83 @@ static void residual(float *out, const float *x, const float *g, const float *y,
             out[j] = x[j] + y[j];
 }
 
+/* The final layer on all tokens of every batch element and the unpatchify into eps
+ * (spec 2.2; DiT: shift, scale = adaLN_modulation(SiLU(c_b))). */
+static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
+{
+    const struct dit_config *c = &m->cfg;
+    int N = c->tokens, d = c->hidden, p = c->patch, G = c->grid, Wl = c->lat, B = s->n_batch;
+    int pout = p * p * c->c_out;
+    float h1[4096]; /* d <= 1152 for every config of dit_config_get */
+    float *shf = m->blockmod, *scf = m->blockmod + d;
+    size_t lat = (size_t)c->c_in * Wl * Wl;
+    for (int b = 0; b < B; b++) {
+        if (c->class_cond) {
+            /* DiT final layer: shift, scale = adaLN_modulation(SiLU(c_b)) */
+            for (int j = 0; j < d; j++)
+                h1[j] = m->e[(size_t)b * d + j];
+            nn_silu(h1, (size_t)d);
+            nn_linear(h1, 1, d, d, m->fada_w, m->fada_b, 2 * d, m->blockmod, 2 * d);
+        } else {
+            for (int j = 0; j < d; j++) {
+                shf[j] = m->final_sst[j] + m->e[j];
+                scf[j] = m->final_sst[d + j] + m->e[j];
+            }
+        }
+        ln_modulate(buf_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
+        nn_linear(m->a, N, d, d, m->out_w, m->out_b, pout, m->fin, pout);
+        float *eb = eps + (size_t)b * lat;
+        for (int gy = 0; gy < G; gy++)
+            for (int gx = 0; gx < G; gx++) {
+                const float *orow = m->fin + ((size_t)gy * G + gx) * pout;
+                for (int ch = 0; ch < c->c_in; ch++)
+                    for (int u = 0; u < p; u++)
+                        for (int v = 0; v < p; v++)
+                            eb[((size_t)ch * Wl + gy * p + u) * Wl + gx * p + v] =
+                                orow[(u * p + v) * c->c_out + ch];
+            }
+    }
+}
+
+/* Cross-attention of block blk for batch element b on the kept rows of m->hs, text K/V
+ * (no norm before it), into m->hs and the block's cross-attention cache (spec 3a). */
+static void cross_attention(struct dit_model *m, struct dit_state *s, const struct dit_fwd *f,
+                            int blk, int b, size_t chunk_ca, float scale)
+{
+    const struct dit_config *c = &m->cfg;
+    const struct dit_block *w = &m->blk[blk];
+    int d = c->hidden, H = c->heads, dh = c->head_dim, T = c->text_tokens, N = c->tokens;
+    int B = s->n_batch, nk = f->n_kept;
+    const int32_t *kept = nk == N ? NULL : f->kept;
+    size_t bstride = (size_t)N * d;
+    float *o = m->o + b * bstride;
+    float *ca = buf_ca(s, blk, b);
+    nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
+    size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
+    for (int h = 0; h < H; h++)
+        for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
+            size_t left = (size_t)nk - r0;
+            int rows = (int)(left < chunk_ca ? left : chunk_ca);
+            attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
+                       m->tk + toff + (size_t)h * dh, d, m->tv + toff + (size_t)h * dh, d,
+                       o + r0 * d + (size_t)h * dh, d, scale, m->scores);
+        }
+    nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
+    for (int r = 0; r < nk; r++) {
+        int tok = kept ? kept[r] : r;
+        float *hr = m->hs + (size_t)r * d;
+        residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
+        memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
+    }
+}
+
 int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
                 const struct dit_fwd *f, float *eps)
 {
     const struct dit_config *c = &m->cfg;
-    int N = c->tokens, d = c->hidden, H = c->heads, dh = c->head_dim, T = c->text_tokens;
+    int N = c->tokens, d = c->hidden, dh = c->head_dim, T = c->text_tokens;
     int p = c->patch, G = c->grid, Wl = c->lat, B = s->n_batch, nk = f->n_kept;
-    int pin = c->c_in * p * p, pout = p * p * c->c_out;
+    int pin = c->c_in * p * p;
     const int32_t *kept = nk == N ? NULL : f->kept;
     size_t bstride = (size_t)N * d;
     if (nk < 0 || nk > N || (nk < N && !f->kept))
@@ -1355,27 +1425,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
             }
             /* 3a. Cross-attention on the kept rows, text K/V (no norm before it); DiT blocks
              * go straight to the FFN. */
-            if (!c->class_cond) {
-                float *ca = buf_ca(s, blk, b);
-                nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
-                size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
-                for (int h = 0; h < H; h++)
-                    for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
-                        size_t left = (size_t)nk - r0;
-                        int rows = (int)(left < chunk_ca ? left : chunk_ca);
-                        attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
-                                   m->tk + toff + (size_t)h * dh, d,
-                                   m->tv + toff + (size_t)h * dh, d,
-                                   o + r0 * d + (size_t)h * dh, d, scale, m->scores);
-                    }
-                nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
-                for (int r = 0; r < nk; r++) {
-                    int tok = kept ? kept[r] : r;
-                    float *hr = m->hs + (size_t)r * d;
-                    residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
-                    memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
-                }
-            }
+            if (!c->class_cond)
+                cross_attention(m, s, f, blk, b, chunk_ca, scale);
             /* 3b. FFN on the kept rows: F = LN-modulate(H); X = H + g2 * FFN(F). */
             ln_modulate(m->hs, m->tmp, nk, d, sh2, sc2);
             nn_linear(m->tmp, nk, d, d, w->f1_w, w->f1_b, 4 * d, m->ff, 4 * d);
@@ -1390,34 +1441,6 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
         }
     }
 
-    /* Final layer on all tokens and unpatchify (spec 2.2). */
-    float *shf = m->blockmod, *scf = m->blockmod + d;
-    size_t lat = (size_t)c->c_in * Wl * Wl;
-    for (int b = 0; b < B; b++) {
-        if (c->class_cond) {
-            /* DiT final layer: shift, scale = adaLN_modulation(SiLU(c_b)) */
-            for (int j = 0; j < d; j++)
-                h1[j] = m->e[(size_t)b * d + j];
-            nn_silu(h1, (size_t)d);
-            nn_linear(h1, 1, d, d, m->fada_w, m->fada_b, 2 * d, m->blockmod, 2 * d);
-        } else {
-            for (int j = 0; j < d; j++) {
-                shf[j] = m->final_sst[j] + m->e[j];
-                scf[j] = m->final_sst[d + j] + m->e[j];
-            }
-        }
-        ln_modulate(buf_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
-        nn_linear(m->a, N, d, d, m->out_w, m->out_b, pout, m->fin, pout);
-        float *eb = eps + (size_t)b * lat;
-        for (int gy = 0; gy < G; gy++)
-            for (int gx = 0; gx < G; gx++) {
-                const float *orow = m->fin + ((size_t)gy * G + gx) * pout;
-                for (int ch = 0; ch < c->c_in; ch++)
-                    for (int u = 0; u < p; u++)
-                        for (int v = 0; v < p; v++)
-                            eb[((size_t)ch * Wl + gy * p + u) * Wl + gx * p + v] =
-                                orow[(u * p + v) * c->c_out + ch];
-            }
-    }
+    final_layer(m, s, eps);
     return 0;
 }

@@ -31,6 +31,12 @@ done
 "$A" dump "$tmp/m.atr" 2> /dev/null | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/a.jsonl"
 "$A" dump "$tmp/w.atr" 2> /dev/null | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/b.jsonl"
 [ -s "$tmp/a.jsonl" ] || { echo "FAIL empty dump"; fail=1; }
+# --class sets the label the header names; a label outside 0..999 is a usage error
+"$A" capture disc --model dit-micro --threads 1 --steps 1 --class 5 -q -o "$tmp/c5.atr"
+check "capture --class 5" 0 $?
+"$A" dump "$tmp/c5.atr" 2> /dev/null | head -n 1 | grep -q 'class:5' || { echo "FAIL --class 5 not in the header"; fail=1; }
+"$A" capture disc --model dit-micro --class 1000 -q -o "$tmp/c6.atr" 2> /dev/null
+check "capture --class 1000" 2 $?
 # verify: with CFG (B = 2) the mask records' index keys are those trace_record_key derives
 "$A" verify -q "$tmp/m.atr"; check "verify with cfg" 0 $?
 "$A" capture disc --model dit-micro --threads 1 --steps 2 -q -o "$tmp/v.atr"
