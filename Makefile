@@ -18,7 +18,8 @@ CFLAGS  += $(CFLAGS_BASE) $(EXTRA_CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
 LDFLAGS += $(EXTRA_LDFLAGS)
 
-LIB_DIRS := common formats traces capture capture/synth capture/nn capture/disc capture/salca capture/kura replay analysis
+# Every folder below capture/ is a workload (or a shared part of captures): found, not listed.
+LIB_DIRS := common formats traces capture $(sort $(patsubst %/,%,$(wildcard capture/*/))) replay analysis
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 PROTO    := $(wildcard formats/*.proto)
 GEN_C    := $(patsubst %.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
