@@ -40,23 +40,23 @@
 #define CONFLICTS_MAX_DEPTHS 8
 #define CONFLICTS_MAX_GROUPS 32
 #define CONFLICTS_MAX_LAYERS 4096
-#define CONFLICTS_OCC_BINS 65       /* occupancy 0..63 and >= 64 */
+#define CONFLICTS_OCC_BINS 65                 /* occupancy 0..63 and >= 64 */
 #define CONFLICTS_MAX_CTX TRACE_SALCA_MAX_CTX /* n_ctx bound for records read from traces */
 
 struct conflicts_opts {
-    struct hbm_pc_mapping map;   /* kind, h_att (--pcs), hash seed */
-    uint32_t att_base;           /* first attention PC (reports only) */
-    uint32_t p_iss;              /* issue width per slot; 0 = h_att */
+    struct hbm_pc_mapping map; /* kind, h_att (--pcs), hash seed */
+    uint32_t att_base;         /* first attention PC (reports only) */
+    uint32_t p_iss;            /* issue width per slot; 0 = h_att */
     size_t n_windows;
     uint32_t windows[CONFLICTS_MAX_WINDOWS]; /* reorder windows; 0 = in-order (depths[0]) */
     size_t n_depths;
-    uint32_t depths[CONFLICTS_MAX_DEPTHS];   /* in-order FIFO depths D_f */
-    int32_t method;              /* SalcaSelect.method to analyze; -1 = every method */
-    bool per_job;                /* also write alpha_jobs.csv (one row per job) */
+    uint32_t depths[CONFLICTS_MAX_DEPTHS]; /* in-order FIFO depths D_f */
+    int32_t method;                        /* SalcaSelect.method to analyze; -1 = every method */
+    bool per_job;                          /* also write alpha_jobs.csv (one row per job) */
     /* timing mode (issue 19; NULL = off): every policy is also replayed by replay/
      * hbm_timing under this configuration (copied) and hbm_time.csv is written */
     const struct hbm_timing_cfg *timing;
-    bool steps;                  /* only SalcaSelect records with step_lo <= t <= step_hi */
+    bool steps; /* only SalcaSelect records with step_lo <= t <= step_hi */
     uint32_t step_lo, step_hi;
 };
 
@@ -122,12 +122,12 @@ const struct hbm_pc_policy_cfg *conflicts_policy(const struct conflicts *c, size
 /* Totals over every group (group < 0) or for group index g. */
 struct conflicts_totals {
     uint64_t jobs;
-    uint64_t tokens;    /* selected indices */
-    uint64_t ideal;     /* sum of ceil(N_sel/h_att) */
-    uint64_t max_load;  /* sum of per-job max per-PC load */
-    uint64_t slots;     /* sum of slots of the policy */
-    double alpha;       /* slots/ideal (0 when ideal = 0) */
-    double bound;       /* max_load/ideal */
+    uint64_t tokens;                      /* selected indices */
+    uint64_t ideal;                       /* sum of ceil(N_sel/h_att) */
+    uint64_t max_load;                    /* sum of per-job max per-PC load */
+    uint64_t slots;                       /* sum of slots of the policy */
+    double alpha;                         /* slots/ideal (0 when ideal = 0) */
+    double bound;                         /* max_load/ideal */
     double alpha_job_mean, alpha_job_max; /* over jobs with N_sel > 0 */
 };
 int conflicts_totals(const struct conflicts *c, int group, size_t policy,
@@ -196,8 +196,8 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
 /* One heavy-stability row: the mean over the (trace, KV head) sets of layer `layer`. */
 struct conflicts_stability {
     uint32_t layer;
-    uint32_t prefix_len;    /* m, prefill tokens the prefix set was found on */
-    uint64_t sets;          /* (trace, KV head) sets averaged */
+    uint32_t prefix_len; /* m, prefill tokens the prefix set was found on */
+    uint64_t sets;       /* (trace, KV head) sets averaged */
     double jaccard_mean, jaccard_min;
     /* mean over the sets of sum_{j in prefix set} S_j / sum_{j in I_g} S_j with the final
      * chan_sum S (how much of I_g's magnitude the prefix set keeps); -1 without chan_sum */
@@ -218,8 +218,8 @@ uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_
  */
 struct conflicts_overshoot {
     uint64_t records;
-    double mean;            /* mean (|S| - K)/n, a fraction of n */
-    uint64_t above_paper;   /* records with (|S| - K)/n > 0.19% (the paper's set growth) */
+    double mean;          /* mean (|S| - K)/n, a fraction of n */
+    uint64_t above_paper; /* records with (|S| - K)/n > 0.19% (the paper's set growth) */
     size_t n_bins;
     const uint64_t *bins;
 };

@@ -299,4 +299,3 @@ int disc_plots_write(const char *results_dir, const char *const *traces, size_t 
         rc = disc_plots_traces(traces, n_traces, out_dir, rendered, e);
     return rc;
 }
-

@@ -146,8 +146,7 @@ static int tv_record(void *self, const struct trace_scan_pos *pos, Acceltrace__R
         tv->tau[st->k] = st->tau, tv->d50[st->k] = st->d_p50;
         tv->d90[st->k] = st->d_p90, tv->dmax[st->k] = st->d_max;
     }
-    if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary &&
-        rec->summary->disc) {
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary && rec->summary->disc) {
         trace_record_free(tv->summary);
         tv->summary = *recp; /* kept for the quality and FLOP views */
         *recp = NULL;
@@ -587,4 +586,3 @@ int disc_plots_traces(const char *const *traces, size_t n, const char *out, bool
     mem_free(tv);
     return rc;
 }
-

@@ -604,8 +604,8 @@ static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct e
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
 
-static int hash_run_record(void *self, const struct trace_scan_pos *pos,
-                           Acceltrace__Record **rec, struct errmsg *e)
+static int hash_run_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                           struct errmsg *e)
 {
     struct hash_run *h = self;
     int rc = hash_lb_record(h->a, *rec, e);

@@ -31,8 +31,8 @@
 struct hash_lb_opts {
     unsigned bits[DISC_LB_MAX_UNITS]; /* U = 2^bits[i] */
     int n_units;
-    uint32_t k_odd;                   /* multiplicative constant (odd) */
-    int threads;                      /* >= 1; rows of recounted masks split over them */
+    uint32_t k_odd; /* multiplicative constant (odd) */
+    int threads;    /* >= 1; rows of recounted masks split over them */
 };
 
 /* U = 8, 16, 32, 64, k_odd = 0x9E3779B1, 1 thread. */

@@ -57,13 +57,12 @@ static int finish_plot(struct plot *p, const char *dir, bool *rendered, struct e
 }
 
 /* Fig. 5b: eq. 11 E_px heatmap with the eq. 12 curve, and E_px vs N_w per N_h. */
-static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendered,
-                    struct errmsg *e)
+static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendered, struct errmsg *e)
 {
     static const char *const cols[] = {"n_h", "n_w", "e_px_pj", "nw_opt", "paper_e_px_pj"};
     /* paper section 4.2 compute-only points */
-    static const double paper[NS][NS] = {{0}, {0, 258.5, 0, 0, 0}, {0, 0, 195.4, 0, 0},
-                                         {0, 0, 178.1, 0, 0}, {0, 0, 0, 166.0, 0}};
+    static const double paper[NS][NS] = {
+        {0}, {0, 258.5, 0, 0, 0}, {0, 0, 195.4, 0, 0}, {0, 0, 178.1, 0, 0}, {0, 0, 0, 166.0, 0}};
     struct csv_writer *w = NULL;
     double x[NS], z[NS * NS], cx[NS], cy[NS];
     int rc = csv_open(&w, dir, "kura_epx_heatmap", cols, 5, e);
@@ -76,11 +75,16 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
             if (rc)
                 continue;
             rc = csv_i64(w, SHAPES[i]);
-            if (!rc) rc = csv_i64(w, SHAPES[j]);
-            if (!rc) rc = csv_f64(w, z[i * NS + j]);
-            if (!rc) rc = csv_f64(w, cx[i]);
-            if (!rc) rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
-            if (!rc) rc = csv_end_row(w);
+            if (!rc)
+                rc = csv_i64(w, SHAPES[j]);
+            if (!rc)
+                rc = csv_f64(w, z[i * NS + j]);
+            if (!rc)
+                rc = csv_f64(w, cx[i]);
+            if (!rc)
+                rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
+            if (!rc)
+                rc = csv_end_row(w);
         }
     }
     int rc2 = csv_writer_close(w);
@@ -129,10 +133,14 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
     for (int i = 0; i < NS && !rc; i++)
         for (int j = 0; j < NS && !rc; j++) {
             rc = csv_i64(w, SHAPES[i]);
-            if (!rc) rc = csv_i64(w, SHAPES[j]);
-            if (!rc) rc = csv_f64(w, z[i * NS + j]);
-            if (!rc) rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
-            if (!rc) rc = csv_end_row(w);
+            if (!rc)
+                rc = csv_i64(w, SHAPES[j]);
+            if (!rc)
+                rc = csv_f64(w, z[i * NS + j]);
+            if (!rc)
+                rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
+            if (!rc)
+                rc = csv_end_row(w);
         }
     rc2 = csv_writer_close(w);
     if (rc || rc2)
@@ -141,11 +149,11 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
 }
 
 /* Fig. 6: area vs E_px, compute-only (eq. 11) and system level (8.4), budget lines. */
-static int plot_area(const char *dir, const struct kura_energy *en, int h, int w,
-                     bool *rendered, struct errmsg *e)
+static int plot_area(const char *dir, const struct kura_energy *en, int h, int w, bool *rendered,
+                     struct errmsg *e)
 {
-    static const char *const cols[] = {"shape", "n_h", "n_w", "area_mm2", "e_px_pj",
-                                       "sys_e_px_pj", "best_for_budget_mm2"};
+    static const char *const cols[] = {
+        "shape", "n_h", "n_w", "area_mm2", "e_px_pj", "sys_e_px_pj", "best_for_budget_mm2"};
     static const double budgets[4] = {3, 4, 5, 6};
     struct kura_budget_result best[4];
     for (int b = 0; b < 4; b++)
@@ -171,13 +179,20 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
             if (rc)
                 continue;
             rc = csv_str(wr, shape);
-            if (!rc) rc = csv_i64(wr, SHAPES[i]);
-            if (!rc) rc = csv_i64(wr, SHAPES[j]);
-            if (!rc) rc = csv_f64(wr, ax[k]);
-            if (!rc) rc = csv_f64(wr, ec[k]);
-            if (!rc) rc = csv_f64(wr, es[k]);
-            if (!rc) rc = csv_str(wr, bl);
-            if (!rc) rc = csv_end_row(wr);
+            if (!rc)
+                rc = csv_i64(wr, SHAPES[i]);
+            if (!rc)
+                rc = csv_i64(wr, SHAPES[j]);
+            if (!rc)
+                rc = csv_f64(wr, ax[k]);
+            if (!rc)
+                rc = csv_f64(wr, ec[k]);
+            if (!rc)
+                rc = csv_f64(wr, es[k]);
+            if (!rc)
+                rc = csv_str(wr, bl);
+            if (!rc)
+                rc = csv_end_row(wr);
         }
     int rc2 = csv_writer_close(wr);
     if (rc || rc2)
@@ -197,9 +212,8 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
         plot_extra(p, line);
         if (best[b].found) {
             snprintf(line, sizeof line,
-                     "set label 'H%dW%d (%g mm^2)' at %g, %g offset 0.5, 1 font ',9'",
-                     best[b].n_h, best[b].n_w, budgets[b], best[b].area_um2 / 1e6,
-                     best[b].e_px_pj);
+                     "set label 'H%dW%d (%g mm^2)' at %g, %g offset 0.5, 1 font ',9'", best[b].n_h,
+                     best[b].n_w, budgets[b], best[b].area_um2 / 1e6, best[b].e_px_pj);
             plot_extra(p, line);
         }
     }
@@ -219,11 +233,11 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
 }
 
 /* Cycles per step vs shape: analytic lines, cycle-accurate markers; c_px,eff heatmap. */
-static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int w,
-                       bool *rendered, struct errmsg *e)
+static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int w, bool *rendered,
+                       struct errmsg *e)
 {
-    static const char *const cols[] = {"n_h", "n_w", "cycles_step_analytic",
-                                       "cycles_step_sim", "c_px_eff"};
+    static const char *const cols[] = {"n_h", "n_w", "cycles_step_analytic", "cycles_step_sim",
+                                       "c_px_eff"};
     struct csv_writer *wr = NULL;
     double x[NS], ya[NS * NS], ys[NS * NS];
     uint32_t *sc = NULL;
@@ -262,11 +276,16 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
             ya[i * NS + j] = (double)an.cycles_step;
             ys[i * NS + j] = (double)res.n_cyc;
             rc = csv_i64(wr, SHAPES[i]);
-            if (!rc) rc = csv_i64(wr, SHAPES[j]);
-            if (!rc) rc = csv_i64(wr, an.cycles_step);
-            if (!rc) rc = csv_i64(wr, res.n_cyc);
-            if (!rc) rc = csv_f64(wr, an.c_px_eff);
-            if (!rc) rc = csv_end_row(wr);
+            if (!rc)
+                rc = csv_i64(wr, SHAPES[j]);
+            if (!rc)
+                rc = csv_i64(wr, an.cycles_step);
+            if (!rc)
+                rc = csv_i64(wr, res.n_cyc);
+            if (!rc)
+                rc = csv_f64(wr, an.c_px_eff);
+            if (!rc)
+                rc = csv_end_row(wr);
             if (rc)
                 goto done;
         }
@@ -321,11 +340,16 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
                 struct kura_analytic an;
                 kura_analytic_eval(h, w, i + 1, j + 1, en->f_hz, &an);
                 gz[i * 32 + j] = an.c_px_eff;
-                if (!rc) rc = csv_i64(wr, i + 1);
-                if (!rc) rc = csv_i64(wr, j + 1);
-                if (!rc) rc = csv_f64(wr, an.c_px_eff);
-                if (!rc) rc = csv_f64(wr, an.utilization);
-                if (!rc) rc = csv_end_row(wr);
+                if (!rc)
+                    rc = csv_i64(wr, i + 1);
+                if (!rc)
+                    rc = csv_i64(wr, j + 1);
+                if (!rc)
+                    rc = csv_f64(wr, an.c_px_eff);
+                if (!rc)
+                    rc = csv_f64(wr, an.utilization);
+                if (!rc)
+                    rc = csv_end_row(wr);
             }
         }
         int rc2 = csv_writer_close(wr);
@@ -360,8 +384,8 @@ done:
     return rc;
 }
 
-int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int w,
-                      bool *rendered, struct errmsg *e)
+int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int w, bool *rendered,
+                      struct errmsg *e)
 {
     int rc;
     *rendered = true;
@@ -437,10 +461,14 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
     for (size_t i = 0; i < a->n && !rc; i++) {
         x[i] = a->step[i];
         rc = csv_i64(wr, a->step[i]);
-        if (!rc) rc = csv_f64(wr, a->err_max[i]);
-        if (!rc) rc = csv_f64(wr, a->err_mean[i]);
-        if (!rc) rc = csv_f64(wr, a->bound[i]);
-        if (!rc) rc = csv_end_row(wr);
+        if (!rc)
+            rc = csv_f64(wr, a->err_max[i]);
+        if (!rc)
+            rc = csv_f64(wr, a->err_mean[i]);
+        if (!rc)
+            rc = csv_f64(wr, a->bound[i]);
+        if (!rc)
+            rc = csv_end_row(wr);
     }
     if (wr) {
         int rc2 = csv_writer_close(wr);
@@ -490,9 +518,12 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
                 char shape[32];
                 snprintf(shape, sizeof shape, "H%dW%d", hs[s], ws[s]);
                 rc = csv_i64(wr, a->step[i]);
-                if (!rc) rc = csv_str(wr, shape);
-                if (!rc) rc = csv_f64(wr, a->alpha[i * n_shapes + s]);
-                if (!rc) rc = csv_end_row(wr);
+                if (!rc)
+                    rc = csv_str(wr, shape);
+                if (!rc)
+                    rc = csv_f64(wr, a->alpha[i * n_shapes + s]);
+                if (!rc)
+                    rc = csv_end_row(wr);
             }
         if (wr) {
             int rc2 = csv_writer_close(wr);
@@ -533,7 +564,7 @@ struct kp_pass {
     const char *dir;
     const int *hs, *ws;
     int n_shapes, every_k;
-    int hh, hw; /* map size the header declares (0: unknown) */
+    int hh, hw;             /* map size the header declares (0: unknown) */
     struct kura_sim **sims; /* (n_shapes) */
     struct trace_acc acc;
     int16_t *q, *q0; /* current map; the DATA map */
@@ -594,8 +625,8 @@ static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct er
     if (p->q0) {
         /* |wrap(theta_final - theta_0)|: the Q1.15 difference wraps for free */
         for (size_t i = 0; i < n; i++)
-            p->th[i] = fabs(
-                kura_q_theta((int16_t)(uint16_t)((uint16_t)p->q[i] - (uint16_t)p->q0[i])));
+            p->th[i] =
+                fabs(kura_q_theta((int16_t)(uint16_t)((uint16_t)p->q[i] - (uint16_t)p->q0[i])));
         snprintf(png, sizeof png, "%s/kura_phase_error.png", p->dir);
         rc = kura_png_grey(png, p->th, (size_t)p->h, (size_t)p->w, 0.0, 0.2, e);
     }
@@ -675,8 +706,8 @@ static const struct analyzer_ops kp_ops = {
     .record = kp_record,
 };
 
-int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws,
-                     int n_shapes, int every_k, bool *rendered, struct errmsg *e)
+int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws, int n_shapes,
+                     int every_k, bool *rendered, struct errmsg *e)
 {
     *rendered = true;
     if (every_k < 1 || n_shapes < 0 || n_shapes > 64)

@@ -27,8 +27,8 @@
  * kura_cpx_heatmap (.csv, .dat, .gp, .png) for an h x w image into dir (created if
  * missing). 0 or a negative enum err with e set.
  */
-int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int w,
-                      bool *rendered, struct errmsg *e);
+int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int w, bool *rendered,
+                      struct errmsg *e);
 
 /*
  * Reads the kura trace at path once and writes kura_drift_error, kura_activity (for the
@@ -37,7 +37,7 @@ int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int 
  * kura_phase_error.png (|wrap(theta_final - theta_0)|, black 0 .. white >= 0.2 rad).
  * 0 or a negative enum err with e set (ERR_DATA for a trace that is not kura).
  */
-int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws,
-                     int n_shapes, int every_k, bool *rendered, struct errmsg *e);
+int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws, int n_shapes,
+                     int every_k, bool *rendered, struct errmsg *e);
 
 #endif

@@ -151,8 +151,8 @@ int plot_panels(struct plot *p, int rows, int cols)
     return 0;
 }
 
-int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel,
-               const char *xunit, const char *ylabel, const char *yunit)
+int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel, const char *xunit,
+               const char *ylabel, const char *yunit)
 {
     if (panel < 0 || panel >= p->rows * p->cols)
         return errmsg_set(&p->err, ERR_USAGE, "no panel %d in plot '%s'", panel, p->name);
@@ -165,8 +165,8 @@ int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel,
     return 0;
 }
 
-static int add_series(struct plot *p, int panel, const char *name, const double *x,
-                      const double *y, const double *w, size_t n)
+static int add_series(struct plot *p, int panel, const char *name, const double *x, const double *y,
+                      const double *w, size_t n)
 {
     if (p->n_series >= PLOT_MAX_SERIES)
         return errmsg_set(&p->err, ERR_LIMIT, "too many series in plot '%s'", p->name);
@@ -217,8 +217,7 @@ int plot_series_marker(struct plot *p, enum plot_marker marker)
         return errmsg_set(&p->err, ERR_USAGE, "plot_series_marker without a series in plot '%s'",
                           p->name);
     if (marker != PLOT_MARK_DEFAULT && marker != PLOT_MARK_OPEN && marker != PLOT_MARK_FILLED)
-        return errmsg_set(&p->err, ERR_USAGE, "bad marker %d for plot '%s'", (int)marker,
-                          p->name);
+        return errmsg_set(&p->err, ERR_USAGE, "bad marker %d for plot '%s'", (int)marker, p->name);
     p->series[p->n_series - 1].marker = marker;
     return 0;
 }
@@ -365,4 +364,3 @@ bool plot_gnuplot_available(void)
     }
     return cached;
 }
-

@@ -52,8 +52,8 @@ void plot_extra(struct plot *p, const char *gnuplot_line);
  * title and labels. Without a call there is one panel using the plot's labels.
  */
 int plot_panels(struct plot *p, int rows, int cols);
-int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel,
-               const char *xunit, const char *ylabel, const char *yunit);
+int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel, const char *xunit,
+               const char *ylabel, const char *yunit);
 
 /* A series of n points in panel `panel` (0 without panels). Line, scatter, heatmap overlay. */
 int plot_series(struct plot *p, int panel, const char *name, const double *x, const double *y,

@@ -394,8 +394,8 @@ static int run_gnuplot(struct plot *p, const char *dir)
             fclose(f);
         }
         last[strcspn(last, "\n")] = 0;
-        rc = errmsg_set(&p->err, ERR_EXTERNAL, "gnuplot failed on '%s/%s.gp' (status %d): %s",
-                        dir, p->name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, last);
+        rc = errmsg_set(&p->err, ERR_EXTERNAL, "gnuplot failed on '%s/%s.gp' (status %d): %s", dir,
+                        p->name, WIFEXITED(status) ? WEXITSTATUS(status) : -1, last);
     }
     remove(log);
     return rc;
@@ -436,4 +436,3 @@ done:
     buf_release(&g);
     return rc;
 }
-

@@ -17,7 +17,7 @@
 struct series {
     char *name;
     int panel;
-    double *x, *y;   /* (n); histogram: x = bin centres, y = counts, w = widths */
+    double *x, *y; /* (n); histogram: x = bin centres, y = counts, w = widths */
     double *w;
     size_t n;
     enum plot_marker marker;
@@ -51,7 +51,7 @@ struct plot {
     size_t n_cat, n_bar;
     double *bar_vals;
     bool stacked;
-    double bar_top; /* > 0: the y axis reaches at least this value */
+    double bar_top;  /* > 0: the y axis reaches at least this value */
     bool *bar_hatch; /* (n_bar) series drawn hatched instead of solid */
     struct errmsg err;
 };

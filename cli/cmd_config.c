@@ -41,7 +41,7 @@ static const char *type_name(enum hw_type t);
 static json_t *jnum(double v)
 {
     return v == (double)(json_int_t)v && v > -9e15 && v < 9e15 ? json_integer((json_int_t)v)
-                                                                 : json_real(v);
+                                                               : json_real(v);
 }
 
 /* `config show --json`: the model and its keys, each with type, unit, range and default. */
@@ -78,10 +78,14 @@ static int show_json(const struct model_ops *m)
 static const char *type_name(enum hw_type t)
 {
     switch (t) {
-    case HW_INT: return "int";
-    case HW_FLOAT: return "float";
-    case HW_BOOL: return "bool";
-    case HW_STRING: return "string";
+    case HW_INT:
+        return "int";
+    case HW_FLOAT:
+        return "float";
+    case HW_BOOL:
+        return "bool";
+    case HW_STRING:
+        return "string";
     }
     return "?";
 }
@@ -136,10 +140,10 @@ static int check(int n, char **files, bool json)
             return cli_fail(rc, errmsg_text(&e));
         }
         if (json)
-            json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:o?}", "file", files[i], "model",
-                                                 hw_config_schema(c)->model, "hash",
-                                                 hw_config_hash(c), "config",
-                                                 json_loads(hw_config_canonical(c), 0, NULL)));
+            json_array_append_new(arr,
+                                  json_pack("{s:s,s:s,s:s,s:o?}", "file", files[i], "model",
+                                            hw_config_schema(c)->model, "hash", hw_config_hash(c),
+                                            "config", json_loads(hw_config_canonical(c), 0, NULL)));
         else
             printf("%s: ok, model %s, hash %s\n%s\n", files[i], hw_config_schema(c)->model,
                    hw_config_hash(c), hw_config_canonical(c));
@@ -155,9 +159,9 @@ static int list(bool json)
     for (size_t i = 0; i < model_registry_count(); i++) {
         const struct model_ops *m = model_registry_get(i);
         if (json)
-            json_array_append_new(arr, json_pack("{s:s,s:s?,s:s}", "name", m->name, "workload",
-                                                 m->workload, "summary",
-                                                 m->summary ? m->summary : ""));
+            json_array_append_new(arr,
+                                  json_pack("{s:s,s:s?,s:s}", "name", m->name, "workload",
+                                            m->workload, "summary", m->summary ? m->summary : ""));
         else
             printf("%-10s %-8s %s\n", m->name, m->workload ? m->workload : "any",
                    m->summary ? m->summary : "");

@@ -42,7 +42,8 @@ static const char *const workloads[] = {"test", "disc", "salca", "kura"};
 
 static const struct demo_step steps[] = {
     /* test: the engine's own count model on a synthetic trace */
-    {"test", "capture", "capture test --records 20000 --numbers 64 --blob-bytes 256 -o {out}/test.atr"},
+    {"test", "capture",
+     "capture test --records 20000 --numbers 64 --blob-bytes 256 -o {out}/test.atr"},
     {"test", "replay",
      "replay {out}/test.atr --hw configs/test-count.json --sweep configs/test-sweep.json "
      "--energy configs/test-energy.json -q -o {out}/replay"},
@@ -60,7 +61,8 @@ static const struct demo_step steps[] = {
      "--energy configs/disc-energy.json -q -o {out}/sweep"},
     {"disc", "analyze", "analyze hash {out}/disc.atr -o {out}/hash"},
     {"disc", "analyze", "analyze disc {out}/replay --trace {out}/disc.atr -o {out}/figures"},
-    {"disc", "plot", "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=16 "
+    {"disc", "plot",
+     "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=16 "
      "-o {out}/plots"},
     /* salca: synthetic 32K context, 64 decode steps, 4 layers, every selection method */
     {"salca", "capture", "capture salca -q -o {out}/salca.atr"},
@@ -294,8 +296,8 @@ int cmd_demo(int argc, char **argv)
                 json_t *a = json_array();
                 for (int i = 1; i < ac; i++)
                     json_array_append_new(a, json_string(av[i]));
-                json_array_append_new(jw, json_pack("{s:s,s:s,s:o}", "workload", wl, "kind",
-                                                    s->kind, "argv", a));
+                json_array_append_new(
+                    jw, json_pack("{s:s,s:s,s:o}", "workload", wl, "kind", s->kind, "argv", a));
                 continue;
             }
             if (!quiet || list) {

@@ -17,8 +17,8 @@
 enum { OPT_TYPE = 1, OPT_STEP, OPT_LAYER, OPT_HEAD, OPT_LIMIT, OPT_HEX };
 
 static const struct cli_opt opts[] = {
-    {OPT_TYPE, "type", 0, CLI_ARG_STRING, "NAME", "only records of this type (disc_mask, salca_select, ...)",
-     0},
+    {OPT_TYPE, "type", 0, CLI_ARG_STRING, "NAME",
+     "only records of this type (disc_mask, salca_select, ...)", 0},
     {OPT_STEP, "step", 0, CLI_ARG_INT, "N", "only frames whose index key step is N", 0},
     {OPT_LAYER, "layer", 0, CLI_ARG_INT, "N", "only frames whose index key layer is N", 0},
     {OPT_HEAD, "head", 0, CLI_ARG_INT, "N", "only frames whose index key head is N", 0},
@@ -33,12 +33,13 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_dump_spec = {
     .verb = "dump",
-    .usage = "usage: acceltrace dump [options] FILE.atr\n\n"
-             "prints one JSON object per record (the header first):\n"
-             "  {\"frame\":N,\"offset\":BYTES,\"type\":\"NAME\",\"step\":S,\"layer\":L,\"head\":H,\n"
-             "   \"record\":{...every field of the record...}}\n"
-             "keys are -1 where they do not apply; bytes fields are base64 (RFC 4648) unless\n"
-             "--hex; NaN and infinities are the strings \"NaN\", \"Infinity\", \"-Infinity\"\n",
+    .usage =
+        "usage: acceltrace dump [options] FILE.atr\n\n"
+        "prints one JSON object per record (the header first):\n"
+        "  {\"frame\":N,\"offset\":BYTES,\"type\":\"NAME\",\"step\":S,\"layer\":L,\"head\":H,\n"
+        "   \"record\":{...every field of the record...}}\n"
+        "keys are -1 where they do not apply; bytes fields are base64 (RFC 4648) unless\n"
+        "--hex; NaN and infinities are the strings \"NaN\", \"Infinity\", \"-Infinity\"\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -76,8 +77,9 @@ static int print_record(struct buf *b, const struct trace_frame_info *fi,
                         const Acceltrace__Record *rec, enum trace_json_bytes mode, const char *sep)
 {
     buf_clear(b);
-    int e = buf_printf(b, "%s{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64
-                          ",\"type\":\"%s\",\"step\":%d,\"layer\":%d,\"head\":%d,\"record\":",
+    int e = buf_printf(b,
+                       "%s{\"frame\":%" PRIu64 ",\"offset\":%" PRIu64
+                       ",\"type\":\"%s\",\"step\":%d,\"layer\":%d,\"head\":%d,\"record\":",
                        sep, fi->number, fi->offset, trace_record_type_name(fi->type), fi->key.step,
                        fi->key.layer, fi->key.head);
     const ProtobufCMessage *m = record_body(rec);
@@ -110,8 +112,11 @@ int cmd_dump(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
-        case CLI_BAD: return cli_next_exit(id);
-        case OPT_HEX: mode = TRACE_JSON_HEX; break;
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case OPT_HEX:
+            mode = TRACE_JSON_HEX;
+            break;
         case OPT_TYPE:
             if ((type = type_from_name(p.arg)) < 0)
                 return cli_usage_error("dump", "--type needs a record type name (e.g. disc_mask)");
@@ -126,7 +131,9 @@ int cmd_dump(int argc, char **argv)
             if (!cli_parse_u64(p.arg, &limit))
                 return cli_usage_error("dump", "--limit needs a count");
             break;
-        case CLI_ID_JSON: json = true; break;
+        case CLI_ID_JSON:
+            json = true;
+            break;
         case CLI_ID_THREADS:
             if (p.i64 < 1 || p.i64 > 64)
                 return cli_usage_error("dump", "--threads needs a thread count 1..64");
@@ -137,7 +144,8 @@ int cmd_dump(int argc, char **argv)
                 return cli_usage_error("dump", "more than one trace file");
             path = p.arg;
             break;
-        default: break; /* -q: dump prints no progress */
+        default:
+            break; /* -q: dump prints no progress */
         }
     }
     if (!path)
@@ -169,7 +177,8 @@ int cmd_dump(int argc, char **argv)
                 break;
             fi = trace_reader_last_frame(r);
         }
-        bool keep = (type < 0 || (uint32_t)type == fi->type) && (step == -2 || step == fi->key.step) &&
+        bool keep = (type < 0 || (uint32_t)type == fi->type) &&
+                    (step == -2 || step == fi->key.step) &&
                     (layer == -2 || layer == fi->key.layer) && (head == -2 || head == fi->key.head);
         if (keep && printed < limit) {
             const char *sep = !json ? "" : printed ? "," : "[";

@@ -100,9 +100,11 @@ int cmd_energy(int argc, char **argv)
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
     if (json)
-        return cli_print_json(json_pack("{s:s,s:s,s:s,s:I}", "table", table, "input", in,
-                                        "output", out ? out : is_dir ? in : path, "rows",
-                                        (json_int_t)rows));
+        return cli_print_json(json_pack("{s:s,s:s,s:s,s:I}", "table", table, "input", in, "output",
+                                        out      ? out
+                                        : is_dir ? in
+                                                 : path,
+                                        "rows", (json_int_t)rows));
     if (quiet)
         return 0;
     if (is_dir && !out)

@@ -134,13 +134,15 @@ int cmd_info(int argc, char **argv)
         for (int t = 0; t < N_TYPES; t++) {
             if (!st[t].count)
                 continue;
-            e |= buf_printf(&b, "%s\"%s\":{\"count\":%" PRIu64 ",\"raw_bytes\":%" PRIu64
+            e |= buf_printf(&b,
+                            "%s\"%s\":{\"count\":%" PRIu64 ",\"raw_bytes\":%" PRIu64
                             ",\"stored_bytes\":%" PRIu64 "}",
                             first ? "" : ",", trace_record_type_name((uint32_t)t), st[t].count,
                             st[t].raw, st[t].stored);
             first = false;
         }
-        e |= buf_printf(&b, "},\"raw_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64
+        e |= buf_printf(&b,
+                        "},\"raw_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64
                         ",\"ratio\":%.4f,\"content_hash\":\"%s\",\"hash_algorithm\":\"%s\","
                         "\"index\":",
                         raw, stored, ratio, hash, hash_name);
@@ -179,8 +181,7 @@ int cmd_info(int argc, char **argv)
         for (int t = 0; t < N_TYPES; t++)
             if (st[t].count)
                 printf("%-16s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n",
-                       trace_record_type_name((uint32_t)t), st[t].count, st[t].raw,
-                       st[t].stored);
+                       trace_record_type_name((uint32_t)t), st[t].count, st[t].raw, st[t].stored);
         printf("%-16s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", "total", frames, raw, stored);
         printf("\n%-14s %.3f (raw / stored payload bytes)\n", "ratio", ratio);
         if (frc < 0)

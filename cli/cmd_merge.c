@@ -78,8 +78,8 @@ int cmd_merge(int argc, char **argv)
         json_t *in = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(in, json_string(dirs[i]));
-        rc = cli_print_json(json_pack("{s:I,s:o,s:s,s:s+}", "merged", (json_int_t)n, "inputs",
-                                      in, "output", out, "results", out, "/results.csv"));
+        rc = cli_print_json(json_pack("{s:I,s:o,s:s,s:s+}", "merged", (json_int_t)n, "inputs", in,
+                                      "output", out, "results", out, "/results.csv"));
     } else if (!quiet) {
         fprintf(stderr, "acceltrace: merged %zu folders -> %s/results.csv\n", n, out);
     }

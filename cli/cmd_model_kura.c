@@ -71,20 +71,20 @@ static const struct cli_opt opts[] = {
      "coefficient table (default: the shipped values of\nconfigs/kura_energy.json)", 0},
     {OPT_POWER, "power", 0, CLI_ARG_STRING, "fit4|table1",
      "power set for E_px in --grid/--budget/--optimal-width (fit4)", 0},
-    {OPT_T_TXN, "t-txn", 0, CLI_ARG_STRING, "N", "DMA cycles per transaction (default from the table, 16)",
-     0},
+    {OPT_T_TXN, "t-txn", 0, CLI_ARG_STRING, "N",
+     "DMA cycles per transaction (default from the table, 16)", 0},
     {OPT_CALIBRATE_DMA, "calibrate-dma", 0, CLI_ARG_NONE, NULL,
      "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles", 0},
-    {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr", "kura trace for --plots (its size replaces --size)",
-     0},
+    {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
+     "kura trace for --plots (its size replaces --size)", 0},
     {OPT_PLOT_SHAPES, "plot-shapes", 0, CLI_ARG_STRING, "LIST",
      "shapes of the activity plot (default 20x5,10x10,25x20)", 0},
-    {OPT_EVERY, "every", 0, CLI_ARG_STRING, "K", "phase map of every K-th reverse step (default 10)",
-     0},
+    {OPT_EVERY, "every", 0, CLI_ARG_STRING, "K",
+     "phase map of every K-th reverse step (default 10)", 0},
     {OPT_SHAPE, "shape", 0, CLI_ARG_STRING, "NhxNw", "shape of --calibrate-activity (default 20x5)",
      0},
-    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL, "the mode's results as one JSON document on stdout",
-     0},
+    {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
+     "the mode's results as one JSON document on stdout", 0},
     CLI_OPT_QUIET,
     CLI_OPT_ALLOW_PARTIAL,
     CLI_OPT_END,
@@ -92,10 +92,11 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_model_kura_spec = {
     .verb = VERB,
-    .usage = "usage: acceltrace model kura MODE [options]\n"
-             "\n"
-             "SA-Kura drift coprocessor models (docs/models.md#kura): one mode per run, one of\n"
-             MODES ".\n",
+    .usage =
+        "usage: acceltrace model kura MODE [options]\n"
+        "\n"
+        "SA-Kura drift coprocessor models (docs/models.md#kura): one mode per run, one of\n" MODES
+        ".\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -141,8 +142,8 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
     json_t *rows = json ? json_array() : NULL;
     if (!json)
         printf("shape,n_h,n_w,tiles,c_tile,cycles_step,step_us,t_px_mpx_s,c_px,c_px_eff,"
-           "utilization,p_mw,e_px_pj,e_px_eff_pj,area_mm2,sys_cycles,sys_us,sys_p_mw,"
-           "sys_e_px_nj\n");
+               "utilization,p_mw,e_px_pj,e_px_eff_pj,area_mm2,sys_cycles,sys_us,sys_p_mw,"
+               "sys_e_px_nj\n");
     for (size_t i = 0; i < nv; i++)
         for (size_t j = 0; j < nv; j++) {
             struct kura_analytic an;
@@ -181,16 +182,16 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
     if (json) {
         json_t *j = json_pack("{s:s,s:o}", "mode", "grid", "rows", rows);
         if (have_best)
-            json_object_set_new(j, "best", json_pack("{s:i,s:i,s:f,s:f}", "n_h", best.n_h, "n_w",
-                                                     best.n_w, "sys_us", best.t_us, "sys_e_px_nj",
-                                                     best.e_px_nj));
+            json_object_set_new(j, "best",
+                                json_pack("{s:i,s:i,s:f,s:f}", "n_h", best.n_h, "n_w", best.n_w,
+                                          "sys_us", best.t_us, "sys_e_px_nj", best.e_px_nj));
         return cli_print_json(j);
     }
     if (have_best) {
         printf("# best system-level: H%dW%d %.3f us %.4f nJ/px", best.n_h, best.n_w, best.t_us,
                best.e_px_nj);
         if (h == 96 && w == 96 && e->rocket_ms > 0)
-            /* paper section 4.3 baselines: Rocket-only latency and energy */
+        /* paper section 4.3 baselines: Rocket-only latency and energy */
         {
             /* paper section 4.3 baselines. Rocket-only: 123.8 ms at 30.38 mW. Jetson:
              * 270.57 nJ/px, a step 6.57x the measured H20W5 641.3 us */
@@ -277,8 +278,8 @@ static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
             }
             got++;
         }
-        if (got != 3 || v[0] < 1 || v[1] < 1 || v[0] > 4096 || v[1] > 4096 ||
-            v[0] != (int)v[0] || v[1] != (int)v[1]) {
+        if (got != 3 || v[0] < 1 || v[1] < 1 || v[0] > 4096 || v[1] > 4096 || v[0] != (int)v[0] ||
+            v[1] != (int)v[1]) {
             cli_error("bad point ('%s' line %zu)", path, lineno);
             rc = 3;
             goto done;
@@ -345,9 +346,9 @@ static int do_fit(const struct kura_energy *e, const char *path, bool json)
             snprintf(k, sizeof k, "H%dW%d", pts[i].n_h, pts[i].n_w);
             json_object_set_new(r, k, json_real(res[i]));
         }
-        rc = cli_print_json(json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:o}", "mode", "fit", "hw",
-                                      fr.c.hw, "w", fr.c.w, "h", fr.c.h, "fixed", fr.c.fixed, "r2",
-                                      fr.r2, "residuals", r));
+        rc = cli_print_json(json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:o}", "mode", "fit", "hw", fr.c.hw,
+                                      "w", fr.c.w, "h", fr.c.h, "fixed", fr.c.fixed, "r2", fr.r2,
+                                      "residuals", r));
         goto done;
     }
     printf("hw=%.6f\nw=%.6f\nh=%.6f\nfixed=%.6f\nr2=%.9f\n", fr.c.hw, fr.c.w, fr.c.h, fr.c.fixed,
@@ -384,8 +385,8 @@ static int do_plots(const struct kura_energy *e, const char *dir, const char *tr
     else if (!rendered || !r2)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", dir);
     if (json)
-        return cli_print_json(json_pack("{s:s,s:s,s:b}", "mode", "plots", "output", dir,
-                                        "rendered", rendered && r2));
+        return cli_print_json(
+            json_pack("{s:s,s:s,s:b}", "mode", "plots", "output", dir, "rendered", rendered && r2));
     printf("wrote %s\n", dir);
     return 0;
 }

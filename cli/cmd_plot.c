@@ -42,8 +42,8 @@ static const struct model_plot model_plots[] = {
 enum { OPT_X = 1, OPT_Y, OPT_WHERE };
 
 static const struct cli_opt opts[] = {
-    {OPT_X, "x", 0, CLI_ARG_STRING, "KEY", "x axis: a swept config key (default: the first numeric)",
-     0},
+    {OPT_X, "x", 0, CLI_ARG_STRING, "KEY",
+     "x axis: a swept config key (default: the first numeric)", 0},
     {OPT_Y, "y", 0, CLI_ARG_STRING, "NAME", "a count or metric to plot (default: all)",
      CLI_OPT_REPEATABLE},
     {OPT_WHERE, "where", 0, CLI_ARG_STRING, "KEY=VALUE", "keep only the rows where KEY is VALUE",
@@ -57,16 +57,17 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_plot_spec = {
     .verb = VERB,
-    .usage = "usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
-             "\n"
-             "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
-             "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
-             "config key --x (default: the first swept numeric key), one series per value of\n"
-             "the other swept keys and labels. --where keeps only the rows whose config key or\n"
-             "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
-             "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
-             "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
-             "are still written with a warning.\n",
+    .usage =
+        "usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
+        "\n"
+        "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
+        "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
+        "config key --x (default: the first swept numeric key), one series per value of\n"
+        "the other swept keys and labels. --where keeps only the rows whose config key or\n"
+        "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
+        "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
+        "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
+        "are still written with a warning.\n",
     .opts = opts,
     .positional = "DIR",
 };
@@ -160,7 +161,7 @@ struct gen_plots {
     const char *model, *xkey;
     char xunit[64];
     json_t *units;
-    char **skey;    /* series key of each row: the other swept keys and the labels */
+    char **skey;     /* series key of each row: the other swept keys and the labels */
     double *xs, *yv; /* n + 1 points of scratch */
 };
 
@@ -182,7 +183,8 @@ static int series_keys(struct gen_plots *g, const char *const *swept, size_t n_s
                                     len ? " " : "", swept[s], t ? t : "?");
             mem_free(t);
         }
-        json_object_foreach(json_object_get(row, "labels"), k, v) {
+        json_object_foreach(json_object_get(row, "labels"), k, v)
+        {
             if (!label_splits_config(g->rows, k))
                 continue;
             len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
@@ -288,10 +290,11 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
     size_t n_swept = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(cfg0, k, v) {
+    json_object_foreach(cfg0, k, v)
+    {
         for (size_t i = 1; i < n; i++)
-            if (!json_equal(v, json_object_get(json_object_get(json_array_get(rows, i), "config"),
-                                               k))) {
+            if (!json_equal(
+                    v, json_object_get(json_object_get(json_array_get(rows, i), "config"), k))) {
                 if (n_swept < 128)
                     swept[n_swept++] = k;
                 break;
@@ -318,8 +321,8 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
     } else {
         const char *groups[] = {"counts", "metrics"};
         for (int gi = 0; gi < 2; gi++)
-            json_object_foreach(json_object_get(r0, groups[gi]), k, v) if (ny < MAX_Y)
-                yname[ny++] = k;
+            json_object_foreach(json_object_get(r0, groups[gi]), k, v) if (ny < MAX_Y) yname[ny++] =
+                k;
     }
     g.units = json_object_get(r0, "units");
     if (g.xkey && schema) {
@@ -337,8 +340,8 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
         rc = series_keys(&g, swept, n_swept);
     for (size_t yi = 0; yi < ny && !rc; yi++) {
         const char *yunit = json_string_value(json_object_get(g.units, yname[yi]));
-        struct plot *p = g.xkey ? line_plot(&g, yname[yi], yunit, &rc)
-                                : bar_plot(&g, yname[yi], yunit, &rc);
+        struct plot *p =
+            g.xkey ? line_plot(&g, yname[yi], yunit, &rc) : bar_plot(&g, yname[yi], yunit, &rc);
         if (!p)
             break;
         if (!rc && (rc = finish_plot(p, out, n_png)))
@@ -410,9 +413,14 @@ int cmd_plot(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
-        case CLI_BAD: return cli_next_exit(id);
-        case CLI_ID_OUTPUT: out = p.arg; break;
-        case OPT_X: xkey = p.arg; break;
+        case CLI_BAD:
+            return cli_next_exit(id);
+        case CLI_ID_OUTPUT:
+            out = p.arg;
+            break;
+        case OPT_X:
+            xkey = p.arg;
+            break;
         case OPT_Y:
             if (n_ys == MAX_Y)
                 return cli_usage_error(VERB, "more than %d --y", MAX_Y);
@@ -430,14 +438,19 @@ int cmd_plot(int argc, char **argv)
                 return cli_usage_error(VERB, "bad --mem-limit '%s' (a size such as 4GiB)", p.arg);
             mem_limit = p.u64;
             break;
-        case CLI_ID_JSON: json = true; break;
-        case CLI_ID_QUIET: quiet = true; break;
+        case CLI_ID_JSON:
+            json = true;
+            break;
+        case CLI_ID_QUIET:
+            quiet = true;
+            break;
         case CLI_POSITIONAL:
             if (in)
                 return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
             in = p.arg;
             break;
-        default: break;
+        default:
+            break;
         }
     }
     if (!in || !out)
@@ -449,8 +462,8 @@ int cmd_plot(int argc, char **argv)
     struct where_filter wf = {where, n_where};
     size_t valid = 0;
     /* rows stream through the filters; only the kept ones count against the budget */
-    int rc = jsonl_load_filtered(&rows, path, where_keep, &wf,
-                                 mem_limit / JSONL_MEM_PER_TEXT_BYTE, &valid, &e);
+    int rc = jsonl_load_filtered(&rows, path, where_keep, &wf, mem_limit / JSONL_MEM_PER_TEXT_BYTE,
+                                 &valid, &e);
     if (rc == ERR_LIMIT) {
         char lim[32], msg[1024];
         snprintf(msg, sizeof msg,
@@ -481,9 +494,8 @@ int cmd_plot(int argc, char **argv)
             rc = mp->fn(in, out);
     json_decref(rows);
     if (!rc && json)
-        rc = cli_print_json(
-            json_pack("{s:s,s:s,s:i,s:b}", "results", in, "output", out, "png", n_png, "rendered",
-                      n_png > 0));
+        rc = cli_print_json(json_pack("{s:s,s:s,s:i,s:b}", "results", in, "output", out, "png",
+                                      n_png, "rendered", n_png > 0));
     else if (!rc && !quiet)
         fprintf(stderr, "acceltrace: plots of '%s' -> %s (%d png)\n", in, out, n_png);
     return rc;

@@ -33,8 +33,8 @@ enum {
 };
 
 static const struct cli_opt opts[] = {
-    {OPT_HW, "hw", 0, CLI_ARG_STRING, "CONFIG.json", "base hardware config (its \"model\" picks the model)",
-     0},
+    {OPT_HW, "hw", 0, CLI_ARG_STRING, "CONFIG.json",
+     "base hardware config (its \"model\" picks the model)", 0},
     {OPT_MODEL, "model", 0, CLI_ARG_STRING, "NAME", "use NAME's defaults when no --hw is given", 0},
     {OPT_SWEEP, "sweep", 0, CLI_ARG_STRING, "GRID.json",
      "grid of values per key (lists, {\"range\": [a, b, step]},\n{\"zip\": {...}}); the "

@@ -62,6 +62,6 @@ int cmd_report(int argc, char **argv)
                                         (json_int_t)st.figures, "tables", (json_int_t)st.tables));
     if (!quiet)
         fprintf(stderr, "acceltrace: %s/report.md: %zu figures, %zu tables\n", dir, st.figures,
-            st.tables);
+                st.tables);
     return 0;
 }

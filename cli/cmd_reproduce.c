@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "analysis/reproduce.h"
-#include "cli/reproduce_runs.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/reproduce_runs.h"
 #include "common/progress.h"
 
 #define VERB "reproduce"
@@ -172,8 +172,7 @@ int cmd_reproduce(int argc, char **argv)
         rc = runs[k].fn(&t, &o, &e);
         double wall = progress_now_s() - t0, cpu = (double)clock() / CLOCKS_PER_SEC - c0;
         if (!quiet)
-            fprintf(stderr, "reproduce: %s done in %.1f s (%.1f s CPU)\n", runs[k].name, wall,
-                    cpu);
+            fprintf(stderr, "reproduce: %s done in %.1f s (%.1f s CPU)\n", runs[k].name, wall, cpu);
         if (pl < sizeof pre)
             pl += (size_t)snprintf(pre + pl, sizeof pre - pl, " %s: %.1f s wall, %.1f s CPU.",
                                    runs[k].name, wall, cpu);

@@ -71,10 +71,10 @@ int cmd_verify(int argc, char **argv)
             continue;
         }
         if (json)
-            json_array_append_new(
-                arr, json_pack("{s:s,s:b,s:I,s:I,s:s,s:s}", "file", files[k], "ok", 1, "frames",
-                               (json_int_t)res.frames, "bytes", (json_int_t)res.intact_bytes,
-                               "hash_algorithm", res.hash_name, "content_hash", res.content_hash));
+            json_array_append_new(arr, json_pack("{s:s,s:b,s:I,s:I,s:s,s:s}", "file", files[k],
+                                                 "ok", 1, "frames", (json_int_t)res.frames, "bytes",
+                                                 (json_int_t)res.intact_bytes, "hash_algorithm",
+                                                 res.hash_name, "content_hash", res.content_hash));
         else if (!quiet)
             printf("ok %s (%llu frames, %llu bytes, %s %s)\n", files[k],
                    (unsigned long long)res.frames, (unsigned long long)(res.intact_bytes),

@@ -16,9 +16,9 @@
 
 #include "analysis/hash_lb.h"
 #include "analysis/reproduce.h"
-#include "cli/reproduce_runs.h"
 #include "capture/capture.h"
 #include "capture/disc/disc_capture.h"
+#include "cli/reproduce_runs.h"
 #include "common/mem.h"
 #include "formats/disc_hash.h"
 #include "replay/a100_model.h"
@@ -70,8 +70,8 @@ struct disc_run {
     struct model_result *res[N_INST];
     struct hash_lb *lb;
     uint64_t n_rec;
-    struct errmsg hook_err; /* what a failing hook call said */
-    Acceltrace__TraceHeader hdr;          /* the trace header the capture would write */
+    struct errmsg hook_err;                /* what a failing hook call said */
+    Acceltrace__TraceHeader hdr;           /* the trace header the capture would write */
     struct capture_header_store hdr_store; /* storage of its common fields */
     char model[32];
     int image, steps;

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "analysis/reproduce.h"
-#include "cli/reproduce_runs.h"
 #include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
+#include "cli/reproduce_runs.h"
 #include "common/mem.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"

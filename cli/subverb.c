@@ -14,9 +14,10 @@ static void list(FILE *f, const char *verb, const char *what, const struct subve
     for (; t->name; t++)
         fprintf(f, "  %-10s %s\n", t->name, t->summary);
     if (reads_traces)
-        fprintf(f, "\noption of every %s:\n"
-                   "  --allow-partial  read a damaged trace (no or inconsistent index) with a\n"
-                   "                   warning instead of refusing it (exit 3)\n",
+        fprintf(f,
+                "\noption of every %s:\n"
+                "  --allow-partial  read a damaged trace (no or inconsistent index) with a\n"
+                "                   warning instead of refusing it (exit 3)\n",
                 what);
     fprintf(f, "\n'acceltrace %s %s --help' describes each\n", verb, what);
 }

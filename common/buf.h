@@ -15,9 +15,9 @@
 
 struct buf {
     uint8_t *data;
-    size_t len;  /* bytes used */
-    size_t cap;  /* bytes allocated */
-    int err;     /* first error of an append (ERR_NOMEM, ERR_INTERNAL); 0 none; sticky */
+    size_t len; /* bytes used */
+    size_t cap; /* bytes allocated */
+    int err;    /* first error of an append (ERR_NOMEM, ERR_INTERNAL); 0 none; sticky */
 };
 
 void buf_init(struct buf *b);

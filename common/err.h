@@ -14,17 +14,17 @@
 
 enum err {
     ERR_OK = 0,
-    ERR_NOMEM = -1,       /* allocation failed */
-    ERR_IO = -2,          /* read/write/open failed (errno-level) */
-    ERR_DATA = -3,        /* input data is corrupt, truncated or inconsistent */
-    ERR_LIMIT = -4,       /* input exceeds a configured bound (sizes, counts) */
-    ERR_FORMAT = -5,      /* unsupported version or unknown construct */
-    ERR_CONFIG = -6,      /* bad configuration file, key, type or value */
-    ERR_USAGE = -7,       /* bad command-line usage or impossible parameter */
-    ERR_NOTFOUND = -8,    /* a requested item does not exist */
-    ERR_EXTERNAL = -9,    /* an external program or library failed */
-    ERR_INTERNAL = -10,   /* broken internal invariant (a bug) */
-    ERR_NOINPUT = -11,    /* a named input file (trace, weights, config) cannot be opened */
+    ERR_NOMEM = -1,     /* allocation failed */
+    ERR_IO = -2,        /* read/write/open failed (errno-level) */
+    ERR_DATA = -3,      /* input data is corrupt, truncated or inconsistent */
+    ERR_LIMIT = -4,     /* input exceeds a configured bound (sizes, counts) */
+    ERR_FORMAT = -5,    /* unsupported version or unknown construct */
+    ERR_CONFIG = -6,    /* bad configuration file, key, type or value */
+    ERR_USAGE = -7,     /* bad command-line usage or impossible parameter */
+    ERR_NOTFOUND = -8,  /* a requested item does not exist */
+    ERR_EXTERNAL = -9,  /* an external program or library failed */
+    ERR_INTERNAL = -10, /* broken internal invariant (a bug) */
+    ERR_NOINPUT = -11,  /* a named input file (trace, weights, config) cannot be opened */
     ERR_COUNT_ = 12
 };
 

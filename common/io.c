@@ -195,8 +195,7 @@ int sink_close(struct sink *k)
     return rc;
 }
 
-int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
-                 struct errmsg *e)
+int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len, struct errmsg *e)
 {
     *text = NULL;
     *len = 0;
@@ -297,10 +296,10 @@ static int mkdir_one(const char *dir, mode_t mode, const char *path, struct errm
             return 0;
         en = ENOTDIR;
     }
-    int rc = strcmp(dir, path)
-                 ? errmsg_set(e, ERR_IO, "cannot create folder '%s': '%s': %s", path, dir,
-                              strerror(en))
-                 : errmsg_set(e, ERR_IO, "cannot create folder '%s': %s", path, strerror(en));
+    int rc =
+        strcmp(dir, path)
+            ? errmsg_set(e, ERR_IO, "cannot create folder '%s': '%s': %s", path, dir, strerror(en))
+            : errmsg_set(e, ERR_IO, "cannot create folder '%s': %s", path, strerror(en));
     errno = en;
     return rc;
 }

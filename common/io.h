@@ -18,10 +18,10 @@
 #include "common/err.h"
 
 struct src {
-    int fd;                 /* file descriptor, or -1 for memory */
-    const uint8_t *mem;     /* memory source bytes (not owned) */
-    uint64_t size;          /* total bytes available */
-    uint64_t bytes_read;    /* bytes served so far (statistics) */
+    int fd;              /* file descriptor, or -1 for memory */
+    const uint8_t *mem;  /* memory source bytes (not owned) */
+    uint64_t size;       /* total bytes available */
+    uint64_t bytes_read; /* bytes served so far (statistics) */
 };
 
 /*
@@ -46,9 +46,9 @@ int src_read_at(struct src *s, uint64_t off, void *p, size_t n, size_t *got);
 void src_close(struct src *s);
 
 struct sink {
-    int fd;                 /* file descriptor, or -1 for memory */
-    struct buf *mem;        /* memory sink (not owned) */
-    uint64_t offset;        /* bytes written so far */
+    int fd;          /* file descriptor, or -1 for memory */
+    struct buf *mem; /* memory sink (not owned) */
+    uint64_t offset; /* bytes written so far */
 };
 
 /* Creates/truncates path for writing (mode 0644); 0 or ERR_IO with a message. */
@@ -73,8 +73,7 @@ int sink_close(struct sink *k);
  * a regular file (io_open_input), ERR_LIMIT when larger than max_bytes, ERR_IO on a read
  * error, ERR_NOMEM; messages name the path.
  */
-int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len,
-                 struct errmsg *e);
+int io_read_file(const char *path, uint64_t max_bytes, char **text, size_t *len, struct errmsg *e);
 
 /*
  * Removes path and, for a folder, everything below it, without following symbolic links

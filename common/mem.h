@@ -51,7 +51,7 @@ char *mem_size_text(uint64_t bytes, char *buf, size_t n);
  * (the hint says what to change, e.g. "use a smaller --size or raise --mem-limit") and
  * returns ERR_LIMIT.
  */
-int mem_budget_refuse(struct errmsg *e, const char *what, uint64_t need_bytes,
-                      uint64_t limit_bytes, const char *hint);
+int mem_budget_refuse(struct errmsg *e, const char *what, uint64_t need_bytes, uint64_t limit_bytes,
+                      const char *hint);
 
 #endif

@@ -11,12 +11,12 @@
 
 struct progress {
     const char *label;
-    uint64_t total;     /* units of work; 0 when unknown */
+    uint64_t total; /* units of work; 0 when unknown */
     uint64_t done;
     bool quiet;
     bool tty;
-    double t_start_s;   /* monotonic seconds at start */
-    double t_last_s;    /* last report */
+    double t_start_s; /* monotonic seconds at start */
+    double t_last_s;  /* last report */
 };
 
 /* Starts a report of `total` units; quiet suppresses all output. */

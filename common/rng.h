@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 struct rng {
-    uint64_t s[4];     /* xoshiro256** state */
-    double spare;      /* cached second Box-Muller normal */
+    uint64_t s[4]; /* xoshiro256** state */
+    double spare;  /* cached second Box-Muller normal */
     bool has_spare;
 };
 

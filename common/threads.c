@@ -12,13 +12,13 @@ struct worker_arg {
 };
 
 struct thread_pool {
-    int n;                 /* threads including the caller */
-    pthread_t *tids;       /* n - 1 workers */
+    int n;           /* threads including the caller */
+    pthread_t *tids; /* n - 1 workers */
     struct worker_arg *args;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    unsigned long gen;     /* bumped for every pool_for */
-    int pending;           /* workers still running this generation */
+    unsigned long gen; /* bumped for every pool_for */
+    int pending;       /* workers still running this generation */
     int quit;
     pool_fn fn;
     void *ctx;

@@ -145,8 +145,7 @@ size_t bitset_to_bytes(const struct bitset *b, uint8_t *out, size_t out_len)
     return n * 8;
 }
 
-int bitset_from_bytes(struct bitset *b, uint32_t rows, uint32_t cols, const uint8_t *p,
-                      size_t n)
+int bitset_from_bytes(struct bitset *b, uint32_t rows, uint32_t cols, const uint8_t *p, size_t n)
 {
     size_t need;
     memset(b, 0, sizeof *b);

@@ -117,7 +117,6 @@ size_t bitset_to_bytes(const struct bitset *b, uint8_t *out, size_t out_len);
  * is initialized here. ERR_DATA when n is not exactly the serialized size or a padding
  * bit is set; ERR_LIMIT / ERR_NOMEM on size problems. On error b is left empty.
  */
-int bitset_from_bytes(struct bitset *b, uint32_t rows, uint32_t cols, const uint8_t *p,
-                      size_t n);
+int bitset_from_bytes(struct bitset *b, uint32_t rows, uint32_t cols, const uint8_t *p, size_t n);
 
 #endif

@@ -18,7 +18,7 @@ struct disc_lb {
     unsigned bits[DISC_LB_MAX_UNITS];
     int unit_of_bits[DISC_LB_MAX_BITS + 1]; /* position in the list, or -1 */
     unsigned b_max, b_min;
-    uint64_t *range_lo;  /* [2^b_max + 1] first column of each range bucket at U = 2^b_max */
+    uint64_t *range_lo;   /* [2^b_max + 1] first column of each range bucket at U = 2^b_max */
     uint64_t spread[256]; /* byte x -> 8 byte lanes holding its bits (positional counts) */
 };
 
@@ -51,9 +51,12 @@ uint32_t disc_hash_range(uint64_t j, unsigned b, uint64_t n_cols)
 uint32_t disc_hash_apply(int kind, uint64_t j, unsigned b, uint64_t n_cols, uint32_t k_odd)
 {
     switch (kind) {
-    case DISC_HASH_MOD: return disc_hash_mod(j, b);
-    case DISC_HASH_MUL: return disc_hash_mul(j, b, k_odd);
-    default: return disc_hash_range(j, b, n_cols);
+    case DISC_HASH_MOD:
+        return disc_hash_mod(j, b);
+    case DISC_HASH_MUL:
+        return disc_hash_mul(j, b, k_odd);
+    default:
+        return disc_hash_range(j, b, n_cols);
     }
 }
 
@@ -153,10 +156,22 @@ void disc_lb_free(struct disc_lb *lb)
     mem_free(lb);
 }
 
-uint64_t disc_lb_n_cols(const struct disc_lb *lb) { return lb->n_cols; }
-int disc_lb_n_units(const struct disc_lb *lb) { return lb->n_units; }
-unsigned disc_lb_unit_bits(const struct disc_lb *lb, int i) { return lb->bits[i]; }
-unsigned disc_lb_bmax(const struct disc_lb *lb) { return lb->b_max; }
+uint64_t disc_lb_n_cols(const struct disc_lb *lb)
+{
+    return lb->n_cols;
+}
+int disc_lb_n_units(const struct disc_lb *lb)
+{
+    return lb->n_units;
+}
+unsigned disc_lb_unit_bits(const struct disc_lb *lb, int i)
+{
+    return lb->bits[i];
+}
+unsigned disc_lb_bmax(const struct disc_lb *lb)
+{
+    return lb->b_max;
+}
 
 size_t disc_lb_scratch_len(const struct disc_lb *lb)
 {
@@ -336,7 +351,7 @@ struct mask_job {
     size_t words_per_row;
     const uint32_t *rows; /* row numbers of this block */
     struct disc_lb_rowstat *out;
-    uint32_t *scratch;    /* per worker */
+    uint32_t *scratch; /* per worker */
     size_t scratch_len;
 };
 
@@ -390,12 +405,10 @@ double disc_lb_acc_mean_std(const struct disc_lb_acc *acc, int h, int i)
     return acc->rows ? acc->std_sum[h][i] / (double)acc->rows : NAN;
 }
 
-double disc_lb_acc_imbalance(const struct disc_lb_acc *acc, const struct disc_lb *lb, int h,
-                             int i)
+double disc_lb_acc_imbalance(const struct disc_lb_acc *acc, const struct disc_lb *lb, int h, int i)
 {
     /* spec section 8: imbalance = sum max / sum mu = U sum max / nnz */
     if (acc->nnz == 0)
         return NAN;
-    return (double)((uint64_t)1 << lb->bits[i]) * (double)acc->max_sum[h][i] /
-           (double)acc->nnz;
+    return (double)((uint64_t)1 << lb->bits[i]) * (double)acc->max_sum[h][i] / (double)acc->nnz;
 }

@@ -43,7 +43,7 @@ enum disc_hash_kind {
 #define DISC_LB_MAX_UNITS 16 /* longest unit list */
 #define DISC_LB_MAX_BITS 16  /* U <= 65536 */
 #define DISC_LB_MAX_COLS (1u << 24)
-#define DISC_LB_STD_UNITS 5  /* the trace's unit set: U = 8, 16, 32, 64, 128 (b = 3..7) */
+#define DISC_LB_STD_UNITS 5 /* the trace's unit set: U = 8, 16, 32, 64, 128 (b = 3..7) */
 #define DISC_LB_STD_BMIN 3
 
 /* Bucket of column j under each hash for U = 2^b (b in 1..32; n_cols > 0 for range). */
@@ -99,7 +99,7 @@ uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32
 /* Statistics of one row for every hash and listed U. */
 struct disc_lb_rowstat {
     uint64_t nnz;
-    int bin;                                         /* row-sparsity bin */
+    int bin;                                          /* row-sparsity bin */
     double sigma[DISC_HASH_KINDS][DISC_LB_MAX_UNITS]; /* population std-dev, units */
     uint32_t max[DISC_HASH_KINDS][DISC_LB_MAX_UNITS]; /* most loaded unit's count */
 };
@@ -140,7 +140,6 @@ int disc_lb_mask(const struct disc_lb *lb, const uint64_t *bits, uint32_t n_rows
 /* Mean std = std_sum / rows (NaN when rows = 0) and imbalance = U max_sum / nnz (NaN when
  * nnz = 0) of hash h and unit index i. */
 double disc_lb_acc_mean_std(const struct disc_lb_acc *acc, int h, int i);
-double disc_lb_acc_imbalance(const struct disc_lb_acc *acc, const struct disc_lb *lb, int h,
-                             int i);
+double disc_lb_acc_imbalance(const struct disc_lb_acc *acc, const struct disc_lb *lb, int h, int i);
 
 #endif

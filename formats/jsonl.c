@@ -21,8 +21,7 @@ struct jsonl_writer {
     int err;
 };
 
-int jsonl_writer_open(struct jsonl_writer **out, const char *path, bool append,
-                      struct errmsg *e)
+int jsonl_writer_open(struct jsonl_writer **out, const char *path, bool append, struct errmsg *e)
 {
     *out = NULL;
     struct jsonl_writer *w = mem_calloc(1, sizeof *w);
@@ -113,8 +112,7 @@ int jsonl_load_filtered(json_t **out, const char *path, jsonl_keep_fn keep, void
         json_t *o = json_loadb(text, (size_t)n - 1, 0, &je);
         if (!o || !json_is_object(o)) {
             json_decref(o);
-            rc = errmsg_set(e, ERR_DATA, "line is not a JSON object ('%s' line %zu)", path,
-                            line);
+            rc = errmsg_set(e, ERR_DATA, "line is not a JSON object ('%s' line %zu)", path, line);
             goto done;
         }
         pos += (size_t)n;

@@ -17,8 +17,7 @@
 struct jsonl_writer;
 
 /* Opens path for writing (append keeps content). 0 or ERR_IO with e set. */
-int jsonl_writer_open(struct jsonl_writer **out, const char *path, bool append,
-                      struct errmsg *e);
+int jsonl_writer_open(struct jsonl_writer **out, const char *path, bool append, struct errmsg *e);
 /* Writes obj as one line. 0, ERR_NOMEM or ERR_IO. */
 int jsonl_write(struct jsonl_writer *w, const json_t *obj);
 /* Closes (NULL is a no-op); returns the first error seen. */

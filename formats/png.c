@@ -13,10 +13,10 @@
 #include "formats/png.h"
 
 struct png_ctx {
-    FILE *f;          /* file target or NULL */
-    struct buf *mem;  /* memory target or NULL */
+    FILE *f;         /* file target or NULL */
+    struct buf *mem; /* memory target or NULL */
     int mem_err;
-    char msg[256];    /* libpng's message */
+    char msg[256]; /* libpng's message */
 };
 
 static void on_error(png_structp png, png_const_charp msg)
@@ -111,8 +111,7 @@ int png_write_file(const char *path, uint32_t width, uint32_t height, enum png_c
         rc = ERR_IO;
     if (rc) {
         remove(path);
-        return errmsg_set(e, rc, "cannot write png '%s': %s", path,
-                          c.msg[0] ? c.msg : err_str(rc));
+        return errmsg_set(e, rc, "cannot write png '%s': %s", path, c.msg[0] ? c.msg : err_str(rc));
     }
     return 0;
 }
@@ -135,8 +134,8 @@ void png_viridis(double t, uint8_t rgb[3])
 {
     /* 9 control points sampled from matplotlib's viridis table at t = 0, 1/8, ..., 1. */
     static const uint8_t cp[9][3] = {
-        {68, 1, 84},    {71, 44, 122},  {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
-        {39, 173, 129}, {92, 200, 99},  {170, 220, 50}, {253, 231, 37},
+        {68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
+        {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37},
     };
     if (isnan(t)) {
         rgb[0] = rgb[1] = rgb[2] = 128;

@@ -116,8 +116,8 @@ static int walk_indices(const uint8_t *p, size_t n, uint32_t limit, uint32_t *id
     return 0;
 }
 
-int varint_decode_indices(const uint8_t *p, size_t n, uint32_t limit, uint32_t *idx,
-                          size_t cap, size_t *count)
+int varint_decode_indices(const uint8_t *p, size_t n, uint32_t limit, uint32_t *idx, size_t cap,
+                          size_t *count)
 {
     static uint32_t dummy;
     *count = 0;

@@ -52,8 +52,8 @@ int varint_encode_indices(struct buf *b, const uint32_t *idx, size_t count);
  * ERR_DATA on a malformed varint or an index >= limit / past 32 bits; ERR_LIMIT when
  * the list holds more than cap indices. Never writes past idx[cap - 1].
  */
-int varint_decode_indices(const uint8_t *p, size_t n, uint32_t limit, uint32_t *idx,
-                          size_t cap, size_t *count);
+int varint_decode_indices(const uint8_t *p, size_t n, uint32_t limit, uint32_t *idx, size_t cap,
+                          size_t *count);
 
 /*
  * Counts and validates the indices of a delta-coded list (as varint_decode_indices with

@@ -11,14 +11,14 @@
 
 void a100_hw_default(struct a100_hw *hw)
 {
-    hw->peak_tflops = 312;  /* A100 FP16 dense [paper] */
-    hw->hbm_gbs = 1935;     /* A100 80 GB PCIe [paper] */
-    hw->eff_linear = 0.60;  /* [decision] */
-    hw->eff_attn = 0.40;    /* [decision] */
-    hw->eff_mem = 0.80;     /* [decision] */
-    hw->launch_us = 4.0;    /* [decision] */
-    hw->power_w = 250;      /* [decision] */
-    hw->elem_bytes = 2;     /* FP16 [decision] */
+    hw->peak_tflops = 312; /* A100 FP16 dense [paper] */
+    hw->hbm_gbs = 1935;    /* A100 80 GB PCIe [paper] */
+    hw->eff_linear = 0.60; /* [decision] */
+    hw->eff_attn = 0.40;   /* [decision] */
+    hw->eff_mem = 0.80;    /* [decision] */
+    hw->launch_us = 4.0;   /* [decision] */
+    hw->power_w = 250;     /* [decision] */
+    hw->elem_bytes = 2;    /* FP16 [decision] */
 }
 
 /* Kernel classes of the split (struct a100_split). */
@@ -28,8 +28,8 @@ enum { K_LINEAR, K_ATTN, K_ELEM };
  * spec 7.4: t = max(FLOP/(peak eff), bytes/(hbm eff_mem)) + launch. When sp is set, the
  * kernel's time is also added to its class's compute- or memory-bound term and the launch.
  */
-static double roofline_acc(const struct a100_hw *hw, double flop, double eff, double bytes,
-                           int cls, struct a100_split *sp)
+static double roofline_acc(const struct a100_hw *hw, double flop, double eff, double bytes, int cls,
+                           struct a100_split *sp)
 {
     double tc = eff > 0 ? flop / (hw->peak_tflops * 1e12 * eff) : 0;
     double tm = bytes / (hw->hbm_gbs * 1e9 * hw->eff_mem);
@@ -55,16 +55,15 @@ static double lin_acc(const struct a100_hw *hw, uint64_t m, uint64_t ni, uint64_
 {
     double flop = 2.0 * (double)m * (double)ni * (double)no;
     /* spec 7.4: bytes E_b (M N_i + N_i N_o + N_o + M N_o) */
-    double bytes = (double)hw->elem_bytes *
-                   ((double)m * ni + (double)ni * no + (double)no + (double)m * no);
+    double bytes =
+        (double)hw->elem_bytes * ((double)m * ni + (double)ni * no + (double)no + (double)m * no);
     return roofline_acc(hw, flop, hw->eff_linear, bytes, K_LINEAR, sp);
 }
 
-static double att_acc(const struct a100_hw *hw, uint64_t mac, uint64_t elems,
-                      struct a100_split *sp)
+static double att_acc(const struct a100_hw *hw, uint64_t mac, uint64_t elems, struct a100_split *sp)
 {
-    return roofline_acc(hw, 2.0 * (double)mac, hw->eff_attn,
-                        (double)hw->elem_bytes * (double)elems, K_ATTN, sp);
+    return roofline_acc(hw, 2.0 * (double)mac, hw->eff_attn, (double)hw->elem_bytes * (double)elems,
+                        K_ATTN, sp);
 }
 
 static double ew_acc(const struct a100_hw *hw, uint64_t e, int n_in, struct a100_split *sp)
@@ -110,24 +109,22 @@ static double step_acc(const struct a100_hw *hw, const struct a100_dims *dm, uin
     uint64_t nk = 0;
     double s = 0;
     /* spec 7.2 op list, dense; qk+softmax+pv fused (spec 7.4) */
-    s += lin_acc(hw, 1, 256, d, sp) + lin_acc(hw, 1, d, d, sp) +
-         lin_acc(hw, 1, d, 6 * d, sp);
-    s += lin_acc(hw, bt, dm->dc, d, sp) + ew_acc(hw, bt * d, 1, sp) +
-         lin_acc(hw, bt, d, d, sp);
+    s += lin_acc(hw, 1, 256, d, sp) + lin_acc(hw, 1, d, d, sp) + lin_acc(hw, 1, d, 6 * d, sp);
+    s += lin_acc(hw, bt, dm->dc, d, sp) + ew_acc(hw, bt * d, 1, sp) + lin_acc(hw, bt, d, d, sp);
     s += lin_acc(hw, bn, (uint64_t)dm->cin * dm->patch * dm->patch, d, sp) +
          ew_acc(hw, bn * d, 2, sp);
     nk += 8;
     /* one block, counted depth times (into bsp for the split) */
     struct a100_split bsp = {0}, *bp = sp ? &bsp : NULL;
     double blk = 0;
-    blk += ew_acc(hw, bn * d, 1, bp);                       /* sa_norm */
+    blk += ew_acc(hw, bn * d, 1, bp);                                 /* sa_norm */
     blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bn, d, 2 * d, bp); /* sa_q, sa_kv */
-    blk += att_acc(hw, 2 * b * h * n * dh * n, b * 4 * n * d, bp);   /* self-attention */
-    blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp); /* sa_o, sa_res */
-    blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bt, d, 2 * d, bp);  /* ca_q, ca_kv */
+    blk += att_acc(hw, 2 * b * h * n * dh * n, b * 4 * n * d, bp);    /* self-attention */
+    blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp);     /* sa_o, sa_res */
+    blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bt, d, 2 * d, bp); /* ca_q, ca_kv */
     blk += att_acc(hw, 2 * b * h * n * dh * t, b * (2 * n + 2 * t) * d, bp);
     blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp); /* ca_o, ca_res */
-    blk += ew_acc(hw, bn * d, 1, bp);                       /* ff_norm */
+    blk += ew_acc(hw, bn * d, 1, bp);                             /* ff_norm */
     blk += lin_acc(hw, bn, d, 4 * d, bp) + ew_acc(hw, 4 * bn * d, 1, bp);
     blk += lin_acc(hw, bn, 4 * d, d, bp) + ew_acc(hw, bn * d, 2, bp);
     s += blk * dm->depth;
@@ -148,8 +145,7 @@ double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_
     return step_acc(hw, dm, kernels, NULL);
 }
 
-void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm,
-                     struct a100_split *out)
+void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm, struct a100_split *out)
 {
     memset(out, 0, sizeof *out);
     step_acc(hw, dm, NULL, out);
@@ -190,8 +186,7 @@ static int a100_new(void **state, const struct hw_config *cfg, const struct mode
     const Acceltrace__DiscHeader *dh = env->hdr ? env->hdr->disc : NULL;
     if (!dh || dh->depth == 0 || dh->tokens == 0 || dh->steps == 0 || dh->depth > 1024 ||
         dh->hidden > 65536 || dh->heads > 4096)
-        return errmsg_set(e, ERR_DATA, "trace has no usable disc header ('%s')",
-                          env->trace_path);
+        return errmsg_set(e, ERR_DATA, "trace has no usable disc header ('%s')", env->trace_path);
     struct a100_state *s = mem_calloc(1, sizeof *s);
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -203,9 +198,9 @@ static int a100_new(void **state, const struct hw_config *cfg, const struct mode
     s->hw.launch_us = hw_config_float(cfg, "launch_us");
     s->hw.power_w = hw_config_float(cfg, "power_w");
     s->hw.elem_bytes = (int)hw_config_int(cfg, "elem_bytes");
-    struct a100_dims d = {dh->depth,   dh->hidden,   dh->heads,       dh->head_dim,
+    struct a100_dims d = {dh->depth,       dh->hidden,        dh->heads,  dh->head_dim,
                           dh->text_tokens, dh->caption_width, dh->tokens, dh->batch ? dh->batch : 1,
-                          dh->in_channels, dh->out_channels, dh->patch, dh->latent_h,
+                          dh->in_channels, dh->out_channels,  dh->patch,  dh->latent_h,
                           dh->latent_w};
     s->dm = d;
     s->steps = dh->steps;
@@ -232,7 +227,10 @@ static int a100_finish(void *state, struct model_result *res, struct errmsg *e)
     return result_err(res, e);
 }
 
-static void a100_free(void *state) { mem_free(state); }
+static void a100_free(void *state)
+{
+    mem_free(state);
+}
 
 /* Checkpoint hooks (model.h): consume changes nothing, so the state is empty. */
 static int a100_save(const void *state, struct sink *k, struct errmsg *e)

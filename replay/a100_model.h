@@ -57,7 +57,6 @@ struct a100_split {
 /* Seconds of one dense sampler step (the spec 7.2 op list at N_k = N) and its kernels. */
 double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels);
 /* The same step split by term into *out. */
-void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm,
-                     struct a100_split *out);
+void a100_step_split(const struct a100_hw *hw, const struct a100_dims *dm, struct a100_split *out);
 
 #endif

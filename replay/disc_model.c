@@ -65,8 +65,8 @@ static void op_reset(struct disc_op *op)
     op->block = block;
 }
 
-void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni,
-                 uint64_t no, uint64_t bytes, struct disc_op *op)
+void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni, uint64_t no,
+                 uint64_t bytes, struct disc_op *op)
 {
     op_reset(op);
     op->unit = DISC_UNIT_DPU;
@@ -80,8 +80,7 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
         double fo = (double)no / (p * ceil((double)no / p));
         double fm = (double)m / (p * ceil((double)m / p));
         double fill = fmax(fo, fm);
-        double comp = (double)mac /
-                      ((double)hw->cores * p * hw->dpu_lanes * fill * hw->dpu_eta);
+        double comp = (double)mac / ((double)hw->cores * p * hw->dpu_lanes * fill * hw->dpu_eta);
         op->cycles = disc_ceil(fmax(comp, bw));
     }
     op->exposed = op->cycles;
@@ -101,19 +100,18 @@ void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_
     const double bw = (double)bytes / disc_bw_c(hw);
     const uint64_t c = (uint64_t)hw->vpu_cycles[vc];
     /* spec 7.2: ceil(max(E c / (C S W), bytes / BW_c)) */
-    double comp = (double)e * (double)c /
-                  ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
+    double comp = (double)e * (double)c / ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
     op->cycles = e == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.vpu_op = e * c;                 /* spec 7.4: E c */
+    op->a.vpu_op = e * c; /* spec 7.4: E c */
     op->a.sram_rd = eb * e * (uint64_t)n_in;
     op->a.sram_wr = eb * e;
     op->a.hbm = bytes;
 }
 
-void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows,
-                   uint32_t dh, uint64_t bytes, struct disc_op *op)
+void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows, uint32_t dh,
+                   uint64_t bytes, struct disc_op *op)
 {
     op_reset(op);
     op->unit = DISC_UNIT_DPU;
@@ -123,15 +121,14 @@ void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t 
     op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.mac = (uint64_t)dh * nnz;                       /* spec 7.4 */
+    op->a.mac = (uint64_t)dh * nnz; /* spec 7.4 */
     op->a.sram_rd = eb * dh * (nnz + rows);
     op->a.sram_wr = eb * nnz;
     op->a.hbm = bytes;
 }
 
-void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
-                            bool generated, uint64_t dense_elems, uint64_t bytes,
-                            struct disc_op *op)
+void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, bool generated,
+                            uint64_t dense_elems, uint64_t bytes, struct disc_op *op)
 {
     op_reset(op);
     op->unit = DISC_UNIT_VPU;
@@ -143,11 +140,10 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
     double comp;
     if (generated) {
         /* spec 7.3: ((c_sm + c_th) Bh N_k N / S_vpu + c_renorm R_S) / (W_vpu C_core) */
-        comp = ((double)(csm + cth) * (double)dense_elems / hw->vpu_simds +
-                (double)crn * r_s) / cw;
+        comp = ((double)(csm + cth) * (double)dense_elems / hw->vpu_simds + (double)crn * r_s) / cw;
         op->a.vpu_op = (csm + cth) * dense_elems + crn * nnz;
     } else {
-        comp = (double)csm * r_s / cw;   /* spec 7.3: c_softmax R_S / (W_vpu C_core) */
+        comp = (double)csm * r_s / cw; /* spec 7.3: c_softmax R_S / (W_vpu C_core) */
         op->a.vpu_op = csm * nnz;
     }
     op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
@@ -158,8 +154,8 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
     op->a.hbm = bytes;
 }
 
-void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows,
-                  uint32_t dh, uint64_t bytes, struct disc_op *op)
+void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows, uint32_t dh,
+                  uint64_t bytes, struct disc_op *op)
 {
     op_reset(op);
     op->unit = DISC_UNIT_VPU;
@@ -168,13 +164,13 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
         op->cycles = disc_ceil(bw);
     } else {
         /* spec 7.3: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
-        double comp = (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) /
-                      hw->cores;
+        double comp =
+            (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) / hw->cores;
         op->cycles = disc_ceil(fmax(comp, bw)) + log2u((uint64_t)hw->vpu_simds);
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.vpu_op = (uint64_t)dh * nnz;                    /* spec 7.4 */
+    op->a.vpu_op = (uint64_t)dh * nnz; /* spec 7.4 */
     op->a.sram_rd = eb * nnz * (1 + (uint64_t)dh);
     op->a.sram_wr = eb * rows * dh;
     op->a.bus = rows * dh * (uint64_t)hw->vpu_simds;
@@ -189,7 +185,7 @@ size_t disc_step_ops_max(uint32_t depth)
 /* Op list builder for one step. */
 struct builder {
     const struct disc_hw *hw;
-    double spad;          /* scratchpad bytes */
+    double spad; /* scratchpad bytes */
     uint64_t eb;
     struct disc_op *ops;
     size_t n, cap;
@@ -214,21 +210,20 @@ static void lin(struct builder *b, const char *name, int block, uint64_t m, uint
     struct disc_op *op = next_op(b, name, "linear", block);
     if (!op)
         return;
-    uint64_t weights = b->eb * (ni * no + no);           /* spec 7.2: read once per pass */
-    uint64_t act = b->eb * m * (ni + no);                /* spec 7.2 activation bytes */
+    uint64_t weights = b->eb * (ni * no + no); /* spec 7.2: read once per pass */
+    uint64_t act = b->eb * m * (ni + no);      /* spec 7.2 activation bytes */
     uint64_t spill = (double)act > b->spad ? act : 0;
     disc_op_dpu(b->hw, 1, m, ni, no, weights + spill + extra, op);
     op->a.gspm = act;
 }
 
-static void vec(struct builder *b, const char *name, int block, uint64_t e, int vc,
-                uint64_t extra)
+static void vec(struct builder *b, const char *name, int block, uint64_t e, int vc, uint64_t extra)
 {
     struct disc_op *op = next_op(b, name, "vector", block);
     if (!op)
         return;
     int n_in = (vc == DISC_VC_RESIDUAL || vc == DISC_VC_GATE_RESIDUAL) ? 2 : 1;
-    uint64_t act = b->eb * e * (uint64_t)(n_in + 1);    /* spec 7.2 */
+    uint64_t act = b->eb * e * (uint64_t)(n_in + 1); /* spec 7.2 */
     uint64_t spill = (double)act > b->spad ? act : 0;
     disc_op_vpu(b->hw, e, vc, n_in, spill + extra, op);
     op->a.gspm = act;
@@ -237,16 +232,15 @@ static void vec(struct builder *b, const char *name, int block, uint64_t e, int 
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
                      const struct disc_step_in *in, struct disc_op *ops, size_t cap)
 {
-    struct builder b = {hw, hw->scratchpad_mib * 1048576.0, (uint64_t)hw->elem_bytes, ops, 0,
-                        cap};
+    struct builder b = {hw, hw->scratchpad_mib * 1048576.0, (uint64_t)hw->elem_bytes, ops, 0, cap};
     const uint64_t eb = b.eb, d = dm->d, n = dm->n, t = dm->text, bb = dm->batch;
     const uint64_t h = dm->h, dh = dm->dh, bh = bb * h;
     const uint64_t nk = mode == DISC_MODE_BASELINE ? n : in->n_kept;
     const bool ctr = dm->ctr_on && mode != DISC_MODE_BASELINE;
     const bool st = mode == DISC_MODE_ALL && in->st;
     const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
-    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8; /* spec 7.3 */
-    const uint64_t ctr_read = ctr ? eb * bb * (n - nk) * d : 0;  /* pruned rows of cache_ff */
+    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8;  /* spec 7.3 */
+    const uint64_t ctr_read = ctr ? eb * bb * (n - nk) * d : 0; /* pruned rows of cache_ff */
     const uint64_t ctr_write = ctr ? eb * bb * nk * d : 0;
 
     /* 1. token selector (spec 7.2 item 1) */
@@ -297,8 +291,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
             disc_op_spmm(hw, sb->r_s, sb->nnz, rows, (uint32_t)dh, spill ? wr : 0, pv);
             pv->cls = "spmm";
         } else {
-            disc_op_sddmm(hw, sb->r_p, sb->nnz, rows, (uint32_t)dh,
-                          mask_bytes + (spill ? rd : 0), qk);
+            disc_op_sddmm(hw, sb->r_p, sb->nnz, rows, (uint32_t)dh, mask_bytes + (spill ? rd : 0),
+                          qk);
             qk->cls = "sddmm";
             disc_op_softmax_sparse(hw, sb->r_s, sb->nnz, false, 0, 0, sm);
             disc_op_spmm(hw, sb->r_s, sb->nnz, rows, (uint32_t)dh, spill ? wr : 0, pv);
@@ -384,8 +378,7 @@ void disc_hw_default(struct disc_hw *hw)
  * terms' watts when t lists any) and keeps the others. ERR_CONFIG for a count the DiSC
  * model does not make, e set naming t->path.
  */
-static int energy_from_table(struct disc_energy *en, const struct energy_table *t,
-                             struct errmsg *e)
+static int energy_from_table(struct disc_energy *en, const struct energy_table *t, struct errmsg *e)
 {
     static const struct {
         const char *count;
@@ -520,7 +513,10 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_INT("a100.elem_bytes", "B", 1, 8, 2, "A100 bytes per operand [decision]"),
 };
 
-static bool is_pow2(int64_t x) { return x >= 2 && (x & (x - 1)) == 0; }
+static bool is_pow2(int64_t x)
+{
+    return x >= 2 && (x & (x - 1)) == 0;
+}
 
 static int parse_modes(const char *s, bool modes[DISC_MODES])
 {
@@ -568,9 +564,9 @@ static const struct hw_schema disc_schema = {
 
 /* Per (step, block): ST statistics summed over batch and heads. */
 struct disc_cell {
-    double r_p, r_s;          /* known (recorded or recomputed) */
-    uint64_t nnz;             /* all masks */
-    double kept_rp, kept_rs;  /* kept masks only, for the estimate */
+    double r_p, r_s;         /* known (recorded or recomputed) */
+    uint64_t nnz;            /* all masks */
+    double kept_rp, kept_rs; /* kept masks only, for the estimate */
     uint64_t kept_nnz;
     uint32_t masks, kept;
 };
@@ -579,7 +575,7 @@ struct disc_cell {
 struct disc_pending {
     uint32_t step, block;
     uint64_t nnz;
-    uint8_t *bits;            /* kept bits awaiting the step's token mask, or NULL */
+    uint8_t *bits; /* kept bits awaiting the step's token mask, or NULL */
     size_t bits_len;
 };
 
@@ -590,18 +586,18 @@ struct disc_state {
     bool modes[DISC_MODES];
     bool ops_table;
     struct disc_dims dm;
-    uint32_t steps;           /* K */
+    uint32_t steps; /* K */
     bool st_on;
     /* where the configured statistics sit in the recorded lb arrays (-1: not recorded) */
     int lb_hash, lb_up, lb_us, lb_nu, lb_nh;
-    struct disc_lb *lb;       /* recount from kept bits (U = P_dpu, S_vpu), lazily */
+    struct disc_lb *lb; /* recount from kept bits (U = P_dpu, S_vpu), lazily */
     int lb_ip, lb_is;
     /* per step */
     bool *have_step;
     uint64_t *n_kept;
     bool *generated;
-    uint8_t **token_mask;     /* [K] token bitsets (N bits), NULL before the record */
-    struct disc_cell *cells;  /* [K][L] */
+    uint8_t **token_mask;    /* [K] token bitsets (N bits), NULL before the record */
+    struct disc_cell *cells; /* [K][L] */
     uint64_t n_masks;
     struct disc_pending *pend;
     size_t n_pend, cap_pend;
@@ -700,12 +696,11 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
     s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
     s->steps = dh->steps;
-    if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 ||
-        dm->n > DISC_MAX_TOKENS || dm->h == 0 || dm->h > 4096 || dm->d == 0 ||
-        dm->d > 65536 || dm->dh == 0 || dm->batch > 64 || s->steps == 0 ||
-        s->steps > DISC_MAX_STEPS || dm->patch == 0 || dm->patch > 64 ||
-        dm->lat_h > 65536 || dm->lat_w > 65536 || dm->text > 65536 || dm->dc > 65536 ||
-        dm->cin > 1024 || dm->cout > 1024) {
+    if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 || dm->n > DISC_MAX_TOKENS ||
+        dm->h == 0 || dm->h > 4096 || dm->d == 0 || dm->d > 65536 || dm->dh == 0 ||
+        dm->batch > 64 || s->steps == 0 || s->steps > DISC_MAX_STEPS || dm->patch == 0 ||
+        dm->patch > 64 || dm->lat_h > 65536 || dm->lat_w > 65536 || dm->text > 65536 ||
+        dm->dc > 65536 || dm->cin > 1024 || dm->cout > 1024) {
         rc = errmsg_set(e, ERR_DATA, "disc header has impossible dimensions ('%s')",
                         env->trace_path);
         goto fail;
@@ -754,8 +749,8 @@ static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, siz
             b[nb++] = bs;
         int rc = disc_lb_new(&s->lb, n, s->hw.hash_k_odd, b, nb);
         if (rc < 0)
-            return errmsg_set(e, rc, "cannot count load balance (U = %d, %d)",
-                              s->hw.dpu_count, s->hw.vpu_simds);
+            return errmsg_set(e, rc, "cannot count load balance (U = %d, %d)", s->hw.dpu_count,
+                              s->hw.vpu_simds);
         s->lb_ip = 0;
         s->lb_is = bs == bp ? 0 : 1;
     }
@@ -771,8 +766,7 @@ static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, siz
     if (s->have_step[step] && acc.rows != s->n_kept[step])
         return errmsg_set(e, ERR_DATA,
                           "a kept mask of step %u counts %llu computed rows, its step keeps %llu",
-                          step, (unsigned long long)acc.rows,
-                          (unsigned long long)s->n_kept[step]);
+                          step, (unsigned long long)acc.rows, (unsigned long long)s->n_kept[step]);
     *r_p = (double)acc.max_sum[s->hw.hash][s->lb_ip];
     *r_s = (double)acc.max_sum[s->hw.hash][s->lb_is];
     return 0;
@@ -823,8 +817,7 @@ static int consume_step(struct disc_state *s, const Acceltrace__DiscStep *st, st
         return errmsg_set(e, ERR_DATA, "disc step %u beyond the header's %u steps", st->k,
                           s->steps);
     if (st->n_kept > s->dm.n)
-        return errmsg_set(e, ERR_DATA, "step %u keeps %u of %u tokens", st->k, st->n_kept,
-                          s->dm.n);
+        return errmsg_set(e, ERR_DATA, "step %u keeps %u of %u tokens", st->k, st->n_kept, s->dm.n);
     s->have_step[st->k] = true;
     s->n_kept[st->k] = st->n_kept;
     s->generated[st->k] = st->st_generated;
@@ -870,17 +863,19 @@ static int consume_mask(struct disc_state *s, const Acceltrace__DiscMask *m, str
         return 0;
     }
     /* kept: wait for the step's token mask; not kept: estimate at finish (rule 2) */
-    return push_pending(s, m->step, m->block, m->nnz, kept ? m->bits.data : NULL,
-                        m->bits.len, e);
+    return push_pending(s, m->step, m->block, m->nnz, kept ? m->bits.data : NULL, m->bits.len, e);
 }
 
 static int disc_consume(void *state, const struct model_record *r, struct errmsg *e)
 {
     struct disc_state *s = state;
     switch (r->rec->body_case) {
-    case ACCELTRACE__RECORD__BODY_DISC_STEP: return consume_step(s, r->rec->disc_step, e);
-    case ACCELTRACE__RECORD__BODY_DISC_MASK: return consume_mask(s, r->rec->disc_mask, e);
-    default: return 0;
+    case ACCELTRACE__RECORD__BODY_DISC_STEP:
+        return consume_step(s, r->rec->disc_step, e);
+    case ACCELTRACE__RECORD__BODY_DISC_MASK:
+        return consume_mask(s, r->rec->disc_mask, e);
+    default:
+        return 0;
     }
 }
 
@@ -972,8 +967,8 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
-    const struct a100_dims ad = {dm->depth, dm->d,    dm->h,   dm->dh,    dm->text,
-                                 dm->dc,    dm->n,    dm->batch, dm->cin, dm->cout,
+    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,  dm->text,
+                                 dm->dc,    dm->n,     dm->batch, dm->cin, dm->cout,
                                  dm->patch, dm->lat_h, dm->lat_w};
     const double a100_s = a100_step_s(&s->a100, &ad, NULL) * s->steps;
     const double a100_j = a100_s * s->a100.power_w; /* spec 7.4: power_w t */

@@ -46,22 +46,22 @@ extern const char *const disc_vclass_names[DISC_VC_COUNT];
 
 /* The hardware of spec 7.1 (configs/disc-a100-matched.json). */
 struct disc_hw {
-    double clock_ghz;          /* core clock, GHz */
-    int cores;                 /* C_core */
-    int dpu_count;             /* P_dpu per core, power of two >= 2 */
-    int dpu_lanes;             /* L_lane MAC lanes per DPU */
-    double dpu_eta;            /* fixed DPU efficiency eta */
-    int vpu_simds;             /* S_vpu SIMD engines per core, power of two >= 2 */
-    int vpu_width;             /* W_vpu FMA lanes per engine */
-    int vpu_bus_elems;         /* reduced output elements per cycle on the bus */
+    double clock_ghz;              /* core clock, GHz */
+    int cores;                     /* C_core */
+    int dpu_count;                 /* P_dpu per core, power of two >= 2 */
+    int dpu_lanes;                 /* L_lane MAC lanes per DPU */
+    double dpu_eta;                /* fixed DPU efficiency eta */
+    int vpu_simds;                 /* S_vpu SIMD engines per core, power of two >= 2 */
+    int vpu_width;                 /* W_vpu FMA lanes per engine */
+    int vpu_bus_elems;             /* reduced output elements per cycle on the bus */
     int vpu_cycles[DISC_VC_COUNT]; /* lane-cycles per element */
-    int selector_width;        /* latent elements per cycle in the token selector */
-    int hash;                  /* enum disc_hash_kind for SDDMM/SpMM placement */
-    uint32_t hash_k_odd;       /* multiplicative constant */
-    double hbm_gbs;            /* HBM bandwidth, GB/s */
-    double scratchpad_mib;     /* global scratchpad, MiB */
-    int elem_bytes;            /* E_b, bytes per operand */
-    bool overlap_spmm_proj;    /* SpMM overlaps sa_o (max rule) */
+    int selector_width;            /* latent elements per cycle in the token selector */
+    int hash;                      /* enum disc_hash_kind for SDDMM/SpMM placement */
+    uint32_t hash_k_odd;           /* multiplicative constant */
+    double hbm_gbs;                /* HBM bandwidth, GB/s */
+    double scratchpad_mib;         /* global scratchpad, MiB */
+    int elem_bytes;                /* E_b, bytes per operand */
+    bool overlap_spmm_proj;        /* SpMM overlaps sa_o (max rule) */
 };
 
 /* Energy per event (configs/disc-energy.json), pJ, and static power in W (spec 7.4). */
@@ -72,17 +72,17 @@ struct disc_energy {
 
 /* Model dimensions of the trace (spec 2.1 notation). */
 struct disc_dims {
-    uint32_t depth;    /* L */
-    uint32_t d;        /* hidden */
-    uint32_t h;        /* heads */
-    uint32_t dh;       /* head dim */
-    uint32_t text;     /* T */
-    uint32_t dc;       /* caption width D_c */
-    uint32_t n;        /* tokens N */
-    uint32_t batch;    /* B */
+    uint32_t depth; /* L */
+    uint32_t d;     /* hidden */
+    uint32_t h;     /* heads */
+    uint32_t dh;    /* head dim */
+    uint32_t text;  /* T */
+    uint32_t dc;    /* caption width D_c */
+    uint32_t n;     /* tokens N */
+    uint32_t batch; /* B */
     uint32_t cin, cout, patch;
     uint32_t lat_h, lat_w; /* latent H, W */
-    bool ctr_on;       /* the trace has CTR on (caches, selector) */
+    bool ctr_on;           /* the trace has CTR on (caches, selector) */
 };
 
 enum disc_mode { DISC_MODE_BASELINE = 0, DISC_MODE_CTR = 1, DISC_MODE_ALL = 2 };
@@ -91,41 +91,41 @@ const char *disc_mode_name(int mode);
 
 /* Activity counts of one op (spec 7.4 table). */
 struct disc_act {
-    uint64_t mac;          /* MACs on DPU lanes */
-    uint64_t vpu_op;       /* VPU lane-ops (element-wise, softmax, SpMM FMA, selector) */
-    uint64_t sram_rd;      /* bytes read from core SRAM */
-    uint64_t sram_wr;      /* bytes written to core SRAM */
-    uint64_t gspm;         /* global scratchpad bytes */
-    uint64_t hbm;          /* HBM bytes */
-    uint64_t bus;          /* reduction-bus elements */
+    uint64_t mac;     /* MACs on DPU lanes */
+    uint64_t vpu_op;  /* VPU lane-ops (element-wise, softmax, SpMM FMA, selector) */
+    uint64_t sram_rd; /* bytes read from core SRAM */
+    uint64_t sram_wr; /* bytes written to core SRAM */
+    uint64_t gspm;    /* global scratchpad bytes */
+    uint64_t hbm;     /* HBM bytes */
+    uint64_t bus;     /* reduction-bus elements */
 };
 
 enum disc_unit { DISC_UNIT_DPU = 0, DISC_UNIT_VPU = 1 };
 
 /* One op of a step. */
 struct disc_op {
-    const char *name;      /* "sa_qk" ... (static) */
-    const char *cls;       /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
-                              "select" (static) */
-    int unit;              /* enum disc_unit */
-    int block;             /* -1 for per-step ops */
-    uint64_t cycles;       /* cost of the op alone */
-    uint64_t exposed;      /* cycles it adds to the step (overlap hides the rest) */
+    const char *name; /* "sa_qk" ... (static) */
+    const char *cls;  /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
+                         "select" (static) */
+    int unit;         /* enum disc_unit */
+    int block;        /* -1 for per-step ops */
+    uint64_t cycles;  /* cost of the op alone */
+    uint64_t exposed; /* cycles it adds to the step (overlap hides the rest) */
     struct disc_act a;
 };
 
 /* ST statistics of one block at one step, summed over batch elements and heads. */
 struct disc_block_st {
-    double r_p;            /* sum over rows of the max DPU count (hash, U = P_dpu) */
-    double r_s;            /* same at U = S_vpu */
-    uint64_t nnz;          /* nonzeros over computed rows */
+    double r_p;   /* sum over rows of the max DPU count (hash, U = P_dpu) */
+    double r_s;   /* same at U = S_vpu */
+    uint64_t nnz; /* nonzeros over computed rows */
 };
 
 /* What one step of the trace tells the model. */
 struct disc_step_in {
-    uint32_t k;            /* step index */
-    uint64_t n_kept;       /* N_k (ignored in mode baseline) */
-    bool generated;        /* ST generation step */
+    uint32_t k;                     /* step index */
+    uint64_t n_kept;                /* N_k (ignored in mode baseline) */
+    bool generated;                 /* ST generation step */
     const struct disc_block_st *st; /* [depth] for mode all, else NULL */
 };
 
@@ -139,21 +139,20 @@ double disc_bw_c(const struct disc_hw *hw);
  * Dense DPU op: n_rep repetitions of (m x ni)(ni x no) with `bytes` of HBM traffic (spec
  * 7.2). Fills cycles, exposed and the activity counts mac/sram (not gspm/hbm).
  */
-void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni,
-                 uint64_t no, uint64_t bytes, struct disc_op *op);
+void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni, uint64_t no,
+                 uint64_t bytes, struct disc_op *op);
 /* VPU element-wise op: e elements of class vc reading n_in operands (spec 7.2). */
 void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_t bytes,
                  struct disc_op *op);
 /* SDDMM of a reuse step (spec 7.3): R_P dh / (L C), not derated by eta. */
-void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows,
-                   uint32_t dh, uint64_t bytes, struct disc_op *op);
+void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows, uint32_t dh,
+                   uint64_t bytes, struct disc_op *op);
 /* Sparse softmax (spec 7.3); generated: also thresholds the dense rows (dense_elems). */
-void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz,
-                            bool generated, uint64_t dense_elems, uint64_t bytes,
-                            struct disc_op *op);
+void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, bool generated,
+                            uint64_t dense_elems, uint64_t bytes, struct disc_op *op);
 /* SpMM on the VPU with the reduction bus (spec 7.3): + log2 S_vpu after the ceiling. */
-void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows,
-                  uint32_t dh, uint64_t bytes, struct disc_op *op);
+void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows, uint32_t dh,
+                  uint64_t bytes, struct disc_op *op);
 
 /* Upper bound on ops of one step for `depth` blocks. */
 size_t disc_step_ops_max(uint32_t depth);

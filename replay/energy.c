@@ -171,9 +171,9 @@ static struct energy_event disc_events[] = {
     {"bus_elems", "model", 0.5, 0},     {"seconds", "model", 8.0, 1},
 };
 static struct energy_event salca_events[] = {
-    {"hbm_bytes", "model", 31.2, 0},   {"mac_3x2", "model", 0.03, 0},
-    {"cmp8_ops", "model", 0.03, 0},    {"hist_updates", "model", 0.03, 0},
-    {"mac_int8", "model", 0.23, 0},    {"exp_ops", "model", 2.0, 0},
+    {"hbm_bytes", "model", 31.2, 0}, {"mac_3x2", "model", 0.03, 0},
+    {"cmp8_ops", "model", 0.03, 0},  {"hist_updates", "model", 0.03, 0},
+    {"mac_int8", "model", 0.23, 0},  {"exp_ops", "model", 2.0, 0},
 };
 static const struct energy_table builtin_tables[] = {
     {.path = "builtin:disc",

@@ -41,7 +41,7 @@ struct energy_table {
     size_t n_events;
     struct energy_event *events; /* "events" in file order, then "static" */
     size_t n_components;
-    char **components; /* order of first appearance */
+    char **components;  /* order of first appearance */
     bool static_listed; /* the file has a "static" list (possibly empty) */
 };
 

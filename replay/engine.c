@@ -629,7 +629,6 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
     return engine_run_to(m, source, &configs, &sink, opts, stats, e);
 }
 
-
 /*
  * Reads the checkpoint at path: 0 with *c filled when it is of this trace and model and
  * holds configs not yet done (entries of done configs are dropped: written after it,
@@ -637,8 +636,8 @@ int engine_run(const struct model_ops *m, struct record_source *source, const st
  * when there is none), <0 on ERR_NOMEM.
  */
 static int ckpt_read(const char *path, const char *build_id, const struct model_ops *m,
-                     struct record_source *src, const struct engine_sink *sink,
-                     struct ckpt *c, struct engine_stats *st)
+                     struct record_source *src, const struct engine_sink *sink, struct ckpt *c,
+                     struct engine_stats *st)
 {
     memset(c, 0, sizeof *c);
     char *text = NULL;
@@ -952,8 +951,8 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
             goto done;
         }
         struct errmsg we = {0};
-        if ((rc = sink->rows(sink->ctx, inst[i].cfg, inst[i].config_index, &inst[i].res,
-                             o->energy, &we))) {
+        if ((rc = sink->rows(sink->ctx, inst[i].cfg, inst[i].config_index, &inst[i].res, o->energy,
+                             &we))) {
             rc = errmsg_set(e, rc, "%s", errmsg_text(&we));
             goto done;
         }

@@ -27,9 +27,12 @@ int hbm_pc_map_parse(const char *s, enum hbm_pc_map *out)
 const char *hbm_pc_map_name(enum hbm_pc_map m)
 {
     switch (m) {
-    case HBM_PC_MAP_MOD: return "mod";
-    case HBM_PC_MAP_XOR: return "xor";
-    case HBM_PC_MAP_HASH: return "hash";
+    case HBM_PC_MAP_MOD:
+        return "mod";
+    case HBM_PC_MAP_XOR:
+        return "xor";
+    case HBM_PC_MAP_HASH:
+        return "hash";
     }
     return "unknown";
 }
@@ -52,9 +55,12 @@ int hbm_pc_policy_parse(const char *s, enum hbm_pc_policy *out)
 const char *hbm_pc_policy_name(enum hbm_pc_policy p)
 {
     switch (p) {
-    case HBM_PC_BATCH: return "batch";
-    case HBM_PC_INORDER: return "inorder";
-    case HBM_PC_WINDOW: return "window";
+    case HBM_PC_BATCH:
+        return "batch";
+    case HBM_PC_INORDER:
+        return "inorder";
+    case HBM_PC_WINDOW:
+        return "window";
     }
     return "unknown";
 }
@@ -64,8 +70,7 @@ int hbm_pc_mapping_check(const struct hbm_pc_mapping *m, struct errmsg *e)
     if (m->h_att < 1 || m->h_att > HBM_PC_MAX_PCS)
         return errmsg_set(e, ERR_CONFIG, "h_att %u outside [1, %d]", m->h_att, HBM_PC_MAX_PCS);
     if (m->map == HBM_PC_MAP_XOR && (m->h_att & (m->h_att - 1)))
-        return errmsg_set(e, ERR_CONFIG, "map 'xor' needs h_att a power of two, not %u",
-                          m->h_att);
+        return errmsg_set(e, ERR_CONFIG, "map 'xor' needs h_att a power of two, not %u", m->h_att);
     if (m->map != HBM_PC_MAP_MOD && m->map != HBM_PC_MAP_XOR && m->map != HBM_PC_MAP_HASH)
         return errmsg_set(e, ERR_CONFIG, "unknown pseudo-channel map %d", (int)m->map);
     return 0;
@@ -91,8 +96,8 @@ uint32_t hbm_pc_of(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h, uint6
     return 0;
 }
 
-void hbm_pc_map_indices(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h,
-                        const uint32_t *idx, size_t n, uint16_t *pc)
+void hbm_pc_map_indices(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h, const uint32_t *idx,
+                        size_t n, uint16_t *pc)
 {
     uint64_t ha = m->h_att;
     switch (m->map) {

@@ -64,17 +64,17 @@ int hbm_pc_mapping_check(const struct hbm_pc_mapping *m, struct errmsg *e);
 uint32_t hbm_pc_of(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h, uint64_t i);
 
 /* Maps idx[0..n) of job (l, h) to pc[0..n). */
-void hbm_pc_map_indices(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h,
-                        const uint32_t *idx, size_t n, uint16_t *pc);
+void hbm_pc_map_indices(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h, const uint32_t *idx,
+                        size_t n, uint16_t *pc);
 
 /* Scratch memory of the simulations, reused across jobs. Zero-init, then reserve. */
 struct hbm_pc_work {
-    uint32_t *next_same; /* per request: next request on the same PC (or n) */
-    size_t cap;          /* requests next_same holds */
-    uint32_t head[HBM_PC_MAX_PCS];  /* per PC: oldest unserved request */
-    uint32_t cnt[HBM_PC_MAX_PCS];   /* per PC: occupancy */
-    uint32_t last[HBM_PC_MAX_PCS];  /* per PC: scratch */
-    uint32_t cand[HBM_PC_MAX_PCS];  /* candidate PCs of a slot */
+    uint32_t *next_same;           /* per request: next request on the same PC (or n) */
+    size_t cap;                    /* requests next_same holds */
+    uint32_t head[HBM_PC_MAX_PCS]; /* per PC: oldest unserved request */
+    uint32_t cnt[HBM_PC_MAX_PCS];  /* per PC: occupancy */
+    uint32_t last[HBM_PC_MAX_PCS]; /* per PC: scratch */
+    uint32_t cand[HBM_PC_MAX_PCS]; /* candidate PCs of a slot */
 };
 
 /* Ensures room for n requests; 0 or ERR_NOMEM. */

@@ -35,7 +35,7 @@ struct hw_config {
     const struct hw_schema *schema;
     struct hw_value *vals; /* (schema->n_keys) */
     char *path;
-    char *canonical;       /* cached; NULL when stale */
+    char *canonical; /* cached; NULL when stale */
     char hash[17];
 };
 
@@ -261,14 +261,21 @@ static int origin_err(const struct origin *o, struct errmsg *e, const char *fmt,
 static const char *json_type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
     case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    case JSON_NULL: return "null";
+    case JSON_FALSE:
+        return "boolean";
+    case JSON_NULL:
+        return "null";
     }
     return "value";
 }
@@ -305,8 +312,8 @@ static int set_value(const struct hw_key *k, const json_t *v, struct hw_value *o
         if ((double)x < k->min || (double)x > k->max) {
             csv_format_f64(k->min, lo, sizeof lo);
             csv_format_f64(k->max, hi, sizeof hi);
-            return origin_err(o, e, "value %" PRId64 " of '%s' out of range [%s, %s]",
-                              (int64_t)x, k->key, lo, hi);
+            return origin_err(o, e, "value %" PRId64 " of '%s' out of range [%s, %s]", (int64_t)x,
+                              k->key, lo, hi);
         }
         out->i = (int64_t)x;
         out->f = (double)x;
@@ -321,8 +328,7 @@ static int set_value(const struct hw_key *k, const json_t *v, struct hw_value *o
             csv_format_f64(k->min, lo, sizeof lo);
             csv_format_f64(k->max, hi, sizeof hi);
             csv_format_f64(x, got, sizeof got);
-            return origin_err(o, e, "value %s of '%s' out of range [%s, %s]", got, k->key, lo,
-                              hi);
+            return origin_err(o, e, "value %s of '%s' out of range [%s, %s]", got, k->key, lo, hi);
         }
         out->f = x;
         return 0;
@@ -339,8 +345,7 @@ static int set_value(const struct hw_key *k, const json_t *v, struct hw_value *o
                               json_type_name(v));
         const char *s = json_string_value(v);
         if (!choice_ok(k->choices, s))
-            return origin_err(o, e, "value '%s' of '%s' is not one of %s", s, k->key,
-                              k->choices);
+            return origin_err(o, e, "value '%s' of '%s' is not one of %s", s, k->key, k->choices);
         char *d = mem_strdup(s);
         if (!d)
             return errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -447,9 +452,9 @@ static int apply_object(struct hw_config *c, const json_t *obj, const char *pref
 {
     const char *name;
     json_t *v;
-    json_object_foreach((json_t *)obj, name, v) {
-        if (!prefix && (!strcmp(name, "model") || !strcmp(name, "extends") ||
-                        !strcmp(name, "doc")))
+    json_object_foreach((json_t *)obj, name, v)
+    {
+        if (!prefix && (!strcmp(name, "model") || !strcmp(name, "extends") || !strcmp(name, "doc")))
             continue;
         if (o->nc >= sizeof o->comps / sizeof o->comps[0])
             return origin_err(o, e, "config nested too deeply");
@@ -723,10 +728,18 @@ void hw_config_value_text(const struct hw_config *c, size_t i, char *buf, size_t
     const struct hw_key *k = &c->schema->keys[i];
     const struct hw_value *v = &c->vals[i];
     switch (k->type) {
-    case HW_INT: snprintf(buf, n, "%" PRId64, v->i); break;
-    case HW_FLOAT: csv_format_f64(v->f, buf, n); break;
-    case HW_BOOL: snprintf(buf, n, "%s", v->b ? "true" : "false"); break;
-    case HW_STRING: snprintf(buf, n, "%s", v->s ? v->s : ""); break;
+    case HW_INT:
+        snprintf(buf, n, "%" PRId64, v->i);
+        break;
+    case HW_FLOAT:
+        csv_format_f64(v->f, buf, n);
+        break;
+    case HW_BOOL:
+        snprintf(buf, n, "%s", v->b ? "true" : "false");
+        break;
+    case HW_STRING:
+        snprintf(buf, n, "%s", v->s ? v->s : "");
+        break;
     }
 }
 

@@ -42,7 +42,7 @@ enum hw_type {
 
 /* One key of a model's schema. */
 struct hw_key {
-    const char *key;     /* "clock_ghz" or dotted "vpu_cycles.softmax" */
+    const char *key; /* "clock_ghz" or dotted "vpu_cycles.softmax" */
     enum hw_type type;
     const char *unit;    /* "GHz", "B", "" for none */
     double min, max;     /* inclusive range for HW_INT/HW_FLOAT */
@@ -56,7 +56,7 @@ struct hw_config;
 
 /* A model's schema: its keys and an optional cross-key check. */
 struct hw_schema {
-    const char *model;         /* model name, as in the "model" key */
+    const char *model; /* model name, as in the "model" key */
     const struct hw_key *keys;
     size_t n_keys;
     /* Optional: rejects combinations (e.g. "dpu_count must be a power of two"); the message
@@ -65,14 +65,24 @@ struct hw_schema {
 };
 
 /* Schema rows, e.g. HW_KEY_INT("cores", "", 1, 1024, 38, "core count [paper]"). */
-#define HW_KEY_INT(k, u, lo, hi, d, docs) \
-    { .key = (k), .type = HW_INT, .unit = (u), .min = (lo), .max = (hi), .def = (d), .doc = (docs) }
-#define HW_KEY_FLOAT(k, u, lo, hi, d, docs) \
-    { .key = (k), .type = HW_FLOAT, .unit = (u), .min = (lo), .max = (hi), .def = (d), .doc = (docs) }
-#define HW_KEY_BOOL(k, d, docs) \
-    { .key = (k), .type = HW_BOOL, .unit = "", .min = 0, .max = 1, .def = (d), .doc = (docs) }
-#define HW_KEY_STRING(k, d, ch, docs) \
-    { .key = (k), .type = HW_STRING, .unit = "", .def_str = (d), .choices = (ch), .doc = (docs) }
+#define HW_KEY_INT(k, u, lo, hi, d, docs)                                                          \
+    {                                                                                              \
+        .key = (k), .type = HW_INT, .unit = (u), .min = (lo), .max = (hi), .def = (d),             \
+        .doc = (docs)                                                                              \
+    }
+#define HW_KEY_FLOAT(k, u, lo, hi, d, docs)                                                        \
+    {                                                                                              \
+        .key = (k), .type = HW_FLOAT, .unit = (u), .min = (lo), .max = (hi), .def = (d),           \
+        .doc = (docs)                                                                              \
+    }
+#define HW_KEY_BOOL(k, d, docs)                                                                    \
+    {                                                                                              \
+        .key = (k), .type = HW_BOOL, .unit = "", .min = 0, .max = 1, .def = (d), .doc = (docs)     \
+    }
+#define HW_KEY_STRING(k, d, ch, docs)                                                              \
+    {                                                                                              \
+        .key = (k), .type = HW_STRING, .unit = "", .def_str = (d), .choices = (ch), .doc = (docs)  \
+    }
 
 /*
  * Loads and validates a config file. schema NULL: the file's "model" key picks the schema

@@ -25,8 +25,8 @@ void kura_sys_eval(const struct kura_energy *e, int h, int w, int n_h, int n_w,
     out->dma_tile = (int64_t)(n_w + 4) * txn_cycles(e, n_h + 4) + (int64_t)n_w * txn_cycles(e, n_h);
     out->dma_step = an.n_tiles * out->dma_tile;
     out->marsh_cycles = e->t_marsh * (double)h * w;
-    out->cycles_sys = (double)an.cycles_step + (double)out->dma_step + out->marsh_cycles +
-                      e->t_step;
+    out->cycles_sys =
+        (double)an.cycles_step + (double)out->dma_step + out->marsh_cycles + e->t_step;
     out->t_us = 1e6 * out->cycles_sys / e->f_hz;
     out->p_mw = kura_bilinear(&e->power_table1, n_h, n_w); /* eq. 10, table1 */
     /* E_px,sys = P·cycles_sys/(f·H·W): mW·s = 1e6 nJ */
@@ -43,8 +43,8 @@ int kura_dma_calibrate(struct kura_energy *e, struct errmsg *em)
     double m = ((double)KURA_DMA_CAL_CYCLES - s.cycles_sys) / (96.0 * 96.0);
     if (m < 0)
         return errmsg_set(em, ERR_CONFIG,
-                          "t_txn = %g leaves no room for marshalling (t_marsh = %g < 0)",
-                          e->t_txn, m);
+                          "t_txn = %g leaves no room for marshalling (t_marsh = %g < 0)", e->t_txn,
+                          m);
     e->t_marsh = m;
     return 0;
 }

@@ -17,15 +17,15 @@
 
 struct kura_sys {
     int n_h, n_w;
-    int64_t cycles_step;    /* compute cycles (spec 8.1) */
-    int64_t dma_tile;       /* DMA cycles per tile */
-    int64_t dma_step;       /* DMA cycles per step (n tiles) */
-    double marsh_cycles;    /* t_marsh·H·W */
-    double cycles_sys;      /* total cycles per step */
-    double t_us;            /* cycles_sys/f in µs */
-    double p_mw;            /* table1 power (eq. 10) */
-    double e_px_nj;         /* P·cycles_sys/(f·H·W) in nJ/px */
-    double area_um2;        /* table1 area (eq. 13) */
+    int64_t cycles_step; /* compute cycles (spec 8.1) */
+    int64_t dma_tile;    /* DMA cycles per tile */
+    int64_t dma_step;    /* DMA cycles per step (n tiles) */
+    double marsh_cycles; /* t_marsh·H·W */
+    double cycles_sys;   /* total cycles per step */
+    double t_us;         /* cycles_sys/f in µs */
+    double p_mw;         /* table1 power (eq. 10) */
+    double e_px_nj;      /* P·cycles_sys/(f·H·W) in nJ/px */
+    double area_um2;     /* table1 area (eq. 13) */
 };
 
 /* Evaluates the system model for one shape on an H x W map with the table e. */

@@ -22,8 +22,9 @@ static const struct hw_key kura_keys[] = {
     HW_KEY_INT("n_w", "PEs", 1, 4096, 5, "array columns N_w [paper: 5..25]"),
     HW_KEY_BOOL("cycle_accurate", 0,
                 "run the checked register-level simulation of every step (spec 8.2)"),
-    HW_KEY_BOOL("activity", 0, "count operand toggles on the PE inputs (spec 8.5; implies "
-                               "cycle_accurate)"),
+    HW_KEY_BOOL("activity", 0,
+                "count operand toggles on the PE inputs (spec 8.5; implies "
+                "cycle_accurate)"),
     HW_KEY_FLOAT("alpha_cal", "", 0, 1, 0.4744,
                  "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal): "
                  "H20W5 over the default capture, by 'model kura --calibrate-activity' "
@@ -55,9 +56,9 @@ struct kura_aux {
 };
 
 struct kura_shared {
-    int h, w;                      /* from the header; 0 when absent */
-    struct kura_step_info last;    /* the last REVERSE step seen (for stored KuraTiles) */
-    int16_t *last_q;               /* (h, w) its map, or NULL */
+    int h, w;                   /* from the header; 0 when absent */
+    struct kura_step_info last; /* the last REVERSE step seen (for stored KuraTiles) */
+    int16_t *last_q;            /* (h, w) its map, or NULL */
 };
 
 struct kura_step_row {
@@ -73,7 +74,7 @@ struct kura_state {
     struct kura_sim *sim;
     int32_t *uq_out; /* (h, w) drained map of the last simulated step */
     size_t uq_cap;
-    int h, w;        /* map size seen (all steps must agree) */
+    int h, w; /* map size seen (all steps must agree) */
     uint64_t steps;
     uint64_t toggles, bits, writes, pe_cycles, sim_cycles;
     struct kura_step_row *rows;
@@ -120,10 +121,10 @@ static int kura_prepare(void *shared, const struct model_record *r, void **aux, 
             return errmsg_set(e, ERR_DATA, "stored tiles of step %d do not follow that step",
                               kt->step);
         if (kt->n_h < 1 || kt->n_w < 1 || kt->n_h > 4096 || kt->n_w > 4096)
-            return errmsg_set(e, ERR_DATA, "stored tiles of step %d: bad shape %ux%u",
-                              kt->step, kt->n_h, kt->n_w);
-        int rc = kura_tiles_derive(sh->last_q, sh->last.h, sh->last.w, &sh->last.regs,
-                                   (int)kt->n_h, (int)kt->n_w, &st, NULL, NULL, e);
+            return errmsg_set(e, ERR_DATA, "stored tiles of step %d: bad shape %ux%u", kt->step,
+                              kt->n_h, kt->n_w);
+        int rc = kura_tiles_derive(sh->last_q, sh->last.h, sh->last.w, &sh->last.regs, (int)kt->n_h,
+                                   (int)kt->n_w, &st, NULL, NULL, e);
         if (!rc)
             rc = kura_tiles_compare(&st, kt, e);
         kura_streams_release(&st);

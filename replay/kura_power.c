@@ -47,8 +47,8 @@ static int get_num(json_t *obj, const char *path, const char *key, double lo, do
         return errmsg_set(em, ERR_CONFIG, "'%s.%s' must be a number", path, key);
     double x = json_number_value(v);
     if (!(x >= lo && x <= hi))
-        return errmsg_set(em, ERR_CONFIG, "'%s.%s' = %g is out of range [%g, %g]", path, key, x,
-                          lo, hi);
+        return errmsg_set(em, ERR_CONFIG, "'%s.%s' = %g is out of range [%g, %g]", path, key, x, lo,
+                          hi);
     *out = x;
     return 0;
 }
@@ -102,12 +102,12 @@ static int get_coeffs(json_t *parent, const char *path, const char *key, struct 
 
 int kura_energy_load(struct kura_energy *e, const char *path, struct errmsg *em)
 {
-    static const char *const top_keys[] = {"comment", "f_hz", "power", "area", "dma",
-                                           "baselines", NULL};
+    static const char *const top_keys[] = {"comment", "f_hz",      "power", "area",
+                                           "dma",     "baselines", NULL};
     static const char *const power_keys[] = {"fit4", "table1", NULL};
     static const char *const area_keys[] = {"table1", NULL};
-    static const char *const dma_keys[] = {"t_txn", "t_step", "t_marsh", "bus_bits",
-                                           "word_bits", NULL};
+    static const char *const dma_keys[] = {"t_txn",    "t_step",    "t_marsh",
+                                           "bus_bits", "word_bits", NULL};
     static const char *const base_keys[] = {"rocket_ms", "rocket_mw", "jetson_nj_px",
                                             "jetson_latency_ratio", NULL};
     json_error_t jerr;
@@ -190,8 +190,7 @@ int64_t kura_c_tile(int n_w)
 double kura_epx_pj(const struct kura_coeffs *p, int n_h, int n_w, double f_hz)
 {
     /* paper eq. 11; mW·s = 1e-3 J, so pJ = 1e9·P[mW]·C_tile/(N_h·N_w·f) */
-    return 1e9 * kura_bilinear(p, n_h, n_w) * (double)kura_c_tile(n_w) /
-           ((double)n_h * n_w * f_hz);
+    return 1e9 * kura_bilinear(p, n_h, n_w) * (double)kura_c_tile(n_w) / ((double)n_h * n_w * f_hz);
 }
 
 double kura_nw_opt(const struct kura_coeffs *p, int n_h)
@@ -239,8 +238,8 @@ int kura_fit(const struct kura_fit_point *pts, size_t n, enum kura_fit_kind kind
         return errmsg_set(em, ERR_LIMIT, "too many fit points (%zu)", n);
     for (size_t i = 0; i < n; i++)
         if (pts[i].n_h < 1 || pts[i].n_w < 1 || !isfinite(pts[i].y))
-            return errmsg_set(em, ERR_DATA, "bad fit point %zu (n_h=%d n_w=%d)", i + 1,
-                              pts[i].n_h, pts[i].n_w);
+            return errmsg_set(em, ERR_DATA, "bad fit point %zu (n_h=%d n_w=%d)", i + 1, pts[i].n_h,
+                              pts[i].n_w);
     a = mem_alloc(n * 4 * sizeof *a);
     b = mem_alloc(n * sizeof *b);
     if (!a || !b) {

@@ -15,17 +15,17 @@
 
 struct kura_sim {
     int n_h, n_w;
-    uint32_t *wk;     /* (n_h, n_w) working pair W (SDB/CDB) */
-    uint32_t *snap;   /* (n_h, n_w) snapshot R (SRB/CRB) */
-    uint32_t *ctr;    /* (n_h, n_w) captured centre SCB/CCB */
-    int32_t *acc_s;   /* (n_h, n_w) S */
-    int32_t *acc_c;   /* (n_h, n_w) C */
-    int32_t *out;     /* (n_h, n_w) O */
-    uint32_t *rb;     /* (4, n_w) Row Buffer */
-    uint32_t *lane;   /* (n_h + 4) Column Buffer injection lanes */
-    uint32_t *col;    /* (n_h + 4) the halo column being injected */
-    int32_t *rows;    /* (n_h + 4) image row of halo row k for the current tile */
-    int32_t *cols;    /* (n_w + 4) image column of halo column m for the current tile */
+    uint32_t *wk;   /* (n_h, n_w) working pair W (SDB/CDB) */
+    uint32_t *snap; /* (n_h, n_w) snapshot R (SRB/CRB) */
+    uint32_t *ctr;  /* (n_h, n_w) captured centre SCB/CCB */
+    int32_t *acc_s; /* (n_h, n_w) S */
+    int32_t *acc_c; /* (n_h, n_w) C */
+    int32_t *out;   /* (n_h, n_w) O */
+    uint32_t *rb;   /* (4, n_w) Row Buffer */
+    uint32_t *lane; /* (n_h + 4) Column Buffer injection lanes */
+    uint32_t *col;  /* (n_h + 4) the halo column being injected */
+    int32_t *rows;  /* (n_h + 4) image row of halo row k for the current tile */
+    int32_t *cols;  /* (n_w + 4) image column of halo column m for the current tile */
 };
 
 void kura_sc_map(const int16_t *q, size_t h, size_t w, uint32_t *sc)
@@ -61,8 +61,8 @@ int kura_streams_alloc(struct kura_streams *s, int n_h, int n_w, int h, int w)
     s->tile_r0 = mem_calloc((size_t)s->n_tiles, sizeof *s->tile_r0);
     s->tile_c0 = mem_calloc((size_t)s->n_tiles, sizeof *s->tile_c0);
     s->tile_cycle = mem_calloc((size_t)s->n_tiles, sizeof *s->tile_cycle);
-    if (!s->in_ctrl || !s->out_ctrl || !s->in_data || !s->out_data || !s->tile_r0 ||
-        !s->tile_c0 || !s->tile_cycle) {
+    if (!s->in_ctrl || !s->out_ctrl || !s->in_data || !s->out_data || !s->tile_r0 || !s->tile_c0 ||
+        !s->tile_cycle) {
         kura_streams_release(s);
         return ERR_NOMEM;
     }
@@ -103,8 +103,8 @@ int kura_sim_new(struct kura_sim **out, int n_h, int n_w)
     s->col = mem_calloc((size_t)n_h + 4, sizeof *s->col);
     s->rows = mem_calloc((size_t)n_h + 4, sizeof *s->rows);
     s->cols = mem_calloc((size_t)n_w + 4, sizeof *s->cols);
-    if (!s->wk || !s->snap || !s->ctr || !s->acc_s || !s->acc_c || !s->out || !s->rb ||
-        !s->lane || !s->col || !s->rows || !s->cols) {
+    if (!s->wk || !s->snap || !s->ctr || !s->acc_s || !s->acc_c || !s->out || !s->rb || !s->lane ||
+        !s->col || !s->rows || !s->cols) {
         kura_sim_free(s);
         return ERR_NOMEM;
     }
@@ -261,8 +261,7 @@ int kura_sim_run(struct kura_sim *s, const uint32_t *sc, int h, int w, const int
                         return errmsg_set(e, ERR_INTERNAL,
                                           "H%dW%d tile %lld pixel (%d, %d) cycle %lld: drained "
                                           "u_q %d, fixed-point drift %d",
-                                          nh, nw, (long long)(k - 1), r, c, (long long)t, o,
-                                          want);
+                                          nh, nw, (long long)(k - 1), r, c, (long long)t, o, want);
                 }
                 if (uq_out && r < h && c < w)
                     uq_out[(size_t)r * w + c] = o;
@@ -373,8 +372,8 @@ int kura_sim_run(struct kura_sim *s, const uint32_t *sc, int h, int w, const int
     res->tile_cycles_min = tc < res->tile_cycles_min ? tc : res->tile_cycles_min;
     res->tile_cycles_max = tc > res->tile_cycles_max ? tc : res->tile_cycles_max;
     if (opts->check && (res->tile_cycles_min != ct || res->tile_cycles_max != ct))
-        return errmsg_set(e, ERR_INTERNAL, "H%dW%d per-tile cycles %lld..%lld, want %lld", nh,
-                          nw, (long long)res->tile_cycles_min, (long long)res->tile_cycles_max,
+        return errmsg_set(e, ERR_INTERNAL, "H%dW%d per-tile cycles %lld..%lld, want %lld", nh, nw,
+                          (long long)res->tile_cycles_min, (long long)res->tile_cycles_max,
                           (long long)ct);
     res->n_tiles = n;
     res->n_cyc = n_cyc;

@@ -52,13 +52,13 @@ void kura_sc_map(const int16_t *q, size_t h, size_t w, uint32_t *sc);
 struct kura_streams {
     int n_h, n_w;
     int64_t n_tiles, n_cyc;
-    uint8_t *in_ctrl;     /* (n_cyc) bit0 column consumed, bit1 first column of a tile */
-    uint32_t *in_data;    /* (n_cyc, n_h + 4) lane words, 0 on idle cycles */
-    uint8_t *out_ctrl;    /* (n_cyc) bit0 valid */
-    int32_t *out_data;    /* (n_cyc, n_h) drained u_q of PE row i, 0 when invalid */
-    int32_t *tile_r0;     /* (n_tiles) tile origin row */
-    int32_t *tile_c0;     /* (n_tiles) tile origin column */
-    int64_t *tile_cycle;  /* (n_tiles) first (prefill) cycle p_k */
+    uint8_t *in_ctrl;    /* (n_cyc) bit0 column consumed, bit1 first column of a tile */
+    uint32_t *in_data;   /* (n_cyc, n_h + 4) lane words, 0 on idle cycles */
+    uint8_t *out_ctrl;   /* (n_cyc) bit0 valid */
+    int32_t *out_data;   /* (n_cyc, n_h) drained u_q of PE row i, 0 when invalid */
+    int32_t *tile_r0;    /* (n_tiles) tile origin row */
+    int32_t *tile_c0;    /* (n_tiles) tile origin column */
+    int64_t *tile_cycle; /* (n_tiles) first (prefill) cycle p_k */
 };
 
 /* Allocates streams for an N_h x N_w array on an h x w map. 0, ERR_NOMEM or ERR_LIMIT. */
@@ -73,22 +73,22 @@ int kura_sim_new(struct kura_sim **out, int n_h, int n_w);
 void kura_sim_free(struct kura_sim *s);
 
 struct kura_sim_opts {
-    bool check;               /* 8.2 window asserts, per-tile cycles, outputs vs uq_ref */
-    bool activity;            /* 8.5 toggle counting */
-    uint64_t *tile_toggles;   /* optional (n_tiles): toggles owned by each tile */
+    bool check;                   /* 8.2 window asserts, per-tile cycles, outputs vs uq_ref */
+    bool activity;                /* 8.5 toggle counting */
+    uint64_t *tile_toggles;       /* optional (n_tiles): toggles owned by each tile */
     struct kura_streams *streams; /* optional: fill the section 7 streams */
 };
 
 struct kura_sim_result {
     int64_t n_tiles;
-    int64_t n_cyc;            /* simulated cycles of the step = N_w + n(N_w + 26) */
-    int64_t tile_cycles_min;  /* measured per-tile cycles (8.2 checks) */
+    int64_t n_cyc;           /* simulated cycles of the step = N_w + n(N_w + 26) */
+    int64_t tile_cycles_min; /* measured per-tile cycles (8.2 checks) */
     int64_t tile_cycles_max;
-    uint64_t pe_cycles;       /* N_h·N_w·n_cyc */
-    uint64_t writes;          /* register writes counted by 8.5 (32 bits each) */
-    uint64_t bits_written;    /* 32·writes */
-    uint64_t toggles;         /* Σ popcount(old XOR new) */
-    uint64_t outputs;         /* drained outputs, padded ones included */
+    uint64_t pe_cycles;    /* N_h·N_w·n_cyc */
+    uint64_t writes;       /* register writes counted by 8.5 (32 bits each) */
+    uint64_t bits_written; /* 32·writes */
+    uint64_t toggles;      /* Σ popcount(old XOR new) */
+    uint64_t outputs;      /* drained outputs, padded ones included */
 };
 
 /*

@@ -27,8 +27,8 @@ int kura_step_decode(const Acceltrace__KuraStep *ks, int hdr_h, int hdr_w,
     int h = ks->h ? (int)(ks->h > KURA_MAX_SIDE ? KURA_MAX_SIDE + 1 : ks->h) : hdr_h;
     int w = ks->w ? (int)(ks->w > KURA_MAX_SIDE ? KURA_MAX_SIDE + 1 : ks->w) : hdr_w;
     if (h < 1 || w < 1 || h > KURA_MAX_SIDE || w > KURA_MAX_SIDE)
-        return errmsg_set(e, ERR_LIMIT, "kura step %d: map size %dx%d outside 1..%d", ks->step,
-                          h, w, KURA_MAX_SIDE);
+        return errmsg_set(e, ERR_LIMIT, "kura step %d: map size %dx%d outside 1..%d", ks->step, h,
+                          w, KURA_MAX_SIDE);
     size_t n = (size_t)h * w;
     if (ks->phase_q15.len != 2 * n)
         return errmsg_set(e, ERR_DATA, "kura step %d: phase_q15 holds %zu bytes, want %zu (%dx%d)",
@@ -69,8 +69,7 @@ int kura_step_decode(const Acceltrace__KuraStep *ks, int hdr_h, int hdr_w,
 }
 
 int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *regs, int n_h,
-                      int n_w, struct kura_streams *st, int32_t *uq, int32_t *d,
-                      struct errmsg *e)
+                      int n_w, struct kura_streams *st, int32_t *uq, int32_t *d, struct errmsg *e)
 {
     struct kura_sim *sim = NULL;
     uint32_t *sc = NULL;
@@ -80,8 +79,8 @@ int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *re
     memset(st, 0, sizeof *st);
     rc = kura_streams_alloc(st, n_h, n_w, h, w);
     if (rc)
-        return errmsg_set(e, rc, "cannot allocate the H%dW%d streams of a %dx%d map", n_h, n_w,
-                          h, w);
+        return errmsg_set(e, rc, "cannot allocate the H%dW%d streams of a %dx%d map", n_h, n_w, h,
+                          w);
     sc = mem_alloc(n * sizeof *sc);
     ref = mem_alloc(n * sizeof *ref);
     got = mem_alloc(n * sizeof *got);
@@ -132,21 +131,22 @@ int kura_tiles_compare(const struct kura_streams *st, const Acceltrace__KuraTile
     size_t nc = (size_t)st->n_cyc, li = (size_t)st->n_h + 4, lo = (size_t)st->n_h;
     if (kt->in_ctrl.len != nc || kt->out_ctrl.len != nc || kt->in_data.len != nc * li * 4 ||
         kt->out_data.len != nc * lo * 4)
-        return errmsg_set(e, ERR_DATA, "stored tiles of step %d H%dW%d: stream lengths do not "
+        return errmsg_set(e, ERR_DATA,
+                          "stored tiles of step %d H%dW%d: stream lengths do not "
                           "match %zu cycles",
                           kt->step, st->n_h, st->n_w, nc);
     for (size_t t = 0; t < nc; t++) {
         int bad = kt->in_ctrl.data[t] != st->in_ctrl[t] || kt->out_ctrl.data[t] != st->out_ctrl[t];
         for (size_t k = 0; k < li && !bad; k++) {
             const uint8_t *p = kt->in_data.data + 4 * (t * li + k);
-            uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                         (uint32_t)p[3] << 24;
+            uint32_t v =
+                (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
             bad = v != st->in_data[t * li + k];
         }
         for (size_t i = 0; i < lo && !bad; i++) {
             const uint8_t *p = kt->out_data.data + 4 * (t * lo + i);
-            uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                         (uint32_t)p[3] << 24;
+            uint32_t v =
+                (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
             bad = v != (uint32_t)st->out_data[t * lo + i];
         }
         if (bad)
@@ -180,7 +180,8 @@ static const struct layout_row LAYOUT[] = {
      "drained O(i,0) of PE row i = u_q (int32, LSB 2^-15) for i = 0..N_h-1"},
     {"lut.hex", "L[k]", "[15 : 0]", "quarter-wave LUT entry k = 0..4096 (int16)"},
     {"phase.hex", "q", "[15 : 0]", "Q1.15 phase of pixel r*W + c, row-major (int16)"},
-    {"drift.hex", "d", "[31 : 0]", "fixed-point drift d of pixel r*W + c (int32, units pi*2^-31 rad)"},
+    {"drift.hex", "d", "[31 : 0]",
+     "fixed-point drift d of pixel r*W + c (int32, units pi*2^-31 rad)"},
 };
 
 #define N_LAYOUT (sizeof LAYOUT / sizeof LAYOUT[0])
@@ -257,8 +258,8 @@ static int gen_readme(struct buf *b, const struct kura_step_info *info,
         "\n"
         "Word layouts:\n",
         info->h, info->w, info->step, st->n_h, st->n_w, (long long)st->n_tiles,
-        (long long)st->n_cyc, info->regs.g, info->regs.r_s, info->regs.r_c,
-        4 + 32 * (st->n_h + 4), 1 + 8 * (st->n_h + 4), 4 + 32 * st->n_h, 1 + 8 * st->n_h);
+        (long long)st->n_cyc, info->regs.g, info->regs.r_s, info->regs.r_c, 4 + 32 * (st->n_h + 4),
+        1 + 8 * (st->n_h + 4), 4 + 32 * st->n_h, 1 + 8 * st->n_h);
     for (size_t i = 0; i < N_LAYOUT && !rc; i++)
         rc = buf_printf(b, "  %-9s %-14s %-30s %s\n", LAYOUT[i].file, LAYOUT[i].field,
                         LAYOUT[i].bits, LAYOUT[i].meaning);
@@ -293,24 +294,22 @@ static json_t *gen_meta(const struct kura_step_info *info, const struct kura_str
     json_object_set_new(m, "N_cyc", json_integer(st->n_cyc));
     json_object_set_new(m, "C_tile", json_integer(kura_c_tile(st->n_w)));
     for (int64_t k = 0; k < st->n_tiles; k++) {
-        json_t *t = json_pack("{s:I,s:i,s:i,s:I}", "k", (json_int_t)k, "r0", st->tile_r0[k],
-                              "c0", st->tile_c0[k], "first_cycle",
-                              (json_int_t)st->tile_cycle[k]);
+        json_t *t = json_pack("{s:I,s:i,s:i,s:I}", "k", (json_int_t)k, "r0", st->tile_r0[k], "c0",
+                              st->tile_c0[k], "first_cycle", (json_int_t)st->tile_cycle[k]);
         if (!t || json_array_append_new(tiles, t))
             goto fail;
     }
     json_object_set_new(m, "tiles", tiles);
     tiles = NULL;
     for (size_t i = 0; i < N_LAYOUT; i++) {
-        json_t *r = json_pack("{s:s,s:s,s:s,s:s}", "file", LAYOUT[i].file, "field",
-                              LAYOUT[i].field, "bits", LAYOUT[i].bits, "meaning",
-                              LAYOUT[i].meaning);
+        json_t *r = json_pack("{s:s,s:s,s:s,s:s}", "file", LAYOUT[i].file, "field", LAYOUT[i].field,
+                              "bits", LAYOUT[i].bits, "meaning", LAYOUT[i].meaning);
         if (!r || json_array_append_new(lay, r))
             goto fail;
     }
-    json_object_set_new(m, "word_bits", json_pack("{s:i,s:i,s:i,s:i,s:i}", "in", 4 + 32 * (st->n_h + 4),
-                                                  "out", 4 + 32 * st->n_h, "lut", 16, "phase",
-                                                  16, "drift", 32));
+    json_object_set_new(m, "word_bits",
+                        json_pack("{s:i,s:i,s:i,s:i,s:i}", "in", 4 + 32 * (st->n_h + 4), "out",
+                                  4 + 32 * st->n_h, "lut", 16, "phase", 16, "drift", 32));
     json_object_set_new(m, "layout", lay);
     lay = NULL;
     json_object_set_new(m, "trace_hash", json_string(trace_hash ? trace_hash : ""));
@@ -365,8 +364,9 @@ int kura_tiles_export(const char *dir, const struct kura_step_info *info, const 
     }
     rc = write_file(dir, "meta.json", &mj, e);
     buf_release(&mj);
-    if (rc || (rc = write_file(dir, "in.hex", &in, e)) || (rc = write_file(dir, "out.hex", &out, e)) ||
-        (rc = write_file(dir, "lut.hex", &lut, e)) || (rc = write_file(dir, "phase.hex", &ph, e)) ||
+    if (rc || (rc = write_file(dir, "in.hex", &in, e)) ||
+        (rc = write_file(dir, "out.hex", &out, e)) || (rc = write_file(dir, "lut.hex", &lut, e)) ||
+        (rc = write_file(dir, "phase.hex", &ph, e)) ||
         (rc = write_file(dir, "drift.hex", &dr, e)) || (rc = write_file(dir, "README.txt", &rd, e)))
         goto done;
     goto done; /* every file written */

@@ -27,11 +27,11 @@
 
 /* What one KuraStep record gives the replay. */
 struct kura_step_info {
-    int h, w;              /* map size */
-    int step;              /* i for REVERSE */
-    int role;              /* ACCELTRACE__KURA_ROLE__... */
+    int h, w;                                /* map size */
+    int step;                                /* i for REVERSE */
+    int role;                                /* ACCELTRACE__KURA_ROLE__... */
     double c, beta, sigma, k, kref, psi_ref; /* schedule values (spec 2) */
-    struct kura_regs regs; /* G, R_s, R_c (spec 5) */
+    struct kura_regs regs;                   /* G, R_s, R_c (spec 5) */
 };
 
 /*
@@ -50,8 +50,7 @@ int kura_step_decode(const Acceltrace__KuraStep *ks, int hdr_h, int hdr_w,
  * may be NULL) receive the fixed-point u_q and d of the step. 0 or a negative enum err.
  */
 int kura_tiles_derive(const int16_t *q, int h, int w, const struct kura_regs *regs, int n_h,
-                      int n_w, struct kura_streams *st, int32_t *uq, int32_t *d,
-                      struct errmsg *e);
+                      int n_w, struct kura_streams *st, int32_t *uq, int32_t *d, struct errmsg *e);
 
 /*
  * Compares a stored KuraTiles record with derived streams of the same shape: any

@@ -74,11 +74,11 @@ struct model_result;
 struct model_ckpt_in;
 
 struct model_ops {
-    const char *name;       /* registry name and the "model" key of configs: "count" */
-    const char *workload;   /* TraceHeader.workload it replays ("test", "disc"); NULL any */
-    const char *summary;    /* one line for `config show` / `replay --help` */
+    const char *name;               /* registry name and the "model" key of configs: "count" */
+    const char *workload;           /* TraceHeader.workload it replays ("test", "disc"); NULL any */
+    const char *summary;            /* one line for `config show` / `replay --help` */
     const struct hw_schema *schema; /* every config key (replay/hw_config.h) */
-    const char *default_config;       /* repo-relative config file ("configs/x.json"), or NULL */
+    const char *default_config;     /* repo-relative config file ("configs/x.json"), or NULL */
     const char *default_energy_table; /* repo-relative energy table, or NULL */
 
     /* New instance for cfg (validated against schema); *state receives it. */
@@ -203,8 +203,7 @@ int result_count_f64(struct model_result *res, const char *name, const char *uni
 /* A derived figure (seconds, utilization, speedup); energy tables do not touch it. */
 int result_metric(struct model_result *res, const char *name, const char *unit, double value);
 /* An integer derived figure (masks_estimated, number of steps). */
-int result_metric_i64(struct model_result *res, const char *name, const char *unit,
-                      int64_t value);
+int result_metric_i64(struct model_result *res, const char *name, const char *unit, int64_t value);
 /*
  * The first error of a result_* call on res: 0 when none, else its code, with its message
  * copied to e (when e is not NULL), e.g. "bad result table name 'Ops' (it must be

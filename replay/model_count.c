@@ -38,9 +38,9 @@ struct count_state {
     double ops_per_record;
     int64_t spin;
     bool split;
-    uint64_t records[2];   /* counted records by step parity */
-    double sum[2];         /* field * scale summed, by step parity */
-    uint64_t spin_acc;     /* result of the spin work (kept so it is not optimised away) */
+    uint64_t records[2]; /* counted records by step parity */
+    double sum[2];       /* field * scale summed, by step parity */
+    uint64_t spin_acc;   /* result of the spin work (kept so it is not optimised away) */
 };
 
 static int count_new(void **state, const struct hw_config *cfg, const struct model_env *env,
@@ -51,9 +51,9 @@ static int count_new(void **state, const struct hw_config *cfg, const struct mod
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     const char *f = hw_config_str(cfg, "field");
-    s->field = !strcmp(f, "value") ? F_VALUE
-               : !strcmp(f, "step") ? F_STEP
-               : !strcmp(f, "x")    ? F_X
+    s->field = !strcmp(f, "value")     ? F_VALUE
+               : !strcmp(f, "step")    ? F_STEP
+               : !strcmp(f, "x")       ? F_X
                : !strcmp(f, "numbers") ? F_NUMBERS
                                        : F_BLOB;
     s->scale = hw_config_int(cfg, "scale");
@@ -76,14 +76,22 @@ static int count_consume(void *state, const struct model_record *r, struct errms
         return 0;
     double v = 0;
     switch (s->field) {
-    case F_VALUE: v = (double)t->value; break;
-    case F_STEP: v = (double)t->step; break;
-    case F_X: v = t->x; break;
+    case F_VALUE:
+        v = (double)t->value;
+        break;
+    case F_STEP:
+        v = (double)t->step;
+        break;
+    case F_X:
+        v = t->x;
+        break;
     case F_NUMBERS:
         for (size_t i = 0; i < t->n_numbers; i++)
             v += t->numbers[i];
         break;
-    case F_BLOB: v = (double)t->blob.len; break;
+    case F_BLOB:
+        v = (double)t->blob.len;
+        break;
     }
     int parity = s->split ? (int)(t->step & 1) : 0;
     s->records[parity]++;
@@ -103,14 +111,12 @@ static int count_row(struct count_state *s, struct model_result *res, int parity
     if (!rc)
         rc = result_count(res, "records", "records", s->records[parity]);
     if (!rc)
-        rc = result_count_f64(res, "ops", "op",
-                              (double)s->records[parity] * s->ops_per_record);
+        rc = result_count_f64(res, "ops", "op", (double)s->records[parity] * s->ops_per_record);
     if (!rc)
         rc = result_metric(res, "sum", "", s->sum[parity]);
     if (!rc)
         rc = result_metric(res, "mean", "",
-                           s->records[parity] ? s->sum[parity] / (double)s->records[parity]
-                                              : 0.0);
+                           s->records[parity] ? s->sum[parity] / (double)s->records[parity] : 0.0);
     return rc;
 }
 

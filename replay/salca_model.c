@@ -28,9 +28,9 @@ const char *salca_stage_name(int k)
 void salca_pipe_params_default(struct salca_pipe_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->d = 128;     /* [derived] spec section 2 */
-    p->r = 64;      /* s_f·d, s_f = 1/2 [paper] */
-    p->b_pre = 160; /* 2·d·s_f + 32 [paper] */
+    p->d = 128;      /* [derived] spec section 2 */
+    p->r = 64;       /* s_f·d, s_f = 1/2 [paper] */
+    p->b_pre = 160;  /* 2·d·s_f + 32 [paper] */
     p->b_att = 2048; /* 16·d [paper] */
     p->chn = 32;
     p->h_pre = 11; /* final design [paper] */
@@ -55,19 +55,19 @@ void salca_pipe_params_default(struct salca_pipe_params *p)
 int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
 {
     int rc;
-    if (p->d < 1 || p->b_pre < 1 || p->b_att < 1 || p->chn < 1 || p->p_pre < 1 ||
-        p->p_att < 1 || p->dense_tokens_per_cycle < 1)
+    if (p->d < 1 || p->b_pre < 1 || p->b_att < 1 || p->chn < 1 || p->p_pre < 1 || p->p_att < 1 ||
+        p->dense_tokens_per_cycle < 1)
         return errmsg_set(e, ERR_CONFIG, "d, bit counts, chn, p_pre, p_att must be positive");
-    if (p->bw.num <= 0 || p->f_hbm_ghz.num <= 0 || p->f_cmp_ghz.num <= 0 ||
-        p->beta_pre.num <= 0 || p->beta_att.num <= 0 || p->alpha.num <= 0)
+    if (p->bw.num <= 0 || p->f_hbm_ghz.num <= 0 || p->f_cmp_ghz.num <= 0 || p->beta_pre.num <= 0 ||
+        p->beta_att.num <= 0 || p->alpha.num <= 0)
         return errmsg_set(e, ERR_CONFIG, "bw, clocks, beta and alpha must be positive");
     if (!p->dense) {
         if (p->h_pre < 1 || p->h_att < 1)
             return errmsg_set(e, ERR_CONFIG, "h_pre and h_att must be positive");
         if (p->h_pre + p->h_att > p->chn)
             return errmsg_set(e, ERR_CONFIG,
-                              "h_pre + h_att = %u + %u exceeds chn = %u pseudo-channels",
-                              p->h_pre, p->h_att, p->chn);
+                              "h_pre + h_att = %u + %u exceeds chn = %u pseudo-channels", p->h_pre,
+                              p->h_att, p->chn);
         p->map.h_att = p->h_att;
     } else {
         /* ASIC_D stripes every token over all chn PCs [decision, spec section 10]. */
@@ -146,9 +146,9 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
         if (salca_rat_div(p->t_slot, p->beta_pre, &x) < 0)
             x = p->x_att;
         T[SALCA_ST_P] = T[SALCA_ST_Q] = T[SALCA_ST_F] = 0;
-        T[SALCA_ST_A] = max64(ceil_div(n, p->dense_tokens_per_cycle),
-                              ceil_mul(ceil_div(n, p->chn), x)) +
-                        p->c_stage[SALCA_ST_A];
+        T[SALCA_ST_A] =
+            max64(ceil_div(n, p->dense_tokens_per_cycle), ceil_mul(ceil_div(n, p->chn), x)) +
+            p->c_stage[SALCA_ST_A];
         return;
     }
     /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [spec section 10; paper T_pre]. */
@@ -283,8 +283,8 @@ int salca_synth_parse(const char *s, enum salca_synth_kind *out)
     return ERR_USAGE;
 }
 
-int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention,
-                          uint64_t seed, uint64_t a, uint64_t b, uint32_t *idx, size_t *count)
+int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention, uint64_t seed,
+                          uint64_t a, uint64_t b, uint32_t *idx, size_t *count)
 {
     *count = 0;
     if (n == 0 || !(retention > 0) || retention > 1 || (int)kind < 0 || (int)kind > 2)
@@ -440,7 +440,7 @@ static int params_from_config(const struct hw_config *cfg, struct salca_pipe_par
         rat_of(hw_config_float(cfg, "alpha"), &p->alpha) < 0)
         return errmsg_set(e, ERR_CONFIG, "clocks, beta and alpha must be decimals");
     p->alpha_mode = strcmp(hw_config_str(cfg, "alpha_mode"), "global") ? SALCA_ALPHA_MEASURED
-                                                                        : SALCA_ALPHA_GLOBAL;
+                                                                       : SALCA_ALPHA_GLOBAL;
     if (hbm_pc_map_parse(hw_config_str(cfg, "map"), &p->map.map) < 0 ||
         hbm_pc_policy_parse(hw_config_str(cfg, "policy"), &p->policy.policy) < 0)
         return errmsg_set(e, ERR_CONFIG, "bad map or policy");
@@ -806,8 +806,7 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
         s->cur_l = sel->l;
         if (!s->run.p.no_layer_drain) {
             salca_sched_begin(&s->run.sch, salca_sched_end(&s->run.sch) + s->run.p.layer_gap);
-            salca_sched_begin(&s->dense.sch,
-                              salca_sched_end(&s->dense.sch) + s->dense.p.layer_gap);
+            salca_sched_begin(&s->dense.sch, salca_sched_end(&s->dense.sch) + s->dense.p.layer_gap);
         }
     }
     const struct salca_pipe_params *p = &s->run.p;

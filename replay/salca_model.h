@@ -47,29 +47,29 @@ enum salca_alpha_mode { SALCA_ALPHA_MEASURED = 0, SALCA_ALPHA_GLOBAL = 1 };
 
 /* Resolved hardware parameters of one configuration. */
 struct salca_pipe_params {
-    bool dense;                   /* ASIC_D reference: stage A only, all tokens */
-    uint32_t d, r;                /* head dimension, heavy channels r = s_f·d */
-    uint32_t b_pre, b_att;        /* bits per key (pre) and per K-V pair (att) */
-    uint32_t chn, h_pre, h_att;   /* pseudo-channels: total, pre-compute, attention */
-    uint32_t p_pre, p_att;        /* compute parallelism (keys per cycle) */
+    bool dense;                 /* ASIC_D reference: stage A only, all tokens */
+    uint32_t d, r;              /* head dimension, heavy channels r = s_f·d */
+    uint32_t b_pre, b_att;      /* bits per key (pre) and per K-V pair (att) */
+    uint32_t chn, h_pre, h_att; /* pseudo-channels: total, pre-compute, attention */
+    uint32_t p_pre, p_att;      /* compute parallelism (keys per cycle) */
     struct salca_rat bw, f_hbm_ghz, f_cmp_ghz, beta_pre, beta_att, alpha;
     enum salca_alpha_mode alpha_mode;
-    struct hbm_pc_mapping map;    /* attention PCs (h_att; dense: chn) */
+    struct hbm_pc_mapping map; /* attention PCs (h_att; dense: chn) */
     struct hbm_pc_policy_cfg policy;
-    uint32_t c_stage[SALCA_STAGES]; /* fill depths, cycles */
+    uint32_t c_stage[SALCA_STAGES];  /* fill depths, cycles */
     uint32_t dense_tokens_per_cycle; /* ASIC_D compute width, 4 */
-    uint32_t pool_w;              /* max-pool width (activity counts) */
-    uint64_t layer_gap;           /* cycles between layers */
-    bool no_layer_drain;          /* stream a whole step as one sequence */
-    bool hbm_timing;              /* stage A's memory part from replay/hbm_timing */
-    bool beta_derived;            /* beta_att per job from hbm_timing's spread job */
-    struct hbm_timing_cfg hbm;    /* timing, layout, token bytes (0 = b_att/8), refresh */
+    uint32_t pool_w;                 /* max-pool width (activity counts) */
+    uint64_t layer_gap;              /* cycles between layers */
+    bool no_layer_drain;             /* stream a whole step as one sequence */
+    bool hbm_timing;                 /* stage A's memory part from replay/hbm_timing */
+    bool beta_derived;               /* beta_att per job from hbm_timing's spread job */
+    struct hbm_timing_cfg hbm;       /* timing, layout, token bytes (0 = b_att/8), refresh */
     /* derived by salca_pipe_params_finish: */
-    struct salca_rat x_pre;       /* b_pre·f_CMP/(beta_pre·h_pre·bw·f_HBM), cycles per key */
-    struct salca_rat x_att;       /* t_slot/beta_att, cycles per slot */
-    struct salca_rat x_glob;      /* alpha·t_slot/(h_att·beta_att), cycles per token */
-    struct salca_rat t_slot;      /* b_att·f_CMP/(bw·f_HBM), cycles per token per PC */
-    struct salca_rat x_dram;      /* tCK·f_CMP: compute cycles per DRAM cycle (timing) */
+    struct salca_rat x_pre;  /* b_pre·f_CMP/(beta_pre·h_pre·bw·f_HBM), cycles per key */
+    struct salca_rat x_att;  /* t_slot/beta_att, cycles per slot */
+    struct salca_rat x_glob; /* alpha·t_slot/(h_att·beta_att), cycles per token */
+    struct salca_rat t_slot; /* b_att·f_CMP/(bw·f_HBM), cycles per token per PC */
+    struct salca_rat x_dram; /* tCK·f_CMP: compute cycles per DRAM cycle (timing) */
 };
 
 /* The paper's final design (h 11/16, p 16/1, spec section 10 salca_final), measured alpha
@@ -107,14 +107,14 @@ uint64_t salca_pipe_dram_to_cmp(const struct salca_pipe_params *p, uint64_t cycl
 
 /* Activity counts of one job (spec section 10 "activity counts"). */
 struct salca_activity {
-    uint64_t hbm_pre_bytes;  /* n·b_pre/8 */
-    uint64_t hbm_att_bytes;  /* |S|·b_att/8 = 256·|S| at d = 128 */
-    uint64_t mac_3x2;        /* n·r */
-    uint64_t mac_int8;       /* 2·|S|·d */
-    uint64_t exps;           /* |S| */
-    uint64_t pool_cmp;       /* n·(w - 1) */
-    uint64_t hist_upd;       /* n */
-    uint64_t filter_cmp;     /* n */
+    uint64_t hbm_pre_bytes; /* n·b_pre/8 */
+    uint64_t hbm_att_bytes; /* |S|·b_att/8 = 256·|S| at d = 128 */
+    uint64_t mac_3x2;       /* n·r */
+    uint64_t mac_int8;      /* 2·|S|·d */
+    uint64_t exps;          /* |S| */
+    uint64_t pool_cmp;      /* n·(w - 1) */
+    uint64_t hist_upd;      /* n */
+    uint64_t filter_cmp;    /* n */
 };
 void salca_job_activity(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
                         struct salca_activity *a);
@@ -154,7 +154,7 @@ int salca_synth_parse(const char *s, enum salca_synth_kind *out);
  * last 64 tokens, two 64-token spans, then clustered peaks. Deterministic in (seed, a, b).
  * 0, ERR_USAGE (n = 0, retention outside (0, 1], bad kind) or ERR_NOMEM.
  */
-int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention,
-                          uint64_t seed, uint64_t a, uint64_t b, uint32_t *idx, size_t *count);
+int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention, uint64_t seed,
+                          uint64_t a, uint64_t b, uint32_t *idx, size_t *count);
 
 #endif

@@ -6,8 +6,8 @@
 #include "replay/salca_perf.h"
 
 #include <ctype.h>
-#include <stddef.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,14 +157,14 @@ int salca_rat_parse(const char *s, struct salca_rat *out)
 void salca_perf_in_paper(struct salca_perf_in *in)
 {
     memset(in, 0, sizeof *in);
-    in->d = salca_rat_int(128);          /* [derived] spec section 2 */
-    in->s_f = (struct salca_rat){1, 2};  /* [paper] */
-    in->w_k = salca_rat_int(2);          /* [paper] */
-    in->factor_bits = salca_rat_int(32); /* [paper] two FP16 factors */
-    in->chn = salca_rat_int(32);         /* [paper] one HBM2, 32 PCs */
-    in->bw = salca_rat_int(128);         /* [derived] spec section 9 */
-    in->f_hbm_ghz = salca_rat_int(1);    /* [paper] */
-    in->f_cmp_ghz = (struct salca_rat){1, 2}; /* [paper] 500 MHz */
+    in->d = salca_rat_int(128);                      /* [derived] spec section 2 */
+    in->s_f = (struct salca_rat){1, 2};              /* [paper] */
+    in->w_k = salca_rat_int(2);                      /* [paper] */
+    in->factor_bits = salca_rat_int(32);             /* [paper] two FP16 factors */
+    in->chn = salca_rat_int(32);                     /* [paper] one HBM2, 32 PCs */
+    in->bw = salca_rat_int(128);                     /* [derived] spec section 9 */
+    in->f_hbm_ghz = salca_rat_int(1);                /* [paper] */
+    in->f_cmp_ghz = (struct salca_rat){1, 2};        /* [paper] 500 MHz */
     in->alpha = (struct salca_rat){117, 100};        /* [paper] */
     in->alpha_inorder = (struct salca_rat){109, 50}; /* [paper] 2.18 */
     in->beta_pre = (struct salca_rat){19, 20};       /* [paper] 0.95 */
@@ -172,10 +172,10 @@ void salca_perf_in_paper(struct salca_perf_in *in)
     in->r_q = (struct salca_rat){1, 20};             /* [paper] 5% */
 }
 
-#define TRY(x)                                                                                    \
-    do {                                                                                          \
-        if ((rc = (x)) < 0)                                                                       \
-            goto overflow;                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((rc = (x)) < 0)                                                                        \
+            goto overflow;                                                                         \
     } while (0)
 
 static bool rat_pos(struct salca_rat a)
@@ -209,11 +209,18 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     const struct {
         const char *name;
         struct salca_rat v;
-    } pos[] = {{"d", in->d},         {"s_f", in->s_f},         {"w_k", in->w_k},
-               {"chn", in->chn},     {"bw", in->bw},           {"f_hbm_ghz", in->f_hbm_ghz},
-               {"f_cmp_ghz", in->f_cmp_ghz}, {"alpha", in->alpha},
-               {"alpha_inorder", in->alpha_inorder},           {"beta_pre", in->beta_pre},
-               {"beta_att", in->beta_att},   {"r_q", in->r_q}};
+    } pos[] = {{"d", in->d},
+               {"s_f", in->s_f},
+               {"w_k", in->w_k},
+               {"chn", in->chn},
+               {"bw", in->bw},
+               {"f_hbm_ghz", in->f_hbm_ghz},
+               {"f_cmp_ghz", in->f_cmp_ghz},
+               {"alpha", in->alpha},
+               {"alpha_inorder", in->alpha_inorder},
+               {"beta_pre", in->beta_pre},
+               {"beta_att", in->beta_att},
+               {"r_q", in->r_q}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         if (!rat_pos(pos[i].v))
             return errmsg_set(e, ERR_USAGE, "%s must be positive", pos[i].name);
@@ -280,8 +287,7 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
         f->h_pre = salca_rat_ceil(t);
         TRY(r_min_of(in, salca_rat_int(m_pre), salca_rat_int(m_att), &f->r_min));
     }
-    if (out->n_front == 0)
-    {
+    if (out->n_front == 0) {
         TRY(salca_rat_mul(batt, cyc, &t));
         return errmsg_set(e, ERR_USAGE,
                           "no feasible (m_pre, m_att): one K-V pair per cycle needs %.4f of %lld "
@@ -377,13 +383,12 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
                          salca_rat_d(out->final_b_req), salca_rat_d(out->hbm_bits_per_ns));
             if (pc_bad)
                 snprintf(b, sizeof b, "pseudo-channel constraint (%lld + %lld > %lld)",
-                         (long long)out->final_h_pre, (long long)out->final_h_att,
-                         (long long)chn);
+                         (long long)out->final_h_pre, (long long)out->final_h_att, (long long)chn);
             return errmsg_set(e, ERR_USAGE,
                               "p = (%lld, %lld) violates the %s%s%s at m = (%lld, %lld)",
                               (long long)out->p_pre, (long long)out->p_att, a,
-                              bw_bad && pc_bad ? " and the " : "", b,
-                              (long long)out->final_m_pre, (long long)out->final_m_att);
+                              bw_bad && pc_bad ? " and the " : "", b, (long long)out->final_m_pre,
+                              (long long)out->final_m_att);
         }
         TRY(r_min_of(in, salca_rat_int(out->final_m_pre), salca_rat_int(out->final_m_att),
                      &out->final_r_min));
@@ -413,10 +418,10 @@ overflow:
 
 #undef TRY
 
-#define P(...)                                                                                    \
-    do {                                                                                          \
-        if (buf_printf(b, __VA_ARGS__) < 0)                                                       \
-            return ERR_NOMEM;                                                                     \
+#define P(...)                                                                                     \
+    do {                                                                                           \
+        if (buf_printf(b, __VA_ARGS__) < 0)                                                        \
+            return ERR_NOMEM;                                                                      \
     } while (0)
 
 int salca_perf_format(const struct salca_perf_out *o, struct buf *b)
@@ -437,8 +442,7 @@ int salca_perf_format(const struct salca_perf_out *o, struct buf *b)
     P("design.r_min=%.4f\n", salca_rat_d(dp->r_min));
     P("fixed.m_pre=%.4f\n", salca_rat_d(o->fixed_m_pre));
     P("fixed.r_min=%.4f\n", salca_rat_d(o->fixed_r_min));
-    P("p_prime_pre=%lld\np_prime_att=%lld\n", (long long)o->p_prime_pre,
-      (long long)o->p_prime_att);
+    P("p_prime_pre=%lld\np_prime_att=%lld\n", (long long)o->p_prime_pre, (long long)o->p_prime_att);
     P("u_pre=%.4f\nu_att=%.4f\n", salca_rat_d(o->u_pre), salca_rat_d(o->u_att));
     P("m_att_beta_att=%.4f\n", salca_rat_d(o->m_att_beta_att));
     if (o->has_final) {
@@ -464,23 +468,20 @@ int salca_perf_format(const struct salca_perf_out *o, struct buf *b)
     P("front.count=%zu\n", o->n_front);
     for (size_t i = 0; i < o->n_front; i++)
         P("front.%lld.h_pre=%lld\nfront.%lld.h_att=%lld\n", (long long)o->front[i].m_att,
-          (long long)o->front[i].h_pre, (long long)o->front[i].m_att,
-          (long long)o->front[i].h_att);
+          (long long)o->front[i].h_pre, (long long)o->front[i].m_att, (long long)o->front[i].h_att);
     P("design.meets_r_q=%d\n", o->design_meets_r_q ? 1 : 0);
     P("design.h_att_real=%.4f\n", salca_rat_d(o->design_h_att_real));
     P("design.m_pre_beta_pre=%.4f\n", salca_rat_d(o->m_pre_beta_pre));
-    P("fixed.h_pre=%lld\nfixed.h_att=%lld\n", (long long)o->fixed_h_pre,
-      (long long)o->fixed_h_att);
+    P("fixed.h_pre=%lld\nfixed.h_att=%lld\n", (long long)o->fixed_h_pre, (long long)o->fixed_h_att);
     P("fixed.m_att=%.4f\n", salca_rat_d(o->fixed_m_att));
     if (o->has_final) {
         P("final.p_pre=%lld\nfinal.p_att=%lld\n", (long long)o->p_pre, (long long)o->p_att);
         /* The direct formula can differ from the integer-m rule (15 vs 16 for the paper's
          * inputs); the integer-m rule is used since it gives the paper's stated 16. */
         P("final.h_att_rule=integer_m\n");
-        P("final.h_direct_differs=%d\n", (o->final_h_pre_direct != o->final_h_pre ||
-                                          o->final_h_att_direct != o->final_h_att)
-                                             ? 1
-                                             : 0);
+        P("final.h_direct_differs=%d\n",
+          (o->final_h_pre_direct != o->final_h_pre || o->final_h_att_direct != o->final_h_att) ? 1
+                                                                                               : 0);
     }
     P("asic_s4.m_pre_int=%lld\n", (long long)o->asic_m_pre_int);
     P("asic_s4.h_pre=%lld\nasic_s4.h_att=%lld\n", (long long)o->fixed_h_pre,

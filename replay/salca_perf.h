@@ -53,21 +53,21 @@ struct salca_rat salca_rat_int(int64_t v);
 
 /* Solver inputs (spec section 9); defaults from salca_perf_in_paper. */
 struct salca_perf_in {
-    struct salca_rat d;           /* head dimension, 128 [derived] */
-    struct salca_rat s_f;         /* feature keep ratio, 1/2 [paper] */
-    struct salca_rat w_k;         /* key bit width, 2 [paper] */
-    struct salca_rat factor_bits; /* bits of the two FP16 factors per key, 32 [paper] */
-    struct salca_rat chn;         /* HBM pseudo-channels, 32 [paper] */
-    struct salca_rat bw;          /* bits per PC per HBM cycle, 128 [derived] */
-    struct salca_rat f_hbm_ghz;   /* HBM clock, 1 GHz [paper] */
-    struct salca_rat f_cmp_ghz;   /* compute clock, 0.5 GHz [paper] */
-    struct salca_rat alpha;       /* channel-conflict factor, 1.17 [paper] */
+    struct salca_rat d;             /* head dimension, 128 [derived] */
+    struct salca_rat s_f;           /* feature keep ratio, 1/2 [paper] */
+    struct salca_rat w_k;           /* key bit width, 2 [paper] */
+    struct salca_rat factor_bits;   /* bits of the two FP16 factors per key, 32 [paper] */
+    struct salca_rat chn;           /* HBM pseudo-channels, 32 [paper] */
+    struct salca_rat bw;            /* bits per PC per HBM cycle, 128 [derived] */
+    struct salca_rat f_hbm_ghz;     /* HBM clock, 1 GHz [paper] */
+    struct salca_rat f_cmp_ghz;     /* compute clock, 0.5 GHz [paper] */
+    struct salca_rat alpha;         /* channel-conflict factor, 1.17 [paper] */
     struct salca_rat alpha_inorder; /* in-order conflict factor, 2.18 [paper] */
-    struct salca_rat beta_pre;    /* HBM efficiency, sequential, 0.95 [paper] */
-    struct salca_rat beta_att;    /* HBM efficiency, attention gathers, 0.55 [paper] */
-    struct salca_rat r_q;         /* target retention, 0.05 [paper] */
-    int64_t p_pre, p_att;         /* compute parallelism; 0 = not given */
-    int64_t h_pre, h_att;         /* fixed PCs for the fixed-PC view; 0 = design point's */
+    struct salca_rat beta_pre;      /* HBM efficiency, sequential, 0.95 [paper] */
+    struct salca_rat beta_att;      /* HBM efficiency, attention gathers, 0.55 [paper] */
+    struct salca_rat r_q;           /* target retention, 0.05 [paper] */
+    int64_t p_pre, p_att;           /* compute parallelism; 0 = not given */
+    int64_t h_pre, h_att;           /* fixed PCs for the fixed-PC view; 0 = design point's */
 };
 
 /* One point of the Pareto front: the largest m_pre for this m_att. */
@@ -82,16 +82,16 @@ struct salca_perf_front {
 
 /* Everything the solver derives (spec section 9 table and further keys). */
 struct salca_perf_out {
-    int64_t b_pre, b_att;          /* bits per key (pre-compute) / per K-V pair (attention) */
+    int64_t b_pre, b_att;             /* bits per key (pre-compute) / per K-V pair (attention) */
     struct salca_rat hbm_bits_per_ns; /* bw·chn·f_HBM */
-    struct salca_rat cyc_ratio;    /* f_CMP/(bw·f_HBM): PCs per bit per compute cycle */
+    struct salca_rat cyc_ratio;       /* f_CMP/(bw·f_HBM): PCs per bit per compute cycle */
     size_t n_front;
     struct salca_perf_front front[SALCA_PERF_MAX_FRONT];
     /* design point */
-    size_t design_idx;             /* index into front */
-    bool design_meets_r_q;         /* false: no front point reaches r_q; smallest r_min used */
+    size_t design_idx;     /* index into front */
+    bool design_meets_r_q; /* false: no front point reaches r_q; smallest r_min used */
     struct salca_rat design_h_pre_real, design_h_att_real;
-    struct salca_rat design_b_req;  /* bits/ns */
+    struct salca_rat design_b_req; /* bits/ns */
     /* fixed-PC view */
     int64_t fixed_h_pre, fixed_h_att;
     struct salca_rat fixed_m_pre, fixed_m_att, fixed_r_min;
@@ -121,8 +121,7 @@ void salca_perf_in_paper(struct salca_perf_in *in);
  * message names the constraint, its numbers and (m_pre, m_att)) or when the front is empty,
  * ERR_LIMIT on arithmetic overflow.
  */
-int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
-                     struct errmsg *e);
+int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out, struct errmsg *e);
 
 /*
  * Appends the key=value lines of out to b: first the spec section 9 table lines in its
@@ -136,7 +135,6 @@ int salca_perf_format(const struct salca_perf_out *out, struct buf *b);
  * T_pre/n = 1/(beta_pre·m_pre), T_att/n = r·alpha/(beta_att·m_att) (paper section 4).
  */
 double salca_perf_t_pre_per_n(const struct salca_perf_in *in, double m_pre);
-double salca_perf_t_att_per_n(const struct salca_perf_in *in, double m_att, double r,
-                              double alpha);
+double salca_perf_t_att_per_n(const struct salca_perf_in *in, double m_att, double r, double alpha);
 
 #endif

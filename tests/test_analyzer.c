@@ -90,8 +90,8 @@ static void c_free(void *self)
     c->taken = NULL;
 }
 
-static const struct analyzer_ops counter_ops = {"counter", c_begin, c_record, c_end, c_finish,
-                                                c_free};
+static const struct analyzer_ops counter_ops = {"counter", c_begin,  c_record,
+                                                c_end,     c_finish, c_free};
 
 static int64_t expected_sum(void)
 {

@@ -299,7 +299,8 @@ static void test_crc32c(void **state)
     for (size_t n = 0; n < sizeof buf; n += 37) {
         uint32_t whole = crc32c_update(0, buf, n);
         assert_int_equal(whole, crc32c_update_sw(0, buf, n));
-        assert_int_equal(whole, crc32c_update(crc32c_update(0, buf, n / 3), buf + n / 3, n - n / 3));
+        assert_int_equal(whole,
+                         crc32c_update(crc32c_update(0, buf, n / 3), buf + n / 3, n - n / 3));
     }
 }
 
@@ -369,7 +370,7 @@ static void test_remove_tree(void **state)
     struct stat st;
     assert_int_not_equal(lstat(tree, &st), 0);
     assert_int_equal(stat(outside, &st), 0);
-    assert_int_equal(io_remove_tree(tree), 0); /* missing: fine */
+    assert_int_equal(io_remove_tree(tree), 0);    /* missing: fine */
     assert_int_equal(io_remove_tree(outside), 0); /* a plain file */
     assert_int_not_equal(stat(outside, &st), 0);
     assert_int_equal(rmdir(root), 0);
@@ -390,7 +391,7 @@ static void test_mkdir_p(void **state)
     snprintf(q, sizeof q, "%s/a/b/c", root);
     assert_int_equal(stat(q, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
-    assert_int_equal(st.st_mode & 0077, 0); /* the mode, less the umask */
+    assert_int_equal(st.st_mode & 0077, 0);       /* the mode, less the umask */
     assert_int_equal(io_mkdir_p(q, 0700, &e), 0); /* already there */
     snprintf(p, sizeof p, "%s/link", root);
     assert_int_equal(symlink(q, p), 0);

@@ -102,8 +102,8 @@ static void test_consecutive_and_one_pc(void **state)
 
 /* Writes a salca trace with `jobs` selections per method 0 and 1. Returns the idx lists
  * (concatenated) through the same generator for comparison. */
-static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n,
-                        uint32_t L, uint32_t H, uint64_t seed, const char *family)
+static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n, uint32_t L,
+                        uint32_t H, uint64_t seed, const char *family)
 {
     Acceltrace__TraceHeader hdr = ACCELTRACE__TRACE_HEADER__INIT;
     Acceltrace__SalcaHeader sh = ACCELTRACE__SALCA_HEADER__INIT;
@@ -193,8 +193,8 @@ static void test_trace_round_trip(void **state)
         for (uint32_t l = 0; l < 2; l++)
             for (uint32_t h = 0; h < 4; h++) {
                 size_t cnt;
-                assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, 4096, 0.05,
-                                                       seed, l, h, idx, &cnt),
+                assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, 4096, 0.05, seed,
+                                                       l, h, idx, &cnt),
                                  0);
                 assert_int_equal(conflicts_add_job(b, fam[k], l, h, idx, cnt), 0);
             }
@@ -229,9 +229,13 @@ static void test_trace_round_trip(void **state)
     snprintf(out, sizeof out, "%s/out", dir);
     bool rendered;
     assert_int_equal(conflicts_write(a, out, &rendered), 0);
-    const char *files[] = {"alpha.csv", "alpha_layers.csv", "alpha_vs_window.csv",
-                           "conflict_occupancy.csv", "conflict_per_batch.csv",
-                           "recall_vs_retention.csv", "cosine_vs_retention.csv"};
+    const char *files[] = {"alpha.csv",
+                           "alpha_layers.csv",
+                           "alpha_vs_window.csv",
+                           "conflict_occupancy.csv",
+                           "conflict_per_batch.csv",
+                           "recall_vs_retention.csv",
+                           "cosine_vs_retention.csv"};
     for (size_t f = 0; f < 7; f++) {
         char p[400];
         snprintf(p, sizeof p, "%s/%s", out, files[f]);
@@ -317,14 +321,13 @@ static void test_synth(void **state)
     for (int k = 0; k < 3; k++)
         for (uint32_t n = 1; n < 40000; n = n * 3 + 7) {
             size_t cnt;
-            assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, n, 0.05, seed, 1, 2,
-                                             idx, &cnt), 0);
+            assert_int_equal(
+                salca_synth_selection((enum salca_synth_kind)k, n, 0.05, seed, 1, 2, idx, &cnt), 0);
             size_t want = (size_t)ceil(0.05 * n);
             assert_true(cnt >= want);
             if (k == SALCA_SYNTH_UNIFORM)
                 assert_int_equal(cnt, want);
-            else
-            {
+            else {
                 /* fixed parts: 4 sinks + the last 16 (clustered) or 64 tokens and two
                  * 64-token spans (needle); then each peak adds at most 5 */
                 size_t fixed = k == SALCA_SYNTH_CLUSTERED ? 20 : 4 + 64 + 128;
@@ -338,8 +341,8 @@ static void test_synth(void **state)
                 break;
         }
     size_t cnt;
-    assert_int_equal(
-        salca_synth_selection(SALCA_SYNTH_CLUSTERED, 100, 1.0, seed, 0, 0, idx, &cnt), 0);
+    assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 100, 1.0, seed, 0, 0, idx, &cnt),
+                     0);
     assert_int_equal(cnt, 100);
     assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 100, 0.0, seed, 0, 0, idx, &cnt),
                      ERR_USAGE);
@@ -371,8 +374,8 @@ static void test_paper_neighbourhood(void **state)
         for (uint32_t l = 0; l < 4; l++)
             for (uint32_t h = 0; h < 8; h++) {
                 size_t cnt;
-                assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 32768, 0.05, seed,
-                                                       l, h, idx, &cnt),
+                assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 32768, 0.05, seed, l,
+                                                       h, idx, &cnt),
                                  0);
                 assert_int_equal(conflicts_add_job(c, NULL, l, h, idx, cnt), 0);
             }
@@ -397,8 +400,8 @@ static void test_alloc_failures(void **state)
     (void)state;
     static uint32_t idx[4096];
     size_t cnt;
-    assert_int_equal(
-        salca_synth_selection(SALCA_SYNTH_CLUSTERED, 4096, 0.05, 1, 0, 0, idx, &cnt), 0);
+    assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 4096, 0.05, 1, 0, 0, idx, &cnt),
+                     0);
     int ok = 0, failed = 0;
     for (long k = 1; k < 100000 && ok == 0; k++) {
         struct conflicts_opts o;

@@ -151,8 +151,8 @@ static void write_original(const struct dit_model *m, const char *path)
                 float *f = malloc(per * (size_t)parts * 4);
                 for (int pi = 0; pi < parts; pi++) {
                     char nm[160];
-                    snprintf(nm, sizeof nm, "transformer_blocks.%d.attn%c.to_%s.%s", blk,
-                             rest[4], parts == 3 ? pn3[pi] : pn2[pi], kind);
+                    snprintf(nm, sizeof nm, "transformer_blocks.%d.attn%c.to_%s.%s", blk, rest[4],
+                             parts == 3 ? pn3[pi] : pn2[pi], kind);
                     for (size_t j = 0; j < n; j++) {
                         float *dj;
                         int ndj;
@@ -328,13 +328,11 @@ static void test_d11_weights(void **state)
     /* Errors naming the tensor */
     path_of(p, sizeof p, "micro_bad.safetensors");
     write_edited(seeded, p, E_DROP, "transformer_blocks.1.attn2.to_k.weight");
-    expect_load_error(&c, p, "missing tensor 'transformer_blocks.1.attn2.to_k.weight'",
-                      ERR_DATA);
+    expect_load_error(&c, p, "missing tensor 'transformer_blocks.1.attn2.to_k.weight'", ERR_DATA);
     write_edited(seeded, p, E_SHAPE, "proj_out.weight");
     expect_load_error(&c, p, "tensor 'proj_out.weight'", ERR_DATA);
     write_edited(seeded, p, E_UNKNOWN, "transformer_blocks.0.attn1.norm_q.weight");
-    expect_load_error(&c, p, "unknown tensor 'transformer_blocks.0.attn1.norm_q.weight'",
-                      ERR_DATA);
+    expect_load_error(&c, p, "unknown tensor 'transformer_blocks.0.attn1.norm_q.weight'", ERR_DATA);
     /* truncated: cut the F32 file in the middle of its data */
     path_of(p, sizeof p, "micro_f32.safetensors");
     FILE *f = fopen(p, "rb");
@@ -475,8 +473,13 @@ static void test_d13_keep(void **state)
     assert_int_equal(disc_keep_parse(&k, "blocks=28", 28, 16, 20, 1, &e), ERR_USAGE);
     assert_non_null(strstr(e.text, "28"));
     disc_keep_release(&k);
-    const char *bad[] = {"blocks=3-1", "blocks=0;;heads=1", "blocks=0;blocks=1", "rows=1",
-                         "blocks=", "blocks=a", ""};
+    const char *bad[] = {"blocks=3-1",
+                         "blocks=0;;heads=1",
+                         "blocks=0;blocks=1",
+                         "rows=1",
+                         "blocks=",
+                         "blocks=a",
+                         ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(disc_keep_parse(&k, bad[i], 28, 16, 20, 1, &e), ERR_USAGE);
         disc_keep_release(&k);
@@ -582,8 +585,8 @@ static void test_d16_mem(void **state)
     assert_int_equal(disc_parse_mem("1.5KiB", &v), 0);
     assert_true(v == 1536.0);
     /* spec 2.1: a plain decimal number, so no hex, exponent, sign, white space or bare point */
-    static const char *const bad[] = {"0x10", "1e9", "\t1GiB", " 1GiB", "+1GB", "-1", ".5GB",
-                                      "5.", "", "GiB", "1.2.3", "1GiB "};
+    static const char *const bad[] = {"0x10", "1e9", "\t1GiB", " 1GiB", "+1GB",  "-1",
+                                      ".5GB", "5.",  "",       "GiB",   "1.2.3", "1GiB "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(disc_parse_mem(bad[i], &v), ERR_USAGE);
     struct dit_config cfg;
@@ -609,9 +612,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d2_tau0_equals_off), cmocka_unit_test(test_d11_weights),
-        cmocka_unit_test(test_d12_text),           cmocka_unit_test(test_d13_keep),
-        cmocka_unit_test(test_d14_d15_determinism), cmocka_unit_test(test_d16_mem),
+        cmocka_unit_test(test_d2_tau0_equals_off),
+        cmocka_unit_test(test_d11_weights),
+        cmocka_unit_test(test_d12_text),
+        cmocka_unit_test(test_d13_keep),
+        cmocka_unit_test(test_d14_d15_determinism),
+        cmocka_unit_test(test_d16_mem),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -55,8 +55,7 @@ static void test_target_parse(void **state)
     assert_int_equal(disc_ctr_n_prune(num, f, 64), 16);
     assert_int_equal(disc_ctr_parse_target("0.123456789", &num, &f, &e), 0);
     assert_int_equal(disc_ctr_n_prune(num, f, 1000), 124);
-    const char *bad[] = {"", ".5", "1.5", "0.", "0.1234567890", "00.1", "-0", "0,5", "1e-1",
-                         "2"};
+    const char *bad[] = {"", ".5", "1.5", "0.", "0.1234567890", "00.1", "-0", "0,5", "1e-1", "2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(disc_ctr_parse_target(bad[i], &num, &f, &e), ERR_USAGE);
 }
@@ -130,8 +129,8 @@ static void run_d3(const char *R, int image, uint64_t want_pruned, bool full)
     struct disc_capture *c;
     assert_int_equal(disc_capture_new(&c, &p, &e), 0);
     assert_int_equal(disc_capture_load(c, &e), 0);
-    struct d3 t = {.N = disc_capture_config(c)->tokens, .want_pruned = want_pruned,
-                   .full_prune = full};
+    struct d3 t = {
+        .N = disc_capture_config(c)->tokens, .want_pruned = want_pruned, .full_prune = full};
     disc_capture_set_hook(c, d3_hook, &t);
     assert_int_equal(disc_capture_run(c, NULL, &e), 0);
     assert_int_equal(t.bad, 0);

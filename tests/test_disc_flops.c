@@ -28,10 +28,9 @@ static void test_tiny_table(void **state)
     disc_flops_step(&c, 1, (uint64_t)c.tokens, DISC_FLOP_ST_OFF, NULL, d, cr, a);
     /* spec 5 [derived] table: tiny, dense, one forward pass at B = 1 */
     const uint64_t want[DISC_F_COUNT] = {
-        10871635968ull, 9663676416ull, 377487360ull,   9663676416ull, 3623878656ull,
-        3623878656ull,  2123366400ull, 2831155200ull,  110592000ull,  2831155200ull,
-        3623878656ull,  14495514624ull, 150994944ull,  14495514624ull, 92405760ull,
-        1072201728ull};
+        10871635968ull, 9663676416ull,  377487360ull, 9663676416ull, 3623878656ull, 3623878656ull,
+        2123366400ull,  2831155200ull,  110592000ull, 2831155200ull, 3623878656ull, 14495514624ull,
+        150994944ull,   14495514624ull, 92405760ull,  1072201728ull};
     for (int i = 0; i < DISC_F_COUNT; i++) {
         assert_int_equal(d[i], want[i]);
         assert_int_equal(cr[i], want[i]);
@@ -82,9 +81,9 @@ static void expect(struct chk *t, uint32_t nk, bool gen, bool st)
     f[DISC_F_FFN_UP] = f[DISC_F_FFN_DOWN] = B * L * 8 * Nk * d * d;
     f[DISC_F_FFN_ACT] = B * L * 32 * Nk * d;
     f[DISC_F_VEC] = B * L * (7 * N * d + 12 * Nk * d) + 7 * B * N * d;
-    f[DISC_F_EMBED] = 2 * B * (N * 4 * p2 * d + T * (uint64_t)c->caption * d + T * d * d +
-                               N * d * p2 * 8) +
-                      2 * (256 * d + 7 * d * d);
+    f[DISC_F_EMBED] =
+        2 * B * (N * 4 * p2 * d + T * (uint64_t)c->caption * d + T * d * d + N * d * p2 * 8) +
+        2 * (256 * d + 7 * d * d);
     memcpy(t->fa, t->fc, sizeof t->fc);
     if (!st)
         return;

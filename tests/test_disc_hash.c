@@ -27,7 +27,10 @@ static uint64_t test_seed(void)
     return seed;
 }
 
-static void set_bit(uint64_t *row, uint64_t j) { row[j >> 6] |= (uint64_t)1 << (j & 63); }
+static void set_bit(uint64_t *row, uint64_t j)
+{
+    row[j >> 6] |= (uint64_t)1 << (j & 63);
+}
 
 /* D17: hash values. */
 static void test_d17_hash_values(void **state)
@@ -333,14 +336,10 @@ static void test_custom_units(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d17_hash_values),
-        cmocka_unit_test(test_d18_one_per_unit),
-        cmocka_unit_test(test_d19_one_unit),
-        cmocka_unit_test(test_d20_dense_row),
-        cmocka_unit_test(test_d21_fold_random),
-        cmocka_unit_test(test_d21_bins),
-        cmocka_unit_test(test_d21_band_brute_threads),
-        cmocka_unit_test(test_custom_units),
+        cmocka_unit_test(test_d17_hash_values),        cmocka_unit_test(test_d18_one_per_unit),
+        cmocka_unit_test(test_d19_one_unit),           cmocka_unit_test(test_d20_dense_row),
+        cmocka_unit_test(test_d21_fold_random),        cmocka_unit_test(test_d21_bins),
+        cmocka_unit_test(test_d21_band_brute_threads), cmocka_unit_test(test_custom_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

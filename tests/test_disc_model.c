@@ -390,14 +390,18 @@ static void test_energy(void **state)
     (void)state;
     struct disc_energy en;
     disc_energy_default(&en);
-    struct disc_act a = {.mac = 1000000, .vpu_op = 10, .sram_rd = 100, .sram_wr = 200,
-                         .gspm = 5, .hbm = 7, .bus = 3};
+    struct disc_act a = {.mac = 1000000,
+                         .vpu_op = 10,
+                         .sram_rd = 100,
+                         .sram_wr = 200,
+                         .gspm = 5,
+                         .hbm = 7,
+                         .bus = 3};
     struct disc_energy_parts p;
     disc_energy_eval(&en, &a, 1e-3, &p);
     assert_true(fabs(p.mac - 0.6e-6) < 1e-18);
     assert_true(fabs(p.stat - 8e-3) < 1e-15);
-    assert_true(fabs(p.total - (p.mac + p.vpu + p.sram + p.gspm + p.hbm + p.bus + p.stat)) <
-                1e-18);
+    assert_true(fabs(p.total - (p.mac + p.vpu + p.sram + p.gspm + p.hbm + p.bus + p.stat)) < 1e-18);
     struct errmsg e = {0};
     struct disc_energy en2;
     disc_energy_default(&en2);
@@ -408,18 +412,12 @@ static void test_energy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d23_linear),
-        cmocka_unit_test(test_d24_tiny_baseline),
-        cmocka_unit_test(test_d28_mac_vs_flops),
-        cmocka_unit_test(test_d25_sparse_ops),
-        cmocka_unit_test(test_d25_balanced),
-        cmocka_unit_test(test_d25_monotone),
-        cmocka_unit_test(test_d26_overlap),
-        cmocka_unit_test(test_d27_ctr_off_equals_baseline),
-        cmocka_unit_test(test_ctr_select),
-        cmocka_unit_test(test_xl_spill),
-        cmocka_unit_test(test_d30_a100_linear),
-        cmocka_unit_test(test_energy),
+        cmocka_unit_test(test_d23_linear),       cmocka_unit_test(test_d24_tiny_baseline),
+        cmocka_unit_test(test_d28_mac_vs_flops), cmocka_unit_test(test_d25_sparse_ops),
+        cmocka_unit_test(test_d25_balanced),     cmocka_unit_test(test_d25_monotone),
+        cmocka_unit_test(test_d26_overlap),      cmocka_unit_test(test_d27_ctr_off_equals_baseline),
+        cmocka_unit_test(test_ctr_select),       cmocka_unit_test(test_xl_spill),
+        cmocka_unit_test(test_d30_a100_linear),  cmocka_unit_test(test_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,13 +39,13 @@ static char g_dir[256];
 enum keep { KEEP_NONE, KEEP_ALL, KEEP_HALF };
 
 struct synth_opts {
-    const char *model;   /* "micro" or "tiny" dims */
+    const char *model; /* "micro" or "tiny" dims */
     uint32_t steps;
-    bool ctr;            /* CTR on: step k >= 1 prunes tokens i % 3 == k % 3 */
-    bool st;             /* DiscMask records */
-    bool lb;             /* lb_* fields filled */
+    bool ctr; /* CTR on: step k >= 1 prunes tokens i % 3 == k % 3 */
+    bool st;  /* DiscMask records */
+    bool lb;  /* lb_* fields filled */
     enum keep keep;
-    bool halve;          /* drop every second nonzero of each mask row (keeping one) */
+    bool halve; /* drop every second nonzero of each mask row (keeping one) */
 };
 
 struct synth {
@@ -53,7 +53,7 @@ struct synth {
     Acceltrace__TraceHeader hdr;
     Acceltrace__Record **recs;
     size_t n, cap;
-    void **owned;        /* every allocation, freed by synth_free */
+    void **owned; /* every allocation, freed by synth_free */
     size_t n_owned, cap_owned;
     uint64_t masks_not_kept;
 };
@@ -142,8 +142,8 @@ static void synth_build(struct synth *s, const struct synth_opts *o)
                 }
                 struct disc_lb_acc acc;
                 disc_lb_acc_init(&acc, lb);
-                assert_int_equal(disc_lb_mask(lb, m.words, n, m.words_per_row, tm.words, NULL,
-                                              &acc), 0);
+                assert_int_equal(
+                    disc_lb_mask(lb, m.words, n, m.words_per_row, tm.words, NULL, &acc), 0);
                 Acceltrace__DiscMask *dmk = own(s, sizeof *dmk);
                 acceltrace__disc_mask__init(dmk);
                 dmk->step = k, dmk->block = b, dmk->head = h, dmk->generated = k % 2 == 0;
@@ -222,7 +222,7 @@ static struct model_result *replay(const struct synth *s, const struct hw_config
     void *st = NULL;
     struct model_result *res = model_result_new();
     assert_non_null(res);
-    *rc = m->new(&st, cfg, &env, e);
+    *rc = m->new (&st, cfg, &env, e);
     for (size_t i = 0; *rc == 0 && i < s->n; i++) {
         struct model_record mr = {s->recs[i], NULL, i};
         *rc = m->consume(st, &mr, e);
@@ -245,13 +245,13 @@ static double get(const struct model_result *r, size_t row, const char *name)
     return v;
 }
 
-static const char *const cols[] = {"cycles",     "hidden_cycles", "mac",       "vpu_op",
-                                   "sram_rd_bytes", "sram_wr_bytes", "gspm_bytes", "hbm_bytes",
-                                   "bus_elems",  "seconds",       "model_j",   "speedup",
+static const char *const cols[] = {"cycles",         "hidden_cycles", "mac",        "vpu_op",
+                                   "sram_rd_bytes",  "sram_wr_bytes", "gspm_bytes", "hbm_bytes",
+                                   "bus_elems",      "seconds",       "model_j",    "speedup",
                                    "masks_estimated"};
 
-static void assert_rows_equal(const struct model_result *a, size_t ra,
-                              const struct model_result *b, size_t rb)
+static void assert_rows_equal(const struct model_result *a, size_t ra, const struct model_result *b,
+                              size_t rb)
 {
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         double x = get(a, ra, cols[i]), y = get(b, rb, cols[i]);
@@ -381,8 +381,10 @@ static void test_config_checks(void **state)
     (void)state;
     struct hw_config *c = config("all", false);
     struct errmsg e = {0};
-    const char *bad[4][2] = {{"dpu_count", "48"}, {"vpu_simds", "24"},
-                             {"hash_k_odd", "2654435760"}, {"modes", "\"fast\""}};
+    const char *bad[4][2] = {{"dpu_count", "48"},
+                             {"vpu_simds", "24"},
+                             {"hash_k_odd", "2654435760"},
+                             {"modes", "\"fast\""}};
     for (int i = 0; i < 4; i++) {
         struct hw_config *c2 = config("all", false);
         assert_int_equal(hw_config_set_json(c2, bad[i][0], bad[i][1], "test", &e), 0);
@@ -463,8 +465,7 @@ static void test_bad_records(void **state)
     struct hw_config *cfg = config("baseline,ctr,all", false);
     struct errmsg e = {0};
     int rc;
-    struct synth_opts o = {.model = "micro", .steps = 2, .ctr = true, .st = true,
-                           .keep = KEEP_ALL};
+    struct synth_opts o = {.model = "micro", .steps = 2, .ctr = true, .st = true, .keep = KEEP_ALL};
     struct synth s;
     synth_build(&s, &o);
     /* kept bits of the wrong size */

@@ -51,9 +51,8 @@ static void test_zero_model(void **state)
             float x[5] = {1.0f, -0.5f, 0.25f, 2.0f, -3.0f}, x0[5];
             memcpy(x0, x, sizeof x);
             float traj[20 * 5];
-            assert_int_equal(dit_sample((enum dit_sampler_kind)kind, &sc, x, n, zero_eps, NULL,
-                                        &n, traj),
-                             0);
+            assert_int_equal(
+                dit_sample((enum dit_sampler_kind)kind, &sc, x, n, zero_eps, NULL, &n, traj), 0);
             for (size_t i = 0; i < n; i++) {
                 double want = x0[i] * 157.41046;
                 assert_true(fabs(x[i] / want - 1.0) < 1e-6);

@@ -291,10 +291,8 @@ static void test_d8_target(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d4_all_ones),
-        cmocka_unit_test(test_d5_d6_d7),
-        cmocka_unit_test(test_d5_theta_one),
-        cmocka_unit_test(test_d5_argmax_row),
+        cmocka_unit_test(test_d4_all_ones),  cmocka_unit_test(test_d5_d6_d7),
+        cmocka_unit_test(test_d5_theta_one), cmocka_unit_test(test_d5_argmax_row),
         cmocka_unit_test(test_d8_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,10 @@ static uint64_t g_seed;
 
 static char g_dir[256];
 
-static void set_bit(struct bitset *b, uint32_t r, uint32_t c) { bitset_set(b, r, c); }
+static void set_bit(struct bitset *b, uint32_t r, uint32_t c)
+{
+    bitset_set(b, r, c);
+}
 
 /* Mask of (step, block, head): kind by head: 0 band, 1 random 40%, 2 block-structured. */
 static void make_mask(struct bitset *m, int step, int block, int head, struct rng *r)
@@ -57,13 +60,16 @@ static void make_mask(struct bitset *m, int step, int block, int head, struct rn
 }
 
 /* Token mask of step k: all at k = 0, then every row but those with i % (k + 2) == 1. */
-static bool token_kept(int k, uint32_t i) { return k == 0 || i % (uint32_t)(k + 2) != 1; }
+static bool token_kept(int k, uint32_t i)
+{
+    return k == 0 || i % (uint32_t)(k + 2) != 1;
+}
 
 struct gen_opts {
-    bool with_lb;     /* fill lb_* / bin_* as capture does */
-    bool keep_all;    /* bits for every mask */
-    bool keep_half;   /* bits for even heads only */
-    bool step_last;   /* DiscStep after the step's masks (else before) */
+    bool with_lb;   /* fill lb_* / bin_* as capture does */
+    bool keep_all;  /* bits for every mask */
+    bool keep_half; /* bits for even heads only */
+    bool step_last; /* DiscStep after the step's masks (else before) */
 };
 
 /* Writes a disc trace to path; returns the number of masks. */
@@ -127,8 +133,8 @@ static int write_trace(const char *path, const struct gen_opts *g)
                 make_mask(&m, k, b, h, &r);
                 struct disc_lb_acc acc;
                 disc_lb_acc_init(&acc, lb);
-                assert_int_equal(disc_lb_mask(lb, m.words, N, m.words_per_row, tm.words, NULL,
-                                              &acc), 0);
+                assert_int_equal(
+                    disc_lb_mask(lb, m.words, N, m.words_per_row, tm.words, NULL, &acc), 0);
                 Acceltrace__DiscMask dm = ACCELTRACE__DISC_MASK__INIT;
                 dm.step = (uint32_t)k, dm.block = (uint32_t)b, dm.head = (uint32_t)h;
                 dm.generated = k % 2 == 0;
@@ -219,8 +225,7 @@ static void assert_same_file(const char *a, const char *b)
     free(sb);
 }
 
-static struct hash_lb *run(const char *trace, const char *outdir, int threads,
-                           const char *units)
+static struct hash_lb *run(const char *trace, const char *outdir, int threads, const char *units)
 {
     struct hash_lb_opts o;
     hash_lb_opts_default(&o);
@@ -291,7 +296,7 @@ static void test_band_brute_force(void **state)
     /* U = 32 is recorded, U = 4 is not: only kept (even-head) masks are recounted, odd
      * heads have no statistics for U = 4 and are skipped */
     struct hash_lb *a = run(path_in("band.atr"), path_in("out_band"), 1, "32,4");
-    assert_int_equal(hash_lb_masks_skipped(a), K * L * 1);  /* head 1 of each (k, b) */
+    assert_int_equal(hash_lb_masks_skipped(a), K * L * 1); /* head 1 of each (k, b) */
     assert_int_equal(hash_lb_masks_recounted(a), K * L * 2);
     /* brute force over head 0 and head 2 masks (the recounted ones) for every hash */
     struct hash_lb_pool want[DISC_LB_BINS];
@@ -374,8 +379,8 @@ static void test_nothing_to_pool_is_data_error(void **state)
     assert_int_equal(hash_lb_parse_units(&o, "4", &e), 0);
     assert_int_equal(io_mkdir_p(path_in("out_nokeep"), 0777, NULL), 0);
     struct hash_lb *a = NULL;
-    int rc = hash_lb_run_file(path_in("nokeep.atr"), &o, path_in("out_nokeep"), false, NULL, &a,
-                              &e);
+    int rc =
+        hash_lb_run_file(path_in("nokeep.atr"), &o, path_in("out_nokeep"), false, NULL, &a, &e);
     assert_int_equal(rc, ERR_DATA);
     assert_null(a);
     assert_non_null(strstr(e.text, "U = 8,16,32,64,128"));

@@ -382,12 +382,9 @@ static void test_hand_case(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_case),
-        cmocka_unit_test(test_mappings),
-        cmocka_unit_test(test_a16_consecutive),
-        cmocka_unit_test(test_a16_one_pc),
-        cmocka_unit_test(test_a16_window_max_load),
-        cmocka_unit_test(test_bruteforce_and_bounds),
+        cmocka_unit_test(test_hand_case),           cmocka_unit_test(test_mappings),
+        cmocka_unit_test(test_a16_consecutive),     cmocka_unit_test(test_a16_one_pc),
+        cmocka_unit_test(test_a16_window_max_load), cmocka_unit_test(test_bruteforce_and_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,12 +355,9 @@ static void test_png_folders(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_capture),
-        cmocka_unit_test(test_k10_determinism),
-        cmocka_unit_test(test_scores_and_modes),
-        cmocka_unit_test(test_alloc_failures),
-        cmocka_unit_test(test_mem_estimate),
-        cmocka_unit_test(test_png_folders),
+        cmocka_unit_test(test_default_capture),  cmocka_unit_test(test_k10_determinism),
+        cmocka_unit_test(test_scores_and_modes), cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_mem_estimate),     cmocka_unit_test(test_png_folders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,8 +116,10 @@ static void test_params(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k12_generators),  cmocka_unit_test(test_fingerprint_normalized),
-        cmocka_unit_test(test_grating_formula), cmocka_unit_test(test_params),
+        cmocka_unit_test(test_k12_generators),
+        cmocka_unit_test(test_fingerprint_normalized),
+        cmocka_unit_test(test_grating_formula),
+        cmocka_unit_test(test_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

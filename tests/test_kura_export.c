@@ -226,8 +226,8 @@ static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want
     assert_int_equal(access(path, R_OK), 0);
     snprintf(path, sizeof path, "%s/README.txt", dir);
     assert_int_equal(access(path, R_OK), 0);
-    const char *names[] = {"in.hex", "out.hex", "lut.hex", "phase.hex", "drift.hex", "meta.json",
-                           "README.txt"};
+    const char *names[] = {"in.hex",    "out.hex",   "lut.hex",   "phase.hex",
+                           "drift.hex", "meta.json", "README.txt"};
     for (size_t i = 0; i < 7; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         remove(path);

@@ -310,10 +310,14 @@ static void test_k2_wrap(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lut_values),         cmocka_unit_test(test_k7_sin_cos_all_codes),
-        cmocka_unit_test(test_quantize_and_shift), cmocka_unit_test(test_regs_t100_step99),
-        cmocka_unit_test(test_c_max_limit),        cmocka_unit_test(test_k5_constant_field),
-        cmocka_unit_test(test_map_equals_pixel),   cmocka_unit_test(test_k8_error_bound),
+        cmocka_unit_test(test_lut_values),
+        cmocka_unit_test(test_k7_sin_cos_all_codes),
+        cmocka_unit_test(test_quantize_and_shift),
+        cmocka_unit_test(test_regs_t100_step99),
+        cmocka_unit_test(test_c_max_limit),
+        cmocka_unit_test(test_k5_constant_field),
+        cmocka_unit_test(test_map_equals_pixel),
+        cmocka_unit_test(test_k8_error_bound),
         cmocka_unit_test(test_k2_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,8 +102,8 @@ static void mini_trace_free(struct mini_trace *t)
 }
 
 /* Runs model "kura" with base JSON and an optional grid; returns the engine's code. */
-static int run(struct mini_trace *t, const char *base_json, const char *grid_json,
-               const char *dir, struct errmsg *e)
+static int run(struct mini_trace *t, const char *base_json, const char *grid_json, const char *dir,
+               struct errmsg *e)
 {
     const struct model_ops *m = model_registry_find("kura");
     assert_non_null(m);
@@ -160,8 +160,8 @@ static void test_sweep_25(void **state)
     char dir[] = "/tmp/acceltrace_kura_model_XXXXXX";
     assert_non_null(mkdtemp(dir));
     struct errmsg e = {0};
-    int rc = run(&t, "{\"model\":\"kura\"}",
-                 "{\"n_h\":[5,10,15,20,25],\"n_w\":[5,10,15,20,25]}", dir, &e);
+    int rc = run(&t, "{\"model\":\"kura\"}", "{\"n_h\":[5,10,15,20,25],\"n_w\":[5,10,15,20,25]}",
+                 dir, &e);
     if (rc)
         print_error("%s\n", e.text);
     assert_int_equal(rc, 0);
@@ -208,8 +208,7 @@ static void test_activity_rows(void **state)
     char dir[] = "/tmp/acceltrace_kura_model_XXXXXX";
     assert_non_null(mkdtemp(dir));
     struct errmsg e = {0};
-    int rc = run(&t, "{\"model\":\"kura\",\"n_h\":20,\"n_w\":5,\"activity\":true}", NULL, dir,
-                 &e);
+    int rc = run(&t, "{\"model\":\"kura\",\"n_h\":20,\"n_w\":5,\"activity\":true}", NULL, dir, &e);
     if (rc)
         print_error("%s\n", e.text);
     assert_int_equal(rc, 0);

@@ -65,8 +65,8 @@ static void test_fit_paper_points(void **state)
      * 0.02 pJ */
     struct kura_coeffs rounded = {0.1959, 0.5093, 1.6788, 30.34};
     for (int i = 0; i < 4; i++)
-        assert_true(fabs(kura_epx_pj(&rounded, PAPER4[i].n_h, PAPER4[i].n_w, 100e6) -
-                         PAPER4[i].y) < 0.02);
+        assert_true(fabs(kura_epx_pj(&rounded, PAPER4[i].n_h, PAPER4[i].n_w, 100e6) - PAPER4[i].y) <
+                    0.02);
 }
 
 /* R3: noisy grid from fit4 recovers the coefficients within 5%, R^2 > 0.999; 3 points fail. */
@@ -84,7 +84,8 @@ static void test_fit_noisy_grid(void **state)
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 5; j++) {
             double v = kura_epx_pj(&e.power_fit4, SHAPES[i], SHAPES[j], e.f_hz);
-            pts[n++] = (struct kura_fit_point){SHAPES[i], SHAPES[j], v * (1 + 0.001 * rng_normal(&r))};
+            pts[n++] =
+                (struct kura_fit_point){SHAPES[i], SHAPES[j], v * (1 + 0.001 * rng_normal(&r))};
         }
     struct kura_fit_result fr;
     struct errmsg em = {0};
@@ -129,12 +130,14 @@ static void test_budget(void **state)
         double mm2;
         int nh, nw;
         double e_pj, a_mm2;
-    } cases[] = {{3, 10, 10, 258.5, 2.868}, {4, 15, 15, 195.4, 3.828},
-                 {5, 20, 15, 178.1, 4.535}, {6, 25, 20, 166.0, 5.874}};
+    } cases[] = {{3, 10, 10, 258.5, 2.868},
+                 {4, 15, 15, 195.4, 3.828},
+                 {5, 20, 15, 178.1, 4.535},
+                 {6, 25, 20, 166.0, 5.874}};
     struct kura_budget_result b;
     for (size_t i = 0; i < 4; i++) {
-        kura_budget(&e.power_fit4, &e.area_table1, e.f_hz, cases[i].mm2 * 1e6, SHAPES, 5, SHAPES,
-                    5, &b);
+        kura_budget(&e.power_fit4, &e.area_table1, e.f_hz, cases[i].mm2 * 1e6, SHAPES, 5, SHAPES, 5,
+                    &b);
         assert_true(b.found);
         assert_int_equal(b.n_h, cases[i].nh);
         assert_int_equal(b.n_w, cases[i].nw);
@@ -308,11 +311,15 @@ static void test_config_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_paper_points), cmocka_unit_test(test_fit_noisy_grid),
-        cmocka_unit_test(test_nw_opt),           cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_table1),           cmocka_unit_test(test_system),
+        cmocka_unit_test(test_fit_paper_points),
+        cmocka_unit_test(test_fit_noisy_grid),
+        cmocka_unit_test(test_nw_opt),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_table1),
+        cmocka_unit_test(test_system),
         cmocka_unit_test(test_system_fixed_marsh),
-        cmocka_unit_test(test_analytic_table),   cmocka_unit_test(test_config_file),
+        cmocka_unit_test(test_analytic_table),
+        cmocka_unit_test(test_config_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,7 +153,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_k1_schedule),
-        cmocka_unit_test(test_k3_von_mises),      cmocka_unit_test(test_oracle_score),
+        cmocka_unit_test(test_k3_von_mises),
+        cmocka_unit_test(test_oracle_score),
         cmocka_unit_test(test_mapping_and_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,8 +43,7 @@ static int16_t *generator_map(const char *name, int h, int w, uint64_t seed)
     assert_non_null(th);
     assert_non_null(q);
     assert_int_equal(kura_data_parse(name, NULL, &spec, &e), 0);
-    assert_int_equal(kura_data_generate(&spec, (size_t)h, (size_t)w, seed, th, NULL, NULL, &e),
-                     0);
+    assert_int_equal(kura_data_generate(&spec, (size_t)h, (size_t)w, seed, th, NULL, NULL, &e), 0);
     kura_quantize_map(th, (size_t)h * w, q);
     mem_free(th);
     return q;

@@ -387,14 +387,10 @@ int main(void)
     if (io_mkdir_p(dir, 0755, NULL))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_panels),
-        cmocka_unit_test(test_key_placement),
-        cmocka_unit_test(test_scatter_log),
-        cmocka_unit_test(test_series_marker),
-        cmocka_unit_test(test_heatmap_overlay),
-        cmocka_unit_test(test_hist_and_bars),
-        cmocka_unit_test(test_no_finite_values),
-        cmocka_unit_test(test_gnuplot_failure),
+        cmocka_unit_test(test_line_panels),      cmocka_unit_test(test_key_placement),
+        cmocka_unit_test(test_scatter_log),      cmocka_unit_test(test_series_marker),
+        cmocka_unit_test(test_heatmap_overlay),  cmocka_unit_test(test_hist_and_bars),
+        cmocka_unit_test(test_no_finite_values), cmocka_unit_test(test_gnuplot_failure),
         cmocka_unit_test(test_output_folders),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,10 +103,8 @@ static void test_errors(void **state)
     struct errmsg e = {0};
     assert_int_equal(png_write_mem(&b, 0, 1, PNG_GREY8, px, 1, &e), ERR_USAGE);
     assert_int_equal(png_write_mem(&b, 4, 1, PNG_RGB8, px, 4, &e), ERR_USAGE);
-    assert_int_equal(png_write_mem(&b, PNG_MAX_DIM + 1, 1, PNG_GREY8, px, 1 << 20, &e),
-                     ERR_USAGE);
-    assert_int_equal(png_write_file("/nonexistent-dir/x.png", 2, 2, PNG_GREY8, px, 2, &e),
-                     ERR_IO);
+    assert_int_equal(png_write_mem(&b, PNG_MAX_DIM + 1, 1, PNG_GREY8, px, 1 << 20, &e), ERR_USAGE);
+    assert_int_equal(png_write_file("/nonexistent-dir/x.png", 2, 2, PNG_GREY8, px, 2, &e), ERR_IO);
     assert_non_null(strstr(e.text, "/nonexistent-dir/x.png"));
     /* allocation failure inside libpng's callbacks comes back as an error */
     for (long k = 1; k < 6; k++) {

@@ -3,13 +3,13 @@
  * issue's needle requirement) on reduced sizes: every test here runs in a few seconds.
  * Traces go to a temporary directory and are read back with the trace reader.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -150,8 +150,8 @@ static void test_trace_contents(void **state)
             assert_int_equal(s->n_ctx, 1024 + s->t + 1);
             assert_int_equal(s->g, s->h * 2 / 4);
             size_t cnt;
-            assert_int_equal(varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx,
-                                                   4096, &cnt), 0);
+            assert_int_equal(
+                varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx, 4096, &cnt), 0);
             assert_int_equal(cnt, s->count);
             assert_int_equal(s->overshoot, (int64_t)s->count - s->k);
             if (s->method == SALCA_M_SALCA || s->method == SALCA_M_FULL_FEAT) {
@@ -316,8 +316,7 @@ static void test_a19(void **state)
 static void test_needles(void **state)
 {
     (void)state;
-    const char *tasks[] = {"narrativeqa", "hotpotqa", "musique", "passage_retrieval_en",
-                           "passkey"};
+    const char *tasks[] = {"narrativeqa", "hotpotqa", "musique", "passage_retrieval_en", "passkey"};
     for (size_t a = 0; a < sizeof tasks / sizeof tasks[0]; a++) {
         struct salca_capture_params p;
         base(&p, 4096, 2);
@@ -327,9 +326,10 @@ static void test_needles(void **state)
         run(&p, "needles.atr", &r);
         const struct salca_capture_method *s = &r.m[SALCA_M_SALCA];
         printf("%-22s spans %u: salca %u (mean mass %.3f, min %.3f), std_topk %u (mean %.3f, "
-               "min %.3f)\n", tasks[a], s->spans_total, s->spans_recalled, s->span_mass_mean,
-               s->span_coverage_min, r.m[SALCA_M_STD_TOPK].spans_recalled,
-               r.m[SALCA_M_STD_TOPK].span_mass_mean, r.m[SALCA_M_STD_TOPK].span_coverage_min);
+               "min %.3f)\n",
+               tasks[a], s->spans_total, s->spans_recalled, s->span_mass_mean, s->span_coverage_min,
+               r.m[SALCA_M_STD_TOPK].spans_recalled, r.m[SALCA_M_STD_TOPK].span_mass_mean,
+               r.m[SALCA_M_STD_TOPK].span_coverage_min);
         assert_true(s->spans_total > 0);
         assert_int_equal(s->spans_recalled, s->spans_total);
     }
@@ -461,7 +461,8 @@ static int teardown(void **state)
 {
     (void)state;
     const char *names[] = {"a4syn.atr", "a4tiny.atr", "a4tiny32.atr", "contents.atr",
-                           "a14a.atr", "a14b.atr", "a19.atr", "needles.atr", "bad.atr", "abl.atr", "gt.atr"};
+                           "a14a.atr",  "a14b.atr",   "a19.atr",      "needles.atr",
+                           "bad.atr",   "abl.atr",    "gt.atr"};
     char path[512];
     for (size_t a = 0; a < sizeof names / sizeof names[0]; a++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[a]);

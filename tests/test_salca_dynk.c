@@ -7,13 +7,13 @@
  * be the one of those scores. The K rule below is written from the spec, not taken from
  * salca_select.c.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -72,8 +72,8 @@ static void pooled_hist(const float *a, uint32_t n, uint32_t pool, uint8_t *a8, 
 /* The FP32-query variant's relevance (spec 6 ablation, docs/models.md): keys re-encoded
  * with 2-bit asymmetric codes over the heavy channels, a_i = fp16(s·sum_m q_m c_im +
  * z·sum_m q_m) in FP32. */
-static void relevance_fp32_query(const struct salca_kv *kv, const uint8_t *heavy,
-                                 const float *q, float *a)
+static void relevance_fp32_query(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
+                                 float *a)
 {
     float qsum = 0.0f;
     for (uint32_t m = 0; m < R_; m++)
@@ -144,8 +144,11 @@ static void test_dynamic_k(void **state)
     while ((rc = trace_reader_next(rd, &rec, NULL)) == 1) {
         if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
             const Acceltrace__SalcaSelect *s = rec->salca_select;
-            int slot = s->method == 0 ? 0 : s->method == 1 ? 1 : s->method == 16 ? 2
-                     : s->method == 17 ? 3 : -1;
+            int slot = s->method == 0    ? 0
+                       : s->method == 1  ? 1
+                       : s->method == 16 ? 2
+                       : s->method == 17 ? 3
+                                         : -1;
             assert_true(slot >= 0 && s->t < STEPS && s->l < L_ && s->h < H_);
             struct rec *x = &recs[s->t][s->l][s->h][slot];
             assert_false(x->seen);
@@ -177,8 +180,7 @@ static void test_dynamic_k(void **state)
     struct salca_task task;
     assert_int_equal(salca_task_generate(salca_task_find(p.task), &tp, &task, &e), 0);
     struct salca_source *src;
-    assert_int_equal(salca_source_open_synth(&src, &p.synth, L_, H_, G_, D_, p.seed, &task, &e),
-                     0);
+    assert_int_equal(salca_source_open_synth(&src, &p.synth, L_, H_, G_, D_, p.seed, &task, &e), 0);
     struct salca_kv kv[L_ * G_];
     for (int i = 0; i < L_ * G_; i++)
         assert_int_equal(salca_kv_init(&kv[i], D_, R_, N0 + STEPS + 1, p.quest_page), 0);
@@ -213,8 +215,8 @@ static void test_dynamic_k(void **state)
                 double kappa = ((double)hi - lo) * sq / (255.0 * sqrt((double)D_));
                 uint32_t K = k_spec(x[0].hist, n, kappa, p.sel.p_mass, p.sel.k_min);
                 if (x[0].K != K)
-                    fail_msg("t %u l %u h %u: salca K %u, spec 5.8 gives %u (kappa %.6g)", t, l,
-                             h, x[0].K, K, kappa);
+                    fail_msg("t %u l %u h %u: salca K %u, spec 5.8 gives %u (kappa %.6g)", t, l, h,
+                             x[0].K, K, kappa);
                 /* T and |S| follow from K (ge): T = max{b : sum_{c>=b} H[c] >= K} */
                 uint64_t above = 0;
                 int T = 255;
@@ -237,8 +239,8 @@ static void test_dynamic_k(void **state)
                 kappa = ((double)hi - lo) * 1.0 / (255.0 * sqrt((double)D_));
                 K = k_spec(x[3].hist, n, kappa, p.sel.p_mass, p.sel.k_min);
                 if (x[3].K != K)
-                    fail_msg("t %u l %u h %u: variant 17 K %u, spec 5.8 gives %u (kappa %.6g)",
-                             t, l, h, x[3].K, K, kappa);
+                    fail_msg("t %u l %u h %u: variant 17 K %u, spec 5.8 gives %u (kappa %.6g)", t,
+                             l, h, x[3].K, K, kappa);
             }
     }
     /* the rule must have decided K (not the floor or n) in most jobs for this to test it */

@@ -310,8 +310,7 @@ static void test_capture_overshoot(void **state)
             assert_int_equal(pf->n_prefix_len, nl);
             assert_memory_equal(pf->prefix_len, lad, nl * sizeof *lad);
             assert_int_equal(pf->prefix_heavy.len, (size_t)nl * 64);
-            assert_memory_equal(pf->prefix_heavy.data + (size_t)(nl - 1) * 64, pf->heavy.data,
-                                64);
+            assert_memory_equal(pf->prefix_heavy.data + (size_t)(nl - 1) * 64, pf->heavy.data, 64);
             assert_int_equal(conflicts_add_prefill(c, pf), 0);
             prefills++;
         } else if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
@@ -319,8 +318,8 @@ static void test_capture_overshoot(void **state)
             assert_int_equal(conflicts_add_select(c, NULL, s), 0);
             if (s->method == 0) {
                 size_t got = 0;
-                assert_int_equal(varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx,
-                                                       4096, &got), 0);
+                assert_int_equal(
+                    varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx, 4096, &got), 0);
                 double x = ((double)got - (double)s->k) / (double)s->n_ctx;
                 /* one division, so a bin edge hit exactly stays exact */
                 bins[(size_t)floor(((double)got - (double)s->k) * CONFLICTS_OVER_BINS_PER_N /

@@ -6,13 +6,13 @@
  * missing or misshapen tensor fails naming it; linear rope_scaling equals RoPE at m/f and
  * other types fail naming the type. Seed: ACCELTRACE_SEED (default 13).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -199,15 +199,15 @@ static void write_ckpt(const char *dir, const struct nn_llama *m, enum st_dtype 
     size_t n = 0;
     const struct nn_llama_config *c = &m->cfg;
     int64_t D = c->D, Hd = (int64_t)c->H * c->d, Gd = (int64_t)c->G * c->d, F = c->F;
-#define ADD(nm, ptr, a0, a1, nd)                                                          \
-    do {                                                                                   \
-        snprintf(names[n], sizeof names[n], "%s", nm);                                     \
-        if (!skip || strcmp(skip, names[n])) {                                             \
-            it[n] = (struct st_write_item){names[n], ptr, nd, {a0, a1}};                   \
-            if (bad_shape && !strcmp(bad_shape, names[n]))                                 \
-                it[n].shape[0] = a0 + 1 > 1 ? (a0) - 1 : 1;                                \
-            n++;                                                                           \
-        }                                                                                  \
+#define ADD(nm, ptr, a0, a1, nd)                                                                   \
+    do {                                                                                           \
+        snprintf(names[n], sizeof names[n], "%s", nm);                                             \
+        if (!skip || strcmp(skip, names[n])) {                                                     \
+            it[n] = (struct st_write_item){names[n], ptr, nd, {a0, a1}};                           \
+            if (bad_shape && !strcmp(bad_shape, names[n]))                                         \
+                it[n].shape[0] = a0 + 1 > 1 ? (a0)-1 : 1;                                          \
+            n++;                                                                                   \
+        }                                                                                          \
     } while (0)
     ADD("model.embed_tokens.weight", m->emb, c->V, D, 2);
     ADD("model.norm.weight", m->g_final, D, 0, 1);
@@ -215,10 +215,10 @@ static void write_ckpt(const char *dir, const struct nn_llama *m, enum st_dtype 
     for (uint32_t l = 0; l < c->L; l++) {
         const struct nn_llama_layer *y = &m->layers[l];
         char b[96];
-#define L_ADD(suffix, ptr, a0, a1, nd)                                                    \
-    do {                                                                                   \
-        snprintf(b, sizeof b, "model.layers.%u.%s", l, suffix);                          \
-        ADD(b, ptr, a0, a1, nd);                                                           \
+#define L_ADD(suffix, ptr, a0, a1, nd)                                                             \
+    do {                                                                                           \
+        snprintf(b, sizeof b, "model.layers.%u.%s", l, suffix);                                    \
+        ADD(b, ptr, a0, a1, nd);                                                                   \
     } while (0)
         L_ADD("input_layernorm.weight", y->g_in, D, 0, 1);
         L_ADD("post_attention_layernorm.weight", y->g_post, D, 0, 1);
@@ -238,11 +238,12 @@ static void write_ckpt(const char *dir, const struct nn_llama *m, enum st_dtype 
     snprintf(path, sizeof path, "%s/config.json", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": %u, "
-               "\"num_hidden_layers\": %u, \"num_attention_heads\": %u, "
-               "\"num_key_value_heads\": %u, \"intermediate_size\": %u, \"vocab_size\": %u, "
-               "\"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, "
-               "\"max_position_embeddings\": 4096, \"rope_scaling\": %s}\n",
+    fprintf(f,
+            "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": %u, "
+            "\"num_hidden_layers\": %u, \"num_attention_heads\": %u, "
+            "\"num_key_value_heads\": %u, \"intermediate_size\": %u, \"vocab_size\": %u, "
+            "\"rms_norm_eps\": 1e-05, \"rope_theta\": 10000.0, "
+            "\"max_position_embeddings\": 4096, \"rope_scaling\": %s}\n",
             c->D, c->L, c->H, c->G, c->F, c->V, rope_json ? rope_json : "null");
     fclose(f);
 }

@@ -293,7 +293,7 @@ static struct model_result *run_model(const char *json, struct recs *rs)
         fail_msg("config: %s", e.text);
     void *st = NULL;
     struct model_env env = {0};
-    assert_int_equal(m->new(&st, cfg, &env, &e), 0);
+    assert_int_equal(m->new (&st, cfg, &env, &e), 0);
     for (size_t i = 0; i < rs->n; i++) {
         struct model_record mr = {rs->r[i], NULL, i};
         void *aux = NULL;
@@ -390,17 +390,17 @@ static void test_model_records(void **state)
     double u = get(res, main_row, "util_p");
     assert_true(u > 0 && u <= 1);
     /* in-model energy = counts x the built-in table (configs/salca-energy.json values) */
-    double ej = 1e-12 * (31.2 * get(res, main_row, "hbm_bytes") +
-                         0.03 * get(res, main_row, "mac_3x2") +
-                         0.03 * get(res, main_row, "cmp8_ops") +
-                         0.03 * get(res, main_row, "hist_updates") +
-                         0.23 * get(res, main_row, "mac_int8") + 2.0 * get(res, main_row, "exp_ops"));
+    double ej =
+        1e-12 * (31.2 * get(res, main_row, "hbm_bytes") + 0.03 * get(res, main_row, "mac_3x2") +
+                 0.03 * get(res, main_row, "cmp8_ops") + 0.03 * get(res, main_row, "hist_updates") +
+                 0.23 * get(res, main_row, "mac_int8") + 2.0 * get(res, main_row, "exp_ops"));
     assert_true(fabs(get(res, main_row, "model_energy_j") - ej) <= 1e-9 * ej);
     assert_true(get(res, main_row, "energy_gain_vs_dense") > 1);
     model_result_free(res);
     /* the shipped table gives the same energy */
     res = run_model("{\"model\": \"salca\", \"energy_table\": \"configs/salca-energy.json\", "
-                    "\"steps_table\": false}", &rs);
+                    "\"steps_table\": false}",
+                    &rs);
     assert_true(fabs(get(res, 0, "model_energy_j") - ej) <= 1e-9 * ej);
     model_result_free(res);
 
@@ -413,7 +413,8 @@ static void test_model_records(void **state)
             add_select(&rs, 0, l, h, 0, 2000, idx, 64);
     uint64_t T[4];
     salca_pipe_job_times(&p, 2000, 64, 4, T);
-    res = run_model("{\"model\": \"salca\", \"no_layer_drain\": true, \"steps_table\": false}", &rs);
+    res =
+        run_model("{\"model\": \"salca\", \"no_layer_drain\": true, \"steps_table\": false}", &rs);
     assert_int_equal(model_result_rows(res), 1);
     assert_true(get(res, 0, "cycles") == (double)(sum4(T) + 9 * max4(T)));
     assert_true(get(res, 0, "alpha_measured") == 1.0); /* 64 consecutive tokens */
@@ -517,8 +518,8 @@ static void test_alloc_failures(void **state)
     const struct model_ops *m = model_registry_find("salca");
     struct hw_config *cfg = NULL;
     struct errmsg e = {0};
-    assert_int_equal(hw_config_parse(&cfg, "{\"model\": \"salca\", \"retention\": 0.1}", "t",
-                                     m->schema, &e), 0);
+    assert_int_equal(
+        hw_config_parse(&cfg, "{\"model\": \"salca\", \"retention\": 0.1}", "t", m->schema, &e), 0);
     int ok = 0, failed = 0;
     for (long k = 1; k < 100000 && ok == 0; k++) {
         struct model_result *res = model_result_new();
@@ -526,7 +527,7 @@ static void test_alloc_failures(void **state)
         void *st = NULL;
         struct model_env env = {0};
         mem_fail_after(k);
-        int rc = m->new(&st, cfg, &env, &e);
+        int rc = m->new (&st, cfg, &env, &e);
         for (size_t i = 0; i < rs.n && rc == 0; i++) {
             struct model_record mr = {rs.r[i], NULL, i};
             void *aux = NULL;
@@ -557,12 +558,9 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stage_times),
-        cmocka_unit_test(test_a17_pipeline),
-        cmocka_unit_test(test_sched_bruteforce),
-        cmocka_unit_test(test_a17_matches_analytic),
-        cmocka_unit_test(test_model_records),
-        cmocka_unit_test(test_configs_and_engine),
+        cmocka_unit_test(test_stage_times),      cmocka_unit_test(test_a17_pipeline),
+        cmocka_unit_test(test_sched_bruteforce), cmocka_unit_test(test_a17_matches_analytic),
+        cmocka_unit_test(test_model_records),    cmocka_unit_test(test_configs_and_engine),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,11 +173,12 @@ static void test_rat_parse(void **state)
 
 /* The bandwidth and PC constraints for (m_pre, m_att), checked in double with a margin
  * (inputs are exact decimals, so equality cases are handled by the margin). */
-static bool feasible_d(const struct salca_perf_in *in, const struct salca_perf_out *o,
-                       double m_pre, double m_att)
+static bool feasible_d(const struct salca_perf_in *in, const struct salca_perf_out *o, double m_pre,
+                       double m_att)
 {
     double cyc = salca_rat_d(in->f_cmp_ghz) / (salca_rat_d(in->bw) * salca_rat_d(in->f_hbm_ghz));
-    double breq = ((double)o->b_pre * m_pre + (double)o->b_att * m_att) * salca_rat_d(in->f_cmp_ghz);
+    double breq =
+        ((double)o->b_pre * m_pre + (double)o->b_att * m_att) * salca_rat_d(in->f_cmp_ghz);
     double hp = ceil((double)o->b_pre * m_pre * cyc - 1e-9);
     double ha = ceil((double)o->b_att * m_att * cyc - 1e-9);
     return breq <= salca_rat_d(o->hbm_bits_per_ns) + 1e-9 && hp + ha <= salca_rat_d(in->chn);
@@ -235,11 +236,11 @@ static void test_property_grid(void **state)
                                 for (size_t i = 0; i < o->n_front; i++) {
                                     const struct salca_perf_front *p = &o->front[i];
                                     assert_int_equal(p->m_att, (int64_t)i + 1);
-                                    assert_true(feasible_d(&in, o, (double)p->m_pre,
-                                                           (double)p->m_att));
+                                    assert_true(
+                                        feasible_d(&in, o, (double)p->m_pre, (double)p->m_att));
                                     /* maximal m_pre */
-                                    assert_false(feasible_d(&in, o, (double)p->m_pre + 1,
-                                                            (double)p->m_att));
+                                    assert_false(
+                                        feasible_d(&in, o, (double)p->m_pre + 1, (double)p->m_att));
                                     assert_true(p->h_pre + p->h_att <= in.chn.num);
                                     double want = rmin_d(&in, (double)p->m_pre, (double)p->m_att);
                                     assert_true(fabs(salca_rat_d(p->r_min) - want) <= 1e-12 * want);
@@ -265,8 +266,10 @@ static void test_property_grid(void **state)
                                         in.p_pre = pp;
                                         in.p_att = pa;
                                         int rc2 = salca_perf_solve(&in, o2, &e);
-                                        double mp = ceil((double)pp / salca_rat_d(in.beta_pre) - 1e-9);
-                                        double ma = ceil((double)pa / salca_rat_d(in.beta_att) - 1e-9);
+                                        double mp =
+                                            ceil((double)pp / salca_rat_d(in.beta_pre) - 1e-9);
+                                        double ma =
+                                            ceil((double)pa / salca_rat_d(in.beta_att) - 1e-9);
                                         if (rc2 == 0) {
                                             finals++;
                                             assert_int_equal(o2->final_m_pre, (int64_t)mp);
@@ -323,10 +326,8 @@ static void test_other_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rat_parse),
-        cmocka_unit_test(test_a1_table_lines),
-        cmocka_unit_test(test_a2_rejects),
-        cmocka_unit_test(test_other_inputs),
+        cmocka_unit_test(test_rat_parse),     cmocka_unit_test(test_a1_table_lines),
+        cmocka_unit_test(test_a2_rejects),    cmocka_unit_test(test_other_inputs),
         cmocka_unit_test(test_property_grid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,13 +3,13 @@
  * 2-bit key record (A7), the 3-bit query (A8), the integer relevance (A9) and the INT8
  * quantizer. Randomized; seed: ACCELTRACE_SEED (default 11), printed.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -26,7 +26,7 @@ static void test_fp16(void **state)
     assert_int_equal(salca_fp16_bits(1.0f), 0x3c00);
     assert_int_equal(salca_fp16_bits(-2.0f), 0xc000);
     assert_int_equal(salca_fp16_bits(65504.0f), 0x7bff);
-    assert_int_equal(salca_fp16_bits(70000.0f), 0x7bff);   /* saturates, never inf */
+    assert_int_equal(salca_fp16_bits(70000.0f), 0x7bff); /* saturates, never inf */
     assert_int_equal(salca_fp16_bits(-INFINITY), 0xfbff);
     assert_int_equal(salca_fp16_bits(0x1p-24f), 0x0001);   /* smallest subnormal */
     assert_int_equal(salca_fp16_bits(0x1p-25f), 0x0000);   /* tie to even: 0 */
@@ -61,8 +61,7 @@ static void test_key_record(void **state)
     float k[128], dq[64];
     uint8_t rec[20];
     for (int trial = 0; trial < 20000; trial++) {
-        double scale = trial % 4 == 0 ? 1e-9 : trial % 4 == 1 ? 1.0 : trial % 4 == 2 ? 300.0
-                                                                                      : 1e4;
+        double scale = trial % 4 == 0 ? 1e-9 : trial % 4 == 1 ? 1.0 : trial % 4 == 2 ? 300.0 : 1e4;
         double off = (rng_uniform(&r) - 0.5) * scale * 4;
         for (int j = 0; j < 128; j++) {
             double x = off + scale * rng_normal(&r);
@@ -125,8 +124,12 @@ static void test_query_scaling(void **state)
     salca_kv_finish_prefill(&kv);
     struct salca_scratch sc;
     assert_int_equal(salca_scratch_init(&sc, n, d, 64, 16), 0);
-    struct salca_sel_params p = {.pool = 5, .k_mode = SALCA_K_FIXED, .rho = {1, 20},
-                                 .k_min = 64, .p_mass = 0.95, .cmp = SALCA_CMP_GE};
+    struct salca_sel_params p = {.pool = 5,
+                                 .k_mode = SALCA_K_FIXED,
+                                 .rho = {1, 20},
+                                 .k_min = 64,
+                                 .p_mass = 0.95,
+                                 .cmp = SALCA_CMP_GE};
     static struct salca_method_res res[SALCA_M_COUNT];
     uint32_t *ref = malloc(n * sizeof *ref);
     for (int trial = 0; trial < 30; trial++) {
@@ -221,10 +224,8 @@ int main(void)
         seed = strtoull(s, NULL, 10);
     printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fp16),
-        cmocka_unit_test(test_key_record),
-        cmocka_unit_test(test_query_scaling),
-        cmocka_unit_test(test_relevance),
+        cmocka_unit_test(test_fp16),          cmocka_unit_test(test_key_record),
+        cmocka_unit_test(test_query_scaling), cmocka_unit_test(test_relevance),
         cmocka_unit_test(test_int8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

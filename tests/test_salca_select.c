@@ -4,13 +4,13 @@
  * (Std_TopK), A12 (Quest bound), A13 (delta-varint selections), A21 (mean overshoot), the
  * exact K rule and top-k against qsort. Randomized; seed: ACCELTRACE_SEED (default 7).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -66,8 +66,9 @@ static void test_threshold_property(void **state)
         int kind = trial % 3; /* 0 random, 1 tied (few levels), 2 constant */
         uint8_t c = (uint8_t)rng_below(&r, 256);
         for (uint32_t i = 0; i < n; i++)
-            p[i] = kind == 0 ? (uint8_t)rng_below(&r, 256)
-                   : kind == 1 ? (uint8_t)(64 * rng_below(&r, 4)) : c;
+            p[i] = kind == 0   ? (uint8_t)rng_below(&r, 256)
+                   : kind == 1 ? (uint8_t)(64 * rng_below(&r, 4))
+                               : c;
         for (int kk = 0; kk < 4; kk++) {
             uint32_t K = kk == 0 ? 1 : kk == 1 ? n : 1 + (uint32_t)rng_below(&r, n);
             check_threshold(p, n, K, SALCA_CMP_GE, idx);
@@ -183,8 +184,12 @@ static void test_job(void **state)
         float q[128];
         for (int j = 0; j < 128; j++)
             q[j] = (float)(rng_normal(&r) * 0.3);
-        struct salca_sel_params p = {.pool = 1, .k_mode = SALCA_K_FIXED, .rho = {1, 20},
-                                     .k_min = 64, .p_mass = 0.95, .cmp = SALCA_CMP_GE};
+        struct salca_sel_params p = {.pool = 1,
+                                     .k_mode = SALCA_K_FIXED,
+                                     .rho = {1, 20},
+                                     .k_min = 64,
+                                     .p_mass = 0.95,
+                                     .cmp = SALCA_CMP_GE};
         salca_job(&kv, q, &p, all, true, &sc, res);
         /* A5: with w = 1, A_i > A_j and j in S imply i in S */
         const struct salca_method_res *x = &res[SALCA_M_SALCA];

@@ -4,13 +4,13 @@
  * spans inside [0, n0)), the mean target over the 21 LongBench tasks, determinism and the
  * family layouts. Seed: ACCELTRACE_SEED (default 3).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -117,8 +117,8 @@ static void test_layouts(void **state)
                 /* the last 48 tokens copy 3 earlier 16-token spans, in draw order */
                 assert_int_equal(a.n_spans, 3);
                 for (int c = 0; c < 3; c++)
-                    assert_memory_equal(a.tokens + len - 48 + 16 * c,
-                                        a.tokens + a.spans[c].start, 16 * 4);
+                    assert_memory_equal(a.tokens + len - 48 + 16 * c, a.tokens + a.spans[c].start,
+                                        16 * 4);
             }
             salca_task_release(&a);
             salca_task_release(&b);

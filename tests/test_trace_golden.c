@@ -135,8 +135,13 @@ static void spit_with_index(const char *path, const uint8_t *ok, size_t n, uint6
     assert_non_null(nb);
     memcpy(nb, ok, (size_t)io);
     uint8_t *fr = nb + io;
-    fr[0] = (uint8_t)plen; fr[1] = (uint8_t)(plen >> 8); fr[2] = (uint8_t)(plen >> 16); fr[3] = 0;
-    fr[4] = 0; fr[5] = 10; fr[6] = fr[7] = 0;
+    fr[0] = (uint8_t)plen;
+    fr[1] = (uint8_t)(plen >> 8);
+    fr[2] = (uint8_t)(plen >> 16);
+    fr[3] = 0;
+    fr[4] = 0;
+    fr[5] = 10;
+    fr[6] = fr[7] = 0;
     protobuf_c_message_pack(&rec.base, fr + 12);
     put_crc(fr);
     memcpy(fr + 12 + plen, ok + n - 16, 16);
@@ -232,8 +237,8 @@ static void write_bad(void)
 }
 
 static const char *const bad_names[] = {
-    "bad_magic", "major_2", "bad_crc", "truncated", "no_index", "frame_4gib",
-    "reserved", "type_mismatch", "index_hash", "no_trailer", "index_key", "mid_index",
+    "bad_magic", "major_2",       "bad_crc",    "truncated",  "no_index",  "frame_4gib",
+    "reserved",  "type_mismatch", "index_hash", "no_trailer", "index_key", "mid_index",
 };
 
 static void regenerate(void)

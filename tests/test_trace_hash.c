@@ -62,7 +62,7 @@ static void test_xxh3_streaming(void **state)
             n = sizeof buf - off;
         trace_hash_update(&h, buf + off, n);
         off += n;
-        if (off == 8) /* after the cuts of 1 and 7 bytes */
+        if (off == 8)                /* after the cuts of 1 and 7 bytes */
             trace_hash_hex(&h, mid); /* a digest in between does not end the stream */
         trace_hash_update(&h, buf, 0);
     }
@@ -95,8 +95,8 @@ static void test_alg_of(void **state)
     enum trace_hash_alg a = TRACE_HASH_SHA256;
     assert_true(trace_hash_alg_of("99aa06d3014798d86001c324468d497f", &a));
     assert_int_equal(a, TRACE_HASH_XXH3_128);
-    assert_true(trace_hash_alg_of(
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", &a));
+    assert_true(
+        trace_hash_alg_of("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", &a));
     assert_int_equal(a, TRACE_HASH_SHA256);
     a = TRACE_HASH_XXH3_128;
     assert_false(trace_hash_alg_of("99aa06d3014798d86001c324468d497", &a));   /* 31 */

@@ -19,8 +19,8 @@ static void test_method_names(void **state)
 {
     (void)state;
     /* salca_records.proto "method ids" */
-    static const char *const want[] = {"salca", "std_topk", "pl_topk",
-                                       "full_feat", "quest", "dense"};
+    static const char *const want[] = {"salca",     "std_topk", "pl_topk",
+                                       "full_feat", "quest",    "dense"};
     assert_int_equal(TRACE_SALCA_N_METHODS, 6);
     for (uint32_t i = 0; i < TRACE_SALCA_N_METHODS; i++) {
         assert_string_equal(trace_salca_method_name(i), want[i]);

@@ -20,8 +20,8 @@ static uint64_t seed = 5;
 static void test_leb128(void **state)
 {
     (void)state;
-    static const uint64_t vals[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX,
-                                    (uint64_t)UINT32_MAX + 1, UINT64_MAX};
+    static const uint64_t vals[] = {
+        0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)UINT32_MAX + 1, UINT64_MAX};
     static const size_t sizes[] = {1, 1, 1, 2, 2, 2, 3, 5, 5, 10};
     for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
         uint8_t b[10];

@@ -31,8 +31,8 @@ enum trace_hash_alg {
 
 struct trace_hash {
     enum trace_hash_alg alg;
-    void *xxh;            /* XXH3_state_t (libxxhash's allocation) for TRACE_HASH_XXH3_128 */
-    struct sha256 sha;    /* for TRACE_HASH_SHA256 */
+    void *xxh;         /* XXH3_state_t (libxxhash's allocation) for TRACE_HASH_XXH3_128 */
+    struct sha256 sha; /* for TRACE_HASH_SHA256 */
 };
 
 /*

@@ -54,10 +54,18 @@ int trace_json_append_string(struct buf *out, const char *s, size_t n)
             i++;
         } else if (c < 0x20) {
             switch (c) {
-            case '\n': rc = buf_append(out, "\\n", 2); break;
-            case '\t': rc = buf_append(out, "\\t", 2); break;
-            case '\r': rc = buf_append(out, "\\r", 2); break;
-            default: rc = buf_printf(out, "\\u%04x", c); break;
+            case '\n':
+                rc = buf_append(out, "\\n", 2);
+                break;
+            case '\t':
+                rc = buf_append(out, "\\t", 2);
+                break;
+            case '\r':
+                rc = buf_append(out, "\\r", 2);
+                break;
+            default:
+                rc = buf_printf(out, "\\u%04x", c);
+                break;
             }
             i++;
         } else if (c < 0x80) {
@@ -97,7 +105,8 @@ static int append_bytes(struct buf *out, const ProtobufCBinaryData *b, enum trac
     } else {
         size_t i = 0;
         for (; i + 3 <= b->len; i += 3) {
-            uint32_t v = (uint32_t)b->data[i] << 16 | (uint32_t)b->data[i + 1] << 8 | b->data[i + 2];
+            uint32_t v =
+                (uint32_t)b->data[i] << 16 | (uint32_t)b->data[i + 1] << 8 | b->data[i + 2];
             *o++ = b64[v >> 18];
             *o++ = b64[(v >> 12) & 63];
             *o++ = b64[(v >> 6) & 63];
@@ -208,13 +217,18 @@ static int append_value(struct buf *out, const ProtobufCFieldDescriptor *f, cons
 static size_t value_size(const ProtobufCFieldDescriptor *f)
 {
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_FLOAT:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT:
     case PROTOBUF_C_TYPE_ENUM:
         return 4;
     case PROTOBUF_C_TYPE_BOOL:
         return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_MESSAGE:
         return sizeof(void *);
     case PROTOBUF_C_TYPE_BYTES:
         return sizeof(ProtobufCBinaryData);

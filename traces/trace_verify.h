@@ -15,13 +15,13 @@
 #include "traces/trace_reader.h"
 
 struct trace_verify_result {
-    uint64_t frames;        /* intact frames before the index (header included) */
-    uint64_t intact_bytes;  /* offset just past the last intact frame */
-    uint64_t raw_bytes;     /* decompressed payload bytes of the intact frames */
-    uint64_t stored_bytes;  /* payload bytes as stored of the intact frames */
-    bool index_ok;          /* trailer and index present and consistent */
-    char content_hash[65];  /* computed over the intact frames (hex) */
-    char hash_name[16];     /* its algorithm: "xxh3-128" ("sha256" for older traces) */
+    uint64_t frames;       /* intact frames before the index (header included) */
+    uint64_t intact_bytes; /* offset just past the last intact frame */
+    uint64_t raw_bytes;    /* decompressed payload bytes of the intact frames */
+    uint64_t stored_bytes; /* payload bytes as stored of the intact frames */
+    bool index_ok;         /* trailer and index present and consistent */
+    char content_hash[65]; /* computed over the intact frames (hex) */
+    char hash_name[16];    /* its algorithm: "xxh3-128" ("sha256" for older traces) */
 };
 
 /*

@@ -36,8 +36,8 @@ struct disc_capture {
     uint64_t n_prune;
     struct disc_keep keep;
     struct dit_model *model;
-    float *text;            /* (B, T, D_c) */
-    float *x_init;          /* (C_in, H, W) */
+    float *text;   /* (B, T, D_c) */
+    float *x_init; /* (C_in, H, W) */
     struct dit_schedule sched;
     struct thread_pool *pool;
     struct disc_lb *lb;
@@ -138,9 +138,8 @@ int disc_parse_mem(const char *s, double *bytes)
     static const struct {
         const char *u;
         double f;
-    } units[] = {{"", 1},         {"B", 1},           {"KB", 1e3},
-                 {"MB", 1e6},     {"GB", 1e9},        {"KiB", 1024.0},
-                 {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+    } units[] = {{"", 1},     {"B", 1},        {"KB", 1e3},        {"MB", 1e6},
+                 {"GB", 1e9}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcmp(end, units[i].u)) {
             *bytes = v * units[i].f;
@@ -169,8 +168,9 @@ int disc_capture_new(struct disc_capture **out, const struct disc_params *p, str
     }
     c->B = p->cfg_on ? 2 : 1;
     if (c->cfg.class_cond && (p->text_file || p->null_text_file)) {
-        rc = errmsg_set(e, ERR_USAGE, "model '%s' is class-conditional: use a class label, not "
-                                      "--text or --null-text",
+        rc = errmsg_set(e, ERR_USAGE,
+                        "model '%s' is class-conditional: use a class label, not "
+                        "--text or --null-text",
                         c->cfg.name);
         goto fail;
     }
@@ -556,14 +556,12 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
     return 0;
 }
 
-int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype,
-                              struct errmsg *e)
+int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype, struct errmsg *e)
 {
     if (!c->model)
         return errmsg_set(e, ERR_USAGE, "no model loaded");
     return dit_model_save(c->model, path, dtype, e);
 }
-
 
 /* ---- one sampler run ---- */
 
@@ -571,11 +569,11 @@ struct run {
     struct disc_capture *c;
     struct dit_state *st;
     bool ctr, st_on, main;
-    size_t n;               /* latent elements */
+    size_t n; /* latent elements */
     float *prev, *d, *dsort, *epsb;
     int32_t *kept;
     uint64_t *tokmask;
-    float *theta;           /* [L] */
+    float *theta; /* [L] */
     /* current step */
     int nk;
     float tau;
@@ -639,9 +637,8 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
         r->dp99 = disc_ctr_quantile(r->dsort, (size_t)N, 99);
         r->dmax = r->dsort[N - 1];
         if (r->ctr) {
-            r->tau = c->p.ctr == DISC_CTR_TAU
-                         ? c->p.ctr_tau
-                         : disc_ctr_tau_for_prune(r->d, (size_t)N, c->n_prune);
+            r->tau = c->p.ctr == DISC_CTR_TAU ? c->p.ctr_tau
+                                              : disc_ctr_tau_for_prune(r->d, (size_t)N, c->n_prune);
             r->nk = disc_ctr_select(r->d, (size_t)N, r->tau, r->kept, r->tokmask);
         }
     }
@@ -658,7 +655,9 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
     struct dit_fwd f = {.t = (double)t,
                         .kept = r->kept,
                         .n_kept = r->nk,
-                        .st = !r->st_on ? DIT_ST_OFF : r->gen ? DIT_ST_GENERATE : DIT_ST_REUSE,
+                        .st = !r->st_on ? DIT_ST_OFF
+                              : r->gen  ? DIT_ST_GENERATE
+                                        : DIT_ST_REUSE,
                         .theta = r->theta,
                         .st_target = -1.0,
                         .pool = c->pool};
@@ -732,8 +731,8 @@ static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
                     struct disc_lb_acc *a = &r->acc[((size_t)bb * L + blk) * H + h];
                     disc_lb_acc_init(a, c->lb);
                     if (r->nk > 0) {
-                        int rc = disc_lb_mask(c->lb, dit_state_mask(r->st, bb, blk, h),
-                                              (uint32_t)N, words, filter, c->pool, a);
+                        int rc = disc_lb_mask(c->lb, dit_state_mask(r->st, bb, blk, h), (uint32_t)N,
+                                              words, filter, c->pool, a);
                         if (rc)
                             return errmsg_set(r->e, rc, "out of memory");
                     }
@@ -741,7 +740,9 @@ static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
                 }
     }
     disc_flops_step(g, B, (uint64_t)r->nk,
-                    !r->st_on ? DISC_FLOP_ST_OFF : r->gen ? DISC_FLOP_ST_GEN : DISC_FLOP_ST_REUSE,
+                    !r->st_on ? DISC_FLOP_ST_OFF
+                    : r->gen  ? DISC_FLOP_ST_GEN
+                              : DISC_FLOP_ST_REUSE,
                     r->nnz_block, fd, fc, fa);
     for (int i = 0; i < DISC_F_COUNT; i++) {
         c->res.flops_dense[i] += fd[i];
@@ -990,8 +991,7 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
         res->sparsity_gen = r.gen_cells > 0 ? 1.0 - r.gen_nnz / r.gen_cells : NAN;
         res->sparsity_reuse = r.reuse_cells > 0 ? 1.0 - r.reuse_nnz / r.reuse_cells : NAN;
         for (int b = 0; b < L; b++) {
-            res->sparsity_block[b] =
-                r.blk_cells[b] > 0 ? 1.0 - r.blk_nnz[b] / r.blk_cells[b] : NAN;
+            res->sparsity_block[b] = r.blk_cells[b] > 0 ? 1.0 - r.blk_nnz[b] / r.blk_cells[b] : NAN;
             res->theta[b] = st ? r.theta[b] : NAN;
         }
     }
@@ -1135,8 +1135,8 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto done;
         }
-        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, prog,
-                     base, e);
+        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, prog, base,
+                     e);
         if (rc)
             goto done;
         base += (uint64_t)K;
@@ -1168,8 +1168,7 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
     if (p->png_dir) {
         rc = disc_png_latent(p->png_dir, "latent", res->latent, g->c_in, g->lat, e);
         if (!rc && res->latent_dense)
-            rc = disc_png_latent(p->png_dir, "latent_dense", res->latent_dense, g->c_in, g->lat,
-                                 e);
+            rc = disc_png_latent(p->png_dir, "latent_dense", res->latent_dense, g->c_in, g->lat, e);
         if (rc)
             goto done;
     }

@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
-#include "capture/disc/dit_sampler.h"
 #include "capture/disc/disc_flops.h"
+#include "capture/disc/dit_sampler.h"
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
 
@@ -32,37 +32,37 @@ enum disc_st_mode { DISC_ST_OFF = 0, DISC_ST_ALPHA = 1, DISC_ST_THETA = 2, DISC_
 #define DISC_CLASS_DEFAULT 207 /* ImageNet "golden retriever", DiT's sample.py example */
 
 struct disc_params {
-    char model[32];              /* micro | tiny | pixart-sigma-xl | dit-micro | dit-xl-2
-                                    (default tiny) */
-    int image_size;              /* pixels; 0 = the config's default */
-    int steps;                   /* K; 0 = the config's default */
+    char model[32]; /* micro | tiny | pixart-sigma-xl | dit-micro | dit-xl-2
+                       (default tiny) */
+    int image_size; /* pixels; 0 = the config's default */
+    int steps;      /* K; 0 = the config's default */
     enum dit_sampler_kind sampler;
-    bool cfg_on;                 /* --cfg given */
-    double cfg_scale;            /* w */
-    uint64_t seed;               /* latent seed (substream "latent") */
+    bool cfg_on;      /* --cfg given */
+    double cfg_scale; /* w */
+    uint64_t seed;    /* latent seed (substream "latent") */
     const char *weight_files[DISC_MAX_WEIGHT_FILES];
-    int n_weight_files;          /* 0 = seeded weights */
-    uint64_t weight_seed;        /* seed:S (default 0) */
-    const char *text_file;       /* NULL = seeded */
-    uint64_t text_seed;          /* default 1 */
-    const char *null_text_file;  /* NULL = zeros */
-    int class_label;             /* DiT configs: ImageNet class, default DISC_CLASS_DEFAULT;
-                                    the CFG null class is the config's `classes` (1000) */
+    int n_weight_files;         /* 0 = seeded weights */
+    uint64_t weight_seed;       /* seed:S (default 0) */
+    const char *text_file;      /* NULL = seeded */
+    uint64_t text_seed;         /* default 1 */
+    const char *null_text_file; /* NULL = zeros */
+    int class_label;            /* DiT configs: ImageNet class, default DISC_CLASS_DEFAULT;
+                                   the CFG null class is the config's `classes` (1000) */
     enum disc_ctr_mode ctr;
     float ctr_tau;
-    char ctr_target[16];         /* R as given (default "0.40") */
+    char ctr_target[16]; /* R as given (default "0.40") */
     enum disc_st_mode st;
     float st_alpha;              /* default 1.0 */
     const float *st_alpha_block; /* [L] per-block alpha_b for mode alpha; NULL = st_alpha */
     float st_theta;
     double st_target;
-    int st_refresh;              /* K_r, default 2 */
-    char keep_masks[256];        /* default "none" */
-    bool compare_dense;          /* default on */
-    const char *png_dir;         /* NULL = no images */
-    double mem_limit_bytes;      /* default 16 GiB (for capture_opts.mem_limit_bytes) */
-    int threads;                 /* 0 = threads_default() */
-    const char *save_weights;    /* capture_disc_ops prepare writes the weights here (F32) */
+    int st_refresh;           /* K_r, default 2 */
+    char keep_masks[256];     /* default "none" */
+    bool compare_dense;       /* default on */
+    const char *png_dir;      /* NULL = no images */
+    double mem_limit_bytes;   /* default 16 GiB (for capture_opts.mem_limit_bytes) */
+    int threads;              /* 0 = threads_default() */
+    const char *save_weights; /* capture_disc_ops prepare writes the weights here (F32) */
 };
 
 /* Defaults of spec 2.5: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare on. */
@@ -77,21 +77,21 @@ struct disc_quality {
 
 struct disc_result {
     int K, L, B;
-    size_t n_latent;             /* C_in H W */
-    float *latent;               /* x_K of the main run */
-    float *latent_dense;         /* x_K of the dense run (NULL without compare) */
-    float *traj;                 /* (K, n_latent): x_{k+1} of the main run */
+    size_t n_latent;     /* C_in H W */
+    float *latent;       /* x_K of the main run */
+    float *latent_dense; /* x_K of the dense run (NULL without compare) */
+    float *traj;         /* (K, n_latent): x_{k+1} of the main run */
     struct disc_quality q_main, q_ctr;
     double mean_prune_ratio;
     double sparsity, sparsity_gen, sparsity_reuse;
-    double *sparsity_block;      /* [L] */
-    float *alpha;                /* [L] effective alpha_b (ST alpha/target) */
-    float *theta;                /* [L] effective theta */
-    bool *st_short;              /* [L] --st-target fell short: alpha_b = N */
+    double *sparsity_block; /* [L] */
+    float *alpha;           /* [L] effective alpha_b (ST alpha/target) */
+    float *theta;           /* [L] effective theta */
+    bool *st_short;         /* [L] --st-target fell short: alpha_b = N */
     int n_st_short;
     uint64_t flops_dense[DISC_F_COUNT], flops_ctr[DISC_F_COUNT], flops_all[DISC_F_COUNT];
     uint64_t masks_written, masks_kept;
-    uint32_t *n_kept;            /* [K] */
+    uint32_t *n_kept; /* [K] */
     double wall_s;
 };
 

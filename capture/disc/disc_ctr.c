@@ -2,8 +2,8 @@
 #include "capture/disc/disc_ctr.h"
 
 #include <ctype.h>
-#include <stdbool.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 int disc_ctr_parse_target(const char *s, uint64_t *num, int *frac_digits, struct errmsg *e)
@@ -104,8 +104,8 @@ int disc_ctr_select(const float *d, size_t n, float tau, int32_t *kept, uint64_t
     return nk;
 }
 
-void disc_ctr_diff_stats(const float *xk, const float *xprev, size_t n, double *mean,
-                         double *rms, double *max)
+void disc_ctr_diff_stats(const float *xk, const float *xprev, size_t n, double *mean, double *rms,
+                         double *max)
 {
     double s = 0.0, s2 = 0.0, mx = 0.0;
     for (size_t i = 0; i < n; i++) {

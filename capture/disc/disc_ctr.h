@@ -24,8 +24,7 @@ uint64_t disc_ctr_n_prune(uint64_t num, int frac_digits, uint64_t n_tokens);
  * Per-token maxima d_i of |x_k - x_prev| (FP32) over each token's p*p*C_in elements,
  * for a (c_in, lat, lat) latent; d has (lat/p)^2 entries.
  */
-void disc_ctr_token_max(const float *xk, const float *xprev, int c_in, int lat, int p,
-                        float *d);
+void disc_ctr_token_max(const float *xk, const float *xprev, int c_in, int lat, int p, float *d);
 
 /*
  * The smallest FP32 tau >= 0 with #{i : d_i < tau} >= n_prune, by bisection on the float
@@ -42,8 +41,8 @@ int disc_ctr_select(const float *d, size_t n, float tau, int32_t *kept, uint64_t
 
 /* DiscStep difference statistics: mean, rms and max of |x_k - x_prev| over n elements,
  * summed in element order in double. */
-void disc_ctr_diff_stats(const float *xk, const float *xprev, size_t n, double *mean,
-                         double *rms, double *max);
+void disc_ctr_diff_stats(const float *xk, const float *xprev, size_t n, double *mean, double *rms,
+                         double *max);
 
 /* The ceil(q*N/100)-th smallest of d (1-based; q in 1..100), integer arithmetic.
  * sorted must hold d sorted ascending. */

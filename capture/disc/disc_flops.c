@@ -2,8 +2,8 @@
 #include "capture/disc/disc_flops.h"
 
 static const char *names[DISC_F_COUNT] = {
-    "sa_qkv", "sa_qk", "sa_softmax", "sa_pv", "sa_proj", "ca_q", "ca_kv", "ca_qk",
-    "ca_softmax", "ca_pv", "ca_proj", "ffn_up", "ffn_act", "ffn_down", "vec", "embed"};
+    "sa_qkv",     "sa_qk", "sa_softmax", "sa_pv",  "sa_proj", "ca_q",     "ca_kv", "ca_qk",
+    "ca_softmax", "ca_pv", "ca_proj",    "ffn_up", "ffn_act", "ffn_down", "vec",   "embed"};
 
 const char *disc_flop_name(int cls)
 {

@@ -15,9 +15,22 @@
 #include "capture/disc/dit.h"
 
 enum disc_flop_class {
-    DISC_F_SA_QKV, DISC_F_SA_QK, DISC_F_SA_SOFTMAX, DISC_F_SA_PV, DISC_F_SA_PROJ,
-    DISC_F_CA_Q, DISC_F_CA_KV, DISC_F_CA_QK, DISC_F_CA_SOFTMAX, DISC_F_CA_PV, DISC_F_CA_PROJ,
-    DISC_F_FFN_UP, DISC_F_FFN_ACT, DISC_F_FFN_DOWN, DISC_F_VEC, DISC_F_EMBED,
+    DISC_F_SA_QKV,
+    DISC_F_SA_QK,
+    DISC_F_SA_SOFTMAX,
+    DISC_F_SA_PV,
+    DISC_F_SA_PROJ,
+    DISC_F_CA_Q,
+    DISC_F_CA_KV,
+    DISC_F_CA_QK,
+    DISC_F_CA_SOFTMAX,
+    DISC_F_CA_PV,
+    DISC_F_CA_PROJ,
+    DISC_F_FFN_UP,
+    DISC_F_FFN_ACT,
+    DISC_F_FFN_DOWN,
+    DISC_F_VEC,
+    DISC_F_EMBED,
     DISC_F_COUNT
 };
 
@@ -34,8 +47,7 @@ enum disc_flop_st { DISC_FLOP_ST_OFF = 0, DISC_FLOP_ST_GEN = 1, DISC_FLOP_ST_REU
  * summed over heads and batch elements.
  */
 void disc_flops_step(const struct dit_config *c, int B, uint64_t n_kept, enum disc_flop_st st,
-                     const uint64_t *nnz_block, uint64_t *dense, uint64_t *ctr,
-                     uint64_t *all);
+                     const uint64_t *nnz_block, uint64_t *dense, uint64_t *ctr, uint64_t *all);
 
 /* Sum of the classes. */
 uint64_t disc_flops_total(const uint64_t *f);

@@ -92,8 +92,7 @@ int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e
         }
         size_t esz = f4 ? 4 : 2, data_off = off + hl;
         if (n - data_off != want * esz) {
-            rc = errmsg_set(e, ERR_DATA,
-                            "text embedding '%s' has %zu data bytes, need %zu", path,
+            rc = errmsg_set(e, ERR_DATA, "text embedding '%s' has %zu data bytes, need %zu", path,
                             n - data_off, want * esz);
             goto done;
         }
@@ -110,9 +109,9 @@ int disc_text_load(const char *path, int T, int Dc, float *out, struct errmsg *e
         goto done;
     }
     if (n != want * 4) {
-        rc = errmsg_set(e, ERR_DATA,
-                        "text embedding '%s' has %zu bytes, need %zu (%d x %d float32)", path, n,
-                        want * 4, T, Dc);
+        rc =
+            errmsg_set(e, ERR_DATA, "text embedding '%s' has %zu bytes, need %zu (%d x %d float32)",
+                       path, n, want * 4, T, Dc);
         goto done;
     }
     for (size_t i = 0; i < want; i++) {
@@ -127,8 +126,10 @@ done:
     if (rc == 0) {
         size_t at = first_nonfinite(out, want);
         if (at < want)
-            rc = errmsg_set(e, ERR_DATA, "text embedding '%s' has a non-finite value at "
-                            "element %zu", path, at);
+            rc = errmsg_set(e, ERR_DATA,
+                            "text embedding '%s' has a non-finite value at "
+                            "element %zu",
+                            path, at);
     }
     mem_free(text);
     return rc;

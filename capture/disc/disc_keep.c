@@ -30,8 +30,7 @@ static bool parse_int(const char *s, size_t len, long *out)
     return true;
 }
 
-static int parse_value(struct disc_keep *k, int key, const char *v, size_t len,
-                       struct errmsg *e)
+static int parse_value(struct disc_keep *k, int key, const char *v, size_t len, struct errmsg *e)
 {
     bool *sel = k->sel[key];
     int n = k->n[key];
@@ -60,12 +59,11 @@ static int parse_value(struct disc_keep *k, int key, const char *v, size_t len,
             return errmsg_set(e, ERR_USAGE, "bad range '%.*s' in --keep-masks %s", (int)rl, r,
                               keys[key]);
         if (a > b)
-            return errmsg_set(e, ERR_USAGE, "empty range '%.*s' in --keep-masks %s", (int)rl,
-                              r, keys[key]);
+            return errmsg_set(e, ERR_USAGE, "empty range '%.*s' in --keep-masks %s", (int)rl, r,
+                              keys[key]);
         if (b >= n)
-            return errmsg_set(e, ERR_USAGE,
-                              "index %ld out of range in --keep-masks %s (0..%d)", b, keys[key],
-                              n - 1);
+            return errmsg_set(e, ERR_USAGE, "index %ld out of range in --keep-masks %s (0..%d)", b,
+                              keys[key], n - 1);
         for (long i = a; i <= b; i++)
             sel[i] = true;
         pos = end + 1;
@@ -94,15 +92,14 @@ int disc_keep_parse(struct disc_keep *k, const char *sel, int L, int h, int K, i
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
         if (len == 0 || !eq)
-            return errmsg_set(e, ERR_USAGE, "empty or bad item '%.*s' in --keep-masks",
-                              (int)len, p);
+            return errmsg_set(e, ERR_USAGE, "empty or bad item '%.*s' in --keep-masks", (int)len,
+                              p);
         int key = -1;
         for (int i = 0; i < DISC_KEEP_KEYS; i++)
             if ((size_t)(eq - p) == strlen(keys[i]) && !strncmp(p, keys[i], strlen(keys[i])))
                 key = i;
         if (key < 0)
-            return errmsg_set(e, ERR_USAGE, "unknown key '%.*s' in --keep-masks", (int)(eq - p),
-                              p);
+            return errmsg_set(e, ERR_USAGE, "unknown key '%.*s' in --keep-masks", (int)(eq - p), p);
         if (seen[key])
             return errmsg_set(e, ERR_USAGE, "repeated key '%s' in --keep-masks", keys[key]);
         seen[key] = true;

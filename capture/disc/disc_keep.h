@@ -17,9 +17,9 @@
 #define DISC_KEEP_KEYS 4 /* blocks, heads, steps, batch */
 
 struct disc_keep {
-    int n[DISC_KEEP_KEYS];       /* L, h, K, B */
-    bool *sel[DISC_KEEP_KEYS];   /* sel[key][i]: index i selected */
-    bool none;                   /* nothing is kept */
+    int n[DISC_KEEP_KEYS];     /* L, h, K, B */
+    bool *sel[DISC_KEEP_KEYS]; /* sel[key][i]: index i selected */
+    bool none;                 /* nothing is kept */
 };
 
 /* Parses sel for L blocks, h heads, K steps and B batch elements. Free with

@@ -23,8 +23,8 @@ int disc_png_token_mask(const char *dir, int k, const uint64_t *mask, int grid, 
     return rc;
 }
 
-int disc_png_attn_mask(const char *dir, int k, int batch, int block, int head,
-                       const uint64_t *bits, int n, struct errmsg *e)
+int disc_png_attn_mask(const char *dir, int k, int batch, int block, int head, const uint64_t *bits,
+                       int n, struct errmsg *e)
 {
     char path[4096];
     int f = (n + DISC_PNG_MAX - 1) / DISC_PNG_MAX; /* OR-downsampling factor */

@@ -12,12 +12,11 @@
 #include "common/err.h"
 
 /* DIR/token_mask_kKKK.png from a G*G-bit token bitset. */
-int disc_png_token_mask(const char *dir, int k, const uint64_t *mask, int grid,
-                        struct errmsg *e);
+int disc_png_token_mask(const char *dir, int k, const uint64_t *mask, int grid, struct errmsg *e);
 
 /* DIR/attn_kKKK_bB_lLL_hHH.png from an N x N bitset (rows of ceil(N/64) words). */
-int disc_png_attn_mask(const char *dir, int k, int batch, int block, int head,
-                       const uint64_t *bits, int n, struct errmsg *e);
+int disc_png_attn_mask(const char *dir, int k, int batch, int block, int head, const uint64_t *bits,
+                       int n, struct errmsg *e);
 
 /* DIR/<name>_cC.png per channel and DIR/<name>_rgb.png from a (c_in, lat, lat) latent. */
 int disc_png_latent(const char *dir, const char *name, const float *x, int c_in, int lat,

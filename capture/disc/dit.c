@@ -25,15 +25,15 @@ struct dit_tensor {
     enum wg_init init;
     double param;
     size_t fan_in, fan_out;
-    int parts;         /* 3 for a fused qkv that diffusers names fill by thirds, else 1 */
+    int parts; /* 3 for a fused qkv that diffusers names fill by thirds, else 1 */
 };
 
 struct dit_block {
-    float *sst;                       /* (6, d) */
-    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;       /* attn1 */
+    float *sst;                                                   /* (6, d) */
+    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;         /* attn1 */
     float *q2_w, *q2_b, *k2_w, *k2_b, *v2_w, *v2_b, *o2_w, *o2_b; /* attn2 */
-    float *f1_w, *f1_b, *f2_w, *f2_b; /* (4d, d), (4d), (d, 4d), (d) */
-    float *ada_w, *ada_b;             /* DiT adaLN_modulation.1: (6d, d), (6d) */
+    float *f1_w, *f1_b, *f2_w, *f2_b;                             /* (4d, d), (4d), (d, 4d), (d) */
+    float *ada_w, *ada_b; /* DiT adaLN_modulation.1: (6d, d), (6d) */
 };
 
 struct dit_model {
@@ -44,30 +44,30 @@ struct dit_model {
     struct dit_block *blk;
     float *patch_w, *patch_b, *t1_w, *t1_b, *t2_w, *t2_b, *ada_w, *ada_b;
     float *c1_w, *c1_b, *c2_w, *c2_b, *final_sst, *out_w, *out_b;
-    float *y_table;       /* DiT: (classes + 1, d) class embedding, last row the null class */
+    float *y_table;         /* DiT: (classes + 1, d) class embedding, last row the null class */
     float *fada_w, *fada_b; /* DiT final_layer.adaLN_modulation.1: (2d, d), (2d) */
-    int label[2];         /* DiT: class label per batch element */
-    float *pe;            /* (N, d) */
+    int label[2];           /* DiT: class label per batch element */
+    float *pe;              /* (N, d) */
     /* Text: caption projection and cross-attention K/V per batch element. */
     int n_batch;
-    float *y;             /* (B, T, d) */
-    float *tk, *tv;       /* (L, B, T, d) */
+    float *y;       /* (B, T, d) */
+    float *tk, *tv; /* (L, B, T, d) */
     /* Scratch of one forward pass. */
-    float *xp;            /* (N, C_in p^2) patches */
-    float *x0;            /* (N, d) patch embedding + PE */
-    float *a, *kk, *vv;   /* (B, N, d) each */
-    float *q, *o;         /* (B, N, d) each: Q of kept rows, attention output */
-    float *hs, *tmp;      /* (N, d) each */
-    float *ff;            /* (N, 4d) */
-    float *scores;        /* chunk * N */
-    float *kvpack;        /* (2, N, dh): one head's K and V packed for the sparse paths */
-    float *store;         /* (B, h, N, N) ST-target probability store, lazily */
-    float *wscratch;      /* per-worker 2N floats */
+    float *xp;          /* (N, C_in p^2) patches */
+    float *x0;          /* (N, d) patch embedding + PE */
+    float *a, *kk, *vv; /* (B, N, d) each */
+    float *q, *o;       /* (B, N, d) each: Q of kept rows, attention output */
+    float *hs, *tmp;    /* (N, d) each */
+    float *ff;          /* (N, 4d) */
+    float *scores;      /* chunk * N */
+    float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
+    float *store;       /* (B, h, N, N) ST-target probability store, lazily */
+    float *wscratch;    /* per-worker 2N floats */
     int wscratch_workers;
-    float *mod;           /* 6d adaLN */
-    float *blockmod;      /* (2, 6d): per batch element */
-    float *e;             /* (2, d): conditioning (PixArt: temb, shared; DiT: temb + y_b) */
-    float *fin;           /* (N, p^2 C_out) */
+    float *mod;      /* 6d adaLN */
+    float *blockmod; /* (2, 6d): per batch element */
+    float *e;        /* (2, d): conditioning (PixArt: temb, shared; DiT: temb + y_b) */
+    float *fin;      /* (N, p^2 C_out) */
     struct errmsg err;
 };
 
@@ -77,7 +77,7 @@ struct dit_state {
     size_t words;
     /* (L, B, N, d) each with CTR; (2, B, N, d) without (sa/ca use the first) */
     float *cache_sa, *cache_ca, *cache_ff;
-    uint64_t *masks;                       /* (B, L, h, N, words) */
+    uint64_t *masks; /* (B, L, h, N, words) */
     const struct dit_config *cfg;
 };
 
@@ -137,7 +137,7 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
 uint64_t dit_param_count(const struct dit_config *c)
 {
     uint64_t d = (uint64_t)c->hidden, p2 = (uint64_t)c->patch * c->patch;
-    uint64_t n = d * c->c_in * p2 + d;                       /* patch embedding */
+    uint64_t n = d * c->c_in * p2 + d; /* patch embedding */
     if (c->class_cond) {
         /* DiT (docs/models.md#dit-xl2): t_embedder, y_embedder with the null class, blocks
          * of qkv + proj + fc1 + fc2 + adaLN (6d), final adaLN (2d) + linear. */
@@ -147,12 +147,12 @@ uint64_t dit_param_count(const struct dit_config *c)
         n += 2 * d * d + 2 * d + p2 * c->c_out * d + p2 * c->c_out;
         return n;
     }
-    n += d * 256 + d + d * d + d;                            /* timestep embedder */
-    n += 6 * d * d + 6 * d;                                  /* adaln_single.linear */
-    n += d * (uint64_t)c->caption + d + d * d + d;           /* caption projection */
+    n += d * 256 + d + d * d + d;                  /* timestep embedder */
+    n += 6 * d * d + 6 * d;                        /* adaln_single.linear */
+    n += d * (uint64_t)c->caption + d + d * d + d; /* caption projection */
     uint64_t blk = 6 * d + 8 * (d * d + d) + 2 * 4 * d * d + 4 * d + d;
     n += blk * (uint64_t)c->depth;
-    n += 2 * d + p2 * c->c_out * d + p2 * c->c_out;          /* final layer */
+    n += 2 * d + p2 * c->c_out * d + p2 * c->c_out; /* final layer */
     return n;
 }
 
@@ -160,9 +160,9 @@ uint64_t dit_param_count(const struct dit_config *c)
 
 /* The next tensor of the table, or NULL once the table holds an error (m->table_rc, kept
  * from the first failure so build_table checks once at the end). */
-static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_t s0,
-                         int64_t s1, int64_t s2, int64_t s3, enum wg_init init, double param,
-                         size_t fan_in, size_t fan_out)
+static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_t s0, int64_t s1,
+                         int64_t s2, int64_t s3, enum wg_init init, double param, size_t fan_in,
+                         size_t fan_out)
 {
     if (m->table_rc)
         return NULL;
@@ -464,8 +464,8 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
     if (t) {
         size_t idx = (size_t)(t - m->t);
         if (loaded[idx])
-            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again in '%s')",
-                              ti->name, file);
+            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again in '%s')", ti->name,
+                              file);
         int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
         if (rc)
             return rc;
@@ -482,8 +482,8 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
             return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
         size_t idx = (size_t)(t - m->t);
         if (loaded[idx])
-            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')",
-                              canon, ti->name, file);
+            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')", canon,
+                              ti->name, file);
         int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
         if (rc)
             return rc;
@@ -646,10 +646,10 @@ static int load_one_class(struct dit_model *m, uint8_t *loaded, const struct st_
         return rc;
     }
     if (loaded[idx] & bits)
-        return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again as '%s' in '%s')",
-                          t->name, ti->name, file);
-    int rc = st_tensor_to_f32(ti, file, shape, t->ndim, t->p + (part >= 0 ? n * (size_t)part : 0),
-                              e);
+        return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again as '%s' in '%s')", t->name,
+                          ti->name, file);
+    int rc =
+        st_tensor_to_f32(ti, file, shape, t->ndim, t->p + (part >= 0 ? n * (size_t)part : 0), e);
     if (rc)
         return rc;
     loaded[idx] |= bits;
@@ -756,9 +756,10 @@ void dit_model_free(struct dit_model *m)
         mem_free(m->t[i].p);
     mem_free(m->t);
     mem_free(m->blk);
-    float *bufs[] = {m->pe, m->y,  m->tk,  m->tv,    m->xp,    m->x0,       m->a,
-                     m->kk, m->vv, m->q,   m->o,     m->hs,    m->tmp,      m->ff,
-                     m->scores, m->store, m->wscratch, m->kvpack, m->mod, m->blockmod, m->e, m->fin};
+    float *bufs[] = {m->pe,  m->y,        m->tk,     m->tv,    m->xp,       m->x0,
+                     m->a,   m->kk,       m->vv,     m->q,     m->o,        m->hs,
+                     m->tmp, m->ff,       m->scores, m->store, m->wscratch, m->kvpack,
+                     m->mod, m->blockmod, m->e,      m->fin};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         mem_free(bufs[i]);
     mem_free(m);
@@ -814,8 +815,7 @@ int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *tex
     if (n_batch < 1 || n_batch > 2 || b < 0 || b >= n_batch)
         return errmsg_set(&m->err, ERR_USAGE, "bad batch %d of %d", b, n_batch);
     if (c->class_cond)
-        return errmsg_set(&m->err, ERR_USAGE, "model '%s' is class-conditional (no text)",
-                          c->name);
+        return errmsg_set(&m->err, ERR_USAGE, "model '%s' is class-conditional (no text)", c->name);
     if (m->n_batch != n_batch) {
         mem_free(m->y), mem_free(m->tk), mem_free(m->tv);
         m->y = mem_calloc((size_t)n_batch * T * d, sizeof(float));
@@ -838,10 +838,10 @@ int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *tex
     mem_free(h);
     for (size_t l = 0; l < L; l++) {
         size_t off = (l * (size_t)n_batch + (size_t)b) * T * d;
-        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].k2_w, m->blk[l].k2_b, (int)d,
-                  m->tk + off, (int)d);
-        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].v2_w, m->blk[l].v2_b, (int)d,
-                  m->tv + off, (int)d);
+        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].k2_w, m->blk[l].k2_b, (int)d, m->tk + off,
+                  (int)d);
+        nn_linear(y, (int)T, (int)d, (int)d, m->blk[l].v2_w, m->blk[l].v2_b, (int)d, m->tv + off,
+                  (int)d);
     }
     return 0;
 }
@@ -869,8 +869,7 @@ size_t dit_mask_words(const struct dit_config *cfg)
     return ((size_t)cfg->tokens + 63) / 64;
 }
 
-int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr,
-                  bool st)
+int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr, bool st)
 {
     const struct dit_config *c = &m->cfg;
     struct dit_state *s = mem_calloc(1, sizeof *s);
@@ -958,14 +957,14 @@ static void timestep_embedding(double t, float *out)
 
 struct gen_ctx {
     struct dit_model *m;
-    const float *s;        /* chunk rows of scaled scores, N each */
-    int row0;              /* first row of the chunk (index into kept) */
+    const float *s; /* chunk rows of scaled scores, N each */
+    int row0;       /* first row of the chunk (index into kept) */
     const int32_t *kept;
     uint64_t *mask;
     size_t words;
     float theta;
-    const float *v;        /* (N, dh) packed */
-    float *o;              /* (n_kept, d) at head offset */
+    const float *v; /* (N, dh) packed */
+    float *o;       /* (n_kept, d) at head offset */
     int d, dh, N;
 };
 
@@ -1012,8 +1011,8 @@ struct reuse_ctx {
     const int32_t *kept;
     const uint64_t *mask;
     size_t words;
-    const float *q;         /* at head offset, row stride d */
-    const float *k, *v;     /* (N, dh) packed */
+    const float *q;     /* at head offset, row stride d */
+    const float *k, *v; /* (N, dh) packed */
     float *o;
     int d, dh, N;
     float scale;
@@ -1065,9 +1064,9 @@ static void gelu_task(void *vctx, size_t begin, size_t end, int worker)
  * kernels and order) but with the softmax rows split over the pool: S = scale Q K^T by
  * BLAS, softmax per row, O = P V by BLAS. scratch holds rows * n_k floats.
  */
-static void attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const float *q,
-                       int ldq, const float *k, int ldk, const float *v, int ldv, float *o,
-                       int ldo, float scale, float *scratch)
+static void attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const float *q, int ldq,
+                       const float *k, int ldk, const float *v, int ldv, float *o, int ldo,
+                       float scale, float *scratch)
 {
     nn_sgemm(true, rows, n_k, dh, scale, q, ldq, k, ldk, 0.0f, scratch, n_k);
     struct rows_ctx c = {scratch, n_k, n_k};
@@ -1182,8 +1181,8 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
             if (!st) {
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    attn_dense(f->pool, rows, N, dh, qh + r0 * d, d, kh, d, vh, d, oh + r0 * d,
-                               d, scale, m->scores);
+                    attn_dense(f->pool, rows, N, dh, qh + r0 * d, d, kh, d, vh, d, oh + r0 * d, d,
+                               scale, m->scores);
                 }
                 continue;
             }
@@ -1198,15 +1197,15 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                 uint64_t *mask = dit_state_mask(s, b, blk, h);
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores,
-                             N);
-                    struct gen_ctx g = {m, m->scores, (int)r0, f->kept, mask, s->words,
-                                        theta, vp, oh, d, dh, N};
+                    nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
+                    struct gen_ctx g = {m,     m->scores, (int)r0, f->kept, mask, s->words,
+                                        theta, vp,        oh,      d,       dh,   N};
                     run_rows(f->pool, (size_t)rows, gen_rows, &g);
                 }
             } else {
-                struct reuse_ctx g = {m, f->kept, dit_state_mask(s, b, blk, h), s->words,
-                                      qh, kp, vp, oh, d, dh, N, scale};
+                struct reuse_ctx g = {
+                    m, f->kept, dit_state_mask(s, b, blk, h), s->words, qh, kp, vp, oh, d, dh,
+                    N, scale};
                 run_rows(f->pool, (size_t)nk, reuse_rows, &g);
             }
         }
@@ -1316,8 +1315,8 @@ static void cross_attention(struct dit_model *m, struct dit_state *s, const stru
     }
 }
 
-int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
-                const struct dit_fwd *f, float *eps)
+int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const struct dit_fwd *f,
+                float *eps)
 {
     const struct dit_config *c = &m->cfg;
     int N = c->tokens, d = c->hidden, dh = c->head_dim, T = c->text_tokens;
@@ -1435,8 +1434,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
             nn_linear(m->ff, nk, 4 * d, 4 * d, w->f2_w, w->f2_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
                 int tok = kept ? kept[r] : r;
-                residual(ffo + (size_t)tok * d, m->hs + (size_t)r * d, g2,
-                         m->tmp + (size_t)r * d, d);
+                residual(ffo + (size_t)tok * d, m->hs + (size_t)r * d, g2, m->tmp + (size_t)r * d,
+                         d);
             }
         }
     }

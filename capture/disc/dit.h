@@ -30,21 +30,21 @@ struct thread_pool;
 /* Dimensions (spec 2.1). */
 struct dit_config {
     char name[32];
-    int depth;        /* L */
-    int hidden;       /* d */
-    int heads;        /* h */
-    int head_dim;     /* dh = d / h */
-    int ffn;          /* 4d */
-    int patch;        /* p */
-    int c_in, c_out;  /* 4, 8 */
-    int caption;      /* D_c (0 for class-conditional configs) */
-    int text_tokens;  /* T (0 for class-conditional configs) */
-    bool class_cond;  /* DiT family: class label conditioning, no cross-attention */
-    int classes;      /* number of classes (1000); the null class for CFG is `classes` */
-    int image;        /* pixels, square */
-    int lat;          /* H = W = image / 8 */
-    int grid;         /* G = lat / p */
-    int tokens;       /* N = G * G */
+    int depth;       /* L */
+    int hidden;      /* d */
+    int heads;       /* h */
+    int head_dim;    /* dh = d / h */
+    int ffn;         /* 4d */
+    int patch;       /* p */
+    int c_in, c_out; /* 4, 8 */
+    int caption;     /* D_c (0 for class-conditional configs) */
+    int text_tokens; /* T (0 for class-conditional configs) */
+    bool class_cond; /* DiT family: class label conditioning, no cross-attention */
+    int classes;     /* number of classes (1000); the null class for CFG is `classes` */
+    int image;       /* pixels, square */
+    int lat;         /* H = W = image / 8 */
+    int grid;        /* G = lat / p */
+    int tokens;      /* N = G * G */
     int default_steps;
 };
 
@@ -126,11 +126,11 @@ size_t dit_mask_words(const struct dit_config *cfg);
 
 /* Controls of one forward pass. */
 struct dit_fwd {
-    double t;                 /* timestep t_k */
-    const int32_t *kept;      /* ascending token indices of S_k */
-    int n_kept;               /* N_k; kept may be NULL when n_kept = N */
+    double t;            /* timestep t_k */
+    const int32_t *kept; /* ascending token indices of S_k */
+    int n_kept;          /* N_k; kept may be NULL when n_kept = N */
     enum dit_st_mode st;
-    const float *theta;       /* [L] effective theta per block (generate) */
+    const float *theta; /* [L] effective theta per block (generate) */
     /* ST target: when st_target >= 0 at a generation step, alpha_b is chosen per block (spec
      * 4) and written to alpha_out[b], theta to theta_out[b]; short_out[b] = true when even
      * alpha = N falls short. */
@@ -146,8 +146,8 @@ struct dit_fwd {
  * n_batch latents (C_in, H, W) (variance channels discarded). With CTR caches the pruned
  * rows come from the caches; without them n_kept must be N. 0 or a negative err.
  */
-int dit_forward(struct dit_model *m, struct dit_state *s, const float *x,
-                const struct dit_fwd *f, float *eps);
+int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const struct dit_fwd *f,
+                float *eps);
 
 /*
  * ST mask generation for one computed row (spec 4): P = softmax(s) over n scores (scaled),

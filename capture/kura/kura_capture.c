@@ -587,8 +587,8 @@ static int emit_failed(struct errmsg *e, int rc)
 static int run_setup(struct run *r, double **theta, struct errmsg *e)
 {
     const struct kura_params *p = r->p;
-    int rc = kura_schedule_init(&r->sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end,
-                                e);
+    int rc =
+        kura_schedule_init(&r->sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
     if (rc)
         return rc;
     int T = r->sch.t;
@@ -801,8 +801,8 @@ static int run_finish(struct run *r, double **theta, double fwd_r, const struct 
     const struct kura_params *p = r->p;
     int T = r->sch.t;
     kura_drift_quantize(&r->drv, *theta);
-    int rc = emit_step(r, emit, ctx, 0, ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL, 0, *theta,
-                       r->drv.q, NULL);
+    int rc = emit_step(r, emit, ctx, 0, ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL, 0, *theta, r->drv.q,
+                       NULL);
     if (rc)
         return emit_failed(e, rc);
     double mae, mx;

@@ -57,8 +57,8 @@ struct kura_params {
     int png_every;             /* every k-th reverse step (default 10) */
     int n_tile_shapes;
     uint32_t tile_nh[KURA_MAX_TILE_SHAPES], tile_nw[KURA_MAX_TILE_SHAPES];
-    bool quiet;               /* no progress on stderr */
-    bool reproducible;        /* Summary wall time 0 (and capture_opts.reproducible) */
+    bool quiet;        /* no progress on stderr */
+    bool reproducible; /* Summary wall time 0 (and capture_opts.reproducible) */
 };
 
 /* Metrics of a finished capture. theta0/theta_final are owned (kura_result_release). */

@@ -44,12 +44,11 @@ void nn_softmax_rows(float *x, int rows, int cols, int ld);
  * population variance accumulated in double. gamma/beta may be NULL (no affine; PixArt's
  * elementwise_affine=False). x and y may alias. Rows have stride ld in both.
  */
-void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps,
-                  const float *gamma, const float *beta);
+void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma,
+                  const float *beta);
 
 /* RMSNorm (Llama): y = x / sqrt(mean(x^2) + eps) * gamma; gamma may be NULL. */
-void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps,
-                const float *gamma);
+void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma);
 
 /* exp in place after clamping to [-87, 88]: a vectorised Cephes polynomial within 2 ulp of
  * expf, deterministic (no FMA contraction in ISO C mode). +-inf clamp to the ends; NaN
@@ -75,8 +74,8 @@ enum nn_rope_style { NN_ROPE_HALF = 0, NN_ROPE_PAIRS = 1 };
  * r has position pos[r] (or r when pos is NULL). Frequencies theta_i = base^(-2i/dh),
  * angles computed in double.
  */
-void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *pos,
-             double base, enum nn_rope_style style);
+void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *pos, double base,
+             enum nn_rope_style style);
 
 /*
  * One attention head: O (n_q, dh) = softmax(scale * Q K^T [+ mask]) V.
@@ -118,8 +117,8 @@ void nn_attention(const struct nn_attn *a);
  * entries of mask_row (other entries of s are ignored): o (dh) = sum_j w_j v_j with w the
  * softmax over set entries (max subtracted). Returns the number of set entries.
  */
-size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
-                               const float *v, int ldv, int dh, float *o);
+size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k, const float *v,
+                               int ldv, int dh, float *o);
 
 /* Dot product of n floats in float, eight interleaved partial sums combined in a fixed
  * order (SDDMM element). */

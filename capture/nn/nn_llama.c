@@ -19,9 +19,17 @@
 void nn_llama_config_tiny(struct nn_llama_config *c)
 {
     /* spec 3.2 "tiny": F = 8D/3 rounded up to a multiple of 256 (Llama's rule) = 1536 */
-    *c = (struct nn_llama_config){.D = 512, .L = 4, .H = 4, .G = 2, .d = 128, .F = 1536,
-                                  .V = 4096, .eps = 1e-5f, .rope_theta = 10000.0,
-                                  .rope_factor = 1.0, .max_pos = 65536};
+    *c = (struct nn_llama_config){.D = 512,
+                                  .L = 4,
+                                  .H = 4,
+                                  .G = 2,
+                                  .d = 128,
+                                  .F = 1536,
+                                  .V = 4096,
+                                  .eps = 1e-5f,
+                                  .rope_theta = 10000.0,
+                                  .rope_factor = 1.0,
+                                  .max_pos = 65536};
 }
 
 static int check_config(const struct nn_llama_config *c, struct errmsg *e)
@@ -29,8 +37,10 @@ static int check_config(const struct nn_llama_config *c, struct errmsg *e)
     if (!c->D || !c->L || !c->H || !c->G || !c->d || !c->F || !c->V)
         return errmsg_set(e, ERR_CONFIG, "model config has a zero dimension");
     if (c->H % c->G)
-        return errmsg_set(e, ERR_CONFIG, "num_attention_heads %u is not a multiple of "
-                          "num_key_value_heads %u", c->H, c->G);
+        return errmsg_set(e, ERR_CONFIG,
+                          "num_attention_heads %u is not a multiple of "
+                          "num_key_value_heads %u",
+                          c->H, c->G);
     if (c->d % 2 || c->d > 256)
         return errmsg_set(e, ERR_CONFIG, "head_dim %u must be even and <= 256", c->d);
     if (c->D > 65536 || c->F > 262144 || c->V > 1048576 || c->L > 1024 || c->H > 1024)
@@ -134,10 +144,10 @@ int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, 
     char name[128];
     for (uint32_t l = 0; l < c->L; l++) {
         struct nn_llama_layer *y = &m->layers[l];
-#define FILL(ptr, count, init, suffix)                                                   \
-    do {                                                                                  \
-        snprintf(name, sizeof name, "model.layers.%u.%s", l, suffix);                    \
-        wg_fill(ptr, count, init, 0.02, 0, 0, seed, name);                               \
+#define FILL(ptr, count, init, suffix)                                                             \
+    do {                                                                                           \
+        snprintf(name, sizeof name, "model.layers.%u.%s", l, suffix);                              \
+        wg_fill(ptr, count, init, 0.02, 0, 0, seed, name);                                         \
     } while (0)
         FILL(y->g_in, D, WG_ONES, "input_layernorm.weight");
         FILL(y->g_post, D, WG_ONES, "post_attention_layernorm.weight");
@@ -177,8 +187,7 @@ fail:
     return rc;
 }
 
-static int json_u32(json_t *root, const char *key, uint32_t *out, bool required,
-                    struct errmsg *e)
+static int json_u32(json_t *root, const char *key, uint32_t *out, bool required, struct errmsg *e)
 {
     json_t *v = json_object_get(root, key);
     if (!v || json_is_null(v)) {
@@ -198,8 +207,8 @@ int nn_llama_parse_config(const char *text, struct nn_llama_config *c, struct er
     json_error_t jerr;
     json_t *root = json_loads(text, 0, &jerr);
     if (!root)
-        return errmsg_set(e, ERR_CONFIG, "config.json is not valid JSON (line %d: %s)",
-                          jerr.line, jerr.text);
+        return errmsg_set(e, ERR_CONFIG, "config.json is not valid JSON (line %d: %s)", jerr.line,
+                          jerr.text);
     int rc = 0;
     memset(c, 0, sizeof *c);
     if (!json_is_object(root)) {
@@ -238,8 +247,8 @@ int nn_llama_parse_config(const char *text, struct nn_llama_config *c, struct er
     }
     c->rope_factor = 1.0;
     v = json_object_get(root, "max_position_embeddings");
-    c->max_pos = json_is_integer(v) && json_integer_value(v) > 0
-                     ? (uint32_t)json_integer_value(v) : 65536;
+    c->max_pos =
+        json_is_integer(v) && json_integer_value(v) > 0 ? (uint32_t)json_integer_value(v) : 65536;
     json_t *rs = json_object_get(root, "rope_scaling");
     if (rs && !json_is_null(rs)) {
         json_t *ty = json_object_get(rs, "type");
@@ -311,16 +320,17 @@ static int shards_open(struct shards *s, const char *dir, struct errmsg *e)
     int rc = 0;
     const char *key;
     json_t *val;
-    json_object_foreach(wm, key, val) {
+    json_object_foreach(wm, key, val)
+    {
         if (!json_is_string(val)) {
-            rc = errmsg_set(e, ERR_DATA, "weight_map entry '%s' in '%s' is not a file name",
-                            key, path);
+            rc = errmsg_set(e, ERR_DATA, "weight_map entry '%s' in '%s' is not a file name", key,
+                            path);
             break;
         }
         const char *file = json_string_value(val);
         if (strchr(file, '/') || strcmp(file, "..") == 0) {
-            rc = errmsg_set(e, ERR_DATA, "shard name '%s' in '%s' is not a plain file name",
-                            file, path);
+            rc = errmsg_set(e, ERR_DATA, "shard name '%s' in '%s' is not a plain file name", file,
+                            path);
             break;
         }
         char sp[4096];
@@ -411,8 +421,7 @@ int nn_llama_load(struct nn_llama **out, const char *path, struct errmsg *e)
     if (rc)
         goto fail;
     const struct nn_llama_config *c = &m->cfg;
-    int64_t D = c->D, Hd = (int64_t)c->H * c->d, Gd = (int64_t)c->G * c->d, F = c->F,
-            V = c->V;
+    int64_t D = c->D, Hd = (int64_t)c->H * c->d, Gd = (int64_t)c->G * c->d, F = c->F, V = c->V;
     if ((rc = load_tensor(&sh, path, "model.embed_tokens.weight", m->emb, V, D, 2, e)) ||
         (rc = load_tensor(&sh, path, "model.norm.weight", m->g_final, D, 0, 1, e)))
         goto fail;
@@ -450,8 +459,8 @@ int nn_llama_load(struct nn_llama **out, const char *path, struct errmsg *e)
         };
         for (size_t a = 0; a < sizeof items / sizeof items[0]; a++) {
             snprintf(name, sizeof name, "model.layers.%u.%s", l, items[a].suffix);
-            rc = load_tensor(&sh, path, name, items[a].dst, items[a].d0, items[a].d1,
-                             items[a].ndim, e);
+            rc = load_tensor(&sh, path, name, items[a].dst, items[a].d0, items[a].d1, items[a].ndim,
+                             e);
             if (rc)
                 goto fail;
         }
@@ -474,8 +483,7 @@ fail:
     return rc;
 }
 
-int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *cfg,
-                        uint32_t cap)
+int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *cfg, uint32_t cap)
 {
     memset(c, 0, sizeof *c);
     c->L = cfg->L;
@@ -526,8 +534,8 @@ static void rope_rows(const struct nn_llama_config *c, float *x, uint32_t rows, 
 {
     for (uint32_t r = 0; r < rows; r++)
         for (uint32_t h = 0; h < heads; h++)
-            nn_llama_rope(x + r * ld + (size_t)h * c->d, c->d, (double)(pos0 + r),
-                          c->rope_theta, c->rope_factor);
+            nn_llama_rope(x + r * ld + (size_t)h * c->d, c->d, (double)(pos0 + r), c->rope_theta,
+                          c->rope_factor);
 }
 
 static void add_bias(float *y, const float *b, uint32_t rows, uint32_t n)
@@ -540,8 +548,8 @@ static void add_bias(float *y, const float *b, uint32_t rows, uint32_t n)
 }
 
 /* MLP half of a block on rows of x (spec 3.2): x += W_down (silu(W_gate b) * W_up b). */
-static void mlp(const struct nn_llama *m, const struct nn_llama_layer *y, float *x,
-                uint32_t rows, float *a, float *g1, float *u1, float *t)
+static void mlp(const struct nn_llama *m, const struct nn_llama_layer *y, float *x, uint32_t rows,
+                float *a, float *g1, float *u1, float *t)
 {
     const struct nn_llama_config *c = &m->cfg;
     nn_rmsnorm(x, a, (int)rows, (int)c->D, (int)c->D, c->eps, y->g_post);
@@ -562,17 +570,17 @@ static void logits_of(const struct nn_llama *m, const float *x, float *a, float 
     nn_linear(a, 1, (int)c->D, (int)c->D, m->lm, NULL, (int)c->V, logits, (int)c->V);
 }
 
-int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache,
-                     const uint32_t *tokens, uint32_t count, uint32_t chunk, float *logits,
-                     struct errmsg *e)
+int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, const uint32_t *tokens,
+                     uint32_t count, uint32_t chunk, float *logits, struct errmsg *e)
 {
     const struct nn_llama_config *c = &m->cfg;
     if (chunk == 0)
         chunk = 256;
     if ((uint64_t)cache->n + count > cache->cap || (uint64_t)cache->n + count > c->max_pos)
-        return errmsg_set(e, ERR_LIMIT, "prefill of %u tokens exceeds the cache (%u of %u "
-                          "used) or the maximum position %u", count, cache->n, cache->cap,
-                          c->max_pos);
+        return errmsg_set(e, ERR_LIMIT,
+                          "prefill of %u tokens exceeds the cache (%u of %u "
+                          "used) or the maximum position %u",
+                          count, cache->n, cache->cap, c->max_pos);
     for (uint32_t i = 0; i < count; i++)
         if (tokens[i] >= c->V)
             return errmsg_set(e, ERR_DATA, "token id %u at %u is outside the vocabulary (%u)",
@@ -616,12 +624,19 @@ int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache,
             for (uint32_t h = 0; h < c->H; h++) {
                 uint32_t g = h * c->G / c->H; /* spec 2: HF repeat_kv order */
                 struct nn_attn at = {
-                    .n_q = (int)rows, .n_k = (int)(pos0 + rows), .dh = (int)c->d,
-                    .q = q + (size_t)h * c->d, .ldq = (int)Hd,
-                    .k = cache_row(cache, cache->k, l, g, 0), .ldk = (int)c->d,
-                    .v = cache_row(cache, cache->v, l, g, 0), .ldv = (int)c->d,
-                    .o = o + (size_t)h * c->d, .ldo = (int)Hd,
-                    .scale = 1.0f / sqrtf((float)c->d), .causal_offset = (int)pos0,
+                    .n_q = (int)rows,
+                    .n_k = (int)(pos0 + rows),
+                    .dh = (int)c->d,
+                    .q = q + (size_t)h * c->d,
+                    .ldq = (int)Hd,
+                    .k = cache_row(cache, cache->k, l, g, 0),
+                    .ldk = (int)c->d,
+                    .v = cache_row(cache, cache->v, l, g, 0),
+                    .ldv = (int)c->d,
+                    .o = o + (size_t)h * c->d,
+                    .ldo = (int)Hd,
+                    .scale = 1.0f / sqrtf((float)c->d),
+                    .causal_offset = (int)pos0,
                     .scratch = sc,
                 };
                 nn_attention(&at);
@@ -649,8 +664,8 @@ done:
 }
 
 /* Dense attention of one decode step for layer l over the cache (token already appended). */
-static void dense_attn(const struct nn_llama *m, const struct nn_llama_cache *cache,
-                       uint32_t l, const float *q, float *out, float *sc)
+static void dense_attn(const struct nn_llama *m, const struct nn_llama_cache *cache, uint32_t l,
+                       const float *q, float *out, float *sc)
 {
     const struct nn_llama_config *c = &m->cfg;
     uint32_t n = cache->n;
@@ -677,8 +692,7 @@ int nn_llama_decode(const struct nn_llama *m, struct nn_llama_cache *cache, uint
 {
     const struct nn_llama_config *c = &m->cfg;
     if (token >= c->V)
-        return errmsg_set(e, ERR_DATA, "token id %u is outside the vocabulary (%u)", token,
-                          c->V);
+        return errmsg_set(e, ERR_DATA, "token id %u is outside the vocabulary (%u)", token, c->V);
     if (pos >= c->max_pos)
         return errmsg_set(e, ERR_LIMIT, "position %u exceeds the model's maximum %u", pos,
                           c->max_pos);
@@ -712,10 +726,8 @@ int nn_llama_decode(const struct nn_llama *m, struct nn_llama_cache *cache, uint
             attn(ctx, l, q, k, v, o);
         } else {
             for (uint32_t g = 0; g < c->G; g++) {
-                memcpy(cache_row(cache, cache->k, l, g, pos), k + g * c->d,
-                       c->d * sizeof(float));
-                memcpy(cache_row(cache, cache->v, l, g, pos), v + g * c->d,
-                       c->d * sizeof(float));
+                memcpy(cache_row(cache, cache->k, l, g, pos), k + g * c->d, c->d * sizeof(float));
+                memcpy(cache_row(cache, cache->v, l, g, pos), v + g * c->d, c->d * sizeof(float));
             }
             cache->n = pos + 1; /* visible to this layer's attention */
             dense_attn(m, cache, l, q, o, sc);

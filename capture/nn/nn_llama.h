@@ -26,35 +26,35 @@
 #include "common/err.h"
 
 struct nn_llama_config {
-    uint32_t D;             /* hidden_size */
-    uint32_t L;             /* num_hidden_layers */
-    uint32_t H;             /* num_attention_heads */
-    uint32_t G;             /* num_key_value_heads */
-    uint32_t d;             /* head_dim */
-    uint32_t F;             /* intermediate_size */
-    uint32_t V;             /* vocab_size */
-    float eps;              /* rms_norm_eps */
-    double rope_theta;      /* RoPE base (10000) */
-    double rope_factor;     /* linear rope_scaling factor f (1 = none) */
-    uint32_t max_pos;       /* maximum position (65536 for tiny) */
+    uint32_t D;         /* hidden_size */
+    uint32_t L;         /* num_hidden_layers */
+    uint32_t H;         /* num_attention_heads */
+    uint32_t G;         /* num_key_value_heads */
+    uint32_t d;         /* head_dim */
+    uint32_t F;         /* intermediate_size */
+    uint32_t V;         /* vocab_size */
+    float eps;          /* rms_norm_eps */
+    double rope_theta;  /* RoPE base (10000) */
+    double rope_factor; /* linear rope_scaling factor f (1 = none) */
+    uint32_t max_pos;   /* maximum position (65536 for tiny) */
 };
 
 /* The built-in tiny config (spec 3.2): L 4, D 512, H 4, G 2, d 128, V 4096, F 1536. */
 void nn_llama_config_tiny(struct nn_llama_config *c);
 
 struct nn_llama_layer {
-    float *g_in, *g_post;           /* (D) RMSNorm gains */
-    float *wq, *wk, *wv, *wo;       /* (H*d, D), (G*d, D), (G*d, D), (D, H*d) */
-    float *bq, *bk, *bv;            /* optional biases or NULL */
-    float *wgate, *wup, *wdown;     /* (F, D), (F, D), (D, F) */
+    float *g_in, *g_post;       /* (D) RMSNorm gains */
+    float *wq, *wk, *wv, *wo;   /* (H*d, D), (G*d, D), (G*d, D), (D, H*d) */
+    float *bq, *bk, *bv;        /* optional biases or NULL */
+    float *wgate, *wup, *wdown; /* (F, D), (F, D), (D, F) */
 };
 
 struct nn_llama {
     struct nn_llama_config cfg;
-    float *emb;                     /* (V, D) */
-    struct nn_llama_layer *layers;  /* (L) */
-    float *g_final;                 /* (D) */
-    float *lm;                      /* (V, D); == emb when tied */
+    float *emb;                    /* (V, D) */
+    struct nn_llama_layer *layers; /* (L) */
+    float *g_final;                /* (D) */
+    float *lm;                     /* (V, D); == emb when tied */
     bool tied;
 };
 
@@ -85,12 +85,11 @@ void nn_llama_free(struct nn_llama *m);
 
 /* KV cache for cap positions. */
 struct nn_llama_cache {
-    uint32_t L, G, d, cap, n;       /* n = positions filled */
-    float *k, *v;                   /* (L, G, cap, d) post-RoPE keys, values */
+    uint32_t L, G, d, cap, n; /* n = positions filled */
+    float *k, *v;             /* (L, G, cap, d) post-RoPE keys, values */
 };
 
-int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *cfg,
-                        uint32_t cap);
+int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *cfg, uint32_t cap);
 void nn_llama_cache_release(struct nn_llama_cache *c);
 
 /*
@@ -105,9 +104,8 @@ void nn_llama_rope(float *x, uint32_t d, double pos, double theta, double factor
  * writes the logits of the last token (V floats) when logits is not NULL.
  * ERR_LIMIT when the cache or max_pos would overflow.
  */
-int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache,
-                     const uint32_t *tokens, uint32_t count, uint32_t chunk, float *logits,
-                     struct errmsg *e);
+int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, const uint32_t *tokens,
+                     uint32_t count, uint32_t chunk, float *logits, struct errmsg *e);
 
 /*
  * Attention hook for one decode step and layer l: q (H, d) post-RoPE queries, k, v (G, d)

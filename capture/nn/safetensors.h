@@ -29,12 +29,12 @@ enum st_dtype { ST_F32 = 0, ST_F16 = 1, ST_BF16 = 2, ST_OTHER = 3 };
 
 struct st_tensor_info {
     char *name;
-    char dtype_name[16];      /* as written in the file ("F32", "I64", ...) */
+    char dtype_name[16]; /* as written in the file ("F32", "I64", ...) */
     enum st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
     uint64_t numel;
-    const void *data;         /* into the mapping; little-endian elements */
+    const void *data; /* into the mapping; little-endian elements */
     uint64_t nbytes;
 };
 

@@ -11,8 +11,8 @@ double wg_xavier_bound(size_t fan_in, size_t fan_out)
     return sqrt(6.0 / (double)(fan_in + fan_out));
 }
 
-void wg_fill(float *w, size_t n, enum wg_init init, double param, size_t fan_in,
-             size_t fan_out, uint64_t seed, const char *name)
+void wg_fill(float *w, size_t n, enum wg_init init, double param, size_t fan_in, size_t fan_out,
+             uint64_t seed, const char *name)
 {
     struct rng r;
     rng_stream(&r, seed, name, 0, 0);

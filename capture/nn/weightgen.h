@@ -24,8 +24,8 @@ enum wg_init { WG_ZEROS, WG_ONES, WG_NORMAL, WG_UNIFORM, WG_XAVIER_UNIFORM };
  * Fills w[0..n) for the tensor `name` with the given init. param is the std-dev (NORMAL) or
  * half-width (UNIFORM); fan_in/fan_out are used by XAVIER_UNIFORM only.
  */
-void wg_fill(float *w, size_t n, enum wg_init init, double param, size_t fan_in,
-             size_t fan_out, uint64_t seed, const char *name);
+void wg_fill(float *w, size_t n, enum wg_init init, double param, size_t fan_in, size_t fan_out,
+             uint64_t seed, const char *name);
 
 /* The Xavier-uniform half-width sqrt(6/(fan_in + fan_out)). */
 double wg_xavier_bound(size_t fan_in, size_t fan_out);

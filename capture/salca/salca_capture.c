@@ -20,8 +20,8 @@
 #include "formats/varint.h"
 #include "traces/trace_salca.h"
 
-#define ALL_METHODS                                                                       \
-    ((1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) |          \
+#define ALL_METHODS                                                                                \
+    ((1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) |                  \
      (1u << SALCA_M_FULL_FEAT) | (1u << SALCA_M_QUEST))
 #define MAX_NEEDLES 8
 
@@ -47,8 +47,7 @@ static void slot_name(int s, char *out, size_t n)
         snprintf(out, n, "abl%u", slot_id(s));
 }
 
-int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
-                        struct errmsg *e)
+int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v, struct errmsg *e)
 {
     *v = (struct salca_variant){.w_k = 2, .w_q = 3, .r = d / 2};
     char buf[128];
@@ -76,19 +75,21 @@ int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
         } else if (!strcmp(key, "s_f") || !strcmp(key, "rho")) {
             struct salca_ratio r;
             if (salca_ratio_parse(val, &r) || r.num == 0 || r.num > r.den)
-                return errmsg_set(e, ERR_USAGE, "ablation %s '%s' must be a decimal in (0, 1]",
-                                  key, val);
+                return errmsg_set(e, ERR_USAGE, "ablation %s '%s' must be a decimal in (0, 1]", key,
+                                  val);
             if (!strcmp(key, "rho")) {
                 v->rho = r;
             } else {
                 if (((uint64_t)d * r.num) % r.den)
-                    return errmsg_set(e, ERR_USAGE, "s_f %s times d = %u is not an integer",
-                                      val, d);
+                    return errmsg_set(e, ERR_USAGE, "s_f %s times d = %u is not an integer", val,
+                                      d);
                 v->r = (uint32_t)((uint64_t)d * r.num / r.den);
             }
         } else {
-            return errmsg_set(e, ERR_USAGE, "bad ablation item '%s=%s' (w_k 1-4, w_q 2-4 or "
-                              "fp32, s_f, pool odd, rho)", key, val);
+            return errmsg_set(e, ERR_USAGE,
+                              "bad ablation item '%s=%s' (w_k 1-4, w_q 2-4 or "
+                              "fp32, s_f, pool odd, rho)",
+                              key, val);
         }
     }
     return 0;
@@ -128,18 +129,18 @@ struct job_res {
     bool has_hist;
     uint32_t hist[256];
     struct buf sel;
-    float cov[MAX_NEEDLES];     /* share of each needle span's dense mass selected */
+    float cov[MAX_NEEDLES]; /* share of each needle span's dense mass selected */
 };
 
 struct cap {
     const struct salca_capture_params *p;
     uint32_t L, H, G, d, r, n0, N, cap_tokens;
-    struct salca_kv *kv;            /* (L*G) dense-run stores */
-    struct salca_scratch *sc;       /* (threads) */
+    struct salca_kv *kv;      /* (L*G) dense-run stores */
+    struct salca_scratch *sc; /* (threads) */
     struct thread_pool *pool;
-    float *q;                       /* (L*H*d) queries of the step */
-    struct job_res *jr;             /* (L*H*SALCA_NSLOT) */
-    uint8_t *vheavy;                /* (variants, L*G, 256) heavy channels per variant */
+    float *q;           /* (L*H*d) queries of the step */
+    struct job_res *jr; /* (L*H*SALCA_NSLOT) */
+    uint8_t *vheavy;    /* (variants, L*G, 256) heavy channels per variant */
     struct salca_variant var[SALCA_MAX_VARIANTS];
     const struct salca_span *needles[MAX_NEEDLES];
     uint32_t n_needles;
@@ -217,8 +218,8 @@ static void job_worker(void *ctx, size_t begin, size_t end, int worker)
 /* Substituted run of one method (spec 7, top-1 agreement): per-method stores. */
 struct subst {
     struct cap *c;
-    int method;                     /* slot */
-    struct salca_kv *kv;            /* (L*G) this run's own decode-time cache */
+    int method;          /* slot */
+    struct salca_kv *kv; /* (L*G) this run's own decode-time cache */
 };
 
 static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
@@ -228,8 +229,7 @@ static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, co
     struct cap *c = s->c;
     struct salca_method_res res[SALCA_M_COUNT];
     for (uint32_t g = 0; g < c->G; g++)
-        (void)salca_kv_append(&s->kv[l * c->G + g], k + (size_t)g * c->d,
-                              v + (size_t)g * c->d);
+        (void)salca_kv_append(&s->kv[l * c->G + g], k + (size_t)g * c->d, v + (size_t)g * c->d);
     for (uint32_t h = 0; h < c->H; h++) {
         uint32_t gi = l * c->G + h * c->G / c->H;
         const struct salca_kv *kv = &s->kv[gi];
@@ -295,8 +295,7 @@ static char *params_json(const struct salca_capture_params *p, const struct salc
     json_object_set_new(o, "k_rule", json_string(k_rule_name(p->sel.k_mode)));
     json_object_set_new(o, "p_mass", json_real(p->sel.p_mass));
     json_object_set_new(o, "pool", json_integer(p->sel.pool));
-    json_object_set_new(o, "threshold_cmp", json_string(p->sel.cmp == SALCA_CMP_GT ? "gt"
-                                                                                  : "ge"));
+    json_object_set_new(o, "threshold_cmp", json_string(p->sel.cmp == SALCA_CMP_GT ? "gt" : "ge"));
     json_object_set_new(o, "attn_precision", json_string(p->sel.attn_fp32 ? "fp32" : "int8"));
     json_object_set_new(o, "methods", json_integer(p->methods));
     json_object_set_new(o, "no_hist", json_boolean(p->no_hist));
@@ -328,8 +327,8 @@ static char *params_json(const struct salca_capture_params *p, const struct salc
     return txt;
 }
 
-static char *model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H,
-                        uint32_t G, uint32_t d, const struct nn_llama *m)
+static char *model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H, uint32_t G,
+                        uint32_t d, const struct nn_llama *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "L", json_integer(L));
@@ -354,10 +353,10 @@ static char *model_json(const struct salca_capture_params *p, uint32_t L, uint32
 static void fill_table(struct salca_capture_result *res, const struct salca_capture_params *p)
 {
     size_t off = 0, cap = sizeof res->table;
-    off += (size_t)snprintf(res->table + off, cap - off,
-                            "%-10s %7s %8s %8s %8s %8s %9s %9s %6s %8s\n", "method", "jobs",
-                            "recall", "rec_p5", "cosine", "cos_p5", "retention", "overshoot",
-                            "top1", "needles");
+    off +=
+        (size_t)snprintf(res->table + off, cap - off, "%-10s %7s %8s %8s %8s %8s %9s %9s %6s %8s\n",
+                         "method", "jobs", "recall", "rec_p5", "cosine", "cos_p5", "retention",
+                         "overshoot", "top1", "needles");
     for (int m = 0; m < SALCA_NSLOT && off < cap; m++) {
         const struct salca_capture_method *x = &res->m[m];
         if (!x->run)
@@ -373,9 +372,9 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
             snprintf(nd, sizeof nd, "-");
         off += (size_t)snprintf(res->table + off, cap - off,
                                 "%-10s %7llu %8.4f %8.4f %8.4f %8.4f %8.3f%% %8.3f%% %6s %8s\n",
-                                x->name, (unsigned long long)x->jobs,
-                                x->recall_mean, x->recall_p5, x->cosine_mean, x->cosine_p5,
-                                100 * x->retention_mean, 100 * x->overshoot_mean, top1, nd);
+                                x->name, (unsigned long long)x->jobs, x->recall_mean, x->recall_p5,
+                                x->cosine_mean, x->cosine_p5, 100 * x->retention_mean,
+                                100 * x->overshoot_mean, top1, nd);
     }
     for (uint32_t v = 0; v < p->n_variants && off < cap; v++)
         off += (size_t)snprintf(res->table + off, cap - off, "abl%u: salca with %s\n", 16 + v,
@@ -423,10 +422,9 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
                 snprintf(layer, sizeof layer, "all");
             char name[16];
             slot_name(m, name, sizeof name);
-            fprintf(f, "%u,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
-                    p->sample, task->info->name, name, layer,
-                    (unsigned long long)k, rm, rmed, rp5, cm, cmed, cp5, k ? sr / k : 0,
-                    k ? so / k : 0);
+            fprintf(f, "%u,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", p->sample,
+                    task->info->name, name, layer, (unsigned long long)k, rm, rmed, rp5, cm, cmed,
+                    cp5, k ? sr / k : 0, k ? so / k : 0);
         }
     }
     mem_free(buf);
@@ -442,7 +440,7 @@ struct salca_acc {
     double *recall[SALCA_NSLOT], *cos[SALCA_NSLOT]; /* (N L H) per job */
     double *ret[SALCA_NSLOT], *over[SALCA_NSLOT];   /* (N L H) per job */
     double ret_sum[SALCA_NSLOT], over_sum[SALCA_NSLOT];
-    uint64_t agree[SALCA_NSLOT];                    /* substituted runs' top-1 agreements */
+    uint64_t agree[SALCA_NSLOT]; /* substituted runs' top-1 agreements */
     double ldiff[SALCA_NSLOT], runlen_sum[SALCA_NSLOT];
     float cov_min[SALCA_NSLOT][MAX_NEEDLES];
     double cov_sum[SALCA_NSLOT][MAX_NEEDLES];
@@ -469,11 +467,11 @@ struct salca_capture {
     const struct nn_llama *mdl; /* the source's model; NULL for synthetic */
     bool subst_on;              /* substituted runs for top-1 agreement */
     uint32_t threads;
-    uint64_t need;              /* memory estimate (bytes) */
+    uint64_t need; /* memory estimate (bytes) */
     struct subst sub[SALCA_NSLOT];
     struct salca_acc acc;
-    uint32_t token;             /* the next decode input token */
-    char *pj, *mj;              /* params and model JSON (jansson's malloc) */
+    uint32_t token; /* the next decode input token */
+    char *pj, *mj;  /* params and model JSON (jansson's malloc) */
     struct salca_hdr_store hs;
     struct salca_capture_result res;
 };
@@ -551,8 +549,8 @@ static uint64_t estimate(const struct salca_capture *x)
     uint64_t need = store * c->L * c->G * (1 + (x->subst_on ? n_methods : 0)) +
                     (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
     if (x->mdl)
-        need += nn_llama_param_floats(&x->mdl->cfg) * 4ull +
-                2ull * c->L * c->G * c->n0 * c->d * 4 + 256ull * c->n0 * 4;
+        need += nn_llama_param_floats(&x->mdl->cfg) * 4ull + 2ull * c->L * c->G * c->n0 * c->d * 4 +
+                256ull * c->n0 * 4;
     return need;
 }
 
@@ -643,8 +641,10 @@ static int salca_prepare(void *inst, struct errmsg *e)
     int rc;
     /* the model's position limit (tiny: 65536, spec 3.2); the synthetic source has none */
     if (x->mdl && c->cap_tokens > x->mdl->cfg.max_pos + 1u)
-        return errmsg_set(e, ERR_USAGE, "context of %u tokens exceeds the model's maximum "
-                          "position %u", c->cap_tokens - 1, x->mdl->cfg.max_pos);
+        return errmsg_set(e, ERR_USAGE,
+                          "context of %u tokens exceeds the model's maximum "
+                          "position %u",
+                          c->cap_tokens - 1, x->mdl->cfg.max_pos);
     if (p->n_variants > SALCA_MAX_VARIANTS)
         return errmsg_set(e, ERR_USAGE, "at most %d ablation variants", SALCA_MAX_VARIANTS);
     for (uint32_t v = 0; v < p->n_variants; v++)

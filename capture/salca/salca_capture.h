@@ -27,35 +27,35 @@
 #define SALCA_NSLOT (SALCA_M_COUNT + SALCA_MAX_VARIANTS)
 
 struct salca_capture_params {
-    bool model;                     /* source: model (true) or synthetic */
-    const char *checkpoint;         /* model checkpoint dir; NULL: built-in tiny */
-    uint64_t seed;                  /* task, synthetic source and tiny weights */
-    const char *task;               /* task or family name */
+    bool model;             /* source: model (true) or synthetic */
+    const char *checkpoint; /* model checkpoint dir; NULL: built-in tiny */
+    uint64_t seed;          /* task, synthetic source and tiny weights */
+    const char *task;       /* task or family name */
     uint32_t sample;
-    uint32_t length;                /* 0: LongBench-style draw + truncation */
-    uint32_t max_len;               /* --max-ctx (31500) */
-    uint32_t max_new;               /* 128 */
-    int32_t steps;                  /* -1: the task's N */
+    uint32_t length;                            /* 0: LongBench-style draw + truncation */
+    uint32_t max_len;                           /* --max-ctx (31500) */
+    uint32_t max_new;                           /* 128 */
+    int32_t steps;                              /* -1: the task's N */
     uint32_t layers, heads, kv_heads, head_dim; /* synthetic dims (0: tiny's) */
-    char rho_text[32];              /* --retention as given */
+    char rho_text[32];                          /* --retention as given */
     struct salca_sel_params sel;
-    uint32_t methods;               /* mask of 1 << enum salca_method */
-    uint32_t n_variants;            /* ablation variants (<= SALCA_MAX_VARIANTS) */
+    uint32_t methods;                          /* mask of 1 << enum salca_method */
+    uint32_t n_variants;                       /* ablation variants (<= SALCA_MAX_VARIANTS) */
     char variant_text[SALCA_MAX_VARIANTS][64]; /* "w_k=4,w_q=fp32" (salca_variant_parse) */
     bool no_hist;
-    bool top1;                      /* model: substituted runs for top-1 agreement */
-    int threads;                    /* worker threads (>= 1) */
-    uint64_t mem_limit_bytes;       /* 8 GiB; 0: no limit (as capture_opts) */
+    bool top1;                /* model: substituted runs for top-1 agreement */
+    int threads;              /* worker threads (>= 1) */
+    uint64_t mem_limit_bytes; /* 8 GiB; 0: no limit (as capture_opts) */
     struct salca_synth_params synth;
-    uint32_t tiny_outlier_pairs;    /* 4 */
-    double tiny_outlier_gain;       /* 8 */
-    uint32_t quest_page;            /* 16 */
-    uint32_t quest_dense_layers;    /* Quest keeps every token in layers below this (0) */
-    int zstd_level;                 /* 3 (salca_capture_run; else capture_opts) */
-    bool quiet;                     /* salca_capture_run; else capture_opts */
-    const char *command_line;       /* salca_capture_run: for the header (may be NULL) */
-    const char *utc_time;           /* salca_capture_run: for the header (NULL: "") */
-    const char *csv_path;           /* per-(sample, method, layer) aggregates; NULL: none */
+    uint32_t tiny_outlier_pairs; /* 4 */
+    double tiny_outlier_gain;    /* 8 */
+    uint32_t quest_page;         /* 16 */
+    uint32_t quest_dense_layers; /* Quest keeps every token in layers below this (0) */
+    int zstd_level;              /* 3 (salca_capture_run; else capture_opts) */
+    bool quiet;                  /* salca_capture_run; else capture_opts */
+    const char *command_line;    /* salca_capture_run: for the header (may be NULL) */
+    const char *utc_time;        /* salca_capture_run: for the header (NULL: "") */
+    const char *csv_path;        /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
 /* Defaults of the spec and the issue: synthetic, narrativeqa, length 32768, 64 steps,
@@ -65,18 +65,18 @@ void salca_capture_params_default(struct salca_capture_params *p);
 /* Per-method aggregates (spec 7). */
 struct salca_capture_method {
     bool run;
-    uint32_t id;                    /* method id in the trace */
-    char name[16];                  /* "salca", ..., or "abl16" for variant id 16 */
+    uint32_t id;   /* method id in the trace */
+    char name[16]; /* "salca", ..., or "abl16" for variant id 16 */
     uint64_t jobs;
     double recall_mean, recall_median, recall_p5;
     double cosine_mean, cosine_median, cosine_p5;
     double recall_min, cosine_min;
     double retention_mean, overshoot_mean;
-    double top1;                    /* -1 without substituted runs */
-    double logit_diff;              /* max |logit - dense logit| / max |dense logit| */
+    double top1;       /* -1 without substituted runs */
+    double logit_diff; /* max |logit - dense logit| / max |dense logit| */
     uint32_t spans_total, spans_recalled;
-    double span_coverage_min;       /* smallest share of a needle span's dense mass kept */
-    double span_mass_mean;          /* smallest per-span mean share (the recall criterion) */
+    double span_coverage_min; /* smallest share of a needle span's dense mass kept */
+    double span_mass_mean;    /* smallest per-span mean share (the recall criterion) */
 };
 
 struct salca_capture_result {
@@ -84,7 +84,7 @@ struct salca_capture_result {
     uint32_t n0, steps, L, H, G, d;
     uint64_t n_raw, selects, sel_bytes;
     double wall_seconds;
-    char table[4096];               /* printed summary table */
+    char table[4096]; /* printed summary table */
 };
 
 /*
@@ -92,8 +92,7 @@ struct salca_capture_result {
  * (decimal, s_f * d channels), pool (odd) and rho (decimal in (0, 1]) into v, for head
  * dimension d (r defaults to d/2, w_k 2, w_q 3). ERR_USAGE with a message on bad input.
  */
-int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v,
-                        struct errmsg *e);
+int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v, struct errmsg *e);
 
 /* The ops of `capture salca`; open takes a const struct salca_capture_params * (copied;
  * its strings must outlive the instance). */

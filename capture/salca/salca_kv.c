@@ -65,8 +65,8 @@ int salca_kv_init(struct salca_kv *kv, uint32_t d, uint32_t r, uint32_t cap, uin
     kv->krec = mem_calloc(cap, kv->rb);
     kv->ks = mem_calloc(cap, sizeof(float));
     kv->kz = mem_calloc(cap, sizeof(float));
-    if (!kv->k || !kv->v || !kv->k8 || !kv->v8 || !kv->sk || !kv->sv || !kv->pmin ||
-        !kv->pmax || !kv->chan_sum || !kv->krec || !kv->ks || !kv->kz) {
+    if (!kv->k || !kv->v || !kv->k8 || !kv->v8 || !kv->sk || !kv->sv || !kv->pmin || !kv->pmax ||
+        !kv->chan_sum || !kv->krec || !kv->ks || !kv->kz) {
         salca_kv_release(kv);
         return ERR_NOMEM;
     }
@@ -143,8 +143,8 @@ int salca_kv_append(struct salca_kv *kv, const float *k, const float *v)
         }
     }
     if (kv->heavy_ready)
-        salca_key_record_encode(k, kv->heavy, kv->r, kv->krec + (size_t)i * kv->rb,
-                                &kv->ks[i], &kv->kz[i]);
+        salca_key_record_encode(k, kv->heavy, kv->r, kv->krec + (size_t)i * kv->rb, &kv->ks[i],
+                                &kv->kz[i]);
     return 0;
 }
 
@@ -221,8 +221,8 @@ int salca_scratch_init(struct salca_scratch *sc, uint32_t n_max, uint32_t d, uin
     sc->q8 = mem_alloc(d);
     sc->vidx = mem_alloc(n * sizeof(uint32_t));
     sc->vo = mem_alloc(d * sizeof(float));
-    bool ok = sc->vidx && sc->vo && sc->a && sc->s && sc->sp && sc->P && sc->tmp && sc->u && sc->a8 && sc->p8 &&
-              sc->work && sc->mark && sc->lut && sc->qc && sc->q8;
+    bool ok = sc->vidx && sc->vo && sc->a && sc->s && sc->sp && sc->P && sc->tmp && sc->u &&
+              sc->a8 && sc->p8 && sc->work && sc->mark && sc->lut && sc->qc && sc->q8;
     for (int m = 0; m < SALCA_M_COUNT && ok; m++) {
         sc->idx[m] = mem_alloc(n * sizeof(uint32_t));
         sc->o[m] = mem_alloc(d * sizeof(float));
@@ -261,14 +261,13 @@ void salca_scratch_release(struct salca_scratch *sc)
 
 /* Attention on S in the configured precision (spec 5.11; fp32 for the A20 check). */
 static void attend(const struct salca_kv *kv, const float *q, float sq8,
-                   const struct salca_sel_params *p, struct salca_scratch *sc,
-                   const uint32_t *S, uint32_t m, float *o)
+                   const struct salca_sel_params *p, struct salca_scratch *sc, const uint32_t *S,
+                   uint32_t m, float *o)
 {
     if (p->attn_fp32)
         salca_attend_f32(q, kv->k, kv->v, kv->d, S, m, o, sc->tmp);
     else
-        salca_attend_int8(sc->q8, sq8, kv->k8, kv->sk, kv->v8, kv->sv, kv->d, S, m, o,
-                          sc->tmp);
+        salca_attend_int8(sc->q8, sq8, kv->k8, kv->sk, kv->v8, kv->sv, kv->d, S, m, o, sc->tmp);
 }
 
 /* Threshold + filter on pooled INT8 values, shared by Salca and Full_Hist (5.7-5.10). */
@@ -317,8 +316,9 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
         attend(kv, q, sq8, p, sc, rsal->idx, rsal->count, rsal->o);
 
     /* FP32 full-feature scores for the exact baselines and Dense */
-    bool need_s = metrics || (mask & ((1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) |
-                                      (1u << SALCA_M_FULL_FEAT)));
+    bool need_s =
+        metrics ||
+        (mask & ((1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) | (1u << SALCA_M_FULL_FEAT)));
     if (need_s)
         for (uint32_t i = 0; i < n; i++)
             sc->s[i] = salca_dot(q, kv->k + (size_t)i * d, d);
@@ -403,8 +403,8 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
 
 void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
                        const struct salca_variant *v, const struct salca_sel_params *p,
-                       bool metrics, struct salca_scratch *sc,
-                       const struct salca_method_res *dense, struct salca_method_res *out)
+                       bool metrics, struct salca_scratch *sc, const struct salca_method_res *dense,
+                       struct salca_method_res *out)
 {
     uint32_t n = kv->n, d = kv->d, r = v->r;
     memset(out, 0, sizeof *out);

@@ -51,27 +51,27 @@ int salca_method_id(const char *name);
 uint32_t salca_prefix_ladder(uint32_t n0, uint32_t lens[SALCA_PREFIX_MAX]);
 
 struct salca_kv {
-    uint32_t d;           /* head dimension */
-    uint32_t r;           /* heavy channels kept (s_f * d) */
-    uint32_t cap;         /* token capacity */
-    uint32_t n;           /* tokens held */
-    uint32_t n0;          /* prefill tokens (set by finish_prefill) */
-    uint32_t page;        /* Quest page size (tokens) */
-    size_t rb;            /* bytes per key record */
-    float *k, *v;         /* (cap, d) FP32 */
-    int8_t *k8, *v8;      /* (cap, d) INT8 (spec 5.11) */
-    float *sk, *sv;       /* (cap) INT8 scales */
-    float *pmin, *pmax;   /* (cap/page + 1, d) Quest page key min/max */
-    bool heavy_ready;     /* I_g fixed */
-    uint8_t heavy[256];   /* I_g ascending (r entries) */
-    double *chan_sum;     /* (d) S_j over the prefill keys */
-    uint8_t *krec;        /* (cap, rb) 2-bit key records */
-    float *ks, *kz;       /* (cap) record factors s, z widened to FP32 */
+    uint32_t d;         /* head dimension */
+    uint32_t r;         /* heavy channels kept (s_f * d) */
+    uint32_t cap;       /* token capacity */
+    uint32_t n;         /* tokens held */
+    uint32_t n0;        /* prefill tokens (set by finish_prefill) */
+    uint32_t page;      /* Quest page size (tokens) */
+    size_t rb;          /* bytes per key record */
+    float *k, *v;       /* (cap, d) FP32 */
+    int8_t *k8, *v8;    /* (cap, d) INT8 (spec 5.11) */
+    float *sk, *sv;     /* (cap) INT8 scales */
+    float *pmin, *pmax; /* (cap/page + 1, d) Quest page key min/max */
+    bool heavy_ready;   /* I_g fixed */
+    uint8_t heavy[256]; /* I_g ascending (r entries) */
+    double *chan_sum;   /* (d) S_j over the prefill keys */
+    uint8_t *krec;      /* (cap, rb) 2-bit key records */
+    float *ks, *kz;     /* (cap) record factors s, z widened to FP32 */
     /* Heavy-channel stability (spec 12 plot 7): the top-r set of the first prefix_len[a]
      * prefill keys, for the ladder of salca_prefix_ladder(n0) (set by finish_prefill). */
-    uint32_t n_prefix;                             /* ladder entries */
-    uint32_t prefix_len[SALCA_PREFIX_MAX];         /* m (tokens), ascending; last = n0 */
-    uint8_t prefix_heavy[SALCA_PREFIX_MAX][256];   /* r indices ascending per entry */
+    uint32_t n_prefix;                           /* ladder entries */
+    uint32_t prefix_len[SALCA_PREFIX_MAX];       /* m (tokens), ascending; last = n0 */
+    uint8_t prefix_heavy[SALCA_PREFIX_MAX][256]; /* r indices ascending per entry */
 };
 
 /* Allocates a store for cap tokens. r <= d <= 256, page >= 1. 0, ERR_NOMEM or ERR_USAGE. */
@@ -102,33 +102,33 @@ void salca_heavy_select(const double *sum, uint32_t d, uint32_t r, uint8_t *heav
 enum salca_k_mode { SALCA_K_FIXED = TRACE_SALCA_K_FIXED, SALCA_K_DYNAMIC = TRACE_SALCA_K_DYNAMIC };
 
 struct salca_sel_params {
-    uint32_t pool;              /* max-pool width w (odd) */
+    uint32_t pool; /* max-pool width w (odd) */
     enum salca_k_mode k_mode;
-    struct salca_ratio rho;     /* target retention */
-    uint32_t k_min;             /* K floor */
-    double p_mass;              /* dynamic K mass */
-    enum salca_cmp cmp;         /* threshold comparison */
-    bool attn_fp32;             /* attention on S in FP32 instead of INT8 */
-    uint32_t quest_min_pages;   /* Quest keeps at least this many pages (0) */
-    bool quest_all;             /* Quest keeps every page (a dense layer, spec 6) */
+    struct salca_ratio rho;   /* target retention */
+    uint32_t k_min;           /* K floor */
+    double p_mass;            /* dynamic K mass */
+    enum salca_cmp cmp;       /* threshold comparison */
+    bool attn_fp32;           /* attention on S in FP32 instead of INT8 */
+    uint32_t quest_min_pages; /* Quest keeps at least this many pages (0) */
+    bool quest_all;           /* Quest keeps every page (a dense layer, spec 6) */
 };
 
 /* Result of one method in one job. */
 struct salca_method_res {
-    uint32_t K, T, count;       /* target K, threshold bin, |S| */
+    uint32_t K, T, count; /* target K, threshold bin, |S| */
     uint32_t runs;
     double recall, cosine, overlap;
     bool has_hist;
     uint32_t hist[256];
-    uint32_t *idx;              /* |S| ascending indices (points into the scratch) */
-    float *o;                   /* attention output, d floats (points into the scratch) */
+    uint32_t *idx; /* |S| ascending indices (points into the scratch) */
+    float *o;      /* attention output, d floats (points into the scratch) */
 };
 
 /* Per-worker arrays sized for n_max tokens. */
 struct salca_scratch {
     uint32_t n_max, d, r;
-    uint32_t *vidx;             /* (n_max) selection of an ablation variant */
-    float *vo;                  /* (d) its attention output */
+    uint32_t *vidx; /* (n_max) selection of an ablation variant */
+    float *vo;      /* (d) its attention output */
     float *a, *s, *sp, *P, *tmp, *u;
     uint8_t *a8, *p8;
     uint32_t *work, *mark;
@@ -161,11 +161,11 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
  * and r = d/2 the variant reproduces Salca bit for bit.
  */
 struct salca_variant {
-    uint32_t w_k;               /* key bits, 1..4 */
-    uint32_t w_q;               /* query bits, 2..4; 0 = FP32 */
-    uint32_t r;                 /* heavy channels (s_f * d) */
-    uint32_t pool;              /* max-pool width; 0 = the run's */
-    struct salca_ratio rho;     /* retention; num 0 = the run's */
+    uint32_t w_k;           /* key bits, 1..4 */
+    uint32_t w_q;           /* query bits, 2..4; 0 = FP32 */
+    uint32_t r;             /* heavy channels (s_f * d) */
+    uint32_t pool;          /* max-pool width; 0 = the run's */
+    struct salca_ratio rho; /* retention; num 0 = the run's */
 };
 
 /*
@@ -176,7 +176,7 @@ struct salca_variant {
  */
 void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
                        const struct salca_variant *v, const struct salca_sel_params *p,
-                       bool metrics, struct salca_scratch *sc,
-                       const struct salca_method_res *dense, struct salca_method_res *out);
+                       bool metrics, struct salca_scratch *sc, const struct salca_method_res *dense,
+                       struct salca_method_res *out);
 
 #endif

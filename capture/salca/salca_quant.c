@@ -169,8 +169,8 @@ int32_t salca_relevance_lut(const int8_t *qc, uint32_t r, int32_t *lut)
     return Q;
 }
 
-void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t rb,
-                     const float *s, const float *z, uint32_t r, size_t n, float *out)
+void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t rb, const float *s,
+                     const float *z, uint32_t r, size_t n, float *out)
 {
     uint32_t nb = (r + 3) / 4;
     float qf = (float)Q;

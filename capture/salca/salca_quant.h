@@ -86,8 +86,8 @@ static inline int32_t salca_relevance_dot(const int32_t *lut, const uint8_t *rec
  * recs: n records of rb bytes; s, z: the records' widened factors. out: n FP32 values,
  * each exactly representable in FP16.
  */
-void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t rb,
-                     const float *s, const float *z, uint32_t r, size_t n, float *out);
+void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t rb, const float *s,
+                     const float *z, uint32_t r, size_t n, float *out);
 
 /*
  * Symmetric INT8 quantizer over all d values (spec 5.11): sigma = max|x|/127 (FP32),

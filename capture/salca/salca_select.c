@@ -211,13 +211,19 @@ static void nth_element(const float *s, uint32_t *w, uint32_t lo, uint32_t hi, u
         uint32_t mid = lo + (hi - lo) / 2;
         /* median of three into w[mid] */
         if (before(s, w[mid], w[lo])) {
-            uint32_t t = w[mid]; w[mid] = w[lo]; w[lo] = t;
+            uint32_t t = w[mid];
+            w[mid] = w[lo];
+            w[lo] = t;
         }
         if (before(s, w[hi], w[lo])) {
-            uint32_t t = w[hi]; w[hi] = w[lo]; w[lo] = t;
+            uint32_t t = w[hi];
+            w[hi] = w[lo];
+            w[lo] = t;
         }
         if (before(s, w[hi], w[mid])) {
-            uint32_t t = w[hi]; w[hi] = w[mid]; w[mid] = t;
+            uint32_t t = w[hi];
+            w[hi] = w[mid];
+            w[mid] = t;
         }
         uint32_t pivot = w[mid];
         uint32_t i = lo, j = hi;
@@ -228,7 +234,9 @@ static void nth_element(const float *s, uint32_t *w, uint32_t lo, uint32_t hi, u
                 j--;
             if (i >= j)
                 break;
-            uint32_t t = w[i]; w[i] = w[j]; w[j] = t;
+            uint32_t t = w[i];
+            w[i] = w[j];
+            w[j] = t;
             i++;
             j--;
         }
@@ -267,8 +275,7 @@ static int cmp_score(const void *a, const void *b)
     return 0;
 }
 
-uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx,
-                          uint32_t *work)
+uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx, uint32_t *work)
 {
     if (K > n)
         K = n;
@@ -313,8 +320,8 @@ void salca_quest_bounds(const float *q, const float *pmin, const float *pmax, ui
     }
 }
 
-uint32_t salca_quest_select(const float *u, uint32_t pages, uint32_t page, uint32_t n,
-                            uint32_t K, uint32_t *idx, uint32_t *work)
+uint32_t salca_quest_select(const float *u, uint32_t pages, uint32_t page, uint32_t n, uint32_t K,
+                            uint32_t *idx, uint32_t *work)
 {
     uint32_t np = (K + page - 1) / page;
     if (np > pages)
@@ -351,8 +358,8 @@ void salca_softmax(float *x, uint32_t m)
 }
 
 void salca_attend_int8(const int8_t *q8, float sq, const int8_t *k8, const float *sk,
-                       const int8_t *v8, const float *sv, uint32_t d, const uint32_t *S,
-                       uint32_t m, float *o, float *scratch)
+                       const int8_t *v8, const float *sv, uint32_t d, const uint32_t *S, uint32_t m,
+                       float *o, float *scratch)
 {
     memset(o, 0, d * sizeof *o);
     float rs = sqrtf((float)d);
@@ -375,8 +382,8 @@ void salca_attend_int8(const int8_t *q8, float sq, const int8_t *k8, const float
     }
 }
 
-void salca_attend_f32(const float *q, const float *k, const float *v, uint32_t d,
-                      const uint32_t *S, uint32_t m, float *o, float *scratch)
+void salca_attend_f32(const float *q, const float *k, const float *v, uint32_t d, const uint32_t *S,
+                      uint32_t m, float *o, float *scratch)
 {
     memset(o, 0, d * sizeof *o);
     float rs = sqrtf((float)d);

@@ -76,8 +76,7 @@ uint32_t salca_topk(const float *s, uint32_t n, uint32_t K, uint32_t *idx, uint3
  * The same result by sorting all n indices with qsort (the reference the benchmark
  * compares against). work holds n uint32.
  */
-uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx,
-                          uint32_t *work);
+uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx, uint32_t *work);
 
 /* FP32 dot product of q and k (d entries): four partial sums over j mod 4, combined as
  * (s0 + s1) + (s2 + s3); a fixed order, so results never depend on the run. */
@@ -95,8 +94,8 @@ void salca_quest_bounds(const float *q, const float *pmin, const float *pmax, ui
  * their tokens (last page may be partial: n tokens in all). idx receives the tokens
  * ascending; work holds 2*pages uint32. Returns |S|.
  */
-uint32_t salca_quest_select(const float *u, uint32_t pages, uint32_t page, uint32_t n,
-                            uint32_t K, uint32_t *idx, uint32_t *work);
+uint32_t salca_quest_select(const float *u, uint32_t pages, uint32_t page, uint32_t n, uint32_t K,
+                            uint32_t *idx, uint32_t *work);
 
 /*
  * Softmax in FP32 of logits[0..m) in place (max subtracted, sum in double, divided in
@@ -110,15 +109,15 @@ void salca_softmax(float *x, uint32_t m);
  * scratch holds m floats. o receives d floats (0 when m = 0).
  */
 void salca_attend_int8(const int8_t *q8, float sq, const int8_t *k8, const float *sk,
-                       const int8_t *v8, const float *sv, uint32_t d, const uint32_t *S,
-                       uint32_t m, float *o, float *scratch);
+                       const int8_t *v8, const float *sv, uint32_t d, const uint32_t *S, uint32_t m,
+                       float *o, float *scratch);
 
 /*
  * FP32 attention on S: logits q.k_i/sqrt(d), FP32 softmax, o = sum P_i v_i. S may be NULL
  * for all of [0, m). scratch holds m floats.
  */
-void salca_attend_f32(const float *q, const float *k, const float *v, uint32_t d,
-                      const uint32_t *S, uint32_t m, float *o, float *scratch);
+void salca_attend_f32(const float *q, const float *k, const float *v, uint32_t d, const uint32_t *S,
+                      uint32_t m, float *o, float *scratch);
 
 /* Cosine of a and b (d entries) in double; 1 if both are 0, 0 if one is (spec 7). */
 double salca_cosine(const float *a, const float *b, uint32_t d);

@@ -16,23 +16,34 @@ void salca_synth_params_default(struct salca_synth_params *p)
     /* spec 3.3 table; origins in docs/models.md "Salca capture". logit_std and c_needle
      * are retuned by A19 as the spec directs (2.5 -> 5, 8 -> 24): see docs/models.md */
     *p = (struct salca_synth_params){
-        .heavy_pairs = 4, .heavy_band_lo = 0, .gain_median = 8.0, .gain_sigma = 0.5,
-        .heavy_mean = 2.0, .head_spread = 0.3, .query_jitter = 0.2, .logit_std = 5.0,
-        .sink_tokens = 4, .c_sink = 10.0, .c_loc = 4.0, .tau_loc = 64.0, .c_needle = 24.0,
-        .early_layer_scale = 0.3, .early_layers = 2,
+        .heavy_pairs = 4,
+        .heavy_band_lo = 0,
+        .gain_median = 8.0,
+        .gain_sigma = 0.5,
+        .heavy_mean = 2.0,
+        .head_spread = 0.3,
+        .query_jitter = 0.2,
+        .logit_std = 5.0,
+        .sink_tokens = 4,
+        .c_sink = 10.0,
+        .c_loc = 4.0,
+        .tau_loc = 64.0,
+        .c_needle = 24.0,
+        .early_layer_scale = 0.3,
+        .early_layers = 2,
     };
 }
 
 struct syn_group {
-    float gamma[256];   /* per-channel gain (1 off the heavy set) */
-    float mu[256];      /* pre-RoPE mean (m_h * s_j on heavy channels) */
-    float vg[256];      /* unit group direction */
-    float abar;         /* group mean of a_q */
+    float gamma[256]; /* per-channel gain (1 off the heavy set) */
+    float mu[256];    /* pre-RoPE mean (m_h * s_j on heavy channels) */
+    float vg[256];    /* unit group direction */
+    float abar;       /* group mean of a_q */
 };
 
 struct syn_head {
-    float vh[256];      /* unit head direction */
-    float aq;           /* query amplitude */
+    float vh[256]; /* unit head direction */
+    float aq;      /* query amplitude */
 };
 
 struct salca_source {
@@ -42,15 +53,15 @@ struct salca_source {
     const struct salca_task *task;
     /* synthetic */
     struct salca_synth_params p;
-    struct syn_group *grp;  /* (L*G) */
-    struct syn_head *head;  /* (L*H) */
+    struct syn_group *grp; /* (L*G) */
+    struct syn_head *head; /* (L*H) */
     /* model */
     struct nn_llama *model;
-    float *scratch;         /* (n0 + N + 1) floats for dense attention */
+    float *scratch; /* (n0 + N + 1) floats for dense attention */
     uint32_t scratch_cap;
-    struct salca_kv *kv;    /* stores of the running step (hook context) */
-    float *q;               /* query output of the running step */
-    float *logits;          /* (V) */
+    struct salca_kv *kv; /* stores of the running step (hook context) */
+    float *q;            /* query output of the running step */
+    float *logits;       /* (V) */
 };
 
 static void unit(float *v, uint32_t d)
@@ -121,13 +132,14 @@ int salca_source_open_synth(struct salca_source **out, const struct salca_synth_
 {
     *out = NULL;
     if (!L || !H || !G || H % G || d < 8 || d > 256 || d % 2)
-        return errmsg_set(e, ERR_USAGE, "synthetic source needs L, H, G > 0, G dividing H "
-                          "and an even head dim in [8, 256] (got %u, %u, %u, %u)", L, H, G,
-                          d);
+        return errmsg_set(e, ERR_USAGE,
+                          "synthetic source needs L, H, G > 0, G dividing H "
+                          "and an even head dim in [8, 256] (got %u, %u, %u, %u)",
+                          L, H, G, d);
     uint32_t lo = p->heavy_band_lo ? p->heavy_band_lo : d / 4;
     if (lo >= d / 2 || p->heavy_pairs > d / 2 - lo)
-        return errmsg_set(e, ERR_USAGE, "%u heavy pairs do not fit in [%u, %u)",
-                          p->heavy_pairs, lo, d / 2);
+        return errmsg_set(e, ERR_USAGE, "%u heavy pairs do not fit in [%u, %u)", p->heavy_pairs, lo,
+                          d / 2);
     struct salca_source *s = mem_calloc(1, sizeof *s);
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory for the synthetic source");
@@ -215,8 +227,10 @@ int salca_source_open_model(struct salca_source **out, struct nn_llama *model,
     for (uint32_t i = 0; i < task->n0; i++)
         if (task->tokens[i] >= model->cfg.V) {
             salca_source_free(s);
-            return errmsg_set(e, ERR_USAGE, "task token id %u exceeds the model vocabulary "
-                              "%u", task->tokens[i], model->cfg.V);
+            return errmsg_set(e, ERR_USAGE,
+                              "task token id %u exceeds the model vocabulary "
+                              "%u",
+                              task->tokens[i], model->cfg.V);
         }
     *out = s;
     return 0;
@@ -381,8 +395,8 @@ static void dense_hook(void *ctx, uint32_t l, const float *q, const float *k, co
     memcpy(s->q + (size_t)l * s->H * d, q, (size_t)s->H * d * sizeof(float));
     for (uint32_t h = 0; h < s->H; h++) {
         const struct salca_kv *st = &s->kv[l * s->G + h * s->G / s->H];
-        salca_attend_f32(q + (size_t)h * d, st->k, st->v, d, NULL, st->n,
-                         out + (size_t)h * d, s->scratch);
+        salca_attend_f32(q + (size_t)h * d, st->k, st->v, d, NULL, st->n, out + (size_t)h * d,
+                         s->scratch);
     }
 }
 

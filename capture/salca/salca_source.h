@@ -26,21 +26,21 @@
 
 /* Synthetic source parameters; defaults and their origins in spec 3.3 (docs/models.md). */
 struct salca_synth_params {
-    uint32_t heavy_pairs;       /* P: 4 */
-    uint32_t heavy_band_lo;     /* j_lo: 0 means d/4 */
-    double gain_median;         /* 8 */
-    double gain_sigma;          /* 0.5 */
-    double heavy_mean;          /* m_h: 2 */
-    double head_spread;         /* eta: 0.3 */
-    double query_jitter;        /* zeta: 0.2 */
-    double logit_std;           /* sigma_L: 5 (spec 2.5, retuned by A19) */
-    uint32_t sink_tokens;       /* 4 */
-    double c_sink;              /* 10 */
-    double c_loc;               /* 4 */
-    double tau_loc;             /* 64 */
-    double c_needle;            /* 24 (spec 8, retuned by A19) */
-    double early_layer_scale;   /* lambda for l < early_layers: 0.3 */
-    uint32_t early_layers;      /* 2 */
+    uint32_t heavy_pairs;     /* P: 4 */
+    uint32_t heavy_band_lo;   /* j_lo: 0 means d/4 */
+    double gain_median;       /* 8 */
+    double gain_sigma;        /* 0.5 */
+    double heavy_mean;        /* m_h: 2 */
+    double head_spread;       /* eta: 0.3 */
+    double query_jitter;      /* zeta: 0.2 */
+    double logit_std;         /* sigma_L: 5 (spec 2.5, retuned by A19) */
+    uint32_t sink_tokens;     /* 4 */
+    double c_sink;            /* 10 */
+    double c_loc;             /* 4 */
+    double tau_loc;           /* 64 */
+    double c_needle;          /* 24 (spec 8, retuned by A19) */
+    double early_layer_scale; /* lambda for l < early_layers: 0.3 */
+    uint32_t early_layers;    /* 2 */
 };
 
 void salca_synth_params_default(struct salca_synth_params *p);

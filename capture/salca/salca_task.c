@@ -39,8 +39,7 @@ static const struct salca_task_info tasks[] = {
 };
 
 static const char *const family_names[SALCA_FAM_COUNT] = {
-    "single_doc_qa", "multi_doc_qa", "summarization", "few_shot",
-    "code",          "synthetic",    "passkey",
+    "single_doc_qa", "multi_doc_qa", "summarization", "few_shot", "code", "synthetic", "passkey",
 };
 
 #define PASSKEY_TARGET 8192.0
@@ -271,13 +270,11 @@ static int layout_synthetic(struct gen *g, const struct salca_task_info *t, doub
             txt[a] = zipf_draw(g->z, r);
         for (uint32_t p = 0; p < np; p++) {
             uint32_t which = (uint32_t)rng_below(r, pool);
-            memcpy(g->tok + 1 + p * plen, txt + (size_t)which * plen,
-                   plen * sizeof(uint32_t));
+            memcpy(g->tok + 1 + p * plen, txt + (size_t)which * plen, plen * sizeof(uint32_t));
         }
         mem_free(txt);
         for (uint32_t p = 0; p < np && !rc; p++)
-            rc = add_span(g, 1 + p * plen, plen < 32 ? plen : 32, SALCA_SPAN_PASSAGE,
-                          3.0f);
+            rc = add_span(g, 1 + p * plen, plen < 32 ? plen : 32, SALCA_SPAN_PASSAGE, 3.0f);
         g->tok[n - 1] = 3;
     } else if (plen > 0) {
         uint32_t target = (uint32_t)rng_below(r, np);
@@ -390,11 +387,12 @@ int salca_task_generate(const struct salca_task_info *t, const struct salca_task
     memset(out, 0, sizeof *out);
     out->info = t;
     if (p->vocab < 64)
-        return errmsg_set(e, ERR_USAGE, "vocabulary of %u ids is too small for the task "
-                          "generator (needs >= 64)", p->vocab);
+        return errmsg_set(e, ERR_USAGE,
+                          "vocabulary of %u ids is too small for the task "
+                          "generator (needs >= 64)",
+                          p->vocab);
     if (p->length && p->length < 256)
-        return errmsg_set(e, ERR_USAGE, "length %u is below the minimum of 256 tokens",
-                          p->length);
+        return errmsg_set(e, ERR_USAGE, "length %u is below the minimum of 256 tokens", p->length);
     struct rng r;
     task_stream(&r, t, p->seed, p->sample);
     uint64_t n_raw = draw_n_raw(t, &r); /* drawn first in every case: same stream either way */

@@ -41,11 +41,11 @@ enum salca_span_kind {
 };
 
 struct salca_task_info {
-    const char *name;           /* LongBench task name, or "passkey" */
+    const char *name; /* LongBench task name, or "passkey" */
     enum salca_family family;
-    uint32_t avg_len;           /* LongBench average length (words; zh: characters) */
-    uint32_t max_gen;           /* LongBench max generation length */
-    bool zh;                    /* length factor 1.0 instead of 1.3 */
+    uint32_t avg_len; /* LongBench average length (words; zh: characters) */
+    uint32_t max_gen; /* LongBench max generation length */
+    bool zh;          /* length factor 1.0 instead of 1.3 */
 };
 
 /* Number of known tasks and the i-th one (i < count). */
@@ -61,32 +61,32 @@ double salca_task_target(const struct salca_task_info *t);
 
 struct salca_task_params {
     uint64_t seed;
-    uint32_t sample;            /* sample index */
-    uint32_t length;            /* 0: draw n_raw; else n0 exactly (>= 256) */
-    uint32_t max_len;           /* M, truncation limit (31500) */
-    uint32_t max_new;           /* cap of N (128) */
-    uint32_t vocab;             /* V for model ids (>= 64) */
-    double c_needle;            /* needle relevance (spec 3.3) */
+    uint32_t sample;  /* sample index */
+    uint32_t length;  /* 0: draw n_raw; else n0 exactly (>= 256) */
+    uint32_t max_len; /* M, truncation limit (31500) */
+    uint32_t max_new; /* cap of N (128) */
+    uint32_t vocab;   /* V for model ids (>= 64) */
+    double c_needle;  /* needle relevance (spec 3.3) */
 };
 
 void salca_task_params_default(struct salca_task_params *p);
 
 struct salca_span {
-    uint32_t start, len;        /* tokens, in the final prompt */
-    uint32_t kind;              /* enum salca_span_kind */
-    float c;                    /* its relevance */
+    uint32_t start, len; /* tokens, in the final prompt */
+    uint32_t kind;       /* enum salca_span_kind */
+    float c;             /* its relevance */
 };
 
 struct salca_task {
     const struct salca_task_info *info;
-    uint64_t n_raw;             /* prompt length before truncation */
-    uint32_t n0;                /* prompt tokens after truncation */
-    uint32_t n_steps;           /* N = min(max_gen, max_new) */
-    uint64_t truncated;         /* tokens cut from the middle */
-    uint32_t lost_spans;        /* spans cut (wholly or partly) by the truncation */
-    uint32_t *tokens;           /* (n0) model ids */
-    float *c;                   /* (n0) task relevance in logit units */
-    struct salca_span *spans;   /* surviving spans, ascending start */
+    uint64_t n_raw;           /* prompt length before truncation */
+    uint32_t n0;              /* prompt tokens after truncation */
+    uint32_t n_steps;         /* N = min(max_gen, max_new) */
+    uint64_t truncated;       /* tokens cut from the middle */
+    uint32_t lost_spans;      /* spans cut (wholly or partly) by the truncation */
+    uint32_t *tokens;         /* (n0) model ids */
+    float *c;                 /* (n0) task relevance in logit units */
+    struct salca_span *spans; /* surviving spans, ascending start */
     uint32_t n_spans;
 };
 
