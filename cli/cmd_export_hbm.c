@@ -18,6 +18,7 @@
 #include "replay/hbm_export.h"
 #include "replay/hw_config.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
 
 #define VERB "export hbm-trace"
 
@@ -74,9 +75,6 @@ const struct cli_spec cmd_export_hbm_spec = {
     .opts = opts,
     .positional = "FILE",
 };
-
-static const char *const method_names[] = {"salca",     "std_topk", "pl_topk",
-                                           "full_feat", "quest",    "dense"};
 
 static bool parse_steps(const char *v, uint32_t *lo_out, uint32_t *hi_out)
 {
@@ -173,10 +171,7 @@ static int parse_value(struct hbm_args *a, int id, const char *v)
         a->steps = true;
         return 0;
     case OPT_METHOD:
-        a->method = -1;
-        for (size_t k = 0; k < sizeof method_names / sizeof method_names[0]; k++)
-            if (!strcmp(v, method_names[k]))
-                a->method = (int64_t)k;
+        a->method = trace_salca_method_id(v); /* the one table of method names */
         if (a->method < 0 && (!cli_parse_i64(v, &a->method) || a->method < 0 || a->method > 65535))
             return cli_usage_error(VERB, "bad --method '%s' (a name or an id)", v);
         a->g_method = true;
