@@ -141,6 +141,8 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
     struct capture_header_store st;
     if ((rc = ops->header(inst, &hdr, e)))
         return rc;
+    if (!hdr.source || !*hdr.source)
+        return errmsg_set(e, ERR_INTERNAL, "capture %s: its header names no source", ops->name);
     capture_header_common(ops, o, &hdr, &st);
 
     struct trace_writer_opts wo;

@@ -85,7 +85,9 @@ struct capture_ops {
     /* Optional: loads inputs and allocates the run's state (after the memory check). */
     int (*prepare)(void *inst, struct errmsg *e);
     /* Fills the workload part of hdr (initialised by the driver): params_json, model_json,
-     * seed and the workload header. Strings stay owned by inst until close. */
+     * seed, the provenance (source, one of the names in trace.proto, and source_detail:
+     * seeds, files with their sha256, generator parameters) and the workload header.
+     * Strings stay owned by inst until close. A header without a source is refused. */
     int (*header)(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e);
     /* Runs the capture, emitting every record after the header in the workload's order. */
     int (*run)(void *inst, struct capture_sink *sink, struct errmsg *e);

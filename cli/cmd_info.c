@@ -173,6 +173,9 @@ int cmd_info(int argc, char **argv)
         kv("utc_time", h->utc_time);
         kv("command_line", h->command_line);
         kv("params_hash", h->params_hash);
+        kv("source", h->source && *h->source ? h->source : "(not recorded: older trace)");
+        if (h->source_detail && *h->source_detail)
+            kv("source_detail", h->source_detail);
         kv("content_hash", hash);
         kv("hash_algorithm", hash_name);
         kv("index", idx_text);

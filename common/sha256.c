@@ -1,5 +1,10 @@
 #include "common/sha256.h"
 
+#include <errno.h>
+#include <stdio.h>
+
+#include "common/err.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,4 +215,25 @@ void sha256_hex(const void *data, size_t n, char out[65])
     sha256_update(&s, data, n);
     sha256_final(&s, d);
     sha256_to_hex(d, out);
+}
+
+int sha256_file(const char *path, char hex[65], struct errmsg *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct sha256 s;
+    sha256_init(&s);
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        sha256_update(&s, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return errmsg_set(e, ERR_IO, "cannot read '%s'", path);
+    uint8_t d[32];
+    sha256_final(&s, d);
+    sha256_to_hex(d, hex);
+    return 0;
 }

@@ -24,4 +24,8 @@ void sha256_hex(const void *data, size_t n, char out[65]);
 /* 32-byte digest to lowercase hex (65 bytes with NUL). */
 void sha256_to_hex(const uint8_t d[32], char out[65]);
 
+struct errmsg;
+/* Hex digest of a whole file, streamed. 0, or ERR_IO with the path in e. */
+int sha256_file(const char *path, char hex[65], struct errmsg *e);
+
 #endif

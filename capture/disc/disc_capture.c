@@ -51,6 +51,7 @@ struct disc_capture {
     char *params_json, *model_json;
     char weights_source[64], text_source[512], text_sha[65];
     char null_source[512], null_sha[65];
+    char src_detail[2048];
     char *wfiles[DISC_MAX_WEIGHT_FILES], *wsha[DISC_MAX_WEIGHT_FILES];
     char *lb_names[DISC_HASH_KINDS], *flop_names[DISC_F_COUNT];
     uint32_t lb_units[DISC_LB_STD_UNITS];
@@ -289,27 +290,6 @@ void disc_capture_free(struct disc_capture *c)
     mem_free(c);
 }
 
-static int file_sha256(const char *path, char hex[65], struct errmsg *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errmsg_set(e, ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct sha256 s;
-    sha256_init(&s);
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        sha256_update(&s, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return errmsg_set(e, ERR_IO, "cannot read '%s'", path);
-    uint8_t d[32];
-    sha256_final(&s, d);
-    sha256_to_hex(d, hex);
-    return 0;
-}
-
 static const char *ctr_mode_name(enum disc_ctr_mode m)
 {
     return m == DISC_CTR_OFF ? "off" : m == DISC_CTR_TAU ? "tau" : "target";
@@ -319,6 +299,26 @@ static const char *st_mode_name(enum disc_st_mode m)
 {
     static const char *n[] = {"off", "alpha", "theta", "target"};
     return n[m];
+}
+
+/* The provenance fields of the header (trace.proto TraceHeader.source). */
+static void disc_provenance(struct disc_capture *c, Acceltrace__TraceHeader *h)
+{
+    const struct disc_params *p = &c->p;
+    size_t n = sizeof c->src_detail, o = 0;
+    if (!p->n_weight_files) {
+        h->source = "seeded";
+        o += (size_t)snprintf(c->src_detail, n, "weights from the spec generator (%s)",
+                              c->weights_source);
+    } else {
+        h->source = "checkpoint";
+        for (int i = 0; i < p->n_weight_files && o < n; i++)
+            o += (size_t)snprintf(c->src_detail + o, n - o, "%s%s sha256 %s", i ? "; " : "",
+                                  c->wfiles[i], c->wsha[i]);
+    }
+    if (o < n)
+        snprintf(c->src_detail + o, n - o, "; text %s", c->text_source);
+    h->source_detail = c->src_detail;
 }
 
 static int build_header(struct disc_capture *c, struct errmsg *e)
@@ -448,6 +448,7 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     c->dh = dh;
     c->hdr = h;
     c->hdr.disc = &c->dh;
+    disc_provenance(c, &c->hdr);
     return 0;
 }
 
@@ -475,7 +476,7 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
             c->wsha[i] = mem_alloc(65);
             if (!c->wfiles[i] || !c->wsha[i])
                 return errmsg_set(e, ERR_NOMEM, "out of memory");
-            rc = file_sha256(p->weight_files[i], c->wsha[i], e);
+            rc = sha256_file(p->weight_files[i], c->wsha[i], e);
             if (rc)
                 return rc;
         }

@@ -147,6 +147,7 @@ static int validate(const struct kura_params *p, struct errmsg *e)
 struct kura_header_store {
     char *params_json, *model_json, *gen_params, *weights_meta;
     char weights_sha[65], weights_name[256];
+    char src_detail[1536];
     char *tile_shape_buf;
     char **tile_shapes;
 };
@@ -258,6 +259,18 @@ static int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHea
         goto fail;
     hdr->params_json = st->params_json;
     hdr->model_json = st->model_json;
+    /* provenance: the data are generated; the score is analytic or a net from a file */
+    hdr->source = "synthetic";
+    snprintf(st->src_detail, sizeof st->src_detail, "generator %s (%s), seed %llu; score %s%s%s%s",
+             kura_data_name(p->data.kind), st->gen_params, (unsigned long long)p->seed,
+             score_name(p->score), p->score == KURA_SCORE_NET ? " " : "",
+             p->score == KURA_SCORE_NET ? st->weights_name : "",
+             p->score == KURA_SCORE_NET ? " sha256 " : "");
+    if (p->score == KURA_SCORE_NET) {
+        size_t o = strlen(st->src_detail);
+        snprintf(st->src_detail + o, sizeof st->src_detail - o, "%s", st->weights_sha);
+    }
+    hdr->source_detail = st->src_detail;
     hdr->seed = p->seed;
     hdr->kura = kh;
     kh->h = (uint32_t)p->h;

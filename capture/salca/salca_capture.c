@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/nn/nn.h"
 #include "capture/nn/nn_llama.h"
@@ -15,6 +16,7 @@
 #include "common/buf.h"
 #include "common/mem.h"
 #include "common/progress.h"
+#include "common/sha256.h"
 #include "common/threads.h"
 #include "formats/trace.pb-c.h"
 #include "formats/varint.h"
@@ -454,6 +456,7 @@ struct salca_hdr_store {
     Acceltrace__SalcaSynthParams sy;
     Acceltrace__SalcaMethodInfo mi[SALCA_NSLOT], *mip[SALCA_NSLOT];
     Acceltrace__SalcaSpan *spans, **spp;
+    char src_detail[1024];
 };
 
 /* One capture (capture_salca_ops instance). */
@@ -721,6 +724,38 @@ static void header_lists(struct salca_capture *x, Acceltrace__SalcaHeader *sh)
 }
 
 /* Phase 3, the header (TraceHeader.salca; the common fields come from the driver). */
+/* The provenance fields of the header (trace.proto TraceHeader.source). */
+static void salca_provenance(struct salca_capture *x, Acceltrace__TraceHeader *hdr)
+{
+    const struct salca_capture_params *p = &x->p;
+    char *d = x->hs.src_detail;
+    size_t n = sizeof x->hs.src_detail;
+    if (!p->model) {
+        hdr->source = "synthetic";
+        snprintf(d, n, "synthetic Q/K/V source (capture/salca/salca_source), seed %llu, task %s",
+                 (unsigned long long)p->seed, x->ti->name);
+    } else if (!p->checkpoint) {
+        hdr->source = "seeded";
+        snprintf(d, n, "tiny Llama with weights from the generator, seed %llu, task %s",
+                 (unsigned long long)p->seed, x->ti->name);
+    } else {
+        /* the checkpoint is a directory (nn_llama_load): digest the files that define it */
+        static const char *const files[] = {"config.json", "model.safetensors",
+                                            "model.safetensors.index.json"};
+        hdr->source = "checkpoint";
+        size_t o = (size_t)snprintf(d, n, "%s (task %s)", p->checkpoint, x->ti->name);
+        for (size_t i = 0; i < sizeof files / sizeof files[0] && o < n; i++) {
+            char path[4096], hex[65];
+            snprintf(path, sizeof path, "%s/%s", p->checkpoint, files[i]);
+            struct errmsg ign = {0};
+            if (access(path, R_OK) || sha256_file(path, hex, &ign))
+                continue;
+            o += (size_t)snprintf(d + o, n - o, "; %s sha256 %s", files[i], hex);
+        }
+    }
+    hdr->source_detail = d;
+}
+
 static int salca_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *e)
 {
     struct salca_capture *x = inst;
@@ -772,6 +807,7 @@ static int salca_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg 
     sh->quest_page = p->quest_page;
     sh->no_hist = p->no_hist;
     hdr->salca = sh;
+    salca_provenance(x, hdr);
     return 0;
 }
 

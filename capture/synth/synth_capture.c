@@ -91,6 +91,8 @@ static void fill_header(const struct synth_capture_params *p, Acceltrace__TraceH
     h->params_json = buf;
     h->model_json = "{}";
     h->seed = p->seed;
+    h->source = "synthetic";
+    h->source_detail = "capture test: generated test records (params_json)";
 }
 
 void synth_capture_header(const struct synth_capture_params *p, Acceltrace__TraceHeader *h)
