@@ -72,9 +72,10 @@ static const struct cli_opt opts[] = {
      "timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)", 0},
     {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|off", "timing: model tRFC/tREFI refresh (on)",
      0},
-    {OPT_OCCUPANCY, "occupancy", 0, CLI_ARG_STRING, "data|command",
-     "timing: a token counts against D_f and W until its\ndata is back, or until its last read "
-     "command (a\ncontroller read queue, as Ramulator 2's) (data)", 0},
+    {OPT_OCCUPANCY, "occupancy", 0, CLI_ARG_STRING, "request|command|data",
+     "timing: a token counts against D_f and W until its\nfirst read command (a read buffer of "
+     "D_f x 8\nrequests per PC, as Ramulator 2's), its last read\ncommand, or until its data is "
+     "back (request)", 0},
     {OPT_STEPS, "steps", 0, CLI_ARG_STRING, "A-B", "only decode steps A..B of the traces", 0},
     {OPT_SYNTHETIC, "synthetic", 0, CLI_ARG_STRING, "KIND",
      "no trace: uniform|clustered|needle selections", 0},

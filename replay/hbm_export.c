@@ -340,7 +340,13 @@ int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
                       "front end sends up to %u reads per memory cycle (clock_ratio %u against "
                       "1: the peak of %u PCs at one read per nBL = %u cycles) and stalls in "
                       "order when a controller's read queue is full. LoadStoreTrace ends when "
-                      "its last read was accepted, not when its data is back.\n\n",
+                      "its last read was accepted, not when its data is back. The timing "
+                      "mode's in-order D_f at its default occupancy (request) corresponds to "
+                      "`read_buffer_size = 16 * D_f` per controller (8 x D_f reads per PC, "
+                      "the buffer shared by the channel's two PCs; the default 32 is D_f 2); "
+                      "its window W, and `--occupancy data`, count tokens until their data is "
+                      "back, which LoadStoreTrace cannot express (docs/models.md, \"HBM "
+                      "timing mode\").\n\n",
                       chn, chn, chn, ha / t->nBL, chn, m.col_bits, m.col_bits, b1, b2 - 2,
                       ha / t->nBL, ha / t->nBL, ha, t->nBL);
     rc = rc ? rc

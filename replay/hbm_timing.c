@@ -112,6 +112,7 @@ void hbm_timing_cfg_default(struct hbm_timing_cfg *c)
     c->layout = HBM_TIMING_KV_BG;
     c->token_bytes = 256; /* K 128 B + V 128 B per token (issue 19) */
     c->refresh = true;
+    c->occupancy = HBM_TIMING_OCC_REQUEST; /* Ramulator 2's read buffer (docs/models.md) */
 }
 
 int hbm_timing_check(const struct hbm_timing_cfg *c, struct errmsg *e)

@@ -27,10 +27,12 @@
  *   batch      : p_iss tokens at a time; the next batch issues when the last one is back.
  * A PC picks its next token when its previous token's last read issued; the picked token's
  * PRE/ACT may start as early as its arrival + n_ctrl (the controller looks ahead into its
- * queue), in pick order on the PC's row command bus. A token leaves the in-flight count when
- * its data is back (occupancy data, default) or when its last read command issued
- * (occupancy command: a controller read queue whose entries leave at their final command,
- * as in Ramulator 2's controller; docs/models.md "HBM timing mode"). Refresh: a command that falls
+ * queue), in pick order on the PC's row command bus. A token leaves the in-flight count at
+ * its first read command (occupancy request, default: a controller read buffer of D_f x 8
+ * request slots per PC whose entries leave as their commands issue, the semantics of
+ * Ramulator 2's read_buffer_size, measured in docs/models.md "HBM timing mode"), at its last
+ * read command (occupancy command) or when its data is back (occupancy data: a front end
+ * that counts tokens until their data returns). Refresh: a command that falls
  * in [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and rows
  * opened before the refresh are closed after it.
  *
@@ -80,9 +82,9 @@ const char *const *hbm_timing_preset_names(void);
 
 /* When a token stops counting against D_f / W. */
 enum hbm_timing_occupancy {
-    HBM_TIMING_OCC_DATA = 0,    /* until its data is back (default) */
+    HBM_TIMING_OCC_DATA = 0,    /* until its data is back */
     HBM_TIMING_OCC_COMMAND = 1, /* until its last read command issued */
-    HBM_TIMING_OCC_REQUEST = 2, /* until its first read command issued */
+    HBM_TIMING_OCC_REQUEST = 2, /* until its first read command issued (default) */
 };
 
 /* "data" | "command" | "request" -> occupancy; 0 or ERR_USAGE. */
@@ -98,7 +100,7 @@ struct hbm_timing_cfg {
     enum hbm_timing_occupancy occupancy;
 };
 
-/* Defaults: preset hbm2, layout kv_bg, 256 B per token, refresh on, occupancy data. */
+/* Defaults: preset hbm2, layout kv_bg, 256 B per token, refresh on, occupancy request. */
 void hbm_timing_cfg_default(struct hbm_timing_cfg *c);
 
 /* Checks a configuration (even bank groups and banks, token halves a whole number of

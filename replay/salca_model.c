@@ -376,7 +376,7 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_INT("hbm.token_bytes", "B", 0, 65536, 0,
                "bytes per token per PC (K half, V half); 0 = b_att/8 [derived]"),
     HW_KEY_BOOL("hbm.refresh", 1, "model all-bank refresh tRFC/tREFI [JEDEC JESD235]"),
-    HW_KEY_STRING("hbm.occupancy", "data", "data|command|request",
+    HW_KEY_STRING("hbm.occupancy", "request", "request|command|data",
                   "a token counts against D_f / W until its data is back, its last or its "
                   "first read command [decision, issue 19]"),
     HW_KEY_INT("c_stage.p", "cycles", 0, 1000000, 0, "fill depth of stage P [decision]"),

@@ -55,6 +55,7 @@ static struct hbm_timing_cfg cfg_norefresh(void)
     struct hbm_timing_cfg c;
     hbm_timing_cfg_default(&c);
     c.refresh = false;
+    c.occupancy = HBM_TIMING_OCC_DATA; /* the hand-computed cases below count until data */
     return c;
 }
 
@@ -166,6 +167,9 @@ static void test_occupancy_two_tokens(void **state)
     (void)state;
     struct hbm_timing_cfg c = cfg_norefresh();
     uint32_t idx[2] = {0, 128};
+    struct hbm_timing_cfg d;
+    hbm_timing_cfg_default(&d);
+    assert_int_equal(d.occupancy, HBM_TIMING_OCC_REQUEST);
     assert_int_equal(c.occupancy, HBM_TIMING_OCC_DATA);
     assert_int_equal(run(&c, &INORD1, idx, 2, 0).cycles, 92);
     c.occupancy = HBM_TIMING_OCC_COMMAND;
