@@ -127,6 +127,12 @@ def salca_parser():
     g.add_argument("--mem-limit", default="8GiB", metavar="SIZE",
                    help="refuse to start above this memory estimate (8GiB; 0: none)")
     g.add_argument("--zstd-level", type=int, default=3, metavar="N")
+    g.add_argument("--tie-eps", type=float, default=0.0, metavar="E",
+                   help="record the boundary tokens of every selection: pooled INT8 value "
+                        "at T-1 or T (salca, full_feat), score within E*max|score| of the "
+                        "K-th (std_topk, pl_topk) or of the last page kept (quest)")
+    g.add_argument("--ties-out", default=None, metavar="FILE.json",
+                   help="write the boundary tokens per t/l/h/method (needs --tie-eps)")
     g.add_argument("-o", dest="out", required=True, metavar="FILE.atr")
     g.add_argument("-q", dest="quiet", action="store_true")
     return p
@@ -191,6 +197,9 @@ def salca_main(argv):
         return 1
     if not a.quiet:
         print("", file=sys.stderr)
+    if a.ties_out:
+        with open(a.ties_out, "w") as f:
+            json.dump(c.ties, f)
     cfg = c.cfg
     print("salca capture: %s, task %s, n0 %d (n_raw %d), %d steps, L %d H %d G %d d %d, "
           "%d selections, %.1f s (torch %s, %s, %s)" % (

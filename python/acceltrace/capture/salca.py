@@ -302,6 +302,8 @@ class SalcaCapture:
         if a.dtype == "fp16" and not a.device.startswith("cuda"):
             raise UsageError("--dtype fp16 needs --device cuda (use bf16 or fp32 on the CPU)")
         self.dev = torch.device(a.device)
+        self.tie_eps = getattr(a, "tie_eps", 0.0)
+        self.ties = {}
         if self.dev.type == "cuda":  # exact integer dot products need full-precision matmuls
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
@@ -453,18 +455,35 @@ class SalcaCapture:
             K = torch.full((H,), k_fixed(n, self.rho, a.k_min), device=self.dev)
         gt = a.threshold_cmp == "gt"
 
+        eps = self.tie_eps if metrics else 0.0
+
         def hist_sel(p8x, histx):
             T = threshold(histx, n, K, gt)
-            return {"mask": p8x >= T[:, None].float(), "K": K, "T": T, "hist": histx}
+            x = {"mask": p8x >= T[:, None].float(), "K": K, "T": T, "hist": histx}
+            if eps > 0:  # ties: pooled values at T - 1 or T
+                Tf = T[:, None].float()
+                x["bnd"] = (p8x >= Tf - 1) & (p8x <= Tf)
+            return x
+
+        def near_cut(sc, Kr):
+            """Entries within eps * max|score| of the Kr-th largest score of each row."""
+            srt = torch.sort(sc, dim=1, descending=True).values
+            cut = torch.gather(srt, 1, (Kr.clamp(min=1) - 1).long()[:, None])
+            tol = eps * sc.abs().amax(dim=1, keepdim=True)
+            return (sc - cut).abs() <= tol
         out[SALCA] = hist_sel(p8, hist)
         s = None
         if metrics or methods & {STD, PL, FULL}:
             s = torch.bmm(k, q[:, :, None])[:, :, 0]
         if metrics or STD in methods:
             out[STD] = {"mask": topk_mask(s, K), "K": K, "T": torch.zeros_like(K)}
+            if eps > 0:
+                out[STD]["bnd"] = near_cut(s, K)
         if PL in methods:
-            out[PL] = {"mask": topk_mask(maxpool(s, a.pool), K), "K": K,
-                       "T": torch.zeros_like(K)}
+            sp = maxpool(s, a.pool)
+            out[PL] = {"mask": topk_mask(sp, K), "K": K, "T": torch.zeros_like(K)}
+            if eps > 0:
+                out[PL]["bnd"] = near_cut(sp, K)
         if FULL in methods:
             f8 = maxpool(int8_scores(s)[0].float(), a.pool)
             out[FULL] = hist_sel(f8, histogram(f8))
@@ -480,9 +499,12 @@ class SalcaCapture:
                     kq = pages * page if a.quest_min_pages * page > n else \
                         a.quest_min_pages * page
                 npg.append(min((kq + page - 1) // page, pages))
-            pm = topk_mask(U, torch.tensor(npg, device=self.dev))
+            npg = torch.tensor(npg, device=self.dev)
+            pm = topk_mask(U, npg)
             tokpage = torch.arange(n, device=self.dev) // page
             out[QUEST] = {"mask": pm[:, tokpage], "K": K, "T": torch.zeros_like(K)}
+            if eps > 0:
+                out[QUEST]["bnd"] = near_cut(U, npg)[:, tokpage]
         for m in list(out):
             if m in methods:
                 out[m]["o"] = attend(out[m]["mask"])
@@ -590,6 +612,8 @@ class SalcaCapture:
             cov[m] = cv
             x["cpu"] = {k: x[k].cpu() for k in ("mask", "K", "T", "recall", "cosine", "runs",
                                                "overlap")}
+            if "bnd" in x:
+                x["cpu"]["bnd"] = x["bnd"].cpu()
             if "hist" in x and not a.no_hist:
                 x["cpu"]["hist"] = x["hist"].cpu()
         for h in range(c.H):
@@ -606,6 +630,9 @@ class SalcaCapture:
                 s.overlap = float(x["overlap"][h])
                 if "hist" in x:
                     s.hist.extend(x["hist"][h].tolist())
+                if "bnd" in x:
+                    self.ties["%d/%d/%d/%d" % (t, l, h, m)] = \
+                        torch.nonzero(x["bnd"][h])[:, 0].tolist()
                 w.append(s)
                 self.selects += 1
                 self.sel_bytes += len(s.sel)
