@@ -70,7 +70,7 @@ with acceltrace.Writer(sys.argv[3], t.header) as w:
 EOF
 $PY tests/python/salca_agree.py "$T/c.atr" "$T/edit.atr" "$T/ties.json" --expect-mismatch \
     | tail -1 | grep -q "perturbation detected" || fail "an edited selection went unnoticed"
-cap -q --length 512 --steps 1 --threads 1 --no-top1 --tiny-outlier-gain 8.05 --tie-eps 1e-5 \
+cap -q "${common[@]}" --no-top1 --tiny-outlier-gain 8.05 --tie-eps 1e-5 \
     --ties-out "$T/tiesp.json" -o "$T/p.atr" > /dev/null || fail "perturbed capture"
 $PY tests/python/salca_agree.py "$T/c.atr" "$T/p.atr" "$T/tiesp.json" --expect-mismatch \
     | tail -1 | grep -q "perturbation detected" || fail "a perturbed model went unnoticed"

@@ -51,6 +51,12 @@ def disc_parser():
     g.add_argument("--compare-dense", dest="compare_dense", action="store_true")
     g.add_argument("--threads", type=int, default=0, metavar="N", help="CPU threads")
     g.add_argument("--zstd-level", type=int, default=3, metavar="N")
+    g.add_argument("--png", default=None, metavar="DIR",
+                   help="latent, token-mask and kept attention-mask images (as the C capture)")
+    g.add_argument("--mem-limit", default="16GiB", metavar="SIZE",
+                   help="refuse to run above this memory estimate (16GiB; 0: none)")
+    g.add_argument("--save-weights", default=None, metavar="FILE",
+                   help="also write the model weights as F32 safetensors (diffusers names)")
     g.add_argument("--tie-eps", type=float, default=0.0, metavar="E",
                    help="record threshold ties: probabilities within E*theta of theta, "
                         "CTR distances within E*tau of tau")
@@ -241,6 +247,19 @@ def main(argv=None):
         return 2
     a.st = ("off" if a.st_off else "theta" if a.st_theta is not None else
             "target" if a.st_target is not None else "alpha")
+    a.mem_limit = parse_size(a.mem_limit)
+    if a.mem_limit is None:
+        print("acceltrace.capture: bad --mem-limit (a size like 16GiB)", file=sys.stderr)
+        return 2
+    if a.png and not os.path.isdir(a.png):
+        print("acceltrace.capture: --png directory '%s' does not exist" % a.png,
+              file=sys.stderr)
+        return 2
+    if a.save_weights and os.path.abspath(a.save_weights) in (
+            os.path.abspath(a.out), os.path.abspath(a.out + ".partial")):
+        print("acceltrace.capture: --save-weights '%s' is the output trace" % a.save_weights,
+              file=sys.stderr)
+        return 2
     if a.st_alpha is None:
         a.st_alpha = 1.0
     if a.st_theta is None:
@@ -259,7 +278,17 @@ def main(argv=None):
         torch.set_num_threads(a.threads)
     try:
         c = disc.DiscCapture(a)
+        need = c.mem_estimate()
+        if a.mem_limit and need > a.mem_limit:
+            from .salca import size_text
+            print("acceltrace.capture: capture disc of %s at %d px needs about %s, above "
+                  "--mem-limit %s; use a smaller --image-size or raise --mem-limit" % (
+                      c.cfg.name, c.cfg.image, size_text(need), size_text(a.mem_limit)),
+                  file=sys.stderr)
+            return 3
         c.load()
+        if a.save_weights:
+            c.save_weights(a.save_weights)
         total = c.K * (1 + (1 if a.compare_dense else 0) +
                        (1 if a.compare_dense and a.ctr != "off" and a.st != "off" else 0))
         done = [0]
