@@ -3,8 +3,9 @@
 # (seeded weights, built in both), `python3 -m acceltrace.capture salca` and `acceltrace
 # capture salca --source model` give the same heavy channels, dense tokens and selected
 # sets per (t, l, h, method), identical away from score ties (counted and printed by
-# tests/python/salca_agree.py); a perturbed model (outlier gain 8 -> 8.05) and a trace with
-# one selection edited must both be caught. Also: the vectorized generator equals the
+# tests/python/salca_agree.py); a perturbed checkpoint (outlier gain 8 -> 8.05) and a trace with
+# one selection edited must both be caught. The same agreement on a Hugging Face checkpoint
+# (tests/python/make_llama_ckpt.py) loaded by its public tensor names. Also: the vectorized generator equals the
 # scalar one, the torch trace verifies, usage errors exit 2, the memory limit exits 3.
 # Skipped (exit 77, counted by tests/run.sh) when /usr/bin/python3 has no torch or numpy.
 set -u
@@ -47,7 +48,30 @@ echo "$out"
 diff <(sed -n '2,6p' "$T/c.out") <(sed -n '2,6p' "$T/t.out") > /dev/null \
     || fail "summary tables differ"
 
-# 3. perturbations are caught: an edited selection, and a slightly different model
+# 3. a Hugging Face checkpoint (sharded BF16, biases, tied lm_head, linear RoPE scaling 2)
+# loaded by both captures by its public tensor names
+$PY tests/python/make_llama_ckpt.py "$T/ck" || fail "writing the test checkpoint"
+ck=(--checkpoint "$T/ck" --length 300 --steps 3 --threads 1 --k-min 16)
+"$A" capture salca -q --source model "${ck[@]}" -o "$T/kc.atr" > /dev/null || fail "C capture ck"
+cap -q "${ck[@]}" --tie-eps 1e-5 --ties-out "$T/kt.json" -o "$T/kt.atr" > /dev/null \
+    || fail "torch capture ck"
+out=$($PY tests/python/salca_agree.py "$T/kc.atr" "$T/kt.atr" "$T/kt.json") \
+    || { echo "$out"; fail "checkpoint: torch and C selections differ away from ties"; }
+echo "checkpoint: $out"
+$PY -c "
+import acceltrace, json, sys
+h = acceltrace.open(sys.argv[1]).header
+p = json.loads(h.params_json)
+assert p['capture'] == 'torch' and p['device'] == 'cpu' and len(p['checkpoint_sha256']) == 2, p
+assert h.producer.startswith('acceltrace-torch'), h.producer
+" "$T/kt.atr" || fail "torch header provenance"
+mkdir "$T/ck2" && cp "$T/ck"/* "$T/ck2" && sed -i 's/model.norm.weight/model.nrmx.weight/' \
+    "$T/ck2/model.safetensors.index.json" "$T/ck2"/model-0000*.safetensors
+cap -q --checkpoint "$T/ck2" --length 300 --steps 1 -o "$T/x.atr" 2> "$T/err"
+[ $? -eq 3 ] && grep -q "missing tensor 'model.norm.weight'" "$T/err" \
+    || fail "missing tensor: not exit 3 naming it ($(cat "$T/err"))"
+
+# 4. perturbations are caught: an edited selection, and a slightly different checkpoint
 $PY - "$T/t.atr" "$T/ties.json" "$T/edit.atr" << 'EOF' || fail "cannot write the edited trace"
 import json, sys
 import acceltrace
@@ -70,12 +94,13 @@ with acceltrace.Writer(sys.argv[3], t.header) as w:
 EOF
 $PY tests/python/salca_agree.py "$T/c.atr" "$T/edit.atr" "$T/ties.json" --expect-mismatch \
     | tail -1 | grep -q "perturbation detected" || fail "an edited selection went unnoticed"
-cap -q "${common[@]}" --no-top1 --tiny-outlier-gain 8.05 --tie-eps 1e-5 \
-    --ties-out "$T/tiesp.json" -o "$T/p.atr" > /dev/null || fail "perturbed capture"
-$PY tests/python/salca_agree.py "$T/c.atr" "$T/p.atr" "$T/tiesp.json" --expect-mismatch \
+$PY tests/python/make_llama_ckpt.py "$T/ckp" 8.05 || fail "writing the perturbed checkpoint"
+cap -q --checkpoint "$T/ckp" --length 300 --steps 3 --threads 1 --k-min 16 --no-top1 \
+    --tie-eps 1e-5 --ties-out "$T/tiesp.json" -o "$T/p.atr" > /dev/null || fail "perturbed capture"
+$PY tests/python/salca_agree.py "$T/kc.atr" "$T/p.atr" "$T/tiesp.json" --expect-mismatch \
     | tail -1 | grep -q "perturbation detected" || fail "a perturbed model went unnoticed"
 
-# 4. usage errors exit 2, the memory limit exits 3 with the C capture's message shape
+# 5. usage errors exit 2, the memory limit exits 3 with the C capture's message shape
 cap -q --source synthetic -o "$T/x.atr" 2> "$T/err"
 [ $? -eq 2 ] && grep -q "only the model source" "$T/err" || fail "--source synthetic: not exit 2"
 cap -q --methods salca,nope -o "$T/x.atr" 2> /dev/null
