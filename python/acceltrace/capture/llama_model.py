@@ -356,34 +356,35 @@ class Llama:
         return (a @ self.lm.T).float()[0]
 
     @torch.no_grad()
-    def prefill(self, tokens, chunk=1024):
-        """Dense causal prefill: (K, V) lists per layer of (G, n0, d) float32 post-RoPE
-        keys and values, and the last position's logits."""
+    def prefill(self, tokens, on_layer, chunk=1024):
+        """Dense causal prefill: on_layer(l, K, V) receives each layer's (G, n0, d) float32
+        post-RoPE keys and values as soon as they are made (only one layer's are held);
+        returns the last position's logits."""
         c = self.cfg
         tok = torch.as_tensor(np.asarray(tokens, dtype=np.int64), device=self.device)
         n0 = tok.shape[0]
         x = self.emb[tok]
-        K = [torch.empty(c.G, n0, c.d, device=self.device) for _ in range(c.L)]
-        V = [torch.empty(c.G, n0, c.d, device=self.device) for _ in range(c.L)]
         rep = c.H // c.G
         scale = 1.0 / math.sqrt(c.d)
         for l, y in enumerate(self.layers):
             q, k, v = self._qkv(y, x, 0)
-            K[l].copy_(k.transpose(0, 1))
-            V[l].copy_(v.transpose(0, 1))
+            Kl, Vl = k.transpose(0, 1).contiguous(), v.transpose(0, 1).contiguous()
+            del k, v
             o = torch.empty(n0, c.H, c.d, device=self.device)
             for p0 in range(0, n0, chunk):
                 p1 = min(n0, p0 + chunk)
                 qh = q[p0:p1].transpose(0, 1)  # (H, m, d)
-                kh = K[l][:, :p1].repeat_interleave(rep, dim=0)
-                vh = V[l][:, :p1].repeat_interleave(rep, dim=0)
+                kh = Kl[:, :p1].repeat_interleave(rep, dim=0)
+                vh = Vl[:, :p1].repeat_interleave(rep, dim=0)
                 s = (qh @ kh.transpose(1, 2)) * scale
                 pos = torch.arange(p0, p1, device=self.device)[:, None]
                 s = s.masked_fill(torch.arange(p1, device=self.device)[None, :] > pos,
                                   float("-inf"))
                 o[p0:p1] = (torch.softmax(s, dim=-1) @ vh).transpose(0, 1)
+            on_layer(l, Kl, Vl)
+            del Kl, Vl
             x = self._tail(y, x, o.reshape(n0, c.H * c.d))
-        return K, V, self.logits(x[-1])
+        return self.logits(x[-1])
 
     @torch.no_grad()
     def decode(self, token, pos, attn):

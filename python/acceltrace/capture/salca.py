@@ -348,7 +348,7 @@ class SalcaCapture:
         per_tok = 2 * c.d * 4 + 2 * c.d + 4 * 4 + self.r
         store = c.L * c.G * (per_tok * n + 2 * (n // self.a.quest_page + 1) * c.d * 4)
         copies = 1 + (len(self.methods) if self.subst else 0)
-        prefill = 2 * c.L * c.G * self.n0 * c.d * 4 + self.n0 * (4 * c.D + 3 * c.F) * 4 + \
+        prefill = 2 * c.G * self.n0 * c.d * (4 + 8) + self.n0 * (4 * c.D + 3 * c.F) * 4 + \
             c.H * min(self.n0, 1024) * self.n0 * 4 * 2
         jobs = c.H * n * (c.d * 4 * 3 + 64)
         return c.param_floats() * esz + store * copies + prefill + jobs
@@ -541,14 +541,14 @@ class SalcaCapture:
         cov_n = [0] * len(needles)
         self.selects = self.sel_bytes = 0
         with Writer(out_path, hdr, level=a.zstd_level) as w:
-            K, V, logits = self.model.prefill(self.task.tokens)
             stores = []
-            for l in range(L):
+
+            def on_layer(l, Kl, Vl):
                 st = Store(G, c.d, self.r, self.cap, a.quest_page, self.dev)
-                st.append(K[l], V[l])
+                st.append(Kl, Vl)
                 st.finish_prefill()
                 stores.append(st)
-            del K, V
+            logits = self.model.prefill(self.task.tokens, on_layer)
             token = llama_model.argmax(logits)
             for l in range(L):
                 self._emit_prefill(w, stores[l], l)
