@@ -6,7 +6,7 @@
 # tests/python/salca_agree.py); a perturbed checkpoint (outlier gain 8 -> 8.05) and a trace with
 # one selection edited must both be caught. The same agreement on a Hugging Face checkpoint
 # (tests/python/make_llama_ckpt.py) loaded by its public tensor names. Also: the vectorized generator equals the
-# scalar one, the torch trace verifies, usage errors exit 2, the memory limit exits 3.
+# scalar one, the torch trace verifies and replays, usage errors exit 2, the memory limit exits 3.
 # Skipped (exit 77, counted by tests/run.sh) when /usr/bin/python3 has no torch or numpy.
 set -u
 A=${ACCELTRACE:?ACCELTRACE not set}
@@ -40,6 +40,8 @@ EOF
 cap -q "${common[@]}" --tie-eps 1e-5 --ties-out "$T/ties.json" -o "$T/t.atr" > "$T/t.out" \
     || fail "torch capture"
 "$A" verify "$T/t.atr" > /dev/null || fail "verify of the torch trace"
+"$A" replay "$T/t.atr" --hw configs/salca-hbm2.json -o "$T/r" > /dev/null 2>&1 \
+    && [ -s "$T/r/results.csv" ] || fail "replay of the torch trace"
 cat "$T/t.out"
 out=$($PY tests/python/salca_agree.py "$T/c.atr" "$T/t.atr" "$T/ties.json") \
     || { echo "$out"; fail "torch and C selections differ away from ties"; }
