@@ -67,6 +67,10 @@ p = json.loads(h.params_json)
 assert p['capture'] == 'torch' and p['device'] == 'cpu' and len(p['checkpoint_sha256']) == 2, p
 assert h.producer.startswith('acceltrace-torch'), h.producer
 " "$T/kt.atr" || fail "torch header provenance"
+# bf16 on the CPU: a trace that verifies and names its dtype (other numerics: not compared)
+cap -q --checkpoint "$T/ck" --length 300 --steps 1 --dtype bf16 -o "$T/bf.atr" > /dev/null \
+    && "$A" verify "$T/bf.atr" > /dev/null && "$A" info "$T/bf.atr" | grep -q "dtype bf16" \
+    || fail "bf16 torch capture"
 mkdir "$T/ck2" && cp "$T/ck"/* "$T/ck2" && sed -i 's/model.norm.weight/model.nrmx.weight/' \
     "$T/ck2/model.safetensors.index.json" "$T/ck2"/model-0000*.safetensors
 cap -q --checkpoint "$T/ck2" --length 300 --steps 1 -o "$T/x.atr" 2> "$T/err"

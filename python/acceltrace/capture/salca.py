@@ -319,8 +319,13 @@ class SalcaCapture:
             W = None
             self.ckpt_sha = {}
         c = self.cfg
-        self.task = salca_task.generate(self.ti, a.seed, a.sample, a.length, a.max_ctx,
-                                        a.max_new, c.V)
+        if not 0 <= a.length <= 1 << 24:
+            raise UsageError("length %d out of range (0..16777216)" % a.length)
+        try:
+            self.task = salca_task.generate(self.ti, a.seed, a.sample, a.length, a.max_ctx,
+                                            a.max_new, c.V)
+        except ValueError as ex:
+            raise UsageError(str(ex)) from None
         self.n0 = self.task.n0
         self.N = a.steps if a.steps >= 0 else self.task.n_steps
         self.r = c.d // 2
