@@ -6,7 +6,8 @@ usage: make_llama_ckpt.py DIR [GAIN]   (GAIN: the outlier rows' gain, 8)
 """
 import json, os, struct, sys
 import numpy as np
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "python"))
 from acceltrace.capture.llama_model import LlamaConfig
 out = sys.argv[1]
 gain = float(sys.argv[2]) if len(sys.argv) > 2 else 8.0
@@ -28,7 +29,8 @@ for name, shp in c.shapes().items():
         W[name] = (0.05 * rng.standard_normal(shp)).astype(np.float32)
 for l in range(c.L):
     for p, n in (("q", c.H * c.d), ("k", c.G * c.d), ("v", c.G * c.d)):
-        W["model.layers.%d.self_attn.%s_proj.bias" % (l, p)] = (0.02 * rng.standard_normal(n)).astype(np.float32)
+        name = "model.layers.%d.self_attn.%s_proj.bias" % (l, p)
+        W[name] = (0.02 * rng.standard_normal(n)).astype(np.float32)
 # k_proj outlier rows so the heavy channels are well separated
 for l in range(c.L):
     wk = W["model.layers.%d.self_attn.k_proj.weight" % l]
@@ -55,4 +57,5 @@ for i, part in enumerate(shards):
     h = json.dumps(meta).encode()
     with open(os.path.join(out, fn), "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-json.dump({"metadata": {}, "weight_map": wm}, open(os.path.join(out, "model.safetensors.index.json"), "w"))
+with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
+    json.dump({"metadata": {}, "weight_map": wm}, f)
