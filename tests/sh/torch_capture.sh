@@ -10,6 +10,8 @@
 # `acceltrace verify` accepts the torch trace, `acceltrace replay` of it runs against
 # configs/disc-a100-matched.json, CFG and bf16 torch traces verify, and usage / data errors
 # exit 2 / 3 with a message. A capture at another alpha must be reported as disagreeing.
+# --png images equal the C capture's pixel for pixel, --save-weights writes the weights the
+# run used (the C capture loading them agrees), --mem-limit refuses as the C capture does.
 # With ACCELTRACE_SLOW=1 the same agreement on tiny at 4 steps (minutes here).
 # Skipped (exit 77) when /usr/bin/python3 lacks torch.
 set -u
@@ -74,6 +76,37 @@ assert len(h.disc.weight_sha256) == 1 and len(h.disc.weight_sha256[0]) == 64
 "$PY" -m acceltrace.capture disc --model micro --dtype bf16 --weights "$T/micro.w.safetensors" \
     -q -o "$T/bf16.atr" && "$A" verify -q "$T/bf16.atr" || bad "torch capture in bf16"
 "$A" info "$T/bf16.atr" | grep -q "dtype bf16" || bad "bf16 producer"
+
+# --png: the same images as the C capture's --png, pixel for pixel (token masks, kept
+# attention masks, latents), read back with acceltrace.capture.png.read_png
+mkdir -p "$T/pc" "$T/pt"
+"$A" capture disc --model micro --threads 1 --steps 2 --keep-masks heads=all \
+    --weights "$T/micro.w.safetensors" --png "$T/pc" -q -o "$T/pc.atr" || bad "C capture --png"
+"$PY" -m acceltrace.capture disc --model micro --threads 1 --steps 2 --keep-masks heads=all \
+    --weights "$T/micro.w.safetensors" --png "$T/pt" -q -o "$T/pt.atr" || bad "torch --png"
+"$PY" - "$T/pc" "$T/pt" << 'EOF' || bad "--png images differ from the C capture's"
+import os, sys
+from acceltrace.capture.png import read_png
+c, t = sorted(os.listdir(sys.argv[1])), sorted(os.listdir(sys.argv[2]))
+assert c == t and len(c) == 28, (c, t)
+for f in c:
+    a, b = read_png(os.path.join(sys.argv[1], f)), read_png(os.path.join(sys.argv[2], f))
+    assert a.shape == b.shape and (a == b).all(), f
+EOF
+# --save-weights: the file holds the weights the run used (torch-seeded here): the C
+# capture loading it gives the same masks
+"$PY" -m acceltrace.capture disc --model micro --threads 1 --steps 2 --keep-masks heads=all \
+    --weights seed:5 --save-weights "$T/s5.safetensors" --tie-eps 1e-4 --ties-out "$T/s5.json" \
+    -q -o "$T/s5.t.atr" || bad "torch --save-weights"
+"$A" capture disc --model micro --threads 1 --steps 2 --keep-masks heads=all \
+    --weights "$T/s5.safetensors" -q -o "$T/s5.c.atr" || bad "C capture of the saved weights"
+"$PY" tests/python/torch_agree.py "$T/s5.c.atr" "$T/s5.t.atr" "$T/s5.json" > "$T/s5.out" ||
+    bad "saved weights: $(tail -2 "$T/s5.out")"
+# --mem-limit: the C capture's estimate and message, exit 3, no file
+"$PY" -m acceltrace.capture disc --model pixart-sigma-xl --image-size 2048 --mem-limit 1GiB \
+    -o "$T/x.atr" 2> "$T/e"; rc=$?
+[ $rc -eq 3 ] && grep -q "needs about 22.2 GiB, above --mem-limit 1 GiB; " "$T/e" ||
+    bad "--mem-limit: exit $rc $(cat "$T/e")"
 
 # errors: usage 2, data 3, messages naming the subject
 "$PY" -m acceltrace.capture disc --model micro --dtype fp16 -o "$T/x.atr" 2> "$T/e"; rc=$?

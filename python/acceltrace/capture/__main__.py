@@ -1,4 +1,4 @@
-"""Command line of the torch captures: python3 -m acceltrace.capture disc [options] -o F.
+"""Command line of the torch captures: python3 -m acceltrace.capture disc|salca [options] -o F.
 
 Exit status: 0 done, 2 usage error, 3 bad input data (message naming the file), 1 other
 failure. Progress and the summary line go to stderr (-q: none).
@@ -51,6 +51,12 @@ def disc_parser():
     g.add_argument("--compare-dense", dest="compare_dense", action="store_true")
     g.add_argument("--threads", type=int, default=0, metavar="N", help="CPU threads")
     g.add_argument("--zstd-level", type=int, default=3, metavar="N")
+    g.add_argument("--png", default=None, metavar="DIR",
+                   help="latent, token-mask and kept attention-mask images (as the C capture)")
+    g.add_argument("--mem-limit", default="16GiB", metavar="SIZE",
+                   help="refuse to run above this memory estimate (16GiB; 0: none)")
+    g.add_argument("--save-weights", default=None, metavar="FILE",
+                   help="also write the model weights as F32 safetensors (diffusers names)")
     g.add_argument("--tie-eps", type=float, default=0.0, metavar="E",
                    help="record threshold ties: probabilities within E*theta of theta, "
                         "CTR distances within E*tau of tau")
@@ -62,17 +68,168 @@ def disc_parser():
     return p
 
 
+_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "K": 1024.0,
+          "M": 1048576.0, "G": 1073741824.0, "T": 1099511627776.0, "KiB": 1024.0,
+          "MiB": 1048576.0, "GiB": 1073741824.0, "TiB": 1099511627776.0}
+
+
+def parse_size(s):
+    """mem_parse_size of common/mem.c: '8GiB', '512M', '1e9'; None when malformed."""
+    import re
+    m = re.fullmatch(r"([0-9][0-9.eE+-]*?)([A-Za-z]*)", s or "")
+    if not m or m.group(2) not in _UNITS or re.search("[xXpP]", s):
+        return None
+    try:
+        v = float(m.group(1))
+    except ValueError:
+        return None
+    b = v * _UNITS[m.group(2)]
+    return int(b) if 0 <= b < 9223372036854775808.0 else None
+
+
+def salca_parser():
+    p = argparse.ArgumentParser(
+        prog="python3 -m acceltrace.capture salca",
+        description="Long-context decode with Salca token selection and baselines on the "
+                    "project's torch Llama (Hugging Face checkpoints or the C capture's "
+                    "seeded tiny model); writes the records of `acceltrace capture salca "
+                    "--source model` (docs/python.md).")
+    g = p.add_argument_group("source and task")
+    g.add_argument("--source", default="model",
+                   help="model (the only source in torch; the synthetic generator is C only)")
+    g.add_argument("--checkpoint", default=None, metavar="DIR",
+                   help="Hugging Face Llama directory (config.json, model.safetensors or "
+                        "model.safetensors.index.json); default: the built-in tiny model")
+    g.add_argument("--seed", type=int, default=1, help="task and tiny weights seed (1)")
+    g.add_argument("--task", default="narrativeqa", help="LongBench task or family")
+    g.add_argument("--sample", type=int, default=0)
+    g.add_argument("--length", type=int, default=32768,
+                   help="prompt tokens exactly (32768); 0 draws a LongBench length")
+    g.add_argument("--max-ctx", type=int, default=31500)
+    g.add_argument("--max-new", type=int, default=128)
+    g.add_argument("--steps", type=int, default=64, help="decode steps (64); -1: the task's N")
+    g.add_argument("--tiny-outlier-pairs", type=int, default=4)
+    g.add_argument("--tiny-outlier-gain", type=float, default=8.0)
+    g = p.add_argument_group("selection")
+    g.add_argument("--methods", default="salca,std_topk,pl_topk,full_feat,quest")
+    g.add_argument("--retention", default="0.05", metavar="X")
+    g.add_argument("--k-min", type=int, default=64)
+    g.add_argument("--dynamic", action="store_true")
+    g.add_argument("--p-mass", type=float, default=0.95)
+    g.add_argument("--pool", type=int, default=5)
+    g.add_argument("--threshold-cmp", choices=["ge", "gt"], default="ge")
+    g.add_argument("--attn-precision", choices=["int8", "fp32"], default="int8")
+    g.add_argument("--quest-page", type=int, default=16)
+    g.add_argument("--quest-dense-layers", type=int, default=0)
+    g.add_argument("--quest-min-pages", type=int, default=0)
+    g = p.add_argument_group("device and output")
+    g.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    g.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32",
+                   help="model dtype; q, k, v and all of the selection stay float32")
+    g.add_argument("--no-hist", action="store_true")
+    g.add_argument("--no-top1", dest="top1", action="store_false",
+                   help="skip the substituted runs (top-1 agreement)")
+    g.add_argument("--threads", type=int, default=0, metavar="N", help="CPU threads")
+    g.add_argument("--mem-limit", default="8GiB", metavar="SIZE",
+                   help="refuse to start above this memory estimate (8GiB; 0: none)")
+    g.add_argument("--zstd-level", type=int, default=3, metavar="N")
+    g.add_argument("--tie-eps", type=float, default=0.0, metavar="E",
+                   help="record the boundary tokens of every selection: pooled INT8 value "
+                        "at T-1 or T (salca, full_feat), score within E*max|score| of the "
+                        "K-th (std_topk, pl_topk) or of the last page kept (quest)")
+    g.add_argument("--ties-out", default=None, metavar="FILE.json",
+                   help="write the boundary tokens per t/l/h/method (needs --tie-eps)")
+    g.add_argument("-o", dest="out", required=True, metavar="FILE.atr")
+    g.add_argument("-q", dest="quiet", action="store_true")
+    return p
+
+
+def salca_main(argv):
+    a = salca_parser().parse_args(argv[1:])
+
+    def usage(msg):
+        print("acceltrace.capture salca: %s" % msg, file=sys.stderr)
+        return 2
+    if a.source != "model":
+        return usage("source '%s' is not available in torch: only the model source is "
+                     "ported (the synthetic generator: acceltrace capture salca)" % a.source)
+    names = ["salca", "std_topk", "pl_topk", "full_feat", "quest"]
+    ms = a.methods.split(",")
+    if not ms or any(m not in names for m in ms):
+        return usage("bad method list '%s' (salca, std_topk, pl_topk, full_feat, quest)"
+                     % a.methods)
+    a.methods = [names.index(m) for m in ms]
+    if a.steps == 0 or a.steps < -1 or a.steps > 1000000:
+        return usage("bad step count %d (1..1000000, or -1 for the task's N)" % a.steps)
+    if not 0 <= a.zstd_level <= 19:
+        return usage("zstd level must be in [0, 19]")
+    if not (0 < a.p_mass <= 1):
+        return usage("p-mass must be in (0, 1]")
+    if not a.tiny_outlier_gain > 0:
+        return usage("tiny-outlier-gain must be positive")
+    a.mem_limit = parse_size(a.mem_limit)
+    if a.mem_limit is None:
+        return usage("bad --mem-limit (a size like 8GiB)")
+    try:
+        import torch
+    except ImportError:
+        print("acceltrace.capture: torch is not installed (Debian: apt-get install "
+              "python3-torch)", file=sys.stderr)
+        return 1
+    from . import salca
+    from .llama_model import ConfigError, WeightError
+    from ..errors import TraceError
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+    try:
+        c = salca.SalcaCapture(a)
+        c.load()
+
+        def progress(t, n):
+            if not a.quiet:
+                print("\rsalca torch capture: %d/%d steps" % (t, n), end="",
+                      file=sys.stderr, flush=True)
+        c.run(a.out, ["python3", "-m", "acceltrace.capture"] + argv, progress)
+    except salca.UsageError as ex:
+        return usage(ex)
+    except salca.MemoryLimit as ex:
+        print("acceltrace.capture salca: %s" % ex, file=sys.stderr)
+        return 3
+    except (ConfigError, WeightError, ValueError) as ex:
+        print("acceltrace.capture salca: %s" % ex, file=sys.stderr)
+        return 3
+    except (TraceError, OSError, RuntimeError) as ex:
+        print("acceltrace.capture salca: %s" % ex, file=sys.stderr)
+        return 1
+    if not a.quiet:
+        print("", file=sys.stderr)
+    if a.ties_out:
+        with open(a.ties_out, "w") as f:
+            json.dump(c.ties, f)
+    cfg = c.cfg
+    print("salca capture: %s, task %s, n0 %d (n_raw %d), %d steps, L %d H %d G %d d %d, "
+          "%d selections, %.1f s (torch %s, %s, %s)" % (
+              a.checkpoint or "model tiny", c.ti.name, c.n0, c.task.n_raw, c.N, cfg.L, cfg.H,
+              cfg.G, cfg.d, c.selects, c.wall, torch.__version__, a.device, a.dtype))
+    sys.stdout.write(c.summary["table"])
+    for r in c.summary["rows"]:
+        if r["top1"] >= 0:
+            print("logit_rel_diff.%s=%.3e" % (r["name"], r["logit_diff"]))
+    return 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python3 -m acceltrace.capture disc [options] -o FILE.atr\n"
-              "       python3 -m acceltrace.capture disc --help",
+        print("usage: python3 -m acceltrace.capture disc|salca [options] -o FILE.atr\n"
+              "       python3 -m acceltrace.capture disc|salca --help",
               file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    if argv[0] == "salca":
+        return salca_main(argv)
     if argv[0] != "disc":
-        hint = " (the Salca capture is C only: acceltrace capture salca)" \
-            if argv[0] == "salca" else " (disc)"
-        print("acceltrace.capture: unknown capture '%s'%s" % (argv[0], hint), file=sys.stderr)
+        print("acceltrace.capture: unknown capture '%s' (disc or salca)" % argv[0],
+              file=sys.stderr)
         return 2
     a = disc_parser().parse_args(argv[1:])
     modes = [x for x in (a.ctr_tau is not None, a.ctr_off) if x]
@@ -90,6 +247,19 @@ def main(argv=None):
         return 2
     a.st = ("off" if a.st_off else "theta" if a.st_theta is not None else
             "target" if a.st_target is not None else "alpha")
+    a.mem_limit = parse_size(a.mem_limit)
+    if a.mem_limit is None:
+        print("acceltrace.capture: bad --mem-limit (a size like 16GiB)", file=sys.stderr)
+        return 2
+    if a.png and not os.path.isdir(a.png):
+        print("acceltrace.capture: --png directory '%s' does not exist" % a.png,
+              file=sys.stderr)
+        return 2
+    if a.save_weights and os.path.abspath(a.save_weights) in (
+            os.path.abspath(a.out), os.path.abspath(a.out + ".partial")):
+        print("acceltrace.capture: --save-weights '%s' is the output trace" % a.save_weights,
+              file=sys.stderr)
+        return 2
     if a.st_alpha is None:
         a.st_alpha = 1.0
     if a.st_theta is None:
@@ -108,7 +278,17 @@ def main(argv=None):
         torch.set_num_threads(a.threads)
     try:
         c = disc.DiscCapture(a)
+        need = c.mem_estimate()
+        if a.mem_limit and need > a.mem_limit:
+            from .salca import size_text
+            print("acceltrace.capture: capture disc of %s at %d px needs about %s, above "
+                  "--mem-limit %s; use a smaller --image-size or raise --mem-limit" % (
+                      c.cfg.name, c.cfg.image, size_text(need), size_text(a.mem_limit)),
+                  file=sys.stderr)
+            return 3
         c.load()
+        if a.save_weights:
+            c.save_weights(a.save_weights)
         total = c.K * (1 + (1 if a.compare_dense else 0) +
                        (1 if a.compare_dense and a.ctr != "off" and a.st != "off" else 0))
         done = [0]

@@ -21,7 +21,7 @@ import torch
 
 from .. import messages
 from ..writer import Writer
-from . import dit_model
+from . import dit_model, png
 from .dit_model import ConfigError, DitConfig, DitState
 from .inputs import file_sha256, load_text, seeded_latent, seeded_text
 
@@ -335,6 +335,25 @@ class DiscCapture:
         self.ties = {"st": {}, "ctr": {}}
         self.tie_eps = a.tie_eps
 
+    def mem_estimate(self):
+        """Bytes, as disc_capture.c estimates them (spec 2.1): the float32 parameters, the
+        CTR caches and the packed ST masks (plus the score scratch of --st-target)."""
+        a, cfg = self.a, self.cfg
+        N, d, L, h, B = cfg.tokens, cfg.hidden, cfg.depth, cfg.heads, self.B
+        est = 4.0 * cfg.param_count()
+        if a.ctr != "off":
+            est += 3.0 * L * B * N * d * 4.0
+        if a.st != "off":
+            est += h * L * B * N * math.ceil(N / 64.0) * 8.0
+        if a.st == "target":
+            est += h * B * N * N * 4.0
+        return int(math.ceil(est))
+
+    def save_weights(self, path):
+        """The model's weights (seeded or loaded) as F32 safetensors, diffusers names."""
+        from .png import write_safetensors
+        write_safetensors(path, {n: t.detach().float().cpu().numpy() for n, t in self.W.items()})
+
     def load(self):
         a, cfg = self.a, self.cfg
         if a.weights and not a.weights[0].startswith("seed:"):
@@ -561,6 +580,8 @@ class DiscCapture:
             rec.rel_err = rel_err(xn, dense_traj[k]) if dense_traj is not None else math.nan
             rec.st_generated = s["gen"]
             writer.append(rec)
+            if a.png:
+                png.token_mask(a.png, k, tokmask, cfg.grid)
             if not st:
                 return
             for b in range(B):
@@ -593,6 +614,9 @@ class DiscCapture:
                             m.row_nnz.extend(row_popcount(packed).tolist())
                             m.bits = packed.cpu().numpy().tobytes()
                             acc["kept"] += 1
+                            if a.png:
+                                png.attn_mask(a.png, k, b, blk, h,
+                                              dit_model.unpack_rows(packed, N).cpu().numpy())
                         writer.append(m)
                         acc["written"] += 1
                         rt = row_ties.get((b, blk, h))
@@ -661,6 +685,10 @@ class DiscCapture:
                 ds.latent_dense.extend(dense.ravel().tolist())
             ds.masks_written, ds.masks_kept = acc["written"], acc["kept"]
             w.append(S)
+            if a.png:
+                png.latent(a.png, "latent", x)
+                if dense is not None:
+                    png.latent(a.png, "latent_dense", dense)
         out = {"wall_s": time.time() - t0, "sparsity": ds.sparsity,
                "mean_prune_ratio": ds.mean_prune_ratio, "masks_written": acc["written"],
                "masks_kept": acc["kept"]}
