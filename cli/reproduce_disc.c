@@ -379,8 +379,8 @@ static int baseline_sizes(struct repro_table *t, struct errmsg *e)
             a.bus += ops[i].a.bus;
         }
         const double secs = (double)cyc / (hw.clock_ghz * 1e9);
-        const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
-                                     dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
+        struct a100_dims ad;
+        disc_dims_a100(&dm, &ad);
         const double ta = a100_step_s(&ah, &ad, NULL);
         struct disc_energy_parts ep;
         disc_energy_eval(&en, &a, secs, &ep);
@@ -415,8 +415,8 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
     disc_dims_preset(&dm, r->model);
     dm.lat_h = dm.lat_w = (uint32_t)r->image / 8;
     dm.n = (dm.lat_h / dm.patch) * (dm.lat_w / dm.patch);
-    const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
-                                 dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
+    struct a100_dims ad;
+    disc_dims_a100(&dm, &ad);
     struct a100_hw base;
     a100_hw_default(&base);
     struct a100_split sp;

@@ -229,6 +229,30 @@ static void vec(struct builder *b, const char *name, int block, uint64_t e, int 
     op->a.gspm = act;
 }
 
+/* PixArt's cross-attention of one block over the T text tokens (spec 7.2). */
+static void cross_attention(struct builder *b, const struct disc_dims *dm, int bl, uint64_t nk,
+                            uint64_t ctr_write)
+{
+    const uint64_t eb = b->eb, d = dm->d, t = dm->text, bb = dm->batch, dh = dm->dh;
+    const uint64_t bh = bb * dm->h;
+    lin(b, "ca_q", bl, bb * nk, d, d, 0);
+    lin(b, "ca_kv", bl, bb * t, d, 2 * d, 0);
+    const uint64_t rd = eb * bb * (nk + 2 * t) * d, wr = eb * bb * nk * d;
+    const bool spill = (double)(rd + wr) > b->spad;
+    struct disc_op *qk = next_op(b, "ca_qk", "attention", bl);
+    struct disc_op *sm = next_op(b, "ca_softmax", "softmax", bl);
+    struct disc_op *pv = next_op(b, "ca_pv", "attention", bl);
+    if (!qk || !sm || !pv)
+        return;
+    disc_op_dpu(b->hw, bh, nk, dh, t, spill ? rd : 0, qk);
+    disc_op_vpu(b->hw, bh * nk * t, DISC_VC_SOFTMAX, 1, 0, sm);
+    disc_op_dpu(b->hw, bh, nk, t, dh, spill ? wr : 0, pv);
+    qk->a.gspm = rd;
+    pv->a.gspm = wr;
+    lin(b, "ca_o", bl, bb * nk, d, d, 0);
+    vec(b, "ca_res", bl, bb * nk * d, DISC_VC_RESIDUAL, ctr_write);
+}
+
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
                      const struct disc_step_in *in, struct disc_op *ops, size_t cap)
 {
@@ -258,10 +282,15 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     /* 2. embeddings (spec 7.2 item 2) */
     lin(&b, "t_embed1", -1, 1, 256, d, 0);
     lin(&b, "t_embed2", -1, 1, d, d, 0);
-    lin(&b, "t_embed3", -1, 1, d, 6 * d, 0);
-    lin(&b, "caption1", -1, bb * t, dm->dc, d, 0);
-    vec(&b, "caption_gelu", -1, bb * t * d, DISC_VC_GELU, 0);
-    lin(&b, "caption2", -1, bb * t, d, d, 0);
+    if (dm->class_cond) {
+        /* DiT: c_b = t_emb + Y[label_b], a table lookup and an add per batch element */
+        vec(&b, "y_embed", -1, bb * d, DISC_VC_RESIDUAL, 0);
+    } else {
+        lin(&b, "t_embed3", -1, 1, d, 6 * d, 0);
+        lin(&b, "caption1", -1, bb * t, dm->dc, d, 0);
+        vec(&b, "caption_gelu", -1, bb * t * d, DISC_VC_GELU, 0);
+        lin(&b, "caption2", -1, bb * t, d, d, 0);
+    }
     lin(&b, "patch", -1, bb * n, (uint64_t)dm->cin * dm->patch * dm->patch, d, 0);
     vec(&b, "patch_pe", -1, bb * n * d, DISC_VC_RESIDUAL, 0);
 
@@ -269,6 +298,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     for (uint32_t blk = 0; blk < dm->depth; blk++) {
         const int bl = (int)blk;
         const struct disc_block_st *sb = st ? &in->st[blk] : NULL;
+        if (dm->class_cond) /* adaLN-Zero: this block's 6d modulation of SiLU(c_b) */
+            lin(&b, "ada", bl, bb, d, 6 * d, 0);
         vec(&b, "sa_norm", bl, bb * n * d, DISC_VC_NORM_MOD, 0);
         lin(&b, "sa_q", bl, bb * nk, d, d, 0);
         lin(&b, "sa_kv", bl, bb * n, d, 2 * d, blk >= 1 ? ctr_read : 0);
@@ -308,29 +339,18 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
             o->exposed = o->cycles > pv->cycles ? o->cycles - pv->cycles : 0;
         }
         vec(&b, "sa_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
-        lin(&b, "ca_q", bl, bb * nk, d, d, 0);
-        lin(&b, "ca_kv", bl, bb * t, d, 2 * d, 0);
-        rd = eb * bb * (nk + 2 * t) * d;
-        spill = (double)(rd + wr) > b.spad;
-        qk = next_op(&b, "ca_qk", "attention", bl);
-        sm = next_op(&b, "ca_softmax", "softmax", bl);
-        pv = next_op(&b, "ca_pv", "attention", bl);
-        if (!qk || !sm || !pv)
-            break;
-        disc_op_dpu(hw, bh, nk, dh, t, spill ? rd : 0, qk);
-        disc_op_vpu(hw, bh * nk * t, DISC_VC_SOFTMAX, 1, 0, sm);
-        disc_op_dpu(hw, bh, nk, t, dh, spill ? wr : 0, pv);
-        qk->a.gspm = rd;
-        pv->a.gspm = wr;
-        lin(&b, "ca_o", bl, bb * nk, d, d, 0);
-        vec(&b, "ca_res", bl, bb * nk * d, DISC_VC_RESIDUAL, ctr_write);
+        if (!dm->class_cond)
+            cross_attention(&b, dm, bl, nk, ctr_write);
         vec(&b, "ff_norm", bl, bb * nk * d, DISC_VC_NORM_MOD, 0);
+
         lin(&b, "ff_up", bl, bb * nk, d, 4 * d, 0);
         vec(&b, "ff_gelu", bl, 4 * bb * nk * d, DISC_VC_GELU, 0);
         lin(&b, "ff_down", bl, bb * nk, 4 * d, d, 0);
         vec(&b, "ff_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
     }
     /* 4. final layer and sampler */
+    if (dm->class_cond) /* DiT's final adaLN modulation (2d) */
+        lin(&b, "final_ada", -1, bb, d, 2 * d, 0);
     vec(&b, "final_norm", -1, bb * n * d, DISC_VC_NORM_MOD, ctr_read);
     lin(&b, "final_out", -1, bb * n, d, (uint64_t)dm->patch * dm->patch * dm->cout, 0);
     vec(&b, "sampler", -1, lat, DISC_VC_SAMPLER, 0);
@@ -437,6 +457,14 @@ int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
     return rc;
 }
 
+void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out)
+{
+    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,        dm->text,
+                                 dm->dc,    dm->n,     dm->batch, dm->cin,       dm->cout,
+                                 dm->patch, dm->lat_h, dm->lat_w, dm->class_cond};
+    *out = ad;
+}
+
 void disc_dims_preset(struct disc_dims *dm, const char *model)
 {
     memset(dm, 0, sizeof *dm);
@@ -451,6 +479,12 @@ void disc_dims_preset(struct disc_dims *dm, const char *model)
     } else if (model && !strcmp(model, "pixart-sigma-xl")) {
         dm->depth = 28, dm->d = 1152, dm->h = 16, dm->dh = 72, dm->dc = 4096, dm->text = 300;
         dm->lat_h = dm->lat_w = 128;
+    } else if (model && !strcmp(model, "dit-xl-2")) { /* 256 px, docs/models.md#dit-xl2 */
+        dm->depth = 28, dm->d = 1152, dm->h = 16, dm->dh = 72, dm->class_cond = true;
+        dm->lat_h = dm->lat_w = 32;
+    } else if (model && !strcmp(model, "dit-micro")) { /* 128 px */
+        dm->depth = 2, dm->d = 64, dm->h = 4, dm->dh = 16, dm->class_cond = true;
+        dm->lat_h = dm->lat_w = 16;
     } else { /* tiny */
         dm->depth = 12, dm->d = 384, dm->h = 6, dm->dh = 64, dm->dc = 4096, dm->text = 300;
         dm->lat_h = dm->lat_w = 64;
@@ -694,6 +728,7 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     dm->cin = dh->in_channels, dm->cout = dh->out_channels, dm->patch = dh->patch;
     dm->lat_h = dh->latent_h, dm->lat_w = dh->latent_w;
     dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
+    dm->class_cond = a100_header_class_cond(hdr);
     s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
     s->steps = dh->steps;
     if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 || dm->n > DISC_MAX_TOKENS ||
@@ -967,9 +1002,8 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
-    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,  dm->text,
-                                 dm->dc,    dm->n,     dm->batch, dm->cin, dm->cout,
-                                 dm->patch, dm->lat_h, dm->lat_w};
+    struct a100_dims ad;
+    disc_dims_a100(dm, &ad);
     const double a100_s = a100_step_s(&s->a100, &ad, NULL) * s->steps;
     const double a100_j = a100_s * s->a100.power_w; /* spec 7.4: power_w t */
     const double hz = s->hw.clock_ghz * 1e9;

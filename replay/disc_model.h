@@ -83,6 +83,8 @@ struct disc_dims {
     uint32_t cin, cout, patch;
     uint32_t lat_h, lat_w; /* latent H, W */
     bool ctr_on;           /* the trace has CTR on (caches, selector) */
+    bool class_cond;       /* DiT family (class-conditional, adaLN-Zero, no cross-attention;
+                              docs/models.md#dit-xl2); false: PixArt */
 };
 
 enum disc_mode { DISC_MODE_BASELINE = 0, DISC_MODE_CTR = 1, DISC_MODE_ALL = 2 };
@@ -158,7 +160,11 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
 size_t disc_step_ops_max(uint32_t depth);
 
 /*
- * The op sequence of one step (spec 7.2-7.3) in mode `mode`, written to ops (capacity
+ * The op sequence of one step (spec 7.2-7.3) in mode `mode`. For the DiT family
+ * (dm->class_cond) the embeddings are the timestep MLP and the class-embedding add, each
+ * block starts with its adaLN-Zero modulation linear (B x d -> 6d) and has no
+ * cross-attention, and the final layer has its own modulation (d -> 2d); the rest is
+ * PixArt's sequence (docs/models.md#dit-xl2). written to ops (capacity
  * cap >= disc_step_ops_max). Returns the number of ops. Mode all needs in->st.
  */
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
@@ -185,7 +191,11 @@ void disc_energy_default(struct disc_energy *en);
  */
 int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e);
 
-/* Fills the tiny / micro / pixart-sigma-xl dimensions (spec 2.1; B = 1, CTR on). */
+/* The A100 baseline's dimensions of dm (the same model and shape). */
+void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out);
+
+/* Fills the tiny / micro / pixart-sigma-xl / dit-micro / dit-xl-2 dimensions (spec 2.1 and
+ * docs/models.md#dit-xl2 at each model's default image size; B = 1, CTR on). */
 void disc_dims_preset(struct disc_dims *dm, const char *model);
 
 #endif
