@@ -74,6 +74,7 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     const uint64_t mac = n_rep * m * ni * no;
     if (mac == 0) {
         op->cycles = disc_ceil(bw); /* spec 7.2: no work costs ceil(bytes / BW_c) */
+        op->mem_bound = true;
     } else {
         /* spec 7.2: fill loss only across DPUs, on whichever of N_o and M fills better */
         const double p = hw->dpu_count;
@@ -82,6 +83,7 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
         double fill = fmax(fo, fm);
         double comp = (double)mac / ((double)hw->cores * p * hw->dpu_lanes * fill * hw->dpu_eta);
         op->cycles = disc_ceil(fmax(comp, bw));
+        op->mem_bound = bw > comp;
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
@@ -102,6 +104,7 @@ void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_
     /* spec 7.2: ceil(max(E c / (C S W), bytes / BW_c)) */
     double comp = (double)e * (double)c / ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
     op->cycles = e == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = e == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.vpu_op = e * c; /* spec 7.4: E c */
@@ -119,6 +122,7 @@ void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t 
     /* spec 7.3: R_P dh / (L_lane C_core); the most loaded DPU of each row sets the pace */
     double comp = r_p * dh / ((double)hw->dpu_lanes * hw->cores);
     op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = rows == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.mac = (uint64_t)dh * nnz; /* spec 7.4 */
@@ -147,6 +151,7 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, 
         op->a.vpu_op = csm * nnz;
     }
     op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = (nnz == 0 && dense_elems == 0) || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.sram_rd = eb * nnz;
@@ -162,11 +167,13 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
     const double bw = (double)bytes / disc_bw_c(hw);
     if (rows == 0) {
         op->cycles = disc_ceil(bw);
+        op->mem_bound = true;
     } else {
         /* spec 7.3: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
         double comp =
             (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) / hw->cores;
         op->cycles = disc_ceil(fmax(comp, bw)) + log2u((uint64_t)hw->vpu_simds);
+        op->mem_bound = bw > comp;
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
@@ -175,6 +182,18 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
     op->a.sram_wr = eb * rows * dh;
     op->a.bus = rows * dh * (uint64_t)hw->vpu_simds;
     op->a.hbm = bytes;
+}
+
+const char *const disc_time_unit_names[DISC_T_UNITS] = {"dpu", "vpu", "hbm", "selector"};
+
+void disc_op_time_split(const struct disc_op *op, uint64_t *t)
+{
+    /* the selector's cycles first (ctr_select: the VPU difference, then the selector); the
+     * overlap (exposed < cycles) only ever shortens sa_o, which has no selector part */
+    uint64_t sel = op->sel_cycles < op->exposed ? op->sel_cycles : op->exposed;
+    t[DISC_T_SELECTOR] += sel;
+    uint64_t rest = op->exposed - sel;
+    t[op->mem_bound ? DISC_T_HBM : op->unit == DISC_UNIT_DPU ? DISC_T_DPU : DISC_T_VPU] += rest;
 }
 
 size_t disc_step_ops_max(uint32_t depth)
@@ -273,7 +292,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         if (op) {
             uint64_t act = eb * lat * 2;
             disc_op_vpu(hw, lat, DISC_VC_CTR_DIFF, 1, (double)act > b.spad ? act : 0, op);
-            op->cycles += disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
+            op->sel_cycles = disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
+            op->cycles += op->sel_cycles;
             op->exposed = op->cycles;
             op->a.vpu_op += lat; /* spec 7.4: one vpu_op per latent element */
             op->a.gspm = act;
@@ -1011,7 +1031,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         if (!s->modes[mode])
             continue;
         struct disc_act tot = {0};
-        uint64_t cycles = 0, hidden = 0;
+        uint64_t cycles = 0, hidden = 0, by_unit[DISC_T_UNITS] = {0};
         for (uint32_t k = 0; k < s->steps; k++) {
             for (uint32_t b = 0; b < L; b++) {
                 const struct disc_cell *c = &s->cells[(size_t)k * L + b];
@@ -1024,6 +1044,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
                 const struct disc_op *op = &ops[i];
                 cycles += op->exposed;
                 hidden += op->cycles - op->exposed;
+                disc_op_time_split(op, by_unit);
                 act_add(&tot, &op->a);
                 if (!s->ops_table)
                     continue;
@@ -1034,6 +1055,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
                 result_label(res, "op", op->name);
                 result_label(res, "unit", op->unit == DISC_UNIT_DPU ? "dpu" : "vpu");
                 result_label(res, "class", op->cls);
+                result_label(res, "bound", op->mem_bound ? "hbm" : "unit");
                 result_count(res, "cycles", "cycles", op->cycles);
                 result_count(res, "exposed_cycles", "cycles", op->exposed);
                 put_counts(res, &op->a);
@@ -1064,6 +1086,11 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
         result_metric_i64(res, "masks_estimated", "", (int64_t)s->masks_estimated);
         result_metric_i64(res, "steps", "", s->steps);
+        for (int u = 0; u < DISC_T_UNITS; u++) { /* the time by unit: dpu_s ... selector_s */
+            char col[32];
+            snprintf(col, sizeof col, "%s_s", disc_time_unit_names[u]);
+            result_metric(res, col, "s", (double)by_unit[u] / hz);
+        }
     }
     rc = result_err(res, e);
 out:
@@ -1146,8 +1173,8 @@ static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
  * flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
  * (step, block) a cell; a pending record (32 bytes, capacity doubled) per mask of the
  * trace (steps x depth x heads x batch), the worst case when no mask carries recorded
- * load-balance data; at finish the op list and one row of 26 columns per mode, and with
- * ops_table a 20-column row per op of every step and mode. Kept mask bits that wait for
+ * load-balance data; at finish the op list and one row of 30 columns per mode, and with
+ * ops_table a 21-column row per op of every step and mode. Kept mask bits that wait for
  * their step record are not counted (the capture writes the step first). Without a
  * header: the micro model's 20 steps, 12 blocks, 6 heads and 256 tokens.
  */
@@ -1168,9 +1195,9 @@ static uint64_t disc_estimate(const struct hw_config *cfg, const Acceltrace__Tra
                  k * (2 * sizeof(bool) + sizeof(uint64_t) + sizeof(uint8_t *) + (n + 63) / 64 * 8) +
                  k * L * sizeof(struct disc_cell) +
                  2 * k * L * h * batch * sizeof(struct disc_pending) +
-                 ops * sizeof(struct disc_op) + n_modes * MODEL_RESULT_ROW_BYTES(26);
+                 ops * sizeof(struct disc_op) + n_modes * MODEL_RESULT_ROW_BYTES(30);
     if (hw_config_bool(cfg, "ops_table"))
-        b += n_modes * k * ops * MODEL_RESULT_ROW_BYTES(20);
+        b += n_modes * k * ops * MODEL_RESULT_ROW_BYTES(21);
     return b;
 }
 

@@ -106,15 +106,29 @@ enum disc_unit { DISC_UNIT_DPU = 0, DISC_UNIT_VPU = 1 };
 
 /* One op of a step. */
 struct disc_op {
-    const char *name; /* "sa_qk" ... (static) */
-    const char *cls;  /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
-                         "select" (static) */
-    int unit;         /* enum disc_unit */
-    int block;        /* -1 for per-step ops */
-    uint64_t cycles;  /* cost of the op alone */
-    uint64_t exposed; /* cycles it adds to the step (overlap hides the rest) */
+    const char *name;    /* "sa_qk" ... (static) */
+    const char *cls;     /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
+                            "select" (static) */
+    int unit;            /* enum disc_unit */
+    int block;           /* -1 for per-step ops */
+    uint64_t cycles;     /* cost of the op alone */
+    uint64_t exposed;    /* cycles it adds to the step (overlap hides the rest) */
+    bool mem_bound;      /* HBM bytes, not the unit's work, set the cycles (or no work) */
+    uint64_t sel_cycles; /* of cycles, the token selector's (ctr_select only) */
     struct disc_act a;
 };
+
+/*
+ * Where a step's exposed cycles go (the DiSC time by unit): compute-bound DPU ops,
+ * compute-bound VPU ops (element-wise, softmax, SpMM with its reduction bus), ops whose
+ * HBM traffic set the pace (either unit) and the token selector. The four sum to the
+ * exposed cycles; cycles hidden by the SpMM/projection overlap are not in any of them.
+ */
+enum disc_time_unit { DISC_T_DPU, DISC_T_VPU, DISC_T_HBM, DISC_T_SELECTOR, DISC_T_UNITS };
+extern const char *const disc_time_unit_names[DISC_T_UNITS]; /* "dpu", "vpu", "hbm", "selector" */
+
+/* Adds op's exposed cycles to t[DISC_T_UNITS] by unit. */
+void disc_op_time_split(const struct disc_op *op, uint64_t *t);
 
 /* ST statistics of one block at one step, summed over batch elements and heads. */
 struct disc_block_st {

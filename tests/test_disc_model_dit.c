@@ -9,7 +9,8 @@
  * independent codings of the same network, the replay's op list (predicted) against the
  * capture's class sums (recomputed). Run on a dit-micro and a PixArt micro capture made
  * in-process, in modes baseline (dense tally) and ctr (CTR tally). The DiT-XL/2 op list
- * at 256 and 512 px is checked against the multiply-adds of DiT's paper (Table 1).
+ * at 256 and 512 px is checked against the multiply-adds of DiT's paper (Table 1), and the
+ * DiSC time by unit (dpu_s, vpu_s, hbm_s, selector_s) against the total.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -135,6 +136,14 @@ static void check_family(const char *model, bool want_dit)
            row(res, 0, "mac"), row(res, 1, "mac"), s.mac_dense, s.mac_ctr);
     assert_true(row(res, 0, "mac") == s.mac_dense);
     assert_true(row(res, 1, "mac") == s.mac_ctr);
+    /* the DiSC time by unit sums to the exposed time; the selector runs only with CTR */
+    for (size_t m = 0; m < 3; m++) {
+        double sum = row(res, m, "dpu_s") + row(res, m, "vpu_s") + row(res, m, "hbm_s") +
+                     row(res, m, "selector_s");
+        assert_true(fabs(sum - row(res, m, "seconds")) <= 1e-12 * row(res, m, "seconds"));
+        assert_true(row(res, m, "dpu_s") > 0 && row(res, m, "vpu_s") > 0);
+        assert_int_equal(row(res, m, "selector_s") > 0, m > 0);
+    }
     /* DiT has no cross-attention; PixArt's is counted */
     assert_int_equal(s.ca_flops == 0, want_dit);
     model_result_free(res);
