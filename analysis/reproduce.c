@@ -322,6 +322,11 @@ static int write_atomic(const char *dir, const char *name, const struct buf *b, 
                                     : 0;
 }
 
+int repro_write_file(const char *dir, const char *name, const struct buf *data, struct errmsg *e)
+{
+    return write_atomic(dir, name, data, e);
+}
+
 int repro_table_write(const struct repro_table *t, const char *dir, const char *title,
                       const char *preamble, struct errmsg *e)
 {

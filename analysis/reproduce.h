@@ -116,12 +116,16 @@ int repro_dir_prepare(const char *dir, struct errmsg *e);
 int repro_table_write(const struct repro_table *t, const char *dir, const char *title,
                       const char *preamble, struct errmsg *e);
 
+/* Writes data to dir/name through a temporary, fsynced and renamed. 0 or ERR_IO. */
+int repro_write_file(const char *dir, const char *name, const struct buf *data, struct errmsg *e);
+
 /* What a run is asked for. */
 struct repro_opts {
     bool quick;       /* the `--quick` settings (each run says which) */
     const char *work; /* folder for traces (DIR/work) */
     const char *root; /* repository root, for configs/ ("." when run from it) */
     int threads;      /* capture threads; 0 = the default */
+    const char *dir;  /* the output folder DIR, for figures and their CSVs; NULL: none */
 };
 
 /* The SA-Kura run (solvers and fits only, no capture): appends its rows and sections. 0 or

@@ -61,8 +61,9 @@ static const struct demo_step steps[] = {
      "--energy configs/disc-energy.json -q -o {out}/sweep"},
     {"disc", "analyze", "analyze hash {out}/disc.atr -o {out}/hash"},
     {"disc", "analyze", "analyze disc {out}/replay --trace {out}/disc.atr -o {out}/figures"},
+    /* the sweep's speedup against the DPU count at the default (calibrated) vpu_width 24 */
     {"disc", "plot",
-     "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=16 "
+     "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=24 "
      "-o {out}/plots"},
     /* salca: synthetic 32K context, 64 decode steps, 4 layers, every selection method */
     {"salca", "capture", "capture salca -q -o {out}/salca.atr"},

@@ -152,6 +152,7 @@ int cmd_reproduce(int argc, char **argv)
     snprintf(work, sizeof work, "%s/work", out);
     o.work = work;
     o.root = root;
+    o.dir = out;
     static const struct {
         const char *name;
         repro_fn fn;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis/hash_lb.h"
+#include "analysis/plot.h"
 #include "analysis/reproduce.h"
 #include "capture/capture.h"
 #include "capture/disc/disc_capture.h"
@@ -57,10 +58,22 @@ static int h100_overrides(const char *root, char *out, size_t n, struct errmsg *
     return 0;
 }
 
-/* Replay instances: the default config, the H100 baseline, then the VPU widths. */
+/*
+ * Replay instances: the default config, the H100 baseline, the VPU widths, then the
+ * default and the H100 at each scaled size (N_SCALE sizes: the 512 px capture's statistics
+ * scaled to 1k and 2k, scale_record).
+ */
 static const int vpu_widths[] = {16, 24, 32, 48, 64};
 #define N_VPU ((int)(sizeof vpu_widths / sizeof vpu_widths[0]))
-enum { I_A100 = 0, I_H100 = 1, I_VPU0 = 2, N_INST = 2 + N_VPU };
+static const int scale_px[] = {1024, 2048};
+#define N_SCALE ((int)(sizeof scale_px / sizeof scale_px[0]))
+enum {
+    I_A100 = 0,
+    I_H100 = 1,
+    I_VPU0 = 2,
+    I_SCALE0 = 2 + N_VPU, /* I_SCALE0 + 2 s: default config at scale_px[s]; + 1: the H100 */
+    N_INST = 2 + N_VPU + 2 * N_SCALE
+};
 
 struct disc_run {
     struct disc_capture *cap;
@@ -73,9 +86,68 @@ struct disc_run {
     struct errmsg hook_err;                /* what a failing hook call said */
     Acceltrace__TraceHeader hdr;           /* the trace header the capture would write */
     struct capture_header_store hdr_store; /* storage of its common fields */
+    Acceltrace__TraceHeader shdr[N_SCALE]; /* hdr at the scaled sizes (scale_header) */
+    Acceltrace__DiscHeader sdh[N_SCALE];
+    uint32_t sfac[N_SCALE]; /* linear latent factor of each scaled size (2, 4) */
     char model[32];
     int image, steps;
 };
+
+/*
+ * The capture's header at image size px: the same model with N' = f^2 N tokens on an
+ * f-times larger latent (f = px / image). Shares every string of hdr.
+ */
+static void scale_header(struct disc_run *r, int s, int px)
+{
+    const uint32_t f = (uint32_t)(px / r->image);
+    r->sfac[s] = f;
+    r->sdh[s] = *r->hdr.disc;
+    r->sdh[s].tokens = r->hdr.disc->tokens * f * f;
+    r->sdh[s].latent_h = r->hdr.disc->latent_h * f;
+    r->sdh[s].latent_w = r->hdr.disc->latent_w * f;
+    r->sdh[s].image_size = (uint32_t)px;
+    r->shdr[s] = r->hdr;
+    r->shdr[s].disc = &r->sdh[s];
+}
+
+/*
+ * A record of the 512 px capture as the same run would show it at f-times the latent side
+ * (docs/models.md, "1k and 2k from the 512 px statistics"): N' = f^2 N tokens; a step keeps
+ * the same fraction of tokens (N_k' = f^2 N_k) and the same ST generation steps; a mask
+ * keeps its density (rows and columns both f^2 times, nnz' = f^4 nnz) and each row's load
+ * imbalance (max per unit / mean per unit), so every sum of per-row maxima lb_max grows by
+ * f^4 as well. The masks' bits are dropped (the statistics carry what the model needs).
+ * Other records pass unchanged. Works on copies in *step / *mask / lb (64 entries).
+ */
+static const Acceltrace__Record *scale_record(const Acceltrace__Record *rec, uint32_t f,
+                                              Acceltrace__Record *out, Acceltrace__DiscStep *step,
+                                              Acceltrace__DiscMask *mask, uint64_t *lb)
+{
+    const uint64_t f2 = (uint64_t)f * f, f4 = f2 * f2;
+    *out = *rec;
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP) {
+        *step = *rec->disc_step;
+        step->n_kept = (uint32_t)(step->n_kept * f2);
+        step->token_mask.len = 0, step->token_mask.data = NULL;
+        out->disc_step = step;
+        return out;
+    }
+    if (rec->body_case != ACCELTRACE__RECORD__BODY_DISC_MASK)
+        return rec;
+    *mask = *rec->disc_mask;
+    mask->rows = (uint32_t)(mask->rows * f2);
+    mask->n_cols = (uint32_t)(mask->n_cols * f2);
+    mask->nnz *= f4;
+    mask->n_lb_max = mask->n_lb_max > 64 ? 64 : mask->n_lb_max;
+    for (size_t i = 0; i < mask->n_lb_max; i++)
+        lb[i] = rec->disc_mask->lb_max[i] * f4;
+    mask->lb_max = lb;
+    mask->bits.len = 0, mask->bits.data = NULL;
+    mask->n_row_nnz = 0, mask->row_nnz = NULL;
+    mask->kept = false;
+    out->disc_mask = mask;
+    return out;
+}
 
 static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
 {
@@ -83,8 +155,18 @@ static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key
     struct disc_run *r = ctx;
     struct model_record mr = {rec, NULL, r->n_rec++};
     int rc = 0;
-    for (int i = 0; i < N_INST && !rc; i++)
+    for (int i = 0; i < I_SCALE0 && !rc; i++)
         rc = r->m->consume(r->st[i], &mr, &r->hook_err);
+    for (int s = 0; s < N_SCALE && !rc; s++) {
+        Acceltrace__Record out;
+        Acceltrace__DiscStep step;
+        Acceltrace__DiscMask mask;
+        uint64_t lb[64];
+        struct model_record sr = mr;
+        sr.rec = scale_record(rec, r->sfac[s], &out, &step, &mask, lb);
+        for (int j = 0; j < 2 && !rc; j++)
+            rc = r->m->consume(r->st[I_SCALE0 + 2 * s + j], &sr, &r->hook_err);
+    }
     return rc ? rc : hash_lb_record(r->lb, rec, &r->hook_err);
 }
 
@@ -138,13 +220,20 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     co.command_line = "acceltrace reproduce";
     capture_header_common(&capture_disc_ops, &co, &r->hdr, &r->hdr_store);
     const Acceltrace__TraceHeader *hdr = &r->hdr;
-    struct model_env env = {hdr, "(in-process capture)", NULL};
+    for (int s = 0; s < N_SCALE; s++)
+        scale_header(r, s, scale_px[s]);
     char over[N_INST][400];
     over[I_A100][0] = 0; /* the shipped default config */
     rc = h100_overrides(o->root, over[I_H100], sizeof over[0], e);
     for (int i = 0; i < N_VPU; i++)
         snprintf(over[I_VPU0 + i], sizeof over[0], "vpu_width=%d", vpu_widths[i]);
+    for (int s = 0; s < N_SCALE; s++) {
+        over[I_SCALE0 + 2 * s][0] = 0;
+        memcpy(over[I_SCALE0 + 2 * s + 1], over[I_H100], sizeof over[0]);
+    }
     for (int i = 0; i < N_INST && !rc; i++) {
+        const int si = i >= I_SCALE0 ? (i - I_SCALE0) / 2 : -1;
+        struct model_env env = {si >= 0 ? &r->shdr[si] : hdr, "(in-process capture)", NULL};
         rc = make_cfg(&r->cfg[i], r, o->root, over[i], e);
         rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
     }
@@ -348,63 +437,56 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
     return rc;
 }
 
-/* Mode baseline at 512, 1k, 2k from the spec 7.2 op list (no masks needed). */
-static int baseline_sizes(struct repro_table *t, struct errmsg *e)
+/*
+ * Fig. 18a/b at 1k and 2k: the capture's statistics scaled to N' tokens (scale_record)
+ * replayed against the A100 and the H100. Nothing is fitted: predicted.
+ */
+static int scaled_rows(struct repro_table *t, const struct disc_run *r, struct errmsg *e)
 {
-    struct disc_hw hw;
-    struct disc_energy en;
-    struct a100_hw ah;
-    disc_hw_default(&hw);
-    disc_energy_default(&en);
-    a100_hw_default(&ah);
-    struct disc_dims dm;
-    disc_dims_preset(&dm, "pixart-sigma-xl");
-    const size_t cap = disc_step_ops_max(dm.depth);
-    struct disc_op *ops = mem_calloc(cap, sizeof *ops);
-    if (!ops)
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    static const char *const mn[3] = {"DiSC_Baseline", "DiSC_CTR", "DiSC_All"};
+    static const double lo[3] = {2.64, 3.41, 3.47}, hi[3] = {3.44, 4.01, 4.74};
+    static const double elo[3] = {46.4, 55.3, 61.3}, ehi[3] = {59.3, 65.4, 68.1};
     int rc = 0;
-    static const int px[3] = {512, 1024, 2048};
-    for (int s = 0; s < 3 && !rc; s++) {
-        dm.lat_h = dm.lat_w = (uint32_t)px[s] / 8;
-        dm.n = (dm.lat_h / dm.patch) * (dm.lat_w / dm.patch);
-        struct disc_step_in in = {0, dm.n, false, NULL};
-        size_t n = disc_step_ops(&hw, &dm, DISC_MODE_BASELINE, &in, ops, cap);
-        uint64_t cyc = 0;
-        struct disc_act a = {0};
-        for (size_t i = 0; i < n; i++) {
-            cyc += ops[i].exposed;
-            a.mac += ops[i].a.mac, a.vpu_op += ops[i].a.vpu_op, a.sram_rd += ops[i].a.sram_rd;
-            a.sram_wr += ops[i].a.sram_wr, a.gspm += ops[i].a.gspm, a.hbm += ops[i].a.hbm;
-            a.bus += ops[i].a.bus;
-        }
-        const double secs = (double)cyc / (hw.clock_ghz * 1e9);
-        const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
-                                     dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
-        const double ta = a100_step_s(&ah, &ad, NULL);
-        struct disc_energy_parts ep;
-        disc_energy_eval(&en, &a, secs, &ep);
-        char c[200], cmd[300], q[128];
+    for (int s = 0; s < N_SCALE && !rc; s++) {
+        const int ia = I_SCALE0 + 2 * s, ih = ia + 1;
+        char c[400], cmd[300], q[128], basis[400];
         snprintf(c, sizeof c,
-                 "pixart-sigma-xl shapes at %d px (N = %u), one step of the op "
-                 "list (mode baseline needs no masks, so no capture)",
-                 px[s], dm.n);
+                 "%s shapes at %d px (N = %u), replayed from the statistics of the %d px "
+                 "capture (%s, seeded weights, %d steps) scaled to N = %u; the paper captured "
+                 "at this size",
+                 r->model, scale_px[s], r->sdh[s].tokens, r->image, r->model, r->steps,
+                 r->sdh[s].tokens);
         snprintf(cmd, sizeof cmd,
-                 "acceltrace capture disc --model pixart-sigma-xl --image-size %d --steps 1 "
-                 "--ctr-off --st-off -o b.atr && acceltrace replay b.atr --hw "
-                 "configs/disc-a100-matched.json -o res",
-                 px[s]);
-        snprintf(q, sizeof q, "DiSC_Baseline speedup vs A100 at %d px (Fig. 18a)", px[s]);
-        rc = repro_put(t, P, q, c, NAN, 2.64, 3.44, ta / secs, "x", REPRO_FROM_MODEL,
-                       REPRO_PREDICTED, cmd, e,
-                       "spec 7.2 op list; A100 efficiencies and launch are decisions");
-        snprintf(q, sizeof q, "DiSC_Baseline energy reduction vs A100 at %d px (Fig. 18b)", px[s]);
+                 "acceltrace reproduce disc%s -o R (in-process: no verb replays scaled "
+                 "statistics)",
+                 strcmp(r->model, "tiny") ? "" : " --quick");
+        snprintf(basis, sizeof basis,
+                 "statistics of the %d px capture scaled to N=%u: per (step, block, head) mask "
+                 "density, per-row load imbalance and the CTR keep fraction kept (not fitted "
+                 "to any number); A100 efficiencies, launch and power as at %d px",
+                 r->image, r->sdh[s].tokens, r->image);
+        for (int m = 0; m < 3 && !rc; m++) {
+            snprintf(q, sizeof q, "%s speedup vs A100 at %d px (Fig. 18a)", mn[m], scale_px[s]);
+            rc = repro_put(t, P, q, c, NAN, lo[m], hi[m], rget(r, ia, m, "speedup"), "x",
+                           REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e, "%s", basis);
+            snprintf(q, sizeof q, "%s energy reduction vs A100 at %d px (Fig. 18b)", mn[m],
+                     scale_px[s]);
+            rc = rc ? rc
+                    : repro_put(t, P, q, c, NAN, elo[m], ehi[m],
+                                100 * rget(r, ia, m, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
+                                REPRO_PREDICTED, cmd, e, "%s; placeholder energy table", basis);
+        }
+        snprintf(q, sizeof q, "DiSC_All speedup vs H100 at %d px (Fig. 18a)", scale_px[s]);
         rc = rc ? rc
-                : repro_put(t, P, q, c, NAN, 46.4, 59.3, 100 * (1 - ep.total / (ta * ah.power_w)),
+                : repro_put(t, P, q, c, NAN, 2.48, 3.50, rget(r, ih, 2, "speedup"), "x",
+                            REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
+                            "%s; configs/h100.json baseline", basis);
+        snprintf(q, sizeof q, "DiSC_All energy reduction vs H100 at %d px (Fig. 18b)", scale_px[s]);
+        rc = rc ? rc
+                : repro_put(t, P, q, c, NAN, 46.4, 62.1, 100 * rget(r, ih, 2, "reduction_vs_a100"),
                             "%", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                            "placeholder energy table, A100 at 250 W");
+                            "%s; configs/h100.json baseline", basis);
     }
-    mem_free(ops);
     return rc;
 }
 
@@ -415,8 +497,8 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
     disc_dims_preset(&dm, r->model);
     dm.lat_h = dm.lat_w = (uint32_t)r->image / 8;
     dm.n = (dm.lat_h / dm.patch) * (dm.lat_w / dm.patch);
-    const struct a100_dims ad = {dm.depth, dm.d,   dm.h,    dm.dh,    dm.text,  dm.dc,   dm.n,
-                                 dm.batch, dm.cin, dm.cout, dm.patch, dm.lat_h, dm.lat_w};
+    struct a100_dims ad;
+    disc_dims_a100(&dm, &ad);
     struct a100_hw base;
     a100_hw_default(&base);
     struct a100_split sp;
@@ -468,6 +550,21 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
             rc |= buf_printf(b, "| %s | %s | %.3f | %.3f | %.3f |\n", pn[k], mn[m], v[0],
                              rget(r, I_A100, m, "speedup"), v[1]);
         }
+    /* Energy: the A100's energy is power_w x t, DiSC's own energy does not change. */
+    rc |= buf_printf(b, "\n## disc: energy reduction sensitivity to the A100 power\n\n"
+                        "power_w is a decision (250 W busy); the NVIDIA A100 80 GB PCIe datasheet "
+                        "gives 300 W as the maximum TDP.\n\n"
+                        "| mode | at 125 W | 250 W (default) | 300 W (TDP) | 500 W |\n"
+                        "|---|---|---|---|---|\n");
+    static const double pw[4] = {125, 250, 300, 500};
+    for (int m = 0; m < 3; m++) {
+        rc |= buf_printf(b, "| %s |", mn[m]);
+        for (int k = 0; k < 4; k++)
+            rc |= buf_printf(b, " %.1f%% |",
+                             100 * (1 - rget(r, I_A100, m, "model_j") /
+                                            (rget(r, I_A100, m, "a100_seconds") * pw[k])));
+        rc |= buf_printf(b, "\n");
+    }
     rc |= buf_printf(b,
                      "\n## disc: DiSC_All / DiSC_CTR against vpu_width (%s, %d px)\n\n"
                      "| vpu_width | DiSC_CTR | DiSC_All | All/CTR |\n|---|---|---|---|\n",
@@ -480,6 +577,94 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
                                                                                      : "",
                          c, a, a / c);
     }
+    return rc ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
+}
+
+/* reproduce.md: where DiSC's time goes, per mode (the results' dpu_s ... selector_s). */
+static int md_units(struct repro_table *t, const struct disc_run *r, int inst, const char *what)
+{
+    static const char *const mn[3] = {"DiSC_Baseline", "DiSC_CTR", "DiSC_All"};
+    static const char *const un[DISC_T_UNITS] = {
+        "DPU array (compute-bound ops)", "VPU (element-wise, softmax, SpMM + bus)",
+        "HBM (memory-bound ops, either unit)", "token selector"};
+    struct buf *b = &t->md;
+    int rc = buf_printf(b,
+                        "\n## disc: DiSC time by unit (%s, per run of %d steps)\n\n"
+                        "Exposed time of each op by what set its cycles (replay columns dpu_s, "
+                        "vpu_s, hbm_s, selector_s); SpMM cycles hidden under the output "
+                        "projection are in no unit.\n\n"
+                        "| unit | %s ms | %s ms | %s ms |\n|---|---|---|---|\n",
+                        what, r->steps, mn[0], mn[1], mn[2]);
+    for (int u = 0; u < DISC_T_UNITS; u++) {
+        char col[32];
+        snprintf(col, sizeof col, "%s_s", disc_time_unit_names[u]);
+        rc |= buf_printf(b, "| %s |", un[u]);
+        for (int m = 0; m < 3; m++) {
+            const double v = rget(r, inst, m, col), tot = rget(r, inst, m, "seconds");
+            rc |= buf_printf(b, " %.4f (%.1f%%) |", 1e3 * v, tot > 0 ? 100 * v / tot : 0);
+        }
+        rc |= buf_printf(b, "\n");
+    }
+    rc |= buf_printf(b, "| total |");
+    for (int m = 0; m < 3; m++)
+        rc |= buf_printf(b, " %.4f |", 1e3 * rget(r, inst, m, "seconds"));
+    rc |= buf_printf(b, "\n");
+    return rc ? ERR_NOMEM : 0;
+}
+
+/*
+ * DIR/disc_all_over_ctr_vs_vpu.{csv,png}: DiSC_All / DiSC_CTR against vpu_width, with the
+ * All = CTR line and the paper's range (3.47/3.41 to 4.74/4.01) for reference.
+ */
+static int vpu_figure(struct repro_table *t, const struct disc_run *r, const char *dir,
+                      struct errmsg *e)
+{
+#define VPU_FIG "disc_all_over_ctr_vs_vpu"
+    const char *name = VPU_FIG;
+    double x[N_VPU], y[N_VPU];
+    struct buf csv;
+    buf_init(&csv);
+    int rc = buf_printf(&csv, "vpu_width,disc_ctr_speedup,disc_all_speedup,all_over_ctr\n");
+    for (int i = 0; i < N_VPU; i++) {
+        const double c = rget(r, I_VPU0 + i, 1, "speedup"), a = rget(r, I_VPU0 + i, 2, "speedup");
+        x[i] = vpu_widths[i];
+        y[i] = a / c;
+        rc |= buf_printf(&csv, "%d,%.17g,%.17g,%.17g\n", vpu_widths[i], c, a, y[i]);
+    }
+    char fname[64];
+    snprintf(fname, sizeof fname, "%s.csv", name);
+    rc = rc ? errmsg_set(e, ERR_NOMEM, "out of memory") : repro_write_file(dir, fname, &csv, e);
+    buf_release(&csv);
+    if (rc)
+        return rc;
+    struct plot *p = plot_new(name, PLOT_LINE);
+    if (!p)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    char title[160];
+    snprintf(title, sizeof title, "DiSC_All / DiSC_CTR vs VPU width (%s, %d px, %d steps)",
+             r->model, r->image, r->steps);
+    plot_title(p, title);
+    plot_xlabel(p, "vpu_width (FMA lanes per SIMD engine)", "lanes");
+    plot_ylabel(p, "DiSC_All / DiSC_CTR speedup", "");
+    plot_extra(p, "set key bottom right");
+    const double ex[2] = {vpu_widths[0], vpu_widths[N_VPU - 1]}, one[2] = {1, 1};
+    const double plo[2] = {3.47 / 3.41, 3.47 / 3.41}, phi[2] = {4.74 / 4.01, 4.74 / 4.01};
+    rc = plot_series(p, 0, "ours (replay of the capture)", x, y, N_VPU);
+    rc = rc ? rc : plot_series(p, 0, "All = CTR", ex, one, 2);
+    rc = rc ? rc : plot_series(p, 0, "paper, low end (3.47/3.41)", ex, plo, 2);
+    rc = rc ? rc : plot_series(p, 0, "paper, high end (4.74/4.01)", ex, phi, 2);
+    bool rendered = false;
+    rc = rc ? rc : plot_write(p, dir, &rendered);
+    if (rc)
+        rc = errmsg_set(e, rc, "figure %s: %s", name, plot_errmsg(p));
+    plot_free(p);
+    if (rc)
+        return rc;
+    rc = buf_printf(&t->md,
+                    "\n![DiSC_All / DiSC_CTR against vpu_width](%s.png) (data: [%s.csv](%s.csv)%s)"
+                    "\n",
+                    name, name, name,
+                    rendered ? "" : "; gnuplot not found: run 'gnuplot " VPU_FIG ".gp' here");
     return rc ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
 }
 
@@ -513,14 +698,26 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     int rc = run_capture(&r, o, e);
     rc = rc ? rc : capture_rows(t, &r, e);
     rc = rc ? rc : speed_rows(t, &r, e);
-    rc = rc ? rc : baseline_sizes(t, e);
+    rc = rc ? rc : scaled_rows(t, &r, e);
     rc = rc ? rc : hash_rows(t, &r, e);
     rc = rc ? rc : vpu_row(t, &r, e);
     rc = rc ? rc : md_sections(t, &r, e);
+    rc = rc ? rc : o->dir ? vpu_figure(t, &r, o->dir, e) : 0;
+    char what[96];
+    snprintf(what, sizeof what, "%s, %d px", r.model, r.image);
+    rc = rc ? rc : md_units(t, &r, I_A100, what) ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
+    for (int sc = 0; sc < N_SCALE && !rc; sc++) {
+        snprintf(what, sizeof what, "%s, %d px from the %d px statistics", r.model, scale_px[sc],
+                 r.image);
+        if (md_units(t, &r, I_SCALE0 + 2 * sc, what))
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
     rc = rc ? rc
             : repro_put(t, P, "DiT-XL/2 speedups (abstract)", "", NAN, NAN, NAN, NAN, "x",
                         REPRO_FROM_NONE, REPRO_NOT_MODELLED, "", e,
-                        "the capture has no class-conditional DiT-XL/2 model yet");
+                        "the paper's DiT-XL/2 figures are not in its text we have (the abstract "
+                        "names DiT only); `capture disc --model dit-xl-2` and `replay` (DiT's "
+                        "op list) compute ours, reproduce does not run them");
     run_free(&r);
     return rc;
 }

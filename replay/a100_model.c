@@ -3,6 +3,7 @@
  */
 #include "replay/a100_model.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
@@ -100,9 +101,45 @@ static void split_add_scaled(struct a100_split *a, const struct a100_split *b, u
     a->kernels += (uint64_t)k * b->kernels;
 }
 
+/*
+ * One dense DiT step (docs/models.md#dit-xl2): timestep MLP once, the class embedding added
+ * per batch element, patch embedding; per block the adaLN-Zero modulation (B x d -> 6d),
+ * self-attention and FFN with their norms and gated residuals, no cross-attention; the final
+ * modulation (d -> 2d), norm, linear and the sampler.
+ */
+static double step_dit(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels,
+                       struct a100_split *sp)
+{
+    const uint64_t d = dm->d, b = dm->batch, n = dm->n, bn = b * n, h = dm->h, dh = dm->dh;
+    const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
+    double s = lin_acc(hw, 1, 256, d, sp) + lin_acc(hw, 1, d, d, sp) + ew_acc(hw, b * d, 2, sp);
+    s += lin_acc(hw, bn, (uint64_t)dm->cin * dm->patch * dm->patch, d, sp) +
+         ew_acc(hw, bn * d, 2, sp);
+    struct a100_split bsp = {0}, *bp = sp ? &bsp : NULL;
+    double blk = lin_acc(hw, b, d, 6 * d, bp);                        /* adaLN-Zero */
+    blk += ew_acc(hw, bn * d, 1, bp);                                 /* sa_norm */
+    blk += lin_acc(hw, bn, d, d, bp) + lin_acc(hw, bn, d, 2 * d, bp); /* sa_q, sa_kv */
+    blk += att_acc(hw, 2 * b * h * n * dh * n, b * 4 * n * d, bp);    /* self-attention */
+    blk += lin_acc(hw, bn, d, d, bp) + ew_acc(hw, bn * d, 2, bp);     /* sa_o, sa_res */
+    blk += ew_acc(hw, bn * d, 1, bp);                                 /* ff_norm */
+    blk += lin_acc(hw, bn, d, 4 * d, bp) + ew_acc(hw, 4 * bn * d, 1, bp);
+    blk += lin_acc(hw, bn, 4 * d, d, bp) + ew_acc(hw, bn * d, 2, bp);
+    s += blk * dm->depth;
+    if (sp)
+        split_add_scaled(sp, &bsp, dm->depth);
+    s += lin_acc(hw, b, d, 2 * d, sp) + ew_acc(hw, bn * d, 1, sp) +
+         lin_acc(hw, bn, d, (uint64_t)dm->patch * dm->patch * dm->cout, sp) +
+         ew_acc(hw, lat, 1, sp);
+    if (kernels)
+        *kernels = 5 + 12ull * dm->depth + 4;
+    return s;
+}
+
 static double step_acc(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels,
                        struct a100_split *sp)
 {
+    if (dm->class_cond)
+        return step_dit(hw, dm, kernels, sp);
     const uint64_t d = dm->d, b = dm->batch, n = dm->n, t = dm->text;
     const uint64_t bn = b * n, bt = b * t, h = dm->h, dh = dm->dh;
     const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
@@ -138,6 +175,20 @@ static double step_acc(const struct a100_hw *hw, const struct a100_dims *dm, uin
     if (kernels)
         *kernels = nk;
     return s;
+}
+
+bool a100_header_class_cond(const Acceltrace__TraceHeader *hdr)
+{
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    if (!dh)
+        return false;
+    bool dit = dh->caption_width == 0 && dh->text_tokens == 0; /* no family: no text */
+    json_t *mj = hdr->model_json && *hdr->model_json ? json_loads(hdr->model_json, 0, NULL) : NULL;
+    const char *fam = json_string_value(json_object_get(mj, "family"));
+    if (fam)
+        dit = !strcmp(fam, "dit"); /* capture/disc writes "dit" or "pixart" */
+    json_decref(mj);
+    return dit;
 }
 
 double a100_step_s(const struct a100_hw *hw, const struct a100_dims *dm, uint64_t *kernels)
@@ -198,10 +249,13 @@ static int a100_new(void **state, const struct hw_config *cfg, const struct mode
     s->hw.launch_us = hw_config_float(cfg, "launch_us");
     s->hw.power_w = hw_config_float(cfg, "power_w");
     s->hw.elem_bytes = (int)hw_config_int(cfg, "elem_bytes");
-    struct a100_dims d = {dh->depth,       dh->hidden,        dh->heads,  dh->head_dim,
-                          dh->text_tokens, dh->caption_width, dh->tokens, dh->batch ? dh->batch : 1,
-                          dh->in_channels, dh->out_channels,  dh->patch,  dh->latent_h,
-                          dh->latent_w};
+    struct a100_dims d = {dh->depth,       dh->hidden,
+                          dh->heads,       dh->head_dim,
+                          dh->text_tokens, dh->caption_width,
+                          dh->tokens,      dh->batch ? dh->batch : 1,
+                          dh->in_channels, dh->out_channels,
+                          dh->patch,       dh->latent_h,
+                          dh->latent_w,    a100_header_class_cond(env->hdr)};
     s->dm = d;
     s->steps = dh->steps;
     *state = s;

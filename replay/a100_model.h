@@ -11,7 +11,10 @@
 #ifndef ACCELTRACE_A100_MODEL_H
 #define ACCELTRACE_A100_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+struct Acceltrace__TraceHeader;
 
 /* configs/a100.json */
 struct a100_hw {
@@ -34,10 +37,19 @@ double a100_attention_s(const struct a100_hw *hw, uint64_t mac, uint64_t elems);
 /* Element-wise kernel over e elements reading n_in operands: seconds. */
 double a100_elementwise_s(const struct a100_hw *hw, uint64_t e, int n_in);
 
-/* Dimensions the A100 step needs (a subset of struct disc_dims). */
+/* Dimensions the A100 step needs (a subset of struct disc_dims). class_cond: the DiT
+ * family's op list (adaLN-Zero modulation per block, no cross-attention). */
 struct a100_dims {
     uint32_t depth, d, h, dh, text, dc, n, batch, cin, cout, patch, lat_h, lat_w;
+    bool class_cond;
 };
+
+/*
+ * Whether a disc trace holds a class-conditional DiT (docs/models.md#dit-xl2): the header's
+ * model_json names `"family": "dit"`; a header without a family is DiT when it has no text
+ * (caption_width and text_tokens 0), else PixArt. hdr may be NULL (false).
+ */
+bool a100_header_class_cond(const struct Acceltrace__TraceHeader *hdr);
 
 /*
  * One dense step's A100 time by term (issue 13 item 4): each kernel's roofline time goes to

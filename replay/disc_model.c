@@ -74,6 +74,7 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     const uint64_t mac = n_rep * m * ni * no;
     if (mac == 0) {
         op->cycles = disc_ceil(bw); /* spec 7.2: no work costs ceil(bytes / BW_c) */
+        op->mem_bound = true;
     } else {
         /* spec 7.2: fill loss only across DPUs, on whichever of N_o and M fills better */
         const double p = hw->dpu_count;
@@ -82,6 +83,7 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
         double fill = fmax(fo, fm);
         double comp = (double)mac / ((double)hw->cores * p * hw->dpu_lanes * fill * hw->dpu_eta);
         op->cycles = disc_ceil(fmax(comp, bw));
+        op->mem_bound = bw > comp;
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
@@ -102,6 +104,7 @@ void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_
     /* spec 7.2: ceil(max(E c / (C S W), bytes / BW_c)) */
     double comp = (double)e * (double)c / ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
     op->cycles = e == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = e == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.vpu_op = e * c; /* spec 7.4: E c */
@@ -119,6 +122,7 @@ void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t 
     /* spec 7.3: R_P dh / (L_lane C_core); the most loaded DPU of each row sets the pace */
     double comp = r_p * dh / ((double)hw->dpu_lanes * hw->cores);
     op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = rows == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.mac = (uint64_t)dh * nnz; /* spec 7.4 */
@@ -147,6 +151,7 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, 
         op->a.vpu_op = csm * nnz;
     }
     op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
+    op->mem_bound = (nnz == 0 && dense_elems == 0) || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.sram_rd = eb * nnz;
@@ -162,11 +167,13 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
     const double bw = (double)bytes / disc_bw_c(hw);
     if (rows == 0) {
         op->cycles = disc_ceil(bw);
+        op->mem_bound = true;
     } else {
         /* spec 7.3: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
         double comp =
             (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) / hw->cores;
         op->cycles = disc_ceil(fmax(comp, bw)) + log2u((uint64_t)hw->vpu_simds);
+        op->mem_bound = bw > comp;
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
@@ -175,6 +182,18 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
     op->a.sram_wr = eb * rows * dh;
     op->a.bus = rows * dh * (uint64_t)hw->vpu_simds;
     op->a.hbm = bytes;
+}
+
+const char *const disc_time_unit_names[DISC_T_UNITS] = {"dpu", "vpu", "hbm", "selector"};
+
+void disc_op_time_split(const struct disc_op *op, uint64_t *t)
+{
+    /* the selector's cycles first (ctr_select: the VPU difference, then the selector); the
+     * overlap (exposed < cycles) only ever shortens sa_o, which has no selector part */
+    uint64_t sel = op->sel_cycles < op->exposed ? op->sel_cycles : op->exposed;
+    t[DISC_T_SELECTOR] += sel;
+    uint64_t rest = op->exposed - sel;
+    t[op->mem_bound ? DISC_T_HBM : op->unit == DISC_UNIT_DPU ? DISC_T_DPU : DISC_T_VPU] += rest;
 }
 
 size_t disc_step_ops_max(uint32_t depth)
@@ -229,6 +248,30 @@ static void vec(struct builder *b, const char *name, int block, uint64_t e, int 
     op->a.gspm = act;
 }
 
+/* PixArt's cross-attention of one block over the T text tokens (spec 7.2). */
+static void cross_attention(struct builder *b, const struct disc_dims *dm, int bl, uint64_t nk,
+                            uint64_t ctr_write)
+{
+    const uint64_t eb = b->eb, d = dm->d, t = dm->text, bb = dm->batch, dh = dm->dh;
+    const uint64_t bh = bb * dm->h;
+    lin(b, "ca_q", bl, bb * nk, d, d, 0);
+    lin(b, "ca_kv", bl, bb * t, d, 2 * d, 0);
+    const uint64_t rd = eb * bb * (nk + 2 * t) * d, wr = eb * bb * nk * d;
+    const bool spill = (double)(rd + wr) > b->spad;
+    struct disc_op *qk = next_op(b, "ca_qk", "attention", bl);
+    struct disc_op *sm = next_op(b, "ca_softmax", "softmax", bl);
+    struct disc_op *pv = next_op(b, "ca_pv", "attention", bl);
+    if (!qk || !sm || !pv)
+        return;
+    disc_op_dpu(b->hw, bh, nk, dh, t, spill ? rd : 0, qk);
+    disc_op_vpu(b->hw, bh * nk * t, DISC_VC_SOFTMAX, 1, 0, sm);
+    disc_op_dpu(b->hw, bh, nk, t, dh, spill ? wr : 0, pv);
+    qk->a.gspm = rd;
+    pv->a.gspm = wr;
+    lin(b, "ca_o", bl, bb * nk, d, d, 0);
+    vec(b, "ca_res", bl, bb * nk * d, DISC_VC_RESIDUAL, ctr_write);
+}
+
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
                      const struct disc_step_in *in, struct disc_op *ops, size_t cap)
 {
@@ -249,7 +292,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         if (op) {
             uint64_t act = eb * lat * 2;
             disc_op_vpu(hw, lat, DISC_VC_CTR_DIFF, 1, (double)act > b.spad ? act : 0, op);
-            op->cycles += disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
+            op->sel_cycles = disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
+            op->cycles += op->sel_cycles;
             op->exposed = op->cycles;
             op->a.vpu_op += lat; /* spec 7.4: one vpu_op per latent element */
             op->a.gspm = act;
@@ -258,10 +302,15 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     /* 2. embeddings (spec 7.2 item 2) */
     lin(&b, "t_embed1", -1, 1, 256, d, 0);
     lin(&b, "t_embed2", -1, 1, d, d, 0);
-    lin(&b, "t_embed3", -1, 1, d, 6 * d, 0);
-    lin(&b, "caption1", -1, bb * t, dm->dc, d, 0);
-    vec(&b, "caption_gelu", -1, bb * t * d, DISC_VC_GELU, 0);
-    lin(&b, "caption2", -1, bb * t, d, d, 0);
+    if (dm->class_cond) {
+        /* DiT: c_b = t_emb + Y[label_b], a table lookup and an add per batch element */
+        vec(&b, "y_embed", -1, bb * d, DISC_VC_RESIDUAL, 0);
+    } else {
+        lin(&b, "t_embed3", -1, 1, d, 6 * d, 0);
+        lin(&b, "caption1", -1, bb * t, dm->dc, d, 0);
+        vec(&b, "caption_gelu", -1, bb * t * d, DISC_VC_GELU, 0);
+        lin(&b, "caption2", -1, bb * t, d, d, 0);
+    }
     lin(&b, "patch", -1, bb * n, (uint64_t)dm->cin * dm->patch * dm->patch, d, 0);
     vec(&b, "patch_pe", -1, bb * n * d, DISC_VC_RESIDUAL, 0);
 
@@ -269,6 +318,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     for (uint32_t blk = 0; blk < dm->depth; blk++) {
         const int bl = (int)blk;
         const struct disc_block_st *sb = st ? &in->st[blk] : NULL;
+        if (dm->class_cond) /* adaLN-Zero: this block's 6d modulation of SiLU(c_b) */
+            lin(&b, "ada", bl, bb, d, 6 * d, 0);
         vec(&b, "sa_norm", bl, bb * n * d, DISC_VC_NORM_MOD, 0);
         lin(&b, "sa_q", bl, bb * nk, d, d, 0);
         lin(&b, "sa_kv", bl, bb * n, d, 2 * d, blk >= 1 ? ctr_read : 0);
@@ -308,29 +359,18 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
             o->exposed = o->cycles > pv->cycles ? o->cycles - pv->cycles : 0;
         }
         vec(&b, "sa_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
-        lin(&b, "ca_q", bl, bb * nk, d, d, 0);
-        lin(&b, "ca_kv", bl, bb * t, d, 2 * d, 0);
-        rd = eb * bb * (nk + 2 * t) * d;
-        spill = (double)(rd + wr) > b.spad;
-        qk = next_op(&b, "ca_qk", "attention", bl);
-        sm = next_op(&b, "ca_softmax", "softmax", bl);
-        pv = next_op(&b, "ca_pv", "attention", bl);
-        if (!qk || !sm || !pv)
-            break;
-        disc_op_dpu(hw, bh, nk, dh, t, spill ? rd : 0, qk);
-        disc_op_vpu(hw, bh * nk * t, DISC_VC_SOFTMAX, 1, 0, sm);
-        disc_op_dpu(hw, bh, nk, t, dh, spill ? wr : 0, pv);
-        qk->a.gspm = rd;
-        pv->a.gspm = wr;
-        lin(&b, "ca_o", bl, bb * nk, d, d, 0);
-        vec(&b, "ca_res", bl, bb * nk * d, DISC_VC_RESIDUAL, ctr_write);
+        if (!dm->class_cond)
+            cross_attention(&b, dm, bl, nk, ctr_write);
         vec(&b, "ff_norm", bl, bb * nk * d, DISC_VC_NORM_MOD, 0);
+
         lin(&b, "ff_up", bl, bb * nk, d, 4 * d, 0);
         vec(&b, "ff_gelu", bl, 4 * bb * nk * d, DISC_VC_GELU, 0);
         lin(&b, "ff_down", bl, bb * nk, 4 * d, d, 0);
         vec(&b, "ff_res", bl, bb * nk * d, DISC_VC_GATE_RESIDUAL, ctr_write);
     }
     /* 4. final layer and sampler */
+    if (dm->class_cond) /* DiT's final adaLN modulation (2d) */
+        lin(&b, "final_ada", -1, bb, d, 2 * d, 0);
     vec(&b, "final_norm", -1, bb * n * d, DISC_VC_NORM_MOD, ctr_read);
     lin(&b, "final_out", -1, bb * n, d, (uint64_t)dm->patch * dm->patch * dm->cout, 0);
     vec(&b, "sampler", -1, lat, DISC_VC_SAMPLER, 0);
@@ -437,6 +477,14 @@ int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
     return rc;
 }
 
+void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out)
+{
+    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,        dm->text,
+                                 dm->dc,    dm->n,     dm->batch, dm->cin,       dm->cout,
+                                 dm->patch, dm->lat_h, dm->lat_w, dm->class_cond};
+    *out = ad;
+}
+
 void disc_dims_preset(struct disc_dims *dm, const char *model)
 {
     memset(dm, 0, sizeof *dm);
@@ -451,6 +499,12 @@ void disc_dims_preset(struct disc_dims *dm, const char *model)
     } else if (model && !strcmp(model, "pixart-sigma-xl")) {
         dm->depth = 28, dm->d = 1152, dm->h = 16, dm->dh = 72, dm->dc = 4096, dm->text = 300;
         dm->lat_h = dm->lat_w = 128;
+    } else if (model && !strcmp(model, "dit-xl-2")) { /* 256 px, docs/models.md#dit-xl2 */
+        dm->depth = 28, dm->d = 1152, dm->h = 16, dm->dh = 72, dm->class_cond = true;
+        dm->lat_h = dm->lat_w = 32;
+    } else if (model && !strcmp(model, "dit-micro")) { /* 128 px */
+        dm->depth = 2, dm->d = 64, dm->h = 4, dm->dh = 16, dm->class_cond = true;
+        dm->lat_h = dm->lat_w = 16;
     } else { /* tiny */
         dm->depth = 12, dm->d = 384, dm->h = 6, dm->dh = 64, dm->dc = 4096, dm->text = 300;
         dm->lat_h = dm->lat_w = 64;
@@ -694,6 +748,7 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     dm->cin = dh->in_channels, dm->cout = dh->out_channels, dm->patch = dh->patch;
     dm->lat_h = dh->latent_h, dm->lat_w = dh->latent_w;
     dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
+    dm->class_cond = a100_header_class_cond(hdr);
     s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
     s->steps = dh->steps;
     if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 || dm->n > DISC_MAX_TOKENS ||
@@ -967,9 +1022,8 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
-    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,  dm->text,
-                                 dm->dc,    dm->n,     dm->batch, dm->cin, dm->cout,
-                                 dm->patch, dm->lat_h, dm->lat_w};
+    struct a100_dims ad;
+    disc_dims_a100(dm, &ad);
     const double a100_s = a100_step_s(&s->a100, &ad, NULL) * s->steps;
     const double a100_j = a100_s * s->a100.power_w; /* spec 7.4: power_w t */
     const double hz = s->hw.clock_ghz * 1e9;
@@ -977,7 +1031,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         if (!s->modes[mode])
             continue;
         struct disc_act tot = {0};
-        uint64_t cycles = 0, hidden = 0;
+        uint64_t cycles = 0, hidden = 0, by_unit[DISC_T_UNITS] = {0};
         for (uint32_t k = 0; k < s->steps; k++) {
             for (uint32_t b = 0; b < L; b++) {
                 const struct disc_cell *c = &s->cells[(size_t)k * L + b];
@@ -990,6 +1044,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
                 const struct disc_op *op = &ops[i];
                 cycles += op->exposed;
                 hidden += op->cycles - op->exposed;
+                disc_op_time_split(op, by_unit);
                 act_add(&tot, &op->a);
                 if (!s->ops_table)
                     continue;
@@ -1000,6 +1055,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
                 result_label(res, "op", op->name);
                 result_label(res, "unit", op->unit == DISC_UNIT_DPU ? "dpu" : "vpu");
                 result_label(res, "class", op->cls);
+                result_label(res, "bound", op->mem_bound ? "hbm" : "unit");
                 result_count(res, "cycles", "cycles", op->cycles);
                 result_count(res, "exposed_cycles", "cycles", op->exposed);
                 put_counts(res, &op->a);
@@ -1030,6 +1086,11 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
         result_metric_i64(res, "masks_estimated", "", (int64_t)s->masks_estimated);
         result_metric_i64(res, "steps", "", s->steps);
+        for (int u = 0; u < DISC_T_UNITS; u++) { /* the time by unit: dpu_s ... selector_s */
+            char col[32];
+            snprintf(col, sizeof col, "%s_s", disc_time_unit_names[u]);
+            result_metric(res, col, "s", (double)by_unit[u] / hz);
+        }
     }
     rc = result_err(res, e);
 out:
@@ -1112,8 +1173,8 @@ static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
  * flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
  * (step, block) a cell; a pending record (32 bytes, capacity doubled) per mask of the
  * trace (steps x depth x heads x batch), the worst case when no mask carries recorded
- * load-balance data; at finish the op list and one row of 26 columns per mode, and with
- * ops_table a 20-column row per op of every step and mode. Kept mask bits that wait for
+ * load-balance data; at finish the op list and one row of 30 columns per mode, and with
+ * ops_table a 21-column row per op of every step and mode. Kept mask bits that wait for
  * their step record are not counted (the capture writes the step first). Without a
  * header: the micro model's 20 steps, 12 blocks, 6 heads and 256 tokens.
  */
@@ -1134,9 +1195,9 @@ static uint64_t disc_estimate(const struct hw_config *cfg, const Acceltrace__Tra
                  k * (2 * sizeof(bool) + sizeof(uint64_t) + sizeof(uint8_t *) + (n + 63) / 64 * 8) +
                  k * L * sizeof(struct disc_cell) +
                  2 * k * L * h * batch * sizeof(struct disc_pending) +
-                 ops * sizeof(struct disc_op) + n_modes * MODEL_RESULT_ROW_BYTES(26);
+                 ops * sizeof(struct disc_op) + n_modes * MODEL_RESULT_ROW_BYTES(30);
     if (hw_config_bool(cfg, "ops_table"))
-        b += n_modes * k * ops * MODEL_RESULT_ROW_BYTES(20);
+        b += n_modes * k * ops * MODEL_RESULT_ROW_BYTES(21);
     return b;
 }
 

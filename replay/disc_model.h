@@ -83,6 +83,8 @@ struct disc_dims {
     uint32_t cin, cout, patch;
     uint32_t lat_h, lat_w; /* latent H, W */
     bool ctr_on;           /* the trace has CTR on (caches, selector) */
+    bool class_cond;       /* DiT family (class-conditional, adaLN-Zero, no cross-attention;
+                              docs/models.md#dit-xl2); false: PixArt */
 };
 
 enum disc_mode { DISC_MODE_BASELINE = 0, DISC_MODE_CTR = 1, DISC_MODE_ALL = 2 };
@@ -104,15 +106,29 @@ enum disc_unit { DISC_UNIT_DPU = 0, DISC_UNIT_VPU = 1 };
 
 /* One op of a step. */
 struct disc_op {
-    const char *name; /* "sa_qk" ... (static) */
-    const char *cls;  /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
-                         "select" (static) */
-    int unit;         /* enum disc_unit */
-    int block;        /* -1 for per-step ops */
-    uint64_t cycles;  /* cost of the op alone */
-    uint64_t exposed; /* cycles it adds to the step (overlap hides the rest) */
+    const char *name;    /* "sa_qk" ... (static) */
+    const char *cls;     /* "linear", "attention", "vector", "softmax", "sddmm", "spmm",
+                            "select" (static) */
+    int unit;            /* enum disc_unit */
+    int block;           /* -1 for per-step ops */
+    uint64_t cycles;     /* cost of the op alone */
+    uint64_t exposed;    /* cycles it adds to the step (overlap hides the rest) */
+    bool mem_bound;      /* HBM bytes, not the unit's work, set the cycles (or no work) */
+    uint64_t sel_cycles; /* of cycles, the token selector's (ctr_select only) */
     struct disc_act a;
 };
+
+/*
+ * Where a step's exposed cycles go (the DiSC time by unit): compute-bound DPU ops,
+ * compute-bound VPU ops (element-wise, softmax, SpMM with its reduction bus), ops whose
+ * HBM traffic set the pace (either unit) and the token selector. The four sum to the
+ * exposed cycles; cycles hidden by the SpMM/projection overlap are not in any of them.
+ */
+enum disc_time_unit { DISC_T_DPU, DISC_T_VPU, DISC_T_HBM, DISC_T_SELECTOR, DISC_T_UNITS };
+extern const char *const disc_time_unit_names[DISC_T_UNITS]; /* "dpu", "vpu", "hbm", "selector" */
+
+/* Adds op's exposed cycles to t[DISC_T_UNITS] by unit. */
+void disc_op_time_split(const struct disc_op *op, uint64_t *t);
 
 /* ST statistics of one block at one step, summed over batch elements and heads. */
 struct disc_block_st {
@@ -158,7 +174,11 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
 size_t disc_step_ops_max(uint32_t depth);
 
 /*
- * The op sequence of one step (spec 7.2-7.3) in mode `mode`, written to ops (capacity
+ * The op sequence of one step (spec 7.2-7.3) in mode `mode`. For the DiT family
+ * (dm->class_cond) the embeddings are the timestep MLP and the class-embedding add, each
+ * block starts with its adaLN-Zero modulation linear (B x d -> 6d) and has no
+ * cross-attention, and the final layer has its own modulation (d -> 2d); the rest is
+ * PixArt's sequence (docs/models.md#dit-xl2). written to ops (capacity
  * cap >= disc_step_ops_max). Returns the number of ops. Mode all needs in->st.
  */
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
@@ -185,7 +205,11 @@ void disc_energy_default(struct disc_energy *en);
  */
 int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e);
 
-/* Fills the tiny / micro / pixart-sigma-xl dimensions (spec 2.1; B = 1, CTR on). */
+/* The A100 baseline's dimensions of dm (the same model and shape). */
+void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out);
+
+/* Fills the tiny / micro / pixart-sigma-xl / dit-micro / dit-xl-2 dimensions (spec 2.1 and
+ * docs/models.md#dit-xl2 at each model's default image size; B = 1, CTR on). */
 void disc_dims_preset(struct disc_dims *dm, const char *model);
 
 #endif

@@ -77,6 +77,13 @@ for t in ('salca_final vs ASIC_D, in order', 'salca_final vs ASIC_D, window 128'
 for r in rows:  # the paper-alpha rows say the alpha was given, and both rows are predicted
     if 'paper alpha' in r['quantity'] and 'given' not in r['basis']:
         bad.append('paper-alpha row without "given": ' + r['quantity'])
+# the 1k and 2k rows come from the 512 px statistics scaled up: predicted, and they say so
+for px in (1024, 2048):
+    for t in ('DiSC_Baseline speedup vs A100', 'DiSC_CTR speedup vs A100', 'DiSC_All speedup vs A100',
+              'DiSC_All energy reduction vs A100', 'DiSC_All speedup vs H100', 'DiSC_All energy reduction vs H100'):
+        for r in find('disc', '%s at %d px' % (t, px)):
+            if r['status'] != 'predicted' or 'statistics of the 512 px capture scaled to N=' not in r['basis']:
+                bad.append('scaled row: %s / %s / %s' % (r['quantity'], r['status'], r['basis']))
 # quick runs fewer heads or the tiny model: the condition says so
 for r in rows:
     if r['paper_id'] == 'salca' and 'conflict factor' in r['quantity'] and '32 query heads' not in r['condition']:
@@ -92,6 +99,23 @@ grep -q '^## disc: speedup sensitivity to the A100 decisions' "$T/R/reproduce.md
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
 grep -q '^| 16 (spec 7.1) |' "$T/R/reproduce.md"
 grep -q '^| 24 (default) |' "$T/R/reproduce.md"
+# the DiSC time by unit, at 512 px and at the scaled sizes
+[ "$(grep -c '^## disc: DiSC time by unit' "$T/R/reproduce.md")" = 3 ]
+grep -q '^| DPU array (compute-bound ops) |' "$T/R/reproduce.md"
+# All/CTR against vpu_width as a figure: its CSV (5 widths), the PNG when gnuplot is here
+F=$T/R/disc_all_over_ctr_vs_vpu
+[ "$(head -1 "$F.csv")" = vpu_width,disc_ctr_speedup,disc_all_speedup,all_over_ctr ]
+[ "$(cut -d, -f1 "$F.csv" | tail -n +2 | tr '\n' ' ')" = "16 24 32 48 64 " ]
+grep -q '(disc_all_over_ctr_vs_vpu.png)' "$T/R/reproduce.md"
+if command -v gnuplot > /dev/null; then [ -s "$F.png" ]; fi
+# the figure's ratios are the table's (3 decimals)
+"$PY" - "$F.csv" "$T/R/reproduce.md" <<'PYEOF'
+import csv, sys
+md = open(sys.argv[2]).read()
+for r in csv.DictReader(open(sys.argv[1])):
+    cell = '| %.3f | %.3f | %.3f |' % (float(r['disc_ctr_speedup']), float(r['disc_all_speedup']), float(r['all_over_ctr']))
+    assert cell in md, cell
+PYEOF
 # a rerun of one paper into the same folder is accepted
 "$A" reproduce kura -o "$T/R" 2> /dev/null
 grep -q '^kura,' "$T/R/reproduce.csv" && ! grep -q '^disc,' "$T/R/reproduce.csv"
