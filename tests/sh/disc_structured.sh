@@ -27,13 +27,17 @@ grep -Eq "^source_detail +structured synthetic DiSC masks.*Jaccard 0.8" "$tmp/in
     { echo "FAIL info source_detail"; fail=1; }
 grep -Eq "^disc_step +4 " "$tmp/info" && grep -Eq "^disc_mask +96 " "$tmp/info" &&
     grep -Eq "^summary +1 " "$tmp/info" || { echo "FAIL info records"; cat "$tmp/info"; fail=1; }
+"$A" info --json "$tmp/s.atr" | grep -q '"source":"synthetic-structured"' ||
+    { echo "FAIL info --json source"; fail=1; }
 "$A" dump --type header "$tmp/s.atr" > "$tmp/hdr"
 for kv in '\\"jaccard\\":0.8' '\\"radius\\":4' '\\"stripes\\":8' '\\"spread\\":1' \
     '\\"density_targets\\":\[' '\\"st\\":\\"structured\\"'; do
     grep -q "$kv" "$tmp/hdr" || { echo "FAIL params_json lacks $kv"; fail=1; }
 done
 # the same bytes for any thread count (records after the header, whose command line differs)
-"$A" "${S[@]}" --threads 1 -q -o "$tmp/s1.atr"; check "1 thread" 0 $?
+"$A" "${S[@]}" --threads 1 -q --json -o "$tmp/s1.atr" > "$tmp/json"; check "1 thread" 0 $?
+grep -q '"source": *"synthetic-structured"' "$tmp/json" && grep -q '"masks_written": *96' "$tmp/json" ||
+    { echo "FAIL --json: $(cat "$tmp/json")"; fail=1; }
 "$A" dump "$tmp/s.atr" | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/a.jsonl"
 "$A" dump "$tmp/s1.atr" | tail -n +2 | sed 's/"offset":[0-9]*,//' > "$tmp/b.jsonl"
 cmp -s "$tmp/a.jsonl" "$tmp/b.jsonl" || { echo "FAIL 1 and 2 threads differ"; fail=1; }
