@@ -10,6 +10,7 @@
 
 #include "capture/capture_registry.h"
 #include "capture/disc/disc_capture.h"
+#include "capture/disc/disc_structured.h"
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
@@ -22,6 +23,9 @@
 #define VERB "capture disc"
 
 int cmd_capture_disc(int argc, char **argv);
+/* cli/cmd_capture_disc_struct.c: the run of --source structured. */
+int cmd_capture_disc_structured(const struct disc_struct_params *sp, const char *out,
+                                int zstd_level, double mem_limit_bytes, bool quiet, bool json);
 
 enum {
     OPT_MODEL = 1,
@@ -48,6 +52,18 @@ enum {
     OPT_SAVE_WEIGHTS,
     OPT_ZSTD_LEVEL,
     OPT_CLASS,
+    OPT_SOURCE, /* --source structured and the options only it takes */
+    OPT_HEADS,
+    OPT_BLOCKS,
+    OPT_STRUCT_RADIUS,
+    OPT_STRUCT_DECAY,
+    OPT_STRUCT_STRIPES,
+    OPT_STRUCT_STRIPE_KEEP,
+    OPT_STRUCT_DENSITY,
+    OPT_STRUCT_SPREAD,
+    OPT_STRUCT_ROW_SIGMA,
+    OPT_STRUCT_CLUSTER,
+    OPT_STRUCT_JACCARD,
 };
 
 /* clang-format off */
@@ -93,6 +109,29 @@ static const struct cli_opt opts[] = {
     CLI_OPT_THREADS("BLAS and worker threads (default: all CPUs)"),
     {OPT_ZSTD_LEVEL, "zstd-level", 0, CLI_ARG_STRING, "N",
      "trace compression level (default 3)", 0},
+    {OPT_SOURCE, "source", 0, CLI_ARG_STRING, "S",
+     "model (default: run the DiT) or structured: synthetic\nmasks, no model run (docs/models.md)",
+     0},
+    {OPT_HEADS, "heads", 0, CLI_ARG_INT, "H", "structured: heads (default the model's)", 0},
+    {OPT_BLOCKS, "blocks", 0, CLI_ARG_INT, "B", "structured: blocks written (default all)", 0},
+    {OPT_STRUCT_RADIUS, "struct-radius", 0, CLI_ARG_INT, "R",
+     "structured: locality window half-width, tokens (4)", 0},
+    {OPT_STRUCT_DECAY, "struct-decay", 0, CLI_ARG_STRING, "X",
+     "structured: locality keep exp(-dist/X), tokens (2)", 0},
+    {OPT_STRUCT_STRIPES, "struct-stripes", 0, CLI_ARG_INT, "S",
+     "structured: global key columns per head (8)", 0},
+    {OPT_STRUCT_STRIPE_KEEP, "struct-stripe-keep", 0, CLI_ARG_STRING, "P",
+     "structured: share of rows keeping a stripe (0.9)", 0},
+    {OPT_STRUCT_DENSITY, "struct-density", 0, CLI_ARG_STRING, "D",
+     "structured: centre of the head densities (0.5)", 0},
+    {OPT_STRUCT_SPREAD, "struct-spread", 0, CLI_ARG_STRING, "W",
+     "structured: width of the head densities (1: 0-100%)", 0},
+    {OPT_STRUCT_ROW_SIGMA, "struct-row-sigma", 0, CLI_ARG_STRING, "S",
+     "structured: log-normal sigma of row densities (0.5)", 0},
+    {OPT_STRUCT_CLUSTER, "struct-cluster", 0, CLI_ARG_INT, "C",
+     "structured: smoothing radius of row and CTR fields (4)", 0},
+    {OPT_STRUCT_JACCARD, "struct-jaccard", 0, CLI_ARG_STRING, "J",
+     "structured: Jaccard of consecutive generations (0.8)", 0},
     CLI_OPT_OUTPUT("FILE.atr", "output trace (required)"),
     {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL,
      "no progress or summary on stderr (warnings and errors stay)", 0},
@@ -120,6 +159,9 @@ struct disc_args {
     bool quiet, json;
     int zstd_level;
     int n_ctr, n_st; /* CTR and ST modes given: at most one each */
+    bool structured; /* --source structured */
+    struct disc_struct_params sp;
+    uint64_t given; /* bit id: option id given (ids below 64) */
 };
 
 static bool parse_float(const char *s, float *out)
@@ -233,6 +275,63 @@ static int parse_model_value(struct disc_args *a, int id, const char *v)
     }
 }
 
+/* One --struct-* value in [lo, hi]; 0 or the exit status of a usage error. */
+static int struct_f64(const char *name, const char *v, double lo, double hi, double *out)
+{
+    if (!cli_parse_f64(v, out) || !(*out >= lo && *out <= hi))
+        return cli_usage_error(VERB, "bad --%s '%s' (%g..%g)", name, v, lo, hi);
+    return 0;
+}
+
+/* --source and the options of --source structured (ranges checked again by the source);
+ * 0, the exit status of a usage error, or -1 when id is none of them. */
+static int parse_struct_value(struct disc_args *a, const struct cli_parser *ps)
+{
+    struct disc_struct_shape *s = &a->sp.s;
+    const char *v = ps->arg;
+    const int64_t iv = ps->i64;
+    switch (ps->opt->id) {
+    case OPT_SOURCE:
+        if (strcmp(v, "model") && strcmp(v, "structured"))
+            return cli_usage_error(VERB, "unknown --source '%s' (model or structured)", v);
+        a->structured = !strcmp(v, "structured");
+        return 0;
+    case OPT_HEADS:
+    case OPT_BLOCKS:
+        if (iv < 1 || iv > 4096)
+            return cli_usage_error(VERB, "bad --%s '%s'", ps->opt->name, v);
+        *(ps->opt->id == OPT_HEADS ? &a->sp.heads : &a->sp.blocks) = (int)iv;
+        return 0;
+    case OPT_STRUCT_RADIUS:
+    case OPT_STRUCT_STRIPES:
+    case OPT_STRUCT_CLUSTER: {
+        int hi = ps->opt->id == OPT_STRUCT_RADIUS    ? 64
+                 : ps->opt->id == OPT_STRUCT_CLUSTER ? 256
+                                                     : 65536;
+        if (iv < 0 || iv > hi)
+            return cli_usage_error(VERB, "bad --%s '%s' (0..%d)", ps->opt->name, v, hi);
+        *(ps->opt->id == OPT_STRUCT_RADIUS    ? &s->radius
+          : ps->opt->id == OPT_STRUCT_CLUSTER ? &s->cluster
+                                              : &s->stripes) = (int)iv;
+        return 0;
+    }
+    case OPT_STRUCT_DECAY:
+        return struct_f64(ps->opt->name, v, 0, 1e6, &s->decay);
+    case OPT_STRUCT_STRIPE_KEEP:
+        return struct_f64(ps->opt->name, v, 0, 1, &s->stripe_keep);
+    case OPT_STRUCT_DENSITY:
+        return struct_f64(ps->opt->name, v, 0, 1, &s->density);
+    case OPT_STRUCT_SPREAD:
+        return struct_f64(ps->opt->name, v, 0, 2, &s->spread);
+    case OPT_STRUCT_ROW_SIGMA:
+        return struct_f64(ps->opt->name, v, 0, 4, &s->row_sigma);
+    case OPT_STRUCT_JACCARD:
+        return struct_f64(ps->opt->name, v, 0, 1, &s->jaccard);
+    default:
+        return -1;
+    }
+}
+
 /* The CTR and ST options that take a value; 0, the exit status of a usage error, or -1
  * when id is none of them. */
 static int parse_method_value(struct disc_args *a, int id, const char *v)
@@ -288,6 +387,7 @@ static int parse_run_option(struct disc_args *a, const struct cli_parser *ps)
     struct disc_params *p = &a->p;
     const char *v = ps->arg;
     int64_t iv;
+    int st;
     switch (ps->opt->id) {
     case CLI_ID_QUIET:
         a->quiet = true;
@@ -330,8 +430,45 @@ static int parse_run_option(struct disc_args *a, const struct cli_parser *ps)
         a->zstd_level = (int)iv;
         return 0;
     default:
-        return parse_method_value(a, ps->opt->id, v);
+        st = parse_struct_value(a, ps);
+        return st >= 0 ? st : parse_method_value(a, ps->opt->id, v);
     }
+}
+
+/* The options that go with the source: --source structured takes the shape, seed, CTR
+ * target, refresh and keep options and its own; the DiT run takes none of those. 0 or the
+ * exit status of a usage error. */
+static int check_source(struct disc_args *a)
+{
+    static const int model_only[] = {
+        OPT_SAMPLER, OPT_CFG,      OPT_WEIGHTS,      OPT_TEXT,          OPT_NULL_TEXT,
+        OPT_CTR_TAU, OPT_ST_ALPHA, OPT_ST_THETA,     OPT_ST_TARGET,     OPT_ST_OFF,
+        OPT_PNG,     OPT_CLASS,    OPT_SAVE_WEIGHTS, OPT_COMPARE_DENSE, OPT_NO_COMPARE_DENSE};
+    const struct cli_opt *o;
+    for (o = opts; o->id; o++) {
+        bool given = o->id < 64 && (a->given >> o->id) & 1u;
+        bool struct_opt = o->id >= OPT_HEADS && o->id <= OPT_STRUCT_JACCARD;
+        bool model_opt = false;
+        for (size_t i = 0; i < sizeof model_only / sizeof model_only[0]; i++)
+            model_opt |= o->id == model_only[i];
+        if (given && a->structured && model_opt)
+            return cli_usage_error(VERB, "--%s does not apply to --source structured", o->name);
+        if (given && !a->structured && struct_opt)
+            return cli_usage_error(VERB, "--%s needs --source structured", o->name);
+    }
+    if (!a->structured)
+        return 0;
+    struct disc_struct_params *sp = &a->sp;
+    snprintf(sp->model, sizeof sp->model, "%s", a->p.model);
+    sp->image_size = a->p.image_size;
+    sp->steps = a->p.steps;
+    sp->seed = a->p.seed;
+    sp->ctr_on = a->p.ctr != DISC_CTR_OFF;
+    snprintf(sp->ctr_target, sizeof sp->ctr_target, "%s", a->p.ctr_target);
+    sp->st_refresh = a->p.st_refresh;
+    snprintf(sp->keep_masks, sizeof sp->keep_masks, "%s", a->p.keep_masks);
+    sp->threads = a->p.threads;
+    return 0;
 }
 
 /* The options into a (a->p holds the defaults); 0 to run, -1 when the help was printed
@@ -346,6 +483,8 @@ static int parse_args(int argc, char **argv, struct disc_args *a)
             return id == CLI_HELP ? -1 : cli_next_exit(id);
         if (id == CLI_POSITIONAL)
             return cli_usage_error(VERB, "unknown option '%s'", ps.arg);
+        if (ps.opt->id > 0 && ps.opt->id < 64)
+            a->given |= 1ull << ps.opt->id;
         int st = parse_run_option(a, &ps);
         if (st)
             return st;
@@ -358,7 +497,8 @@ static int parse_args(int argc, char **argv, struct disc_args *a)
         return cli_usage_error(VERB,
                                "give at most one of --st-alpha, --st-theta, --st-target, --st-off");
     a->p.save_weights = a->save_weights;
-    return check_inputs(&a->p, a->out);
+    int st = check_source(a);
+    return st ? st : check_inputs(&a->p, a->out);
 }
 
 /* The RMS of the final latent (the dense run's when there is one). */
@@ -441,9 +581,13 @@ int cmd_capture_disc(int argc, char **argv)
 {
     struct disc_args a = {0};
     disc_params_default(&a.p);
+    disc_struct_params_default(&a.sp);
     int st = parse_args(argc, argv, &a);
     if (st)
         return st < 0 ? 0 : st; /* -1: the help */
+    if (a.structured)
+        return cmd_capture_disc_structured(&a.sp, a.out, a.zstd_level, a.p.mem_limit_bytes, a.quiet,
+                                           a.json);
     const struct disc_params p = a.p;
     bool quiet = a.quiet;
     const struct capture_ops *ops = capture_registry_find("disc");
