@@ -22,7 +22,7 @@
 struct ss_row {
     char group[64], method[32], rho[24], cls[16];
     uint64_t sel, sink_hit, recent_hit, runs, tokens;
-    uint64_t bins[SS_BINS];
+    uint64_t bins[SS_BINS]; /* selected tokens in runs of each length bin */
 };
 
 struct selstruct {
@@ -257,7 +257,7 @@ static int add_structure(struct conflicts *c, const char *group, const Acceltrac
         size_t len = j - i, b = 0;
         while (b + 1 < SS_BINS && len > ((size_t)1 << b))
             b++;
-        r->bins[b]++;
+        r->bins[b] += len;
         r->runs++;
         i = j;
     }
@@ -274,7 +274,7 @@ int conflicts_select_add(struct conflicts *c, const char *group, const Acceltrac
 
 /* selection_structure.csv: per (group, method, rho, head class) the share of selections
  * holding every sink token and every one of the last 16 tokens, runs per selection, mean
- * run length and the share of runs per length bin. */
+ * run length and the share of the selected tokens that lie in runs of each length bin. */
 static int write_structure(struct conflicts *c, const char *dir)
 {
     if (!c->ss || !c->ss->n)
@@ -312,8 +312,9 @@ static int write_structure(struct conflicts *c, const char *dir)
         csv_f64_fixed(w, (double)r->recent_hit / sel, 6);
         csv_f64_fixed(w, (double)r->runs / sel, 3);
         csv_f64_fixed(w, (double)r->tokens / runs, 3);
+        double tok = r->tokens ? (double)r->tokens : 1;
         for (size_t k = 0; k < SS_BINS; k++)
-            csv_f64_fixed(w, (double)r->bins[k] / runs, 6);
+            csv_f64_fixed(w, (double)r->bins[k] / tok, 6);
         csv_end_row(w);
     }
     return conflicts_csv_close(c, w, dir, "selection_structure.csv");
