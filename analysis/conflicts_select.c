@@ -220,9 +220,13 @@ static int add_structure(struct conflicts *c, const char *group, const Acceltrac
     if (!c->ss && !(c->ss = mem_calloc(1, sizeof *c->ss)))
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     struct selstruct *ss = c->ss;
-    int rc = trace_salca_select_check(s, &c->err);
+    /* a malformed list of a method the PC analysis ignores is ignored here too; one of the
+     * analyzed method is the error the PC analysis reports (conflicts_add_select) */
+    bool other = c->o.method >= 0 && s->method != (uint32_t)c->o.method;
+    struct errmsg ign = {0}, *em = other ? &ign : &c->err;
+    int rc = trace_salca_select_check(s, em);
     if (rc < 0)
-        return rc;
+        return other ? 0 : rc;
     if (s->count > ss->idx_cap) {
         uint32_t *p = mem_realloc(ss->idx, (size_t)s->count * sizeof *p);
         if (!p)
@@ -231,8 +235,8 @@ static int add_structure(struct conflicts *c, const char *group, const Acceltrac
         ss->idx_cap = s->count;
     }
     size_t n = 0;
-    if ((rc = trace_salca_select_decode(s, ss->idx, &n, &c->err)) < 0)
-        return rc;
+    if ((rc = trace_salca_select_decode(s, ss->idx, &n, em)) < 0)
+        return other ? 0 : rc;
     const char *cls = "all";
     if (ss->head_class && ss->H && (size_t)s->l * ss->H + s->h < strlen(ss->head_class))
         cls = ss->head_class[(size_t)s->l * ss->H + s->h] == 'R' ? "retrieval" : "streaming";

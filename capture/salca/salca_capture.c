@@ -298,6 +298,12 @@ static json_t *calib_json(const struct salca_capture_params *p, const struct sal
     json_object_set_new(o, "search_tokens", json_integer(c->search_tokens));
     json_object_set_new(o, "c_needle", json_real(c->c_needle));
     json_object_set_new(o, "query_jitter", json_real(c->query_jitter));
+    struct salca_synth_params bk; /* the base keys' heavy structure (spec 3.3 defaults) */
+    salca_synth_params_default(&bk);
+    json_object_set_new(o, "base_heavy_pairs", json_integer(bk.heavy_pairs));
+    json_object_set_new(o, "base_gain_median", json_real(bk.gain_median));
+    json_object_set_new(o, "base_gain_sigma", json_real(bk.gain_sigma));
+    json_object_set_new(o, "base_heavy_mean", json_real(bk.heavy_mean));
     json_t *ml = json_array(), *mh = json_array(), *boost = json_object();
     for (uint32_t l = 0; l < L; l++)
         json_array_append_new(ml, json_integer(salca_calib_model_layer(l, L)));
@@ -751,7 +757,7 @@ static void header_lists(struct salca_capture *x, Acceltrace__SalcaHeader *sh)
     }
     sh->n_methods = nm;
     sh->methods = hs->mip;
-    if (!x->mdl) {
+    if (!x->mdl && !p->calibrated) {
         const struct salca_synth_params *s = &p->synth;
         Acceltrace__SalcaSynthParams *sy = &hs->sy;
         acceltrace__salca_synth_params__init(sy);
