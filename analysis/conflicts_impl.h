@@ -101,7 +101,8 @@ struct conflicts {
     size_t over_bins;                 /* one past the last non-empty bin */
     uint64_t over_n, over_above;
     double over_sum;
-    struct tim *tim; /* timing mode state (opts.timing), else NULL */
+    struct tim *tim;      /* timing mode state (opts.timing), else NULL */
+    struct selstruct *ss; /* selection structure per head class (conflicts_select.c) */
 };
 
 /* ---- shared by the files (conflicts_pc_out.c) ---- */
@@ -124,6 +125,8 @@ int conflicts_select_add(struct conflicts *c, const char *group, const Acceltrac
 int conflicts_write_quality(struct conflicts *c, const char *dir);
 /* Their two plots. */
 int conflicts_write_quality_plots(struct conflicts *c, const char *dir, bool *rendered);
+/* Frees the selection-structure state (conflicts_free). */
+void conflicts_select_release(struct conflicts *c);
 /* overshoot.csv and its plot (with Salca selections). */
 int conflicts_write_overshoot(struct conflicts *c, const char *dir, bool *rendered);
 

@@ -105,6 +105,7 @@ void conflicts_free(struct conflicts *c)
         return;
     for (int m = 0; m < 3; m++)
         mem_free(c->conf[m]);
+    conflicts_select_release(c);
     mem_free(c->layers);
     mem_free(c->pc);
     mem_free(c->pc2);

@@ -1,8 +1,10 @@
 /*
  * conflicts_select: selection quality (recall and output cosine vs retention, spec section
- * 12 plot 4) and Salca's set overshoot (plot 8) of the conflicts analyzer, with their
- * tables and plots. Shared state: conflicts_impl.h.
+ * 12 plot 4), Salca's set overshoot (plot 8) and the structure of the selected sets per head
+ * class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
+ * conflicts analyzer, with their tables and plots. Shared state: conflicts_impl.h.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +14,76 @@
 #include "common/mem.h"
 #include "traces/trace_salca.h"
 
+/* Run-length bins of selection_structure.csv: 1, 2, 3-4, ..., 257+ tokens. */
+#define SS_BINS 10
+#define SS_RECENT 16 /* the recent-token test: all of the last 16 positions selected */
+
+/* Structure of the selections of one (group, method, rho, head class). */
+struct ss_row {
+    char group[64], method[32], rho[24], cls[16];
+    uint64_t sel, sink_hit, recent_hit, runs, tokens;
+    uint64_t bins[SS_BINS]; /* selected tokens in runs of each length bin */
+};
+
+struct selstruct {
+    struct ss_row *row;
+    size_t n, cap;
+    char *head_class; /* of the current trace: 'R'/'S' per (l, h) row-major, or NULL */
+    uint32_t H;       /* heads per layer of the current trace */
+    uint32_t sinks;   /* sink tokens of the current trace's source (4 without one) */
+    uint32_t *idx;
+    size_t idx_cap;
+};
+
+void conflicts_select_release(struct conflicts *c)
+{
+    if (!c->ss)
+        return;
+    mem_free(c->ss->row);
+    mem_free(c->ss->head_class);
+    mem_free(c->ss->idx);
+    mem_free(c->ss);
+    c->ss = NULL;
+}
+
+/* The head classes and the sink count of a trace, from its params_json (the calibrated
+ * source's "calibrated" object, else the synthetic source's sink_tokens). */
+static int ss_begin(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
+{
+    if (!c->ss && !(c->ss = mem_calloc(1, sizeof *c->ss)))
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    struct selstruct *ss = c->ss;
+    mem_free(ss->head_class);
+    ss->head_class = NULL;
+    ss->sinks = 4;
+    ss->H = hdr && hdr->salca ? hdr->salca->n_heads : 0;
+    if (!hdr || !hdr->params_json || !hdr->params_json[0])
+        return 0;
+    json_t *o = json_loads(hdr->params_json, 0, NULL);
+    if (!o)
+        return 0; /* the header's own checks report bad JSON; the classes are optional */
+    json_t *cal = json_object_get(o, "calibrated"), *syn = json_object_get(o, "synthetic");
+    json_t *sk = json_object_get(cal ? cal : syn, "sink_tokens");
+    if (json_is_integer(sk) && json_integer_value(sk) >= 0 && json_integer_value(sk) < 65536)
+        ss->sinks = (uint32_t)json_integer_value(sk);
+    const char *hc = json_string_value(json_object_get(cal, "head_class"));
+    if (hc && ss->H && hdr->salca && strlen(hc) == (size_t)ss->H * hdr->salca->n_layers) {
+        size_t n = strlen(hc) + 1;
+        if (!(ss->head_class = mem_alloc(n))) {
+            json_decref(o);
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        }
+        memcpy(ss->head_class, hc, n);
+    }
+    json_decref(o);
+    return 0;
+}
+
 int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
 {
+    int src = ss_begin(c, hdr);
+    if (src < 0)
+        return src;
     for (size_t i = 0; i < 64; i++) {
         const char *std = trace_salca_method_name((uint32_t)i);
         if (std)
@@ -116,10 +186,142 @@ static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
     return 0;
 }
 
+/* The row of (group, method, rho, class), created on first use; NULL when out of memory. */
+static struct ss_row *ss_row_of(struct conflicts *c, const char *group, const char *method,
+                                const char *cls)
+{
+    struct selstruct *ss = c->ss;
+    for (size_t i = 0; i < ss->n; i++) {
+        struct ss_row *r = &ss->row[i];
+        if (!strncmp(r->group, group, sizeof r->group - 1) && !strcmp(r->method, method) &&
+            !strcmp(r->rho, c->rho) && !strcmp(r->cls, cls))
+            return r;
+    }
+    if (ss->n == ss->cap) {
+        size_t cap = ss->cap ? 2 * ss->cap : 16;
+        struct ss_row *p = mem_realloc(ss->row, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        ss->row = p;
+        ss->cap = cap;
+    }
+    struct ss_row *r = &ss->row[ss->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->group, sizeof r->group, "%s", group);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->rho, sizeof r->rho, "%s", c->rho);
+    snprintf(r->cls, sizeof r->cls, "%s", cls);
+    return r;
+}
+
+/* Sink and recent-16 hits and the run lengths of one selection, by head class. */
+static int add_structure(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
+{
+    if (!c->ss && !(c->ss = mem_calloc(1, sizeof *c->ss)))
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    struct selstruct *ss = c->ss;
+    /* a malformed list of a method the PC analysis ignores is ignored here too; one of the
+     * analyzed method is the error the PC analysis reports (conflicts_add_select) */
+    bool other = c->o.method >= 0 && s->method != (uint32_t)c->o.method;
+    struct errmsg ign = {0}, *em = other ? &ign : &c->err;
+    int rc = trace_salca_select_check(s, em);
+    if (rc < 0)
+        return other ? 0 : rc;
+    if (s->count > ss->idx_cap) {
+        uint32_t *p = mem_realloc(ss->idx, (size_t)s->count * sizeof *p);
+        if (!p)
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        ss->idx = p;
+        ss->idx_cap = s->count;
+    }
+    size_t n = 0;
+    if ((rc = trace_salca_select_decode(s, ss->idx, &n, em)) < 0)
+        return other ? 0 : rc;
+    const char *cls = "all";
+    if (ss->head_class && ss->H && (size_t)s->l * ss->H + s->h < strlen(ss->head_class))
+        cls = ss->head_class[(size_t)s->l * ss->H + s->h] == 'R' ? "retrieval" : "streaming";
+    char method[32];
+    snprintf(method, sizeof method, "%s", s->method < 64 ? c->method_names[s->method] : "method_x");
+    struct ss_row *r = ss_row_of(c, group && *group ? group : "all", method, cls);
+    if (!r)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    const uint32_t *idx = ss->idx;
+    uint32_t sinks = ss->sinks < s->n_ctx ? ss->sinks : s->n_ctx;
+    uint32_t rec = s->n_ctx < SS_RECENT ? s->n_ctx : SS_RECENT;
+    /* idx ascends (trace_salca_select_decode): the first `sinks` entries are 0..sinks-1
+     * when every sink is selected, the last `rec` are n_ctx-rec..n_ctx-1 likewise */
+    r->sink_hit += n >= sinks && (sinks == 0 || idx[sinks - 1] == sinks - 1);
+    r->recent_hit += n >= rec && (rec == 0 || idx[n - rec] == s->n_ctx - rec);
+    r->sel++;
+    r->tokens += n;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && idx[j] == idx[j - 1] + 1)
+            j++;
+        size_t len = j - i, b = 0;
+        while (b + 1 < SS_BINS && len > ((size_t)1 << b))
+            b++;
+        r->bins[b] += len;
+        r->runs++;
+        i = j;
+    }
+    return 0;
+}
+
 int conflicts_select_add(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
 {
     int rc = add_quality(c, group, s);
+    if (rc >= 0)
+        rc = add_structure(c, group, s);
     return rc < 0 ? rc : add_overshoot(c, s);
+}
+
+/* selection_structure.csv: per (group, method, rho, head class) the share of selections
+ * holding every sink token and every one of the last 16 tokens, runs per selection, mean
+ * run length and the share of the selected tokens that lie in runs of each length bin. */
+static int write_structure(struct conflicts *c, const char *dir)
+{
+    if (!c->ss || !c->ss->n)
+        return 0;
+    struct csv_writer *w;
+    int rc = conflicts_csv_open(c, dir, "selection_structure.csv", &w);
+    if (rc < 0)
+        return rc;
+    static const char *const cols[] = {"group",
+                                       "method",
+                                       "rho",
+                                       "head_class",
+                                       "selections",
+                                       "sink_hit_rate",
+                                       "recent16_hit_rate",
+                                       "runs_per_selection",
+                                       "mean_run_len"};
+    static const char *const bins[SS_BINS] = {"rl_1",       "rl_2",     "rl_3_4",   "rl_5_8",
+                                              "rl_9_16",    "rl_17_32", "rl_33_64", "rl_65_128",
+                                              "rl_129_256", "rl_257_up"};
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        csv_str(w, cols[k]);
+    for (size_t k = 0; k < SS_BINS; k++)
+        csv_str(w, bins[k]);
+    csv_end_row(w);
+    for (size_t i = 0; i < c->ss->n; i++) {
+        const struct ss_row *r = &c->ss->row[i];
+        double sel = r->sel ? (double)r->sel : 1, runs = r->runs ? (double)r->runs : 1;
+        csv_str(w, r->group);
+        csv_str(w, r->method);
+        csv_str(w, r->rho);
+        csv_str(w, r->cls);
+        csv_u64(w, r->sel);
+        csv_f64_fixed(w, (double)r->sink_hit / sel, 6);
+        csv_f64_fixed(w, (double)r->recent_hit / sel, 6);
+        csv_f64_fixed(w, (double)r->runs / sel, 3);
+        csv_f64_fixed(w, (double)r->tokens / runs, 3);
+        double tok = r->tokens ? (double)r->tokens : 1;
+        for (size_t k = 0; k < SS_BINS; k++)
+            csv_f64_fixed(w, (double)r->bins[k] / tok, 6);
+        csv_end_row(w);
+    }
+    return conflicts_csv_close(c, w, dir, "selection_structure.csv");
 }
 
 void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o)
@@ -169,7 +371,10 @@ int conflicts_write_quality(struct conflicts *c, const char *dir)
     if (!c->n_qual)
         return 0;
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "recall_vs_retention.csv", &w);
+    int rc = write_structure(c, dir);
+    if (rc < 0)
+        return rc;
+    rc = conflicts_csv_open(c, dir, "recall_vs_retention.csv", &w);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"group",     "method",         "rho",

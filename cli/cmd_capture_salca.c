@@ -44,23 +44,27 @@ enum {
     OPT_MEM_LIMIT_GIB,
     OPT_U32 = 100, /* OPT_U32 + k: the k-th integer option of parse_args */
     OPT_SYN = 200, /* OPT_SYN + k: the k-th --syn-* option */
+    OPT_CAL = 300, /* OPT_CAL + k: the k-th --cal-* option */
 };
 
 /* clang-format off */
 #define U32(k, n, mv, h) {OPT_U32 + (k), n, 0, CLI_ARG_STRING, mv, h, 0}
 #define SYN(k, n, h) {OPT_SYN + (k), n, 0, CLI_ARG_STRING, "X", h, 0}
+#define CAL(k, n, h) {OPT_CAL + (k), n, 0, CLI_ARG_STRING, "X", h, 0}
 static const struct cli_opt opts[] = {
-    {OPT_SOURCE, "source", 0, CLI_ARG_STRING, "synthetic|model", "Q/K/V source (synthetic)", 0},
+    {OPT_SOURCE, "source", 0, CLI_ARG_STRING, "calibrated|synthetic|model",
+     "Q/K/V source (calibrated: Llama-3.1-8B's per-head\nstructure, docs/models.md 'Calibrated "
+     "Salca source')", 0},
     {OPT_CHECKPOINT, "checkpoint", 0, CLI_ARG_STRING, "DIR",
      "Hugging Face Llama checkpoint (config.json +\nsafetensors); without it --source model "
      "uses the seeded\ntiny model", 0},
     {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N",
      "seed of task, synthetic source and tiny weights (1)",
      0},
-    U32(4, "layers", "N", "synthetic layers (4)"),
-    U32(5, "heads", "N", "synthetic query heads (4)"),
-    U32(6, "kv-heads", "N", "synthetic K/V heads (2)"),
-    U32(7, "head-dim", "N", "synthetic head dimension (128)"),
+    U32(4, "layers", "N", "layers (4; calibrated: spread over the model's 32)"),
+    U32(5, "heads", "N", "query heads (4; calibrated: <= 4 per K/V head)"),
+    U32(6, "kv-heads", "N", "K/V heads (2; calibrated: <= 8)"),
+    U32(7, "head-dim", "N", "head dimension of the synthetic sources (128)"),
     U32(8, "tiny-outlier-pairs", "N", "planted k_proj outlier pairs of the tiny model (4)"),
     {OPT_TINY_OUTLIER_GAIN, "tiny-outlier-gain", 0, CLI_ARG_STRING, "X",
      "gain of the planted outliers (8)", 0},
@@ -80,6 +84,17 @@ static const struct cli_opt opts[] = {
     SYN(12, "syn-c-needle", "synthetic: c_needle (24)"),
     SYN(13, "syn-early-layer-scale", "synthetic: early-layer scale lambda (0.3)"),
     SYN(14, "syn-early-layers", "synthetic: early layers (2)"),
+    CAL(0, "cal-retrieval-frac", "calibrated parameter (docs/models.md, 'Calibrated Salca\n"
+        "source'): share of KV heads that are retrieval heads (0.5)"),
+    CAL(1, "cal-logit-std", "calibrated: background logit std sigma (1)"),
+    CAL(2, "cal-sink-tokens", "calibrated: sink tokens (4)"),
+    CAL(3, "cal-c-sink", "calibrated: sink boost (10)"),
+    CAL(4, "cal-local-tokens", "calibrated: local band of every head (100)"),
+    CAL(5, "cal-c-local", "calibrated: local boost (10)"),
+    CAL(6, "cal-stream-window", "calibrated: streaming heads' recent window (256)"),
+    CAL(7, "cal-search-tokens", "calibrated: prompt length of the budgets (30000)"),
+    CAL(8, "cal-c-needle", "calibrated: needle relevance (8)"),
+    CAL(9, "cal-query-jitter", "calibrated: query jitter zeta (0.2)"),
     {OPT_TASK, "task", 0, CLI_ARG_STRING, "NAME", "LongBench task or family (narrativeqa)", 0},
     {OPT_LIST_TASKS, "list-tasks", 0, CLI_ARG_NONE, NULL, "print the tasks and exit", 0},
     U32(0, "sample", "N", "sample index (0)"),
@@ -132,6 +147,7 @@ static const struct cli_opt opts[] = {
 };
 #undef U32
 #undef SYN
+#undef CAL
 /* clang-format on */
 
 const struct cli_spec cmd_capture_salca_spec = {
@@ -180,12 +196,10 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
     } else if (id == OPT_CSV) {
         p->csv_path = v;
     } else if (id == OPT_SOURCE) {
-        if (!strcmp(v, "model"))
-            p->model = true;
-        else if (!strcmp(v, "synthetic"))
-            p->model = false;
-        else
-            return cli_usage_error(VERB, "unknown source '%s' (model or synthetic)", v);
+        p->model = !strcmp(v, "model");
+        p->calibrated = !strcmp(v, "calibrated");
+        if (!p->model && !p->calibrated && strcmp(v, "synthetic"))
+            return cli_usage_error(VERB, "unknown source '%s' (calibrated, synthetic or model)", v);
     } else if (id == OPT_CHECKPOINT) {
         p->checkpoint = v;
     } else if (id == OPT_SEED) {
@@ -268,6 +282,8 @@ static int check_args(const struct salca_capture_params *p, const char *out)
         return cli_usage_error(VERB, "pool width %u must be odd", p->sel.pool);
     if (p->checkpoint && !p->model)
         return cli_usage_error(VERB, "--checkpoint needs --source model");
+    if (p->calibrated && (p->head_dim ? p->head_dim : 128) < 16)
+        return cli_usage_error(VERB, "the calibrated source needs a head dim of 16 or more");
     { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
         struct errmsg ce = {0};
         const char *ins[1] = {p->checkpoint};
@@ -347,19 +363,50 @@ static int parse_number_option(struct salca_capture_params *p, int id, const cha
         *u32opts[k].dst = (uint32_t)x;
         return 0;
     }
-    k = id - OPT_SYN;
-    if (k < 0 || k >= (int)(sizeof syn / sizeof syn[0]))
+    struct salca_calib_params *c = &p->calib;
+    struct synopt cal[] = {
+        {"cal-retrieval-frac", &c->retrieval_frac, NULL},
+        {"cal-logit-std", &c->logit_std, NULL},
+        {"cal-sink-tokens", NULL, &c->sink_tokens},
+        {"cal-c-sink", &c->c_sink, NULL},
+        {"cal-local-tokens", NULL, &c->local_tokens},
+        {"cal-c-local", &c->c_local, NULL},
+        {"cal-stream-window", NULL, &c->stream_window},
+        {"cal-search-tokens", NULL, &c->search_tokens},
+        {"cal-c-needle", &c->c_needle, NULL},
+        {"cal-query-jitter", &c->query_jitter, NULL},
+    };
+    struct synopt *tab = syn;
+    k = id - OPT_CAL;
+    if (k >= 0 && k < (int)(sizeof cal / sizeof cal[0])) {
+        if (k == 0 || k == 7) { /* a share in [0, 1]; a positive length */
+            double x;
+            uint64_t u;
+            if (k == 0 && (!cli_parse_f64(v, &x) || !(x >= 0) || x > 1))
+                return cli_usage_error(VERB, "option '--%s' needs a number in [0, 1]", name);
+            if (k == 7 && (!cli_parse_u64(v, &u) || u == 0 || u > (1u << 24)))
+                return cli_usage_error(VERB, "option '--%s' needs an integer in [1, 16777216]",
+                                       name);
+            if (k == 0)
+                c->retrieval_frac = x;
+            else
+                c->search_tokens = (uint32_t)u;
+            return 0;
+        }
+        tab = cal;
+    } else if ((k = id - OPT_SYN) < 0 || k >= (int)(sizeof syn / sizeof syn[0])) {
         return -1;
-    if (syn[k].dval) {
+    }
+    if (tab[k].dval) {
         double x;
         if (!cli_parse_f64(v, &x) || !(x >= 0) || x > 1e6)
             return cli_usage_error(VERB, "option '--%s' needs a number >= 0", name);
-        *syn[k].dval = x;
+        *tab[k].dval = x;
     } else {
         uint64_t x;
         if (!cli_parse_u64(v, &x) || x > 1000000)
             return cli_usage_error(VERB, "option '--%s' needs an integer >= 0", name);
-        *syn[k].uval = (uint32_t)x;
+        *tab[k].uval = (uint32_t)x;
     }
     return 0;
 }
@@ -407,6 +454,14 @@ static int parse_args(int argc, char **argv, struct salca_args *a)
     return check_args(p, a->out);
 }
 
+/* The source as the summary names it. */
+static const char *source_name(const struct salca_capture_params *p)
+{
+    if (p->model)
+        return p->checkpoint ? p->checkpoint : "model tiny";
+    return p->calibrated ? "calibrated" : "synthetic";
+}
+
 /* The --json document: the trace, the run and the figures of each method run. */
 static json_t *summary_json(const struct salca_args *a, const struct salca_capture_result *res)
 {
@@ -431,8 +486,7 @@ static json_t *summary_json(const struct salca_args *a, const struct salca_captu
         json_array_append_new(methods, j);
     }
     return json_pack("{s:s,s:o,s:s,s:s,s:i,s:I,s:i,s:i,s:i,s:i,s:i,s:I,s:f,s:o}", "workload",
-                     "salca", "trace", cli_json_trace_file(a->out), "source",
-                     p->model ? (p->checkpoint ? p->checkpoint : "model tiny") : "synthetic",
+                     "salca", "trace", cli_json_trace_file(a->out), "source", source_name(p),
                      "task", p->task, "n0", (int)res->n0, "n_raw", (json_int_t)res->n_raw, "steps",
                      (int)res->steps, "layers", (int)res->L, "heads", (int)res->H, "kv_heads",
                      (int)res->G, "head_dim", (int)res->d, "selections", (json_int_t)res->selects,
@@ -446,6 +500,7 @@ int cmd_capture_salca(int argc, char **argv)
     if (!a)
         return cli_fail(ERR_NOMEM, "out of memory");
     salca_capture_params_default(&a->p);
+    a->p.calibrated = true; /* the command's default source (docs/models.md) */
     a->p.threads = threads_default();
     int st = parse_args(argc, argv, a);
     if (st) {
@@ -481,9 +536,8 @@ int cmd_capture_salca(int argc, char **argv)
     }
     printf("salca capture: %s, task %s, n0 %u (n_raw %llu), %u steps, L %u H %u G %u d %u, "
            "%llu selections, %.1f s\n",
-           p->model ? (p->checkpoint ? p->checkpoint : "model tiny") : "synthetic", p->task,
-           res->n0, (unsigned long long)res->n_raw, res->steps, res->L, res->H, res->G, res->d,
-           (unsigned long long)res->selects, res->wall_seconds);
+           source_name(p), p->task, res->n0, (unsigned long long)res->n_raw, res->steps, res->L,
+           res->H, res->G, res->d, (unsigned long long)res->selects, res->wall_seconds);
     fputs(res->table, stdout);
     /* model source: the substituted runs' logits against the dense run's (spec A20) */
     for (int m = 0; m < SALCA_NSLOT; m++)

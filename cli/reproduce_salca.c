@@ -236,7 +236,8 @@ int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct er
     char path[4096], cmd[600];
     snprintf(path, sizeof path, "%s/salca.atr", o->work);
     snprintf(cmd, sizeof cmd,
-             "acceltrace capture salca --layers %u --heads %u --kv-heads %u --steps %u "
+             "acceltrace capture salca --source synthetic --layers %u --heads %u --kv-heads %u "
+             "--steps %u "
              "--methods salca -o s.atr && acceltrace model salca --trace s.atr",
              g.layers, g.heads, g.kv_heads, g.steps);
     struct salca_capture_params p;

@@ -118,6 +118,7 @@ void salca_capture_params_default(struct salca_capture_params *p)
     p->threads = 1;
     p->mem_limit_bytes = 8ull << 30;
     salca_synth_params_default(&p->synth);
+    salca_calib_params_default(&p->calib);
     p->tiny_outlier_pairs = 4;
     p->tiny_outlier_gain = 8.0;
     p->quest_page = 16;
@@ -278,12 +279,66 @@ static void stats(double *v, uint64_t n, double *mean, double *median, double *p
     *p5 = v[(uint64_t)floor(0.05 * (double)(n - 1))];
 }
 
+/* The calibrated source's parameters and its per-head map (head_class: 'R' retrieval or
+ * 'S' streaming per capture (l, h), row-major; head_pattern: the MInference budget code). */
+static json_t *calib_json(const struct salca_capture_params *p, const struct salca_source *src,
+                          uint32_t L, uint32_t H, uint32_t G)
+{
+    const struct salca_calib_params *c = &p->calib;
+    json_t *o = json_object();
+    json_object_set_new(o, "model", json_string("Llama-3.1-8B-Instruct"));
+    json_object_set_new(o, "data", json_string(salca_calib_sources));
+    json_object_set_new(o, "retrieval_frac", json_real(c->retrieval_frac));
+    json_object_set_new(o, "logit_std", json_real(c->logit_std));
+    json_object_set_new(o, "sink_tokens", json_integer(c->sink_tokens));
+    json_object_set_new(o, "c_sink", json_real(c->c_sink));
+    json_object_set_new(o, "local_tokens", json_integer(c->local_tokens));
+    json_object_set_new(o, "c_local", json_real(c->c_local));
+    json_object_set_new(o, "stream_window", json_integer(c->stream_window));
+    json_object_set_new(o, "search_tokens", json_integer(c->search_tokens));
+    json_object_set_new(o, "c_needle", json_real(c->c_needle));
+    json_object_set_new(o, "query_jitter", json_real(c->query_jitter));
+    struct salca_synth_params bk; /* the base keys' heavy structure (spec 3.3 defaults) */
+    salca_synth_params_default(&bk);
+    json_object_set_new(o, "base_heavy_pairs", json_integer(bk.heavy_pairs));
+    json_object_set_new(o, "base_gain_median", json_real(bk.gain_median));
+    json_object_set_new(o, "base_gain_sigma", json_real(bk.gain_sigma));
+    json_object_set_new(o, "base_heavy_mean", json_real(bk.heavy_mean));
+    json_t *ml = json_array(), *mh = json_array(), *boost = json_object();
+    for (uint32_t l = 0; l < L; l++)
+        json_array_append_new(ml, json_integer(salca_calib_model_layer(l, L)));
+    for (uint32_t h = 0; h < H; h++)
+        json_array_append_new(mh, json_integer(salca_calib_model_q(h, H, G)));
+    json_object_set_new(o, "model_layers", ml);
+    json_object_set_new(o, "model_q_heads", mh);
+    char *cls = mem_alloc((size_t)L * H + 1), *pat = mem_alloc((size_t)L * H + 1);
+    for (uint32_t i = 0; cls && pat && i < L * H; i++) {
+        cls[i] = salca_source_head_retrieval(src, i / H, i % H, &pat[i]) ? 'R' : 'S';
+        char key[2] = {pat[i], 0};
+        const struct salca_calib_pattern *pt = salca_calib_pattern(
+            salca_calib_model_layer(i / H, L), salca_calib_model_q(i % H, H, G));
+        json_object_set_new(boost, key, json_real(salca_calib_boost(pt, c)));
+    }
+    if (cls && pat) {
+        cls[L * H] = pat[L * H] = 0;
+        json_object_set_new(o, "head_class", json_string(cls));
+        json_object_set_new(o, "head_pattern", json_string(pat));
+    }
+    json_object_set_new(o, "pattern_boost", boost);
+    mem_free(cls);
+    mem_free(pat);
+    return o;
+}
+
 static char *params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                         uint32_t N)
+                         uint32_t N, json_t *cal)
 {
     json_t *o = json_object();
     const struct salca_synth_params *s = &p->synth;
-    json_object_set_new(o, "source", json_string(p->model ? "model" : "synthetic"));
+    json_object_set_new(o, "source",
+                        json_string(p->model        ? "model"
+                                    : p->calibrated ? "calibrated"
+                                                    : "synthetic"));
     json_object_set_new(o, "checkpoint", json_string(p->checkpoint ? p->checkpoint : ""));
     json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
     json_object_set_new(o, "task", json_string(t->info->name));
@@ -324,6 +379,8 @@ static char *params_json(const struct salca_capture_params *p, const struct salc
     json_object_set_new(sy, "early_layer_scale", json_real(s->early_layer_scale));
     json_object_set_new(sy, "early_layers", json_integer(s->early_layers));
     json_object_set_new(o, "synthetic", sy);
+    if (cal)
+        json_object_set_new(o, "calibrated", cal);
     char *txt = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(o);
     return txt;
@@ -522,7 +579,7 @@ static int open_source(struct salca_capture *x, struct errmsg *e)
     tp.max_len = p->max_len;
     tp.max_new = p->max_new;
     tp.vocab = model ? model->cfg.V : 4096;
-    tp.c_needle = p->synth.c_needle;
+    tp.c_needle = p->calibrated && !model ? p->calib.c_needle : p->synth.c_needle;
     rc = salca_task_generate(x->ti, &tp, &x->task, e);
     if (rc) {
         nn_llama_free(model);
@@ -532,6 +589,13 @@ static int open_source(struct salca_capture *x, struct errmsg *e)
     x->c.N = p->steps >= 0 ? (uint32_t)p->steps : x->task.n_steps;
     if (model) {
         rc = salca_source_open_model(&x->src, model, &x->task, e); /* owns model, even failed */
+    } else if (p->calibrated) {
+        struct nn_llama_config tiny;
+        nn_llama_config_tiny(&tiny);
+        rc = salca_source_open_calib(&x->src, &p->calib, p->layers ? p->layers : tiny.L,
+                                     p->heads ? p->heads : tiny.H,
+                                     p->kv_heads ? p->kv_heads : tiny.G,
+                                     p->head_dim ? p->head_dim : tiny.d, p->seed, &x->task, e);
     } else {
         struct nn_llama_config tiny;
         nn_llama_config_tiny(&tiny);
@@ -666,7 +730,9 @@ static int salca_prepare(void *inst, struct errmsg *e)
                 salca_heavy_select(c->kv[i].chan_sum, c->d, c->var[v].r,
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
-    x->pj = params_json(p, &x->task, c->N);
+    x->pj =
+        params_json(p, &x->task, c->N,
+                    p->calibrated && !p->model ? calib_json(p, x->src, c->L, c->H, c->G) : NULL);
     x->mj = model_json(p, c->L, c->H, c->G, c->d, x->mdl);
     if (!x->pj || !x->mj)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -691,7 +757,7 @@ static void header_lists(struct salca_capture *x, Acceltrace__SalcaHeader *sh)
     }
     sh->n_methods = nm;
     sh->methods = hs->mip;
-    if (!x->mdl) {
+    if (!x->mdl && !p->calibrated) {
         const struct salca_synth_params *s = &p->synth;
         Acceltrace__SalcaSynthParams *sy = &hs->sy;
         acceltrace__salca_synth_params__init(sy);
@@ -730,7 +796,18 @@ static void salca_provenance(struct salca_capture *x, Acceltrace__TraceHeader *h
     const struct salca_capture_params *p = &x->p;
     char *d = x->hs.src_detail;
     size_t n = sizeof x->hs.src_detail;
-    if (!p->model) {
+    if (!p->model && p->calibrated) {
+        const struct salca_calib_params *cp = &p->calib;
+        hdr->source = "synthetic-calibrated";
+        snprintf(d, n,
+                 "calibrated Q/K/V source (capture/salca/salca_calibrated): Llama-3.1-8B-Instruct "
+                 "per-head structure, retrieval_frac %g, sinks %u (c %g), local %u (c %g), "
+                 "stream window %u, logit std %g, c_needle %g, seed %llu, task %s; derived from "
+                 "%s",
+                 cp->retrieval_frac, cp->sink_tokens, cp->c_sink, cp->local_tokens, cp->c_local,
+                 cp->stream_window, cp->logit_std, cp->c_needle, (unsigned long long)p->seed,
+                 x->ti->name, salca_calib_sources);
+    } else if (!p->model) {
         hdr->source = "synthetic";
         snprintf(d, n, "synthetic Q/K/V source (capture/salca/salca_source), seed %llu, task %s",
                  (unsigned long long)p->seed, x->ti->name);
@@ -773,7 +850,7 @@ static int salca_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg 
     hdr->params_json = x->pj;
     hdr->model_json = x->mj;
     hdr->seed = p->seed;
-    sh->source = p->model ? "model" : "synthetic";
+    sh->source = p->model ? "model" : p->calibrated ? "calibrated" : "synthetic";
     sh->checkpoint = (char *)(p->checkpoint ? p->checkpoint : "");
     sh->tiny_seed = p->seed;
     sh->n_layers = c->L;

@@ -28,6 +28,7 @@
 
 struct salca_capture_params {
     bool model;             /* source: model (true) or synthetic */
+    bool calibrated;        /* with !model: the calibrated source (salca_calibrated.h) */
     const char *checkpoint; /* model checkpoint dir; NULL: built-in tiny */
     uint64_t seed;          /* task, synthetic source and tiny weights */
     const char *task;       /* task or family name */
@@ -47,15 +48,16 @@ struct salca_capture_params {
     int threads;              /* worker threads (>= 1) */
     uint64_t mem_limit_bytes; /* 8 GiB; 0: no limit (as capture_opts) */
     struct salca_synth_params synth;
-    uint32_t tiny_outlier_pairs; /* 4 */
-    double tiny_outlier_gain;    /* 8 */
-    uint32_t quest_page;         /* 16 */
-    uint32_t quest_dense_layers; /* Quest keeps every token in layers below this (0) */
-    int zstd_level;              /* 3 (salca_capture_run; else capture_opts) */
-    bool quiet;                  /* salca_capture_run; else capture_opts */
-    const char *command_line;    /* salca_capture_run: for the header (may be NULL) */
-    const char *utc_time;        /* salca_capture_run: for the header (NULL: "") */
-    const char *csv_path;        /* per-(sample, method, layer) aggregates; NULL: none */
+    struct salca_calib_params calib; /* the calibrated source's parameters */
+    uint32_t tiny_outlier_pairs;     /* 4 */
+    double tiny_outlier_gain;        /* 8 */
+    uint32_t quest_page;             /* 16 */
+    uint32_t quest_dense_layers;     /* Quest keeps every token in layers below this (0) */
+    int zstd_level;                  /* 3 (salca_capture_run; else capture_opts) */
+    bool quiet;                      /* salca_capture_run; else capture_opts */
+    const char *command_line;        /* salca_capture_run: for the header (may be NULL) */
+    const char *utc_time;            /* salca_capture_run: for the header (NULL: "") */
+    const char *csv_path;            /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
 /* Defaults of the spec and the issue: synthetic, narrativeqa, length 32768, 64 steps,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/salca/salca_calibrated.h"
 #include "capture/salca/salca_select.h"
 #include "common/mem.h"
 #include "common/rng.h"
@@ -46,6 +47,17 @@ struct syn_head {
     float aq;      /* query amplitude */
 };
 
+/* A query head of the calibrated source: its direction e (orthonormal to the other heads'
+ * of the group), amplitudes and the model head it stands for. */
+struct cal_head {
+    float e[256];
+    float aq;        /* query amplitude: the base keys give logits of std sigma along e */
+    float kappa;     /* key scale of the planted profile along e (sqrt(d) / aq) */
+    bool retrieval;  /* DuoAttention class of its KV head */
+    uint32_t ml, mh; /* model layer and query head */
+    const struct salca_calib_pattern *pt;
+};
+
 struct salca_source {
     bool model_src;
     uint32_t L, H, G, d;
@@ -55,6 +67,10 @@ struct salca_source {
     struct salca_synth_params p;
     struct syn_group *grp; /* (L*G) */
     struct syn_head *head; /* (L*H) */
+    /* calibrated (uses grp for the heavy channels of the base keys) */
+    bool calib;
+    struct salca_calib_params cp;
+    struct cal_head *ch; /* (L*H) */
     /* model */
     struct nn_llama *model;
     float *scratch; /* (n0 + N + 1) floats for dense attention */
@@ -242,6 +258,7 @@ void salca_source_free(struct salca_source *s)
         return;
     mem_free(s->grp);
     mem_free(s->head);
+    mem_free(s->ch);
     nn_llama_free(s->model);
     mem_free(s->scratch);
     mem_free(s->logits);
@@ -383,6 +400,238 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
     return 0;
 }
 
+/* Gram-Schmidt of v against the m unit vectors b[0..m); false when nothing is left. */
+static bool orth_unit(float *v, float (*b)[256], uint32_t m, uint32_t d)
+{
+    for (uint32_t a = 0; a < m; a++) {
+        double dot = salca_dot(v, b[a], d);
+        for (uint32_t j = 0; j < d; j++)
+            v[j] -= (float)dot * b[a][j];
+    }
+    double n2 = salca_dot(v, v, d);
+    if (!(n2 > 1e-12))
+        return false;
+    unit(v, d);
+    return true;
+}
+
+int salca_source_open_calib(struct salca_source **out, const struct salca_calib_params *p,
+                            uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
+                            const struct salca_task *task, struct errmsg *e)
+{
+    *out = NULL;
+    int rc = salca_calib_check_dims(L, H, G, e);
+    if (rc)
+        return rc;
+    /* the base keys keep the synthetic source's heavy RoPE pairs (spec 3.3 steps 1-4) */
+    struct salca_synth_params sp;
+    salca_synth_params_default(&sp);
+    sp.query_jitter = p->query_jitter;
+    struct salca_source *s;
+    if ((rc = salca_source_open_synth(&s, &sp, L, H, G, d, seed, task, e)))
+        return rc;
+    s->calib = true;
+    s->cp = *p;
+    s->ch = mem_calloc((size_t)L * H, sizeof *s->ch);
+    if (!s->ch) {
+        salca_source_free(s);
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the calibrated source");
+    }
+    uint32_t hpg = H / G;
+    for (uint32_t l = 0; l < L; l++)
+        for (uint32_t g = 0; g < G; g++) {
+            const struct syn_group *gr = &s->grp[l * G + g];
+            struct rng r;
+            rng_stream(&r, seed, "cal.dirs", l, g);
+            float basis[4][256];
+            uint32_t nb = 0;
+            /* e_h per head, gamma-weighted (the structure lives on the heavy channels, as
+             * the synthetic source's v_g) and orthonormal in the group */
+            for (uint32_t k = 0; k < hpg; k++) {
+                do
+                    gamma_dir(&r, gr->gamma, d, basis[nb]);
+                while (!orth_unit(basis[nb], basis, nb, d));
+                nb++;
+            }
+            for (uint32_t a = 0; a < hpg; a++) {
+                uint32_t h = g * hpg + a;
+                struct cal_head *c = &s->ch[l * H + h];
+                memcpy(c->e, basis[a], sizeof c->e);
+                c->ml = salca_calib_model_layer(l, L);
+                c->mh = salca_calib_model_q(h, H, G);
+                c->retrieval =
+                    salca_calib_retrieval(c->ml, salca_calib_model_kv(g, G), p->retrieval_frac);
+                c->pt = salca_calib_pattern(c->ml, c->mh);
+            }
+        }
+    *out = s;
+    return 0;
+}
+
+/* Planted boosts B_h(i) of the prompt for calibrated head c (logit units; docs/models.md,
+ * "Calibrated Salca source"): sinks and the local band for every head; streaming heads add
+ * their recent window, retrieval heads their pattern's vertical keys and slash band and the
+ * task's spans. Boosts combine by max. */
+static void cal_profile(const struct salca_source *s, const struct cal_head *c, uint32_t l,
+                        uint32_t h, float *b)
+{
+    const struct salca_calib_params *p = &s->cp;
+    const struct salca_task *t = s->task;
+    uint32_t n0 = t->n0;
+    for (uint32_t i = 0; i < n0; i++)
+        b[i] = 0.0f;
+    double cp = salca_calib_boost(c->pt, p);
+    uint32_t band = c->retrieval ? c->pt->slash : p->stream_window;
+    float cband = (float)(c->retrieval ? cp : p->c_local);
+    for (uint32_t a = 0; a < band && a < n0; a++)
+        b[n0 - 1 - a] = cband;
+    if (c->retrieval) {
+        /* vertical keys: vertical_size per search_tokens of prompt, uniform positions */
+        uint64_t nv = (uint64_t)c->pt->vertical * n0 / p->search_tokens;
+        struct rng r;
+        rng_stream(&r, s->seed, "cal.vertical", l, h);
+        for (uint64_t k = 0; k < nv; k++) {
+            uint32_t i = (uint32_t)rng_below(&r, n0);
+            b[i] = fmaxf(b[i], (float)cp);
+        }
+        for (uint32_t i = 0; i < n0; i++)
+            b[i] = fmaxf(b[i], t->c[i]);
+    }
+    for (uint32_t a = 0; a < p->local_tokens && a < n0; a++)
+        b[n0 - 1 - a] = fmaxf(b[n0 - 1 - a], (float)p->c_local);
+    for (uint32_t i = 0; i < p->sink_tokens && i < n0; i++)
+        b[i] = fmaxf(b[i], (float)p->c_sink);
+}
+
+static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct errmsg *e)
+{
+    uint32_t d = s->d, n0 = s->task->n0, hpg = s->H / s->G;
+    float *kb = mem_alloc((size_t)n0 * d * sizeof(float));
+    float *cs = mem_alloc((size_t)n0 * d * sizeof(float));
+    float *bst = mem_alloc((size_t)n0 * hpg * sizeof(float));
+    float v[256];
+    int rc = 0;
+    if (!kb || !cs || !bst)
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory in the calibrated prefill");
+    for (uint32_t i = 0; i < n0 && !rc; i++)
+        rope_row(cs + (size_t)i * d, d, i);
+    for (uint32_t l = 0; l < s->L && !rc; l++)
+        for (uint32_t g = 0; g < s->G && !rc; g++) {
+            const struct syn_group *gr = &s->grp[l * s->G + g];
+            struct rng rk, rv;
+            rng_stream(&rk, s->seed, "syn.key", l, g);
+            rng_stream(&rv, s->seed, "syn.value", l, g);
+            for (uint32_t i = 0; i < n0; i++)
+                base_key(gr, d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
+            for (uint32_t a = 0; a < hpg; a++) {
+                uint32_t h = g * hpg + a;
+                struct cal_head *c = &s->ch[l * s->H + h];
+                /* a_q: the base keys' logits along e have std sigma (spec 3.3 step 6);
+                 * kappa = sqrt(d) / a_q: a profile value B adds B logits */
+                double m1 = 0, m2 = 0;
+                for (uint32_t i = 0; i < n0; i++) {
+                    double y = salca_dot(c->e, kb + (size_t)i * d, d);
+                    m1 += y;
+                    m2 += y * y;
+                }
+                double sde = sqrt(fmax(m2 / n0 - (m1 / n0) * (m1 / n0), 1e-30));
+                c->aq = (float)(fmax(s->cp.logit_std, 1e-3) * sqrt((double)d) / sde);
+                c->kappa = (float)(sqrt((double)d) / c->aq);
+                cal_profile(s, c, l, h, bst + (size_t)a * n0);
+            }
+            struct salca_kv *st = &kv[l * s->G + g];
+            for (uint32_t i = 0; i < n0 && !rc; i++) {
+                float *k = kb + (size_t)i * d;
+                for (uint32_t a = 0; a < hpg; a++) {
+                    const struct cal_head *c = &s->ch[l * s->H + g * hpg + a];
+                    float w = c->kappa * bst[(size_t)a * n0 + i];
+                    for (uint32_t j = 0; j < d && w != 0.0f; j++)
+                        k[j] += w * c->e[j];
+                }
+                for (uint32_t j = 0; j < d; j++)
+                    v[j] = (float)rng_normal(&rv);
+                rc = salca_kv_append(st, k, v);
+            }
+            if (rc)
+                rc = errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
+            else
+                salca_kv_finish_prefill(st);
+        }
+    mem_free(kb);
+    mem_free(cs);
+    mem_free(bst);
+    return rc;
+}
+
+/* Decode step t of the calibrated source: the new token is local to every head (boost
+ * c_local; the band is counted from the prompt end, exact while t < local_tokens) and each
+ * query is a_q unit(e_h + zeta j), j orthogonal to the group's e (no cross-talk). */
+static int calib_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, float *q,
+                      struct errmsg *e)
+{
+    uint32_t d = s->d, pos = s->task->n0 + t, hpg = s->H / s->G;
+    float k[256], v[256], dir[256], cs[256];
+    rope_row(cs, d, pos);
+    for (uint32_t l = 0; l < s->L; l++) {
+        for (uint32_t g = 0; g < s->G; g++) {
+            const struct syn_group *gr = &s->grp[l * s->G + g];
+            struct rng r;
+            rng_stream(&r, s->seed, "syn.step.kv", (uint64_t)l * s->G + g, t);
+            base_key(gr, d, &r, cs, k);
+            for (uint32_t a = 0; a < hpg; a++) {
+                const struct cal_head *c = &s->ch[l * s->H + g * hpg + a];
+                float w = c->kappa * (float)s->cp.c_local;
+                for (uint32_t j = 0; j < d; j++)
+                    k[j] += w * c->e[j];
+            }
+            for (uint32_t j = 0; j < d; j++)
+                v[j] = (float)rng_normal(&r);
+            int rc = salca_kv_append(&kv[l * s->G + g], k, v);
+            if (rc)
+                return errmsg_set(e, rc, "KV store full at step %u", t);
+        }
+        for (uint32_t h = 0; h < s->H; h++) {
+            const struct cal_head *c = &s->ch[l * s->H + h];
+            const struct syn_group *gr = &s->grp[l * s->G + h / hpg];
+            struct rng r;
+            rng_stream(&r, s->seed, "syn.query", (uint64_t)l * s->H + h, t);
+            gamma_dir(&r, gr->gamma, d, dir);
+            for (uint32_t a = 0; a < hpg; a++) {
+                const float *ea = s->ch[l * s->H + (h / hpg) * hpg + a].e;
+                double dot = salca_dot(dir, ea, d);
+                for (uint32_t j = 0; j < d; j++)
+                    dir[j] -= (float)dot * ea[j];
+            }
+            float *qo = q + ((size_t)l * s->H + h) * d;
+            for (uint32_t j = 0; j < d; j++)
+                qo[j] = c->e[j] + (float)s->cp.query_jitter * dir[j];
+            unit(qo, d);
+            for (uint32_t j = 0; j < d; j++)
+                qo[j] *= c->aq;
+        }
+    }
+    return 0;
+}
+
+bool salca_source_head_retrieval(const struct salca_source *s, uint32_t l, uint32_t h,
+                                 char *pattern)
+{
+    if (!s->calib) {
+        if (pattern)
+            *pattern = '-';
+        return false;
+    }
+    const struct cal_head *c = &s->ch[l * s->H + h];
+    if (pattern)
+        *pattern = c->pt->code;
+    return c->retrieval;
+}
+
+bool salca_source_is_calibrated(const struct salca_source *s)
+{
+    return s->calib;
+}
+
 /* Dense decode hook of the model source: appends the new token to the stores, records the
  * queries and attends densely in FP32 over every key (the reference trajectory, spec 3.2). */
 static void dense_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
@@ -435,7 +684,7 @@ int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *
         return model_prefill(s, kv, first_token, e);
     if (first_token)
         *first_token = 0;
-    return synth_prefill(s, kv, e);
+    return s->calib ? calib_prefill(s, kv, e) : synth_prefill(s, kv, e);
 }
 
 int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,
@@ -444,7 +693,7 @@ int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct
     if (!s->model_src) {
         if (next_token)
             *next_token = 0;
-        return synth_step(s, t, kv, q, e);
+        return s->calib ? calib_step(s, t, kv, q, e) : synth_step(s, t, kv, q, e);
     }
     uint32_t pos = s->task->n0 + t;
     if (pos + 1 > s->scratch_cap)

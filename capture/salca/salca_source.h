@@ -4,6 +4,10 @@
  *   synthetic  the statistical KV generator of 3.3 (heavy RoPE pairs with log-normal gains,
  *              persistent offsets, sinks, locality, task relevance planted along a group
  *              direction); every (purpose, layer, head) draws from its own substream.
+ *   calibrated the per-head structure of Llama-3.1-8B (capture/salca/salca_calibrated):
+ *              DuoAttention retrieval/streaming heads, MInference vertical/slash budgets,
+ *              sinks and a local band, planted along orthonormal per-head directions on
+ *              base keys with the synthetic source's heavy channels.
  *   model      the Llama decoder of 3.2 (capture/nn/nn_llama): dense prefill, then greedy
  *              decoding on dense logits; the dense trajectory is the reference.
  *
@@ -20,6 +24,7 @@
 #include <stdint.h>
 
 #include "capture/nn/nn_llama.h"
+#include "capture/salca/salca_calibrated.h"
 #include "capture/salca/salca_kv.h"
 #include "capture/salca/salca_task.h"
 #include "common/err.h"
@@ -54,6 +59,23 @@ struct salca_source;
 int salca_source_open_synth(struct salca_source **out, const struct salca_synth_params *p,
                             uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
                             const struct salca_task *task, struct errmsg *e);
+
+/*
+ * Opens the calibrated source for L layers, H query heads, G KV heads (a subset of
+ * Llama-3.1-8B's heads, salca_calibrated.h), head dim d. The task must outlive the source;
+ * for retrieval heads its relevance profile c (needles at the task's c_needle) is planted.
+ */
+int salca_source_open_calib(struct salca_source **out, const struct salca_calib_params *p,
+                            uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
+                            const struct salca_task *task, struct errmsg *e);
+
+/* Whether the source is the calibrated one. */
+bool salca_source_is_calibrated(const struct salca_source *s);
+
+/* Calibrated source: whether capture head (l, h) is a retrieval head; *pattern (may be
+ * NULL) receives its MInference budget code 'A'..'E'. Other sources: false and '-'. */
+bool salca_source_head_retrieval(const struct salca_source *s, uint32_t l, uint32_t h,
+                                 char *pattern);
 
 /* Opens the model source; takes ownership of model. The task must outlive the source. */
 int salca_source_open_model(struct salca_source **out, struct nn_llama *model,

@@ -203,7 +203,7 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["jobs"] == 8 and "alph
 # the help of a verb that parses into a struct first runs nothing
 "$A" model salca --help | grep -q "^b_pre=" && bad "model salca --help ran the model"
 "$A" analyze conflicts --help 2>&1 | grep -q "^acceltrace:" && bad "analyze conflicts --help ran"
-json "capture salca" "$A" capture salca -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
+json "capture salca" "$A" capture salca --source synthetic -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
     --methods salca --json -o "$tmp/s.atr"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["selections"] > 0 and j["trace"]["records"] > 0 \
     and [m["name"] for m in j["methods"]] == ["salca"], j' < "$tmp/out.json" || bad "capture salca --json figures"

@@ -11,7 +11,7 @@ A=${ACCELTRACE:?}
 PY=/usr/bin/python3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-"$A" capture salca -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
     --methods salca -o "$tmp/s.atr" > /dev/null
 "$A" export hbm-trace "$tmp/s.atr" -o "$tmp/ex" > "$tmp/ex.txt"
 for f in ramulator.trace dramsim3.trace jobs.csv README.md; do

@@ -10,7 +10,7 @@ A=${ACCELTRACE:?}
 CFG=${CONFIGS:-configs}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-"$A" capture salca -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
     --methods salca -o "$tmp/s.atr" > /dev/null
 run() { # name json-overrides
     printf '{"model":"salca","extends":"%s/salca-hbm2.json"%s}\n' "$(cd "$CFG" && pwd)" "$2" \

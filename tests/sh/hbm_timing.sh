@@ -7,7 +7,7 @@ set -eu
 A=${ACCELTRACE:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-"$A" capture salca -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
     --methods salca -o "$tmp/s.atr" > /dev/null
 "$A" analyze conflicts "$tmp/s.atr" --window 0,32,128 -o "$tmp/fast" > "$tmp/fast.txt"
 "$A" analyze conflicts "$tmp/s.atr" --window 0,32,128 --timing -o "$tmp/t" > "$tmp/t.txt"

@@ -59,7 +59,7 @@ printf '{"model": "disc", "clock_ghz": 1e999}\n' > "$tmp/big.json"
 expect "config 1e999" 3 "overflow" -- "$A" config check "$tmp/big.json"
 
 # --- options that do not apply to the input
-"$A" capture salca -q -q --length 2048 --steps 1 --layers 1 --heads 2 --threads 1 \
+"$A" capture salca --source synthetic -q -q --length 2048 --steps 1 --layers 1 --heads 2 --threads 1 \
     -o "$tmp/s.atr" > /dev/null 2>&1 || { echo "FAIL capture salca"; exit 1; }
 expect "conflicts trace ok" 0 "" -- "$A" analyze conflicts "$tmp/s.atr" -o "$tmp/c0"
 for o in "--retention 0.2" "--n 4096" "--jobs 8" "--layers 2"; do

@@ -29,7 +29,7 @@ expect "$tmp/d.atr" seeded "seed:"
 sha=$(sha256sum "$tmp/w.safetensors" | cut -d' ' -f1)
 expect "$tmp/dw.atr" checkpoint "w.safetensors sha256 $sha"
 
-"$A" capture salca --steps 2 --length 2048 -q -o "$tmp/s.atr" > /dev/null 2>&1 ||
+"$A" capture salca --source synthetic --steps 2 --length 2048 -q -o "$tmp/s.atr" > /dev/null 2>&1 ||
     bad "capture salca synthetic"
 expect "$tmp/s.atr" synthetic "synthetic Q/K/V source"
 "$A" capture salca --source model --steps 2 --length 512 -q -o "$tmp/sm.atr" > /dev/null 2>&1 ||

@@ -46,7 +46,7 @@ mkdir -p "$tmp/t"
 "$A" capture test --records 40 --level 0 -o "$tmp/t/test_raw.atr" > /dev/null
 "$A" capture disc --model micro --image-size 64 --steps 3 --threads 1 \
     --keep-masks 'blocks=all;heads=all;steps=all;batch=0' -o "$tmp/t/disc.atr" -q > /dev/null
-"$A" capture salca --length 300 --steps 3 --layers 2 --heads 2 --kv-heads 1 --head-dim 32 \
+"$A" capture salca --source synthetic --length 300 --steps 3 --layers 2 --heads 2 --kv-heads 1 --head-dim 32 \
     --k-min 8 -o "$tmp/t/salca.atr" -q > /dev/null
 "$A" capture kura --size 16x16 --steps 10 --tile-streams 8x4 --threads 1 \
     -o "$tmp/t/kura.atr" -q > /dev/null

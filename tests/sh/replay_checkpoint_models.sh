@@ -41,7 +41,7 @@ check() {
 printf '{"n_h": [5, 20], "n_w": [5, 7]}\n' > kura-grid.json
 check kura k.atr "$C/kura-activity.json" kura-grid.json 7
 
-"$A" capture salca -q -q --length 4096 --steps 6 --layers 2 --heads 4 --threads 1 -o s.atr \
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 6 --layers 2 --heads 4 --threads 1 -o s.atr \
     > /dev/null 2>&1 || fail "salca capture"
 check salca s.atr "$C/salca-hbm2.json" "$C/salca-sweep.json" 13
 

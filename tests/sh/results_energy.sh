@@ -50,7 +50,7 @@ PY
 rc=0; "$A" energy r/results.csv --table "$E" 2> log.txt || rc=$?
 [ "$rc" = 2 ] && grep -q "give the folder" log.txt || fail "csv in folder: $rc $(cat log.txt)"
 # a model metric named energy_* that is not an energy column survives (salca)
-"$A" capture salca -q -q --length 1024 --steps 2 --layers 1 --heads 2 --threads 1 -o s.atr > /dev/null
+"$A" capture salca --source synthetic -q -q --length 1024 --steps 2 --layers 1 --heads 2 --threads 1 -o s.atr > /dev/null
 "$A" replay s.atr --hw "$ROOT/configs/salca-hbm2.json" --energy "$ROOT/configs/salca-energy.json" \
     -j 1 -q -o s 2> /dev/null
 cp -r s s0

@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 export SOURCE_DATE_EPOCH=1767225600
 
 # 1. reduced default capture (synthetic, all methods), verify, summary table
-"$A" capture salca -q --length 4096 --steps 4 --threads 2 --csv "$T/syn.csv" -o "$T/syn.atr" \
+"$A" capture salca --source synthetic -q --length 4096 --steps 4 --threads 2 --csv "$T/syn.csv" -o "$T/syn.atr" \
     > "$T/syn.out" || fail "synthetic capture"
 # CSV: a header, then per method 4 layer rows and one "all" row of 64 jobs
 [ "$(wc -l < "$T/syn.csv")" -eq 26 ] || fail "csv row count"
@@ -28,7 +28,7 @@ grep -E "^salca " "$T/syn.out" | grep -q " 1/1$" || fail "salca missed the needl
 # 1b. the issue's default capture (32K context, 64 steps, 4 layers, all methods) on 2
 # threads: 5-35 s depending on the machine's load, so only with ACCELTRACE_SLOW=1
 if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
-    "$A" capture salca -q --threads 2 -o "$T/default.atr" > "$T/default.out" \
+    "$A" capture salca --source synthetic -q --threads 2 -o "$T/default.atr" > "$T/default.out" \
         || fail "default capture"
     cat "$T/default.out"
     "$A" verify "$T/default.atr" > /dev/null || fail "verify of the default capture"
@@ -36,10 +36,10 @@ if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
 fi
 
 # 2. A14 through the CLI: same parameters and seed, same bytes; thread count irrelevant
-(cd "$T" && "$A" capture salca -q --length 2048 --steps 2 --task passkey --threads 1 \
+(cd "$T" && "$A" capture salca --source synthetic -q --length 2048 --steps 2 --task passkey --threads 1 \
     -o same.atr > /dev/null) || fail "capture a"
 mkdir "$T/b"
-(cd "$T/b" && "$A" capture salca -q --length 2048 --steps 2 --task passkey --threads 1 \
+(cd "$T/b" && "$A" capture salca --source synthetic -q --length 2048 --steps 2 --task passkey --threads 1 \
     -o same.atr > /dev/null) || fail "capture b"
 cmp -s "$T/same.atr" "$T/b/same.atr" || fail "A14: equal runs gave different bytes"
 

@@ -28,7 +28,7 @@ awk -F= '
 if grep '^alpha\.' "$tmp/all.txt" | grep -v '=1.0000$'; then echo "alpha != 1 for consecutive tokens"; exit 1; fi
 
 # a real capture (synthetic Q/K/V source), all maps
-"$A" capture salca -q -q --length 4096 --steps 2 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 2 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
 for m in mod xor hash; do
     "$A" analyze conflicts "$tmp/s.atr" --map "$m" --window 0,32,128 -o "$tmp/out_$m" > "$tmp/$m.txt"
     grep -q "^map=$m" "$tmp/$m.txt"
@@ -76,7 +76,7 @@ head -1 "$tmp/out_jobs/alpha_jobs.csv" | grep -q 'slots_window_128'
 # has a mean and a dashed 5th-percentile series per method; with 4 jobs per point the p5
 # (nearest rank) is the minimum, so p5 <= mean
 for r in 0.02 0.08; do
-    "$A" capture salca -q -q --length 2048 --steps 1 --layers 2 --heads 2 --threads 1 \
+    "$A" capture salca --source synthetic -q -q --length 2048 --steps 1 --layers 2 --heads 2 --threads 1 \
         --retention "$r" -o "$tmp/r$r.atr" > /dev/null
 done
 "$A" analyze conflicts "$tmp/r0.02.atr" "$tmp/r0.08.atr" -o "$tmp/ret" > /dev/null

@@ -4,7 +4,7 @@
 set -eu
 A=${ACCELTRACE:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$A" capture salca -q -q --length 4096 --steps 3 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
+"$A" capture salca --source synthetic -q -q --length 4096 --steps 3 --layers 2 --heads 4 --threads 1 -o "$tmp/s.atr" > /dev/null
 "$A" replay "$tmp/s.atr" --hw configs/salca-hbm2.json --energy configs/salca-energy.json -j 1 -q -o "$tmp/r1" 2> /dev/null
 [ -s "$tmp/r1/results.csv" ] && [ -s "$tmp/r1/salca_steps.csv" ]
 # value of column NAME ("name" or "name [unit]") in data row ROW of a CSV

@@ -78,7 +78,7 @@ expect() {
 # small real captures: test records (raw frames, count model), salca (analyze conflicts,
 # model salca), kura (export tiles), disc (analyze hash)
 "$A" capture test --records 40 --per-step 10 --level 0 -o "$tmp/t.atr" > /dev/null || exit 1
-"$A" capture salca -q --length 1024 --steps 2 --layers 2 --heads 2 --threads 1 \
+"$A" capture salca --source synthetic -q --length 1024 --steps 2 --layers 2 --heads 2 --threads 1 \
     -o "$tmp/s.atr" > /dev/null || exit 1
 "$A" capture kura -q --size 16x16 --steps 6 -o "$tmp/k.atr" > /dev/null || exit 1
 "$A" capture disc --model micro --threads 1 -q -o "$tmp/d.atr" > /dev/null || exit 1
@@ -164,7 +164,7 @@ expect 3 t_pay.atr replay "$tmp/t_pay.atr"
 grep -q "content hash mismatch" "$tmp/err" || bad "replay t_pay.atr: no content hash mismatch"
 expect 3 t_pay.atr replay "$tmp/t_pay.atr" --allow-partial
 expect 3 t_pay.atr "$A" verify "$tmp/t_pay.atr"
-"$A" capture salca -q --length 1024 --steps 2 --layers 2 --heads 2 --threads 1 --zstd-level 0 \
+"$A" capture salca --source synthetic -q --length 1024 --steps 2 --layers 2 --heads 2 --threads 1 --zstd-level 0 \
     -o "$tmp/s0.atr" > /dev/null || exit 1
 dmg payload "$tmp/s0.atr" "$tmp/s_pay.atr" $((ns / 2))
 expect 3 s_pay.atr conflicts "$tmp/s_pay.atr"
