@@ -11,7 +11,6 @@
 #include "analysis/plot.h"
 #include "common/err.h"
 
-#define PLOT_MAX_PANELS 64
 #define PLOT_MAX_SERIES 256
 
 struct series {
@@ -21,14 +20,28 @@ struct series {
     double *w;
     size_t n;
     enum plot_marker marker;
+    int colour, dash; /* -1: by series index */
 };
+
+struct band {
+    double x0, x1, y0, y1; /* data units; x NaN: the whole width */
+    int colour;
+    char *label;
+};
+
+struct xcat {
+    double value;
+    char *label;
+};
+#define PLOT_MAX_XCAT 4
 
 struct panel {
     char *title, *xlabel, *xunit, *ylabel, *yunit;
 };
 
-/* Legends with more series than this are drawn below the plot. */
-#define PLOT_KEY_INSIDE_MAX 6
+/* Legends with more entries than this, or longer ones, are drawn below the plot. */
+#define PLOT_KEY_RIGHT_MAX 8
+#define PLOT_KEY_RIGHT_CHARS 28
 
 struct plot {
     char *name;
@@ -36,6 +49,14 @@ struct plot {
     char *title, *xlabel, *xunit, *ylabel, *yunit, *zlabel, *zunit;
     bool logx, logy;
     int width, height;
+    bool own_size;
+    bool has_format;
+    enum plot_format format;
+    enum plot_palette palette;
+    struct band bands[PLOT_MAX_BANDS];
+    size_t n_bands;
+    struct xcat xcats[PLOT_MAX_XCAT];
+    size_t n_xcats;
     char **extra;
     size_t n_extra;
     int rows, cols;

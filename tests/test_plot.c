@@ -93,7 +93,7 @@ static void test_line_panels(void **state)
     has(gp, "set xlabel \"N_w [PEs]\"");
     has(gp, "set ylabel \"E_px [pJ]\"");
     has(gp, "set ylabel \"time [us]\"");
-    has(gp, "'epx.dat' index 1 using 1:2 with linespoints title \"N_h=20\"");
+    has(gp, "'epx.dat' index 1 using 1:2 with linespoints lt 1 title \"N_h=20\" noenhanced");
     has(dat, "# block 1: N_h=20");
     has(dat, "20 NaN\n");
     has(dat, "15 580\n");
@@ -102,7 +102,7 @@ static void test_line_panels(void **state)
     plot_free(p);
 }
 
-/* Up to 6 series the legend sits inside the plot; more go below it, off the data. */
+/* Up to 8 short entries the legend sits right of the data; more go below it. */
 static void test_key_placement(void **state)
 {
     (void)state;
@@ -110,7 +110,7 @@ static void test_key_placement(void **state)
     struct plot *few = plot_new("few", PLOT_LINE), *many = plot_new("many", PLOT_LINE);
     assert_non_null(few);
     assert_non_null(many);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 9; i++) {
         char name[16];
         snprintf(name, sizeof name, "s%d", i);
         if (i < 6)
@@ -120,9 +120,9 @@ static void test_key_placement(void **state)
     write_and_check(few, "few", 1000);
     write_and_check(many, "many", 1000);
     char *gf = slurp("few", ".gp"), *gm = slurp("many", ".gp");
-    has(gf, "set key top left\n");
+    has(gf, "set key outside right top vertical\n");
     has(gm, "set key below\n");
-    assert_null(strstr(gm, "set key top left"));
+    assert_null(strstr(gm, "set key outside"));
     free(gf);
     free(gm);
     plot_free(few);
@@ -146,7 +146,7 @@ static void test_scatter_log(void **state)
     write_and_check(p, "sc", 3000);
     char *gp = slurp("sc", ".gp");
     has(gp, "set title \"speedup vs \\\"sparsity\\\"\"");
-    has(gp, "set xlabel \"sparsity\"\n");
+    has(gp, "set xlabel \"sparsity\" noenhanced\n");
     has(gp, "set ylabel \"speedup [x]\"");
     has(gp, "set logscale y");
     has(gp, "with points");
@@ -173,9 +173,9 @@ static void test_series_marker(void **state)
     assert_int_equal(plot_series_marker(p, (enum plot_marker)7), ERR_USAGE);
     write_and_check(p, "marks", 2000);
     char *gp = slurp("marks", ".gp");
-    has(gp, "'marks.dat' index 0 using 1:2 with points pt 6 ps 1.2 title \"open\"");
-    has(gp, "'marks.dat' index 1 using 1:2 with points pt 7 ps 0.6 title \"filled\"");
-    has(gp, "'marks.dat' index 2 using 1:2 with points pt 7 ps 0.6 title \"default\"");
+    has(gp, "'marks.dat' index 0 using 1:2 with points lt 1 pt 6 ps 1.2 title \"open\"");
+    has(gp, "'marks.dat' index 1 using 1:2 with points lt 2 pt 7 ps 0.6 title \"filled\"");
+    has(gp, "'marks.dat' index 2 using 1:2 with points lt 3 pt 7 ps 0.6 title \"default\"");
     free(gp);
     plot_free(p);
 
@@ -186,8 +186,8 @@ static void test_series_marker(void **state)
     assert_int_equal(plot_series_marker(l, PLOT_MARK_OPEN), 0);
     write_and_check(l, "marks_line", 2000);
     gp = slurp("marks_line", ".gp");
-    has(gp, "index 0 using 1:2 with linespoints title \"model\"");
-    has(gp, "index 1 using 1:2 with points pt 6 ps 1.2 title \"measured\"");
+    has(gp, "index 0 using 1:2 with linespoints lt 1 title \"model\"");
+    has(gp, "index 1 using 1:2 with points lt 2 pt 6 ps 1.2 title \"measured\"");
     free(gp);
     plot_free(l);
 
@@ -216,7 +216,7 @@ static void test_heatmap_overlay(void **state)
     has(gp, "with image");
     has(gp, "with labels");
     has(gp, "index 1 using 1:2:3 with image");
-    has(gp, "index 0 using 1:2 with linespoints lw 2 title \"N_w*(N_h)\"");
+    has(gp, "index 0 using 1:2 with linespoints lt 1 lw 2 title \"N_w*(N_h)\"");
     has(dat, "# block 1: heatmap");
     has(dat, "10 10 NaN\n");
     free(gp);
@@ -274,7 +274,7 @@ static void test_hist_and_bars(void **state)
     assert_int_equal(plot_bars_hatch(b, 2), ERR_USAGE);
     write_and_check(b, "bars", 2000);
     gp = slurp("bars", ".gp");
-    has(gp, "title \"hbm\" fs pattern 5 border -1");
+    has(gp, "title \"hbm\" noenhanced lt 2 fs pattern 5 border -1");
     assert_null(strstr(gp, "title \"mac\" fs pattern"));
     has(gp, "set xtics rotate by -30"); /* the default tic rotation ... */
     free(gp);
