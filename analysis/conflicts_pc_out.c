@@ -327,6 +327,10 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     plot_ylabel(p, "alpha", "");
     plot_extra(p, "set arrow from graph 0, first 2.18 to graph 1, first 2.18 nohead dt 2");
     plot_extra(p, "set arrow from graph 0, first 1.17 to graph 1, first 1.17 nohead dt 3");
+    plot_extra(p, "set label \"paper, in-order: 2.18\" at graph 0.98, first 2.18 right "
+                  "offset 0,0.6 front");
+    plot_extra(p, "set label \"paper, window 128: 1.17\" at graph 0.98, first 1.17 right "
+                  "offset 0,0.6 front");
     size_t nw = 0;
     uint32_t ws[CONFLICTS_MAX_WINDOWS];
     for (size_t k = 0; k < c->o.n_windows; k++)
