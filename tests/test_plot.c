@@ -381,6 +381,112 @@ static void test_output_folders(void **state)
     plot_free(p);
 }
 
+/* Text: markup prints as sub/superscripts with the other specials escaped; plain names are
+ * noenhanced; epslatex gets LaTeX. Bands: translucent objects with a legend entry each. */
+static void test_text_bands(void **state)
+{
+    (void)state;
+    double x[] = {1, 2, 3}, y[] = {3, 4, 5};
+    struct plot *p = plot_new("txt", PLOT_LINE);
+    assert_non_null(p);
+    plot_title(p, "error of x_{k+1} per tokens_per_s");
+    plot_xlabel(p, "energy_j", "J");
+    assert_int_equal(plot_series(p, 0, "r_{min}", x, y, 3), 0);
+    assert_int_equal(plot_series(p, 0, "mode_a", x, y, 3), 0);
+    assert_int_equal(plot_band(p, NAN, NAN, 3.5, 4.5, 2, "paper Fig. 1, CTR: 3.5-4.5"), 0);
+    assert_int_equal(plot_band(p, 1, 2, 3, 4, 1, "paper Fig. 1, CTR: 3.5-4.5"), 0); /* shares */
+    assert_int_equal(plot_band(p, 1, 2, 5, 4, 1, "bad"), ERR_USAGE);
+    write_and_check(p, "txt", 1000);
+    char *gp = slurp("txt", ".gp");
+    has(gp, "set title \"error of x_{k+1} per tokens\\\\_per\\\\_s\"\n");
+    has(gp, "set xlabel \"energy_j [J]\" noenhanced\n");
+    has(gp, "title \"r_{min}\",");
+    has(gp, "title \"mode_a\" noenhanced");
+    has(gp, "set object 101 rect from graph 0, first 3.5 to graph 1, first 4.5 behind fc rgb "
+            "'#009E73' fs transparent solid 0.22 border");
+    has(gp, "set object 102 rect from first 1, first 3 to first 2, first 4");
+    has(gp, "keyentry with boxes lc rgb '#009E73'");
+    const char *k = strstr(gp, "keyentry");
+    assert_non_null(k);
+    assert_null(strstr(k + 1, "keyentry"));                 /* one entry for the shared label */
+    has(gp, "set linetype 9 lc rgb '#0072B2' lw 1.5 dt 2"); /* series 9: colour 1 dashed */
+    free(gp);
+    plot_format(p, PLOT_FMT_EPSLATEX);
+    assert_int_equal(plot_write(p, dir, NULL), 0);
+    gp = slurp("txt", ".gp");
+    has(gp, "set terminal epslatex color size 8.00in,5.60in");
+    has(gp, "set output 'txt.tex'");
+    has(gp, "set title \"error of x$_{k+1}$ per tokens\\\\_per\\\\_s\"");
+    free(gp);
+    plot_free(p);
+}
+
+/* A sentinel x value is a category left of the numeric range, not x = 0. */
+static void test_xcategory(void **state)
+{
+    (void)state;
+    double x[] = {0, 0.03, 0.13}, y[] = {5, 6, 7};
+    struct plot *p = plot_new("cat", PLOT_LINE);
+    assert_non_null(p);
+    assert_int_equal(plot_series(p, 0, "s", x, y, 3), 0);
+    assert_int_equal(plot_xcategory(p, 0, "0: the trace's selections"), 0);
+    write_and_check(p, "cat", 1000);
+    char *gp = slurp("cat", ".gp"), *dat = slurp("cat", ".dat");
+    /* span 0.1: the category one fifth of it left of 0.03, the separator half way */
+    has(gp, "set xtics add (\"0: the trace's selections\" 0.01)");
+    has(gp, "set arrow 100 from first 0.02, graph 0 to first 0.02, graph 1 nohead");
+    has(dat, "0.03 6\n0.13 7\n\n0.01 5\n"); /* apart from the line */
+    assert_null(strstr(dat, "\n0 5\n"));
+    free(gp);
+    free(dat);
+    plot_free(p);
+}
+
+/* Formats and sizes: names, extensions, "WxH[unit]" parsing, the process-wide output. */
+static void test_formats(void **state)
+{
+    (void)state;
+    enum plot_format f;
+    assert_int_equal(plot_format_parse("svg", &f), 0);
+    assert_int_equal(f, PLOT_FMT_SVG);
+    assert_int_equal(plot_format_parse("gif", &f), ERR_USAGE);
+    assert_string_equal(plot_format_ext(PLOT_FMT_EPSLATEX), "tex");
+    int w, h;
+    assert_int_equal(plot_size_parse("1200x800", PLOT_FMT_PNG, &w, &h), 0);
+    assert_int_equal(w, 1200);
+    assert_int_equal(h, 800);
+    assert_int_equal(plot_size_parse("6x4", PLOT_FMT_PDF, &w, &h), 0); /* inches */
+    assert_int_equal(w, 600);
+    assert_int_equal(plot_size_parse("15.24x10.16cm", PLOT_FMT_PNG, &w, &h), 0);
+    assert_int_equal(w, 600);
+    assert_int_equal(h, 400);
+    assert_int_equal(plot_size_parse("6x4", PLOT_FMT_PNG, &w, &h), ERR_USAGE); /* 6 px */
+    assert_int_equal(plot_size_parse("6x4ft", PLOT_FMT_PDF, &w, &h), ERR_USAGE);
+    struct plot_output o = {PLOT_FMT_SVG, 400, 280}, back;
+    plot_set_output(&o);
+    double x[] = {1, 2}, y[] = {1, 2};
+    struct plot *p = plot_new("fmt", PLOT_LINE), *q = plot_new("fmt2", PLOT_LINE);
+    assert_non_null(p);
+    assert_non_null(q);
+    plot_series(p, 0, "a", x, y, 2);
+    plot_series(q, 0, "a", x, y, 2);
+    plot_size(q, 1600, 560); /* its own size: scaled by 400/800 */
+    assert_int_equal(plot_write(p, dir, NULL), 0);
+    assert_int_equal(plot_write(q, dir, NULL), 0);
+    char *gp = slurp("fmt", ".gp"), *gq2 = slurp("fmt2", ".gp");
+    has(gp, "set terminal svg enhanced size 400,280");
+    has(gp, "set output 'fmt.svg'");
+    has(gq2, "set terminal svg enhanced size 800,280");
+    free(gp);
+    free(gq2);
+    struct plot_output png = {PLOT_FMT_PNG, 0, 0};
+    plot_set_output(&png);
+    plot_get_output(&back);
+    assert_int_equal(back.format, PLOT_FMT_PNG);
+    plot_free(p);
+    plot_free(q);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
@@ -391,7 +497,8 @@ int main(void)
         cmocka_unit_test(test_scatter_log),      cmocka_unit_test(test_series_marker),
         cmocka_unit_test(test_heatmap_overlay),  cmocka_unit_test(test_hist_and_bars),
         cmocka_unit_test(test_no_finite_values), cmocka_unit_test(test_gnuplot_failure),
-        cmocka_unit_test(test_output_folders),
+        cmocka_unit_test(test_output_folders),   cmocka_unit_test(test_text_bands),
+        cmocka_unit_test(test_xcategory),        cmocka_unit_test(test_formats),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0 && io_remove_tree(dir) != 0)
