@@ -633,6 +633,7 @@ static int kp_map_figure(const char *dir, const char *name, const char *title, c
     snprintf(line, sizeof line, "set cbrange [%s:%.6g]", cyclic ? "-pi" : "0", cyclic ? M_PI : top);
     plot_extra(p, line);
     plot_extra(p, "set size ratio -1");
+    plot_heatmap_image_rows(p);
     if ((rc = plot_heatmap(p, xs, (size_t)w, ys, (size_t)h, v, NULL)) < 0) {
         rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
         goto out;

@@ -139,6 +139,11 @@ void plot_format(struct plot *p, enum plot_format f)
     p->has_format = true;
 }
 
+void plot_heatmap_image_rows(struct plot *p)
+{
+    p->image_rows = true;
+}
+
 void plot_palette(struct plot *p, enum plot_palette pal)
 {
     p->palette = pal;

@@ -113,6 +113,9 @@ int plot_band(struct plot *p, double x0, double x1, double y0, double y1, int co
  */
 int plot_xcategory(struct plot *p, double value, const char *label);
 
+/* Heatmap rows top-down: y[0] at the top, as in an image (default: at the bottom). */
+void plot_heatmap_image_rows(struct plot *p);
+
 /* Heatmap colours: sequential (viridis, the default) or cyclic (hue, for phases). */
 enum plot_palette { PLOT_PAL_SEQUENTIAL = 0, PLOT_PAL_CYCLIC };
 void plot_palette(struct plot *p, enum plot_palette pal);

@@ -576,7 +576,12 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
     label_line(g, "xlabel", p->xlabel, p->xunit);
     label_line(g, "ylabel", p->ylabel, p->yunit);
     label_line(g, "cblabel", p->zlabel, p->zunit);
-    if (p->palette == PLOT_PAL_CYCLIC) /* hue wheel: equal colours at both ends */
+    bool own_palette = false; /* a caller's "set palette ..." extra wins over the default */
+    for (size_t i = 0; i < p->n_extra; i++)
+        own_palette |= !strncmp(p->extra[i], "set palette", 11);
+    if (own_palette)
+        ;
+    else if (p->palette == PLOT_PAL_CYCLIC) /* hue wheel: equal colours at both ends */
         buf_printf(g, "set palette model HSV functions gray, 1, 1\n");
     else
         buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
@@ -595,7 +600,10 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         num(b, sizeof b, p->hx[p->nx - 1] + hx);
         num(c, sizeof c, p->hy[0] - hy);
         num(d, sizeof d, p->hy[p->ny - 1] + hy);
-        buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, c, d);
+        if (p->image_rows)
+            buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, d, c);
+        else
+            buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, c, d);
     }
     buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat, heat_index);
     if (p->label_fmt) {

@@ -53,6 +53,7 @@ struct plot {
     bool has_format;
     enum plot_format format;
     enum plot_palette palette;
+    bool image_rows; /* heatmap y[0] at the top */
     struct band bands[PLOT_MAX_BANDS];
     size_t n_bands;
     struct xcat xcats[PLOT_MAX_XCAT];
