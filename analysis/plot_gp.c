@@ -353,7 +353,7 @@ static void xcat_layout(const struct plot *p, struct xcat_layout *L)
     if (!(lo <= hi))
         lo = hi = 0;
     double span = hi > lo ? hi - lo : (lo ? fabs(lo) : 1);
-    double gap = 0.2 * span;
+    double gap = 0.25 * span;
     for (size_t i = 0; i < n; i++)
         L->pos[i] = lo - gap * (double)(n - i);
     L->sep = lo - 0.5 * gap;
@@ -527,8 +527,18 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
         }
         buf_append(g, "\n", 1);
     }
+    int last_used = -1; /* the last panel with a series or a title */
+    for (size_t s = 0; s < p->n_series; s++)
+        last_used = p->series[s].panel > last_used ? p->series[s].panel : last_used;
+    for (int pn = 0; pn < p->rows * p->cols; pn++)
+        if (p->panels[pn].title)
+            last_used = pn > last_used ? pn : last_used;
     for (int pn = 0; pn < p->rows * p->cols && !buf_err(g); pn++) {
         const struct panel *q = &p->panels[pn];
+        if (multi && pn > last_used) { /* the spare cells of a grid stay blank */
+            buf_printf(g, "set multiplot next\n");
+            continue;
+        }
         if (multi) {
             buf_printf(g, "set title ");
             gtext(g, q->title ? q->title : "");

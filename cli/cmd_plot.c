@@ -540,6 +540,14 @@ static void sentinel_of(const char *doc, char *out, size_t cap)
     while (n && s[n - 1] == ' ')
         n--;
     snprintf(out, cap, "0: %.*s", (int)n, s);
+    /* two lines for the tic: break at the space nearest the middle */
+    size_t len = strlen(out), best = 0;
+    for (size_t i = 1; len > 14 && i < len; i++)
+        if (out[i] == ' ' &&
+            (!best || labs((long)(2 * i) - (long)len) < labs((long)(2 * best) - (long)len)))
+            best = i;
+    if (best)
+        out[best] = '\n';
 }
 
 /* The keys that tell rows apart: swept config keys (but x), then the splitting labels. */

@@ -301,7 +301,8 @@ static void test_no_finite_values(void **state)
     assert_int_equal(plot_panels(p, 1, 3), 0);
     assert_int_equal(plot_series(p, 0, "data", x, y, 3), 0);
     assert_int_equal(plot_series(p, 1, "alpha", x, nan3, 3), 0);
-    /* panel 2 has no series */
+    /* panel 2 has a title but no series: its frame is drawn */
+    assert_int_equal(plot_panel(p, 2, "empty", NULL, NULL, NULL, NULL), 0);
     write_and_check(p, "nofinite", 2000);
     char *gp = slurp("nofinite", ".gp");
     has(gp, "plot 'nofinite.dat' index 0 using 1:2");
@@ -432,10 +433,10 @@ static void test_xcategory(void **state)
     assert_int_equal(plot_xcategory(p, 0, "0: the trace's selections"), 0);
     write_and_check(p, "cat", 1000);
     char *gp = slurp("cat", ".gp"), *dat = slurp("cat", ".dat");
-    /* span 0.1: the category one fifth of it left of 0.03, the separator half way */
-    has(gp, "set xtics add (\"0: the trace's selections\" 0.01)");
-    has(gp, "set arrow 100 from first 0.02, graph 0 to first 0.02, graph 1 nohead");
-    has(dat, "0.03 6\n0.13 7\n\n0.01 5\n"); /* apart from the line */
+    /* span 0.1: the category a quarter of it left of 0.03, the separator half way */
+    has(gp, "set xtics add (\"0: the trace's selections\" 0.005)");
+    has(gp, "set arrow 100 from first 0.0175, graph 0 to first 0.0175, graph 1 nohead");
+    has(dat, "0.03 6\n0.13 7\n\n0.005 5\n"); /* apart from the line */
     assert_null(strstr(dat, "\n0 5\n"));
     free(gp);
     free(dat);

@@ -21,6 +21,7 @@ grep -q "^set output 'sum_vs_scale.svg'" "$gp" || fail "svg output"
 # 10 series > 8: panels by min_step, one series each
 grep -q '^set multiplot layout 3,4 ' "$gp" || fail "automatic facets: $(grep multiplot "$gp")"
 [ "$(grep -c '^set title "min_step=' "$gp")" = 10 ] || fail "10 facet titles"
+[ "$(grep -c '^set multiplot next' "$gp")" = 2 ] || fail "2 blank cells of the 3x4 grid"
 # --facet: a panel per scale, one series (min_step is x) each
 "$A" plot "$T/r" --y sum --x min_step --facet scale -o "$T/fac" -q || fail "plot --facet"
 gp="$T/fac/sum_vs_min_step.gp"
