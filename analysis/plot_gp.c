@@ -24,154 +24,6 @@
  * is sticky (common/buf.h), so each builder returns buf_err() once at the end.
  */
 
-/* A gnuplot double-quoted string. */
-static void gq(struct buf *b, const char *s)
-{
-    buf_append(b, "\"", 1);
-    for (; !buf_err(b) && s && *s; s++) {
-        if (*s == '"' || *s == '\\')
-            buf_append(b, "\\", 1);
-        buf_append(b, *s == '\n' ? " " : s, 1);
-    }
-    buf_append(b, "\"", 1);
-}
-
-static void num(char *t, size_t n, double v)
-{
-    if (isnan(v))
-        snprintf(t, n, "NaN");
-    else
-        csv_format_f64(v, t, n);
-}
-
-/* How text is written: the format of the plot being built (set by build_gp). */
-static bool g_latex;
-
-/* One character c of a gnuplot double-quoted string, "\n" for a newline. */
-static void gq_char(struct buf *b, char c)
-{
-    if (c == '"' || c == '\\')
-        buf_append(b, "\\", 1);
-    if (c == '\n')
-        buf_append(b, "\\n", 2);
-    else
-        buf_append(b, &c, 1);
-}
-
-/* True when s holds sub/superscript markup ("_{" or "^{"). */
-static bool has_markup(const char *s)
-{
-    return s && (strstr(s, "_{") || strstr(s, "^{"));
-}
-
-/* The end of the brace group opening at s[0] == '{' (one past its '}', or the string's end). */
-static const char *group_end(const char *s)
-{
-    int depth = 0;
-    for (; *s; s++) {
-        depth += *s == '{';
-        depth -= *s == '}';
-        if (!depth)
-            return s + 1;
-    }
-    return s;
-}
-
-/* s as LaTeX for epslatex: markup groups in math mode, TeX's specials escaped. */
-static void gq_latex(struct buf *b, const char *s)
-{
-    for (; s && *s && !buf_err(b);) {
-        if ((*s == '_' || *s == '^') && s[1] == '{') {
-            const char *e = group_end(s + 1);
-            gq_char(b, '$');
-            for (; s < e; s++)
-                gq_char(b, *s);
-            gq_char(b, '$');
-            continue;
-        }
-        const char *rep = NULL;
-        switch (*s) {
-        case '_':
-        case '%':
-        case '&':
-        case '#':
-        case '$':
-        case '{':
-        case '}':
-            gq_char(b, '\\');
-            break;
-        case '^':
-            rep = "\\^{}";
-            break;
-        case '~':
-            rep = "\\~{}";
-            break;
-        case '\\':
-            rep = "\\textbackslash{}";
-            break;
-        default:
-            break;
-        }
-        if (rep)
-            for (; *rep; rep++)
-                gq_char(b, *rep);
-        else
-            gq_char(b, *s);
-        s++;
-    }
-}
-
-/*
- * Rendered text (titles, labels, legend entries) as a quoted gnuplot string, by the rule
- * of plot.h: markup keeps its groups and escapes every other special character of
- * enhanced text; literal text (no markup, and not `escaped`) is written as is and
- * followed by " noenhanced"; for epslatex, LaTeX. `escaped`: escape instead of
- * noenhanced, where gnuplot takes no such keyword (tic labels).
- */
-static void gtext_mode(struct buf *b, const char *s, bool escaped)
-{
-    buf_append(b, "\"", 1);
-    if (g_latex) {
-        gq_latex(b, s);
-        buf_append(b, "\"", 1);
-        return;
-    }
-    bool markup = has_markup(s);
-    for (; s && *s && !buf_err(b);) {
-        if (markup && (*s == '_' || *s == '^') && s[1] == '{') {
-            const char *e = group_end(s + 1);
-            for (; s < e; s++)
-                gq_char(b, *s);
-            continue;
-        }
-        if ((markup || escaped) && strchr("_^@&~{}", *s))
-            gq_char(b, '\\'); /* "\\_" in the script: enhanced text's escaped '_' */
-        gq_char(b, *s++);
-    }
-    buf_append(b, "\"", 1);
-    if (!markup && !escaped)
-        buf_printf(b, " noenhanced");
-}
-
-static void gtext(struct buf *b, const char *s)
-{
-    gtext_mode(b, s, false);
-}
-
-static void label_line(struct buf *b, const char *cmd, const char *label, const char *unit)
-{
-    if (!label || !*label)
-        return;
-    char t[512];
-    if (unit && *unit)
-        snprintf(t, sizeof t, "%s [%s]", label, unit);
-    else
-        snprintf(t, sizeof t, "%s", label);
-    buf_printf(b, "set %s ", cmd);
-    gtext(b, t);
-    buf_append(b, "\n", 1);
-}
-
 /* The Okabe-Ito palette (Okabe and Ito 2008, "Color Universal Design"), in the order that
  * keeps neighbours apart; black last, yellow (weak on white) second to last. */
 static const char *const okabe_ito[8] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
@@ -210,11 +62,11 @@ static void band_objects(const struct plot *p, struct buf *g)
     char a[40], b[40], c[40], d[40];
     for (size_t i = 0; i < p->n_bands; i++) {
         const struct band *q = &p->bands[i];
-        num(c, sizeof c, q->y0);
-        num(d, sizeof d, q->y1);
+        plot_num(c, sizeof c, q->y0);
+        plot_num(d, sizeof d, q->y1);
         if (isfinite(q->x0) && isfinite(q->x1)) {
-            num(a, sizeof a, q->x0);
-            num(b, sizeof b, q->x1);
+            plot_num(a, sizeof a, q->x0);
+            plot_num(b, sizeof b, q->x1);
             buf_printf(g, "set object %zu rect from first %s, first %s to first %s, first %s",
                        101 + i, a, c, b, d);
         } else {
@@ -243,7 +95,7 @@ static void band_keys(const struct plot *p, struct buf *g, bool first)
                    "%skeyentry with boxes lc rgb '%s' fs transparent solid 0.22 border lc rgb "
                    "'%s' title ",
                    first ? "plot " : ", \\\n    ", okabe_ito[q->colour], okabe_ito[q->colour]);
-        gtext(g, q->label);
+        plot_gtext(g, q->label);
         first = false;
     }
 }
@@ -373,13 +225,13 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
         buf_printf(d, "# category");
         for (size_t s = 0; s < p->n_bar; s++) {
             buf_append(d, " ", 1);
-            gq(d, p->bar_names[s]);
+            plot_gq(d, p->bar_names[s]);
         }
         buf_printf(d, "\n");
         for (size_t i = 0; i < p->n_cat && !buf_err(d); i++) {
-            gq(d, p->cats[i]);
+            plot_gq(d, p->cats[i]);
             for (size_t s = 0; s < p->n_bar; s++) {
-                num(a, sizeof a, p->bar_vals[s * p->n_cat + i]);
+                plot_num(a, sizeof a, p->bar_vals[s * p->n_cat + i]);
                 buf_printf(d, " %s", a);
             }
             buf_append(d, "\n", 1);
@@ -390,8 +242,8 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
     if (p->n_xcats)
         xcat_layout(p, &L);
     for (size_t i = 0; i < p->n_xcats; i++) {
-        num(a, sizeof a, p->xcats[i].value);
-        num(b, sizeof b, L.pos[i]);
+        plot_num(a, sizeof a, p->xcats[i].value);
+        plot_num(b, sizeof b, L.pos[i]);
         buf_printf(d, "# x = %s (%s) is a category, drawn at x = %s after a blank line\n", a,
                    p->xcats[i].label, b);
     }
@@ -402,10 +254,10 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
         for (size_t i = 0; i < q->n && !buf_err(d); i++) {
             if (p->n_xcats && xcat_of(p, q->x[i]) >= 0)
                 continue; /* categories after the numeric points, apart from their line */
-            num(a, sizeof a, q->x[i]);
-            num(b, sizeof b, q->y[i]);
+            plot_num(a, sizeof a, q->x[i]);
+            plot_num(b, sizeof b, q->y[i]);
             if (q->w) {
-                num(c, sizeof c, q->w[i]);
+                plot_num(c, sizeof c, q->w[i]);
                 buf_printf(d, "%s %s %s\n", a, b, c);
             } else {
                 buf_printf(d, "%s %s\n", a, b);
@@ -414,8 +266,8 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
         for (size_t k = 0; k < p->n_xcats; k++)
             for (size_t i = 0; i < q->n && !buf_err(d); i++)
                 if (q->x[i] == p->xcats[k].value) {
-                    num(a, sizeof a, L.pos[k]);
-                    num(b, sizeof b, q->y[i]);
+                    plot_num(a, sizeof a, L.pos[k]);
+                    plot_num(b, sizeof b, q->y[i]);
                     buf_printf(d, "\n%s %s\n", a, b);
                 }
     }
@@ -424,9 +276,9 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
         buf_printf(d, "%s# block %zu: heatmap (x, y, z)\n", block ? "\n\n" : "", block);
         for (size_t iy = 0; iy < p->ny && !buf_err(d); iy++) {
             for (size_t ix = 0; ix < p->nx; ix++) {
-                num(a, sizeof a, p->hx[ix]);
-                num(b, sizeof b, p->hy[iy]);
-                num(c, sizeof c, p->hz[iy * p->nx + ix]);
+                plot_num(a, sizeof a, p->hx[ix]);
+                plot_num(b, sizeof b, p->hy[iy]);
+                plot_num(c, sizeof c, p->hz[iy * p->nx + ix]);
                 buf_printf(d, "%s %s %s\n", a, b, c);
             }
             buf_append(d, "\n", 1);
@@ -477,8 +329,8 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
         x1 = p->logx ? x1 * 2 : x1 + 1;
     }
     if (x0 < x1) {
-        num(a, sizeof a, x0);
-        num(b, sizeof b, x1);
+        plot_num(a, sizeof a, x0);
+        plot_num(b, sizeof b, x1);
     } else {
         snprintf(a, sizeof a, "%s", p->logx ? "1" : "0");
         snprintf(b, sizeof b, "%s", p->logx ? "10" : "1");
@@ -502,28 +354,28 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
         struct xcat_layout L;
         xcat_layout(p, &L);
         char a[40], b[40];
-        num(a, sizeof a, L.start);
-        num(b, sizeof b, L.step);
+        plot_num(a, sizeof a, L.start);
+        plot_num(b, sizeof b, L.step);
         buf_printf(g, "set xtics %s, %s\n", a, b);
         for (size_t i = 0; i < p->n_xcats; i++) {
-            num(a, sizeof a, L.pos[i]);
+            plot_num(a, sizeof a, L.pos[i]);
             buf_printf(g, "set xtics add (");
-            gtext_mode(g, p->xcats[i].label, true);
+            plot_gtext_mode(g, p->xcats[i].label, true);
             buf_printf(g, " %s)\n", a);
         }
-        num(a, sizeof a, L.sep);
+        plot_num(a, sizeof a, L.sep);
         buf_printf(g,
                    "set arrow 100 from first %s, graph 0 to first %s, graph 1 nohead dt 3 "
                    "lc rgb 'gray50'\n",
                    a, a);
-        num(a, sizeof a, L.left);
+        plot_num(a, sizeof a, L.left);
         buf_printf(g, "set xrange [%s:*]\n", a);
     }
     if (multi) {
         buf_printf(g, "set multiplot layout %d,%d", p->rows, p->cols);
         if (p->title) {
             buf_printf(g, " title ");
-            gtext(g, p->title);
+            plot_gtext(g, p->title);
         }
         buf_append(g, "\n", 1);
     }
@@ -541,11 +393,13 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
         }
         if (multi) {
             buf_printf(g, "set title ");
-            gtext(g, q->title ? q->title : "");
+            plot_gtext(g, q->title ? q->title : "");
             buf_append(g, "\n", 1);
         }
-        label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel, q->xlabel ? q->xunit : p->xunit);
-        label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel, q->ylabel ? q->yunit : p->yunit);
+        plot_label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
+                        q->xlabel ? q->xunit : p->xunit);
+        plot_label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
+                        q->ylabel ? q->yunit : p->yunit);
         /*
          * gnuplot fails ("all points y value undefined") when nothing in a plot command
          * can be placed: such a panel (no series, or only NaN / non-positive-on-log
@@ -565,7 +419,7 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
                        first ? ranges : "", dat, s);
             with_lt(g, series_style(&p->series[s], style), series_lt(&p->series[s], idx++));
             buf_printf(g, " title ");
-            gtext(g, p->series[s].name);
+            plot_gtext(g, p->series[s].name);
             first = false;
         }
         if (first) /* an empty panel still gets its frame */
@@ -583,9 +437,9 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
 /* A heatmap: the cells as an image, optional value labels, overlaid series. */
 static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t heat_index)
 {
-    label_line(g, "xlabel", p->xlabel, p->xunit);
-    label_line(g, "ylabel", p->ylabel, p->yunit);
-    label_line(g, "cblabel", p->zlabel, p->zunit);
+    plot_label_line(g, "xlabel", p->xlabel, p->xunit);
+    plot_label_line(g, "ylabel", p->ylabel, p->yunit);
+    plot_label_line(g, "cblabel", p->zlabel, p->zunit);
     bool own_palette = false; /* a caller's "set palette ..." extra wins over the default */
     for (size_t i = 0; i < p->n_extra; i++)
         own_palette |= !strncmp(p->extra[i], "set palette", 11);
@@ -606,10 +460,10 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         double hx = p->nx > 1 ? 0.5 * (p->hx[1] - p->hx[0]) : 0.5;
         double hy = p->ny > 1 ? 0.5 * (p->hy[1] - p->hy[0]) : 0.5;
         char a[40], b[40], c[40], d[40];
-        num(a, sizeof a, p->hx[0] - hx);
-        num(b, sizeof b, p->hx[p->nx - 1] + hx);
-        num(c, sizeof c, p->hy[0] - hy);
-        num(d, sizeof d, p->hy[p->ny - 1] + hy);
+        plot_num(a, sizeof a, p->hx[0] - hx);
+        plot_num(b, sizeof b, p->hx[p->nx - 1] + hx);
+        plot_num(c, sizeof c, p->hy[0] - hy);
+        plot_num(d, sizeof d, p->hy[p->ny - 1] + hy);
         if (p->image_rows)
             buf_printf(g, "set xrange [%s:%s]\nset yrange [%s:%s]\n", a, b, d, c);
         else
@@ -618,14 +472,14 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
     buf_printf(g, "plot %s index %zu using 1:2:3 with image notitle", dat, heat_index);
     if (p->label_fmt) {
         buf_printf(g, ", \\\n    %s index %zu using 1:2:(sprintf(", dat, heat_index);
-        gq(g, p->label_fmt);
+        plot_gq(g, p->label_fmt);
         buf_printf(g, ", $3)) with labels textcolor rgb \"white\" notitle");
     }
     for (size_t s = 0; s < p->n_series; s++) {
         buf_printf(g, ", \\\n    %s index %zu using 1:2 with ", dat, s);
         with_lt(g, series_style(&p->series[s], "linespoints lw 2"), series_lt(&p->series[s], s));
         buf_printf(g, " title ");
-        gtext(g, p->series[s].name);
+        plot_gtext(g, p->series[s].name);
     }
     buf_append(g, "\n", 1);
     return buf_err(g);
@@ -634,13 +488,13 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
 /* A histogram: one boxes series per data set. */
 static int gp_hist(struct plot *p, struct buf *g, const char *dat)
 {
-    label_line(g, "xlabel", p->xlabel, p->xunit);
-    label_line(g, "ylabel", p->ylabel ? p->ylabel : "count", p->yunit);
+    plot_label_line(g, "xlabel", p->xlabel, p->xunit);
+    plot_label_line(g, "ylabel", p->ylabel ? p->ylabel : "count", p->yunit);
     buf_printf(g, "set style fill transparent solid 0.5 border\n");
     for (size_t s = 0; s < p->n_series; s++) {
         buf_printf(g, "%s %s index %zu using 1:2:3 with boxes lt %d title ",
                    s ? ", \\\n    " : "plot", dat, s, series_lt(&p->series[s], s));
-        gtext(g, p->series[s].name);
+        plot_gtext(g, p->series[s].name);
     }
     if (!p->n_series)
         buf_printf(g, "plot NaN notitle");
@@ -652,8 +506,8 @@ static int gp_hist(struct plot *p, struct buf *g, const char *dat)
 /* Bars: clustered or stacked gnuplot histograms of the category table. */
 static int gp_bars(struct plot *p, struct buf *g, const char *dat)
 {
-    label_line(g, "xlabel", p->xlabel, p->xunit);
-    label_line(g, "ylabel", p->ylabel, p->yunit);
+    plot_label_line(g, "xlabel", p->xlabel, p->xunit);
+    plot_label_line(g, "ylabel", p->ylabel, p->yunit);
     buf_printf(g,
                "set style data histograms\nset style histogram %s\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
@@ -672,7 +526,7 @@ static int gp_bars(struct plot *p, struct buf *g, const char *dat)
     for (size_t s = 0; s < p->n_bar; s++) {
         buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot", s ? "''" : dat, s + 2,
                    s ? "" : ":xtic(1)");
-        gtext(g, p->bar_names[s]);
+        plot_gtext(g, p->bar_names[s]);
         buf_printf(g, " lt %d", 1 + (int)(s % PLOT_N_LT));
         if (p->bar_hatch[s]) /* diagonal hatch in the series colour */
             buf_printf(g, " fs pattern 5 border -1");
@@ -737,7 +591,7 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
 {
     int w, h;
     enum plot_format f = out_format(p, &w, &h);
-    g_latex = f == PLOT_FMT_EPSLATEX;
+    plot_text_latex = f == PLOT_FMT_EPSLATEX;
     const char *ext = plot_format_ext(f);
     buf_printf(g,
                "# %s: gnuplot script written by acceltrace; run 'gnuplot %s.gp' in this "
@@ -751,7 +605,7 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
     bool multi = p->rows * p->cols > 1;
     if (p->title && !multi) {
         buf_printf(g, "set title ");
-        gtext(g, p->title);
+        plot_gtext(g, p->title);
         buf_append(g, "\n", 1);
     }
     band_objects(p, g);

@@ -78,4 +78,13 @@ struct plot {
     struct errmsg err;
 };
 
+/* plot_text.c: script text. The buf's error is sticky (common/buf.h). */
+struct buf;
+extern bool plot_text_latex;                /* text of the plot being written is LaTeX (epslatex) */
+void plot_gq(struct buf *b, const char *s); /* a gnuplot double-quoted string */
+void plot_num(char *t, size_t n, double v); /* shortest round-trip, "NaN" */
+void plot_gtext_mode(struct buf *b, const char *s, bool escaped); /* rendered text */
+void plot_gtext(struct buf *b, const char *s);                    /* plot_gtext_mode(b, s, false) */
+void plot_label_line(struct buf *b, const char *cmd, const char *label, const char *unit);
+
 #endif
