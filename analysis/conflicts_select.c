@@ -246,20 +246,26 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
      * method's palette colour. One retention point (one trace) is no curve: say so, and
      * give the log axis a decade around it instead of a degenerate range. */
     double x_lo = INFINITY, x_hi = -INFINITY;
+    size_t most = 0; /* points of the longest (group, method) series */
     for (size_t i = 0; i < c->n_qual; i++) {
         double xv = c->qual[i].n ? c->qual[i].ret_sum / (double)c->qual[i].n : 0;
         if (xv > 0) {
             x_lo = fmin(x_lo, xv);
             x_hi = fmax(x_hi, xv);
         }
+        size_t same = 0;
+        for (size_t j = 0; j < c->n_qual; j++)
+            same += !strcmp(c->qual[j].group, c->qual[i].group) &&
+                    !strcmp(c->qual[j].method, c->qual[i].method);
+        most = same > most ? same : most;
     }
-    if (x_lo == x_hi) {
+    if (most <= 1 && x_lo <= x_hi) {
         char line[160];
         snprintf(line, sizeof line, "set xrange [%.6g:%.6g]", fmin(x_lo / 3, 0.04),
                  fmax(x_hi * 3, 0.07));
         plot_extra(p, line);
-        plot_extra(p, "set label 990 \"one retention point: capture at several --retention "
-                      "values for a curve\" at graph 0.5, graph 0.06 center front noenhanced");
+        plot_extra(p, "set label 990 \"one retention point:\\ncapture at several\\n--retention "
+                      "values\\nfor a curve\" at graph 0.03, graph 0.5 left front noenhanced");
     }
     int rc = 0;
     if (ng > 1) {

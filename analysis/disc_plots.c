@@ -188,7 +188,8 @@ static int plot_results(const char *rdir, const char *out, bool *rendered, struc
         char lab[96];
         snprintf(lab, sizeof lab, "paper Fig. 18b, %s: %.3f-%.3f", mode_titles[m],
                  1 - red_hi[m] / 100, 1 - red_lo[m] / 100);
-        plot_band(p, m - 0.45, m + 0.45, 1 - red_hi[m] / 100, 1 - red_lo[m] / 100, m + 3, lab);
+        /* black (grey fill): the 7 component colours are the palette's others */
+        plot_band(p, m - 0.45, m + 0.45, 1 - red_hi[m] / 100, 1 - red_lo[m] / 100, 7, lab);
     }
     plot_bars_top(p, 0.6); /* the bands stay in view when every bar is lower */
     rc = plot_bars(p, mode_titles, MODES, comps, ncomp, ev, true);

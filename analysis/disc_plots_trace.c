@@ -433,7 +433,7 @@ static int plot_latent(const char *out, const struct trace_views *tv, size_t n, 
     struct plot *p = plot_new("latent_diff", PLOT_LINE);
     if (!p)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    plot_title(p, "CTR input change per step: per-token max |x_k - x_{k-1}| quantiles, tau_k");
+    plot_title(p, "CTR input change per step: per-token max |x_{k} - x_{k-1}| quantiles, τ_{k}");
     plot_xlabel(p, "step", "");
     plot_ylabel(p, "latent change", "latent units");
     plot_logscale(p, false, true);
