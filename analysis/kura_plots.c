@@ -201,7 +201,7 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
     if (!p)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "SA-Kura area vs E_px: compute-only (open) and system level (filled)");
-    plot_xlabel(p, "area incl. SoC shell", "mm^2");
+    plot_xlabel(p, "area incl. SoC shell", "mm^{2}");
     plot_ylabel(p, "E_px", "pJ/px");
     plot_logscale(p, false, true);
     char line[256];
@@ -212,8 +212,8 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
         plot_extra(p, line);
         if (best[b].found) {
             snprintf(line, sizeof line,
-                     "set label 'H%dW%d (%g mm^2)' at %g, %g offset 0.5, 1 font ',9'", best[b].n_h,
-                     best[b].n_w, budgets[b], best[b].area_um2 / 1e6, best[b].e_px_pj);
+                     "set label 'H%dW%d (%g mm^{2})' at %g, %g offset 0.5, 1 font ',9'",
+                     best[b].n_h, best[b].n_w, budgets[b], best[b].area_um2 / 1e6, best[b].e_px_pj);
             plot_extra(p, line);
         }
     }

@@ -108,12 +108,17 @@ static size_t key_entries(const struct plot *p, size_t *longest)
     if (p->kind == PLOT_BARS) {
         for (size_t i = 0; i < p->n_bar; i++, n++)
             *longest = strlen(p->bar_names[i]) > *longest ? strlen(p->bar_names[i]) : *longest;
-    } else {
-        for (size_t i = 0; i < p->n_series; i++) {
-            if (!*p->series[i].name)
-                continue;
-            n++;
-            *longest = strlen(p->series[i].name) > *longest ? strlen(p->series[i].name) : *longest;
+    } else { /* the fullest panel: each panel has its own legend */
+        for (int pn = 0; pn < p->rows * p->cols; pn++) {
+            size_t m = 0;
+            for (size_t i = 0; i < p->n_series; i++) {
+                if (p->series[i].panel != pn || !*p->series[i].name)
+                    continue;
+                m++;
+                size_t len = strlen(p->series[i].name);
+                *longest = len > *longest ? len : *longest;
+            }
+            n = m > n ? m : n;
         }
     }
     for (size_t i = 0; i < p->n_bands; i++)
@@ -443,6 +448,13 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
     bool own_palette = false; /* a caller's "set palette ..." extra wins over the default */
     for (size_t i = 0; i < p->n_extra; i++)
         own_palette |= !strncmp(p->extra[i], "set palette", 11);
+    bool own_xtics = false, int_x = p->nx >= 1 && p->nx <= 30;
+    for (size_t i = 0; i < p->n_extra; i++)
+        own_xtics |= !strncmp(p->extra[i], "set xtics", 9);
+    for (size_t i = 0; int_x && i < p->nx; i++)
+        int_x = p->hx[i] == floor(p->hx[i]) && (!i || p->hx[i] == p->hx[i - 1] + 1);
+    if (int_x && !own_xtics) /* a few whole-numbered columns (steps): a tic on each */
+        buf_printf(g, "set xtics 1\n");
     if (own_palette)
         ;
     else if (p->palette == PLOT_PAL_CYCLIC) /* hue wheel: equal colours at both ends */
