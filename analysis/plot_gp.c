@@ -353,8 +353,10 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
     bool own_offsets = false;
     for (size_t i = 0; i < p->n_extra; i++)
         own_offsets |= !strncmp(p->extra[i], "set offsets", 11);
-    if (!own_offsets && !p->logx && !p->logy)
-        buf_printf(g, "set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+    if (!own_offsets && !(p->logx && p->logy)) /* linear axes only */
+        buf_printf(g, "set offsets graph %s, graph %s, graph %s, graph %s\n",
+                   p->logx ? "0" : "0.03", p->logx ? "0" : "0.03", p->logy ? "0" : "0.05",
+                   p->logy ? "0" : "0.05");
     if (p->n_xcats) {
         struct xcat_layout L;
         xcat_layout(p, &L);

@@ -385,7 +385,8 @@ static int value_rank(const struct gen_plots *g, size_t i, const char *key)
     return r;
 }
 
-/* The name of series i in panel pn: the keys that vary among the panel's rows. */
+/* The name of series i in its panel: the keys that vary among the panel's rows ("" when
+ * none does). */
 static void series_name(const struct gen_plots *g, size_t i, char *buf, size_t cap)
 {
     size_t len = 0;
@@ -400,8 +401,7 @@ static void series_name(const struct gen_plots *g, size_t i, char *buf, size_t c
             len += (size_t)snprintf(buf + len, cap - len, "%s%s=%s", len ? " " : "", g->keys[k],
                                     gv(g, i, k));
     }
-    if (!buf[0])
-        snprintf(buf, cap, "%s", g->model ? g->model : "results");
+    /* nothing varies: the panel's one series needs no legend entry (empty title) */
 }
 
 /* The title of panel pn: its facet keys and values. */
@@ -510,6 +510,8 @@ static struct plot *bar_plot(struct gen_plots *g, const char *y, const char *yun
         g->yv[i] = jnum(row_y(json_array_get(g->rows, i), y), &ok);
         char sname[512];
         series_name(g, i, sname, sizeof sname);
+        if (!sname[0])
+            snprintf(sname, sizeof sname, "config %zu", i);
         if (!(cats[i] = mem_strdup(sname)))
             *rc = cli_fail(ERR_NOMEM, "out of memory");
     }
