@@ -191,8 +191,8 @@ int conflicts_write_stability(struct conflicts *c, const char *dir, bool *render
         mem_free(wt);
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     }
-    plot_title(p, "Heavy-channel stability: top-r set of a prefill prefix vs the final I_g");
-    plot_xlabel(p, "prefix length m used to find I_g", "tokens");
+    plot_title(p, "Heavy-channel stability: top-r set of a prefill prefix vs the final I_{g}");
+    plot_xlabel(p, "prefix length m used to find I_{g}", "tokens");
     plot_ylabel(p, "Jaccard overlap with the final set, mean over KV heads", "");
     plot_extra(p, "set yrange [0:1.1]");
     plot_extra(p, "set key bottom right");

@@ -429,6 +429,9 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
     plot_logscale(p, true, false);
     plot_extra(p, "set arrow from first 0.05, graph 0 to first 0.05, graph 1 nohead dt 2");
     plot_extra(p, "set arrow from first 0.058, graph 0 to first 0.058, graph 1 nohead dt 3");
+    plot_extra(p, "set label \"5%\" at first 0.05, graph 1 right offset -0.3,-0.8 front");
+    plot_extra(p, "set label \"paper r_{min} 5.8%\" at first 0.058, graph 1 left offset "
+                  "0.3,-0.8 front");
     /* distinct groups and methods, in order of appearance */
     const char *groups[CONFLICTS_MAX_GROUPS], *methods[64];
     size_t ng = 0, nm = 0;
@@ -444,17 +447,30 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
         if (!seen && nm < 64)
             methods[nm++] = c->qual[i].method;
     }
-    /* Each panel plots, per method, the mean then the p5 series: odd linetypes solid, even
-     * ones dashed, a pair sharing gnuplot's default colour of that method's index (its
-     * yellow darkened to read on white). */
-    static const char *const colour[8] = {"#9400d3", "#009e73", "#56b4e9", "#e69f00",
-                                          "#b08800", "#0072b2", "#e51e10", "#000000"};
-    for (size_t m = 0; m < nm; m++) {
-        char line[96];
-        snprintf(line, sizeof line, "set linetype %zu lc rgb '%s' dt 1", 2 * m + 1, colour[m % 8]);
+    /* Each panel plots, per method, the mean (solid) and the p5 (dashed) series in the
+     * method's palette colour. One retention point (one trace) is no curve: say so, and
+     * give the log axis a decade around it instead of a degenerate range. */
+    double x_lo = INFINITY, x_hi = -INFINITY;
+    size_t most = 0; /* points of the longest (group, method) series */
+    for (size_t i = 0; i < c->n_qual; i++) {
+        double xv = c->qual[i].n ? c->qual[i].ret_sum / (double)c->qual[i].n : 0;
+        if (xv > 0) {
+            x_lo = fmin(x_lo, xv);
+            x_hi = fmax(x_hi, xv);
+        }
+        size_t same = 0;
+        for (size_t j = 0; j < c->n_qual; j++)
+            same += !strcmp(c->qual[j].group, c->qual[i].group) &&
+                    !strcmp(c->qual[j].method, c->qual[i].method);
+        most = same > most ? same : most;
+    }
+    if (most <= 1 && x_lo <= x_hi) {
+        char line[160];
+        snprintf(line, sizeof line, "set xrange [%.6g:%.6g]", fmin(x_lo / 3, 0.04),
+                 fmax(x_hi * 3, 0.07));
         plot_extra(p, line);
-        snprintf(line, sizeof line, "set linetype %zu lc rgb '%s' dt 2", 2 * m + 2, colour[m % 8]);
-        plot_extra(p, line);
+        plot_extra(p, "set label 990 \"one retention point:\\ncapture at several\\n--retention "
+                      "values\\nfor a curve\" at graph 0.03, graph 0.5 left front noenhanced");
     }
     int rc = 0;
     if (ng > 1) {
@@ -505,7 +521,11 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
             snprintf(name, sizeof name, "%s p5", methods[m]);
             rc = plot_series(p, ng > 1 ? (int)g : 0, methods[m], x, y, k);
             if (rc == 0)
+                rc = plot_series_style(p, (int)m, 0);
+            if (rc == 0)
                 rc = plot_series(p, ng > 1 ? (int)g : 0, name, x, y5, k);
+            if (rc == 0)
+                rc = plot_series_style(p, (int)m, 1);
         }
     mem_free(x);
     mem_free(y);

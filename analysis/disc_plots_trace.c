@@ -39,6 +39,8 @@ static double flop_sum(const uint64_t *f, size_t n, const Acceltrace__DiscHeader
 }
 
 #define LABEL_MAX 96
+#define TOKEN_MASK_MAX (1u << 22) /* cells of the token masks held for their figures */
+#define TOKEN_MASK_FIGS 16        /* token mask figures of a run at most (evenly spaced) */
 
 /*
  * One --trace file for the capture views: per-step statistics gathered from its DiscStep
@@ -58,6 +60,8 @@ struct trace_views {
     double *tau, *d50, *d90, *dmax; /* (k) latent units */
     double *hz;                     /* (nb, k) mean sparsity over heads, % (NaN: no mask) */
     bool *gen;                      /* (k) generation step */
+    double *tmask; /* (k, tokens) CTR token mask, 1 computed, 0 pruned; NaN: no mask; NULL
+                    * when the masks would take more than TOKEN_MASK_MAX cells */
     bool any_mask, any_diff;
     Acceltrace__Record *summary; /* the last Summary with a disc part, or NULL */
 };
@@ -74,6 +78,7 @@ static void trace_views_release(struct trace_views *tv)
     mem_free(tv->dmax);
     mem_free(tv->hz);
     mem_free(tv->gen);
+    mem_free(tv->tmask);
     trace_reader_free(tv->r);
 }
 
@@ -145,6 +150,10 @@ static int tv_record(void *self, const struct trace_scan_pos *pos, Acceltrace__R
         tv->prune[st->k] = 100.0 * st->prune_ratio;
         tv->tau[st->k] = st->tau, tv->d50[st->k] = st->d_p50;
         tv->d90[st->k] = st->d_p90, tv->dmax[st->k] = st->d_max;
+        const size_t nt = tv->dh->tokens;
+        if (tv->tmask && st->token_mask.len * 8 >= nt)
+            for (size_t i = 0; i < nt; i++) /* LSB-first bitset (formats/bitset.h) */
+                tv->tmask[st->k * nt + i] = (st->token_mask.data[i >> 3] >> (i & 7)) & 1;
     }
     if (rec->body_case == ACCELTRACE__RECORD__BODY_SUMMARY && rec->summary && rec->summary->disc) {
         trace_record_free(tv->summary);
@@ -187,6 +196,10 @@ static int trace_views_load(struct trace_views *tv, struct errmsg *e)
     tv->d50 = mem_calloc(k, sizeof *tv->d50), tv->d90 = mem_calloc(k, sizeof *tv->d90);
     tv->dmax = mem_calloc(k, sizeof *tv->dmax), tv->gen = mem_calloc(k, sizeof *tv->gen);
     tv->hz = mem_calloc(k * nb, sizeof *tv->hz);
+    if (k * dh->tokens <= TOKEN_MASK_MAX &&
+        (tv->tmask = mem_alloc(k * dh->tokens * sizeof(double))))
+        for (size_t i = 0; i < k * dh->tokens; i++)
+            tv->tmask[i] = NAN;
     if (!p.nnz || !p.tot || !p.hn || !tv->x || !tv->prune || !tv->sp || !tv->tau || !tv->d50 ||
         !tv->d90 || !tv->dmax || !tv->gen || !tv->hz) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -292,6 +305,66 @@ static int plot_step_lines(const char *out, const struct trace_views *tv, size_t
 }
 
 /*
+ * token_mask_kNNN: the CTR token mask of step k of the first trace on the token grid (x:
+ * token column, y: token row, as the image's patches), computed vs pruned with a two-colour
+ * bar; at most TOKEN_MASK_FIGS steps, evenly spaced. The capture's --png token_mask_k*.png
+ * are the same masks as raw one-pixel-per-token images.
+ */
+static int plot_token_masks(const char *out, const struct trace_views *tv, bool *rendered,
+                            struct errmsg *e)
+{
+    const size_t nt = tv->dh->tokens, gw = tv->dh->grid_w ? tv->dh->grid_w : nt;
+    if (!tv->tmask || nt % gw)
+        return 0;
+    const size_t gh = nt / gw, every = (tv->k + TOKEN_MASK_FIGS - 1) / TOKEN_MASK_FIGS;
+    double *xs = mem_alloc(gw * sizeof *xs), *ys = mem_alloc(gh * sizeof *ys);
+    int rc = 0;
+    if (!xs || !ys)
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < gw; i++)
+        xs[i] = (double)i;
+    for (size_t i = 0; !rc && i < gh; i++)
+        ys[i] = (double)i;
+    for (size_t k = 0; !rc && k < tv->k; k += every) {
+        const double *m = tv->tmask + k * nt;
+        if (!isfinite(m[0]))
+            continue; /* no DiscStep of this step */
+        size_t kept = 0;
+        for (size_t i = 0; i < nt; i++)
+            kept += m[i] > 0.5;
+        char name[64], title[160];
+        snprintf(name, sizeof name, "token_mask_k%03zu", k);
+        snprintf(title, sizeof title, "CTR token mask, step %zu: %zu of %zu tokens computed", k,
+                 kept, nt);
+        struct plot *p = plot_new(name, PLOT_HEATMAP);
+        if (!p) {
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            break;
+        }
+        plot_title(p, title);
+        plot_xlabel(p, "token column", "patch");
+        plot_ylabel(p, "token row", "patch");
+        plot_zlabel(p, "token", "");
+        plot_extra(p, "set palette maxcolors 2");
+        plot_extra(p, "set palette defined (0 '#D55E00', 1 '#0072B2')");
+        plot_extra(p, "set cbrange [-0.5:1.5]");
+        plot_extra(p, "set cbtics (\"pruned\" 0, \"computed\" 1)");
+        plot_extra(p, "set size ratio -1");
+        plot_heatmap_image_rows(p);
+        if ((rc = plot_heatmap(p, xs, gw, ys, gh, m, NULL)) < 0) {
+            rc = plot_fail(p, rc, e);
+            break;
+        }
+        rc = disc_plots_finish(p, out, rendered, e);
+        if (rc > 0)
+            rc = 0;
+    }
+    mem_free(xs);
+    mem_free(ys);
+    return rc < 0 ? rc : 0;
+}
+
+/*
  * st_sparsity_heatmap (spec 9 item 3): step x block, generation steps marked. decision: one
  * file per trace with masks, st_sparsity_heatmap for the first such trace and
  * st_sparsity_heatmap_<label> for each further one.
@@ -360,7 +433,7 @@ static int plot_latent(const char *out, const struct trace_views *tv, size_t n, 
     struct plot *p = plot_new("latent_diff", PLOT_LINE);
     if (!p)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    plot_title(p, "CTR input change per step: per-token max |x_k - x_{k-1}| quantiles, tau_k");
+    plot_title(p, "CTR input change per step: per-token max |x_{k} - x_{k-1}| quantiles, τ_{k}");
     plot_xlabel(p, "step", "");
     plot_ylabel(p, "latent change", "latent units");
     plot_logscale(p, false, true);
@@ -575,6 +648,8 @@ int disc_plots_traces(const char *const *traces, size_t n, const char *out, bool
         rc = plot_step_lines(out, tv, n, rendered, e);
     if (rc == 0)
         rc = plot_heatmaps(out, tv, n, rendered, e);
+    if (rc == 0)
+        rc = plot_token_masks(out, &tv[0], rendered, e);
     if (rc == 0)
         rc = plot_latent(out, tv, n, rendered, e);
     if (rc == 0)

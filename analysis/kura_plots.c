@@ -201,7 +201,7 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
     if (!p)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "SA-Kura area vs E_px: compute-only (open) and system level (filled)");
-    plot_xlabel(p, "area incl. SoC shell", "mm^2");
+    plot_xlabel(p, "area incl. SoC shell", "mm^{2}");
     plot_ylabel(p, "E_px", "pJ/px");
     plot_logscale(p, false, true);
     char line[256];
@@ -212,8 +212,8 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
         plot_extra(p, line);
         if (best[b].found) {
             snprintf(line, sizeof line,
-                     "set label 'H%dW%d (%g mm^2)' at %g, %g offset 0.5, 1 font ',9'", best[b].n_h,
-                     best[b].n_w, budgets[b], best[b].area_um2 / 1e6, best[b].e_px_pj);
+                     "set label 'H%dW%d (%g mm^{2})' at %g, %g offset 0.5, 1 font ',9'",
+                     best[b].n_h, best[b].n_w, budgets[b], best[b].area_um2 / 1e6, best[b].e_px_pj);
             plot_extra(p, line);
         }
     }
@@ -604,6 +604,50 @@ static int kp_reverse(struct kp_pass *p, const Acceltrace__KuraStep *ks,
     return 0;
 }
 
+/*
+ * A map as a figure: a heatmap with axes (column, row of the oscillator grid) and a colour
+ * bar, written over the raw PNG of the same name when gnuplot renders it (the raw one stays
+ * where it cannot). cyclic: a phase in rad on the hue wheel [-pi, pi]; else |error| in rad
+ * over [0, top].
+ */
+static int kp_map_figure(const char *dir, const char *name, const char *title, const double *v,
+                         int h, int w, bool cyclic, double top, struct errmsg *e)
+{
+    struct plot *p = plot_new(name, PLOT_HEATMAP);
+    double *xs = mem_alloc((size_t)w * sizeof *xs), *ys = mem_alloc((size_t)h * sizeof *ys);
+    int rc = 0;
+    if (!p || !xs || !ys) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < w; i++)
+        xs[i] = i;
+    for (int i = 0; i < h; i++)
+        ys[i] = i;
+    plot_title(p, title);
+    plot_xlabel(p, "column j", "oscillator");
+    plot_ylabel(p, "row i", "oscillator");
+    plot_zlabel(p, cyclic ? "phase θ" : "|θ_{final} - θ_{0}|", "rad");
+    plot_palette(p, cyclic ? PLOT_PAL_CYCLIC : PLOT_PAL_SEQUENTIAL);
+    char line[96];
+    snprintf(line, sizeof line, "set cbrange [%s:%.6g]", cyclic ? "-pi" : "0", cyclic ? M_PI : top);
+    plot_extra(p, line);
+    plot_extra(p, "set size ratio -1");
+    plot_heatmap_image_rows(p);
+    if ((rc = plot_heatmap(p, xs, (size_t)w, ys, (size_t)h, v, NULL)) < 0) {
+        rc = errmsg_set(e, rc, "%s", plot_errmsg(p));
+        goto out;
+    }
+    bool rendered = false;
+    rc = finish_plot(p, dir, &rendered, e);
+    p = NULL;
+out:
+    plot_free(p);
+    mem_free(xs);
+    mem_free(ys);
+    return rc;
+}
+
 /* The DATA and FINAL maps (and their difference) as PNGs. */
 static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct errmsg *e)
 {
@@ -616,11 +660,16 @@ static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct er
         p->q0 = p->q;
         p->q = NULL;
         snprintf(png, sizeof png, "%s/kura_phase_data.png", p->dir);
-        return kura_png_phase(png, p->th0, (size_t)p->h, (size_t)p->w, e);
+        if ((rc = kura_png_phase(png, p->th0, (size_t)p->h, (size_t)p->w, e)))
+            return rc;
+        return kp_map_figure(p->dir, "kura_phase_data", "Phase map of the DATA record", p->th0,
+                             p->h, p->w, true, 0, e);
     }
     q_to_theta(p->q, n, p->th);
     snprintf(png, sizeof png, "%s/kura_phase_final.png", p->dir);
-    if ((rc = kura_png_phase(png, p->th, (size_t)p->h, (size_t)p->w, e)))
+    if ((rc = kura_png_phase(png, p->th, (size_t)p->h, (size_t)p->w, e)) ||
+        (rc = kp_map_figure(p->dir, "kura_phase_final", "Phase map after the last reverse step",
+                            p->th, p->h, p->w, true, 0, e)))
         return rc;
     if (p->q0) {
         /* |wrap(theta_final - theta_0)|: the Q1.15 difference wraps for free */
@@ -629,6 +678,11 @@ static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct er
                 fabs(kura_q_theta((int16_t)(uint16_t)((uint16_t)p->q[i] - (uint16_t)p->q0[i])));
         snprintf(png, sizeof png, "%s/kura_phase_error.png", p->dir);
         rc = kura_png_grey(png, p->th, (size_t)p->h, (size_t)p->w, 0.0, 0.2, e);
+        if (!rc)
+            rc = kp_map_figure(p->dir, "kura_phase_error",
+                               "Phase error of the final map against DATA (colour bar clamps at "
+                               "0.2 rad)",
+                               p->th, p->h, p->w, false, 0.2, e);
     }
     return rc;
 }

@@ -1,8 +1,6 @@
 /*
- * plot: data + gnuplot script + PNG (see plot.h). Every data set is a gnuplot block of
- * NAME.dat (blocks separated by two blank lines, addressed with `index`), so the script
- * reads one file. Text goes out with the terminal's enhanced mode off, so names such as
- * energy_j print as written.
+ * plot: building a plot in memory (see plot.h); plot_gp.c writes it. Also the
+ * process-wide output settings (format, size) that the CLI sets once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +61,10 @@ void plot_free(struct plot *p)
     mem_free(p->zunit);
     for (size_t i = 0; i < p->n_extra; i++)
         mem_free(p->extra[i]);
+    for (size_t i = 0; i < p->n_bands; i++)
+        mem_free(p->bands[i].label);
+    for (size_t i = 0; i < p->n_xcats; i++)
+        mem_free(p->xcats[i].label);
     mem_free(p->extra);
     for (int i = 0; i < PLOT_MAX_PANELS; i++) {
         mem_free(p->panels[i].title);
@@ -128,6 +130,121 @@ void plot_size(struct plot *p, int width_px, int height_px)
         p->width = width_px;
     if (height_px >= 100 && height_px <= 10000)
         p->height = height_px;
+    p->own_size = true;
+}
+
+void plot_format(struct plot *p, enum plot_format f)
+{
+    p->format = f;
+    p->has_format = true;
+}
+
+void plot_heatmap_image_rows(struct plot *p)
+{
+    p->image_rows = true;
+}
+
+void plot_palette(struct plot *p, enum plot_palette pal)
+{
+    p->palette = pal;
+}
+
+int plot_band(struct plot *p, double x0, double x1, double y0, double y1, int colour,
+              const char *label)
+{
+    if (!(y0 <= y1) || !isfinite(y0) || !isfinite(y1) || p->n_bands >= PLOT_MAX_BANDS ||
+        (isfinite(x0) && isfinite(x1) && x0 > x1))
+        return errmsg_set(&p->err, ERR_USAGE, "bad band %g..%g in plot '%s'", y0, y1, p->name);
+    struct band *b = &p->bands[p->n_bands];
+    b->label = NULL;
+    if (label && !(b->label = mem_strdup(label)))
+        return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
+    b->x0 = x0;
+    b->x1 = x1;
+    b->y0 = y0;
+    b->y1 = y1;
+    b->colour = colour >= 0 ? colour % 8 : (int)(p->n_bands % 8);
+    p->n_bands++;
+    return 0;
+}
+
+int plot_xcategory(struct plot *p, double value, const char *label)
+{
+    if ((p->kind != PLOT_LINE && p->kind != PLOT_SCATTER) || p->n_xcats >= PLOT_MAX_XCAT ||
+        !isfinite(value) || !label)
+        return errmsg_set(&p->err, ERR_USAGE, "bad x category in plot '%s'", p->name);
+    for (size_t i = 0; i < p->n_xcats; i++)
+        if (p->xcats[i].value == value)
+            return 0;
+    if (!(p->xcats[p->n_xcats].label = mem_strdup(label)))
+        return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
+    p->xcats[p->n_xcats++].value = value;
+    return 0;
+}
+
+/* The output of every plot of this process (plot_set_output). */
+static struct plot_output g_output = {PLOT_FMT_PNG, 0, 0};
+
+void plot_set_output(const struct plot_output *o)
+{
+    g_output = *o;
+}
+
+void plot_get_output(struct plot_output *o)
+{
+    *o = g_output;
+}
+
+static const char *const fmt_names[] = {"png", "pdf", "svg", "eps", "epslatex"};
+static const char *const fmt_exts[] = {"png", "pdf", "svg", "eps", "tex"};
+
+int plot_format_parse(const char *s, enum plot_format *f)
+{
+    for (int i = 0; i < 5; i++)
+        if (s && !strcmp(s, fmt_names[i])) {
+            *f = (enum plot_format)i;
+            return 0;
+        }
+    return ERR_USAGE;
+}
+
+const char *plot_format_name(enum plot_format f)
+{
+    return (unsigned)f < 5 ? fmt_names[f] : "?";
+}
+
+const char *plot_format_ext(enum plot_format f)
+{
+    return (unsigned)f < 5 ? fmt_exts[f] : "?";
+}
+
+int plot_size_parse(const char *s, enum plot_format f, int *width_px, int *height_px)
+{
+    char *end;
+    errno = 0;
+    double w = strtod(s, &end);
+    if (end == s || (*end != 'x' && *end != 'X'))
+        return ERR_USAGE;
+    const char *hs = end + 1;
+    double h = strtod(hs, &end);
+    if (end == hs || errno)
+        return ERR_USAGE;
+    double per = f == PLOT_FMT_PNG ? 1.0 : 100.0; /* px per unit of a bare number */
+    if (!strcmp(end, "px"))
+        per = 1.0;
+    else if (!strcmp(end, "in"))
+        per = 100.0;
+    else if (!strcmp(end, "cm"))
+        per = 100.0 / 2.54;
+    else if (*end)
+        return ERR_USAGE;
+    w *= per;
+    h *= per;
+    if (!(w >= 100 && w <= 10000 && h >= 100 && h <= 10000))
+        return ERR_USAGE;
+    *width_px = (int)lround(w);
+    *height_px = (int)lround(h);
+    return 0;
 }
 
 void plot_extra(struct plot *p, const char *line)
@@ -178,6 +295,7 @@ static int add_series(struct plot *p, int panel, const char *name, const double 
     memset(s, 0, sizeof *s);
     s->name = mem_strdup(name ? name : "");
     s->panel = panel;
+    s->colour = s->dash = -1;
     s->n = n;
     s->x = mem_alloc((n + 1) * sizeof *s->x);
     s->y = mem_alloc((n + 1) * sizeof *s->y);
@@ -219,6 +337,16 @@ int plot_series_marker(struct plot *p, enum plot_marker marker)
     if (marker != PLOT_MARK_DEFAULT && marker != PLOT_MARK_OPEN && marker != PLOT_MARK_FILLED)
         return errmsg_set(&p->err, ERR_USAGE, "bad marker %d for plot '%s'", (int)marker, p->name);
     p->series[p->n_series - 1].marker = marker;
+    return 0;
+}
+
+int plot_series_style(struct plot *p, int colour, int dash)
+{
+    if (p->kind == PLOT_HIST || p->kind == PLOT_BARS || !p->n_series)
+        return errmsg_set(&p->err, ERR_USAGE, "plot_series_style without a series in plot '%s'",
+                          p->name);
+    p->series[p->n_series - 1].colour = colour < 0 ? -1 : colour % 8;
+    p->series[p->n_series - 1].dash = dash < 0 ? -1 : dash % 4;
     return 0;
 }
 

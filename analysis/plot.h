@@ -2,10 +2,22 @@
  * plot: the plot driver (DESIGN.md section 6). A plot is built in memory, then
  * plot_write() writes, in the output folder,
  *   NAME.dat  the data (gnuplot blocks, '#' header lines naming columns and units),
- *   NAME.gp   a gnuplot script (terminal pngcairo) that reads NAME.dat and writes NAME.png,
+ *   NAME.gp   a gnuplot script that reads NAME.dat and writes NAME.png (or .pdf, .svg, .eps,
+ *             .tex + .eps: the output format, below),
  * and runs `gnuplot NAME.gp` in that folder. When gnuplot is not on PATH the data and the
  * script are still written, *rendered is false and the caller warns once (plot never
  * prints): "gnuplot not found: run 'gnuplot NAME.gp' in DIR to render".
+ *
+ * The look is the same for every figure (built-in or `acceltrace plot`): the Okabe-Ito
+ * colour-blind-safe palette of 8 colours, then the same 8 dashed, then dotted, so series
+ * 9.. stay distinct; legends outside the data (right of it, or below it when long);
+ * reference bands (plot_band) filled translucent with a solid border and a legend entry
+ * naming their source; heatmaps with axes and a colour bar.
+ *
+ * Text: gnuplot's enhanced mode is on. A string holding "_{" or "^{" is markup: "r_{min}",
+ * "x_{k+1}" print as sub/superscripts and its other '_', '^', '@', '&', '~' print as
+ * written; any other string is literal (gnuplot's noenhanced), so energy_j prints as written.
+ * For epslatex the same rule writes LaTeX ($x_{k+1}$, \_).
  *
  * Kinds:
  *   PLOT_LINE     series of (x, y) points as lines with points; optional panels (a grid of
@@ -31,6 +43,38 @@
 
 enum plot_kind { PLOT_LINE, PLOT_SCATTER, PLOT_HEATMAP, PLOT_HIST, PLOT_BARS };
 
+/*
+ * Output formats and their gnuplot terminals: png (pngcairo), pdf (pdfcairo), svg (svg),
+ * eps (epscairo), epslatex (epslatex color: NAME.tex with the text, NAME.eps the drawing).
+ */
+enum plot_format { PLOT_FMT_PNG, PLOT_FMT_PDF, PLOT_FMT_SVG, PLOT_FMT_EPS, PLOT_FMT_EPSLATEX };
+
+/* The format named s ("png", "pdf", "svg", "eps", "epslatex"): 0, or ERR_USAGE. */
+int plot_format_parse(const char *s, enum plot_format *f);
+/* The format's name and the extension of the file it writes ("png", ..., "tex"). */
+const char *plot_format_name(enum plot_format f);
+const char *plot_format_ext(enum plot_format f);
+
+/*
+ * Parses a size "WxH" with an optional unit "px", "in" or "cm" (e.g. "1200x800",
+ * "6x4in", "15x10cm") into pixels at 100 px per inch; a bare number is pixels for png and
+ * inches for the vector formats. 0, or ERR_USAGE (each side 1..100 in, 100..10000 px).
+ */
+int plot_size_parse(const char *s, enum plot_format f, int *width_px, int *height_px);
+
+/*
+ * The output of every plot this process writes (process-wide; set once by the CLI before
+ * any plot is written, read by plot_write): the format (default png) and, when width_px >
+ * 0, the size of a default-sized plot; a plot with a size of its own (plot_size) is scaled
+ * by the same factors. Vector formats are sized at 100 px per inch.
+ */
+struct plot_output {
+    enum plot_format format;
+    int width_px, height_px; /* 0: each plot's own size */
+};
+void plot_set_output(const struct plot_output *o);
+void plot_get_output(struct plot_output *o);
+
 struct plot;
 
 /* New plot NAME ([A-Za-z0-9_.-]+) of a kind; NULL on allocation failure. */
@@ -46,11 +90,41 @@ void plot_logscale(struct plot *p, bool logx, bool logy);
 void plot_size(struct plot *p, int width_px, int height_px); /* default 800 x 560 */
 /* Extra gnuplot command appended before the plot command (e.g. "set key top left"). */
 void plot_extra(struct plot *p, const char *gnuplot_line);
+/* This plot's format, over the process-wide one of plot_set_output. */
+void plot_format(struct plot *p, enum plot_format f);
+
+/*
+ * A reference band (e.g. a paper's range): the rectangle x0..x1 by y0..y1 in data units
+ * (x0 or x1 NaN: the whole width), drawn behind the data, translucent fill and solid
+ * border in palette colour `colour` (0..7; -1: the next one), with a legend entry `label`
+ * (e.g. "paper Fig. 18a, CTR: 3.41-4.01x"; bands with equal labels share one entry; NULL
+ * for none). On bar plots category c sits at x = c. 0, ERR_USAGE (y0 > y1, more than
+ * PLOT_MAX_BANDS) or ERR_NOMEM.
+ */
+#define PLOT_MAX_BANDS 64
+int plot_band(struct plot *p, double x0, double x1, double y0, double y1, int colour,
+              const char *label);
+
+/*
+ * A sentinel x value (line and scatter plots): points at x == value mean `label` (e.g.
+ * retention 0 = "the trace's selections"), not a position on the axis. They are drawn as a
+ * category left of the numeric range, with the label as its tic, a dashed separator and
+ * no line joining them to the numeric points. Up to 4 per plot; 0 or ERR_USAGE.
+ */
+int plot_xcategory(struct plot *p, double value, const char *label);
+
+/* Heatmap rows top-down: y[0] at the top, as in an image (default: at the bottom). */
+void plot_heatmap_image_rows(struct plot *p);
+
+/* Heatmap colours: sequential (viridis, the default) or cyclic (hue, for phases). */
+enum plot_palette { PLOT_PAL_SEQUENTIAL = 0, PLOT_PAL_CYCLIC };
+void plot_palette(struct plot *p, enum plot_palette pal);
 
 /*
  * Panels (PLOT_LINE/PLOT_SCATTER): rows x cols sub-plots; panel i (row-major) gets its own
  * title and labels. Without a call there is one panel using the plot's labels.
  */
+#define PLOT_MAX_PANELS 64
 int plot_panels(struct plot *p, int rows, int cols);
 int plot_panel(struct plot *p, int panel, const char *title, const char *xlabel, const char *xunit,
                const char *ylabel, const char *yunit);
@@ -73,6 +147,13 @@ enum plot_marker { PLOT_MARK_DEFAULT = 0, PLOT_MARK_OPEN, PLOT_MARK_FILLED };
  * none or the plot is a histogram or bar plot.
  */
 int plot_series_marker(struct plot *p, enum plot_marker marker);
+
+/*
+ * Sets the colour (palette index, taken mod 8) and dash (0 solid, 1 dashed, 2 dotted, 3
+ * dash-dot; mod 4) of the series added last, e.g. colour by one key and dash by another.
+ * -1 keeps the default: series i gets colour i mod 8 and dash (i / 8) mod 4. 0 or ERR_USAGE.
+ */
+int plot_series_style(struct plot *p, int colour, int dash);
 
 /*
  * Heatmap: z[iy*nx + ix] at (x[ix], y[iy]); NaN cells are left blank. labels: write the
@@ -103,8 +184,9 @@ int plot_bars_hatch(struct plot *p, size_t series);
 void plot_bars_top(struct plot *p, double top);
 
 /*
- * Writes DIR/NAME.dat and DIR/NAME.gp and renders DIR/NAME.png with gnuplot when it is on
- * PATH. *rendered (may be NULL) tells whether the PNG was made. 0 or a negative enum err.
+ * Writes DIR/NAME.dat and DIR/NAME.gp and renders DIR/NAME.png (or the output format's
+ * file) with gnuplot when it is on PATH. *rendered (may be NULL) tells whether the image
+ * was made. 0 or a negative enum err.
  */
 int plot_write(struct plot *p, const char *dir, bool *rendered);
 const char *plot_errmsg(const struct plot *p);

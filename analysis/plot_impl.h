@@ -11,7 +11,6 @@
 #include "analysis/plot.h"
 #include "common/err.h"
 
-#define PLOT_MAX_PANELS 64
 #define PLOT_MAX_SERIES 256
 
 struct series {
@@ -21,14 +20,28 @@ struct series {
     double *w;
     size_t n;
     enum plot_marker marker;
+    int colour, dash; /* -1: by series index */
 };
+
+struct band {
+    double x0, x1, y0, y1; /* data units; x NaN: the whole width */
+    int colour;
+    char *label;
+};
+
+struct xcat {
+    double value;
+    char *label;
+};
+#define PLOT_MAX_XCAT 4
 
 struct panel {
     char *title, *xlabel, *xunit, *ylabel, *yunit;
 };
 
-/* Legends with more series than this are drawn below the plot. */
-#define PLOT_KEY_INSIDE_MAX 6
+/* Legends with more entries than this, or longer ones, are drawn below the plot. */
+#define PLOT_KEY_RIGHT_MAX 8
+#define PLOT_KEY_RIGHT_CHARS 28
 
 struct plot {
     char *name;
@@ -36,6 +49,15 @@ struct plot {
     char *title, *xlabel, *xunit, *ylabel, *yunit, *zlabel, *zunit;
     bool logx, logy;
     int width, height;
+    bool own_size;
+    bool has_format;
+    enum plot_format format;
+    enum plot_palette palette;
+    bool image_rows; /* heatmap y[0] at the top */
+    struct band bands[PLOT_MAX_BANDS];
+    size_t n_bands;
+    struct xcat xcats[PLOT_MAX_XCAT];
+    size_t n_xcats;
     char **extra;
     size_t n_extra;
     int rows, cols;
@@ -55,5 +77,14 @@ struct plot {
     bool *bar_hatch; /* (n_bar) series drawn hatched instead of solid */
     struct errmsg err;
 };
+
+/* plot_text.c: script text. The buf's error is sticky (common/buf.h). */
+struct buf;
+extern bool plot_text_latex;                /* text of the plot being written is LaTeX (epslatex) */
+void plot_gq(struct buf *b, const char *s); /* a gnuplot double-quoted string */
+void plot_num(char *t, size_t n, double v); /* shortest round-trip, "NaN" */
+void plot_gtext_mode(struct buf *b, const char *s, bool escaped); /* rendered text */
+void plot_gtext(struct buf *b, const char *s);                    /* plot_gtext_mode(b, s, false) */
+void plot_label_line(struct buf *b, const char *cmd, const char *label, const char *unit);
 
 #endif

@@ -112,6 +112,10 @@ int cmd_merge(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_energy(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+/* --format/--size of a verb that writes figures (CLI_OPT_PLOT_FORMAT, CLI_OPT_PLOT_SIZE):
+ * call with the option's id and argument for each, then once with id 0 after parsing to
+ * apply them to every plot of the process. 0 or the usage error's exit status. */
+int cli_plot_output_opt(const char *verb, int id, const char *arg);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);

@@ -57,6 +57,8 @@ enum cli_common_id {
     CLI_ID_JSON,
     CLI_ID_MEM_LIMIT,
     CLI_ID_ALLOW_PARTIAL,
+    CLI_ID_PLOT_FORMAT,
+    CLI_ID_PLOT_SIZE,
 };
 
 /* The shared rows: the one spelling of each common option. */
@@ -72,6 +74,11 @@ enum cli_common_id {
 #define CLI_OPT_ALLOW_PARTIAL {CLI_ID_ALLOW_PARTIAL, "allow-partial", 0, CLI_ARG_NONE, NULL, \
     "read a damaged trace (no or inconsistent index) with a\nwarning instead of refusing it " \
     "(exit 3)", 0}
+/* The figures' format and size of a verb that writes plots (cli_plot_output_opt). */
+#define CLI_OPT_PLOT_FORMAT {CLI_ID_PLOT_FORMAT, "format", 0, CLI_ARG_STRING, \
+    "png|pdf|svg|eps|epslatex", "the figures' format (png)", 0}
+#define CLI_OPT_PLOT_SIZE {CLI_ID_PLOT_SIZE, "size", 0, CLI_ARG_STRING, "WxH", \
+    "figure size: px for png, inches for vector formats,\nor with a unit: 1200x800px, 6x4in, 15x10cm", 0}
 #define CLI_OPT_END {0, NULL, 0, CLI_ARG_NONE, NULL, NULL, 0}
 /* clang-format on */
 

@@ -48,6 +48,7 @@ enum {
 /* clang-format off */
 static const struct cli_opt opts[] = {
     CLI_OPT_OUTPUT("DIR", "output folder (required)"),
+    CLI_OPT_PLOT_FORMAT,
     {OPT_PCS, "pcs", 0, CLI_ARG_STRING, "N", "attention pseudo-channels h_att (16)", 0},
     {OPT_MAP, "map", 0, CLI_ARG_STRING, "mod|xor|hash", "token-to-PC mapping (mod)", 0},
     {OPT_WINDOW, "window", 0, CLI_ARG_STRING, "LIST",
@@ -473,6 +474,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             a->quiet = progress_global_quiet = true;
         else if (id == CLI_ID_JSON)
             a->json = true;
+        else if (id == CLI_ID_PLOT_FORMAT)
+            cli_plot_output_opt(VERB, id, p.arg);
         else if (id == CLI_ID_ALLOW_PARTIAL)
             cli_trace_option("--allow-partial");
         else
@@ -481,6 +484,9 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             return rc;
     }
     a->sy.kind_name = a->synth;
+    int frc = cli_plot_output_opt(VERB, 0, NULL);
+    if (frc)
+        return frc;
     int bad = check_inputs(a->outdir, a->n_files, a->synth, a->syn_only, a->trace_only,
                            a->timing_only, a->timing);
     if (bad)

@@ -24,6 +24,7 @@ static const struct cli_opt opts[] = {
     {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
      "a replayed disc trace (per-step, quality and FLOP views);\nat most 16", CLI_OPT_REPEATABLE},
     CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
+    CLI_OPT_PLOT_FORMAT,
     CLI_OPT_QUIET,
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON document on stdout: folder, traces, files written", 0},
@@ -73,6 +74,8 @@ int cmd_analyze_disc(int argc, char **argv)
                 return cli_usage_error(VERB, "more than %d --trace files ('%s')",
                                        DISC_PLOTS_MAX_TRACES, p.arg);
             traces[n_traces++] = p.arg;
+        } else if (id == CLI_ID_PLOT_FORMAT) {
+            cli_plot_output_opt(VERB, id, p.arg);
         } else if (id == CLI_ID_JSON) {
             json = true;
         } else if (id == CLI_ID_QUIET) {
@@ -89,6 +92,9 @@ int cmd_analyze_disc(int argc, char **argv)
         return cli_usage_error(VERB, "missing RESULTS_DIR");
     if (!out)
         return cli_usage_error(VERB, "missing -o DIR");
+    int frc = cli_plot_output_opt(VERB, 0, NULL);
+    if (frc)
+        return frc;
     struct errmsg e = {0};
     int mrc = io_mkdir_p(out, 0777, &e);
     if (mrc)

@@ -22,6 +22,7 @@ enum { OPT_UNITS = 1, OPT_K_ODD, OPT_NO_PLOTS };
 
 static const struct cli_opt opts[] = {
     CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
+    CLI_OPT_PLOT_FORMAT,
     {OPT_UNITS, "units", 0, CLI_ARG_STRING, "LIST",
      "unit counts U, powers of two >= 2 (8,16,32,64)", 0},
     {OPT_K_ODD, "k-odd", 0, CLI_ARG_STRING, "X",
@@ -115,6 +116,8 @@ int cmd_analyze_hash(int argc, char **argv)
             o.threads = (int)p.i64;
         } else if (id == OPT_NO_PLOTS) {
             plots = false;
+        } else if (id == CLI_ID_PLOT_FORMAT) {
+            cli_plot_output_opt(VERB, id, p.arg);
         } else if (id == CLI_ID_JSON) {
             json = true;
         } else if (id == CLI_ID_QUIET) {
@@ -131,6 +134,9 @@ int cmd_analyze_hash(int argc, char **argv)
         return cli_usage_error(VERB, "missing FILE.atr");
     if (!dir)
         return cli_usage_error(VERB, "missing -o DIR");
+    int frc = cli_plot_output_opt(VERB, 0, NULL);
+    if (frc)
+        return frc;
     int mrc = io_mkdir_p(dir, 0777, &e);
     if (mrc)
         return cli_fail(mrc, errmsg_text(&e));

@@ -83,6 +83,8 @@ static const struct cli_opt opts[] = {
      "phase map of every K-th reverse step (default 10)", 0},
     {OPT_SHAPE, "shape", 0, CLI_ARG_STRING, "NhxNw", "shape of --calibrate-activity (default 20x5)",
      0},
+    {CLI_ID_PLOT_FORMAT, "format", 0, CLI_ARG_STRING, "png|pdf|svg|eps|epslatex",
+     "figure format of --plots (png)", 0},
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "the mode's results as one JSON document on stdout", 0},
     CLI_OPT_QUIET,
@@ -412,7 +414,7 @@ struct kura_args {
     double budget, t_txn;
     bool calibrate, quiet, json;
     /* options given, so the ones the mode would ignore can be refused */
-    bool g_size, g_shapes, g_power, g_trace, g_pshapes, g_every, g_shape;
+    bool g_format, g_size, g_shapes, g_power, g_trace, g_pshapes, g_every, g_shape;
     char mode_buf[32];
 };
 
@@ -503,6 +505,10 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
         case CLI_ID_JSON:
             a->json = true;
             break;
+        case CLI_ID_PLOT_FORMAT:
+            cli_plot_output_opt(VERB, id, p.arg);
+            a->g_format = true;
+            break;
         case CLI_ID_QUIET:
             a->quiet = true;
             break;
@@ -523,6 +529,7 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
         const char *opt, *modes;
     } only[] = {
         {a->g_size, "--size", "--grid --plots"},
+        {a->g_format, "--format", "--plots"},
         {a->g_shapes, "--shapes", "--grid --optimal-width --budget"},
         {a->g_power, "--power", "--grid --optimal-width --budget"},
         {a->g_trace, "--trace", "--plots"},
@@ -534,6 +541,9 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
         if (only[k].given && !word_in(only[k].modes, a->mode))
             return cli_usage_error(VERB, "%s does not apply to %s (only to %s)", only[k].opt,
                                    a->mode, only[k].modes);
+    int frc = cli_plot_output_opt(VERB, 0, NULL);
+    if (frc)
+        return frc;
     if ((a->coeffs || a->t_txn >= 0 || a->calibrate) && !strcmp(a->mode, "--calibrate-activity"))
         return cli_usage_error(VERB,
                                "%s does not apply to --calibrate-activity (it reads "

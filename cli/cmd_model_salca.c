@@ -153,7 +153,7 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     struct plot *p = plot_new("pareto", PLOT_LINE);
     if (!p)
         return cli_fail(ERR_NOMEM, "out of memory");
-    plot_title(p, "Pareto front of memory parallelism (labels: min retention r_min)");
+    plot_title(p, "Pareto front of memory parallelism (labels: min retention r_{min})");
     plot_xlabel(p, "m_att", "K-V pairs/cycle");
     plot_ylabel(p, "largest m_pre", "keys/cycle");
     double x[SALCA_PERF_MAX_FRONT], y[SALCA_PERF_MAX_FRONT];
@@ -171,6 +171,8 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     double dx = (double)d->m_att, dy = (double)d->m_pre;
     if (rc == 0)
         rc = plot_series(p, 0, "design point", &dx, &dy, 1);
+    if (rc == 0)
+        rc = plot_series_marker(p, PLOT_MARK_OPEN);
     if (rc < 0) {
         plot_free(p);
         return cli_fail(rc, "out of memory");

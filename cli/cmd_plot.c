@@ -39,7 +39,18 @@ static const struct model_plot model_plots[] = {
     {NULL, NULL},
 };
 
-enum { OPT_X = 1, OPT_Y, OPT_WHERE };
+enum {
+    OPT_X = 1,
+    OPT_Y,
+    OPT_WHERE,
+    OPT_FORMAT,
+    OPT_SIZE,
+    OPT_LOGX,
+    OPT_LOGY,
+    OPT_SERIES,
+    OPT_STYLE,
+    OPT_FACET
+};
 
 static const struct cli_opt opts[] = {
     {OPT_X, "x", 0, CLI_ARG_STRING, "KEY",
@@ -48,6 +59,18 @@ static const struct cli_opt opts[] = {
      CLI_OPT_REPEATABLE},
     {OPT_WHERE, "where", 0, CLI_ARG_STRING, "KEY=VALUE", "keep only the rows where KEY is VALUE",
      CLI_OPT_REPEATABLE},
+    {OPT_SERIES, "series", 0, CLI_ARG_STRING, "KEY", "colour the series by this key's value", 0},
+    {OPT_STYLE, "style", 0, CLI_ARG_STRING, "KEY", "dash (and mark) the series by this key's value",
+     0},
+    {OPT_FACET, "facet", 0, CLI_ARG_STRING, "KEY",
+     "one panel per value of this key (default: by the key\nthat keeps a panel at 8 series or "
+     "fewer, "
+     "when needed)",
+     0},
+    {OPT_LOGX, "logx", 0, CLI_ARG_NONE, NULL, "logarithmic x axis", 0},
+    {OPT_LOGY, "logy", 0, CLI_ARG_NONE, NULL, "logarithmic y axis", 0},
+    CLI_OPT_PLOT_FORMAT,
+    CLI_OPT_PLOT_SIZE,
     CLI_OPT_OUTPUT("DIR", "the figures' folder (required; created)"),
     CLI_OPT_MEM_LIMIT("memory the kept rows may take (default 8GiB)"),
     CLI_OPT_JSON,
@@ -57,22 +80,54 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_plot_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]... -o DIR\n"
-        "\n"
-        "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
-        "--y), writes DIR/<y>.dat, .gp and .png (gnuplot pngcairo): y against the swept\n"
-        "config key --x (default: the first swept numeric key), one series per value of\n"
-        "the other swept keys and labels. --where keeps only the rows whose config key or\n"
-        "label KEY equals VALUE (numbers compare by value); repeat it to narrow further.\n"
-        "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
-        "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
-        "are still written with a warning.\n",
+    .usage = "usage: acceltrace plot RESULTS [--x KEY] [--y NAME]... [--where KEY=VALUE]...\n"
+             "                       [--series KEY] [--style KEY] [--facet KEY] [--logx] [--logy]\n"
+             "                       [--format png|pdf|svg|eps|epslatex] [--size WxH] -o DIR\n"
+             "\n"
+             "RESULTS is a results folder (results.jsonl). For each count and metric (or each\n"
+             "--y), writes DIR/<y>.dat, .gp and the figure (gnuplot; png by default): y against\n"
+             "the swept config key --x (default: the first swept numeric key), one series per\n"
+             "value of the other swept keys and labels, coloured by --series KEY and dashed by\n"
+             "--style KEY when given. A panel holds at most 8 series: more make one panel per\n"
+             "value of --facet KEY, or of the key that brings them to 8 or fewer; when none does,\n"
+             "exit 2 naming the keys and their value counts. x = 0 of a key whose meaning is\n"
+             "special (retention 0 = the trace's selections) is drawn as a category apart.\n"
+             "--where keeps only the rows whose config key or label KEY equals VALUE (numbers\n"
+             "compare by value; shown in the title); repeat it to narrow further. --size WxH:\n"
+             "pixels for png, inches for the vector formats, or with a unit (px, in, cm).\n"
+             "Rows stream through the filters; the kept ones must fit --mem-limit SIZE\n"
+             "(default 8GiB, estimated from their text). Without gnuplot the data and scripts\n"
+             "are still written with a warning.\n",
     .opts = opts,
     .positional = "DIR",
 };
 
 static bool warned_gnuplot;
+
+static const char *opt_format, *opt_size;
+
+int cli_plot_output_opt(const char *verb, int id, const char *arg)
+{
+    if (id == CLI_ID_PLOT_FORMAT) {
+        opt_format = arg;
+        return 0;
+    }
+    if (id == CLI_ID_PLOT_SIZE) {
+        opt_size = arg;
+        return 0;
+    }
+    struct plot_output o = {PLOT_FMT_PNG, 0, 0};
+    if (opt_format && plot_format_parse(opt_format, &o.format))
+        return cli_usage_error(verb, "bad --format '%s' (png, pdf, svg, eps or epslatex)",
+                               opt_format);
+    if (opt_size && plot_size_parse(opt_size, o.format, &o.width_px, &o.height_px))
+        return cli_usage_error(verb,
+                               "bad --size '%s' (WxH: px for png, inches for vector formats, or "
+                               "with px, in, cm; 1 to 100 in)",
+                               opt_size);
+    plot_set_output(&o);
+    return 0;
+}
 
 static int finish_plot(struct plot *p, const char *dir, int *n_png)
 {
@@ -154,51 +209,6 @@ static bool label_splits_config(json_t *rows, const char *key)
     return false;
 }
 
-/* What the plots of one results set share: rows, the x key and the series of each row. */
-struct gen_plots {
-    json_t *rows;
-    size_t n;
-    const char *model, *xkey;
-    char xunit[64];
-    json_t *units;
-    char **skey;     /* series key of each row: the other swept keys and the labels */
-    double *xs, *yv; /* n + 1 points of scratch */
-};
-
-/* The series key of each row into g->skey: the swept keys but the x key, then the labels
- * that split a config. 0 or an exit status. */
-static int series_keys(struct gen_plots *g, const char *const *swept, size_t n_swept)
-{
-    const char *k;
-    json_t *v;
-    for (size_t i = 0; i < g->n; i++) {
-        json_t *row = json_array_get(g->rows, i);
-        char buf[512] = "";
-        size_t len = 0;
-        for (size_t s = 0; s < n_swept; s++) {
-            if (g->xkey && !strcmp(swept[s], g->xkey))
-                continue;
-            char *t = value_text(json_object_get(json_object_get(row, "config"), swept[s]));
-            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
-                                    len ? " " : "", swept[s], t ? t : "?");
-            mem_free(t);
-        }
-        json_object_foreach(json_object_get(row, "labels"), k, v)
-        {
-            if (!label_splits_config(g->rows, k))
-                continue;
-            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s=%s",
-                                    len ? " " : "", k, json_string_value(v));
-        }
-        if (len >= sizeof buf)
-            len = sizeof buf - 1;
-        g->skey[i] = mem_strdup(buf[0] ? buf : (g->model ? g->model : "results"));
-        if (!g->skey[i])
-            return cli_fail(ERR_NOMEM, "out of memory");
-    }
-    return 0;
-}
-
 /* The y value of a row: its metric y, else its count y. */
 static json_t *row_y(json_t *row, const char *y)
 {
@@ -206,17 +216,242 @@ static json_t *row_y(json_t *row, const char *y)
     return jy ? jy : json_object_get(json_object_get(row, "counts"), y);
 }
 
-/* The line plot of y over the x key, one series per series key in first-appearance
- * order; NULL after the message (*rc set) on an error. */
+/* How the generic figures are drawn (the options of one plot run). */
+struct plot_opts {
+    const char *xkey, *series, *style, *facet;
+    bool logx, logy;
+    const char **where;
+    size_t n_where;
+};
+
+#define MAX_KEYS 160
+#define MAX_PER_PANEL 8
+
+/* What the plots of one results set share: rows, the x key and the keys that tell rows
+ * apart (the swept config keys but x, then the labels that split a config). */
+struct gen_plots {
+    json_t *rows;
+    size_t n;
+    const char *model, *xkey;
+    char xunit[64];
+    char sentinel[128]; /* x = 0 means this (from the key's schema doc), "" for none */
+    json_t *units;
+    const struct plot_opts *o;
+    const char *keys[MAX_KEYS];
+    size_t nk;
+    char **val;      /* (n, nk) value text of key k in row i */
+    bool *facet;     /* (nk) keys that make panels */
+    int *panel;      /* (n) panel of each row */
+    int *sid;        /* (n) series of each row: the first row of its series */
+    double *xs, *yv; /* n + 1 points of scratch */
+    char where[400]; /* "; where k=v, ..." for titles */
+};
+
+/* The value of key k in row i. */
+static const char *gv(const struct gen_plots *g, size_t i, size_t k)
+{
+    return g->val[i * g->nk + k];
+}
+
+/* Row i and row j belong to the same panel (equal on every facet key). */
+static bool same_panel(const struct gen_plots *g, size_t i, size_t j)
+{
+    for (size_t k = 0; k < g->nk; k++)
+        if (g->facet[k] && strcmp(gv(g, i, k), gv(g, j, k)))
+            return false;
+    return true;
+}
+
+/* Row i and row j draw one series (equal on every key but the facet keys). */
+static bool same_series(const struct gen_plots *g, size_t i, size_t j)
+{
+    for (size_t k = 0; k < g->nk; k++)
+        if (!g->facet[k] && strcmp(gv(g, i, k), gv(g, j, k)))
+            return false;
+    return true;
+}
+
+/* Assigns panel and series of every row; returns the panel count, *most: the largest number
+ * of series in one panel. */
+static int assign(struct gen_plots *g, size_t *most)
+{
+    int np = 0;
+    *most = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        g->panel[i] = -1;
+        for (size_t j = 0; j < i && g->panel[i] < 0; j++)
+            if (same_panel(g, i, j))
+                g->panel[i] = g->panel[j];
+        if (g->panel[i] < 0)
+            g->panel[i] = np++;
+        g->sid[i] = (int)i;
+        for (size_t j = 0; j < i; j++)
+            if (g->panel[j] == g->panel[i] && same_series(g, i, j)) {
+                g->sid[i] = g->sid[j];
+                break;
+            }
+    }
+    for (int pn = 0; pn < np; pn++) {
+        size_t c = 0;
+        for (size_t i = 0; i < g->n; i++)
+            c += g->panel[i] == pn && g->sid[i] == (int)i;
+        *most = c > *most ? c : *most;
+    }
+    return np;
+}
+
+/* The number of distinct values of key k. */
+static size_t n_values(const struct gen_plots *g, size_t k)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(gv(g, i, k), gv(g, j, k));
+        c += !seen;
+    }
+    return c;
+}
+
+/*
+ * The facets: the --facet key, or, when a panel would hold more than 8 series, the key
+ * (then the pair of keys) that leaves the fewest series per panel (ties: fewer panels).
+ * 0, or a usage error naming the keys and their value counts.
+ */
+static int choose_facets(struct gen_plots *g, const char *name, int *np)
+{
+    size_t most;
+    if (g->o->facet) {
+        for (size_t k = 0; k < g->nk; k++)
+            g->facet[k] = !strcmp(g->keys[k], g->o->facet);
+    }
+    *np = assign(g, &most);
+    if (!g->o->facet && most > MAX_PER_PANEL) {
+        size_t best = most, bp = 0, b1 = g->nk, b2 = g->nk;
+        for (size_t k1 = 0; k1 < g->nk; k1++)
+            for (size_t k2 = k1; k2 < g->nk; k2++) {
+                if (k2 != k1 && best <= MAX_PER_PANEL)
+                    break; /* one key did it: no pairs */
+                g->facet[k1] = g->facet[k2] = true;
+                size_t m;
+                int p = assign(g, &m);
+                g->facet[k1] = g->facet[k2] = false;
+                if (p <= PLOT_MAX_PANELS && (m < best || (m == best && (size_t)p < bp))) {
+                    best = m;
+                    bp = (size_t)p;
+                    b1 = k1;
+                    b2 = k2;
+                }
+            }
+        if (b1 < g->nk)
+            g->facet[b1] = g->facet[b2] = true;
+        *np = assign(g, &most);
+    }
+    if (most <= MAX_PER_PANEL && *np <= PLOT_MAX_PANELS)
+        return 0;
+    char keys[1024] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < g->nk && len < sizeof keys; k++)
+        len += (size_t)snprintf(keys + len, sizeof keys - len, "%s%s (%zu values)", k ? ", " : "",
+                                g->keys[k], n_values(g, k));
+    return cli_usage_error(VERB,
+                           "plot '%s' would draw %zu series in one panel (%d panels; keys %s): "
+                           "choose them with --facet KEY, --where KEY=VALUE or --x KEY",
+                           name, most, *np, keys);
+}
+
+/* The value text of key `key` in row i ("" when the key is none of the row keys). */
+static const char *key_value(const struct gen_plots *g, size_t i, const char *key)
+{
+    for (size_t k = 0; key && k < g->nk; k++)
+        if (!strcmp(g->keys[k], key))
+            return gv(g, i, k);
+    return "";
+}
+
+/* The rank of row i's value of `key` among the values of the rows of `among` (-1 none). */
+static int value_rank(const struct gen_plots *g, size_t i, const char *key)
+{
+    const char *v = key_value(g, i, key);
+    int r = 0;
+    for (size_t j = 0; j < g->n; j++) {
+        if (!strcmp(key_value(g, j, key), v))
+            return r;
+        bool first = true;
+        for (size_t m = 0; m < j && first; m++)
+            first = strcmp(key_value(g, m, key), key_value(g, j, key)) != 0;
+        r += first;
+    }
+    return r;
+}
+
+/* The name of series i in its panel: the keys that vary among the panel's rows ("" when
+ * none does). */
+static void series_name(const struct gen_plots *g, size_t i, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t k = 0; k < g->nk; k++) {
+        if (g->facet[k])
+            continue;
+        bool varies = false;
+        for (size_t j = 0; j < g->n && !varies; j++)
+            varies = g->panel[j] == g->panel[i] && strcmp(gv(g, j, k), gv(g, i, k));
+        if (varies && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s=%s", len ? " " : "", g->keys[k],
+                                    gv(g, i, k));
+    }
+    /* nothing varies: the panel's one series needs no legend entry (empty title) */
+}
+
+/* The title of panel pn: its facet keys and values. */
+static void panel_title(const struct gen_plots *g, int pn, char *buf, size_t cap)
+{
+    size_t i = 0, len = 0;
+    while (i < g->n && g->panel[i] != pn)
+        i++;
+    buf[0] = 0;
+    for (size_t k = 0; k < g->nk && i < g->n; k++)
+        if (g->facet[k] && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s=%s", len ? " " : "", g->keys[k],
+                                    gv(g, i, k));
+}
+
+/* The points of series `sid` into g->xs, g->yv, sorted by x; their count. */
+static size_t series_points(struct gen_plots *g, int sid, const char *y)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < g->n; j++) {
+        if (g->sid[j] != sid)
+            continue;
+        json_t *row = json_array_get(g->rows, j);
+        bool okx, oky;
+        double xv = jnum(json_object_get(json_object_get(row, "config"), g->xkey), &okx);
+        double yy = jnum(row_y(row, y), &oky);
+        if (!okx)
+            continue;
+        g->xs[m] = xv;
+        g->yv[m] = oky ? yy : NAN;
+        m++;
+    }
+    sort_xy(g->xs, g->yv, m);
+    return m;
+}
+
+/* The line plot of y over the x key: a panel per facet, a series per other key values,
+ * coloured by --series and dashed by --style; NULL after the message (*rc set). */
 static struct plot *line_plot(struct gen_plots *g, const char *y, const char *yunit, int *rc)
 {
-    char title[400], name[300];
+    char title[900], name[300], sname[512];
     snprintf(name, sizeof name, "%s_vs_%s", y, g->xkey);
     for (char *c = name; *c; c++)
         if (*c == '.')
             *c = '_';
-    snprintf(title, sizeof title, "%s vs %s (model %s, %zu rows)", y, g->xkey,
-             g->model ? g->model : "?", g->n);
+    int np;
+    if ((*rc = choose_facets(g, name, &np)))
+        return NULL;
+    snprintf(title, sizeof title, "%s vs %s (model %s, %zu rows%s)", y, g->xkey,
+             g->model ? g->model : "?", g->n, g->where);
     struct plot *p = plot_new(name, PLOT_LINE);
     if (!p) {
         *rc = cli_fail(ERR_NOMEM, "out of memory");
@@ -225,28 +460,27 @@ static struct plot *line_plot(struct gen_plots *g, const char *y, const char *yu
     plot_title(p, title);
     plot_xlabel(p, g->xkey, g->xunit);
     plot_ylabel(p, y, yunit);
-    for (size_t i = 0; i < g->n && !*rc; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = strcmp(g->skey[i], g->skey[j]) != 0;
-        if (!first)
-            continue;
-        size_t m = 0;
-        for (size_t j = i; j < g->n; j++) {
-            if (strcmp(g->skey[i], g->skey[j]))
-                continue;
-            json_t *row = json_array_get(g->rows, j);
-            bool okx, oky;
-            double xv = jnum(json_object_get(json_object_get(row, "config"), g->xkey), &okx);
-            double yy = jnum(row_y(row, y), &oky);
-            if (!okx)
-                continue;
-            g->xs[m] = xv;
-            g->yv[m] = oky ? yy : NAN;
-            m++;
+    plot_logscale(p, g->o->logx, g->o->logy);
+    if (g->sentinel[0])
+        plot_xcategory(p, 0, g->sentinel);
+    if (np > 1) {
+        int cols = (int)ceil(sqrt((double)np)), rows = (np + cols - 1) / cols;
+        plot_panels(p, rows, cols);
+        plot_size(p, 520 * cols, 400 * rows + 40);
+        for (int pn = 0; pn < np; pn++) {
+            panel_title(g, pn, sname, sizeof sname);
+            plot_panel(p, pn, sname, g->xkey, g->xunit, y, yunit);
         }
-        sort_xy(g->xs, g->yv, m);
-        if (plot_series(p, 0, g->skey[i], g->xs, g->yv, m))
+    }
+    for (size_t i = 0; i < g->n && !*rc; i++) {
+        if (g->sid[i] != (int)i)
+            continue;
+        size_t m = series_points(g, (int)i, y);
+        series_name(g, i, sname, sizeof sname);
+        int colour = g->o->series ? value_rank(g, i, g->o->series) : -1;
+        int dash = g->o->style ? value_rank(g, i, g->o->style) : -1;
+        if (plot_series(p, g->panel[i], sname, g->xs, g->yv, m) ||
+            ((colour >= 0 || dash >= 0) && plot_series_style(p, colour, dash)))
             *rc = cli_fail(ERR_USAGE, plot_errmsg(p));
     }
     return p;
@@ -255,31 +489,148 @@ static struct plot *line_plot(struct gen_plots *g, const char *y, const char *yu
 /* The bar plot of y per config (no x key); NULL after the message (*rc set) on an error. */
 static struct plot *bar_plot(struct gen_plots *g, const char *y, const char *yunit, int *rc)
 {
-    char title[400], name[300];
+    char title[600], name[300];
     snprintf(name, sizeof name, "%s", y);
-    snprintf(title, sizeof title, "%s per config (model %s)", y, g->model ? g->model : "?");
+    snprintf(title, sizeof title, "%s per config (model %s%s)", y, g->model ? g->model : "?",
+             g->where);
     struct plot *p = plot_new(name, PLOT_BARS);
-    if (!p) {
+    char **cats = mem_calloc(g->n + 1, sizeof *cats);
+    if (!p || !cats) {
+        plot_free(p);
+        mem_free(cats);
         *rc = cli_fail(ERR_NOMEM, "out of memory");
         return NULL;
     }
     plot_title(p, title);
     plot_xlabel(p, "config", "");
     plot_ylabel(p, y, yunit);
-    for (size_t i = 0; i < g->n; i++) {
+    plot_logscale(p, false, g->o->logy);
+    for (size_t i = 0; i < g->n && !*rc; i++) {
         bool ok;
         g->yv[i] = jnum(row_y(json_array_get(g->rows, i), y), &ok);
+        char sname[512];
+        series_name(g, i, sname, sizeof sname);
+        if (!sname[0])
+            snprintf(sname, sizeof sname, "config %zu", i);
+        if (!(cats[i] = mem_strdup(sname)))
+            *rc = cli_fail(ERR_NOMEM, "out of memory");
     }
     const char *series[] = {y};
-    if (plot_bars(p, (const char *const *)g->skey, g->n, series, 1, g->yv, false))
+    if (!*rc && plot_bars(p, (const char *const *)cats, g->n, series, 1, g->yv, false))
         *rc = cli_fail(ERR_USAGE, plot_errmsg(p));
+    for (size_t i = 0; i < g->n; i++)
+        mem_free(cats[i]);
+    mem_free(cats);
     return p;
 }
 
-static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, size_t n_ys,
+/* The meaning of x = 0 from a schema doc such as "0: the trace's selections; > 0: ..." or
+ * "requests per slot; 0 = h_att [decision]"; "" when the doc gives none. */
+static void sentinel_of(const char *doc, char *out, size_t cap)
+{
+    out[0] = 0;
+    if (!doc)
+        return;
+    const char *s = NULL;
+    if (!strncmp(doc, "0: ", 3))
+        s = doc + 3;
+    else if ((s = strstr(doc, "; 0 = ")))
+        s += 6;
+    if (!s)
+        return;
+    size_t n = strcspn(s, ";[");
+    while (n && s[n - 1] == ' ')
+        n--;
+    snprintf(out, cap, "0: %.*s", (int)n, s);
+    /* two lines for the tic: break at the space nearest the middle */
+    size_t len = strlen(out), best = 0;
+    for (size_t i = 1; len > 14 && i < len; i++)
+        if (out[i] == ' ' &&
+            (!best || labs((long)(2 * i) - (long)len) < labs((long)(2 * best) - (long)len)))
+            best = i;
+    if (best)
+        out[best] = '\n';
+}
+
+/* The keys that tell rows apart: swept config keys (but x), then the splitting labels. */
+static int row_keys(struct gen_plots *g, const char *const *swept, size_t n_swept)
+{
+    const char *k;
+    json_t *v;
+    for (size_t s = 0; s < n_swept && g->nk < MAX_KEYS; s++)
+        if (!g->xkey || strcmp(swept[s], g->xkey))
+            g->keys[g->nk++] = swept[s];
+    size_t n_conf = g->nk;
+    json_object_foreach(json_object_get(json_array_get(g->rows, 0), "labels"), k, v)
+    {
+        if (g->nk < MAX_KEYS && label_splits_config(g->rows, k))
+            g->keys[g->nk++] = k;
+    }
+    size_t cells;
+    if (!mem_mul(g->n, g->nk ? g->nk : 1, &cells))
+        return cli_fail(ERR_NOMEM, "out of memory");
+    g->val = mem_calloc(cells, sizeof *g->val);
+    g->facet = mem_calloc(g->nk + 1, sizeof *g->facet);
+    g->panel = mem_calloc(g->n + 1, sizeof *g->panel);
+    g->sid = mem_calloc(g->n + 1, sizeof *g->sid);
+    if (!g->val || !g->facet || !g->panel || !g->sid)
+        return cli_fail(ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < g->n; i++) {
+        json_t *row = json_array_get(g->rows, i);
+        for (size_t c = 0; c < g->nk; c++) {
+            json_t *jv = c < n_conf ? json_object_get(json_object_get(row, "config"), g->keys[c])
+                                    : json_object_get(json_object_get(row, "labels"), g->keys[c]);
+            char *t = jv ? value_text(jv) : mem_strdup("?");
+            if (!t)
+                return cli_fail(ERR_NOMEM, "out of memory");
+            g->val[i * g->nk + c] = t;
+        }
+    }
+    const char *const named[] = {g->o->series, g->o->style, g->o->facet};
+    const char *what[] = {"--series", "--style", "--facet"};
+    for (int w = 0; w < 3; w++) {
+        bool found = !named[w];
+        for (size_t c = 0; c < g->nk && !found; c++)
+            found = !strcmp(g->keys[c], named[w]);
+        if (!found)
+            return cli_usage_error(VERB,
+                                   "%s '%s' is not a swept config key or label (other than --x)",
+                                   what[w], named[w]);
+    }
+    return 0;
+}
+
+static void gen_release(struct gen_plots *g)
+{
+    for (size_t i = 0; g->val && i < g->n * g->nk; i++)
+        mem_free(g->val[i]);
+    mem_free(g->val);
+    mem_free(g->facet);
+    mem_free(g->panel);
+    mem_free(g->sid);
+    mem_free(g->xs);
+    mem_free(g->yv);
+}
+
+/* The number of distinct values of config key `key` among the rows. */
+static size_t distinct_values(json_t *rows, const char *key)
+{
+    size_t n = json_array_size(rows), c = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(json_object_get(json_array_get(rows, i), "config"), key);
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = json_equal(
+                v, json_object_get(json_object_get(json_array_get(rows, j), "config"), key));
+        c += !seen;
+    }
+    return c;
+}
+
+static int generic_plots(json_t *rows, const struct plot_opts *o, const char **ys, size_t n_ys,
                          const char *out, int *n_png)
 {
-    struct gen_plots g = {.rows = rows, .n = json_array_size(rows)};
+    struct gen_plots g = {.rows = rows, .n = json_array_size(rows), .o = o};
     size_t n = g.n;
     json_t *r0 = json_array_get(rows, 0);
     json_t *cfg0 = json_object_get(r0, "config");
@@ -300,18 +651,26 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
                 break;
             }
     }
-    if (xkey_opt) {
-        if (!json_object_get(cfg0, xkey_opt))
-            return cli_usage_error(VERB, "no config key '%s' in the results", xkey_opt);
-        g.xkey = xkey_opt;
-    } else {
-        for (size_t i = 0; i < n_swept && !g.xkey; i++) {
+    if (o->xkey) {
+        if (!json_object_get(cfg0, o->xkey))
+            return cli_usage_error(VERB, "no config key '%s' in the results", o->xkey);
+        g.xkey = o->xkey;
+    } else { /* the numeric swept key with the most values (a curve, not two points) */
+        size_t best = 0;
+        for (size_t i = 0; i < n_swept; i++) {
             bool ok;
             jnum(json_object_get(cfg0, swept[i]), &ok);
-            if (ok)
+            size_t nv = ok ? distinct_values(rows, swept[i]) : 0;
+            if (nv > best) {
+                best = nv;
                 g.xkey = swept[i];
+            }
         }
     }
+    size_t wl = 0;
+    for (size_t w = 0; w < o->n_where && wl < sizeof g.where; w++)
+        wl += (size_t)snprintf(g.where + wl, sizeof g.where - wl, "%s%s", w ? ", " : "; where ",
+                               o->where[w]);
     /* y columns: counts then metrics of the first row, or the --y list */
     const char *yname[MAX_Y];
     size_t ny = 0;
@@ -329,15 +688,16 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
         const struct hw_key *hk = hw_schema_find(schema, g.xkey);
         if (hk && hk->unit)
             snprintf(g.xunit, sizeof g.xunit, "%s", hk->unit);
+        if (hk)
+            sentinel_of(hk->doc, g.sentinel, sizeof g.sentinel);
     }
-    g.skey = mem_calloc(n + 1, sizeof *g.skey);
     g.xs = mem_calloc(n + 1, sizeof *g.xs);
     g.yv = mem_calloc(n + 1, sizeof *g.yv);
     int rc = 0;
-    if (!g.skey || !g.xs || !g.yv)
+    if (!g.xs || !g.yv)
         rc = cli_fail(ERR_NOMEM, "out of memory");
     else
-        rc = series_keys(&g, swept, n_swept);
+        rc = row_keys(&g, swept, n_swept);
     for (size_t yi = 0; yi < ny && !rc; yi++) {
         const char *yunit = json_string_value(json_object_get(g.units, yname[yi]));
         struct plot *p =
@@ -348,11 +708,7 @@ static int generic_plots(json_t *rows, const char *xkey_opt, const char **ys, si
             rc = err_exit_code(rc);
         plot_free(p);
     }
-    for (size_t i = 0; g.skey && i < n; i++)
-        mem_free(g.skey[i]);
-    mem_free(g.skey);
-    mem_free(g.xs);
-    mem_free(g.yv);
+    gen_release(&g);
     return rc;
 }
 
@@ -403,12 +759,14 @@ static bool where_keep(const json_t *row, void *ctx)
 
 int cmd_plot(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *xkey = NULL;
+    const char *in = NULL, *out = NULL;
+    struct plot_opts po = {0};
     const char *ys[MAX_Y], *where[MAX_Y];
     size_t n_ys = 0, n_where = 0;
     uint64_t mem_limit = PLOT_DEFAULT_MEM_LIMIT;
     bool json = false, quiet = false;
     struct cli_parser p;
+    int rc;
     cli_parser_init(&p, &cmd_plot_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
@@ -419,7 +777,27 @@ int cmd_plot(int argc, char **argv)
             out = p.arg;
             break;
         case OPT_X:
-            xkey = p.arg;
+            po.xkey = p.arg;
+            break;
+        case OPT_SERIES:
+            po.series = p.arg;
+            break;
+        case OPT_STYLE:
+            po.style = p.arg;
+            break;
+        case OPT_FACET:
+            po.facet = p.arg;
+            break;
+        case OPT_LOGX:
+            po.logx = true;
+            break;
+        case OPT_LOGY:
+            po.logy = true;
+            break;
+        case CLI_ID_PLOT_FORMAT:
+        case CLI_ID_PLOT_SIZE:
+            if ((rc = cli_plot_output_opt(VERB, id, p.arg)))
+                return rc;
             break;
         case OPT_Y:
             if (n_ys == MAX_Y)
@@ -455,6 +833,8 @@ int cmd_plot(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_error(VERB, "need a results folder and -o DIR");
+    if ((rc = cli_plot_output_opt(VERB, 0, NULL)))
+        return rc;
     char path[4096];
     snprintf(path, sizeof path, "%s/results.jsonl", in);
     json_t *rows;
@@ -462,8 +842,8 @@ int cmd_plot(int argc, char **argv)
     struct where_filter wf = {where, n_where};
     size_t valid = 0;
     /* rows stream through the filters; only the kept ones count against the budget */
-    int rc = jsonl_load_filtered(&rows, path, where_keep, &wf, mem_limit / JSONL_MEM_PER_TEXT_BYTE,
-                                 &valid, &e);
+    rc = jsonl_load_filtered(&rows, path, where_keep, &wf, mem_limit / JSONL_MEM_PER_TEXT_BYTE,
+                             &valid, &e);
     if (rc == ERR_LIMIT) {
         char lim[32], msg[1024];
         snprintf(msg, sizeof msg,
@@ -487,7 +867,12 @@ int cmd_plot(int argc, char **argv)
         return cli_fail(rc, errmsg_text(&me));
     }
     int n_png = 0;
-    rc = generic_plots(rows, xkey, ys, n_ys, out, &n_png);
+    po.where = where;
+    po.n_where = n_where;
+    if (po.facet && po.xkey && !strcmp(po.facet, po.xkey))
+        rc = cli_usage_error(VERB, "--facet '%s' is the x key", po.facet);
+    else
+        rc = generic_plots(rows, &po, ys, n_ys, out, &n_png);
     const char *model = json_string_value(json_object_get(json_array_get(rows, 0), "model"));
     for (const struct model_plot *mp = model_plots; !rc && mp->model; mp++)
         if (model && !strcmp(mp->model, model))

@@ -7,7 +7,8 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
           python3-numpy python3-protobuf python3-zstandard python3-xxhash python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod
-          clang clang-format slurmctld slurmd slurm-client munge)
+          clang clang-format slurmctld slurmd slurm-client munge
+          poppler-utils libxml2-utils)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -93,7 +93,7 @@ static void test_line_panels(void **state)
     has(gp, "set xlabel \"N_w [PEs]\"");
     has(gp, "set ylabel \"E_px [pJ]\"");
     has(gp, "set ylabel \"time [us]\"");
-    has(gp, "'epx.dat' index 1 using 1:2 with linespoints title \"N_h=20\"");
+    has(gp, "'epx.dat' index 1 using 1:2 with linespoints lt 1 title \"N_h=20\" noenhanced");
     has(dat, "# block 1: N_h=20");
     has(dat, "20 NaN\n");
     has(dat, "15 580\n");
@@ -102,7 +102,7 @@ static void test_line_panels(void **state)
     plot_free(p);
 }
 
-/* Up to 6 series the legend sits inside the plot; more go below it, off the data. */
+/* Up to 8 short entries the legend sits right of the data; more go below it. */
 static void test_key_placement(void **state)
 {
     (void)state;
@@ -110,7 +110,7 @@ static void test_key_placement(void **state)
     struct plot *few = plot_new("few", PLOT_LINE), *many = plot_new("many", PLOT_LINE);
     assert_non_null(few);
     assert_non_null(many);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 9; i++) {
         char name[16];
         snprintf(name, sizeof name, "s%d", i);
         if (i < 6)
@@ -120,9 +120,9 @@ static void test_key_placement(void **state)
     write_and_check(few, "few", 1000);
     write_and_check(many, "many", 1000);
     char *gf = slurp("few", ".gp"), *gm = slurp("many", ".gp");
-    has(gf, "set key top left\n");
+    has(gf, "set key outside right top vertical\n");
     has(gm, "set key below\n");
-    assert_null(strstr(gm, "set key top left"));
+    assert_null(strstr(gm, "set key outside"));
     free(gf);
     free(gm);
     plot_free(few);
@@ -146,7 +146,7 @@ static void test_scatter_log(void **state)
     write_and_check(p, "sc", 3000);
     char *gp = slurp("sc", ".gp");
     has(gp, "set title \"speedup vs \\\"sparsity\\\"\"");
-    has(gp, "set xlabel \"sparsity\"\n");
+    has(gp, "set xlabel \"sparsity\" noenhanced\n");
     has(gp, "set ylabel \"speedup [x]\"");
     has(gp, "set logscale y");
     has(gp, "with points");
@@ -173,9 +173,9 @@ static void test_series_marker(void **state)
     assert_int_equal(plot_series_marker(p, (enum plot_marker)7), ERR_USAGE);
     write_and_check(p, "marks", 2000);
     char *gp = slurp("marks", ".gp");
-    has(gp, "'marks.dat' index 0 using 1:2 with points pt 6 ps 1.2 title \"open\"");
-    has(gp, "'marks.dat' index 1 using 1:2 with points pt 7 ps 0.6 title \"filled\"");
-    has(gp, "'marks.dat' index 2 using 1:2 with points pt 7 ps 0.6 title \"default\"");
+    has(gp, "'marks.dat' index 0 using 1:2 with points lt 1 pt 6 ps 1.2 title \"open\"");
+    has(gp, "'marks.dat' index 1 using 1:2 with points lt 2 pt 7 ps 0.6 title \"filled\"");
+    has(gp, "'marks.dat' index 2 using 1:2 with points lt 3 pt 7 ps 0.6 title \"default\"");
     free(gp);
     plot_free(p);
 
@@ -186,8 +186,8 @@ static void test_series_marker(void **state)
     assert_int_equal(plot_series_marker(l, PLOT_MARK_OPEN), 0);
     write_and_check(l, "marks_line", 2000);
     gp = slurp("marks_line", ".gp");
-    has(gp, "index 0 using 1:2 with linespoints title \"model\"");
-    has(gp, "index 1 using 1:2 with points pt 6 ps 1.2 title \"measured\"");
+    has(gp, "index 0 using 1:2 with linespoints lt 1 title \"model\"");
+    has(gp, "index 1 using 1:2 with points lt 2 pt 6 ps 1.2 title \"measured\"");
     free(gp);
     plot_free(l);
 
@@ -216,7 +216,7 @@ static void test_heatmap_overlay(void **state)
     has(gp, "with image");
     has(gp, "with labels");
     has(gp, "index 1 using 1:2:3 with image");
-    has(gp, "index 0 using 1:2 with linespoints lw 2 title \"N_w*(N_h)\"");
+    has(gp, "index 0 using 1:2 with linespoints lt 1 lw 2 title \"N_w*(N_h)\"");
     has(dat, "# block 1: heatmap");
     has(dat, "10 10 NaN\n");
     free(gp);
@@ -274,7 +274,7 @@ static void test_hist_and_bars(void **state)
     assert_int_equal(plot_bars_hatch(b, 2), ERR_USAGE);
     write_and_check(b, "bars", 2000);
     gp = slurp("bars", ".gp");
-    has(gp, "title \"hbm\" fs pattern 5 border -1");
+    has(gp, "title \"hbm\" noenhanced lt 2 fs pattern 5 border -1");
     assert_null(strstr(gp, "title \"mac\" fs pattern"));
     has(gp, "set xtics rotate by -30"); /* the default tic rotation ... */
     free(gp);
@@ -301,7 +301,8 @@ static void test_no_finite_values(void **state)
     assert_int_equal(plot_panels(p, 1, 3), 0);
     assert_int_equal(plot_series(p, 0, "data", x, y, 3), 0);
     assert_int_equal(plot_series(p, 1, "alpha", x, nan3, 3), 0);
-    /* panel 2 has no series */
+    /* panel 2 has a title but no series: its frame is drawn */
+    assert_int_equal(plot_panel(p, 2, "empty", NULL, NULL, NULL, NULL), 0);
     write_and_check(p, "nofinite", 2000);
     char *gp = slurp("nofinite", ".gp");
     has(gp, "plot 'nofinite.dat' index 0 using 1:2");
@@ -381,6 +382,112 @@ static void test_output_folders(void **state)
     plot_free(p);
 }
 
+/* Text: markup prints as sub/superscripts with the other specials escaped; plain names are
+ * noenhanced; epslatex gets LaTeX. Bands: translucent objects with a legend entry each. */
+static void test_text_bands(void **state)
+{
+    (void)state;
+    double x[] = {1, 2, 3}, y[] = {3, 4, 5};
+    struct plot *p = plot_new("txt", PLOT_LINE);
+    assert_non_null(p);
+    plot_title(p, "error of x_{k+1} per tokens_per_s");
+    plot_xlabel(p, "energy_j", "J");
+    assert_int_equal(plot_series(p, 0, "r_{min}", x, y, 3), 0);
+    assert_int_equal(plot_series(p, 0, "mode_a", x, y, 3), 0);
+    assert_int_equal(plot_band(p, NAN, NAN, 3.5, 4.5, 2, "paper Fig. 1, CTR: 3.5-4.5"), 0);
+    assert_int_equal(plot_band(p, 1, 2, 3, 4, 1, "paper Fig. 1, CTR: 3.5-4.5"), 0); /* shares */
+    assert_int_equal(plot_band(p, 1, 2, 5, 4, 1, "bad"), ERR_USAGE);
+    write_and_check(p, "txt", 1000);
+    char *gp = slurp("txt", ".gp");
+    has(gp, "set title \"error of x_{k+1} per tokens\\\\_per\\\\_s\"\n");
+    has(gp, "set xlabel \"energy_j [J]\" noenhanced\n");
+    has(gp, "title \"r_{min}\",");
+    has(gp, "title \"mode_a\" noenhanced");
+    has(gp, "set object 101 rect from graph 0, first 3.5 to graph 1, first 4.5 behind fc rgb "
+            "'#009E73' fs transparent solid 0.22 border");
+    has(gp, "set object 102 rect from first 1, first 3 to first 2, first 4");
+    has(gp, "keyentry with boxes lc rgb '#009E73'");
+    const char *k = strstr(gp, "keyentry");
+    assert_non_null(k);
+    assert_null(strstr(k + 1, "keyentry"));                 /* one entry for the shared label */
+    has(gp, "set linetype 9 lc rgb '#0072B2' lw 1.5 dt 2"); /* series 9: colour 1 dashed */
+    free(gp);
+    plot_format(p, PLOT_FMT_EPSLATEX);
+    assert_int_equal(plot_write(p, dir, NULL), 0);
+    gp = slurp("txt", ".gp");
+    has(gp, "set terminal epslatex color size 8.00in,5.60in");
+    has(gp, "set output 'txt.tex'");
+    has(gp, "set title \"error of x$_{k+1}$ per tokens\\\\_per\\\\_s\"");
+    free(gp);
+    plot_free(p);
+}
+
+/* A sentinel x value is a category left of the numeric range, not x = 0. */
+static void test_xcategory(void **state)
+{
+    (void)state;
+    double x[] = {0, 0.03, 0.13}, y[] = {5, 6, 7};
+    struct plot *p = plot_new("cat", PLOT_LINE);
+    assert_non_null(p);
+    assert_int_equal(plot_series(p, 0, "s", x, y, 3), 0);
+    assert_int_equal(plot_xcategory(p, 0, "0: the trace's selections"), 0);
+    write_and_check(p, "cat", 1000);
+    char *gp = slurp("cat", ".gp"), *dat = slurp("cat", ".dat");
+    /* span 0.1: the category a quarter of it left of 0.03, the separator half way */
+    has(gp, "set xtics add (\"0: the trace's selections\" 0.005)");
+    has(gp, "set arrow 100 from first 0.0175, graph 0 to first 0.0175, graph 1 nohead");
+    has(dat, "0.03 6\n0.13 7\n\n0.005 5\n"); /* apart from the line */
+    assert_null(strstr(dat, "\n0 5\n"));
+    free(gp);
+    free(dat);
+    plot_free(p);
+}
+
+/* Formats and sizes: names, extensions, "WxH[unit]" parsing, the process-wide output. */
+static void test_formats(void **state)
+{
+    (void)state;
+    enum plot_format f;
+    assert_int_equal(plot_format_parse("svg", &f), 0);
+    assert_int_equal(f, PLOT_FMT_SVG);
+    assert_int_equal(plot_format_parse("gif", &f), ERR_USAGE);
+    assert_string_equal(plot_format_ext(PLOT_FMT_EPSLATEX), "tex");
+    int w, h;
+    assert_int_equal(plot_size_parse("1200x800", PLOT_FMT_PNG, &w, &h), 0);
+    assert_int_equal(w, 1200);
+    assert_int_equal(h, 800);
+    assert_int_equal(plot_size_parse("6x4", PLOT_FMT_PDF, &w, &h), 0); /* inches */
+    assert_int_equal(w, 600);
+    assert_int_equal(plot_size_parse("15.24x10.16cm", PLOT_FMT_PNG, &w, &h), 0);
+    assert_int_equal(w, 600);
+    assert_int_equal(h, 400);
+    assert_int_equal(plot_size_parse("6x4", PLOT_FMT_PNG, &w, &h), ERR_USAGE); /* 6 px */
+    assert_int_equal(plot_size_parse("6x4ft", PLOT_FMT_PDF, &w, &h), ERR_USAGE);
+    struct plot_output o = {PLOT_FMT_SVG, 400, 280}, back;
+    plot_set_output(&o);
+    double x[] = {1, 2}, y[] = {1, 2};
+    struct plot *p = plot_new("fmt", PLOT_LINE), *q = plot_new("fmt2", PLOT_LINE);
+    assert_non_null(p);
+    assert_non_null(q);
+    plot_series(p, 0, "a", x, y, 2);
+    plot_series(q, 0, "a", x, y, 2);
+    plot_size(q, 1600, 560); /* its own size: scaled by 400/800 */
+    assert_int_equal(plot_write(p, dir, NULL), 0);
+    assert_int_equal(plot_write(q, dir, NULL), 0);
+    char *gp = slurp("fmt", ".gp"), *gq2 = slurp("fmt2", ".gp");
+    has(gp, "set terminal svg enhanced size 400,280");
+    has(gp, "set output 'fmt.svg'");
+    has(gq2, "set terminal svg enhanced size 800,280");
+    free(gp);
+    free(gq2);
+    struct plot_output png = {PLOT_FMT_PNG, 0, 0};
+    plot_set_output(&png);
+    plot_get_output(&back);
+    assert_int_equal(back.format, PLOT_FMT_PNG);
+    plot_free(p);
+    plot_free(q);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
@@ -391,7 +498,8 @@ int main(void)
         cmocka_unit_test(test_scatter_log),      cmocka_unit_test(test_series_marker),
         cmocka_unit_test(test_heatmap_overlay),  cmocka_unit_test(test_hist_and_bars),
         cmocka_unit_test(test_no_finite_values), cmocka_unit_test(test_gnuplot_failure),
-        cmocka_unit_test(test_output_folders),
+        cmocka_unit_test(test_output_folders),   cmocka_unit_test(test_text_bands),
+        cmocka_unit_test(test_xcategory),        cmocka_unit_test(test_formats),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0 && io_remove_tree(dir) != 0)

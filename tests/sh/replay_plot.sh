@@ -14,9 +14,10 @@ printf '{"extends": "%s/configs/test-count.json", "split_rows": true}\n' "$ROOT"
 "$A" plot res --y sum --y energy_j -o figs 2> log.txt
 grep -q 'set xlabel "scale"' figs/sum_vs_scale.gp
 grep -q 'set ylabel "energy_j \[J\]"' figs/energy_j_vs_scale.gp
-grep -q 'set title "sum vs scale (model count, 200 rows)"' figs/sum_vs_scale.gp
-grep -q 'title "min_step=0 parity=even"' figs/sum_vs_scale.gp
-# 10 x 2 series of 10 points each
+# 10 x 2 series of 10 points each: more than 8 in one panel, so a panel per min_step
+grep -q 'set multiplot layout 3,4 title "sum vs scale (model count, 200 rows)"' figs/sum_vs_scale.gp
+grep -q 'set title "min_step=0"' figs/sum_vs_scale.gp
+grep -q 'title "parity=even"' figs/sum_vs_scale.gp
 [ "$(grep -c '^# block' figs/sum_vs_scale.dat)" -eq 20 ]
 if command -v gnuplot > /dev/null; then
     for f in figs/sum_vs_scale.png figs/energy_j_vs_scale.png; do
@@ -30,7 +31,8 @@ fi
 # --where keeps only matching rows: one series of 10 points; a filter matching nothing or
 # without '=' is a usage error
 "$A" plot res --x scale --y sum --where parity=even --where min_step=0 -o figw 2> /dev/null
-grep -q 'set title "sum vs scale (model count, 10 rows)"' figw/sum_vs_scale.gp
+grep -q 'set title "sum vs scale (model count, 10 rows; where parity=even, min_step=0)"' \
+    figw/sum_vs_scale.gp
 [ "$(grep -c '^# block' figw/sum_vs_scale.dat)" -eq 1 ]
 set +e; "$A" plot res --where parity=odd_none -o figw2 2> /dev/null; rc1=$?
 "$A" plot res --where parity -o figw2 2> /dev/null; rc2=$?; set -e
