@@ -99,6 +99,8 @@ size_t rep_gallery_count(void);
 void rep_known_figure(const char *base, int *question, const char **caption);
 /* Gallery index of a raw image's base name (the last entry matches everything). */
 int rep_known_gallery(const char *base);
+/* True when base matches a named gallery (not the catch-all last one). */
+bool rep_in_named_gallery(const char *base);
 
 /*
  * Headline numbers of section s from the results folders and analyzer outputs its files

@@ -48,7 +48,8 @@ static const struct known_fig figs[] = {
      "DiSC energy relative to the A100's per mode, by component (config 0), the paper's Fig. "
      "18b ranges shaded"},
     {"pareto", Q_DESIGN,
-     "Salca design points: speedup against cost, with the Pareto front marked (model salca)"},
+     "Salca Pareto front of memory parallelism: design points labelled by their minimum "
+     "retention r_min (model salca)"},
     {"cycles_by_op", Q_TIME,
      "DiSC exposed cycles per op class and step (config 0): which operations the time goes to"},
     {"flops_self_attention", Q_TIME,
@@ -68,27 +69,33 @@ static const struct known_fig figs[] = {
     {"imbalance_*", Q_BALANCE, "DiSC load imbalance of one hash and lane count, per step"},
     {"alpha_vs_window", Q_BALANCE,
      "Salca bank-conflict overhead alpha (slots over ideal) against the reorder window"},
-    {"conflict_occupancy", Q_BALANCE, "Salca pseudo-channel occupancy histogram per issue policy"},
-    {"conflict_per_batch", Q_BALANCE, "Salca conflicts per batch of requests under each map"},
-    {"stage_utilization", Q_UTIL, "Salca pipeline stage utilization per design point"},
-    {"step_utilization", Q_UTIL, "Salca unit utilization per decode step"},
+    {"conflict_occupancy", Q_BALANCE,
+     "Salca per-pseudo-channel queue occupancy per slot, per issue policy"},
+    {"conflict_per_batch", Q_BALANCE, "Salca conflicts per batch of p_iss requests under each map"},
+    {"stage_utilization", Q_UTIL,
+     "Salca stage utilization (busy over makespan) per reference config"},
+    {"step_utilization", Q_UTIL,
+     "Salca stage utilization per decode step (salca_final, in-order issue)"},
     {"kura_activity", Q_UTIL, "SA-Kura operand toggle rate alpha per reverse step (spec 8.5)"},
     {"quality_per_step", Q_QUALITY,
-     "DiSC output quality per step against the dense run (relative error of x_{k+1})"},
-    {"latent_diff", Q_QUALITY, "DiSC relative L2 error of x_{k+1} against the dense run per step"},
+     "DiSC relative L2 error of x_{k+1} against the dense run, per step"},
+    {"latent_diff", Q_QUALITY,
+     "DiSC CTR input change per step: per-token max |x_k - x_{k-1}| quantiles against the "
+     "threshold tau_k"},
     {"prune_per_step", Q_QUALITY,
      "DiSC CTR token pruning per step, the paper's Table I band 25.3-62.6% shaded"},
     {"st_sparsity", Q_QUALITY,
      "DiSC ST mask sparsity per step, pooled, the paper's Table I band 56.2-66.1% shaded"},
     {"st_sparsity_heatmap*", Q_QUALITY, "DiSC ST mask sparsity per step and block"},
     {"overshoot", Q_QUALITY,
-     "DiSC CTR input change per step: per-token max |x_k - x_{k-1}| quantiles against tau_k"},
+     "Salca selected-set overshoot (|S| - K)/n over the selections; dashed: the paper's 0.19%"},
     {"cosine_vs_retention", Q_QUALITY,
      "Salca output cosine against retention |S|/n (mean solid, 5th percentile dashed)"},
     {"recall_vs_retention", Q_QUALITY,
      "Salca top-k recall against retention |S|/n (mean solid, 5th percentile dashed)"},
     {"heavy_stability", Q_QUALITY,
      "Salca heavy-channel stability: overlap of a prefill prefix's top-r set with the final one"},
+    {"kura_phase_error", Q_QUALITY, "SA-Kura phase error map of the final sample"},
     {"kura_drift_error", Q_QUALITY,
      "SA-Kura fixed-point against float64 drift error per reverse step (spec 5)"},
     {"kura_epx_heatmap", Q_DESIGN,
@@ -115,9 +122,16 @@ void rep_known_figure(const char *base, int *question, const char **caption)
 
 const struct rep_gallery rep_galleries[] = {
     {"token_mask_k*", "Token masks",
-     "DiSC CTR token masks, one image per step k (white: token recomputed, black: reused)"},
+     "DiSC CTR token masks, one G x G image per step k (white: token kept and computed, black: "
+     "pruned; specs/disc.md 6)"},
     {"kura_phase_*", "Phase maps",
      "SA-Kura oscillator phase maps: the data, reverse steps and the final map"},
+    {"attn_k*", "Attention masks",
+     "DiSC ST attention masks kept per step k, batch, block and head, OR-downsampled to at "
+     "most 2048 px (white = kept; specs/disc.md 6)"},
+    {"latent_*", "Latents",
+     "DiSC latent channels in grey (c0..c3) and channels 0-2 as RGB, each min-max scaled; "
+     "latent_dense_*: the dense run's"},
     {"*", "Images", "Raw images written by the run (no plotting script beside them)"},
 };
 
@@ -132,6 +146,11 @@ int rep_known_gallery(const char *base)
         if (!fnmatch(rep_galleries[i].pattern, base, 0))
             return (int)i;
     return (int)rep_gallery_count() - 1;
+}
+
+bool rep_in_named_gallery(const char *base)
+{
+    return rep_known_gallery(base) + 1 < (int)rep_gallery_count();
 }
 
 const char *rep_status_class(const char *s)

@@ -249,8 +249,10 @@ static int describe(struct rep_section *s, struct rep_file *f)
         bool has_gp = gp_title(p, title, sizeof title) || is_file(p);
         const char *known = NULL;
         rep_known_figure(base, &f->question, &known);
+        /* a known figure stays a figure; a named gallery (masks, phase maps) takes its
+         * images even with a script beside them; other scripted images are figures */
         bool other = f->question == (int)rep_question_count() - 1;
-        if (!has_gp && other) {
+        if (other && (!has_gp || rep_in_named_gallery(base))) {
             f->kind = REP_IMAGE;
             f->question = rep_known_gallery(base);
         }
