@@ -8,6 +8,8 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           python3-numpy python3-protobuf python3-zstandard python3-xxhash python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge)
+# a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
+required+=(chromium)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
