@@ -1,332 +1,349 @@
 /*
- * report: DIR/report.md (see report.h).
+ * report: the plain-text twin (Markdown) and report_write (see report.h). The Markdown file
+ * has the HTML page's order and captions; its links are relative to its folder, which is
+ * the HTML file's.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "analysis/report.h"
-#include "common/buf.h"
+#include "analysis/report_impl.h"
 #include "common/io.h"
 #include "common/mem.h"
-#include "formats/csv.h"
 
-#define REPORT_MAX_DEPTH 4
-#define REPORT_MAX_FILES 20000
-
-struct entry {
-    char *rel;  /* path relative to the root */
-    int figure; /* 1 png, 0 csv */
-};
-
-struct walk {
-    struct entry *v;
-    size_t n, cap;
-    int err;
-};
-
-static void add(struct walk *w, const char *rel, int figure)
-{
-    if (w->err || w->n >= REPORT_MAX_FILES)
-        return;
-    if (w->n == w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 64;
-        struct entry *n = mem_realloc(w->v, nc * sizeof *n);
-        if (!n) {
-            w->err = ERR_NOMEM;
-            return;
-        }
-        w->v = n;
-        w->cap = nc;
-    }
-    if (!(w->v[w->n].rel = mem_strdup(rel))) {
-        w->err = ERR_NOMEM;
-        return;
-    }
-    w->v[w->n++].figure = figure;
-}
-
-static bool ends(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
-static void walk_dir(struct walk *w, const char *root, const char *rel, int depth)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char r[4096], full[4096 + 256];
-        snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-        snprintf(full, sizeof full, "%s/%s", root, r);
-        struct stat st;
-        if (stat(full, &st))
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (depth < REPORT_MAX_DEPTH)
-                walk_dir(w, root, r, depth + 1);
-        } else if (!S_ISREG(st.st_mode)) {
-            continue; /* a FIFO named like a table would block the caption reader */
-        } else if (ends(de->d_name, ".png")) {
-            add(w, r, 1);
-        } else if (ends(de->d_name, ".csv")) {
-            add(w, r, 0);
-        }
-    }
-    closedir(d);
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-    const struct entry *x = a, *y = b;
-    return strcmp(x->rel, y->rel);
-}
-
-/* A caption source opened for reading, or NULL: regular files only (io_open_input), so a
- * FIFO called NAME.caption cannot block the report. */
-static FILE *open_text(const char *path)
-{
-    int fd = io_open_input(path, NULL, NULL);
-    if (fd < 0)
-        return NULL;
-    FILE *f = fdopen(fd, "r");
-    if (!f)
-        close(fd);
-    return f;
-}
-
-/* First line of a file into out; false if unreadable. */
-static bool first_line(const char *path, char *out, size_t n)
-{
-    FILE *f = open_text(path);
-    if (!f)
-        return false;
-    bool ok = fgets(out, (int)n, f) != NULL;
-    fclose(f);
-    if (ok)
-        out[strcspn(out, "\r\n")] = 0;
-    return ok && out[0];
-}
-
-/* Title from a gnuplot script: 'set title "..."' or 'multiplot ... title "..."'. */
-static bool gp_title(const char *path, char *out, size_t n)
-{
-    FILE *f = open_text(path);
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        const char *t = NULL;
-        if (!strncmp(line, "set title \"", 11))
-            t = line + 11;
-        else if (!strncmp(line, "set multiplot", 13) && (t = strstr(line, " title \"")))
-            t += 8;
-        if (!t || *t == '"')
-            continue;
-        size_t k = 0;
-        for (; *t && *t != '"' && k + 1 < n; t++) {
-            if (*t == '\\' && t[1])
-                t++;
-            out[k++] = *t;
-        }
-        out[k] = 0;
-        found = k > 0;
-        if (!strncmp(line, "set multiplot", 13))
-            break;
-    }
-    fclose(f);
-    return found;
-}
-
-static void strip_ext(const char *rel, char *out, size_t n)
-{
-    snprintf(out, n, "%s", rel);
-    char *dot = strrchr(out, '.');
-    if (dot)
-        *dot = 0;
-}
-
-static void caption(const char *root, const struct entry *en, char *out, size_t n)
-{
-    char base[4096], p[4096 + 512];
-    strip_ext(en->rel, base, sizeof base);
-    snprintf(p, sizeof p, "%s/%s.caption", root, base);
-    if (first_line(p, out, n))
-        return;
-    if (en->figure) {
-        snprintf(p, sizeof p, "%s/%s.gp", root, base);
-        if (gp_title(p, out, n))
-            return;
-        const char *slash = strrchr(base, '/');
-        snprintf(out, n, "image %s", slash ? slash + 1 : base);
-        return;
-    }
-    snprintf(p, sizeof p, "%s/%s", root, en->rel);
-    struct csv_table t;
-    struct errmsg e = {0};
-    if (csv_table_load(&t, p, true, &e)) {
-        snprintf(out, n, "table (unreadable: %s)", errmsg_text(&e));
-        return;
-    }
-    size_t k = (size_t)snprintf(out, n, "table of %zu rows x %zu columns:", t.n_rows, t.n_cols);
-    /* skip key columns of results tables in the listing */
-    size_t shown = 0;
-    for (size_t c = 0; c < t.n_cols && shown < 6 && k < n; c++) {
-        if (!strcmp(t.header[c], "trace_hash") || !strcmp(t.header[c], "config_hash") ||
-            !strcmp(t.header[c], "config_index"))
-            continue;
-        k += (size_t)snprintf(out + k, n - k, "%s %s", shown ? "," : "", t.header[c]);
-        shown++;
-    }
-    if (shown < t.n_cols && k < n)
-        snprintf(out + k, n - k, ", ...");
-    csv_table_release(&t);
-}
-
-/*
- * The report text is built as plain buf_* statements: the buffer's error is sticky
- * (common/buf.h) and report_write checks buf_err() once at the end.
- */
-
-/* Markdown-safe caption: no newlines, brackets escaped. */
+/* Markdown-safe text: no newlines, brackets, emphasis and table bars escaped. */
 static void md_text(struct buf *b, const char *s)
 {
     for (; *s && !buf_err(b); s++) {
-        if (*s == '[' || *s == ']' || *s == '*' || *s == '_' || *s == '|')
+        if (*s == '[' || *s == ']' || *s == '*' || *s == '_' || *s == '|' || *s == '`')
             buf_append(b, "\\", 1);
         buf_append(b, *s == '\n' ? " " : s, 1);
     }
 }
 
-/* Link target: spaces and parentheses percent-encoded. */
-static void md_link(struct buf *b, const char *rel)
+/* Text in a code span: backticks and newlines replaced, bars escaped (tables). */
+static void md_code(struct buf *b, const char *s)
 {
-    for (const char *s = rel; *s && !buf_err(b); s++) {
-        if (*s == ' ' || *s == '(' || *s == ')')
-            buf_printf(b, "%%%02X", (unsigned char)*s);
+    buf_append(b, "`", 1);
+    for (; *s && !buf_err(b); s++) {
+        if (*s == '|')
+            buf_append(b, "\\", 1);
+        buf_append(b, *s == '`' ? "'" : *s == '\n' ? " " : s, 1);
+    }
+    buf_append(b, "`", 1);
+}
+
+/* Link target: spaces and parentheses percent-encoded. */
+static void md_link(const struct rep_doc *d, const struct rep_section *s, const char *rel,
+                    struct buf *b)
+{
+    char link[PATH_MAX * 2];
+    rep_link(d, s, rel, link, sizeof link);
+    for (const char *p = link; *p && !buf_err(b); p++) {
+        if (*p == ' ' || *p == '(' || *p == ')' || *p == '%')
+            buf_printf(b, "%%%02X", (unsigned char)*p);
         else
-            buf_append(b, s, 1);
+            buf_append(b, p, 1);
     }
 }
 
-int report_write(const char *dir, const char *title, const char *preamble,
-                 struct report_stats *stats, struct errmsg *e)
+static const char *base_name(const char *rel)
 {
-    struct walk w = {0};
+    const char *n = strrchr(rel, '/');
+    return n ? n + 1 : rel;
+}
+
+static void md_prov(struct buf *b, const struct rep_prov *p)
+{
+    buf_printf(b, "  command: ");
+    if (p->command[0])
+        md_code(b, p->command);
+    else
+        buf_printf(b, "not recorded");
+    if (p->config_hash[0]) {
+        buf_printf(b, "; config hash ");
+        md_code(b, p->config_hash);
+    }
+    if (p->trace_hash[0]) {
+        buf_printf(b, "; trace hash ");
+        md_code(b, p->trace_hash);
+    }
+    if (p->from[0]) {
+        buf_printf(b, " (from ");
+        md_text(b, p->from);
+        buf_printf(b, ")");
+    }
+    buf_printf(b, "\n");
+}
+
+static void md_headlines(const struct rep_section *s, struct buf *b)
+{
+    buf_printf(b, "### Headline numbers\n\n| Quantity | Value | Unit | Range over the sweep | "
+                  "Status | Where it comes from |\n|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < s->n_heads; i++) {
+        const struct rep_headline *h = &s->heads[i];
+        buf_printf(b, "| ");
+        md_text(b, h->quantity);
+        buf_printf(b, " | %s | ", h->value);
+        md_text(b, h->unit);
+        buf_printf(b, " | %s | %s | ", h->range, h->status);
+        md_code(b, h->source);
+        if (h->basis[0]) {
+            buf_printf(b, "; ");
+            md_text(b, h->basis);
+        }
+        buf_printf(b, " |\n");
+    }
+    if (!s->n_heads)
+        buf_printf(b, "| no headline numbers: no results folder, reproduce.csv or known "
+                      "analyzer table here | | | | | |\n");
+    buf_printf(b, "\n");
+}
+
+static const char *cell(const struct csv_table *t, size_t r, const char *col)
+{
+    long c = csv_table_col(t, col);
+    return c >= 0 ? t->rows[r][c] : "";
+}
+
+static bool is_repro(const struct rep_file *f)
+{
+    return f->kind == REP_TABLE && f->has_tab && !strcmp(base_name(f->rel), "reproduce.csv");
+}
+
+static void md_repro(const struct rep_section *s, struct buf *b)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < s->n_files; i++)
+        nr += is_repro(&s->files[i]);
+    if (!nr)
+        return;
+    static const char *const words[] = {"predicted", "recomputed", "calibrated", "input",
+                                        "not-modelled"};
+    buf_printf(b, "### Ours vs paper\n\n");
+    for (size_t w = 0; w < 5; w++)
+        buf_printf(b, "- %s: %s\n", words[w], rep_status_meaning(words[w]));
+    for (size_t i = 0; i < s->n_files; i++) {
+        if (!is_repro(&s->files[i]))
+            continue;
+        const struct csv_table *t = &s->files[i].tab;
+        buf_printf(b, "\n#### From ");
+        md_code(b, s->files[i].rel);
+        buf_printf(b, "\n\n| Paper | Quantity | Condition | Paper value | Ours | Unit | Ours / "
+                      "paper | Status | Basis |\n|---|---|---|---|---|---|---|---|---|\n");
+        for (size_t r = 0; r < t->n_rows; r++) {
+            const char *pv = cell(t, r, "paper_value");
+            buf_printf(b, "| %s | ", cell(t, r, "paper_id"));
+            md_text(b, cell(t, r, "quantity"));
+            buf_printf(b, " | ");
+            md_text(b, cell(t, r, "condition"));
+            if (pv[0])
+                buf_printf(b, " | %s", pv);
+            else
+                buf_printf(b, " | %s .. %s", cell(t, r, "paper_lo"), cell(t, r, "paper_hi"));
+            buf_printf(b, " | %s | ", cell(t, r, "ours"));
+            md_text(b, cell(t, r, "unit"));
+            buf_printf(b, " | %s | %s | ", cell(t, r, "ratio"), cell(t, r, "status"));
+            md_text(b, cell(t, r, "basis"));
+            buf_printf(b, " |\n");
+        }
+    }
+    buf_printf(b, "\n");
+}
+
+static void md_section(const struct rep_doc *d, const struct rep_section *s, struct buf *b)
+{
+    buf_printf(b, "\n## ");
+    md_text(b, s->label);
+    buf_printf(b, "\n\n");
+    md_headlines(s, b);
+    md_repro(s, b);
+    for (size_t q = 0; q < rep_question_count(); q++) {
+        bool head = false;
+        for (size_t i = 0; i < s->n_files; i++) {
+            const struct rep_file *f = &s->files[i];
+            if (f->kind != REP_FIGURE || f->question != (int)q)
+                continue;
+            if (!head)
+                buf_printf(b, "### %s\n\n", rep_questions[q]);
+            head = true;
+            buf_printf(b, "- Figure [");
+            md_text(b, base_name(f->rel));
+            buf_printf(b, "](");
+            md_link(d, s, f->rel, b);
+            buf_printf(b, "): ");
+            md_text(b, f->caption);
+            buf_printf(b, "\n");
+            if (f->title[0] && strcmp(f->title, f->caption)) {
+                buf_printf(b, "  plot title: ");
+                md_text(b, f->title);
+                buf_printf(b, "\n");
+            }
+            md_prov(b, &f->prov);
+            buf_printf(b, "\n  ![");
+            md_text(b, f->caption);
+            buf_printf(b, "](");
+            md_link(d, s, f->rel, b);
+            buf_printf(b, ")\n\n");
+        }
+    }
+    bool images = false;
+    for (size_t g = 0; g < rep_gallery_count(); g++) {
+        bool head = false;
+        for (size_t i = 0; i < s->n_files; i++) {
+            const struct rep_file *f = &s->files[i];
+            if (f->kind != REP_IMAGE || f->question != (int)g)
+                continue;
+            if (!images)
+                buf_printf(b, "### Images\n\n");
+            if (!head) {
+                buf_printf(b, "#### Gallery: %s\n\n", rep_galleries[g].title);
+                md_text(b, rep_galleries[g].caption);
+                buf_printf(b, "\n");
+                md_prov(b, &f->prov);
+                buf_printf(b, "\n");
+            }
+            images = head = true;
+            buf_printf(b, "- Image [");
+            md_text(b, f->rel);
+            buf_printf(b, "](");
+            md_link(d, s, f->rel, b);
+            buf_printf(b, ")\n");
+        }
+        if (head)
+            buf_printf(b, "\n");
+    }
+    bool tables = false;
+    for (size_t i = 0; i < s->n_files; i++) {
+        const struct rep_file *f = &s->files[i];
+        if (f->kind != REP_TABLE)
+            continue;
+        if (!tables)
+            buf_printf(b, "### Tables\n\n");
+        tables = true;
+        buf_printf(b, "- Table [");
+        md_text(b, base_name(f->rel));
+        buf_printf(b, "](");
+        md_link(d, s, f->rel, b);
+        buf_printf(b, "): ");
+        md_text(b, f->caption);
+        buf_printf(b, "\n");
+    }
+}
+
+void rep_md(const struct rep_doc *d, struct buf *b)
+{
+    buf_printf(b, "# %s\n\n", d->opts->title ? d->opts->title : "acceltrace report");
+    if (d->opts->preamble)
+        buf_printf(b, "%s\n\n", d->opts->preamble);
+    size_t nf = 0, nt = 0;
+    for (size_t i = 0; i < d->n_secs; i++)
+        for (size_t k = 0; k < d->secs[i].n_files; k++)
+            nf += d->secs[i].files[k].kind != REP_TABLE,
+                nt += d->secs[i].files[k].kind == REP_TABLE;
+    buf_printf(b, "%zu workload folder(s), %zu figures and %zu tables.\n", d->n_secs, nf, nt);
+    for (size_t i = 0; i < d->n_secs; i++)
+        md_section(d, &d->secs[i], b);
+    if (d->skipped.len) {
+        buf_printf(b, "\nNot covered: ");
+        md_text(b, (const char *)d->skipped.data);
+        buf_printf(b, "\n");
+    }
+}
+
+/* path <- b through path.tmp, fsync and rename. */
+static int write_atomic(const char *path, const struct buf *b, struct errmsg *e)
+{
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    struct sink k;
+    int rc = sink_open_file(&k, tmp, e);
+    if (rc)
+        return rc;
+    rc = sink_write(&k, b->data, b->len);
+    if (!rc)
+        rc = sink_sync(&k);
+    int crc = sink_close(&k);
+    if (rc || crc || rename(tmp, path)) {
+        int err = errno;
+        remove(tmp);
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(err));
+    }
+    io_sync_parent_dir(path);
+    return 0;
+}
+
+int report_write(const struct report_opts *opts_in, struct report_stats *stats, struct errmsg *e)
+{
+    struct report_opts o = *opts_in;
+    char html[PATH_MAX], md[PATH_MAX];
+    if (!o.n_dirs)
+        return errmsg_set(e, ERR_USAGE, "no folder to report");
+    if (!o.html_path) {
+        snprintf(html, sizeof html, "%s/report.html", o.dirs[0]);
+        o.html_path = html;
+    }
+    if (!o.md_path) {
+        size_t l = strlen(o.html_path);
+        if (l > 5 && !strcmp(o.html_path + l - 5, ".html"))
+            snprintf(md, sizeof md, "%.*s.md", (int)(l - 5), o.html_path);
+        else
+            snprintf(md, sizeof md, "%s.md", o.html_path);
+        o.md_path = md;
+    }
+    struct rep_doc d;
     struct buf b;
     buf_init(&b);
-    int rc;
-    struct stat dst;
-    if (stat(dir, &dst) != 0) {
-        rc = errmsg_set(e, ERR_NOINPUT, "cannot open folder '%s': %s", dir, strerror(errno));
+    int rc = rep_doc_build(&d, &o, e);
+    if (rc)
         goto done;
+    size_t nf = 0, nt = 0, nh = 0, nr = 0;
+    for (size_t i = 0; i < d.n_secs; i++) {
+        nh += d.secs[i].n_heads;
+        for (size_t k = 0; k < d.secs[i].n_files; k++) {
+            const struct rep_file *f = &d.secs[i].files[k];
+            nf += f->kind != REP_TABLE;
+            nt += f->kind == REP_TABLE;
+            nr += is_repro(f) ? f->tab.n_rows : 0;
+        }
     }
-    if (!S_ISDIR(dst.st_mode)) {
-        rc = errmsg_set(e, ERR_USAGE, "'%s' is not a folder", dir);
-        goto done;
-    }
-    walk_dir(&w, dir, "", 0);
-    rc = w.err;
-    if (rc) {
-        rc = errmsg_set(e, rc, "out of memory listing '%s'", dir);
-        goto done;
-    }
-    /* an empty index would read as a finished report of nothing (issue 17); and qsort
-     * must not see the NULL array of an empty walk */
-    if (w.n == 0) {
+    /* an empty report would read as a finished report of nothing (issue 17) */
+    if (!nf && !nt) {
         rc = errmsg_set(e, ERR_DATA,
-                        "nothing to report: no figures (*.png) or tables (*.csv) "
-                        "under '%s'",
-                        dir);
+                        "nothing to report: no figures (*.png, *.svg) or tables (*.csv) "
+                        "under '%s'%s",
+                        o.dirs[0], o.n_dirs > 1 ? " and the other folders given" : "");
         goto done;
     }
-    qsort(w.v, w.n, sizeof *w.v, cmp_entry);
-    size_t nf = 0, nt = 0;
-    for (size_t i = 0; i < w.n; i++)
-        nf += w.v[i].figure, nt += !w.v[i].figure;
-    buf_printf(&b, "# %s\n\n", title ? title : "acceltrace report");
-    if (preamble)
-        buf_printf(&b, "%s\n\n", preamble);
-    buf_printf(&b, "%zu figures and %zu tables.\n", nf, nt);
-    char cur[4096] = "\x01";
-    for (size_t i = 0; i < w.n && !buf_err(&b); i++) {
-        const struct entry *en = &w.v[i];
-        char folder[4096];
-        snprintf(folder, sizeof folder, "%s", en->rel);
-        char *slash = strrchr(folder, '/');
-        if (slash)
-            *slash = 0;
-        else
-            snprintf(folder, sizeof folder, ".");
-        if (strcmp(folder, cur)) {
-            snprintf(cur, sizeof cur, "%s", folder);
-            buf_printf(&b, "\n## %s\n\n", strcmp(folder, ".") ? folder : "(top)");
-        }
-        char cap[8192];
-        caption(dir, en, cap, sizeof cap);
-        const char *name = strrchr(en->rel, '/');
-        name = name ? name + 1 : en->rel;
-        if (en->figure) {
-            buf_printf(&b, "- Figure [");
-            md_text(&b, name);
-            buf_printf(&b, "](");
-            md_link(&b, en->rel);
-            buf_printf(&b, "): ");
-            md_text(&b, cap);
-            buf_printf(&b, "\n\n  ![");
-            md_text(&b, cap);
-            buf_printf(&b, "](");
-            md_link(&b, en->rel);
-            buf_printf(&b, ")\n");
-        } else {
-            buf_printf(&b, "- Table [");
-            md_text(&b, name);
-            buf_printf(&b, "](");
-            md_link(&b, en->rel);
-            buf_printf(&b, "): ");
-            md_text(&b, cap);
-            buf_append(&b, "\n", 1);
-        }
-    }
-    rc = buf_err(&b);
-    if (rc) {
+    rep_html(&d, &b);
+    if ((rc = buf_err(&b)) != 0) {
         rc = errmsg_set(e, rc, "out of memory writing the report");
         goto done;
     }
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rc = errmsg_set(e, ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    if ((rc = write_atomic(o.html_path, &b, e)) != 0)
+        goto done;
+    buf_clear(&b);
+    rep_md(&d, &b);
+    if ((rc = buf_err(&b)) != 0) {
+        rc = errmsg_set(e, rc, "out of memory writing the report");
         goto done;
     }
-    size_t wr = fwrite(b.data, 1, b.len, f);
-    if (fclose(f) || wr != b.len || rename(tmp, path)) {
-        rc = errmsg_set(e, ERR_IO, "cannot write '%s'", path);
-        remove(tmp);
+    if ((rc = write_atomic(o.md_path, &b, e)) != 0)
         goto done;
-    }
     if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->workloads = d.n_secs;
         stats->figures = nf;
         stats->tables = nt;
+        stats->headlines = nh;
+        stats->repro_rows = nr;
+        snprintf(stats->html_path, sizeof stats->html_path, "%s", o.html_path);
+        snprintf(stats->md_path, sizeof stats->md_path, "%s", o.md_path);
     }
 done:
-    for (size_t i = 0; i < w.n; i++)
-        mem_free(w.v[i].rel);
-    mem_free(w.v);
+    rep_doc_release(&d);
     buf_release(&b);
     return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * cmd_demo: `acceltrace demo -o out/` (and `make demo`): runs, on built-in defaults, each
  * workload's capture, a default sweep of its model, its analyzers and plots, then writes
- * out/report.md linking every figure and table.
+ * out/report.html and its plain-text twin out/report.md (analysis/report.h).
  *
  * The demo is the table `steps` below: each workload adds its rows (in order: capture,
  * replay with a default sweep, analyzers, plots). A row is an acceltrace command line run
@@ -30,6 +30,7 @@
 
 #define VERB "demo"
 #define DEMO_MAX_ARGS 64
+#define DEMO_MARKER ".acceltrace-demo"
 
 struct demo_step {
     const char *workload; /* "disc", "salca", "kura", "test" */
@@ -100,11 +101,13 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_demo_spec = {
     .verb = VERB,
-    .usage = "usage: acceltrace demo [-o DIR] [--only WORKLOAD] [--list]\n"
-             "\n"
-             "Runs every workload's demo steps (capture, default sweep replay, analyzers, plots)\n"
-             "into DIR/<workload> (default DIR: out) and writes DIR/report.md. --list prints the\n"
-             "steps; --only runs one workload.\n",
+    .usage =
+        "usage: acceltrace demo [-o DIR] [--only WORKLOAD] [--list]\n"
+        "\n"
+        "Runs every workload's demo steps (capture, default sweep replay, analyzers, plots)\n"
+        "into DIR/<workload> (default DIR: out) and writes DIR/report.html and DIR/report.md.\n"
+        "--list prints the "
+        "steps; --only runs one workload.\n",
     .opts = opts,
 };
 
@@ -149,6 +152,21 @@ static int build_argv(const char *args, const char *out, char *buf, size_t n, ch
     return argc;
 }
 
+/* Appends "step\tacceltrace ARGS" to the workload's marker (fresh_workload_dir). */
+static void record_step(const char *wdir, int ac, char **av)
+{
+    char marker[PATH_MAX + 32];
+    snprintf(marker, sizeof marker, "%s/" DEMO_MARKER, wdir);
+    FILE *f = fopen(marker, "a");
+    if (!f)
+        return; /* the report then says the command was not recorded */
+    fprintf(f, "step\tacceltrace");
+    for (int i = 1; i < ac; i++)
+        fprintf(f, " %s", av[i]);
+    fprintf(f, "\n");
+    fclose(f);
+}
+
 /* Runs one step; returns its exit status (or 1 when it could not start). */
 static int run_step(char **argv)
 {
@@ -175,8 +193,6 @@ static int run_step(char **argv)
  * marker that this function writes is removed; any other existing folder of that name is
  * left alone and the demo stops with a usage error.
  */
-#define DEMO_MARKER ".acceltrace-demo"
-
 static int fresh_workload_dir(const char *wdir)
 {
     char marker[PATH_MAX + 32];
@@ -202,7 +218,11 @@ static int fresh_workload_dir(const char *wdir)
         cli_error("cannot create '%s': %s", marker, strerror(errno));
         return 1;
     }
+    /* the report reads the "cwd" and "step" lines: which command wrote which folder */
+    char cwd[PATH_MAX];
     bool bad = fputs("made by acceltrace demo; the next demo run replaces this folder\n", f) < 0;
+    if (getcwd(cwd, sizeof cwd))
+        bad |= fprintf(f, "cwd\t%s\n", cwd) < 0;
     if (fclose(f) || bad) {
         cli_error("cannot write '%s'", marker);
         return 1;
@@ -310,6 +330,7 @@ int cmd_demo(int argc, char **argv)
             if (list)
                 continue;
             double t0 = progress_now_s();
+            record_step(wdir, ac, av);
             int rc = run_step(av);
             if (rc) {
                 cli_error("demo step of %s failed with exit %d: %s", wl, rc, s->args);
@@ -338,19 +359,22 @@ int cmd_demo(int argc, char **argv)
     }
     struct report_stats st;
     struct errmsg e = {0};
-    int rc = report_write(out, "acceltrace demo", (const char *)pre.data, &st, &e);
+    const char *dirs[] = {out};
+    struct report_opts ro = {
+        .dirs = dirs, .n_dirs = 1, .title = "acceltrace demo", .preamble = (const char *)pre.data};
+    int rc = report_write(&ro, &st, &e);
     buf_release(&pre);
     if (rc) {
         json_decref(jw);
         return cli_fail(rc, errmsg_text(&e));
     }
     if (json) {
-        int jrc = cli_print_json(json_pack("{s:o,s:s+,s:I,s:I}", "workloads", jw, "report", out,
-                                           "/report.md", "figures", (json_int_t)st.figures,
-                                           "tables", (json_int_t)st.tables));
+        int jrc = cli_print_json(json_pack(
+            "{s:o,s:s,s:s,s:I,s:I}", "workloads", jw, "report", st.html_path, "markdown",
+            st.md_path, "figures", (json_int_t)st.figures, "tables", (json_int_t)st.tables));
         return status ? status : jrc;
     }
-    fprintf(stderr, "demo: %s/report.md: %zu figures, %zu tables (%.1f s)\n", out, st.figures,
-            st.tables, progress_now_s() - t_all);
+    fprintf(stderr, "demo: %s and %s: %zu figures, %zu tables (%.1f s)\n", st.html_path, st.md_path,
+            st.figures, st.tables, progress_now_s() - t_all);
     return status;
 }

@@ -9,6 +9,8 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge
           poppler-utils libxml2-utils)
+# a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
+required+=(chromium)
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The demo writes out/report.md whose links all resolve (issue 3 acceptance 7). By default
+# The demo writes out/report.md whose links all resolve (issue 3 acceptance 7) and its HTML
+# twin out/report.html with one section and headline table per workload (issue 18; the
+# browser check is tests/sh/report_html.sh). By default
 # only the engine's own "test" workload runs (seconds); ACCELTRACE_SLOW=1 runs the whole
 # demo as `make demo` does, with every workload that has demo steps.
 set -euo pipefail
@@ -32,6 +34,19 @@ for f in $(find . -name '*.png' -o -name '*.csv' | sed 's|^\./||'); do
     grep -qF "]($f)" report.md || { echo "$f not in report.md"; exit 1; }
 done
 echo ok
+H="$T/out/report.html"
+[ -s "$H" ] || { echo "no report.html"; exit 1; }
+n_wl=$(grep -c '^- [a-z]*: [0-9]* steps in' "$R")
+[ "$(grep -c '<table class="headline"' "$H")" -eq "$n_wl" ] ||
+    { echo "headline tables in report.html != $n_wl workloads"; exit 1; }
+# the figures of the page and of report.md are the same, in the same order
+grep -o '<figcaption><b>[^<]*</b>' "$H" | sed 's/.*<b>//; s/<\/b>//' > "$T/h.txt"
+grep -o '^- Figure \[[^]]*\]' "$R" | sed 's/^- Figure \[//; s/\]$//; s/\\//g' > "$T/m.txt"
+[ -s "$T/h.txt" ] && cmp -s "$T/h.txt" "$T/m.txt" || { echo "report.html and report.md differ"; exit 1; }
+# each demo figure names the step that made it
+[ "$(grep -c 'command: <code>acceltrace ' "$H")" -ge "$(wc -l < "$T/h.txt")" ] ||
+    { echo "a figure without its command"; exit 1; }
+echo "html ok: $n_wl workload(s), $(wc -l < "$T/h.txt") figures"
 # A rerun replaces the workload folder (a stale replay folder of another trace would make
 # replay refuse it): a file planted in it is gone and the run succeeds again.
 cd "$ROOT"
