@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the Debian packages acceltrace needs to build, test, plot and benchmark.
+# Checks the Debian packages acceltrace needs to build, test, plot and benchmark
+# (with the argument train: also those of make train-dit).
 # As root, installs the missing ones (apt-get update first); otherwise prints the exact
 # apt-get command and exits 1. Quiet when everything is present.
 set -u
@@ -8,6 +9,11 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           python3-numpy python3-protobuf python3-zstandard python3-xxhash python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge)
+# `scripts/deps.sh train`: also the photographs and the image reader of make train-dit
+# (scripts/train_dit.py, configs/models/trained-small.manifest; a few hundred MB).
+if [ "${1:-}" = train ]; then
+    required+=(python3-pil python3-skimage mate-backgrounds plasma-workspace-wallpapers)
+fi
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
