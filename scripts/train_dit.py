@@ -37,6 +37,8 @@ algorithms(True), fixed seeds; the same software gives the same bytes.
 usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S]
        /usr/bin/python3 scripts/train_dit.py --check         (verify the manifest's files)
        /usr/bin/python3 scripts/train_dit.py --decode LATENT.f32 --size PX OUT.png
+       /usr/bin/python3 scripts/train_dit.py --decode TRACE.atr [--dense] OUT.png
+                                           (preview of a DiSC trace's final latent)
 Exit 3 when a manifest file is missing or differs (install them: scripts/deps.sh train).
 """
 import argparse
@@ -375,7 +377,15 @@ def decode_cmd(a):
     E = read_safetensors(os.path.join(MODELS, "trained-small.encoder.safetensors"))
     enc = (E["mean"], E["basis"], E["std"])
     lat = a.size // 8
-    raw = np.fromfile(a.decode, dtype="<f4")
+    if a.decode.endswith(".atr"):  # the final latent of a DiSC trace (Summary)
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import acceltrace
+        t = acceltrace.open(a.decode)
+        lat = t.header.disc.latent_w
+        summ = next(t.records("summary")).msg.disc
+        raw = np.array(summ.latent_dense if a.dense else summ.latent, dtype=np.float32)
+    else:
+        raw = np.fromfile(a.decode, dtype="<f4")
     if raw.size != C_IN * lat * lat:
         fail(f"{a.decode}: {raw.size} floats, need {C_IN * lat * lat} (4 x {lat} x {lat})")
     img = decode(raw.reshape(C_IN, lat, lat), enc)
@@ -389,7 +399,7 @@ def decode_cmd(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=MODELS)
-    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--steps", type=int, default=5000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--lr", type=float, default=5e-4)
@@ -399,6 +409,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--decode", default=None)
     ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--dense", action="store_true", help="--decode TRACE: the dense run's latent")
     ap.add_argument("png", nargs="?")
     a = ap.parse_args()
     if a.check:
