@@ -69,7 +69,7 @@ enum {
 /* clang-format off */
 static const struct cli_opt opts[] = {
     {OPT_MODEL, "model", 0, CLI_ARG_STRING, "NAME",
-     "micro, tiny (default), pixart-sigma-xl, dit-micro or dit-xl-2", 0},
+     "micro, tiny (default), trained-small (shipped weights),\npixart-sigma-xl, dit-micro or dit-xl-2", 0},
     {OPT_CLASS, "class", 0, CLI_ARG_INT, "N", "class label of a DiT model (0..999, default 207)", 0},
     {OPT_IMAGE_SIZE, "image-size", 0, CLI_ARG_STRING, "PX",
      "square image size (multiple of 16 up to 8192; XL: 512,\n1024, 2048)", 0},

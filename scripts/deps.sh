@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks the Debian packages acceltrace needs to build, test, plot and benchmark.
+# Checks the Debian packages acceltrace needs to build, test, plot and benchmark
+# (with the argument train: also those of make train-dit).
 # As root, installs the missing ones (apt-get update first); otherwise prints the exact
 # apt-get command and exits 1. Quiet when everything is present.
 set -u
@@ -11,6 +12,11 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           poppler-utils libxml2-utils)
 # a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
 required+=(chromium)
+# `scripts/deps.sh train`: also the photographs and the image reader of make train-dit
+# (scripts/train_dit.py, configs/models/trained-small.manifest; a few hundred MB).
+if [ "${1:-}" = train ]; then
+    required+=(python3-pil python3-skimage mate-backgrounds plasma-workspace-wallpapers)
+fi
 missing=()
 for p in "${required[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -14,6 +14,7 @@
 #include "capture/disc/disc_ctr.h"
 #include "capture/disc/disc_inputs.h"
 #include "capture/disc/disc_keep.h"
+#include "capture/disc/disc_models.h"
 #include "capture/disc/disc_png.h"
 #include "capture/disc/dit.h"
 #include "capture/nn/nn.h"
@@ -53,6 +54,7 @@ struct disc_capture {
     char null_source[512], null_sha[65];
     char src_detail[2048];
     char *wfiles[DISC_MAX_WEIGHT_FILES], *wsha[DISC_MAX_WEIGHT_FILES];
+    char shipped_path[4096], shipped_sha[65]; /* disc_models: trained-small's own weights */
     char *lb_names[DISC_HASH_KINDS], *flop_names[DISC_F_COUNT];
     uint32_t lb_units[DISC_LB_STD_UNITS];
     struct disc_result res;
@@ -402,7 +404,11 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     dh.grid_w = (uint32_t)g->grid;
     dh.tokens = (uint32_t)g->tokens;
     dh.parameters = dit_param_count(g);
-    dh.weights_source = p->n_weight_files ? "file" : c->weights_source;
+    /* provenance: "trained-small" for the shipped weights (path and sha256 in weight_files
+     * and weight_sha256), "file" for --weights FILE, "seed:S" for seeded weights */
+    dh.weights_source = c->shipped_sha[0]   ? (char *)g->name
+                        : p->n_weight_files ? "file"
+                                            : c->weights_source;
     dh.weights_seeded = p->n_weight_files == 0;
     dh.n_weight_files = dh.n_weight_sha256 = (size_t)p->n_weight_files;
     dh.weight_files = c->wfiles;
@@ -452,6 +458,22 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     return 0;
 }
 
+/* A model with shipped weights (disc_models.h) and no --weights FILE loads them; their
+ * sha256 is checked against the one recorded beside them once hashed below (ERR_DATA). */
+static int shipped_weights(struct disc_capture *c, struct errmsg *e)
+{
+    struct disc_params *p = &c->p;
+    if (p->n_weight_files || !disc_model_shipped(c->cfg.name))
+        return 0;
+    int rc =
+        disc_model_find(c->cfg.name, c->shipped_path, sizeof c->shipped_path, c->shipped_sha, e);
+    if (rc)
+        return rc;
+    p->weight_files[0] = c->shipped_path;
+    p->n_weight_files = 1;
+    return 0;
+}
+
 int disc_capture_load(struct disc_capture *c, struct errmsg *e)
 {
     const struct disc_params *p = &c->p;
@@ -467,6 +489,9 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
     rc = disc_lb_new_std(&c->lb, (uint64_t)g->tokens, DISC_HASH_K_ODD);
     if (rc)
         return errmsg_set(e, rc, "cannot set up the load-balance counters");
+    rc = shipped_weights(c, e);
+    if (rc)
+        return rc;
     if (p->n_weight_files) {
         rc = dit_model_new_files(&c->model, g, p->weight_files, p->n_weight_files, e);
         if (rc)
@@ -480,6 +505,11 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
             if (rc)
                 return rc;
         }
+        if (c->shipped_sha[0] && strcmp(c->wsha[0], c->shipped_sha))
+            return errmsg_set(e, ERR_DATA,
+                              "'%s' has sha256 %s, but %s.sha256 records %s (the shipped "
+                              "weights were changed; make train-dit rebuilds them)",
+                              c->wfiles[0], c->wsha[0], c->wfiles[0], c->shipped_sha);
     } else {
         rc = dit_model_new_seeded(&c->model, g, p->weight_seed, e);
         if (rc)
@@ -513,6 +543,9 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
             if (rc)
                 return errmsg_set(e, rc, "%s", dit_model_errmsg(c->model));
         }
+    } else if (!p->text_file && disc_model_shipped(g->name)) {
+        /* no text conditioning: the null caption the model was trained on (zeros) */
+        snprintf(c->text_source, sizeof c->text_source, "zeros (%s null caption)", g->name);
     } else if (p->text_file) {
         rc = disc_text_load(p->text_file, (int)T, (int)Dc, c->text, e);
         if (rc)

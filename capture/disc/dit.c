@@ -95,6 +95,11 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
     } else if (!strcmp(name, "tiny")) {
         c->depth = 12, c->hidden = 384, c->heads = 6, c->caption = 4096, c->text_tokens = 300;
         c->image = 512, c->default_steps = 20;
+    } else if (!strcmp(name, "trained-small")) {
+        /* shipped weights trained on photographs (docs/models.md#trained-small): no text
+         * conditioning; its caption input is a null caption of 4 x 32 zeros */
+        c->depth = 6, c->hidden = 256, c->heads = 4, c->caption = 32, c->text_tokens = 4;
+        c->image = 256, c->default_steps = 20;
     } else if (!strcmp(name, "pixart-sigma-xl")) {
         c->depth = 28, c->hidden = 1152, c->heads = 16, c->caption = 4096;
         c->text_tokens = 300, c->image = 1024, c->default_steps = 20;
@@ -108,8 +113,8 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
         c->classes = 1000, c->image = 128, c->default_steps = 4;
     } else {
         return errmsg_set(e, ERR_USAGE,
-                          "unknown model '%s' (micro, tiny, pixart-sigma-xl, dit-micro or "
-                          "dit-xl-2)",
+                          "unknown model '%s' (micro, tiny, trained-small, pixart-sigma-xl, "
+                          "dit-micro or dit-xl-2)",
                           name);
     }
     snprintf(c->name, sizeof c->name, "%s", name);

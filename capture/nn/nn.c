@@ -208,8 +208,11 @@ NN_HOT void nn_gelu_tanh(float *x, size_t n)
             e[i] = c2 * (v + 0.044715f * v * v * v);
         }
         nn_exp_clamped(e, m);
-        for (size_t i = 0; i < m; i++)
-            x[i0 + i] = x[i0 + i] * e[i] / (e[i] + 1.0f);
+        for (size_t i = 0; i < m; i++) {
+            /* x e overflows for x >= 2 once e nears the clamp (x >~ 12): there GELU is x */
+            float p = x[i0 + i] * e[i];
+            x[i0 + i] = isinf(p) && !isinf(x[i0 + i]) ? x[i0 + i] : p / (e[i] + 1.0f);
+        }
     }
 }
 
