@@ -42,6 +42,26 @@ static void kv(const char *k, const char *v)
     printf("%-14s %s\n", k, v && *v ? v : "-");
 }
 
+/* The header part of the text form, provenance included. */
+static void header_lines(const char *path, unsigned major, unsigned minor,
+                         const Acceltrace__TraceHeader *h)
+{
+    char v[64];
+    kv("file", path);
+    snprintf(v, sizeof v, "%u.%u", major, minor);
+    kv("format", v);
+    kv("producer", h->producer);
+    kv("workload", h->workload);
+    snprintf(v, sizeof v, "%" PRIu64, h->seed);
+    kv("seed", v);
+    kv("utc_time", h->utc_time);
+    kv("command_line", h->command_line);
+    kv("params_hash", h->params_hash);
+    kv("source", h->source && *h->source ? h->source : "(not recorded: older trace)");
+    if (h->source_detail && *h->source_detail)
+        kv("source_detail", h->source_detail);
+}
+
 int cmd_info(int argc, char **argv)
 {
     struct trace_reader_opts o;
@@ -162,20 +182,7 @@ int cmd_info(int argc, char **argv)
         fwrite(b.data, 1, b.len, stdout);
         buf_release(&b);
     } else {
-        char v[64];
-        kv("file", path);
-        snprintf(v, sizeof v, "%u.%u", major, minor);
-        kv("format", v);
-        kv("producer", h->producer);
-        kv("workload", h->workload);
-        snprintf(v, sizeof v, "%" PRIu64, h->seed);
-        kv("seed", v);
-        kv("utc_time", h->utc_time);
-        kv("command_line", h->command_line);
-        kv("params_hash", h->params_hash);
-        kv("source", h->source && *h->source ? h->source : "(not recorded: older trace)");
-        if (h->source_detail && *h->source_detail)
-            kv("source_detail", h->source_detail);
+        header_lines(path, major, minor, h);
         kv("content_hash", hash);
         kv("hash_algorithm", hash_name);
         kv("index", idx_text);
