@@ -421,6 +421,14 @@ class DiscCapture:
         H.utc_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         import hashlib
         H.params_hash = hashlib.sha256((H.params_json + H.model_json).encode()).hexdigest()
+        if self.wsource == "file":  # provenance (docs/trace-format.md)
+            H.source = "checkpoint"
+            H.source_detail = "; ".join("%s sha256 %s" % (f, h)
+                                        for f, h in zip(a.weights, self.wsha))
+        else:
+            H.source = "seeded"
+            H.source_detail = "weights from the spec generator (%s)" % self.wsource
+        H.source_detail += "; text %s; torch capture" % self.text_source
         d = H.disc
         d.model, d.depth, d.hidden, d.heads = cfg.name, cfg.depth, cfg.hidden, cfg.heads
         d.head_dim, d.ffn_hidden, d.patch = cfg.head_dim, cfg.ffn, cfg.patch

@@ -389,6 +389,14 @@ class SalcaCapture:
         H.command_line = " ".join(argv)
         H.utc_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         H.params_hash = hashlib.sha256((H.params_json + H.model_json).encode()).hexdigest()
+        if a.checkpoint:  # provenance (docs/trace-format.md)
+            H.source = "checkpoint"
+            H.source_detail = "; ".join("%s sha256 %s" % (f, h)
+                                        for f, h in sorted(self.ckpt_sha.items()))
+        else:
+            H.source = "seeded"
+            H.source_detail = "tiny Llama with weights from the generator, seed %d" % a.seed
+        H.source_detail += "; torch capture"
         s = H.salca
         s.source, s.checkpoint, s.tiny_seed = "model", a.checkpoint or "", a.seed
         s.n_layers, s.n_heads, s.n_kv_heads, s.head_dim = c.L, c.H, c.G, c.d
