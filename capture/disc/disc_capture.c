@@ -313,7 +313,7 @@ static void disc_provenance(struct disc_capture *c, Acceltrace__TraceHeader *h)
         o += (size_t)snprintf(c->src_detail, n, "weights from the spec generator (%s)",
                               c->weights_source);
     } else {
-        h->source = "checkpoint";
+        h->source = c->shipped_sha[0] ? "trained-small" : "checkpoint";
         for (int i = 0; i < p->n_weight_files && o < n; i++)
             o += (size_t)snprintf(c->src_detail + o, n - o, "%s%s sha256 %s", i ? "; " : "",
                                   c->wfiles[i], c->wsha[i]);

@@ -43,7 +43,10 @@ EOF
 "$A" info "$T/ts.atr" > "$T/info.txt" || fail "info"
 PYTHONPATH=python /usr/bin/python3 - "$T/ts.atr" "$got" << 'EOF' || fail "header provenance"
 import sys, acceltrace
-d = acceltrace.open(sys.argv[1]).header.disc
+h = acceltrace.open(sys.argv[1]).header
+assert h.source == "trained-small", h.source
+assert sys.argv[2] in h.source_detail, h.source_detail
+d = h.disc
 assert d.weights_source == "trained-small", d.weights_source
 assert not d.weights_seeded
 assert list(d.weight_sha256) == [sys.argv[2]], list(d.weight_sha256)
