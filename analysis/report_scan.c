@@ -374,7 +374,9 @@ static void provenance(const struct rep_section *s, const char *rel, struct rep_
         snprintf(m, sizeof m, "%s/manifest.json", d);
         if (is_file(m)) {
             read_manifest(m, p);
-            snprintf(p->from, sizeof p->from, "%s%smanifest.json", folder, folder[0] ? "/" : "");
+            if (snprintf(p->from, sizeof p->from, "%s%smanifest.json", folder,
+                         folder[0] ? "/" : "") >= (int)sizeof p->from)
+                p->from[sizeof p->from - 1] = 0; /* a caption: cut, never overrun */
             return;
         }
         snprintf(m, sizeof m, "%s/" DEMO_MARKER, d);
@@ -455,8 +457,7 @@ static int children(const char *dir, char ***out, size_t *n)
         if (de->d_name[0] == '.')
             continue;
         char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        if (!is_dir(p))
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p || !is_dir(p))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
