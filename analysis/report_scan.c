@@ -42,10 +42,12 @@ static bool is_dir(const char *path)
 static bool marked(const char *dir)
 {
     char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/" DEMO_MARKER, dir);
+    if (snprintf(p, sizeof p, "%s/" DEMO_MARKER, dir) >= (int)sizeof p)
+        return false; /* a path this long names no marker we wrote */
     if (is_file(p))
         return true;
-    snprintf(p, sizeof p, "%s/" REPRO_MARKER_NAME, dir);
+    if (snprintf(p, sizeof p, "%s/" REPRO_MARKER_NAME, dir) >= (int)sizeof p)
+        return false;
     return is_file(p);
 }
 
