@@ -62,6 +62,10 @@ static void md_prov(struct buf *b, const struct rep_prov *p)
         md_code(b, p->command);
     else
         buf_printf(b, "not recorded");
+    if (p->data[0]) {
+        buf_printf(b, "; data: ");
+        md_text(b, p->data);
+    }
     if (p->config_hash[0]) {
         buf_printf(b, "; config hash ");
         md_code(b, p->config_hash);
@@ -157,6 +161,16 @@ static void md_section(const struct rep_doc *d, const struct rep_section *s, str
 {
     buf_printf(b, "\n## ");
     md_text(b, s->label);
+    buf_printf(b, "\n\n");
+    const char *src[8];
+    size_t ns = rep_data_sources(s, src, 8);
+    buf_printf(b, "Data: ");
+    for (size_t i = 0; i < ns; i++) {
+        buf_printf(b, "%s", i ? "; " : "");
+        md_text(b, src[i]);
+    }
+    if (!ns)
+        buf_printf(b, "not recorded (no trace header or manifest.json names its source)");
     buf_printf(b, "\n\n");
     md_headlines(s, b);
     md_repro(s, b);

@@ -259,6 +259,10 @@ static void prov(const struct rep_prov *p, struct buf *b)
         buf_printf(b, "command: not recorded (no manifest.json at or above the folder, no demo "
                       "step)");
     }
+    if (p->data[0]) {
+        buf_printf(b, " &middot; data: ");
+        esc(b, p->data);
+    }
     if (p->config_hash[0]) {
         buf_printf(b, " &middot; config hash <code>");
         esc(b, p->config_hash);
@@ -376,6 +380,16 @@ static void section(const struct rep_doc *d, size_t si, struct buf *b)
     buf_printf(b, "<section class=\"workload\" id=\"w%zu\">\n<h2>", si);
     esc(b, s->label);
     buf_printf(b, "</h2>\n");
+    const char *src[8];
+    size_t ns = rep_data_sources(s, src, 8);
+    buf_printf(b, "<p class=\"data\">Data: ");
+    for (size_t i = 0; i < ns; i++) {
+        buf_printf(b, "%s", i ? "; " : "");
+        esc(b, src[i]);
+    }
+    if (!ns)
+        buf_printf(b, "not recorded (no trace header or manifest.json names its source)");
+    buf_printf(b, "</p>\n");
     headlines(s, b);
     size_t nr = 0;
     for (size_t i = 0; i < s->n_files; i++)

@@ -35,6 +35,7 @@ struct rep_prov {
     char command[1600]; /* the command line, "" when not recorded */
     char config_hash[72];
     char trace_hash[72];
+    char data[640]; /* what made the trace's data: its header's source (detail), or "" */
     char from[512]; /* where this was read: "test/replay/manifest.json", "demo step" */
 };
 
@@ -110,6 +111,12 @@ bool rep_in_named_gallery(const char *base);
 int rep_headlines(struct rep_section *s);
 
 /* Builds doc from opts (report_scan.c); frees with rep_doc_release. 0 or an error in e. */
+/*
+ * The distinct data sources (rep_prov.data, first-seen order) of section s's files: at most
+ * max pointers into s into out; returns how many.
+ */
+size_t rep_data_sources(const struct rep_section *s, const char **out, size_t max);
+
 int rep_doc_build(struct rep_doc *doc, const struct report_opts *opts, struct errmsg *e);
 void rep_doc_release(struct rep_doc *doc);
 

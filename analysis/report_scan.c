@@ -16,6 +16,8 @@
 #include "analysis/report_impl.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "formats/csv.h"
+#include "traces/trace_reader.h"
 
 #define DEMO_MARKER ".acceltrace-demo"
 #define REPRO_MARKER_NAME ".acceltrace-reproduce"
@@ -274,6 +276,17 @@ static int describe(struct rep_section *s, struct rep_file *f)
 
 /* ---- provenance ---- */
 
+/* p->data = "SOURCE (DETAIL)" from a trace header's or manifest's source fields. */
+static void data_source(struct rep_prov *p, const char *src, const char *detail)
+{
+    if (!src || !src[0])
+        return;
+    int n = detail && detail[0] ? snprintf(p->data, sizeof p->data, "%s (%s)", src, detail)
+                                : snprintf(p->data, sizeof p->data, "%s", src);
+    if (n >= (int)sizeof p->data)
+        p->data[sizeof p->data - 1] = 0; /* a caption: cut, never overrun */
+}
+
 static void read_manifest(const char *path, struct rep_prov *p)
 {
     json_error_t je;
@@ -289,7 +302,22 @@ static void read_manifest(const char *path, struct rep_prov *p)
         snprintf(p->config_hash, sizeof p->config_hash, "%s", ch);
     if (th)
         snprintf(p->trace_hash, sizeof p->trace_hash, "%s", th);
+    data_source(p, json_string_value(json_object_get(j, "trace_source")),
+                json_string_value(json_object_get(j, "trace_source_detail")));
     json_decref(j);
+}
+
+/* p->data from the header of the trace at path, when it opens ("" otherwise). */
+static void trace_source(const char *path, struct rep_prov *p)
+{
+    struct trace_reader *r = NULL;
+    if (trace_reader_open(&r, path, NULL, NULL) < 0 || !r)
+        return;
+    const Acceltrace__TraceHeader *h = trace_reader_header(r);
+    data_source(p, h ? h->source : NULL, h ? h->source_detail : NULL);
+    if (h && !p->data[0])
+        snprintf(p->data, sizeof p->data, "not recorded (a trace older than the source field)");
+    trace_reader_free(r);
 }
 
 /* The path as the demo saw it: relative ones against the folder it ran in. */
@@ -351,13 +379,57 @@ static bool demo_step(const char *marker, const char *dir, struct rep_prov *p)
                 read_manifest(m, &mp);
                 snprintf(p->config_hash, sizeof p->config_hash, "%s", mp.config_hash);
                 snprintf(p->trace_hash, sizeof p->trace_hash, "%s", mp.trace_hash);
+                if (mp.data[0])
+                    snprintf(p->data, sizeof p->data, "%s", mp.data);
             }
+        }
+        for (int i = 2; i < ac && !p->data[0]; i++) {
+            char q[PATH_MAX];
+            demo_path(cwd, av[i], q, sizeof q);
+            if (av[i][0] != '-' && ends(av[i], ".atr") && is_file(q))
+                trace_source(q, p);
         }
         snprintf(p->from, sizeof p->from, "the demo step that wrote the folder (" DEMO_MARKER ")%s",
                  input ? "; hashes from its input's manifest.json" : "");
     }
     mem_free(text);
     return found;
+}
+
+size_t rep_data_sources(const struct rep_section *s, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_files && n < max; i++) {
+        const char *d = s->files[i].prov.data;
+        bool seen = !d[0];
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = !strcmp(out[j], d);
+        if (!seen)
+            out[n++] = d;
+    }
+    return n;
+}
+
+/* p->data from a reproduce folder's sources.csv: "SOURCE: DATA; ..." (nothing when absent). */
+static void repro_sources(const char *dir, struct rep_prov *p)
+{
+    char path[PATH_MAX + 32];
+    struct csv_table t = {0};
+    if (snprintf(path, sizeof path, "%s/sources.csv", dir) >= (int)sizeof path || !is_file(path) ||
+        csv_table_load(&t, path, false, NULL))
+        return;
+    long cd = csv_table_col(&t, "data"), cs = csv_table_col(&t, "source");
+    size_t used = 0;
+    for (size_t r = 0; r < t.n_rows && cd >= 0 && cs >= 0 && used < sizeof p->data; r++) {
+        int n = snprintf(p->data + used, sizeof p->data - used, "%s%s: %s", r ? "; " : "",
+                         t.rows[r][cs], t.rows[r][cd]);
+        used = n < 0 ? sizeof p->data : used + (size_t)n;
+    }
+    if (used >= sizeof p->data)
+        p->data[sizeof p->data - 1] = 0; /* a caption: cut, never overrun */
+    if (!t.n_rows)
+        snprintf(p->data, sizeof p->data, "no capture (solver lines and the papers' inputs)");
+    csv_table_release(&t);
 }
 
 /* Provenance of file rel: nearest manifest.json at or above its folder, else a demo step. */
@@ -389,6 +461,9 @@ static void provenance(const struct rep_section *s, const char *rel, struct rep_
             *fs = 0;
         if (is_file(m) && demo_step(m, fd, p))
             return;
+        snprintf(m, sizeof m, "%s/" REPRO_MARKER_NAME, d);
+        if (!p->data[0] && is_file(m))
+            repro_sources(d, p); /* and on up: a demo step may have run the reproduce */
         if (!folder[0])
             break;
         slash = strrchr(folder, '/');
@@ -431,8 +506,7 @@ static int add_section(struct rep_doc *d, const char *path, const char *label, c
     for (size_t i = 0; i < s->n_files; i++) {
         if ((rc = describe(s, &s->files[i])) != 0)
             return errmsg_set(e, rc, "out of memory describing '%s'", path);
-        if (s->files[i].kind != REP_TABLE)
-            provenance(s, s->files[i].rel, &s->files[i].prov);
+        provenance(s, s->files[i].rel, &s->files[i].prov);
     }
     if ((rc = rep_headlines(s)) != 0)
         return errmsg_set(e, rc, "out of memory reading the headline numbers of '%s'", path);

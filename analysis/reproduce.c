@@ -17,6 +17,7 @@
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
+#include "traces/trace_reader.h"
 
 static const char *const status_names[REPRO_STATUS_COUNT] = {
     "predicted", "recomputed", "calibrated", "input", "not-modelled",
@@ -217,6 +218,47 @@ static int put_csv(const struct repro_table *t, struct buf *b)
     return rc ? ERR_NOMEM : 0;
 }
 
+int repro_source_add(struct repro_table *t, const char *paper_id, const char *data,
+                     const char *source, const char *detail, struct errmsg *e)
+{
+    if (!source || !source[0])
+        return errmsg_set(e, ERR_INTERNAL, "%s data '%s' names no source", paper_id, data);
+    if (t->n_src >= REPRO_MAX_SOURCES)
+        return errmsg_set(e, ERR_INTERNAL, "more than %d data sources", REPRO_MAX_SOURCES);
+    struct repro_source *s = &t->src[t->n_src++];
+    snprintf(s->paper_id, sizeof s->paper_id, "%s", paper_id);
+    snprintf(s->data, sizeof s->data, "%s", data);
+    snprintf(s->source, sizeof s->source, "%s", source);
+    snprintf(s->detail, sizeof s->detail, "%s", detail ? detail : "");
+    return 0;
+}
+
+int repro_trace_source(struct repro_table *t, const char *paper_id, const char *data,
+                       const char *path, struct errmsg *e)
+{
+    struct trace_reader *r = NULL;
+    int rc = trace_reader_open(&r, path, NULL, e);
+    if (rc < 0)
+        return rc;
+    const Acceltrace__TraceHeader *h = trace_reader_header(r);
+    rc = repro_source_add(t, paper_id, data, h->source, h->source_detail, e);
+    trace_reader_free(r);
+    return rc;
+}
+
+static int put_sources_csv(const struct repro_table *t, struct buf *b)
+{
+    int rc = buf_printf(b, "paper_id,data,source,source_detail\n");
+    for (size_t i = 0; i < t->n_src && !rc; i++) {
+        const struct repro_source *s = &t->src[i];
+        const char *f[4] = {s->paper_id, s->data, s->source, s->detail};
+        for (int c = 0; c < 4 && !rc; c++)
+            rc = (c ? buf_printf(b, ",") : 0) || csv_append_field(b, f[c]);
+        rc = rc ? rc : buf_printf(b, "\n");
+    }
+    return rc ? ERR_NOMEM : 0;
+}
+
 /* A Markdown table cell: '|' escaped, newlines as spaces. */
 static int md_cell(struct buf *b, const char *s)
 {
@@ -278,6 +320,21 @@ static int put_md(const struct repro_table *t, const char *title, const char *pr
                         "setting we chose; not-modelled = nothing of ours computes it. ratio = "
                         "ours / paper (midpoint of a range). Every row is in reproduce.csv with "
                         "its command.\n");
+    rc |= buf_printf(b, "\n## Data sources\n\nWhat made each run's data (the trace header's "
+                        "`source` and `source_detail`, as `acceltrace info` prints them; also "
+                        "in sources.csv). Runs without a capture (solver lines, recomputed "
+                        "rows) read only the papers' inputs.\n\n| paper | data | source | "
+                        "detail |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < t->n_src && !rc; i++) {
+        const struct repro_source *s = &t->src[i];
+        rc |= buf_printf(b, "|");
+        const char *f[4] = {s->paper_id, s->data, s->source, s->detail};
+        for (int k = 0; k < 4 && !rc; k++)
+            rc |= md_cell(b, f[k]);
+        rc |= buf_printf(b, "\n");
+    }
+    if (!t->n_src)
+        rc |= buf_printf(b, "| - | no capture in this run | - | - |\n");
     static const char *const papers[] = {"disc", "salca", "kura"};
     for (size_t p = 0; p < 3 && !rc; p++)
         rc = put_md_paper(t, papers[p], b);
@@ -330,16 +387,20 @@ int repro_write_file(const char *dir, const char *name, const struct buf *data, 
 int repro_table_write(const struct repro_table *t, const char *dir, const char *title,
                       const char *preamble, struct errmsg *e)
 {
-    struct buf csv, md;
+    struct buf csv, md, src;
     buf_init(&csv);
     buf_init(&md);
+    buf_init(&src);
     int rc = put_csv(t, &csv);
     rc = rc ? rc : put_md(t, title, preamble, &md);
+    rc = rc ? rc : put_sources_csv(t, &src);
     if (rc)
         rc = errmsg_set(e, rc, "out of memory");
     rc = rc ? rc : write_atomic(dir, "reproduce.csv", &csv, e);
+    rc = rc ? rc : write_atomic(dir, "sources.csv", &src, e);
     rc = rc ? rc : write_atomic(dir, "reproduce.md", &md, e);
     buf_release(&csv);
     buf_release(&md);
+    buf_release(&src);
     return rc;
 }

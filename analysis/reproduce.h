@@ -79,10 +79,21 @@ struct repro_row {
     char command[600]; /* the acceltrace command line(s) that recompute ours */
 };
 
+/* What made one run's data: its trace header's source and source_detail. */
+struct repro_source {
+    char paper_id[16];
+    char data[160];    /* which data: "the DiSC capture (tiny, 512 px)" */
+    char source[64];   /* the header's source: "seeded", "synthetic-calibrated", ... */
+    char detail[1024]; /* its source_detail */
+};
+#define REPRO_MAX_SOURCES 16
+
 struct repro_table {
     struct repro_row *rows;
     size_t n, cap;
     struct buf md; /* extra Markdown sections, appended after the row tables */
+    struct repro_source src[REPRO_MAX_SOURCES];
+    size_t n_src;
 };
 
 void repro_table_init(struct repro_table *t);
@@ -95,6 +106,20 @@ void repro_table_release(struct repro_table *t);
  * not-modelled. ERR_NOMEM. 0 on success.
  */
 int repro_table_add(struct repro_table *t, const struct repro_row *r, struct errmsg *e);
+
+/*
+ * Records what made a run's data (shown in reproduce.md "Data sources" and written to
+ * DIR/sources.csv: paper_id, data, source, source_detail). source NULL or "" is
+ * ERR_INTERNAL (every capture names its source); more than REPRO_MAX_SOURCES is
+ * ERR_INTERNAL. Strings are truncated to their fields.
+ */
+int repro_source_add(struct repro_table *t, const char *paper_id, const char *data,
+                     const char *source, const char *detail, struct errmsg *e);
+
+/* repro_source_add with the source fields of the header of the trace at path. 0, or the
+ * reader's error (ERR_DATA/ERR_NOINPUT) in e. */
+int repro_trace_source(struct repro_table *t, const char *paper_id, const char *data,
+                       const char *path, struct errmsg *e);
 
 /* ours/paper_value, or ours over the range midpoint; NAN when either is missing. */
 double repro_ratio(const struct repro_row *r);
@@ -110,8 +135,8 @@ double repro_ratio(const struct repro_row *r);
 int repro_dir_prepare(const char *dir, struct errmsg *e);
 
 /*
- * Writes dir/reproduce.csv and dir/reproduce.md (title: the first Markdown line; preamble
- * may be NULL) through temporaries renamed into place. 0, ERR_IO or ERR_NOMEM.
+ * Writes dir/reproduce.csv, dir/sources.csv and dir/reproduce.md (title: the first Markdown line;
+ * preamble may be NULL) through temporaries renamed into place. 0, ERR_IO or ERR_NOMEM.
  */
 int repro_table_write(const struct repro_table *t, const char *dir, const char *title,
                       const char *preamble, struct errmsg *e);

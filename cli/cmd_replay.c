@@ -589,6 +589,7 @@ int cmd_replay(int argc, char **argv)
         if ((grid && (rc = results_hash_json_file(grid, grid_hash, &e))) ||
             (energy_path && (rc = results_hash_json_file(energy_path, energy_hash, &e))))
             goto fail;
+        const Acceltrace__TraceHeader *hd = src.header(src.ctx);
         struct results_manifest man = {
             .version = ACCELTRACE_VERSION,
             .model = m->name,
@@ -600,6 +601,8 @@ int cmd_replay(int argc, char **argv)
             .energy_path = energy_path,
             .shard = o.shard_n ? shard : NULL,
             .command = command,
+            .trace_source = hd ? hd->source : NULL,
+            .trace_source_detail = hd ? hd->source_detail : NULL,
         };
         if ((rc = results_open_manifest(&res, out, &man, &e)))
             goto fail;

@@ -696,6 +696,13 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     if (!r.m)
         return errmsg_set(e, ERR_INTERNAL, "model 'disc' is not registered");
     int rc = run_capture(&r, o, e);
+    if (!rc) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "the DiSC capture (%s, %d px; the 1k and 2k rows scale its statistics)", r.model,
+                 r.image);
+        rc = repro_source_add(t, P, what, r.hdr.source, r.hdr.source_detail, e);
+    }
     rc = rc ? rc : capture_rows(t, &r, e);
     rc = rc ? rc : speed_rows(t, &r, e);
     rc = rc ? rc : scaled_rows(t, &r, e);

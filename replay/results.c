@@ -730,6 +730,10 @@ static json_t *manifest_json(const struct results_manifest *m)
     json_object_set_new(o, "energy_table", str_or_null(m->energy_path));
     json_object_set_new(o, "shard", str_or_null(m->shard));
     json_object_set_new(o, "command", str_or_null(m->command));
+    if (m->trace_source && m->trace_source[0])
+        json_object_set_new(o, "trace_source", json_string(m->trace_source));
+    if (m->trace_source_detail && m->trace_source_detail[0])
+        json_object_set_new(o, "trace_source_detail", json_string(m->trace_source_detail));
     return o;
 }
 

@@ -55,16 +55,18 @@ struct results;
  * `energy_path`.
  */
 struct results_manifest {
-    const char *version;     /* tool version */
-    const char *model;       /* model name */
-    const char *trace_hash;  /* trace content hash (hex) */
-    const char *config_hash; /* hash of the resolved base config (hw_config_hash) */
-    const char *grid_hash;   /* results_hash_json_file of the sweep grid, or NULL */
-    size_t n_configs;        /* configs in the sweep (all shards) */
-    const char *energy_hash; /* results_hash_json_file of the energy table, or NULL */
-    const char *energy_path; /* for messages only */
-    const char *shard;       /* "I/N" or NULL */
-    const char *command;     /* command line, informational */
+    const char *version;             /* tool version */
+    const char *model;               /* model name */
+    const char *trace_hash;          /* trace content hash (hex) */
+    const char *config_hash;         /* hash of the resolved base config (hw_config_hash) */
+    const char *grid_hash;           /* results_hash_json_file of the sweep grid, or NULL */
+    size_t n_configs;                /* configs in the sweep (all shards) */
+    const char *energy_hash;         /* results_hash_json_file of the energy table, or NULL */
+    const char *energy_path;         /* for messages only */
+    const char *shard;               /* "I/N" or NULL */
+    const char *command;             /* command line, informational */
+    const char *trace_source;        /* the trace header's source, informational, or NULL */
+    const char *trace_source_detail; /* its source_detail, informational, or NULL */
 };
 
 /*

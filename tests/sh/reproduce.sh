@@ -94,6 +94,12 @@ if bad:
     print('\n'.join(bad)); sys.exit(1)
 print('%d rows ok' % len(rows))
 PYEOF
+# what made each run's data: the trace headers' sources (issue 14 item 4)
+[ "$(head -1 "$T/R/sources.csv")" = paper_id,data,source,source_detail ]
+grep -q '^disc,.*,seeded,' "$T/R/sources.csv" || { echo "no disc source"; exit 1; }
+grep -q '^salca,.*,synthetic-calibrated,' "$T/R/sources.csv" || { echo "no salca source"; exit 1; }
+grep -q '^## Data sources' "$T/R/reproduce.md"
+grep -q '^| salca | the Salca capture (calibrated source' "$T/R/reproduce.md"
 grep -q '^## disc: the A100 baseline by term' "$T/R/reproduce.md"
 grep -q '^## disc: speedup sensitivity to the A100 decisions' "$T/R/reproduce.md"
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
