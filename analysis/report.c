@@ -162,15 +162,10 @@ static void md_section(const struct rep_doc *d, const struct rep_section *s, str
     buf_printf(b, "\n## ");
     md_text(b, s->label);
     buf_printf(b, "\n\n");
-    const char *src[8];
-    size_t ns = rep_data_sources(s, src, 8);
+    char data[4096];
+    rep_data_sources(s, data, sizeof data);
     buf_printf(b, "Data: ");
-    for (size_t i = 0; i < ns; i++) {
-        buf_printf(b, "%s", i ? "; " : "");
-        md_text(b, src[i]);
-    }
-    if (!ns)
-        buf_printf(b, "not recorded (no trace header or manifest.json names its source)");
+    md_text(b, data);
     buf_printf(b, "\n\n");
     md_headlines(s, b);
     md_repro(s, b);

@@ -380,15 +380,10 @@ static void section(const struct rep_doc *d, size_t si, struct buf *b)
     buf_printf(b, "<section class=\"workload\" id=\"w%zu\">\n<h2>", si);
     esc(b, s->label);
     buf_printf(b, "</h2>\n");
-    const char *src[8];
-    size_t ns = rep_data_sources(s, src, 8);
+    char data[4096];
+    rep_data_sources(s, data, sizeof data);
     buf_printf(b, "<p class=\"data\">Data: ");
-    for (size_t i = 0; i < ns; i++) {
-        buf_printf(b, "%s", i ? "; " : "");
-        esc(b, src[i]);
-    }
-    if (!ns)
-        buf_printf(b, "not recorded (no trace header or manifest.json names its source)");
+    esc(b, data);
     buf_printf(b, "</p>\n");
     headlines(s, b);
     size_t nr = 0;

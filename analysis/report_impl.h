@@ -112,10 +112,10 @@ int rep_headlines(struct rep_section *s);
 
 /* Builds doc from opts (report_scan.c); frees with rep_doc_release. 0 or an error in e. */
 /*
- * The distinct data sources (rep_prov.data, first-seen order) of section s's files: at most
- * max pointers into s into out; returns how many.
+ * The distinct data sources (rep_prov.data, first-seen order) of section s's files joined
+ * by "; " into out (cut to n), or a "not recorded" sentence when none names one.
  */
-size_t rep_data_sources(const struct rep_section *s, const char **out, size_t max);
+void rep_data_sources(const struct rep_section *s, char *out, size_t n);
 
 int rep_doc_build(struct rep_doc *doc, const struct report_opts *opts, struct errmsg *e);
 void rep_doc_release(struct rep_doc *doc);

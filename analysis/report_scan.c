@@ -396,18 +396,22 @@ static bool demo_step(const char *marker, const char *dir, struct rep_prov *p)
     return found;
 }
 
-size_t rep_data_sources(const struct rep_section *s, const char **out, size_t max)
+void rep_data_sources(const struct rep_section *s, char *out, size_t n)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->n_files && n < max; i++) {
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < s->n_files && used + 1 < n; i++) {
         const char *d = s->files[i].prov.data;
         bool seen = !d[0];
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = !strcmp(out[j], d);
-        if (!seen)
-            out[n++] = d;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(s->files[j].prov.data, d);
+        if (seen)
+            continue;
+        int k = snprintf(out + used, n - used, "%s%s", used ? "; " : "", d);
+        used = k < 0 ? n : used + (size_t)k;
     }
-    return n;
+    if (!out[0])
+        snprintf(out, n, "not recorded (no trace header or manifest.json names its source)");
 }
 
 /* p->data from a reproduce folder's sources.csv: "SOURCE: DATA; ..." (nothing when absent). */

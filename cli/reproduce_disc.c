@@ -385,8 +385,9 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
     char c[400], cmd[600], q[128];
     cond_text(r, c, sizeof c);
     cmd_text(r, cmd, sizeof cmd);
-    const char *b = "replay of the capture; A100 efficiencies, launch and power are decisions, "
-                    "not fitted (sensitivity in reproduce.md)";
+    const char *b = "replay of the capture; A100 eff_mem and launch_us cited measurements, "
+                    "eff_attn derived from one, eff_linear and power decisions; not fitted to "
+                    "any paper number (sources in docs/models.md, sensitivity in reproduce.md)";
     int rc = 0;
     for (int m = 0; m < 3 && !rc; m++) {
         snprintf(q, sizeof q, "%s speedup vs A100 (Fig. 18a)", mn[m]);
@@ -428,7 +429,8 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
            : repro_put(t, P, "DiSC_All speedup vs H100 (Fig. 18a)", c, NAN, 2.48, 3.50,
                        rget(r, I_H100, 2, "speedup"), "x", REPRO_FROM_MODEL, REPRO_PREDICTED, ch, e,
                        "configs/h100.json: H100 SXM5 989 TFLOP/s, 3.35 TB/s [NVIDIA "
-                       "datasheet], the A100's efficiencies and launch term [decision]");
+                       "datasheet], eff_mem, launch_us [cited], eff_attn [cited-derived], "
+                       "eff_linear as the A100's [decision]");
     rc = rc ? rc
             : repro_put(t, P, "DiSC_All energy reduction vs H100 (Fig. 18b)", c, NAN, 46.4, 62.1,
                         100 * rget(r, I_H100, 2, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
@@ -527,14 +529,17 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
                      1e3 * tot);
     /* Sensitivity: DiSC's time is fixed; the A100 time is re-evaluated per parameter. */
     rc |= buf_printf(
-        b, "\n## disc: speedup sensitivity to the A100 decisions\n\n"
+        b, "\n## disc: speedup sensitivity to the A100 parameters\n\n"
            "Each A100 parameter at 0.5x and 2x its default, the others at their "
            "default (an efficiency at 2x is capped at 1); DiSC's own time does not change.\n\n"
            "| parameter (default) | mode | speedup at 0.5x | default | at 2x |\n"
            "|---|---|---|---|---|\n");
     static const char *const mn[3] = {"Baseline", "CTR", "All"};
-    static const char *const pn[4] = {"eff_linear (0.60)", "eff_attn (0.40)", "eff_mem (0.80)",
-                                      "launch_us (4.0)"};
+    char pn[4][48];
+    snprintf(pn[0], sizeof pn[0], "eff_linear (%.2f, decision)", base.eff_linear);
+    snprintf(pn[1], sizeof pn[1], "eff_attn (%.2f, cited-derived)", base.eff_attn);
+    snprintf(pn[2], sizeof pn[2], "eff_mem (%.2f, cited)", base.eff_mem);
+    snprintf(pn[3], sizeof pn[3], "launch_us (%.2f, cited)", base.launch_us);
     for (int k = 0; k < 4; k++)
         for (int m = 0; m < 3; m++) {
             double v[2];
@@ -550,6 +555,31 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
             rc |= buf_printf(b, "| %s | %s | %.3f | %.3f | %.3f |\n", pn[k], mn[m], v[0],
                              rget(r, I_A100, m, "speedup"), v[1]);
         }
+    /* The other ends of the cited ranges (docs/models.md "Baselines"). */
+    static const struct {
+        int k;
+        double v;
+        const char *why;
+    } alt[] = {
+        {0, 0.81, "the best-shape A100 PCIe BF16 GEMM (an upper bound)"},
+        {1, 0.37, "FlashAttention-2 at head dim 64 only, padded 72 on 96"},
+        {2, 0.89, "STREAM scale on the A100-SXM4-40GB"},
+        {3, 4.0, "host-bound eager PyTorch: 2.6 us launch + 1-2 us dispatch"},
+    };
+    rc |= buf_printf(b, "\nAt the other end of each cited range (one parameter moved):\n\n"
+                        "| parameter | value | why | Baseline | CTR | All |\n"
+                        "|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizeof alt / sizeof alt[0]; i++) {
+        rc |= buf_printf(b, "| %s | %.2f | %s |", pn[alt[i].k], alt[i].v, alt[i].why);
+        for (int m = 0; m < 3; m++) {
+            struct a100_hw h = base;
+            double *field[4] = {&h.eff_linear, &h.eff_attn, &h.eff_mem, &h.launch_us};
+            *field[alt[i].k] = alt[i].v;
+            rc |= buf_printf(b, " %.3f |",
+                             a100_step_s(&h, &ad, NULL) * r->steps / rget(r, I_A100, m, "seconds"));
+        }
+        rc |= buf_printf(b, "\n");
+    }
     /* Energy: the A100's energy is power_w x t, DiSC's own energy does not change. */
     rc |= buf_printf(b, "\n## disc: energy reduction sensitivity to the A100 power\n\n"
                         "power_w is a decision (250 W busy); the NVIDIA A100 80 GB PCIe datasheet "

@@ -21,9 +21,9 @@ struct a100_hw {
     double peak_tflops; /* FP16 dense, TFLOP/s [paper] */
     double hbm_gbs;     /* GB/s [paper] */
     double eff_linear;  /* fraction of peak for GEMMs [decision] */
-    double eff_attn;    /* fraction of peak for fused attention [decision] */
-    double eff_mem;     /* fraction of HBM bandwidth [decision] */
-    double launch_us;   /* per kernel, µs [decision] */
+    double eff_attn;    /* fraction of peak for fused attention [cited-derived] */
+    double eff_mem;     /* fraction of HBM bandwidth [cited] */
+    double launch_us;   /* per kernel, µs [cited] */
     double power_w;     /* board power while busy, W [decision] */
     int elem_bytes;     /* bytes per operand [decision] */
 };

@@ -560,9 +560,9 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_FLOAT("a100.peak_tflops", "TFLOP/s", 1, 1e6, 312, "A100 FP16 peak [paper]"),
     HW_KEY_FLOAT("a100.hbm_gbs", "GB/s", 1, 1e6, 1935, "A100 HBM bandwidth [paper]"),
     HW_KEY_FLOAT("a100.eff_linear", "", 0.001, 1, 0.60, "A100 GEMM efficiency [decision]"),
-    HW_KEY_FLOAT("a100.eff_attn", "", 0.001, 1, 0.40, "A100 attention efficiency [decision]"),
-    HW_KEY_FLOAT("a100.eff_mem", "", 0.001, 1, 0.80, "A100 HBM efficiency [decision]"),
-    HW_KEY_FLOAT("a100.launch_us", "us", 0, 1e6, 4.0, "A100 kernel launch [decision]"),
+    HW_KEY_FLOAT("a100.eff_attn", "", 0.001, 1, 0.39, "A100 attention efficiency [cited-derived]"),
+    HW_KEY_FLOAT("a100.eff_mem", "", 0.001, 1, 0.85, "A100 HBM efficiency [cited]"),
+    HW_KEY_FLOAT("a100.launch_us", "us", 0, 1e6, 2.56, "A100 kernel launch [cited]"),
     HW_KEY_FLOAT("a100.power_w", "W", 0, 1e5, 250, "A100 board power [decision]"),
     HW_KEY_INT("a100.elem_bytes", "B", 1, 8, 2, "A100 bytes per operand [decision]"),
 };

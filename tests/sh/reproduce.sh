@@ -101,7 +101,7 @@ grep -q '^salca,.*,synthetic-calibrated,' "$T/R/sources.csv" || { echo "no salca
 grep -q '^## Data sources' "$T/R/reproduce.md"
 grep -q '^| salca | the Salca capture (calibrated source' "$T/R/reproduce.md"
 grep -q '^## disc: the A100 baseline by term' "$T/R/reproduce.md"
-grep -q '^## disc: speedup sensitivity to the A100 decisions' "$T/R/reproduce.md"
+grep -q '^## disc: speedup sensitivity to the A100 parameters' "$T/R/reproduce.md"
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
 grep -q '^| 16 (spec 7.1) |' "$T/R/reproduce.md"
 grep -q '^| 24 (default) |' "$T/R/reproduce.md"
