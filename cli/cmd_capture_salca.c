@@ -499,8 +499,7 @@ int cmd_capture_salca(int argc, char **argv)
     struct salca_args *a = mem_calloc(1, sizeof *a);
     if (!a)
         return cli_fail(ERR_NOMEM, "out of memory");
-    salca_capture_params_default(&a->p);
-    a->p.calibrated = true; /* the command's default source (docs/models.md) */
+    salca_capture_params_default(&a->p); /* source: calibrated (docs/models.md) */
     a->p.threads = threads_default();
     int st = parse_args(argc, argv, a);
     if (st) {

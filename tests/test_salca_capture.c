@@ -27,6 +27,7 @@ static char dir[256];
 static void base(struct salca_capture_params *p, uint32_t length, int32_t steps)
 {
     salca_capture_params_default(p);
+    p->calibrated = false; /* these checks (and the pinned bytes) are of the synthetic source */
     p->length = length;
     p->steps = steps;
     p->threads = 2;

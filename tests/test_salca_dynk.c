@@ -110,6 +110,7 @@ static void test_dynamic_k(void **state)
     (void)state;
     struct salca_capture_params p;
     salca_capture_params_default(&p);
+    p.calibrated = false; /* written for the synthetic source's selections */
     p.length = N0;
     p.steps = STEPS;
     p.layers = L_;

@@ -274,6 +274,7 @@ static void test_capture_overshoot(void **state)
     (void)state;
     struct salca_capture_params p;
     salca_capture_params_default(&p);
+    p.calibrated = false; /* written for the synthetic source's selections */
     p.length = 2000;
     p.steps = 4;
     p.layers = 2;

@@ -106,6 +106,7 @@ void salca_capture_params_default(struct salca_capture_params *p)
     p->max_len = 31500;
     p->max_new = 128;
     p->steps = 64;
+    p->calibrated = true; /* the default source (docs/models.md "Calibrated Salca source") */
     snprintf(p->rho_text, sizeof p->rho_text, "0.05");
     p->sel.pool = 5;
     p->sel.k_mode = SALCA_K_FIXED;

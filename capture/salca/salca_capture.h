@@ -60,7 +60,7 @@ struct salca_capture_params {
     const char *csv_path;            /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
-/* Defaults of the spec and the issue: synthetic, narrativeqa, length 32768, 64 steps,
+/* Defaults of the spec and the issue: calibrated source, narrativeqa, length 32768, 64 steps,
  * retention 0.05, K_min 64, pool 5, ge, INT8 attention, all methods. */
 void salca_capture_params_default(struct salca_capture_params *p);
 
