@@ -34,7 +34,7 @@ depends on the total step count, so the checkpoint written at step k equals a ru
 Deterministic: one fixed thread count (--threads, default 1), torch.use_deterministic_
 algorithms(True), fixed seeds; the same software gives the same bytes.
 
-usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S]
+usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S] [--scales 256,384,512,768]
        /usr/bin/python3 scripts/train_dit.py --check         (verify the manifest's files)
        /usr/bin/python3 scripts/train_dit.py --decode LATENT.f32 --size PX OUT.png
        /usr/bin/python3 scripts/train_dit.py --decode TRACE.atr [--dense] OUT.png
@@ -109,14 +109,14 @@ def load_rgb(path):
     return im.convert("RGB")
 
 
-def scaled_arrays(rows):
+def scaled_arrays(rows, scales=SCALES):
     """Per image, per scale, per flip: (H, W, 3) float32 in [-1, 1], H and W multiples of 8."""
     from PIL import Image
     out = []
     for _, path, _ in rows:
         im = load_rgb(path)
         w, h = im.size
-        for s in SCALES:
+        for s in scales:
             if s > min(w, h):
                 continue
             nw, nh = round(w * s / min(w, h)), round(h * s / min(w, h))
@@ -262,9 +262,9 @@ def schedule():
     return np.sqrt(abar), np.sqrt(1.0 - abar)
 
 
-def build_latents(rows, log):
+def build_latents(rows, log, scales=SCALES):
     t0 = time.time()
-    arrays = scaled_arrays(rows)
+    arrays = scaled_arrays(rows, scales)
     mean, P, std, explained = fit_encoder(arrays)
     enc = (mean, P, std)
     lats = [encode(a, enc) for a in arrays]
@@ -304,7 +304,7 @@ def train(a):
 
     rows = read_manifest()
     check_manifest(rows)
-    enc, lats, explained = build_latents(rows, log)
+    enc, lats, explained = build_latents(rows, log, a.scales)
     enc_path = os.path.join(a.out, "trained-small.encoder.safetensors")
     write_safetensors(enc_path, {"mean": enc[0], "basis": enc[1], "std": enc[2]}, "F32",
                       {"format": "acceltrace-pca-encoder", "patch": "8", "channels": "4",
@@ -406,12 +406,22 @@ def main():
     ap.add_argument("--save-every", type=int, default=25)
     ap.add_argument("--keep-every", type=int, default=0,
                     help="also keep a copy of the weights every K steps (step K in the name)")
+    ap.add_argument("--scales", default=",".join(map(str, SCALES)),
+                    help="shorter sides (px) the photographs are resized to (default: the "
+                         "shipped recipe's 256,384,512,768; docs/models.md for 128,256)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--decode", default=None)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--dense", action="store_true", help="--decode TRACE: the dense run's latent")
     ap.add_argument("png", nargs="?")
     a = ap.parse_args()
+    try:
+        a.scales = tuple(int(x) for x in a.scales.split(","))
+        assert a.scales and min(a.scales) >= 128
+    except (ValueError, AssertionError):
+        print(f"train_dit: bad --scales '{a.scales}' (comma-separated sizes >= 128 px)",
+              file=sys.stderr)
+        return 2
     if a.check:
         check_manifest(read_manifest())
         print("train_dit: all training images present and unchanged")
