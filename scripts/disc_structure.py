@@ -16,13 +16,25 @@ structure of a trained model. All figures are recomputed from the trace.
     main run's latent.
 (d) quality: cosine vs the dense run of the CTR-only run and of the main run (Summary).
 
-usage: PYTHONPATH=python /usr/bin/python3 scripts/disc_structure.py TRACE [--json]
+--reference adds what (a) would be on the trace's own sampler schedule for an ideal
+denoiser, whose path is x_k = alpha_k x0 + sigma_k eps exactly (DDIM and DPM-Solver++(2M)
+both give it when every prediction is right): per-token max |x_k - x_{k-1}| over the
+token's patch, CTR at the trace's --ctr-target (the ceil(R N) smallest pruned), the same
+p90/p50 and clustering. Two x0: the training photographs (docs/models.md "trained-small";
+each resized to shorter side = the trace's image size, centre crop, encoded with the
+shipped encoder; `scripts/deps.sh train` installs them) and the trace's own dense final
+latent; eps is drawn 8 times per x0 (numpy default_rng(0)), figures are means. Besides,
+the lag-1 autocorrelation of the per-token max |x0| (horizontal neighbours), the spatial
+structure (a) depends on. A reference, not a measurement of the model.
+
+usage: PYTHONPATH=python /usr/bin/python3 scripts/disc_structure.py TRACE [--json] [--reference]
        [--check a,b,c]   exit 1 when a named criterion misses (a: p90/p50 >= 2 at some
                          step and clustering >= 0.1 at some step; b: median >= 2;
                          c: 0.5 <= dense RMS <= 2; d: CTR-only cosine >= 0.97)
 Exit 3 on an unreadable trace (the reader's message), 2 on bad usage.
 """
 import argparse
+import fractions
 import json
 import math
 import os
@@ -102,6 +114,7 @@ def analyse(path):
     if summ is not None:
         ds = summ.msg.disc
         if len(ds.latent_dense):
+            out["latent_dense"] = np.array(ds.latent_dense, dtype=np.float64)
             out["rms_dense"] = float(np.sqrt(np.mean(np.square(np.array(ds.latent_dense)))))
         if len(ds.latent):
             out["rms_main"] = float(np.sqrt(np.mean(np.square(np.array(ds.latent)))))
@@ -109,6 +122,78 @@ def analyse(path):
             out[f"cosine_{q.run}"] = q.cosine
         out["mean_prune_ratio"] = ds.mean_prune_ratio
         out["st_sparsity"] = ds.sparsity
+    return out
+
+
+def token_max(z, p):
+    """(C, H, W) -> (H/p * W/p,) per-token max |z| over the token's C x p x p values."""
+    c, hh, ww = z.shape
+    return np.abs(z).reshape(c, hh // p, p, ww // p, p).max(axis=(0, 2, 4)).reshape(-1)
+
+
+def ideal_path(x0, al, sg, g, p, n_prune, rng, draws=8):
+    """Mean over eps draws of the per-step (a) figures on x_k = al_k x0 + sg_k eps."""
+    rows = []
+    for _ in range(draws):
+        eps = rng.standard_normal(x0.shape)
+        row = []
+        for k in range(1, len(al) - 1):
+            d = token_max((al[k] - al[k - 1]) * x0 + (sg[k] - sg[k - 1]) * eps, p)
+            kept = np.ones(g * g, bool)
+            kept[np.argsort(d, kind="stable")[:n_prune]] = False
+            q50, q90 = np.percentile(d, [50, 90])
+            row.append((q90 / q50, neighbour_share(kept, g) - kept.mean()))
+        rows.append(row)
+    return np.array(rows).mean(axis=0)  # (K - 1, 2)
+
+
+def autocorr(z, p, g):
+    t = token_max(z, p).reshape(g, g)
+    return float(np.corrcoef(t[:, :-1].ravel(), t[:, 1:].ravel())[0, 1])
+
+
+def reference(path, o):
+    """The --reference figures (module docstring)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import train_dit
+    t = acceltrace.open(path)
+    dh = t.header.disc
+    if dh.ctr_mode != "target":
+        raise acceltrace.TraceError(f"'{path}': --reference needs a --ctr-target capture, "
+                                    f"this one's CTR is '{dh.ctr_mode}'", path, position=False)
+    al, sg = np.array(dh.alphas), np.array(dh.sigmas)
+    g, p, lat = dh.grid_w, dh.patch, dh.latent_w
+    n_prune = math.ceil(fractions.Fraction(dh.ctr_target) * g * g)  # exact, as the capture
+    rows = train_dit.read_manifest()
+    x0s = []
+    try:
+        import PIL  # noqa: F401 (train_dit.scaled_arrays reads the photographs with it)
+        have = all(os.path.exists(f) for _, f, _ in rows)
+    except ImportError:
+        have = False
+    if have:
+        train_dit.check_manifest(rows)  # exit 3 when one differs from the manifest
+        enc_f = train_dit.read_safetensors(os.path.join(train_dit.MODELS,
+                                                        "trained-small.encoder.safetensors"))
+        enc = (enc_f["mean"], enc_f["basis"], enc_f["std"])
+        for a in train_dit.scaled_arrays(rows, (dh.image_size,))[::2]:  # no flips
+            z = train_dit.encode(a, enc)
+            y0, x0 = (z.shape[1] - lat) // 2, (z.shape[2] - lat) // 2
+            x0s.append(z[:, y0: y0 + lat, x0: x0 + lat].astype(np.float64))
+    rng = np.random.default_rng(0)
+    out = {}
+    cases = [("photos", x0s)] if x0s else []
+    if not x0s:
+        out["photos"] = {"skipped": "training photographs or python3-pil not installed "
+                                    "(scripts/deps.sh train)"}
+    if "latent_dense" in o:
+        cases.append(("dense_latent", [o.pop("latent_dense").reshape(-1, lat, lat)]))
+    for name, xs in cases:
+        per = np.array([ideal_path(x, al, sg, g, p, n_prune, rng) for x in xs]).mean(axis=0)
+        out[name] = {"x0": len(xs), "p90_p50_max": float(per[:, 0].max()),
+                     "cluster_max": float(per[:, 1].max()),
+                     "cluster_per_step": [round(float(v), 4) for v in per[:, 1]],
+                     "autocorr_median": float(np.median([autocorr(x, p, g) for x in xs]))}
     return out
 
 
@@ -130,6 +215,8 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", default="")
+    ap.add_argument("--reference", action="store_true",
+                    help="also (a) on an ideal denoiser's path (module docstring)")
     a = ap.parse_args()
     want = [x for x in a.check.split(",") if x]
     if any(x not in "abcd" or len(x) != 1 for x in want):
@@ -137,6 +224,9 @@ def main():
         return 2
     try:
         o = analyse(a.trace)
+        if a.reference:
+            o["reference"] = reference(a.trace, o)
+        o.pop("latent_dense", None)
     except acceltrace.TraceError as e:
         print(f"disc_structure: {e}", file=sys.stderr)
         return 3
@@ -160,6 +250,13 @@ def main():
               f"{fmt(o.get('rms_main'))}: {'pass' if ok['c'] else 'miss'}")
         print(f"(d) cosine vs dense: CTR-only {fmt(o.get('cosine_ctr'), '.4f')}, main "
               f"{fmt(o.get('cosine_main'), '.4f')}: {'pass' if ok['d'] else 'miss'}")
+        for name, r in o.get("reference", {}).items():
+            if "skipped" in r:
+                print(f"reference, ideal denoiser to {name}: skipped, {r['skipped']}")
+                continue
+            print(f"reference, ideal denoiser to {name} ({r['x0']} x0): p90/p50 max "
+                  f"{fmt(r['p90_p50_max'], '.2f')}, clustering max {fmt(r['cluster_max'])}, "
+                  f"token max|x0| lag-1 autocorrelation {fmt(r['autocorr_median'])}")
     missed = [x for x in want if not ok[x]]
     if missed:
         print(f"disc_structure: missed {','.join(missed)}", file=sys.stderr)

@@ -27,14 +27,15 @@ capture gives trained-small the same zeros when no --text is given.
 Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps, loss = mean((eps_theta(x_t,
 t)[:4] - eps)^2). AdamW (lr 5e-4 after a 50-step linear warm-up, then constant; weight decay
 0), gradient norm clipped at 1; every third step is a 256 px batch of 2, the others 128 px
-batches of 8. The shipped weights are an EMA of the parameters (decay min(0.99,
-(1 + k) / (10 + k)) at step k), written as F16 safetensors with a .sha256 beside it. Nothing
+batches of 8. The shipped weights are an EMA of the parameters (decay min(D,
+(1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by default), written as F16 safetensors with a .sha256 beside it. Nothing
 depends on the total step count, so the checkpoint written at step k equals a run of k steps.
 
 Deterministic: one fixed thread count (--threads, default 1), torch.use_deterministic_
 algorithms(True), fixed seeds; the same software gives the same bytes.
 
 usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S] [--scales 256,384,512,768]
+                                           [--ema-decay D] [--keep-every K]
        /usr/bin/python3 scripts/train_dit.py --check         (verify the manifest's files)
        /usr/bin/python3 scripts/train_dit.py --decode LATENT.f32 --size PX OUT.png
        /usr/bin/python3 scripts/train_dit.py --decode TRACE.atr [--dense] OUT.png
@@ -340,7 +341,7 @@ def train(a):
         loss.backward()
         torch.nn.utils.clip_grad_norm_([W[k] for k in names], 1.0)
         opt.step()
-        decay = min(0.99, (1.0 + step) / (10.0 + step))
+        decay = min(a.ema_decay, (1.0 + step) / (10.0 + step))
         with torch.no_grad():
             for k in names:
                 ema[k].mul_(decay).add_(W[k].detach(), alpha=1.0 - decay)
@@ -367,6 +368,11 @@ def save_weights(a, ema, step, avg, enc_path):
             "manifest_sha256": sha256_file(MANIFEST),
             "encoder_sha256": sha256_file(enc_path),
             "trainer": "scripts/train_dit.py"}
+    # a variant's recipe is named; the shipped recipe's file keeps the keys it was made with
+    if a.ema_decay != 0.99:
+        meta["ema_decay"] = str(a.ema_decay)
+    if tuple(a.scales) != SCALES:
+        meta["scales"] = ",".join(map(str, a.scales))
     write_safetensors(path, {k: v.numpy() for k, v in ema.items()}, "F16", meta)
     write_text(path + ".sha256", f"{sha256_file(path)}  trained-small.safetensors\n")
     print(f"train_dit: step {step}: wrote {path} (+ .sha256)", flush=True)
@@ -406,6 +412,8 @@ def main():
     ap.add_argument("--save-every", type=int, default=25)
     ap.add_argument("--keep-every", type=int, default=0,
                     help="also keep a copy of the weights every K steps (step K in the name)")
+    ap.add_argument("--ema-decay", type=float, default=0.99,
+                    help="decay of the parameter EMA that is written (default 0.99)")
     ap.add_argument("--scales", default=",".join(map(str, SCALES)),
                     help="shorter sides (px) the photographs are resized to (default: the "
                          "shipped recipe's 256,384,512,768; docs/models.md for 128,256)")
