@@ -100,8 +100,8 @@ def analyse(path):
     heads = {f"b{b}h{h}": ratio_sum[(b, h)] / ratio_rows[(b, h)]
              for (b, h) in sorted(ratio_sum) if ratio_rows[(b, h)]}
     summ = next(t.records("summary"), None)
-    out = {"trace": path, "model": dh.model, "image_size": dh.image_size, "tokens": n,
-           "steps": steps, "locality_per_head": heads}
+    out = {"_header": dh, "trace": path, "model": dh.model, "image_size": dh.image_size,
+           "tokens": n, "steps": steps, "locality_per_head": heads}
     p = [s["p90_p50"] for s in steps if "p90_p50" in s]
     c = [s["cluster"] for s in steps if "cluster" in s]
     out["p90_p50_max"] = max(p) if p else None
@@ -114,8 +114,8 @@ def analyse(path):
     if summ is not None:
         ds = summ.msg.disc
         if len(ds.latent_dense):
-            out["latent_dense"] = np.array(ds.latent_dense, dtype=np.float64)
-            out["rms_dense"] = float(np.sqrt(np.mean(np.square(np.array(ds.latent_dense)))))
+            out["_latent_dense"] = np.array(ds.latent_dense, dtype=np.float64)
+            out["rms_dense"] = float(np.sqrt(np.mean(np.square(out["_latent_dense"]))))
         if len(ds.latent):
             out["rms_main"] = float(np.sqrt(np.mean(np.square(np.array(ds.latent)))))
         for q in ds.quality:
@@ -153,11 +153,10 @@ def autocorr(z, p, g):
 
 
 def reference(path, o):
-    """The --reference figures (module docstring)."""
+    """The --reference figures (module docstring); o is analyse(path)'s result."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import train_dit
-    t = acceltrace.open(path)
-    dh = t.header.disc
+    dh = o["_header"]
     if dh.ctr_mode != "target":
         raise acceltrace.TraceError(f"'{path}': --reference needs a --ctr-target capture, "
                                     f"this one's CTR is '{dh.ctr_mode}'", path, position=False)
@@ -186,8 +185,8 @@ def reference(path, o):
     if not x0s:
         out["photos"] = {"skipped": "training photographs or python3-pil not installed "
                                     "(scripts/deps.sh train)"}
-    if "latent_dense" in o:
-        cases.append(("dense_latent", [o.pop("latent_dense").reshape(-1, lat, lat)]))
+    if "_latent_dense" in o:
+        cases.append(("dense_latent", [o["_latent_dense"].reshape(-1, lat, lat)]))
     for name, xs in cases:
         per = np.array([ideal_path(x, al, sg, g, p, n_prune, rng) for x in xs]).mean(axis=0)
         out[name] = {"x0": len(xs), "p90_p50_max": float(per[:, 0].max()),
@@ -226,7 +225,8 @@ def main():
         o = analyse(a.trace)
         if a.reference:
             o["reference"] = reference(a.trace, o)
-        o.pop("latent_dense", None)
+        for k in [k for k in o if k.startswith("_")]:  # not for the report
+            del o[k]
     except acceltrace.TraceError as e:
         print(f"disc_structure: {e}", file=sys.stderr)
         return 3

@@ -28,14 +28,16 @@ Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps, loss = mean((eps
 t)[:4] - eps)^2). AdamW (lr 5e-4 after a 50-step linear warm-up, then constant; weight decay
 0), gradient norm clipped at 1; every third step is a 256 px batch of 2, the others 128 px
 batches of 8. The shipped weights are an EMA of the parameters (decay min(D,
-(1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by default), written as F16 safetensors with a .sha256 beside it. Nothing
-depends on the total step count, so the checkpoint written at step k equals a run of k steps.
+(1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by default), written as F16
+safetensors with a .sha256 beside it. Nothing depends on the total step count, so the
+checkpoint written at step k equals a run of k steps.
 
 Deterministic: one fixed thread count (--threads, default 1), torch.use_deterministic_
 algorithms(True), fixed seeds; the same software gives the same bytes.
 
-usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S] [--scales 256,384,512,768]
-                                           [--ema-decay D] [--keep-every K]
+usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S]
+                                           [--scales 256,384,512,768] [--ema-decay D]
+                                           [--keep-every K]
        /usr/bin/python3 scripts/train_dit.py --check         (verify the manifest's files)
        /usr/bin/python3 scripts/train_dit.py --decode LATENT.f32 --size PX OUT.png
        /usr/bin/python3 scripts/train_dit.py --decode TRACE.atr [--dense] OUT.png
@@ -429,6 +431,9 @@ def main():
     except (ValueError, AssertionError):
         print(f"train_dit: bad --scales '{a.scales}' (comma-separated sizes >= 128 px)",
               file=sys.stderr)
+        return 2
+    if not 0.0 < a.ema_decay < 1.0:
+        print(f"train_dit: bad --ema-decay {a.ema_decay} (need 0 < D < 1)", file=sys.stderr)
         return 2
     if a.check:
         check_manifest(read_manifest())
