@@ -25,8 +25,6 @@
 #include "common/threads.h"
 #include "formats/disc_hash.h"
 
-#define LB_N (DISC_HASH_KINDS * DISC_LB_STD_UNITS) /* [3][5] */
-
 struct disc_capture {
     struct disc_params p;
     struct dit_config cfg;
@@ -718,34 +716,33 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
     return 0;
 }
 
-static void fill_mask_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a, uint64_t *lbmax,
-                         double *lbstd, uint32_t *brows, uint64_t *bnnz, uint64_t *bmax,
-                         double *bstd)
+void disc_mask_set_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a,
+                      struct disc_mask_lb_buf *buf)
 {
     for (int hsh = 0; hsh < DISC_HASH_KINDS; hsh++)
         for (int u = 0; u < DISC_LB_STD_UNITS; u++) {
-            lbmax[hsh * DISC_LB_STD_UNITS + u] = a->max_sum[hsh][u];
-            lbstd[hsh * DISC_LB_STD_UNITS + u] = a->std_sum[hsh][u];
+            buf->lbmax[hsh * DISC_LB_STD_UNITS + u] = a->max_sum[hsh][u];
+            buf->lbstd[hsh * DISC_LB_STD_UNITS + u] = a->std_sum[hsh][u];
         }
     for (int bin = 0; bin < DISC_LB_BINS; bin++) {
-        brows[bin] = a->bin_rows[bin];
-        bnnz[bin] = a->bin_nnz[bin];
+        buf->brows[bin] = a->bin_rows[bin];
+        buf->bnnz[bin] = a->bin_nnz[bin];
         for (int hsh = 0; hsh < DISC_HASH_KINDS; hsh++)
             for (int u = 0; u < DISC_LB_STD_UNITS; u++) {
                 size_t i = ((size_t)bin * DISC_HASH_KINDS + hsh) * DISC_LB_STD_UNITS + u;
-                bmax[i] = a->bin_max[bin][hsh][u];
-                bstd[i] = a->bin_std[bin][hsh][u];
+                buf->bmax[i] = a->bin_max[bin][hsh][u];
+                buf->bstd[i] = a->bin_std[bin][hsh][u];
             }
     }
-    m->n_lb_max = m->n_lb_std = LB_N;
-    m->lb_max = lbmax;
-    m->lb_std = lbstd;
+    m->n_lb_max = m->n_lb_std = DISC_MASK_LB_N;
+    m->lb_max = buf->lbmax;
+    m->lb_std = buf->lbstd;
     m->n_bin_rows = m->n_bin_nnz = DISC_LB_BINS;
-    m->bin_rows = brows;
-    m->bin_nnz = bnnz;
-    m->n_bin_max = m->n_bin_std = (size_t)DISC_LB_BINS * LB_N;
-    m->bin_max = bmax;
-    m->bin_std = bstd;
+    m->bin_rows = buf->brows;
+    m->bin_nnz = buf->bnnz;
+    m->n_bin_max = m->n_bin_std = (size_t)DISC_LB_BINS * DISC_MASK_LB_N;
+    m->bin_max = buf->bmax;
+    m->bin_std = buf->bstd;
 }
 
 /* Mask statistics over the computed rows (spec 4, 8) and the FLOPs of step k. */
@@ -873,9 +870,7 @@ static int emit_mask_records(struct run *r, int k)
     struct disc_capture *c = r->c;
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth, H = g->heads, B = c->B;
-    uint64_t lbmax[LB_N], bnnz[DISC_LB_BINS], bmax[DISC_LB_BINS * LB_N];
-    double lbstd[LB_N], bstd[DISC_LB_BINS * LB_N];
-    uint32_t brows[DISC_LB_BINS];
+    struct disc_mask_lb_buf lb;
     uint32_t *row_nnz = NULL;
     uint8_t *bits = NULL;
     int rc = 0;
@@ -894,7 +889,7 @@ static int emit_mask_records(struct run *r, int k)
                 m.sparsity = r->nk ? 1.0 - (double)a->nnz / ((double)r->nk * N) : NAN;
                 m.theta = r->theta[blk];
                 m.n_cols = (uint32_t)N;
-                fill_mask_lb(&m, a, lbmax, lbstd, brows, bnnz, bmax, bstd);
+                disc_mask_set_lb(&m, a, &lb);
                 double cells = (double)r->nk * N;
                 r->sum_nnz += (double)a->nnz;
                 r->sum_cells += cells;

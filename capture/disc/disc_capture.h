@@ -23,6 +23,7 @@
 #include "capture/disc/disc_flops.h"
 #include "capture/disc/dit_sampler.h"
 #include "common/err.h"
+#include "formats/disc_hash.h"
 #include "formats/trace.pb-c.h"
 
 enum disc_ctr_mode { DISC_CTR_OFF = 0, DISC_CTR_TAU = 1, DISC_CTR_TARGET = 2 };
@@ -140,5 +141,17 @@ double disc_rel_err(const float *x, const float *ref, size_t n);
 
 /* Parses a --mem-limit value (decimal number + optional B, KB, MB, GB, KiB, MiB, GiB). */
 int disc_parse_mem(const char *s, double *bytes);
+
+/* The lb_* and bin_* fields of a DiscMask record (formats/disc_records.proto) from one
+ * mask's sums; the record points into *buf, which must outlive it. Used by the DiT capture
+ * and the structured source alike. */
+#define DISC_MASK_LB_N (DISC_HASH_KINDS * DISC_LB_STD_UNITS) /* [3][5] */
+struct disc_mask_lb_buf {
+    uint64_t lbmax[DISC_MASK_LB_N], bnnz[DISC_LB_BINS], bmax[DISC_LB_BINS * DISC_MASK_LB_N];
+    double lbstd[DISC_MASK_LB_N], bstd[DISC_LB_BINS * DISC_MASK_LB_N];
+    uint32_t brows[DISC_LB_BINS];
+};
+void disc_mask_set_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a,
+                      struct disc_mask_lb_buf *buf);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_ctr.h"
 #include "capture/disc/disc_flops.h"
 #include "capture/disc/disc_keep.h"
@@ -21,9 +22,8 @@
 #include "formats/bitset.h"
 #include "formats/disc_hash.h"
 
-#define LB_N (DISC_HASH_KINDS * DISC_LB_STD_UNITS) /* [3][5] */
-#define P32_ONE ((uint64_t)1 << 32)                /* probability 1 in 32-bit fixed point */
-#define MAX_TOKENS (1u << 20)                      /* the replay's bound on N */
+#define P32_ONE ((uint64_t)1 << 32) /* probability 1 in 32-bit fixed point */
+#define MAX_TOKENS (1u << 20)       /* the replay's bound on N */
 
 /* Stream purposes (xor-ed into the keys; any distinct constants). */
 #define PUR_KEEP 0x6b656570ull    /* background keep words */
@@ -529,37 +529,6 @@ static int mask_bits(struct disc_structured *c, struct errmsg *e)
 
 /* ---- records ---- */
 
-static void fill_mask_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a, uint64_t *lbmax,
-                         double *lbstd, uint32_t *brows, uint64_t *bnnz, uint64_t *bmax,
-                         double *bstd)
-{
-    /* the layout of the capture's records (formats/disc_records.proto) */
-    for (int hsh = 0; hsh < DISC_HASH_KINDS; hsh++)
-        for (int u = 0; u < DISC_LB_STD_UNITS; u++) {
-            lbmax[hsh * DISC_LB_STD_UNITS + u] = a->max_sum[hsh][u];
-            lbstd[hsh * DISC_LB_STD_UNITS + u] = a->std_sum[hsh][u];
-        }
-    for (int bin = 0; bin < DISC_LB_BINS; bin++) {
-        brows[bin] = a->bin_rows[bin];
-        bnnz[bin] = a->bin_nnz[bin];
-        for (int hsh = 0; hsh < DISC_HASH_KINDS; hsh++)
-            for (int u = 0; u < DISC_LB_STD_UNITS; u++) {
-                size_t i = ((size_t)bin * DISC_HASH_KINDS + hsh) * DISC_LB_STD_UNITS + u;
-                bmax[i] = a->bin_max[bin][hsh][u];
-                bstd[i] = a->bin_std[bin][hsh][u];
-            }
-    }
-    m->n_lb_max = m->n_lb_std = LB_N;
-    m->lb_max = lbmax;
-    m->lb_std = lbstd;
-    m->n_bin_rows = m->n_bin_nnz = DISC_LB_BINS;
-    m->bin_rows = brows;
-    m->bin_nnz = bnnz;
-    m->n_bin_max = m->n_bin_std = (size_t)DISC_LB_BINS * LB_N;
-    m->bin_max = bmax;
-    m->bin_std = bstd;
-}
-
 /* The CTR token mask of step k (spec 3: step 0 keeps all; R N tokens pruned after): the
  * tokens of lowest value of the step's smooth field are pruned. */
 static void select_tokens(struct disc_structured *c, int k)
@@ -623,9 +592,7 @@ static int emit_step(struct disc_structured *c, struct capture_sink *sink, int k
 static int emit_masks(struct disc_structured *c, struct capture_sink *sink, int k, bool gen,
                       struct errmsg *e)
 {
-    uint64_t lbmax[LB_N], bnnz[DISC_LB_BINS], bmax[DISC_LB_BINS * LB_N];
-    double lbstd[LB_N], bstd[DISC_LB_BINS * LB_N];
-    uint32_t brows[DISC_LB_BINS];
+    struct disc_mask_lb_buf lb;
     const double cells = (double)c->nk * c->N;
     for (int blk = 0; blk < c->L; blk++)
         for (int h = 0; h < c->H; h++) {
@@ -640,7 +607,7 @@ static int emit_masks(struct disc_structured *c, struct capture_sink *sink, int 
             m.sparsity = c->nk ? 1.0 - (double)a->nnz / cells : NAN;
             m.theta = NAN; /* no softmax threshold */
             m.n_cols = (uint32_t)c->N;
-            fill_mask_lb(&m, a, lbmax, lbstd, brows, bnnz, bmax, bstd);
+            disc_mask_set_lb(&m, a, &lb);
             c->sum_nnz += (double)a->nnz, c->sum_cells += cells;
             c->blk_nnz[blk] += (double)a->nnz, c->blk_cells[blk] += cells;
             if (gen)
