@@ -25,19 +25,20 @@ Caption: none. The model's caption input is a fixed null caption, 4 tokens x 32 
 capture gives trained-small the same zeros when no --text is given.
 
 Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps, loss = mean((eps_theta(x_t,
-t)[:4] - eps)^2). AdamW (lr 5e-4 after a 50-step linear warm-up, then constant; weight decay
-0), gradient norm clipped at 1; every third step is a 256 px batch of 2, the others 128 px
-batches of 8. The shipped weights are an EMA of the parameters (decay min(D,
-(1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by default), written as F16
-safetensors with a .sha256 beside it. Nothing depends on the total step count, so the
-checkpoint written at step k equals a run of k steps.
+t)[:4] - eps)^2) (--min-snr G: each sample's mean weighted by min(SNR_t, G) / SNR_t, SNR_t =
+alpha_t^2 / sigma_t^2; a variant, off in the shipped recipe). AdamW (lr 5e-4 after a 50-step
+linear warm-up, then constant; weight decay 0), gradient norm clipped at 1; every third
+step is a 256 px batch of 2, the others 128 px batches of 8. The shipped weights are an EMA
+of the parameters (decay min(D, (1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by
+default), written as F16 safetensors with a .sha256 beside it. Nothing depends on the total
+step count, so the checkpoint written at step k equals a run of k steps.
 
 Deterministic: one fixed thread count (--threads, default 1), torch.use_deterministic_
 algorithms(True), fixed seeds; the same software gives the same bytes.
 
 usage: /usr/bin/python3 scripts/train_dit.py [--out DIR] [--steps K] [--threads N] [--seed S]
                                            [--scales 256,384,512,768] [--ema-decay D]
-                                           [--keep-every K]
+                                           [--min-snr G] [--keep-every K]
        /usr/bin/python3 scripts/train_dit.py --check         (verify the manifest's files)
        /usr/bin/python3 scripts/train_dit.py --decode LATENT.f32 --size PX OUT.png
        /usr/bin/python3 scripts/train_dit.py --decode TRACE.atr [--dense] OUT.png
@@ -338,7 +339,12 @@ def train(a):
         xt = alpha_t[t][:, None, None, None] * x0 + sigma_t[t][:, None, None, None] * noise
         for grp in opt.param_groups:
             grp["lr"] = a.lr * min(1.0, step / 50.0)
-        loss = F.mse_loss(forward(W, xt, text, t, HEADS, DEPTH, pe), noise)
+        if a.min_snr:  # Hang et al. 2023: per-sample weight min(SNR_t, G) / SNR_t
+            snr = (alpha_t[t] / sigma_t[t]) ** 2
+            per = ((forward(W, xt, text, t, HEADS, DEPTH, pe) - noise) ** 2).mean((1, 2, 3))
+            loss = (per * torch.clamp(snr, max=a.min_snr) / snr).mean()
+        else:
+            loss = F.mse_loss(forward(W, xt, text, t, HEADS, DEPTH, pe), noise)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_([W[k] for k in names], 1.0)
@@ -373,6 +379,8 @@ def save_weights(a, ema, step, avg, enc_path):
     # a variant's recipe is named; the shipped recipe's file keeps the keys it was made with
     if a.ema_decay != 0.99:
         meta["ema_decay"] = str(a.ema_decay)
+    if a.min_snr:
+        meta["min_snr"] = str(a.min_snr)
     if tuple(a.scales) != SCALES:
         meta["scales"] = ",".join(map(str, a.scales))
     write_safetensors(path, {k: v.numpy() for k, v in ema.items()}, "F16", meta)
@@ -416,6 +424,8 @@ def main():
                     help="also keep a copy of the weights every K steps (step K in the name)")
     ap.add_argument("--ema-decay", type=float, default=0.99,
                     help="decay of the parameter EMA that is written (default 0.99)")
+    ap.add_argument("--min-snr", type=float, default=0.0,
+                    help="weight each sample's loss by min(SNR, G) / SNR (default 0: off)")
     ap.add_argument("--scales", default=",".join(map(str, SCALES)),
                     help="shorter sides (px) the photographs are resized to (default: the "
                          "shipped recipe's 256,384,512,768; docs/models.md for 128,256)")
@@ -426,14 +436,18 @@ def main():
     ap.add_argument("png", nargs="?")
     a = ap.parse_args()
     try:
-        a.scales = tuple(int(x) for x in a.scales.split(","))
-        assert a.scales and min(a.scales) >= 128
+        scales = tuple(int(x) for x in a.scales.split(","))
+        assert scales and min(scales) >= 128
+        a.scales = scales
     except (ValueError, AssertionError):
         print(f"train_dit: bad --scales '{a.scales}' (comma-separated sizes >= 128 px)",
               file=sys.stderr)
         return 2
     if not 0.0 < a.ema_decay < 1.0:
         print(f"train_dit: bad --ema-decay {a.ema_decay} (need 0 < D < 1)", file=sys.stderr)
+        return 2
+    if a.min_snr < 0.0:
+        print(f"train_dit: bad --min-snr {a.min_snr} (need G >= 0; 0 is off)", file=sys.stderr)
         return 2
     if a.check:
         check_manifest(read_manifest())
