@@ -26,7 +26,8 @@ capture gives trained-small the same zeros when no --text is given.
 
 Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps, loss = mean((eps_theta(x_t,
 t)[:4] - eps)^2) (--min-snr G: each sample's mean weighted by min(SNR_t, G) / SNR_t, SNR_t =
-alpha_t^2 / sigma_t^2; a variant, off in the shipped recipe). AdamW (lr 5e-4 after a 50-step
+alpha_t^2 / sigma_t^2; a variant, off in the shipped recipe; the logged loss and the
+metadata's loss_ema are then the weighted loss). AdamW (lr 5e-4 after a 50-step
 linear warm-up, then constant; weight decay 0), gradient norm clipped at 1; every third
 step is a 256 px batch of 2, the others 128 px batches of 8. The shipped weights are an EMA
 of the parameters (decay min(D, (1 + k) / (10 + k)) at step k, D = --ema-decay, 0.99 by
