@@ -6,7 +6,8 @@
 set -u
 required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
           libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
-          python3-numpy python3-protobuf python3-zstandard python3-xxhash python3-torch xz-utils parallel
+          python3-numpy python3-pandas python3-protobuf python3-zstandard python3-xxhash
+          python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge
           poppler-utils libxml2-utils)

@@ -5,7 +5,8 @@
     for rec in t.records("disc_mask"):
         mask = rec.to_numpy()              # bool (rows, N)
     sel = t.find("salca_select", 0, 1, 2).indices()
-    rows = acceltrace.load_results("out/disc/results")
+    rows = acceltrace.load_results("out/disc/results")   # Results: list of dicts
+    df = rows.to_pandas()                                 # needs pandas
     with acceltrace.Writer("copy.atr", t.header) as w:
         for rec in t.records():
             w.append(rec.msg)
@@ -14,9 +15,9 @@ Pure Python over numpy, protobuf, zstandard and xxhash; the record schema is the
 descriptor set of formats/*.proto shipped as trace.desc.
 """
 from . import _schema
-from .errors import TraceError
+from .errors import MaskNotKeptError, TraceError, TraceNotFoundError
 from .reader import DamagedTraceWarning, Record, Trace, decode_indices, open
-from .results import load_results
+from .results import Results, load_results
 from .writer import Writer
 
 __version__ = "0.1.0"
@@ -28,5 +29,6 @@ messages = {name: _schema.message_class("acceltrace." + name) for name in (
     "KuraTiles")}
 RECORD_TYPES = dict(_schema.TYPE_NAMES)
 
-__all__ = ["open", "Trace", "Record", "Writer", "TraceError", "DamagedTraceWarning",
-           "load_results", "decode_indices", "messages", "RECORD_TYPES"]
+__all__ = ["open", "Trace", "Record", "Writer", "TraceError", "TraceNotFoundError",
+           "MaskNotKeptError", "DamagedTraceWarning", "load_results", "Results",
+           "decode_indices", "messages", "RECORD_TYPES"]

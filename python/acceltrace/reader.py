@@ -24,7 +24,7 @@ import zstandard
 
 from . import _schema
 from ._crc32c import crc32c
-from .errors import TraceError
+from .errors import MaskNotKeptError, TraceError, open_error
 
 MAGIC = b"ACCTRACE"
 TRAILER_MAGIC = b"ACCTRIDX"
@@ -76,13 +76,21 @@ class Record:
     def to_numpy(self):
         """The record's array:
         disc_mask: bool (rows, n_cols), the stored mask bits (rows padded to 64 bits in
-                   the record; padding dropped); (0, n_cols) when the mask was not kept;
+                   the record; padding dropped); a mask the capture did not keep
+                   (rec.msg.kept false: not selected by --keep-masks) raises
+                   MaskNotKeptError;
         disc_step: bool (N,), the token mask (1 = computed), N from the header's
                    disc.tokens;
         kura_step: float64 (h, w), the phase map theta = q*pi/2^15 in rad.
         A record whose bytes do not fit its shape raises TraceError."""
         m = self.msg
         if self.type == "disc_mask":
+            if not m.kept:
+                raise MaskNotKeptError(
+                    "disc_mask step %d block %d head %d was not kept: its bits are only "
+                    "stored for what `acceltrace capture disc --keep-masks SEL` selects "
+                    "(e.g. --keep-masks 'blocks=all;heads=all;steps=all;batch=0')"
+                    % (self.step, self.layer, self.head))
             cols = m.n_cols
             row_bytes = (cols + 63) // 64 * 8
             bits = m.bits
@@ -192,7 +200,7 @@ class Trace:
         try:
             fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as e:
-            raise TraceError("cannot open '%s': %s" % (p, e.strerror), p, position=False)
+            raise open_error(p, e) from None
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):

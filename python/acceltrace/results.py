@@ -3,33 +3,63 @@ import csv
 import json
 import os
 
-from .errors import TraceError
+from .errors import TraceError, open_error
 
-_KEYS = ("trace_hash", "config_hash", "config_index", "model", "row", "rows")
-
-
-class Rows(list):
-    """A list of row dicts with .units ({column: unit}, "" when dimensionless)."""
-
-    units = None
+_KEYS = ("trace_hash", "config_hash", "config_index", "model", "name", "row", "rows")
 
 
-def load_results(dir, table="results", pandas=None):
+class Results(list):
+    """What load_results returns: a list of row dicts (one per line of the table, in file
+    order) with
+
+    units        {column: unit} ("" or absent when dimensionless)
+    path         the .jsonl file read
+    to_pandas()  the same rows as a pandas DataFrame, units in df.attrs["units"]
+    """
+
+    def __init__(self, rows=(), units=None, path=None):
+        super().__init__(rows)
+        self.units = dict(units or {})
+        self.path = path
+
+    def columns(self):
+        """Column names in first-seen order over all rows."""
+        seen = {}
+        for row in self:
+            for k in row:
+                seen.setdefault(k, None)
+        return list(seen)
+
+    def to_pandas(self):
+        """The rows as a pandas.DataFrame (columns in first-seen order; a row lacking a
+        column gets NaN there); the units are in df.attrs["units"]. Needs pandas (Debian:
+        python3-pandas); ImportError naming it otherwise."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Results.to_pandas() needs pandas (Debian: apt-get install "
+                              "python3-pandas)") from e
+        df = pd.DataFrame(list(self), columns=self.columns())
+        df.attrs["units"] = dict(self.units)
+        return df
+
+
+def load_results(dir, table="results"):
     """Reads DIR/<table>.jsonl (results.jsonl by default; "ops" etc. for a model's
-    secondary tables) into tidy rows: one dict per row with the key columns
-    (trace_hash, config_hash, config_index, model, row, rows), every config key, then the
-    labels, counts and metrics flattened to their names. Units come as metadata: the
-    `units` attribute of the list, or df.attrs["units"] of the pandas DataFrame returned
-    when pandas is importable (pandas=False forces the list). Units are those of the
-    JSON lines' "units" objects and of the "name [unit]" header cells of DIR/<table>.csv. A malformed line raises
+    secondary tables) into a Results: one dict per row with the key columns (trace_hash,
+    config_hash, config_index, model, then name when the sweep grid named its rows, row,
+    rows), every config key, then the labels, counts and metrics flattened to their names.
+    Units are those of the JSON lines' "units" objects and of the "name [unit]" header
+    cells of DIR/<table>.csv. `.to_pandas()` gives a DataFrame. A missing file raises
+    TraceNotFoundError (a TraceError and a FileNotFoundError); a malformed line raises
     TraceError naming the file and line."""
     path = os.path.join(os.fspath(dir), table + ".jsonl")
-    rows = Rows()
+    rows = Results(path=path)
     units = {}
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
-        raise TraceError("cannot open '%s': %s" % (path, e.strerror), path, position=False)
+        raise open_error(path, e) from None
     with f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
@@ -57,14 +87,4 @@ def load_results(dir, table="results", pandas=None):
             name, unit = cell[:-1].split(" [", 1)
             units.setdefault(name, unit)
     rows.units = units
-    if pandas is not False:
-        try:
-            import pandas as pd
-        except ImportError:
-            if pandas:
-                raise
-            return rows
-        df = pd.DataFrame(list(rows))
-        df.attrs["units"] = units
-        return df
     return rows

@@ -8,6 +8,9 @@
     check_pkg.py bad FILE...                   each damaged file raises TraceError
     check_pkg.py matrix TRACE                  truncation at every offset, every bit flipped
     check_pkg.py api TRACE.atr                 find(), filters, errors, Writer refusals
+    check_pkg.py results DIR                   load_results(): Results, cells, units, pandas
+    check_pkg.py notkept DISC.atr              to_numpy() of a mask --keep-masks left out
+    check_pkg.py missing DIR                   missing trace/results: TraceNotFoundError
 Exit 0 when every check passes; each failure prints a line "FAIL ...".
 """
 import base64
@@ -423,9 +426,12 @@ def check_crc():
 
 
 def check_results(d):
-    """load_results() rows against results.csv, cell by cell, and its units."""
+    """load_results() rows against results.csv, cell by cell, and its units; the one
+    documented type (Results, a list of dicts) and its .to_pandas() DataFrame."""
     import csv
-    rows = acceltrace.load_results(d, pandas=False)
+    rows = acceltrace.load_results(d)
+    if type(rows) is not acceltrace.Results or not isinstance(rows, list):
+        return fail("load_results returned %s, not acceltrace.Results" % type(rows).__name__)
     with open(os.path.join(d, "results.csv")) as f:
         table = list(csv.reader(f))
     head = [c.split(" [")[0] for c in table[0]]
@@ -446,6 +452,83 @@ def check_results(d):
                     name, rows.units.get(name), unit))
     print("results: %d rows x %d columns equal results.csv, units %s" % (
         len(rows), len(head), rows.units))
+    try:
+        import pandas as pd
+    except ImportError:
+        return fail("pandas missing (scripts/deps.sh installs python3-pandas)")
+    df = rows.to_pandas()
+    if not isinstance(df, pd.DataFrame) or df.shape != (len(rows), len(rows.columns())):
+        return fail("to_pandas(): %r, want a DataFrame of %d x %d" % (
+            type(df), len(rows), len(rows.columns())))
+    if list(df.columns) != rows.columns() or df.attrs.get("units") != rows.units:
+        fail("to_pandas(): columns %s / units %s differ from the rows'" % (
+            list(df.columns), df.attrs.get("units")))
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            got = df.iloc[i][k]
+            same = got == v or (isinstance(v, float) and math.isnan(v) and math.isnan(got))
+            if not same:
+                fail("to_pandas() row %d %s: %r, rows say %r" % (i, k, got, v))
+    # a numeric column is numeric in pandas, so analysis code can compute on it
+    if "config_index" in df and df["config_index"].sum() != sum(r["config_index"] for r in rows):
+        fail("to_pandas(): config_index sums differ")
+    print("results to_pandas: DataFrame %d x %d equals the rows, units in attrs" % df.shape)
+
+
+def check_notkept(trace):
+    """to_numpy() of a disc_mask the capture did not keep raises MaskNotKeptError naming
+    --keep-masks (it returned an empty array before); kept ones still give their bits."""
+    kept = skipped = 0
+    for r in acceltrace.open(trace).records("disc_mask"):
+        if r.msg.kept:
+            if r.to_numpy().shape[1] != r.msg.n_cols:
+                fail("kept mask frame %d: shape %s" % (r.frame, r.to_numpy().shape))
+            kept += 1
+            continue
+        try:
+            a = r.to_numpy()
+            fail("to_numpy() of the mask not kept at frame %d returned %r" % (r.frame, a.shape))
+        except acceltrace.MaskNotKeptError as e:
+            if "--keep-masks" not in str(e) or not isinstance(e, ValueError):
+                fail("MaskNotKeptError does not name --keep-masks: %s" % e)
+            if skipped == 0:
+                print("notkept: %s" % e)
+        skipped += 1
+    if not kept or not skipped:
+        fail("notkept: %d kept and %d not kept masks; the check needs both" % (kept, skipped))
+    print("notkept: %d masks not kept raise MaskNotKeptError, %d kept read" % (skipped, kept))
+
+
+def check_missing(d):
+    """A missing trace or results file raises TraceNotFoundError: a TraceError and a
+    FileNotFoundError (errno ENOENT, filename), message "cannot open 'PATH': ..."."""
+    import errno
+    for what, call, path in (
+            ("open", lambda: acceltrace.open(os.path.join(d, "nosuch.atr")),
+             os.path.join(d, "nosuch.atr")),
+            ("load_results", lambda: acceltrace.load_results(os.path.join(d, "nosuch")),
+             os.path.join(d, "nosuch", "results.jsonl"))):
+        try:
+            call()
+            fail("%s of a missing file raised nothing" % what)
+            continue
+        except FileNotFoundError as e:
+            ok = (isinstance(e, acceltrace.TraceError) and isinstance(e, acceltrace.TraceNotFoundError)
+                  and e.errno == errno.ENOENT and e.filename == path and e.path == path
+                  and str(e).startswith("cannot open '%s'" % path))
+            if not ok:
+                fail("%s of a missing file: %r (errno %s, filename %r): want a "
+                     "TraceNotFoundError naming the file" % (what, e, e.errno, e.filename))
+        except Exception as e:
+            fail("%s of a missing file raised %s, not a FileNotFoundError" % (
+                what, type(e).__name__))
+            continue
+        try:
+            call()
+        except acceltrace.TraceError as e:
+            print("missing %s: %s" % (what, e))
+    if not issubclass(acceltrace.TraceNotFoundError, OSError):
+        fail("TraceNotFoundError is not an OSError")
 
 
 def check_partial(trace, tool):
@@ -489,6 +572,10 @@ def main():
         check_crc()
     elif cmd == "results":
         check_results(args[0])
+    elif cmd == "notkept":
+        check_notkept(args[0])
+    elif cmd == "missing":
+        check_missing(args[0])
     elif cmd == "descriptor":
         check_descriptor(args[0])
     elif cmd == "agree":

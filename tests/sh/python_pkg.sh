@@ -12,14 +12,18 @@
 #     without allow_partial) and every bit flipped give no hang and no exception but
 #     acceltrace.TraceError; every golden bad trace raises TraceError with the C reader's
 #     message; at every cut, allow_partial=True reads exactly the frames `dump` prints;
-#  load_results() of a count-model sweep equals its results.csv cell by cell, units included;
+#  load_results() of a count-model sweep equals its results.csv cell by cell, units included,
+#  and is one type (acceltrace.Results) whose .to_pandas() DataFrame holds the same cells;
+#  a missing trace or results file raises TraceNotFoundError (TraceError and
+#  FileNotFoundError); to_numpy() of a mask --keep-masks did not select raises
+#  MaskNotKeptError naming --keep-masks;
 #  e. to_numpy() masks and token masks, indices() and kura phase maps equal the C records'
 #     bytes decoded bit by bit, and the capture's row_nnz / nnz / n_kept / count / runs.
 set -u
 A=${ACCELTRACE:?}
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
-for m in numpy google.protobuf zstandard xxhash venv pip; do
+for m in numpy google.protobuf zstandard xxhash pandas venv pip; do
     "$PY" -c "import $m" 2> /dev/null || { echo "SKIP: python module $m missing (scripts/deps.sh)"; exit 77; }
 done
 command -v protoc-c > /dev/null || { echo "SKIP: protoc-c missing"; exit 77; }
@@ -74,6 +78,11 @@ run api "$tmp/t/salca.atr"
 "$A" replay "$tmp/t/test.atr" --hw configs/test-count.json --sweep configs/test-sweep.json \
     -j 1 -o "$tmp/res" -q > /dev/null || { echo "FAIL replay for load_results"; fail=1; }
 run results "$tmp/res"
+run missing "$tmp"
+"$A" capture disc --model micro --image-size 64 --steps 2 --threads 1 \
+    --keep-masks 'blocks=0;heads=0;steps=all;batch=0' -o "$tmp/some_masks.atr" -q > /dev/null ||
+    { echo "FAIL capture with some masks kept"; fail=1; }
+run notkept "$tmp/some_masks.atr"
 
 # d. damaged input
 run bad "$PWD"/tests/golden/bad/*.atr
