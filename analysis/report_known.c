@@ -317,6 +317,15 @@ static void folder_model(const struct rep_section *s, const char *rel, char *mod
     json_decref(j);
 }
 
+/* Says which named sweep row a headline value belongs to: "QUANTITY (NAME)" and the name
+ * in its source line. */
+static void name_headline(struct rep_headline *h, const char *name)
+{
+    size_t q = strlen(h->quantity), r = strlen(h->source);
+    snprintf(h->quantity + q, sizeof h->quantity - q, " (%s)", name);
+    snprintf(h->source + r, sizeof h->source - r, ", sweep row '%s'", name);
+}
+
 static int results_heads(struct rep_section *s, const struct rep_file *f, const char *model)
 {
     const struct csv_table *t = &f->tab;
@@ -330,6 +339,7 @@ static int results_heads(struct rep_section *s, const struct rep_file *f, const 
     snprintf(h->basis, sizeof h->basis, "the sweep grid chosen for the run (manifest.json)");
     snprintf(h->source, sizeof h->source, "%s: rows", f->rel);
     long ci = csv_table_col(t, "config_index");
+    long nc = csv_table_col(t, "name"); /* the sweep's row names, when it names them */
     for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
         const struct head_spec *sp = &heads[k];
         long c = csv_table_col(t, sp->column);
@@ -368,6 +378,8 @@ static int results_heads(struct rep_section *s, const struct rep_file *f, const 
         snprintf(h->source, sizeof h->source, "%s: row %zu (config_index %s%s%s), column '%s'",
                  f->rel, row + 1, ci >= 0 ? t->rows[row][ci] : "?", by_where ? ", " : "",
                  by_where ? sp->row_where : "", sp->column);
+        if (nc >= 0 && t->rows[row][nc][0]) /* the value is this named row's */
+            name_headline(h, t->rows[row][nc]);
     }
     return 0;
 }

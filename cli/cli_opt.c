@@ -144,7 +144,11 @@ static int take_value(struct cli_parser *p, const char *spelled)
 /* Warns once per use of a deprecated spelling. */
 static void warn_deprecated(const struct cli_opt *o)
 {
-    cli_warn("--%s is deprecated: use %s", o->name, o->help ? o->help : "the new spelling");
+    if (o->short_name)
+        cli_warn("-%c/--%s is deprecated: use %s", o->short_name, o->name,
+                 o->help ? o->help : "the new spelling");
+    else
+        cli_warn("--%s is deprecated: use %s", o->name, o->help ? o->help : "the new spelling");
 }
 
 int cli_next(struct cli_parser *p)

@@ -1,12 +1,15 @@
 /*
- * cmd_config: `acceltrace config show MODEL | check FILE... | list`: the hardware config
- * schemas of the replay models and validation of config files.
+ * cmd_config: `acceltrace config show MODEL | check FILE... | diff A B | list`: the hardware
+ * config schemas of the replay models, validation of config files and the keys in which
+ * two configs differ.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cli_set.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "formats/csv.h"
@@ -14,7 +17,10 @@
 
 #define VERB "config"
 
+enum { OPT_SET = 1 };
+
 static const struct cli_opt opts[] = {
+    CLI_OPT_SET(OPT_SET),
     CLI_OPT_JSON,
     CLI_OPT_QUIET,
     CLI_OPT_END,
@@ -23,16 +29,21 @@ static const struct cli_opt opts[] = {
 const struct cli_spec cmd_config_spec = {
     .verb = VERB,
     .usage = "usage: acceltrace config show MODEL\n"
-             "       acceltrace config check FILE.json...\n"
+             "       acceltrace config check FILE.json... [--set KEY=VALUE]...\n"
+             "       acceltrace config diff A.json B.json\n"
              "       acceltrace config list\n"
              "\n"
              "show   prints every key of MODEL's hardware config: type, unit, range, default, doc\n"
              "check  validates config files (exit 3 with file, JSON path, line and column on\n"
              "       the first error) and prints each file's model, hash and canonical JSON\n"
+             "       (--set: with those keys overridden, as replay --set would)\n"
+             "diff   prints both configs' model and hash, then each key whose resolved value\n"
+             "       differs (\"extends\", defaults and layout applied: the canonical JSON),\n"
+             "       \"KEY: A -> B\"; exit 0 whether or not they differ\n"
              "list   prints the models\n",
     .opts = opts,
     .positional = "FILE",
-    .subs = "show check list",
+    .subs = "show check diff list",
 };
 
 static const char *type_name(enum hw_type t);
@@ -128,7 +139,7 @@ static int show(const char *name, bool json)
     return 0;
 }
 
-static int check(int n, char **files, bool json)
+static int check(int n, char **files, const struct cli_sets *sets, bool json)
 {
     json_t *arr = json ? json_array() : NULL;
     for (int i = 0; i < n; i++) {
@@ -138,6 +149,11 @@ static int check(int n, char **files, bool json)
         if (rc) {
             json_decref(arr);
             return cli_fail(rc, errmsg_text(&e));
+        }
+        if ((rc = cli_sets_apply(sets, VERB, c))) {
+            json_decref(arr);
+            hw_config_free(c);
+            return rc;
         }
         if (json)
             json_array_append_new(arr,
@@ -150,6 +166,93 @@ static int check(int n, char **files, bool json)
         hw_config_free(c);
     }
     return json ? cli_print_json(arr) : 0;
+}
+
+/* A canonical JSON value as text for `config diff`: floats in the shortest form that reads
+ * back exactly (csv_format_f64), the rest as compact JSON; "(none)" for no value. */
+static void diff_value(const json_t *v, char *out, size_t n)
+{
+    if (!v) {
+        snprintf(out, n, "(none)");
+        return;
+    }
+    if (json_is_real(v)) {
+        csv_format_f64(json_real_value(v), out, n);
+        return;
+    }
+    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    snprintf(out, n, "%s", t ? t : "?");
+    free(t);
+}
+
+/*
+ * `config diff A B`: the keys whose values differ between the canonical JSON of two
+ * configs (a key only one model has is "(none)" on the other side). --json: {"a": {file,
+ * model, hash}, "b": {...}, "differ": [{"key", "a", "b"}...]}.
+ */
+static int diff(char **files, bool json)
+{
+    struct hw_config *c[2] = {NULL, NULL};
+    json_t *j[2] = {NULL, NULL}, *out = NULL, *arr = NULL;
+    struct errmsg e = {0};
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++)
+        if ((rc = hw_config_load(&c[i], files[i], NULL, &e)))
+            rc = cli_fail(rc, errmsg_text(&e));
+    for (int i = 0; i < 2 && !rc; i++)
+        if (!(j[i] = json_loads(hw_config_canonical(c[i]), 0, NULL)))
+            rc = cli_fail(ERR_NOMEM, "out of memory");
+    if (rc)
+        goto done;
+    /* every key of A in order, then B's keys that A lacks */
+    json_t *keys = json_array();
+    const char *k;
+    json_t *v;
+    for (int i = 0; i < 2; i++)
+        json_object_foreach(j[i], k, v) if (i == 0 || !json_object_get(j[0], k))
+            json_array_append_new(keys, json_string(k));
+    arr = json_array();
+    if (!json)
+        for (int i = 0; i < 2; i++)
+            printf("%s %s: model %s, hash %s\n", i ? "b" : "a", files[i],
+                   hw_config_schema(c[i])->model, hw_config_hash(c[i]));
+    size_t ki, n_diff = 0;
+    json_t *jk;
+    json_array_foreach(keys, ki, jk)
+    {
+        const char *key = json_string_value(jk);
+        json_t *va = json_object_get(j[0], key), *vb = json_object_get(j[1], key);
+        if (va && vb && json_equal(va, vb))
+            continue;
+        char ta[512], tb[512];
+        diff_value(va, ta, sizeof ta);
+        diff_value(vb, tb, sizeof tb);
+        n_diff++;
+        if (json)
+            json_array_append_new(arr, json_pack("{s:s,s:O?,s:O?}", "key", key, "a", va, "b", vb));
+        else
+            printf("%s: %s -> %s\n", key, ta, tb);
+    }
+    if (!json)
+        printf("%zu key(s) differ\n", n_diff);
+    json_decref(keys);
+    if (json) {
+        out = json_object();
+        for (int i = 0; i < 2; i++)
+            json_object_set_new(out, i ? "b" : "a",
+                                json_pack("{s:s,s:s,s:s}", "file", files[i], "model",
+                                          hw_config_schema(c[i])->model, "hash",
+                                          hw_config_hash(c[i])));
+        json_object_set(out, "differ", arr);
+        rc = cli_print_json(out);
+    }
+done:
+    json_decref(arr);
+    for (int i = 0; i < 2; i++) {
+        json_decref(j[i]);
+        hw_config_free(c[i]);
+    }
+    return rc;
 }
 
 /* `config list`: the models, their workload and summary. */
@@ -173,6 +276,7 @@ int cmd_config(int argc, char **argv)
 {
     bool json = false;
     const char *sub = NULL;
+    struct cli_sets sets = {0};
     char **args = mem_calloc((size_t)argc + 1, sizeof *args);
     int n = 0, rc;
     if (!args)
@@ -186,6 +290,8 @@ int cmd_config(int argc, char **argv)
         }
         if (id == CLI_ID_JSON)
             json = true;
+        else if (id == OPT_SET && (rc = cli_sets_add(&sets, VERB, p.arg)))
+            goto done;
         else if (id == CLI_POSITIONAL && !sub)
             sub = p.arg;
         else if (id == CLI_POSITIONAL)
@@ -196,12 +302,17 @@ int cmd_config(int argc, char **argv)
         rc = 2;
     } else if (!strcmp(sub, "show")) {
         rc = n != 1 ? cli_usage_error(VERB, "show takes one model name") : show(args[0], json);
+    } else if (sets.n && strcmp(sub, "check")) {
+        rc = cli_usage_error(VERB, "--set goes with check");
     } else if (!strcmp(sub, "check")) {
-        rc = n < 1 ? cli_usage_error(VERB, "check takes config files") : check(n, args, json);
+        rc =
+            n < 1 ? cli_usage_error(VERB, "check takes config files") : check(n, args, &sets, json);
+    } else if (!strcmp(sub, "diff")) {
+        rc = n != 2 ? cli_usage_error(VERB, "diff takes two config files") : diff(args, json);
     } else if (!strcmp(sub, "list")) {
         rc = n ? cli_usage_error(VERB, "list takes no argument") : list(json);
     } else {
-        rc = cli_usage_error(VERB, "unknown sub-command '%s' (show, check or list)", sub);
+        rc = cli_usage_error(VERB, "unknown sub-command '%s' (show, check, diff or list)", sub);
     }
 done:
     mem_free(args);

@@ -245,7 +245,14 @@ struct gen_plots {
     int *sid;        /* (n) series of each row: the first row of its series */
     double *xs, *yv; /* n + 1 points of scratch */
     char where[400]; /* "; where k=v, ..." for titles */
+    bool *by_name;   /* (nk) keys whose value the row's sweep name determines */
 };
+
+/* The sweep name of row i (grids with named rows, README.md "Named sweep rows"), or NULL. */
+static const char *row_name(const struct gen_plots *g, size_t i)
+{
+    return json_string_value(json_object_get(json_array_get(g->rows, i), "name"));
+}
 
 /* The value of key k in row i. */
 static const char *gv(const struct gen_plots *g, size_t i, size_t k)
@@ -386,13 +393,25 @@ static int value_rank(const struct gen_plots *g, size_t i, const char *key)
 }
 
 /* The name of series i in its panel: the keys that vary among the panel's rows ("" when
- * none does). */
+ * none does). When the rows carry sweep names that vary in the panel, the name comes
+ * first and stands for the keys it determines. */
 static void series_name(const struct gen_plots *g, size_t i, char *buf, size_t cap)
 {
     size_t len = 0;
     buf[0] = 0;
+    const char *nm = row_name(g, i);
+    bool use_name = false, one_name = true;
+    for (size_t j = 0; nm && j < g->n; j++) {
+        const char *nj = row_name(g, j);
+        bool differs = !nj || strcmp(nj, nm);
+        use_name = use_name || (g->panel[j] == g->panel[i] && differs);
+        one_name = one_name && !(g->sid[j] == g->sid[i] && differs);
+    }
+    use_name = use_name && one_name; /* the series is one name's, and names tell series apart */
+    if (use_name)
+        len += (size_t)snprintf(buf, cap, "%s", nm);
     for (size_t k = 0; k < g->nk; k++) {
-        if (g->facet[k])
+        if (g->facet[k] || (use_name && g->by_name[k]))
             continue;
         bool varies = false;
         for (size_t j = 0; j < g->n && !varies; j++)
@@ -573,7 +592,8 @@ static int row_keys(struct gen_plots *g, const char *const *swept, size_t n_swep
     g->facet = mem_calloc(g->nk + 1, sizeof *g->facet);
     g->panel = mem_calloc(g->n + 1, sizeof *g->panel);
     g->sid = mem_calloc(g->n + 1, sizeof *g->sid);
-    if (!g->val || !g->facet || !g->panel || !g->sid)
+    g->by_name = mem_calloc(g->nk + 1, sizeof *g->by_name);
+    if (!g->val || !g->facet || !g->panel || !g->sid || !g->by_name)
         return cli_fail(ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < g->n; i++) {
         json_t *row = json_array_get(g->rows, i);
@@ -585,6 +605,18 @@ static int row_keys(struct gen_plots *g, const char *const *swept, size_t n_swep
                 return cli_fail(ERR_NOMEM, "out of memory");
             g->val[i * g->nk + c] = t;
         }
+    }
+    /* key k is the name's when rows of one name never differ in it (compared with the
+     * first row of that name) */
+    for (size_t c = 0; c < g->nk && row_name(g, 0); c++)
+        g->by_name[c] = true;
+    for (size_t i = 1; i < g->n && row_name(g, 0); i++) {
+        const char *ni = row_name(g, i);
+        size_t f = 0;
+        while (f < i && (!ni || !row_name(g, f) || strcmp(row_name(g, f), ni)))
+            f++;
+        for (size_t c = 0; c < g->nk && f < i; c++)
+            g->by_name[c] = g->by_name[c] && !strcmp(gv(g, i, c), gv(g, f, c));
     }
     const char *const named[] = {g->o->series, g->o->style, g->o->facet};
     const char *what[] = {"--series", "--style", "--facet"};
@@ -608,6 +640,7 @@ static void gen_release(struct gen_plots *g)
     mem_free(g->facet);
     mem_free(g->panel);
     mem_free(g->sid);
+    mem_free(g->by_name);
     mem_free(g->xs);
     mem_free(g->yv);
 }
@@ -718,6 +751,8 @@ static bool row_matches(json_t *row, const char *key, const char *want)
     json_t *v = json_object_get(json_object_get(row, "config"), key);
     if (!v)
         v = json_object_get(json_object_get(row, "labels"), key);
+    if (!v && !strcmp(key, "name"))
+        v = json_object_get(row, "name"); /* a sweep row's name */
     if (!v)
         return false;
     char *t = value_text(v);

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cli_set.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"
@@ -30,6 +31,7 @@ enum {
     OPT_GROUP_RECORDS,
     OPT_TIME_LIMIT,
     OPT_DRY_RUN,
+    OPT_SET,
 };
 
 static const struct cli_opt opts[] = {
@@ -42,6 +44,7 @@ static const struct cli_opt opts[] = {
      0},
     {OPT_ENERGY, "energy", 0, CLI_ARG_STRING, "E.json",
      "energy table applied to the activity counts of every row", 0},
+    CLI_OPT_SET(OPT_SET),
     CLI_OPT_THREADS("model instances split over N threads (default: CPUs)"),
     {OPT_SHARD, "shard", 0, CLI_ARG_STRING, "I/N", "replay only the I-th of N slices of the sweep",
      0},
@@ -406,6 +409,7 @@ struct replay_args {
     const char *trace, *hw, *grid, *out, *energy_path, *model_name;
     bool dry_run, json;
     struct engine_opts o;
+    struct cli_sets sets; /* --set KEY=VALUE, applied to the base config */
 };
 
 /* Parses the options into a; -1 to go on, else the exit status (help printed, usage error). */
@@ -433,6 +437,10 @@ static int replay_parse(struct replay_args *a, int argc, char **argv)
             break;
         case OPT_ENERGY:
             a->energy_path = v;
+            break;
+        case OPT_SET:
+            if (cli_sets_add(&a->sets, VERB, v))
+                return 2;
             break;
         case CLI_ID_THREADS:
             if (p.i64 < 1 || p.i64 > 1024)
@@ -554,6 +562,8 @@ int cmd_replay(int argc, char **argv)
         if ((rc = hw_config_defaults(&base, m->schema)))
             goto fail;
     }
+    if ((rc = cli_sets_apply(&args.sets, VERB, base)))
+        goto done;
     if (grid ? (rc = sweep_load(&sw, grid, base, &e)) : (rc = sweep_single(&sw, base)))
         goto fail;
     if (energy_path) {
@@ -608,6 +618,7 @@ int cmd_replay(int argc, char **argv)
             goto fail;
         if (results_dropped(res))
             cli_warn("resuming '%s': dropped %s", out, results_dropped(res));
+        results_set_names(res, sw);
     }
     struct engine_stats st;
     o.checkpoint_dir = out;

@@ -282,9 +282,15 @@ struct results {
     /* done set: open addressing over config hashes */
     char **done;
     size_t done_cap, n_done;
-    int lock_fd;      /* DIR/.lock, held exclusively until results_close */
-    struct buf notes; /* what opening dropped (NUL-terminated when len > 0) */
+    int lock_fd;               /* DIR/.lock, held exclusively until results_close */
+    struct buf notes;          /* what opening dropped (NUL-terminated when len > 0) */
+    const struct sweep *names; /* the caller's named sweep (results_set_names), or NULL */
 };
+
+void results_set_names(struct results *r, const struct sweep *s)
+{
+    r->names = s && sweep_has_names(s) ? s : NULL;
+}
 
 static uint64_t str_hash(const char *s)
 {
@@ -1058,14 +1064,18 @@ static void cell_name(char *out, size_t n, const char *name, const char *unit)
         snprintf(out, n, "%s", name);
 }
 
-/* Header line of a table for cfg and row w (no newline). */
-static int make_header(struct buf *b, const struct hw_config *cfg, const struct res_row *w)
+/* Header line of a table for cfg and row w (no newline); a "name" column after the key
+ * columns when the sweep names its rows. */
+static int make_header(struct buf *b, const struct hw_config *cfg, const struct res_row *w,
+                       bool named)
 {
     static const char *const keys[] = {"trace_hash", "config_hash", "config_index", "model"};
     int rc = 0;
     char cell[300];
     for (size_t i = 0; i < 4 && !rc; i++)
         rc = buf_printf(b, "%s%s", i ? "," : "", keys[i]);
+    if (named && !rc)
+        rc = buf_append(b, ",name", 5);
     const struct hw_schema *s = hw_config_schema(cfg);
     for (size_t i = 0; i < s->n_keys && !rc; i++) {
         cell_name(cell, sizeof cell, s->keys[i].key, s->keys[i].unit);
@@ -1160,7 +1170,12 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
     int rc = 0;
     size_t k = 0;
     const struct hw_schema *s = hw_config_schema(cfg);
-    char cell[512];
+    char cell[512], row_name[512] = "";
+    if (r->names && sweep_name(r->names, config_index, row_name, sizeof row_name)) {
+        buf_release(&line);
+        buf_release(&hdr);
+        return errmsg_set(e, ERR_INTERNAL, "no name for config %zu of the sweep", config_index);
+    }
     /* The config's values as JSON, parsed once for all rows of the group. */
     json_error_t je;
     json_t *canon = json_loads(hw_config_canonical(cfg), 0, &je);
@@ -1174,7 +1189,7 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
         if (strcmp(w->table, t->name))
             continue;
         buf_clear(&hdr);
-        if ((rc = make_header(&hdr, cfg, w)))
+        if ((rc = make_header(&hdr, cfg, w, r->names != NULL)))
             break;
         if (t->csv_fd < 0) {
             bool fresh = !t->header;
@@ -1210,6 +1225,8 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
         buf_clear(&line);
         rc = buf_printf(&line, "%s,%s,%zu,%s", r->trace_hash, hw_config_hash(cfg), config_index,
                         r->model);
+        if (r->names && !rc && !(rc = buf_append(&line, ",", 1)))
+            rc = csv_append_field(&line, row_name);
         for (size_t c = 0; c < s->n_keys && !rc; c++) {
             hw_config_value_text(cfg, c, cell, sizeof cell);
             for (char *p = cell; *p; p++)
@@ -1246,6 +1263,8 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
         json_object_set_new(o, "config_hash", json_string(hw_config_hash(cfg)));
         json_object_set_new(o, "config_index", json_integer((json_int_t)config_index));
         json_object_set_new(o, "model", json_string(r->model));
+        if (r->names)
+            json_object_set_new(o, "name", json_string(row_name));
         json_object_set_new(o, "row", json_integer((json_int_t)k));
         json_object_set_new(o, "rows", json_integer((json_int_t)n_rows));
         for (size_t c = 0; c < s->n_keys; c++)

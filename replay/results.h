@@ -7,6 +7,10 @@
  *   DIR/results.jsonl   the same rows as JSON objects {"trace_hash", "config_hash",
  *                       "config_index", "model", "config": {...}, "row": i, "rows": n,
  *                       "labels": {...}, "counts": {...}, "metrics": {...}, "units": {...}}
+ *
+ * When the sweep names its rows (replay/sweep.h, results_set_names) every table gets a
+ * column "name" after the key columns (CSV) and a member "name" after "model" (JSON);
+ * without names the files are exactly as above.
  *   DIR/<table>.csv/.jsonl  secondary tables a model adds (result_row_begin(res, "ops"))
  *
  * Key columns: trace_hash, config_hash, config_index, model. Rows of one config are
@@ -43,6 +47,7 @@
 #include "replay/energy.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
+#include "replay/sweep.h"
 
 struct results;
 
@@ -112,6 +117,13 @@ const char *results_dropped(const struct results *r);
  */
 int results_open(struct results **out, const char *dir, const char *trace_hash, const char *model,
                  struct errmsg *e);
+/*
+ * Names the rows of configs written from now on with sweep_name(s, config_index): a "name"
+ * column (see above) when s names its rows; NULL or a sweep without names: none. s stays
+ * the caller's and must outlive the writes.
+ */
+void results_set_names(struct results *r, const struct sweep *s);
+
 /* True when config_hash's rows are all present. */
 bool results_done(const struct results *r, const char *config_hash);
 /* Number of configs done. */

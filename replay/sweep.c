@@ -19,6 +19,7 @@
 
 #define SWEEP_MAX_CONFIGS 10000000u
 #define SWEEP_MAX_FILE_BYTES (16u << 20)
+#define SWEEP_NAME_MEMBER "name"
 
 /*
  * One axis of the product. List and zip axes hold their values as JSON text; a range axis
@@ -29,7 +30,8 @@ struct axis {
     size_t n_keys;
     char **keys; /* (n_keys) */
     size_t n_vals;
-    char **vals; /* (n_vals, n_keys) JSON text; NULL for a range */
+    char **vals;  /* (n_vals, n_keys) JSON text; NULL for a range */
+    char **names; /* (n_vals) a zip's "name" list, or NULL when its rows are not named */
     bool is_range, range_int;
     int64_t i_first; /* integer range: value j = i_first + j * i_step */
     uint64_t i_step;
@@ -53,8 +55,11 @@ void sweep_free(struct sweep *s)
             mem_free(x->keys[k]);
         for (size_t v = 0; x->vals && v < x->n_vals * x->n_keys; v++)
             mem_free(x->vals[v]);
+        for (size_t v = 0; x->names && v < x->n_vals; v++)
+            mem_free(x->names[v]);
         mem_free(x->keys);
         mem_free(x->vals);
+        mem_free(x->names);
     }
     mem_free(s->axes);
     hw_config_free(s->base);
@@ -69,6 +74,37 @@ size_t sweep_count(const struct sweep *s)
 size_t sweep_axes(const struct sweep *s)
 {
     return s->n_axes;
+}
+
+bool sweep_has_names(const struct sweep *s)
+{
+    for (size_t a = 0; a < s->n_axes; a++)
+        if (s->axes[a].names)
+            return true;
+    return false;
+}
+
+int sweep_name(const struct sweep *s, size_t i, char *buf, size_t n)
+{
+    size_t len = 0;
+    if (n)
+        buf[0] = 0;
+    if (i >= s->count)
+        return ERR_USAGE;
+    /* the digit of i on axis a in the mixed radix of sweep_config (last axis fastest) */
+    size_t stride = s->count;
+    for (size_t a = 0; a < s->n_axes; a++) {
+        const struct axis *x = &s->axes[a];
+        stride /= x->n_vals;
+        if (!x->names)
+            continue;
+        int k = snprintf(buf + len, n > len ? n - len : 0, "%s%s", len ? SWEEP_NAME_SEP : "",
+                         x->names[(i / stride) % x->n_vals]);
+        if (k < 0 || len + (size_t)k >= n)
+            return ERR_LIMIT;
+        len += (size_t)k;
+    }
+    return 0;
 }
 
 /* Location text "'grid.json' $.key[2] line L column C" of a grid value. */
@@ -287,19 +323,62 @@ static int axis_range(struct axis *x, const char *key, const json_t *r, const ch
     return 0;
 }
 
-/* {"zip": {"k1": [...], "k2": [...]}}: keys that vary together (shape checked already). */
+/*
+ * The "name" list of a zip: one name per row, each a string of 1 to SWEEP_NAME_MAX bytes
+ * without control characters (names go into CSV cells, plot legends and report lines).
+ */
+static int zip_names(struct axis *x, const char *member, const json_t *l, const char *name,
+                     const char *text, struct errmsg *e)
+{
+    const char *keys[] = {member, "zip", SWEEP_NAME_MEMBER, NULL};
+    size_t idx[4] = {0};
+    if (!(x->names = mem_calloc(x->n_vals + 1, sizeof *x->names)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < x->n_vals; j++) {
+        const char *t = json_string_value(json_array_get(l, j));
+        idx[3] = j;
+        bool ok = t && *t && strlen(t) <= SWEEP_NAME_MAX;
+        for (const char *c = t; ok && *c; c++)
+            ok = (unsigned char)*c >= 0x20 && *c != 0x7f;
+        if (!ok)
+            return grid_err(e, name, text, keys, idx, 4,
+                            "a row name must be a string of 1 to 64 bytes without control "
+                            "characters");
+        for (size_t i = 0; i < j; i++)
+            if (!strcmp(x->names[i], t))
+                return grid_err(e, name, text, keys, idx, 4, "row name given twice in one zip");
+        if (!(x->names[j] = mem_strdup(t)))
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* {"zip": {"k1": [...], "k2": [...]}}: keys that vary together (shape checked already); a
+ * member "name" names the rows instead of setting a key. */
 static int axis_zip(struct axis *x, const char *member, const json_t *z, size_t n, const char *name,
                     const char *text, struct hw_config *scratch, struct errmsg *e)
 {
     const char *keys[] = {member, "zip", NULL, NULL};
     size_t idx[4] = {0};
-    if (axis_alloc(x, json_object_size(z), n, true))
+    const json_t *nl = json_object_get(z, SWEEP_NAME_MEMBER);
+    if (axis_alloc(x, json_object_size(z) - (nl ? 1 : 0), n, true))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
+    if (nl) {
+        if (!x->n_keys)
+            return grid_err(e, name, text, keys, idx, 2,
+                            "zip of row names sets no key: put \"name\" beside the keys it "
+                            "names");
+        int rc = zip_names(x, member, nl, name, text, e);
+        if (rc)
+            return rc;
+    }
     size_t ki = 0;
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)z, k, v)
     {
+        if (!strcmp(k, SWEEP_NAME_MEMBER))
+            continue;
         if (!(x->keys[ki] = mem_strdup(k)))
             return errmsg_set(e, ERR_NOMEM, "out of memory");
         keys[2] = k;
@@ -352,6 +431,10 @@ static int member_size(const char *key, const json_t *v, const char *name, const
     if (json_is_object(v))
         return grid_err(e, name, text, keys, idx, 1,
                         "grid value must be a list, a value, {\"range\": ...} or {\"zip\": ...}");
+    if (!strcmp(key, SWEEP_NAME_MEMBER) && !hw_schema_find(hw_config_schema(scratch), key))
+        return grid_err(e, name, text, keys, idx, 1,
+                        "row names go in a zip beside the keys they name: "
+                        "{\"zip\": {\"name\": [...], \"KEY\": [...]}}");
     *n = json_is_array(v) ? json_array_size(v) : 1;
     if (*n == 0)
         return grid_err(e, name, text, keys, idx, 1, "empty list of values");

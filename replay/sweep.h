@@ -11,6 +11,13 @@
  *     "hash": "mul"                                      one fixed value
  *   }
  *
+ * A zip may name its rows with a member "name": {"zip": {"name": ["small", "big"],
+ * "n_h": [5, 10], ...}}: a list of strings as long as the other lists, each 1 to 64 bytes
+ * without control characters, no two equal. The name of config i (sweep_name) is the names
+ * of its rows of every named zip, in file order, joined by ", "; results carry it as a
+ * `name` column, plots use it in legends (README.md, "Named sweep rows"). A grid without
+ * names expands exactly as before.
+ *
  * Keys are schema keys of the base config's model (dotted for nested keys). A member
  * named "doc" is a comment. Each value is validated like a config value (unknown key, wrong
  * type, out of range: ERR_CONFIG naming the grid file and the JSON path, e.g.
@@ -27,6 +34,7 @@
 #ifndef ACCELTRACE_SWEEP_H
 #define ACCELTRACE_SWEEP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -49,6 +57,18 @@ void sweep_free(struct sweep *s);
 size_t sweep_count(const struct sweep *s);
 /* Number of axes and the keys they set (for listing). */
 size_t sweep_axes(const struct sweep *s);
+
+/* The longest name of one zip row, and the text between the names of two zips. */
+#define SWEEP_NAME_MAX 64
+#define SWEEP_NAME_SEP ", "
+
+/* True when some zip of the grid names its rows. */
+bool sweep_has_names(const struct sweep *s);
+/*
+ * The name of config i (see above) into buf of n bytes; "" when the grid names no rows.
+ * 0, ERR_USAGE (i out of range) or ERR_LIMIT (buf too small).
+ */
+int sweep_name(const struct sweep *s, size_t i, char *buf, size_t n);
 
 /* Builds config i (0-based); caller frees with hw_config_free. 0 or negative with e set
  * (ERR_CONFIG when the schema's cross-key check rejects the combination). */

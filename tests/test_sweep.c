@@ -126,6 +126,59 @@ static void test_errors(void **state)
     expect_error("{\"n_h\": [1,", ERR_CONFIG, "bad json");
 }
 
+/* Named zip rows: sweep_name joins the names of every named zip in file order; keys are
+ * set as without names; a grid without names has none; bad names name the grid path. */
+static void test_names(void **state)
+{
+    (void)state;
+    struct sweep *s = parse("{\"shape\": {\"zip\": {\"name\": [\"small\", \"big\"], "
+                            "\"n_h\": [5, 20], \"n_w\": [4, 10]}},"
+                            " \"f\": [1, 2, 3],"
+                            " \"h\": {\"zip\": {\"hash\": [\"mul\", \"xor\"], "
+                            "\"name\": [\"m\", \"x, \\\"q\\\"\"]}}}");
+    assert_true(sweep_has_names(s));
+    assert_int_equal(sweep_count(s), 12);
+    assert_int_equal(sweep_axes(s), 3);
+    char buf[128];
+    const char *want[] = {"small, m", "small, x, \"q\"", "small, m", "small, x, \"q\"",
+                          "small, m", "small, x, \"q\"", "big, m",   "big, x, \"q\"",
+                          "big, m",   "big, x, \"q\"",   "big, m",   "big, x, \"q\""};
+    for (size_t i = 0; i < 12; i++) {
+        assert_int_equal(sweep_name(s, i, buf, sizeof buf), 0);
+        assert_string_equal(buf, want[i]);
+        struct hw_config *c = cfg(s, i);
+        assert_int_equal(hw_config_int(c, "n_h"), i < 6 ? 5 : 20);
+        assert_int_equal(hw_config_int(c, "n_w"), i < 6 ? 4 : 10);
+        assert_string_equal(hw_config_str(c, "hash"), i % 2 ? "xor" : "mul");
+        hw_config_free(c);
+    }
+    assert_int_equal(sweep_name(s, 12, buf, sizeof buf), ERR_USAGE);
+    assert_int_equal(sweep_name(s, 7, buf, 6), ERR_LIMIT);
+    sweep_free(s);
+    /* the same grid without names: same configs, no names */
+    s = parse("{\"shape\": {\"zip\": {\"n_h\": [5, 20], \"n_w\": [4, 10]}}, \"f\": [1, 2]}");
+    assert_false(sweep_has_names(s));
+    assert_int_equal(sweep_name(s, 3, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    sweep_free(s);
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\", 2], \"n_h\": [1, 2]}}}", ERR_CONFIG,
+                 "control characters ('grid.json' $.z.zip.name[1] line 1 column 30)");
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\", \"a\"], \"n_h\": [1, 2]}}}", ERR_CONFIG,
+                 "row name given twice");
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\", \"\"], \"n_h\": [1, 2]}}}", ERR_CONFIG,
+                 "$.z.zip.name[1]");
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\\nb\"], \"n_h\": [1]}}}", ERR_CONFIG,
+                 "without control characters");
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\", \"b\"], \"n_h\": [1]}}}", ERR_CONFIG,
+                 "differ in length");
+    expect_error("{\"z\": {\"zip\": {\"name\": [\"a\"]}}}", ERR_CONFIG, "sets no key");
+    expect_error("{\"name\": [\"a\", \"b\"]}", ERR_CONFIG, "row names go in a zip");
+    char long_name[200];
+    snprintf(long_name, sizeof long_name,
+             "{\"z\": {\"zip\": {\"name\": [\"%065d\"], \"n_h\": [1]}}}", 0);
+    expect_error(long_name, ERR_CONFIG, "1 to 64 bytes");
+}
+
 /* Integer ranges count in exact 64-bit arithmetic: [-2^63, 2^63-1] in steps of 2^62 has 4
  * values (the double quotient rounds to 4.0, which gave 5 and a signed overflow at the
  * fifth value, sweep.c:185 before). */
@@ -221,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_product_order),
         cmocka_unit_test(test_float_range_exact),
         cmocka_unit_test(test_zip),
+        cmocka_unit_test(test_names),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_int_range_extremes),
         cmocka_unit_test(test_size_before_expand),

@@ -5,7 +5,9 @@
 # the script is run from another folder into an output folder whose name holds $, " and a
 # space, and the merge job's results must equal an unsharded replay byte for byte. A second
 # sweep whose shards fail must leave its merge job cancelled, not pending for ever. Every
-# wait has a timeout; every daemon is stopped by the EXIT trap. Exit 77 with "SKIP: reason"
+# wait has a timeout; every daemon is stopped by the EXIT trap. A third sweep passes a
+# cluster's options (--sbatch '--time=... --account=...', --mem-limit giving --mem,
+# --env-setup, --job-output, --max-running) and each must reach the jobs. Exit 77 with "SKIP: reason"
 # where Slurm cannot start (packages missing, not root, daemons refusing to come up).
 set -euo pipefail
 A=${ACCELTRACE:?}
@@ -180,6 +182,46 @@ tasks=$(timeout 10 scontrol show job -o | grep 'JobName=acceltrace-sweep ' |
 cmp full/results.csv "$out/results.csv"
 cmp full/results.jsonl "$out/results.jsonl"
 echo "merged results equal the unsharded replay"
+
+# A cluster's job options: --sbatch lines, --mem from the replays' --mem-limit, an
+# environment hook in every job, the jobs' logs where --job-output says, array concurrency
+# as --max-running; the results are still the unsharded replay's.
+cat > "$T/w/env.sh" << 'EOF2'
+echo "env-setup ${SLURM_JOB_NAME:-?} ${SLURM_ARRAY_TASK_ID:-merge}" >> env-setup.log
+export ACCELTRACE_ENV_HOOK=1
+EOF2
+"$A" sweep "$G" --hw "$HW" --emit slurm --trace t.atr --shards 2 --max-running 1 \
+    --sbatch '--time=01:00:00 --account=X' --sbatch --comment=acceltrace-test \
+    --mem-limit 512MiB --env-setup env.sh --job-output 'logs/%x-%A_%a.out' --energy "$E" \
+    -o opts > opts.sh 2> opts.err
+[ ! -s opts.err ] || { cat opts.err; echo "FAIL: --max-running warned"; exit 1; }
+# --mem = 512MiB + 25% + 256MiB = 896 MiB; one line per --sbatch option, in order
+want_lines=$(printf '#SBATCH --array=1-2%%1\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=896M\n#SBATCH --output=logs/%%x-%%A_%%a.out\n#SBATCH --time=01:00:00\n#SBATCH --account=X\n#SBATCH --comment=acceltrace-test')
+[ "$(grep '^#SBATCH' opts.sh | grep -v job-name)" = "$want_lines" ] ||
+    { grep '^#SBATCH' opts.sh; echo "FAIL: #SBATCH lines of --sbatch/--mem-limit"; exit 1; }
+grep -q -- "--mem-limit '512MiB'" opts.sh || { echo "FAIL: replays without --mem-limit"; exit 1; }
+oid=$(submit "$T/w/opts.sh")
+[ -n "$oid" ] || { dump; echo "FAIL: no merge job id (options)"; exit 1; }
+st=$(wait_job "$oid" 45) || true
+[ "$st" = COMPLETED ] || { dump; echo "FAIL: merge job $oid (options) ended $st"; exit 1; }
+jobs_o=$(timeout 10 scontrol show job -o | grep 'Comment=acceltrace-test' || true)
+[ "$(grep -c 'JobName=acceltrace-sweep ' <<< "$jobs_o")" -eq 2 ] ||
+    { echo "$jobs_o"; echo "FAIL: 2 array tasks with the --sbatch comment expected"; exit 1; }
+[ "$(grep -c 'JobName=acceltrace-merge ' <<< "$jobs_o")" -eq 1 ] ||
+    { echo "$jobs_o"; echo "FAIL: the merge job lacks the --sbatch options"; exit 1; }
+while read -r line; do
+    grep -q 'TimeLimit=01:00:00 ' <<< "$line" || { echo "$line"; echo "FAIL: --time"; exit 1; }
+    grep -qi 'Account=x ' <<< "$line" || { echo "$line"; echo "FAIL: --account"; exit 1; }
+done <<< "$jobs_o"
+grep 'JobName=acceltrace-sweep ' <<< "$jobs_o" | grep -q 'MinMemoryNode=896M' ||
+    { echo "$jobs_o"; echo "FAIL: array tasks without --mem=896M"; exit 1; }
+[ "$(sort env-setup.log)" = "$(printf 'env-setup acceltrace-merge merge\nenv-setup acceltrace-sweep 1\nenv-setup acceltrace-sweep 2')" ] ||
+    { cat env-setup.log; echo "FAIL: --env-setup did not run once in each job"; exit 1; }
+ls logs/acceltrace-sweep-*_1.out logs/acceltrace-sweep-*_2.out logs/acceltrace-merge-*_merge.out > /dev/null ||
+    { ls -R logs; echo "FAIL: --job-output logs"; exit 1; }
+cmp full/results.csv opts/results.csv
+cmp full/results.jsonl opts/results.jsonl
+echo "--sbatch, --mem, --env-setup, --job-output: in the jobs; results equal the unsharded replay"
 
 # shards that fail (no such trace): the merge job is cancelled, never runs, never hangs
 "$A" sweep "$G" --hw "$HW" --emit slurm --trace missing.atr --shards 2 -o bad > bad.sh
