@@ -38,7 +38,8 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB      := $(BUILD)/libacceltrace.a
 PROG     := $(BUILD)/acceltrace
 
-.PHONY: all test test-slow check demo reproduce bench asan fuzz format format-check layering clean deps gen
+.PHONY: all test test-slow check demo reproduce bench asan fuzz format format-check layering clean deps gen \
+        install uninstall
 .SECONDARY:
 
 all: $(PROG) $(TEST_BIN) $(FUZZ_BIN) $(BENCH_BIN)
@@ -139,6 +140,40 @@ layering: deps
 
 clean:
 	rm -rf build build-asan build-fuzz build-bench
+
+# `make install PREFIX=DIR` (default /usr/local; DESTDIR for staged installs): the program,
+# its man page (scripts/manpage.sh, from the program's own help text), its bash
+# completion (`acceltrace completion bash`), the configs and the shipped model weights
+# (which an installed program finds under PREFIX/share/acceltrace). `make uninstall`
+# with the same PREFIX removes exactly these.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
+COMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+DATADIR := $(DESTDIR)$(PREFIX)/share/acceltrace
+INSTALL_CONFIGS := $(wildcard configs/*.json)
+INSTALL_MODELS  := $(wildcard configs/models/*)
+
+$(BUILD)/acceltrace.1: $(PROG) scripts/manpage.sh
+	scripts/manpage.sh $(PROG) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/acceltrace.bash: $(PROG)
+	$(PROG) completion bash > $@.tmp && mv $@.tmp $@
+
+install: $(PROG) $(BUILD)/acceltrace.1 $(BUILD)/acceltrace.bash
+	install -d $(BINDIR) $(MANDIR) $(COMPDIR) $(DATADIR)/configs $(DATADIR)/models
+	install -m 755 $(PROG) $(BINDIR)/acceltrace
+	install -m 644 $(BUILD)/acceltrace.1 $(MANDIR)/acceltrace.1
+	install -m 644 $(BUILD)/acceltrace.bash $(COMPDIR)/acceltrace
+	install -m 644 $(INSTALL_CONFIGS) $(DATADIR)/configs/
+	install -m 644 $(INSTALL_MODELS) $(DATADIR)/models/
+
+uninstall:
+	rm -f $(BINDIR)/acceltrace $(MANDIR)/acceltrace.1 $(COMPDIR)/acceltrace
+	rm -f $(addprefix $(DATADIR)/configs/,$(notdir $(INSTALL_CONFIGS)))
+	rm -f $(addprefix $(DATADIR)/models/,$(notdir $(INSTALL_MODELS)))
+	-rmdir $(DATADIR)/configs $(DATADIR)/models $(DATADIR) 2> /dev/null
 
 # Retrains the shipped trained-small DiT (docs/models.md#trained-small): the photographs
 # of configs/models/trained-small.manifest, one thread, fixed seeds; rewrites

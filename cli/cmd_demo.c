@@ -6,8 +6,9 @@
  * The demo is the table `steps` below: each workload adds its rows (in order: capture,
  * replay with a default sweep, analyzers, plots). A row is an acceltrace command line run
  * as a child process; "{out}" stands for the workload's folder out/<workload>, and arguments
- * starting with "configs/" name the repository's configs (found from the current folder or
- * next to the program's build folder). A workload
+ * starting with "configs/" name the repository's configs (found from the current folder,
+ * next to the program's build folder, or in PREFIX/share/acceltrace of an installed
+ * program). A workload
  * without rows is skipped with a line saying so; a failing step stops its workload (the
  * others still run) and makes the demo exit 1. Each run replaces the workload folders of
  * the previous one (fresh_workload_dir).
@@ -258,7 +259,9 @@ int cmd_demo(int argc, char **argv)
     if (sl <= 0)
         return cli_fail(ERR_IO, "cannot find the acceltrace program (/proc/self/exe)");
     self[sl] = 0;
-    /* Repository root: "." when configs/ is here, else the parent of the program's folder. */
+    /* Repository root: "." when configs/ is here, else the parent of the program's folder
+     * (a build folder's), else PREFIX/share/acceltrace of an installed program (make
+     * install puts bin/acceltrace and share/acceltrace/configs under one PREFIX). */
     char root[PATH_MAX] = ".";
     struct stat sb;
     if (stat("configs", &sb) || !S_ISDIR(sb.st_mode)) {
@@ -268,6 +271,11 @@ int cmd_demo(int argc, char **argv)
             if (slash)
                 *slash = 0;
         }
+        char probe[PATH_MAX + 32];
+        snprintf(probe, sizeof probe, "%s/configs", root);
+        if ((stat(probe, &sb) || !S_ISDIR(sb.st_mode)) &&
+            strlen(root) + sizeof "/share/acceltrace" <= sizeof root)
+            strcat(root, "/share/acceltrace");
     }
     if (!list) {
         struct errmsg me = {0};

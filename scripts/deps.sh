@@ -10,7 +10,7 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge
-          poppler-utils libxml2-utils)
+          poppler-utils libxml2-utils man-db groff-base)
 # a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
 required+=(chromium)
 # `scripts/deps.sh train`: also the photographs and the image reader of make train-dit
