@@ -140,7 +140,7 @@ static int list_configs(const struct sweep *sw, const struct hw_config *base, bo
     json_t *arr = json ? json_array() : NULL;
     for (size_t i = 0; i < n && !rc; i++) {
         struct hw_config *c;
-        char name[1024] = "";
+        char name[SWEEP_NAME_TOTAL_MAX + 1] = "";
         if ((rc = sweep_config(sw, i, &c, &e))) {
             rc = cli_fail(rc, errmsg_text(&e));
             break;
@@ -441,18 +441,19 @@ static void slurm_memory(const struct sweep_args *a, uint64_t *mem, uint64_t *li
     *mem = a->mem_per_cpu ? 0 : l + l / 4 + SLURM_MEM_FIXED_BYTES;
 }
 
-/* The --env-setup line: "source 'FILE'" for an existing file, else the command as given. */
+/* The --env-setup lines: "source 'FILE'" for an existing file, else the command as given. */
 static void env_setup_line(const char *env, FILE *f)
 {
     struct stat sb;
     if (!env)
         return;
+    /* set -u off around it: setup scripts (module systems) read unset variables */
     if (!stat(env, &sb) && S_ISREG(sb.st_mode)) {
         char q[PATH_MAX * 2];
         shq(env, q, sizeof q);
-        fprintf(f, "source %s\n", q);
+        fprintf(f, "set +u\nsource %s\nset -u\n", q);
     } else {
-        fprintf(f, "%s\n", env);
+        fprintf(f, "set +u\n%s\nset -u\n", env);
     }
 }
 

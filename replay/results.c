@@ -1170,7 +1170,7 @@ static int write_group(struct results *r, struct table *t, const struct hw_confi
     int rc = 0;
     size_t k = 0;
     const struct hw_schema *s = hw_config_schema(cfg);
-    char cell[512], row_name[512] = "";
+    char cell[512], row_name[SWEEP_NAME_TOTAL_MAX + 1] = "";
     if (r->names && sweep_name(r->names, config_index, row_name, sizeof row_name)) {
         buf_release(&line);
         buf_release(&hdr);

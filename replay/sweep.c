@@ -519,6 +519,21 @@ int sweep_parse(struct sweep **out, const char *json_text, const char *name,
         if (rc)
             goto fail;
     }
+    /* the longest name a config can get fits every caller's buffer */
+    size_t longest = 0;
+    for (size_t a = 0; a < s->n_axes; a++) {
+        size_t m = 0;
+        for (size_t j = 0; s->axes[a].names && j < s->axes[a].n_vals; j++)
+            m = strlen(s->axes[a].names[j]) > m ? strlen(s->axes[a].names[j]) : m;
+        longest += m ? m + (longest ? strlen(SWEEP_NAME_SEP) : 0) : 0;
+    }
+    if (longest > SWEEP_NAME_TOTAL_MAX) {
+        rc = errmsg_set(e, ERR_CONFIG,
+                        "row names of the grid's zips join to up to %zu bytes, more than %d "
+                        "('%s')",
+                        longest, SWEEP_NAME_TOTAL_MAX, name);
+        goto fail;
+    }
     s->count = count;
     hw_config_free(scratch);
     json_decref(root);

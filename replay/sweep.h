@@ -14,7 +14,8 @@
  * A zip may name its rows with a member "name": {"zip": {"name": ["small", "big"],
  * "n_h": [5, 10], ...}}: a list of strings as long as the other lists, each 1 to 64 bytes
  * without control characters, no two equal. The name of config i (sweep_name) is the names
- * of its rows of every named zip, in file order, joined by ", "; results carry it as a
+ * of its rows of every named zip, in file order, joined by ", " (at most
+ * SWEEP_NAME_TOTAL_MAX bytes, checked at load from the longest names); results carry it as a
  * `name` column, plots use it in legends (README.md, "Named sweep rows"). A grid without
  * names expands exactly as before.
  *
@@ -58,9 +59,11 @@ size_t sweep_count(const struct sweep *s);
 /* Number of axes and the keys they set (for listing). */
 size_t sweep_axes(const struct sweep *s);
 
-/* The longest name of one zip row, and the text between the names of two zips. */
+/* The longest name of one zip row, the text between the names of two zips, and the
+ * longest name of a config (a grid whose names could join to more is refused at load). */
 #define SWEEP_NAME_MAX 64
 #define SWEEP_NAME_SEP ", "
+#define SWEEP_NAME_TOTAL_MAX 400
 
 /* True when some zip of the grid names its rows. */
 bool sweep_has_names(const struct sweep *s);

@@ -177,6 +177,15 @@ static void test_names(void **state)
     snprintf(long_name, sizeof long_name,
              "{\"z\": {\"zip\": {\"name\": [\"%065d\"], \"n_h\": [1]}}}", 0);
     expect_error(long_name, ERR_CONFIG, "1 to 64 bytes");
+    /* seven zips of 60-byte names join to 7 * 60 + 6 * 2 = 432 bytes: refused at load */
+    char many[2048];
+    size_t k = (size_t)snprintf(many, sizeof many, "{");
+    for (int z = 0; z < 7; z++)
+        k += (size_t)snprintf(many + k, sizeof many - k,
+                              "%s\"z%d\": {\"zip\": {\"name\": [\"%060d\"], \"n_h\": [1]}}",
+                              z ? ", " : "", z, z);
+    snprintf(many + k, sizeof many - k, "}");
+    expect_error(many, ERR_CONFIG, "join to up to 432 bytes, more than 400");
 }
 
 /* Integer ranges count in exact 64-bit arithmetic: [-2^63, 2^63-1] in steps of 2^62 has 4
