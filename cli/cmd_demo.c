@@ -112,6 +112,31 @@ const struct cli_spec cmd_demo_spec = {
     .opts = opts,
 };
 
+/*
+ * The folder whose configs/ the steps' "configs/..." arguments name: "." when configs/ is
+ * here, else the parent of the program's folder (a build folder's), else
+ * PREFIX/share/acceltrace of an installed program (make install puts bin/acceltrace and
+ * share/acceltrace/configs under one PREFIX). root gets at most n bytes.
+ */
+static void demo_root(const char *self, char *root, size_t n)
+{
+    struct stat sb;
+    snprintf(root, n, ".");
+    if (!stat("configs", &sb) && S_ISDIR(sb.st_mode))
+        return;
+    snprintf(root, n, "%s", self);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(root, '/');
+        if (slash)
+            *slash = 0;
+    }
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/configs", root);
+    if ((stat(probe, &sb) || !S_ISDIR(sb.st_mode)) &&
+        strlen(root) + sizeof "/share/acceltrace" <= n)
+        strcat(root, "/share/acceltrace");
+}
+
 /* Splits args into argv (in buf), replacing the token part "{out}" by out. */
 static int build_argv(const char *args, const char *out, char *buf, size_t n, char **argv,
                       const char *self, const char *root)
@@ -259,24 +284,8 @@ int cmd_demo(int argc, char **argv)
     if (sl <= 0)
         return cli_fail(ERR_IO, "cannot find the acceltrace program (/proc/self/exe)");
     self[sl] = 0;
-    /* Repository root: "." when configs/ is here, else the parent of the program's folder
-     * (a build folder's), else PREFIX/share/acceltrace of an installed program (make
-     * install puts bin/acceltrace and share/acceltrace/configs under one PREFIX). */
-    char root[PATH_MAX] = ".";
-    struct stat sb;
-    if (stat("configs", &sb) || !S_ISDIR(sb.st_mode)) {
-        snprintf(root, sizeof root, "%s", self);
-        for (int up = 0; up < 2; up++) {
-            char *slash = strrchr(root, '/');
-            if (slash)
-                *slash = 0;
-        }
-        char probe[PATH_MAX + 32];
-        snprintf(probe, sizeof probe, "%s/configs", root);
-        if ((stat(probe, &sb) || !S_ISDIR(sb.st_mode)) &&
-            strlen(root) + sizeof "/share/acceltrace" <= sizeof root)
-            strcat(root, "/share/acceltrace");
-    }
+    char root[PATH_MAX];
+    demo_root(self, root, sizeof root);
     if (!list) {
         struct errmsg me = {0};
         int mrc = io_mkdir_p(out, 0755, &me);
