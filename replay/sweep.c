@@ -323,9 +323,23 @@ static int axis_range(struct axis *x, const char *key, const json_t *r, const ch
     return 0;
 }
 
+/* A row name and its row, for finding equal names. */
+struct name_at {
+    const char *s;
+    size_t i;
+};
+
+static int name_at_cmp(const void *a, const void *b)
+{
+    const struct name_at *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
 /*
  * The "name" list of a zip: one name per row, each a string of 1 to SWEEP_NAME_MAX bytes
- * without control characters (names go into CSV cells, plot legends and report lines).
+ * without control characters (names go into CSV cells, plot legends and report lines), no
+ * two equal.
  */
 static int zip_names(struct axis *x, const char *member, const json_t *l, const char *name,
                      const char *text, struct errmsg *e)
@@ -344,12 +358,23 @@ static int zip_names(struct axis *x, const char *member, const json_t *l, const 
             return grid_err(e, name, text, keys, idx, 4,
                             "a row name must be a string of 1 to 64 bytes without control "
                             "characters");
-        for (size_t i = 0; i < j; i++)
-            if (!strcmp(x->names[i], t))
-                return grid_err(e, name, text, keys, idx, 4, "row name given twice in one zip");
         if (!(x->names[j] = mem_strdup(t)))
             return errmsg_set(e, ERR_NOMEM, "out of memory");
     }
+    /* no two equal: sorted (name, row) pairs, so a long list is n log n, not n^2 */
+    struct name_at *by = mem_calloc(x->n_vals + 1, sizeof *by);
+    if (!by)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < x->n_vals; j++)
+        by[j] = (struct name_at){x->names[j], j};
+    qsort(by, x->n_vals, sizeof *by, name_at_cmp);
+    for (size_t j = 1; j < x->n_vals; j++)
+        if (!strcmp(by[j - 1].s, by[j].s)) {
+            idx[3] = by[j].i; /* the later of the two rows */
+            mem_free(by);
+            return grid_err(e, name, text, keys, idx, 4, "row name given twice in one zip");
+        }
+    mem_free(by);
     return 0;
 }
 

@@ -186,6 +186,21 @@ static void test_names(void **state)
                               z ? ", " : "", z, z);
     snprintf(many + k, sizeof many - k, "}");
     expect_error(many, ERR_CONFIG, "join to up to 432 bytes, more than 400");
+    /* a long named zip is checked for equal names in n log n: 50000 rows, the last one
+     * repeating row 7's name */
+    enum { N_LONG = 50000 };
+    char *big = mem_alloc((size_t)N_LONG * 24 + 128);
+    assert_non_null(big);
+    size_t b = (size_t)sprintf(big, "{\"z\": {\"zip\": {\"name\": [");
+    for (int j = 0; j < N_LONG; j++)
+        b += (size_t)sprintf(big + b, "%s\"r%d\"", j ? "," : "", j == N_LONG - 1 ? 7 : j);
+    b += (size_t)sprintf(big + b, "], \"f\": [");
+    for (int j = 0; j < N_LONG; j++)
+        b += (size_t)sprintf(big + b, "%s1", j ? "," : "");
+    sprintf(big + b, "]}}}");
+    expect_error(big, ERR_CONFIG,
+                 "row name given twice in one zip ('grid.json' $.z.zip.name[49999]");
+    mem_free(big);
 }
 
 /* Integer ranges count in exact 64-bit arithmetic: [-2^63, 2^63-1] in steps of 2^62 has 4
