@@ -131,6 +131,6 @@ extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_c
     cmd_capture_test_spec;
 extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
     cmd_analyze_conflicts_spec;
-extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec;
+extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec, cmd_export_timeline_spec;
 
 #endif

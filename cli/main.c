@@ -68,6 +68,7 @@ static const struct grammar grammars[] = {
     {"model", "salca", &cmd_model_salca_spec},
     {"export", "tiles", &cmd_export_tiles_spec},
     {"export", "hbm-trace", &cmd_export_hbm_spec},
+    {"export", "timeline", &cmd_export_timeline_spec},
     {NULL, NULL, NULL},
 };
 
