@@ -433,6 +433,14 @@ int timeline_export(const struct timeline_opts *o, struct timeline_stats *st, st
         }
         t.gantt_on = true;
     }
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", o->out_path);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = 0;
+        if ((rc = io_mkdir_p(parent, 0755, e)))
+            goto fail;
+    }
     if ((rc = sink_open_file(&t.k, tmp, e)))
         goto fail;
     tmp_made = true;
