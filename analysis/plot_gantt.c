@@ -99,7 +99,7 @@ int plot_gantt_gp(const struct plot *p, struct buf *g, const char *dat)
         plot_gq(g, p->g_tracks[t]);
         buf_printf(g, " %g", row_y(p, (unsigned)t));
     }
-    buf_printf(g, ")\nset grid noytics\nset key below\n");
+    buf_printf(g, ")\nset grid noytics\nset key below\nset bmargin 6\n");
     for (size_t c = 0; c < p->n_gclass; c++) {
         buf_printf(g,
                    "%s %s index %zu using (($1+$2)/2):3:1:2:($3-0.38):($3+0.38) with "

@@ -60,7 +60,7 @@ static const struct known_fig figs[] = {
      "SA-Kura cycles per step against N_w: eq. 9 plus exposed prefill (lines) and the "
      "cycle-accurate simulation (points)"},
     {"timeline", Q_TIME,
-     "Modelled schedule of config 0's first step (export timeline): one row per hardware unit, "
+     "Modelled schedule of config 0, the trace's first step (export timeline): one row per unit, "
      "each span an op (DiSC), a job's pipeline stage (Salca) or a tile's DMA and array sweep "
      "(SA-Kura) where the model placed it; the same slices as timeline.json, which "
      "ui.perfetto.dev opens"},

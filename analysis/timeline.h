@@ -45,8 +45,9 @@ struct timeline_opts {
     const char *plot_dir;   /* also a Gantt figure timeline.png of the first step, or NULL */
 };
 
-/* Slices written one by one before merging by block [decision: about 20 MB of JSON]. */
-#define TIMELINE_DETAIL_EVENTS 100000u
+/* Slices written one by one before merging by block [decision: about 6 MB of JSON with its
+ * counters]. */
+#define TIMELINE_DETAIL_EVENTS 20000u
 #define TIMELINE_MAX_TRACKS 32
 
 struct timeline_track {

@@ -29,7 +29,7 @@ static const struct cli_opt opts[] = {
     {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
      "the trace replayed (default: the manifest's trace_path)", 0},
     {OPT_DETAIL, "detail", 0, CLI_ARG_STRING, "N",
-     "slices written one by one before merging by block\n(100000)", 0},
+     "slices written one by one before merging by block\n(20000)", 0},
     {OPT_PLOT, "plot", 0, CLI_ARG_STRING, "DIR",
      "also a Gantt figure of the first step kept, DIR/timeline.png", 0},
     CLI_OPT_QUIET,
