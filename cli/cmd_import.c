@@ -204,5 +204,5 @@ static const struct subverb table[] = {
 int cmd_import(int argc, char **argv);
 int cmd_import(int argc, char **argv)
 {
-    return subverb_dispatch("import", "kind", table, argc, argv, true);
+    return subverb_dispatch("import", "kind", table, argc, argv, false);
 }
