@@ -100,6 +100,39 @@ assert modes["all"][1]["cycles"] != modes["baseline"][1]["cycles"]
 print("replay ok")
 PY
 
+# the BlockMask expansion (block_masks_to_dense) on an object with the two members of a
+# FlexAttention BlockMask it uses (to_dense, BLOCK_SIZE); the real class is
+# tests/sh/import_blockmask.sh, skipped without torch >= 2.5
+if "$PY" -c "import torch" 2> /dev/null; then
+    "$PY" - <<'PY'
+import numpy as np, torch, acceltrace, acceltrace.interop as io
+class BM:
+    BLOCK_SIZE = (16, 16)
+    def __init__(self, d):
+        self.d = d
+    def to_dense(self):
+        return self.d
+g = torch.Generator().manual_seed(7)
+blocks = [[torch.rand(1, 4, 4, 4, generator=g) > 0.5 for b in range(2)] for s in range(2)]
+dense = io.block_masks_to_dense([[BM(x) for x in step] for step in blocks], 64)
+assert dense.shape == (2, 2, 4, 64, 64), dense.shape
+for s in range(2):
+    for b in range(2):
+        want = np.kron(blocks[s][b][0].numpy(), np.ones((16, 16), bool)).astype(bool)
+        assert (dense[s, b] == want).all(), (s, b)
+io.import_masks(dense, "bm.atr", model="micro")
+for r in acceltrace.open("bm.atr").records("disc_mask"):
+    assert (r.to_numpy() == dense[r.msg.step, r.msg.block, r.msg.head]).all()
+try:
+    io.block_masks_to_dense(BM(torch.ones(1, 4, 2, 2, dtype=torch.bool)), 64)
+except io.ShapeError as e:
+    assert "the model has 64" in str(e), e
+else:
+    raise SystemExit("a BlockMask smaller than the model was accepted")
+print("block expansion ok")
+PY
+fi
+
 # selections: padded and ragged
 "$A" import selections sel.npz --context 200 --layers 2 --heads 4 -q -o s.atr > /dev/null
 "$A" import selections ragged.npz -q -o sr.atr > /dev/null
