@@ -193,6 +193,8 @@ static int raw_read(struct npz_array *a, uint8_t *p, size_t n, struct errmsg *e)
         if ((zr != Z_OK && zr != Z_STREAM_END) ||
             (made == 0 && a->z.avail_in == 0 && a->cread >= a->csize))
             return bad(a, e, ERR_DATA, "corrupt compressed data");
+        if (zr == Z_STREAM_END && made < n - got)
+            return bad(a, e, ERR_DATA, "compressed data shorter than its size");
         got += made;
         a->uread += made;
     }
