@@ -455,6 +455,15 @@ int timeline_export(const struct timeline_opts *o, struct timeline_stats *st, st
     struct engine_sink es = {.rows = rows_drop};
     if ((rc = engine_run_to(r.m, &src, &cf, &es, &eo, NULL, e)))
         goto fail;
+    if (!st->slices) { /* an empty timeline would look like an idle machine */
+        rc = o->steps ? errmsg_set(e, ERR_USAGE, "no slices in steps %lld-%lld of '%s'",
+                                   (long long)o->step_lo, (long long)o->step_hi, o->results_dir)
+                      : errmsg_set(e, ERR_USAGE,
+                                   "model '%s' reported no schedule (the disc, salca and kura "
+                                   "models have the schedule hook)",
+                                   r.m->name);
+        goto fail;
+    }
     for (size_t i = 0; i < st->n_tracks; i++)
         agg_flush(&t, (int)i);
     other_data(&t, &r);

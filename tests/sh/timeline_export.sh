@@ -6,8 +6,8 @@
 # event; C counters numeric), and per track the summed slice time equals the results'
 # busy figure for that unit (dpu_s, vpu_s, hbm_s, selector_s, hidden_cycles; busy_p..busy_a;
 # array_s, dma_s, host_s) within 1%, also once slices are merged (--detail); --steps keeps
-# only those steps; the Gantt figure is written; bad options exit 2, a trace that is not the
-# results' exits 3. Needs /usr/bin/python3 (exit 77 otherwise).
+# only those steps; the Gantt figure is written; bad options, steps without slices and a
+# model without the schedule hook exit 2, a trace that is not the results' exits 3. Needs /usr/bin/python3 (exit 77 otherwise).
 set -eu
 A=${ACCELTRACE:?}
 PY=/usr/bin/python3
@@ -152,6 +152,12 @@ set +e
 [ $rc = 3 ] && grep -q "is not the one of" err.txt || { echo "other trace: $rc $(cat err.txt)"; exit 1; }
 "$A" export timeline nowhere -o x.json 2> /dev/null; rc=$?
 [ $rc = 3 ] || { echo "missing folder exit $rc"; exit 1; }
+"$A" export timeline kr --config 7 --steps 50-60 -o x.json 2> err.txt; rc=$?
+[ $rc = 2 ] && grep -q "no slices in steps 50-60" err.txt || { echo "empty steps: $rc"; exit 1; }
+"$A" capture test --records 20 -q -o t.atr > /dev/null
+"$A" replay t.atr --hw "$C/test-count.json" -q -o tr 2> /dev/null
+"$A" export timeline tr -o x.json 2> err.txt; rc=$?
+[ $rc = 2 ] && grep -q "reported no schedule" err.txt || { echo "count model: $rc $(cat err.txt)"; exit 1; }
 set -e
 [ ! -e x.json ] && [ ! -e x.json.tmp ] || { echo "a failed export left a file"; exit 1; }
 echo "timeline export ok"
