@@ -6,7 +6,7 @@
 
 CC      := gcc
 BUILD   ?= build
-PKGS    := libzstd libprotobuf-c libpng jansson cmocka libxxhash
+PKGS    := libzstd libprotobuf-c libpng jansson cmocka libxxhash zlib
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/openblas-pthread)
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 

@@ -51,6 +51,7 @@ void plot_free(struct plot *p)
 {
     if (!p)
         return;
+    plot_gantt_release(p);
     mem_free(p->name);
     mem_free(p->title);
     mem_free(p->xlabel);

@@ -27,6 +27,8 @@
  *                 (plot_series on the same plot) drawn on top, optional cell labels
  *   PLOT_HIST     pre-binned histograms (plot_hist_bins) or raw values (plot_hist_values)
  *   PLOT_BARS     grouped or stacked bars: categories on x, one series per stack part/group
+ *   PLOT_GANTT    a timeline: one row per track (top down, in order of first use), spans
+ *                 [t0, t1] coloured by class with a legend entry per class (plot_gantt_span)
  * Axis labels carry units: plot_xlabel(p, "N_w", "PEs") prints "N_w [PEs]".
  *
  * Strings are copied; arrays are copied. Errors: ERR_NOMEM, ERR_IO (files),
@@ -41,7 +43,7 @@
 
 #include "common/err.h"
 
-enum plot_kind { PLOT_LINE, PLOT_SCATTER, PLOT_HEATMAP, PLOT_HIST, PLOT_BARS };
+enum plot_kind { PLOT_LINE, PLOT_SCATTER, PLOT_HEATMAP, PLOT_HIST, PLOT_BARS, PLOT_GANTT };
 
 /*
  * Output formats and their gnuplot terminals: png (pngcairo), pdf (pdfcairo), svg (svg),
@@ -182,6 +184,15 @@ int plot_bars_hatch(struct plot *p, size_t series);
 /* The y axis of a bar plot reaches at least top (e.g. to show a reference band drawn with
  * plot_extra above the bars); it still grows with taller bars. Ignored unless top > 0. */
 void plot_bars_top(struct plot *p, double top);
+
+/*
+ * Gantt plots: a span from t0 to t1 (x units, t0 <= t1) on row `track`, coloured by `cls`
+ * (at most 8 classes get distinct colours, more reuse them; PLOT_GANTT_MAX_TRACKS rows).
+ * Rows and classes are created by name on first use. 0, ERR_USAGE (not a Gantt plot, too
+ * many rows, t1 < t0) or ERR_NOMEM.
+ */
+#define PLOT_GANTT_MAX_TRACKS 32
+int plot_gantt_span(struct plot *p, const char *track, const char *cls, double t0, double t1);
 
 /*
  * Writes DIR/NAME.dat and DIR/NAME.gp and renders DIR/NAME.png (or the output format's

@@ -226,6 +226,8 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
     buf_printf(d, "# %s: data for %s.gp (blocks separated by two blank lines)\n", p->name, p->name);
     char a[40], b[40], c[40];
     size_t block = 0;
+    if (p->kind == PLOT_GANTT)
+        return plot_gantt_dat(p, d);
     if (p->kind == PLOT_BARS) {
         buf_printf(d, "# category");
         for (size_t s = 0; s < p->n_bar; s++) {
@@ -641,6 +643,8 @@ static int build_gp(struct plot *p, struct buf *g, size_t heat_index)
         return gp_hist(p, g, dat);
     case PLOT_BARS:
         return gp_bars(p, g, dat);
+    case PLOT_GANTT:
+        return plot_gantt_gp(p, g, dat);
     }
     return 0;
 }

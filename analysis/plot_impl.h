@@ -13,6 +13,8 @@
 
 #define PLOT_MAX_SERIES 256
 
+struct buf;
+
 struct series {
     char *name;
     int panel;
@@ -75,11 +77,27 @@ struct plot {
     bool stacked;
     double bar_top;  /* > 0: the y axis reaches at least this value */
     bool *bar_hatch; /* (n_bar) series drawn hatched instead of solid */
+    /* gantt (plot_gantt.c) */
+    char *g_tracks[PLOT_GANTT_MAX_TRACKS];
+    size_t n_gtrack;
+    char **g_classes;
+    size_t n_gclass;
+    struct gantt_span *g_spans;
+    size_t n_gspan, cap_gspan;
     struct errmsg err;
 };
 
+struct gantt_span {
+    double t0, t1;
+    unsigned track, cls;
+};
+
+/* plot_gantt.c: the data blocks (one per class: t0 t1 row) and the plot command. */
+int plot_gantt_dat(const struct plot *p, struct buf *d);
+int plot_gantt_gp(const struct plot *p, struct buf *g, const char *dat);
+void plot_gantt_release(struct plot *p);
+
 /* plot_text.c: script text. The buf's error is sticky (common/buf.h). */
-struct buf;
 extern bool plot_text_latex;                /* text of the plot being written is LaTeX (epslatex) */
 void plot_gq(struct buf *b, const char *s); /* a gnuplot double-quoted string */
 void plot_num(char *t, size_t n, double v); /* shortest round-trip, "NaN" */

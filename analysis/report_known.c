@@ -59,6 +59,11 @@ static const struct known_fig figs[] = {
     {"kura_cycles_shape", Q_TIME,
      "SA-Kura cycles per step against N_w: eq. 9 plus exposed prefill (lines) and the "
      "cycle-accurate simulation (points)"},
+    {"timeline", Q_TIME,
+     "Modelled schedule of config 0, the trace's first step (export timeline): one row per unit, "
+     "each span an op (DiSC), a job's pipeline stage (Salca) or a tile's DMA and array sweep "
+     "(SA-Kura) where the model placed it; the same slices as timeline.json, which "
+     "ui.perfetto.dev opens"},
     {"kura_cpx_heatmap", Q_TIME, "SA-Kura effective cycles per pixel over (N_h, N_w) at 96x96"},
     {"hash_imbalance", Q_BALANCE,
      "DiSC hash load balance: imbalance (sum of max over sum of mean) against matrix sparsity"},

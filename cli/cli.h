@@ -102,6 +102,7 @@ int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
@@ -131,6 +132,7 @@ extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_c
     cmd_capture_test_spec;
 extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
     cmd_analyze_conflicts_spec;
-extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec;
+extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec, cmd_export_timeline_spec;
+extern const struct cli_spec cmd_import_masks_spec, cmd_import_selections_spec;
 
 #endif

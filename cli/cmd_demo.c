@@ -63,6 +63,8 @@ static const struct demo_step steps[] = {
      "--energy configs/disc-energy.json -q -o {out}/sweep"},
     {"disc", "analyze", "analyze hash {out}/disc.atr -o {out}/hash"},
     {"disc", "analyze", "analyze disc {out}/replay --trace {out}/disc.atr -o {out}/figures"},
+    {"disc", "export",
+     "export timeline {out}/replay -q -o {out}/timeline/timeline.json --plot {out}/timeline"},
     /* the sweep's speedup against the DPU count at the default (calibrated) vpu_width 24 */
     {"disc", "plot",
      "plot {out}/sweep --x dpu_count --y speedup --where mode=all --where vpu_width=24 "
@@ -73,6 +75,8 @@ static const struct demo_step steps[] = {
      "replay {out}/salca.atr --hw configs/salca-hbm2.json --sweep configs/salca-sweep.json "
      "--energy configs/salca-energy.json -q -o {out}/replay"},
     {"salca", "analyze", "analyze conflicts {out}/salca.atr -o {out}/conflicts"},
+    {"salca", "export",
+     "export timeline {out}/replay -q -o {out}/timeline/timeline.json --plot {out}/timeline"},
     {"salca", "model", "model salca --paper --plot {out}/model --trace {out}/salca.atr"},
     /* kura rows: */
     {"kura", "capture", "capture kura -q -o {out}/kura.atr"},
@@ -83,6 +87,8 @@ static const struct demo_step steps[] = {
      "plot {out}/replay --x n_w --y sys_e_px_nj --y e_px_pj --y cycles_step -o {out}/plots"},
     {"kura", "plot", "model kura --plots {out}/figures --trace {out}/kura.atr --every 20"},
     {"kura", "export", "export tiles {out}/kura.atr --shape 20x5 -o {out}/tiles"},
+    {"kura", "export",
+     "export timeline {out}/replay -q -o {out}/timeline/timeline.json --plot {out}/timeline"},
     {NULL, NULL, NULL},
 };
 

@@ -9,10 +9,13 @@
 
 int cmd_export_tiles(int argc, char **argv);
 int cmd_export_hbm(int argc, char **argv);
+int cmd_export_timeline(int argc, char **argv);
 
 static const struct subverb table[] = {
     {"tiles", cmd_export_tiles, "SA-Kura RTL stimulus ($readmemh) for one step and array shape"},
     {"hbm-trace", cmd_export_hbm, "Salca K/V gathers as Ramulator 2 / DRAMsim3 request traces"},
+    {"timeline", cmd_export_timeline,
+     "a replayed config's schedule as a Chrome/Perfetto timeline (JSON)"},
     /* rows: {"name", cmd_export_name, "summary"}, */
     {NULL, NULL, NULL},
 };

@@ -600,6 +600,7 @@ int cmd_replay(int argc, char **argv)
             (energy_path && (rc = results_hash_json_file(energy_path, energy_hash, &e))))
             goto fail;
         const Acceltrace__TraceHeader *hd = src.header(src.ctx);
+        char *trace_abs = realpath(trace, NULL); /* NULL: not recorded */
         struct results_manifest man = {
             .version = ACCELTRACE_VERSION,
             .model = m->name,
@@ -613,8 +614,11 @@ int cmd_replay(int argc, char **argv)
             .command = command,
             .trace_source = hd ? hd->source : NULL,
             .trace_source_detail = hd ? hd->source_detail : NULL,
+            .trace_path = trace_abs,
         };
-        if ((rc = results_open_manifest(&res, out, &man, &e)))
+        rc = results_open_manifest(&res, out, &man, &e);
+        free(trace_abs);
+        if (rc)
             goto fail;
         if (results_dropped(res))
             cli_warn("resuming '%s': dropped %s", out, results_dropped(res));

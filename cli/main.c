@@ -27,6 +27,7 @@ static const struct verb verbs[] = {
     {"analyze", cmd_analyze, "run an analyzer over a trace", NULL},
     {"model", cmd_model, "evaluate an analytic hardware model", NULL},
     {"export", cmd_export, "export trace data for other tools", NULL},
+    {"import", cmd_import, "masks and selections from other tools (.npz) as traces", NULL},
     {"info", cmd_info, "header, record counts, raw vs stored bytes of a trace", &cmd_info_spec},
     {"dump", cmd_dump, "print the records of a trace as JSON lines", &cmd_dump_spec},
     {"verify", cmd_verify, "check every frame and the index of a trace (exit 0 or 3)",
@@ -68,6 +69,9 @@ static const struct grammar grammars[] = {
     {"model", "salca", &cmd_model_salca_spec},
     {"export", "tiles", &cmd_export_tiles_spec},
     {"export", "hbm-trace", &cmd_export_hbm_spec},
+    {"export", "timeline", &cmd_export_timeline_spec},
+    {"import", "masks", &cmd_import_masks_spec},
+    {"import", "selections", &cmd_import_selections_spec},
     {NULL, NULL, NULL},
 };
 

@@ -233,7 +233,7 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     }
     for (int i = 0; i < N_INST && !rc; i++) {
         const int si = i >= I_SCALE0 ? (i - I_SCALE0) / 2 : -1;
-        struct model_env env = {si >= 0 ? &r->shdr[si] : hdr, "(in-process capture)", NULL};
+        struct model_env env = {si >= 0 ? &r->shdr[si] : hdr, "(in-process capture)", NULL, NULL};
         rc = make_cfg(&r->cfg[i], r, o->root, over[i], e);
         rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
     }

@@ -131,7 +131,7 @@ static int replay_configs(const char *path, struct salca_out *out, struct errmsg
     int rc = trace_reader_open(&r, path, NULL, e);
     if (rc < 0)
         return rc;
-    struct model_env env = {trace_reader_header(r), path, NULL};
+    struct model_env env = {trace_reader_header(r), path, NULL, NULL};
     for (int i = 0; i < N_CFG && !rc; i++) {
         char json[512];
         snprintf(json, sizeof json, "{\"model\": \"salca\", %s}", cfg_json[i]);

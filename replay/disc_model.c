@@ -656,6 +656,7 @@ struct disc_state {
     struct disc_pending *pend;
     size_t n_pend, cap_pend;
     uint64_t masks_estimated;
+    struct model_sched_sink *sched; /* export timeline (model.h), or NULL */
 };
 
 static void disc_free(void *state)
@@ -727,6 +728,7 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
         goto fail;
     }
     s->ops_table = hw_config_bool(cfg, "ops_table");
+    s->sched = env->sched;
     disc_energy_default(&s->en);
     const char *et = hw_config_str(cfg, "energy_table");
     if (et && *et && (rc = disc_energy_load(&s->en, et, e)) < 0)
@@ -1002,6 +1004,80 @@ static void put_counts(struct model_result *res, const struct disc_act *a)
     result_count(res, "bus_elems", "elem", a->bus);
 }
 
+/* Timeline tracks of a DiSC mode: the time-by-unit split of disc_op_time_split (one track
+ * per results column dpu_s, vpu_s, hbm_s, selector_s) plus the part of sa_o that the SpMM
+ * hides (hidden_cycles). */
+static const char *const disc_track_names[DISC_T_UNITS + 1] = {
+    "DPU array", "VPU", "HBM (memory-bound ops)", "token selector", "DPU array under SpMM"};
+static const char *const disc_track_busy[DISC_T_UNITS + 1] = {
+    "dpu_s", "vpu_s", "hbm_s", "selector_s", "hidden_cycles / clock"};
+
+/* One slice of op on track u, cycles [c0, c0 + len) of the mode's run. */
+static int disc_slice(const struct disc_state *s, const char *group, int u,
+                      const struct disc_op *op, uint32_t k, size_t i, uint64_t c0, uint64_t len,
+                      bool with_bytes, struct errmsg *e)
+{
+    if (!len)
+        return 0;
+    const struct disc_hw *hw = &s->hw;
+    const double hz = hw->clock_ghz * 1e9;
+    double util = -1;
+    if (op->cycles && u != DISC_T_SELECTOR) {
+        double lanes = op->unit == DISC_UNIT_DPU
+                           ? (double)hw->cores * hw->dpu_count * hw->dpu_lanes
+                           : (double)hw->cores * hw->vpu_simds * hw->vpu_width;
+        double work = op->unit == DISC_UNIT_DPU ? (double)op->a.mac : (double)op->a.vpu_op;
+        util = work / ((double)op->cycles * lanes);
+    }
+    struct model_slice sl = {
+        .group = group,
+        .track = disc_track_names[u],
+        .name = op->name,
+        .cls = u == DISC_T_SELECTOR ? "select" : op->cls,
+        .t_s = (double)c0 / hz,
+        .dur_s = (double)len / hz,
+        .step = k,
+        .block = op->block,
+        .index = (int64_t)i,
+        .busy = disc_track_busy[u],
+        .bytes = with_bytes ? (double)op->a.hbm : 0,
+        .util = util,
+    };
+    return s->sched->slice(s->sched->ctx, &sl, e);
+}
+
+/*
+ * Reports the ops of one step to the schedule hook as the step's cycle count places them:
+ * ops run one after another from *t (cycles), each on the unit disc_op_time_split charges
+ * (ctr_select: the VPU difference, then the selector); a sa_o overlapped by the SpMM starts
+ * with it, its hidden cycles on their own track and its exposed ones after the SpMM.
+ */
+static int disc_sched_step(const struct disc_state *s, int mode, uint32_t k,
+                           const struct disc_op *ops, size_t n, uint64_t *t, struct errmsg *e)
+{
+    char group[48];
+    snprintf(group, sizeof group, "DiSC mode %s", disc_mode_name(mode));
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct disc_op *op = &ops[i];
+        uint64_t split[DISC_T_UNITS] = {0};
+        disc_op_time_split(op, split);
+        int u = op->mem_bound ? DISC_T_HBM : op->unit == DISC_UNIT_DPU ? DISC_T_DPU : DISC_T_VPU;
+        uint64_t hidden = op->cycles - op->exposed;
+        if (hidden && i > 0) /* started with the op before it (the SpMM) */
+            rc = disc_slice(s, group, DISC_T_UNITS, op, k, i, *t - ops[i - 1].exposed, hidden,
+                            false, e);
+        if (!rc)
+            rc = disc_slice(s, group, u, op, k, i, *t, split[u], true, e);
+        *t += split[u];
+        if (!rc)
+            rc = disc_slice(s, group, DISC_T_SELECTOR, op, k, i, *t, split[DISC_T_SELECTOR], false,
+                            e);
+        *t += split[DISC_T_SELECTOR];
+    }
+    return rc;
+}
+
 static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
 {
     struct disc_state *s = state;
@@ -1031,7 +1107,7 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         if (!s->modes[mode])
             continue;
         struct disc_act tot = {0};
-        uint64_t cycles = 0, hidden = 0, by_unit[DISC_T_UNITS] = {0};
+        uint64_t cycles = 0, hidden = 0, by_unit[DISC_T_UNITS] = {0}, t_sched = 0;
         for (uint32_t k = 0; k < s->steps; k++) {
             for (uint32_t b = 0; b < L; b++) {
                 const struct disc_cell *c = &s->cells[(size_t)k * L + b];
@@ -1040,6 +1116,8 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
             struct disc_step_in in = {k, s->n_kept[k], s->generated[k],
                                       mode == DISC_MODE_ALL ? st : NULL};
             size_t n = disc_step_ops(&s->hw, dm, mode, &in, ops, cap);
+            if (s->sched && (rc = disc_sched_step(s, mode, k, ops, n, &t_sched, e)) < 0)
+                goto out;
             for (size_t i = 0; i < n; i++) {
                 const struct disc_op *op = &ops[i];
                 cycles += op->exposed;

@@ -827,7 +827,8 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
                     const struct engine_sink *sink, struct ckpt_ctx *cc, struct engine_stats *st,
                     struct errmsg *e)
 {
-    struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
+    struct model_env env = {
+        .hdr = src->header(src->ctx), .trace_path = src->name, .sched = o->sched};
     void *shared = NULL;
     size_t cap = o->group_records ? o->group_records : 64;
     Acceltrace__Record **recs = mem_calloc(cap, sizeof *recs);

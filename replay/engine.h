@@ -106,17 +106,19 @@ struct engine_opts {
     const struct energy_table *energy; /* applied to each row, or NULL */
     bool quiet;                        /* no progress on stderr */
     const char *checkpoint_dir;        /* folder of replay.ckpt (the results folder); NULL: none */
-    double checkpoint_s;         /* seconds between checkpoints (default 0.25; at least 20 times
-                                    what the last one took); <= 0 with checkpoint_records 0:
-                                    none */
-    uint64_t checkpoint_records; /* also after this many records; 0 = by time only */
-    double stop_after_s;         /* >= 0: stop at the first checkpoint written this many seconds
-                                    after the start (stats.stopped; a rerun continues); default
-                                    -1, never */
-    uint64_t mem_limit_bytes;    /* instances of one pass; 0 = ENGINE_DEFAULT_MEM_LIMIT */
-    const char *build_id;        /* identity written into and required of checkpoints; NULL: the
-                                    hash of /proc/self/exe (tests set two values to stand for two
-                                    builds) */
+    double checkpoint_s;            /* seconds between checkpoints (default 0.25; at least 20 times
+                                       what the last one took); <= 0 with checkpoint_records 0:
+                                       none */
+    uint64_t checkpoint_records;    /* also after this many records; 0 = by time only */
+    double stop_after_s;            /* >= 0: stop at the first checkpoint written this many seconds
+                                       after the start (stats.stopped; a rerun continues); default
+                                       -1, never */
+    uint64_t mem_limit_bytes;       /* instances of one pass; 0 = ENGINE_DEFAULT_MEM_LIMIT */
+    struct model_sched_sink *sched; /* schedule hook handed to the models (model.h), or NULL;
+                                       set it with one config, one thread, no checkpoints */
+    const char *build_id;           /* identity written into and required of checkpoints; NULL: the
+                                       hash of /proc/self/exe (tests set two values to stand for two
+                                       builds) */
 };
 
 /* Memory the instances of one pass may take by default (8 GiB) [decision]. */

@@ -13,6 +13,14 @@ static int64_t txn_cycles(const struct kura_energy *e, int64_t words)
     return (int64_t)e->t_txn + beats;
 }
 
+void kura_dma_tile_split(const struct kura_energy *e, int n_h, int n_w, int64_t *in_cycles,
+                         int64_t *out_cycles)
+{
+    /* spec 8.4: N_w + 4 halo columns in, N_w result columns out */
+    *in_cycles = (int64_t)(n_w + 4) * txn_cycles(e, n_h + 4);
+    *out_cycles = (int64_t)n_w * txn_cycles(e, n_h);
+}
+
 void kura_sys_eval(const struct kura_energy *e, int h, int w, int n_h, int n_w,
                    struct kura_sys *out)
 {
@@ -21,8 +29,10 @@ void kura_sys_eval(const struct kura_energy *e, int h, int w, int n_h, int n_w,
     out->n_h = n_h;
     out->n_w = n_w;
     out->cycles_step = an.cycles_step;
-    /* spec 8.4: N_w + 4 halo columns in, N_w result columns out, serialized with compute */
-    out->dma_tile = (int64_t)(n_w + 4) * txn_cycles(e, n_h + 4) + (int64_t)n_w * txn_cycles(e, n_h);
+    /* spec 8.4: serialized with compute */
+    int64_t in, o;
+    kura_dma_tile_split(e, n_h, n_w, &in, &o);
+    out->dma_tile = in + o;
     out->dma_step = an.n_tiles * out->dma_tile;
     out->marsh_cycles = e->t_marsh * (double)h * w;
     out->cycles_sys =

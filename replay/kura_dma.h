@@ -28,6 +28,11 @@ struct kura_sys {
     double area_um2;     /* table1 area (eq. 13) */
 };
 
+/* DMA cycles of one tile split into its N_w + 4 input and N_w output transactions
+ * (their sum is kura_sys.dma_tile). */
+void kura_dma_tile_split(const struct kura_energy *e, int n_h, int n_w, int64_t *in_cycles,
+                         int64_t *out_cycles);
+
 /* Evaluates the system model for one shape on an H x W map with the table e. */
 void kura_sys_eval(const struct kura_energy *e, int h, int w, int n_h, int n_w,
                    struct kura_sys *out);

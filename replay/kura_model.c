@@ -77,6 +77,8 @@ struct kura_state {
     int h, w; /* map size seen (all steps must agree) */
     uint64_t steps;
     uint64_t toggles, bits, writes, pe_cycles, sim_cycles;
+    struct model_sched_sink *sched; /* export timeline (model.h), or NULL */
+    double t_sched;                 /* cycles of the system schedule so far */
     struct kura_step_row *rows;
     size_t n_rows, cap_rows;
 };
@@ -192,11 +194,11 @@ static void kura_free(void *state)
 static int kura_new(void **state, const struct hw_config *cfg, const struct model_env *env,
                     struct errmsg *e)
 {
-    (void)env;
     struct kura_state *s = mem_calloc(1, sizeof *s);
     int rc;
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
+    s->sched = env->sched;
     s->n_h = (int)hw_config_int(cfg, "n_h");
     s->n_w = (int)hw_config_int(cfg, "n_w");
     s->act_on = hw_config_bool(cfg, "activity");
@@ -222,6 +224,76 @@ fail:
     return rc;
 }
 
+/* One slice of the system schedule at cycle t0 (f = en.f_hz). */
+static int kura_slice(const struct kura_state *s, const char *track, const char *name,
+                      const char *busy, int step, int64_t tile, double t0, double len, double bytes,
+                      double util, struct errmsg *e)
+{
+    if (len <= 0)
+        return 0;
+    struct model_slice sl = {
+        .group = "SA-Kura",
+        .track = track,
+        .name = name,
+        .cls = name,
+        .t_s = t0 / s->en.f_hz,
+        .dur_s = len / s->en.f_hz,
+        .step = step,
+        .block = -1,
+        .index = tile,
+        .busy = busy,
+        .bytes = bytes,
+        .util = util,
+    };
+    return s->sched->slice(s->sched->ctx, &sl, e);
+}
+
+/*
+ * Reports one drift step of the system level (replay/kura_dma.h) to the schedule hook:
+ * host marshalling, then per tile its input DMA, the array sweep (C_tile; the first tile
+ * also the exposed prefill of N_w cycles, spec 8.1) and its output DMA, all serialized, then
+ * the per-step overhead. The array's slices sum to array_s, the DMA's to dma_s, the host's
+ * to host_s.
+ */
+static int kura_sched_step(struct kura_state *s, int step, int h, int w, struct errmsg *e)
+{
+    struct kura_analytic an;
+    struct kura_sys sy;
+    kura_analytic_eval(h, w, s->n_h, s->n_w, s->en.f_hz, &an);
+    kura_sys_eval(&s->en, h, w, s->n_h, s->n_w, &sy);
+    int64_t d_in, d_out;
+    kura_dma_tile_split(&s->en, s->n_h, s->n_w, &d_in, &d_out);
+    const double wb = s->en.word_bits / 8.0;
+    const double b_in = (double)(s->n_w + 4) * (s->n_h + 4) * wb;
+    const double b_out = (double)s->n_w * s->n_h * wb;
+    double t = s->t_sched;
+    int rc = kura_slice(s, "host", "marshalling", "host_s", step, -1, t, sy.marsh_cycles, 0, -1, e);
+    t += sy.marsh_cycles;
+    for (int64_t k = 0; k < an.n_tiles && !rc; k++) {
+        int r0, c0;
+        kura_tile_origin(h, w, s->n_h, s->n_w, k, &r0, &c0);
+        int rows = h - r0 < s->n_h ? h - r0 : s->n_h, cols = w - c0 < s->n_w ? w - c0 : s->n_w;
+        double util = (double)rows * cols / ((double)s->n_h * s->n_w);
+        rc = kura_slice(s, "DMA", "tile in", "dma_s", step, k, t, (double)d_in, b_in, -1, e);
+        t += (double)d_in;
+        if (!rc && k == 0) {
+            rc = kura_slice(s, "array", "prefill", "array_s", step, k, t, s->n_w, 0, -1, e);
+            t += s->n_w;
+        }
+        if (!rc)
+            rc = kura_slice(s, "array", "tile", "array_s", step, k, t, (double)an.c_tile, 0, util,
+                            e);
+        t += (double)an.c_tile;
+        if (!rc)
+            rc = kura_slice(s, "DMA", "tile out", "dma_s", step, k, t, (double)d_out, b_out, -1, e);
+        t += (double)d_out;
+    }
+    if (!rc)
+        rc = kura_slice(s, "host", "step", "host_s", step, -1, t, s->en.t_step, 0, -1, e);
+    s->t_sched = t + s->en.t_step;
+    return rc;
+}
+
 static int kura_consume(void *state, const struct model_record *r, struct errmsg *e)
 {
     struct kura_state *s = state;
@@ -235,6 +307,11 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
     s->h = in->h;
     s->w = in->w;
     s->steps++;
+    if (s->sched) {
+        int src = kura_sched_step(s, in->step, in->h, in->w, e);
+        if (src < 0)
+            return src;
+    }
     if (!s->sim_on)
         return 0; /* the analytic figures depend on the map size only (spec 8.1) */
     size_t n = (size_t)in->h * in->w;
@@ -324,6 +401,10 @@ static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
     result_metric(res, "alpha", "1", alpha);
     result_metric(res, "alpha_ratio", "1", ratio);
     result_metric(res, "e_px_act_pj", "pJ/px", kura_epx_pj(&scaled, s->n_h, s->n_w, en->f_hz));
+    /* the system level's time by unit over all steps (kura_dma.h; the timeline's tracks) */
+    result_metric(res, "array_s", "s", (double)s->steps * (double)an.cycles_step / en->f_hz);
+    result_metric(res, "dma_s", "s", (double)s->steps * (double)sy.dma_step / en->f_hz);
+    result_metric(res, "host_s", "s", (double)s->steps * (sy.marsh_cycles + en->t_step) / en->f_hz);
     for (size_t i = 0; i < s->n_rows; i++) {
         const struct kura_step_row *sr = &s->rows[i];
         double a = sr->bits ? (double)sr->toggles / (double)sr->bits : NAN;

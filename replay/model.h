@@ -60,11 +60,41 @@ struct model_record {
     uint64_t index;                /* 0-based record number after the header */
 };
 
+/*
+ * Schedule hook (optional; `acceltrace export timeline`, docs/interop.md#timeline). A model
+ * that supports it reports each piece of work to env->sched as its own schedule places it,
+ * in modelled time, so a timeline drawn from the slices is the model's schedule and not a
+ * redraw of its totals: the slices of one track sum to the busy figure named by `busy`. The
+ * engine sets env->sched only when the caller asked for a timeline (engine_opts.sched; one
+ * config, one thread); it is NULL in every other replay and a model then does no extra
+ * work. All strings are the model's (static or valid during the call); the sink copies.
+ */
+struct model_slice {
+    const char *group; /* process of the timeline: the pipeline or mode ("disc all") */
+    const char *track; /* hardware unit ("DPU array", "stage A", "DMA") */
+    const char *name;  /* what ran ("sa_qk", "tile 12") */
+    const char *cls;   /* op class ("linear", "softmax"), or NULL */
+    double t_s, dur_s; /* start and length, seconds of modelled time */
+    int64_t step;      /* sampler / decode / drift step, -1 none */
+    int64_t block;     /* block or layer, -1 none */
+    int64_t index;     /* head, tile or op number within the block, -1 none */
+    const char *busy;  /* results column (or column / scale) the slices sum to, or NULL */
+    double bytes;      /* HBM (or DMA) bytes the slice moves; 0 none */
+    double util;       /* fraction of the unit's peak work rate during the slice; < 0 none */
+};
+
+struct model_sched_sink {
+    void *ctx;
+    /* One slice; 0 or a negative enum err with e set (the model returns it). */
+    int (*slice)(void *ctx, const struct model_slice *s, struct errmsg *e);
+};
+
 /* What new() learns besides its config. */
 struct model_env {
     const Acceltrace__TraceHeader *hdr; /* trace header (owned by the engine) */
     const char *trace_path;             /* for messages; may be "(memory)" */
     void *shared;                       /* ops->shared_new's state, or NULL */
+    struct model_sched_sink *sched;     /* the schedule hook above, or NULL (almost always) */
 };
 
 /* Rows reported by finish(); opaque, owned by the engine. */

@@ -740,6 +740,8 @@ static json_t *manifest_json(const struct results_manifest *m)
         json_object_set_new(o, "trace_source", json_string(m->trace_source));
     if (m->trace_source_detail && m->trace_source_detail[0])
         json_object_set_new(o, "trace_source_detail", json_string(m->trace_source_detail));
+    if (m->trace_path && m->trace_path[0])
+        json_object_set_new(o, "trace_path", json_string(m->trace_path));
     return o;
 }
 

@@ -72,6 +72,8 @@ struct results_manifest {
     const char *command;             /* command line, informational */
     const char *trace_source;        /* the trace header's source, informational, or NULL */
     const char *trace_source_detail; /* its source_detail, informational, or NULL */
+    const char *trace_path;          /* absolute path of the trace replayed, informational (what
+                                        `export timeline` replays again), or NULL */
 };
 
 /*

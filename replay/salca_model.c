@@ -232,6 +232,13 @@ void salca_sched_begin(struct salca_sched *s, uint64_t t0)
 
 void salca_sched_push(struct salca_sched *s, const uint64_t T[SALCA_STAGES])
 {
+    uint64_t start[SALCA_STAGES];
+    salca_sched_push_at(s, T, start);
+}
+
+void salca_sched_push_at(struct salca_sched *s, const uint64_t T[SALCA_STAGES],
+                         uint64_t start[SALCA_STAGES])
+{
     uint64_t fin[SALCA_STAGES];
     uint64_t prev = s->t0; /* job available at the sequence start */
     for (int k = 0; k < SALCA_STAGES; k++) {
@@ -240,6 +247,7 @@ void salca_sched_push(struct salca_sched *s, const uint64_t T[SALCA_STAGES])
         uint64_t st = max64(s->fin1[k], prev);
         if (k + 1 < SALCA_STAGES)
             st = max64(st, s->fin2[k + 1]);
+        start[k] = st;
         fin[k] = st + T[k];
         prev = fin[k];
     }
@@ -520,6 +528,7 @@ struct salca_state {
     struct salca_activity act, dact; /* this config and the dense shadow */
     struct energy_table et;          /* loaded when energy_table is set */
     bool has_et;
+    struct model_sched_sink *sched; /* export timeline (model.h), or NULL */
 };
 
 /* Decoded selection of one SalcaSelect, shared by every instance (prepare). */
@@ -548,11 +557,11 @@ static void salca_free(void *state)
 static int salca_new(void **state, const struct hw_config *cfg, const struct model_env *env,
                      struct errmsg *e)
 {
-    (void)env;
     *state = NULL;
     struct salca_state *s = mem_calloc(1, sizeof *s);
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
+    s->sched = env->sched;
     int rc = params_from_config(cfg, &s->run.p, e);
     if (rc < 0) {
         salca_free(s);
@@ -759,6 +768,50 @@ static int timing_mem(struct salca_state *s, const uint32_t *idx, size_t n, uint
     return 0;
 }
 
+/*
+ * Reports one job's four stages to the schedule hook where the double-buffered scheduler
+ * placed them (start[k], T[k] cycles at f_CMP): one track per stage, whose slices sum to
+ * the results' busy_p .. busy_a. The dense reference goes to a group of its own.
+ */
+static int salca_sched_job(const struct salca_state *s, bool dense,
+                           const Acceltrace__SalcaSelect *sel, const uint64_t start[SALCA_STAGES],
+                           const uint64_t T[SALCA_STAGES], const struct salca_activity *a,
+                           struct errmsg *e)
+{
+    static const char *const tracks[SALCA_STAGES] = {
+        "stage P (relevance)", "stage Q (INT8, pool, histogram)", "stage F (threshold, filter)",
+        "stage A (gather, attention)"};
+    static const char *const busy[SALCA_STAGES] = {"busy_p / f_cmp", "busy_q / f_cmp",
+                                                   "busy_f / f_cmp", "busy_a / f_cmp"};
+    const struct pipe_run *run = dense ? &s->dense : &s->run;
+    const double hz = salca_rat_d(run->p.f_cmp_ghz) * 1e9;
+    char name[64];
+    snprintf(name, sizeof name, "step %u layer %u head %u", sel->t, sel->l, sel->h);
+    int rc = 0;
+    for (int k = 0; k < SALCA_STAGES && !rc; k++) {
+        if (!T[k])
+            continue;
+        struct model_slice sl = {
+            .group = dense ? "Salca dense reference" : "Salca",
+            .track = tracks[k],
+            .name = name,
+            .cls = salca_stage_name(k),
+            .t_s = (double)start[k] / hz,
+            .dur_s = (double)T[k] / hz,
+            .step = sel->t,
+            .block = sel->l,
+            .index = sel->h,
+            .busy = dense ? NULL : busy[k],
+            .bytes = k == SALCA_ST_P   ? (double)a->hbm_pre_bytes
+                     : k == SALCA_ST_A ? (double)a->hbm_att_bytes
+                                       : 0,
+            .util = -1,
+        };
+        rc = s->sched->slice(s->sched->ctx, &sl, e);
+    }
+    return rc;
+}
+
 static int salca_consume(void *state, const struct model_record *r, struct errmsg *e)
 {
     struct salca_state *s = state;
@@ -828,9 +881,10 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
     } else {
         salca_pipe_job_times(p, n, n_sel, slots, T);
     }
-    salca_sched_push(&s->run.sch, T);
+    uint64_t at[SALCA_STAGES], dat[SALCA_STAGES];
+    salca_sched_push_at(&s->run.sch, T, at);
     salca_pipe_job_times(&s->dense.p, n, n, hbm_pc_ideal(n, p->chn), TD);
-    salca_sched_push(&s->dense.sch, TD);
+    salca_sched_push_at(&s->dense.sch, TD, dat);
     for (int k = 0; k < SALCA_STAGES; k++)
         s->cur.busy[k] += T[k];
     struct salca_activity a, da;
@@ -838,6 +892,9 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
     act_add(&s->act, &a);
     salca_job_activity(&s->dense.p, n, n, &da);
     act_add(&s->dact, &da);
+    if (s->sched && ((rc = salca_sched_job(s, false, sel, at, T, &a, e)) < 0 ||
+                     (rc = salca_sched_job(s, true, sel, dat, TD, &da, e)) < 0))
+        return rc;
     s->cur.jobs++;
     s->cur.n_sel += n_sel;
     s->cur.n_ctx += n;

@@ -132,6 +132,9 @@ struct salca_sched {
 };
 void salca_sched_begin(struct salca_sched *s, uint64_t t0);
 void salca_sched_push(struct salca_sched *s, const uint64_t T[SALCA_STAGES]);
+/* As salca_sched_push, also writing each stage's start time of the job to start (cycles). */
+void salca_sched_push_at(struct salca_sched *s, const uint64_t T[SALCA_STAGES],
+                         uint64_t start[SALCA_STAGES]);
 uint64_t salca_sched_end(const struct salca_sched *s);
 
 /* Kinds of synthetic selection (salca_synth_selection; the model's synth_kind key and

@@ -5,7 +5,7 @@
 # apt-get command and exits 1. Quiet when everything is present.
 set -u
 required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-compiler libpng-dev
-          libjansson-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
+          libjansson-dev zlib1g-dev libopenblas-dev libcmocka-dev libxxhash-dev gnuplot-nox python3
           python3-numpy python3-pandas python3-protobuf python3-zstandard python3-xxhash
           python3-torch xz-utils parallel
           python3-pip python3-setuptools python3-venv python3-crcmod

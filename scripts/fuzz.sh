@@ -25,7 +25,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 make --no-print-directory -j2 BUILD="$BUILD" CC="$CC" OPT="-O1 -g" \
     EXTRA_CFLAGS="$SAN -fsanitize=fuzzer-no-link -Wno-error -Wno-unused-command-line-argument" \
     "$BUILD/libacceltrace.a"
-LIBS=$(pkg-config --libs libzstd libprotobuf-c libpng jansson libxxhash)
+LIBS=$(pkg-config --libs libzstd libprotobuf-c libpng jansson libxxhash zlib)
 targets=${FUZZ_TARGETS:-$(ls tests/fuzz/fuzz_*.c | xargs -n1 basename | sed 's/\.c$//')}
 # default -max_len of a target (FUZZ_MAX_LEN overrides)
 max_len_of() {

@@ -100,7 +100,7 @@ static void capture_replay(const char *model, struct seen *s, struct model_resul
     struct hw_config *cfg = NULL;
     assert_int_equal(hw_config_defaults(&cfg, model_disc_ops.schema), 0);
     assert_int_equal(hw_config_set_json(cfg, "ops_table", "false", "test", &e), 0);
-    struct model_env env = {&hdr, "(memory)", NULL};
+    struct model_env env = {&hdr, "(memory)", NULL, NULL};
     s->m = &model_disc_ops;
     assert_int_equal(model_disc_ops.new(&s->st, cfg, &env, &e), 0);
     disc_capture_set_hook(cap, hook, s);

@@ -218,7 +218,7 @@ static struct model_result *replay(const struct synth *s, const struct hw_config
                                    struct errmsg *e)
 {
     const struct model_ops *m = &model_disc_ops;
-    struct model_env env = {&s->hdr, "(memory)", NULL};
+    struct model_env env = {&s->hdr, "(memory)", NULL, NULL};
     void *st = NULL;
     struct model_result *res = model_result_new();
     assert_non_null(res);

@@ -22,6 +22,7 @@ declare -A eq_opt=(
     [capture/test]="--records=10" [analyze/hash]="--units=8,16" [analyze/disc]="--trace=x.atr"
     [analyze/conflicts]="--pcs=16" [model/kura]="--size=96x96" [model/salca]="--d=128"
     [export/tiles]="--shape=20x5" [export/hbm-trace]="--steps=0-1" [reproduce]="--threads=2"
+    [export/timeline]="--config=0" [import/masks]="--model=micro" [import/selections]="--context=9"
 )
 
 # The completion script, sourced once: comp WORDS... prints the candidates for the last word.
@@ -40,7 +41,7 @@ verbs=$("$A" --help | sed -n '/^verbs:/,/^$/p' | awk 'NF && !/^verbs:/ {print $1
 targets=()
 for v in $verbs; do
     subs=$("$A" $v --help | sed -n '/^[a-z]*s:$/,/^$/p' | awk 'NF && !/:$/ {print $1}')
-    case $v in capture|analyze|model|export) ;; *) subs="";; esac
+    case $v in capture|analyze|model|export|import) ;; *) subs="";; esac
     if [ -n "$subs" ]; then
         for s in $subs; do targets+=("$v/$s"); done
         # an unknown sub-verb: exit 2 naming the closest one
@@ -212,6 +213,16 @@ json "export hbm-trace" "$A" export hbm-trace "$tmp/s.atr" -q --json -o "$tmp/hb
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["requests"] > 0 and "jobs.csv" in j["files"], j' \
     < "$tmp/out.json" || bad "export hbm-trace --json figures"
 [ ! -s "$tmp/err" ] || bad "export hbm-trace -q is not quiet: $(cat "$tmp/err")"
+"$A" replay "$tmp/s.atr" --hw $C/salca-hbm2.json -q -o "$tmp/srep" 2> /dev/null
+json "export timeline" "$A" export timeline "$tmp/srep" -q --json -o "$tmp/tl.json"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["slices"] > 0 and j["bytes"] > 0, j' \
+    < "$tmp/out.json" || bad "export timeline --json figures"
+$PY -c 'import numpy as np; np.savez("'"$tmp"'/m.npz", masks=np.eye(64, dtype=bool)[None, None, None].repeat(2, 1).repeat(4, 2)); np.savez("'"$tmp"'/sel.npz", selected=np.arange(8).reshape(1, 2, 2, 2))'
+json "import masks" "$A" import masks "$tmp/m.npz" --model micro -q --json -o "$tmp/im.atr"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 8 and j["ones"] == 512, j' \
+    < "$tmp/out.json" || bad "import masks --json figures"
+[ ! -s "$tmp/err" ] || bad "import masks -q is not quiet: $(cat "$tmp/err")"
+json "import selections" "$A" import selections "$tmp/sel.npz" --context 16 -q --json -o "$tmp/is.atr"
 for t in "${targets[@]}"; do
     name="${t/\// }"
     case "$json_done" in *" $name "*) ;; *) bad "no --json check of '$name' in this test";; esac
