@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "common/suggest.h"
 #include "replay/model_registry.h"
 
 struct verb {
@@ -96,19 +97,12 @@ static const struct verb *find_verb(const char *name)
 /* Refuses an unknown verb, suggesting the closest one. */
 static int unknown_verb(const char *name)
 {
-    const char *best = NULL;
-    int best_d = 99;
-    size_t len = strlen(name);
-    for (const struct verb *v = verbs; v->name; v++) {
-        int d = cli_edit_distance(name, len, v->name, strlen(v->name));
-        if (len >= 2 && !strncmp(v->name, name, len) && d > 1)
-            d = 1;
-        if (d < best_d) {
-            best_d = d;
-            best = v->name;
-        }
-    }
-    if (best && best_d <= 2)
+    struct suggest sg;
+    suggest_init(&sg, name, strlen(name));
+    for (const struct verb *v = verbs; v->name; v++)
+        suggest_add(&sg, v->name);
+    const char *best = suggest_result(&sg);
+    if (best)
         cli_error("unknown verb '%s'; did you mean '%s'? (see 'acceltrace --help')", name, best);
     else
         cli_error("unknown verb '%s' (see 'acceltrace --help')", name);

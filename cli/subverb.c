@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "common/suggest.h"
 
 static void list(FILE *f, const char *verb, const char *what, const struct subverb *t,
                  bool reads_traces)
@@ -36,17 +37,12 @@ int subverb_dispatch(const char *verb, const char *what, const struct subverb *t
     for (const struct subverb *t = table; t->name; t++)
         if (!strcmp(t->name, argv[1]))
             return t->fn(argc - 1, argv + 1);
-    const char *best = NULL;
-    int best_d = 99;
-    size_t len = strlen(argv[1]);
-    for (const struct subverb *t = table; t->name; t++) {
-        int d = cli_edit_distance(argv[1], len, t->name, strlen(t->name));
-        if (d < best_d) {
-            best_d = d;
-            best = t->name;
-        }
-    }
-    if (best && best_d <= 2)
+    struct suggest sg;
+    suggest_init(&sg, argv[1], strlen(argv[1]));
+    for (const struct subverb *t = table; t->name; t++)
+        suggest_add(&sg, t->name);
+    const char *best = suggest_result(&sg);
+    if (best)
         return cli_usage_error(verb, "unknown %s '%s'; did you mean '%s'?", what, argv[1], best);
     return cli_usage_error(verb, "unknown %s '%s'", what, argv[1]);
 }

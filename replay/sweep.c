@@ -182,8 +182,10 @@ static int range_parse(struct range *g, const char *key, const json_t *r, const 
             return grid_err(e, name, text, keys, idx, 3, "range bound is not a number");
         }
     const struct hw_key *k = hw_schema_find(hw_config_schema(scratch), key);
-    if (!k)
-        return grid_err(e, name, text, keys, idx, 1, "unknown key in grid");
+    if (!k) {
+        grid_err(e, name, text, keys, idx, 1, "unknown key in grid");
+        return hw_schema_hint(e, hw_config_schema(scratch), key);
+    }
     g->is_int = k->type == HW_INT;
     if (k->type != HW_INT && k->type != HW_FLOAT)
         return grid_err(e, name, text, keys, idx, 2, "range on a key that is not a number");
