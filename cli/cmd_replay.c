@@ -371,10 +371,10 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
     return 0;
 }
 
-/* The summary of a finished replay: text on stderr, or --json on stdout. 0 or the exit
- * status of a failed write. */
+/* The summary of a finished replay: text on stderr (none with -q), or --json on stdout. 0
+ * or the exit status of a failed write. */
 static int replay_summary(const struct engine_stats *st, const char *trace, const char *out,
-                          const char *model, bool json)
+                          const char *model, bool json, bool quiet)
 {
     if (json) {
         json_t *j = json_pack(
@@ -387,6 +387,8 @@ static int replay_summary(const struct engine_stats *st, const char *trace, cons
             st->stopped, "results", out, "/results.csv");
         return cli_print_json(j);
     }
+    if (quiet)
+        return 0;
     fprintf(stderr,
             "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
             "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
@@ -623,7 +625,7 @@ int cmd_replay(int argc, char **argv)
         errmsg_set(&e, rc, "cannot close results in '%s'", out);
         goto fail;
     }
-    if ((rc = replay_summary(&st, trace, out, m->name, json)))
+    if ((rc = replay_summary(&st, trace, out, m->name, json, o.quiet)))
         goto done;
     rc = 0;
     if (st.stopped) {

@@ -41,7 +41,8 @@ static const struct verb verbs[] = {
     {"merge", cmd_merge, "join the results folders of sweep shards", &cmd_merge_spec},
     {"energy", cmd_energy, "recompute energy from activity counts with an energy table",
      &cmd_energy_spec},
-    {"plot", cmd_plot, "plot a results folder (gnuplot -> PNG)", &cmd_plot_spec},
+    {"plot", cmd_plot, "figures of a results folder: .dat, .gp and png/pdf/svg (gnuplot)",
+     &cmd_plot_spec},
     {"report", cmd_report, "write DIR/report.md linking every figure and table", &cmd_report_spec},
     {"demo", cmd_demo, "capture, replay, analyze and plot every workload into out/",
      &cmd_demo_spec},
@@ -217,7 +218,7 @@ static void completion_help(void)
 /* `acceltrace help [VERB [SUB]]`: VERB [SUB] --help. */
 static int help(int argc, char **argv)
 {
-    if (argc < 3) {
+    if (argc < 3 || cli_is_help(argv[2])) { /* `help` and `help --help` */
         usage(stdout);
         return 0;
     }
@@ -231,7 +232,7 @@ static int help(int argc, char **argv)
     char help_arg[] = "--help";
     char *av[4] = {argv[2], help_arg, NULL, NULL};
     int ac = 2;
-    if (argc > 3 && !v->spec) {
+    if (argc > 3 && (!v->spec || v->spec->subs)) { /* a sub-verb's own help */
         av[1] = argv[3];
         av[2] = help_arg;
         ac = 3;

@@ -8,10 +8,19 @@
 #include "cli/cli_opt.h"
 #include "common/suggest.h"
 
+/* Prints what in capitals ("WORKLOAD"), the metavar of the sub-verb in usage lines. */
+static void upper(FILE *f, const char *what)
+{
+    for (const char *c = what; *c; c++)
+        fputc(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c, f);
+}
+
 static void list(FILE *f, const char *verb, const char *what, const struct subverb *t,
                  bool reads_traces)
 {
-    fprintf(f, "usage: acceltrace %s %s [options]\n\n%ss:\n", verb, what, what);
+    fprintf(f, "usage: acceltrace %s ", verb);
+    upper(f, what);
+    fprintf(f, " [options]\n\n%ss:\n", what);
     for (; t->name; t++)
         fprintf(f, "  %-10s %s\n", t->name, t->summary);
     if (reads_traces)
@@ -20,7 +29,9 @@ static void list(FILE *f, const char *verb, const char *what, const struct subve
                 "  --allow-partial  read a damaged trace (no or inconsistent index) with a\n"
                 "                   warning instead of refusing it (exit 3)\n",
                 what);
-    fprintf(f, "\n'acceltrace %s %s --help' describes each\n", verb, what);
+    fprintf(f, "\n'acceltrace %s ", verb);
+    upper(f, what);
+    fprintf(f, " --help' describes each\n");
 }
 
 int subverb_dispatch(const char *verb, const char *what, const struct subverb *table, int argc,
