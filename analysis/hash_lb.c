@@ -3,6 +3,7 @@
  */
 #include "analysis/hash_lb.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +199,8 @@ int hash_lb_new(struct hash_lb **out, const struct hash_lb_opts *o,
         if ((rc = csv_writer_open(&a->masks_csv, path, false, e)) < 0)
             goto fail;
         if ((rc = write_masks_header(a)) < 0) {
-            rc = errmsg_set(e, rc, "cannot write '%s'", path);
+            rc = errmsg_set(e, rc, "cannot write '%s': %s", path,
+                            strerror(csv_writer_errno(a->masks_csv)));
             goto fail;
         }
     }
@@ -334,7 +336,8 @@ static int flush(struct hash_lb *a, struct errmsg *e)
     size_t i = 0;
     while (i < a->nq && a->q[i].state != E_WAIT) {
         if (emit(a, &a->q[i]) < 0)
-            return errmsg_set(e, ERR_IO, "cannot write hash_masks.csv");
+            return errmsg_set(e, ERR_IO, "cannot write hash_masks.csv: %s",
+                              strerror(csv_writer_errno(a->masks_csv)));
         mem_free(a->q[i].acc);
         mem_free(a->q[i].bits);
         a->q[i].acc = NULL; /* a later error leaves the queue to hash_lb_free */
@@ -441,7 +444,7 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e)
     rc = csv_writer_close(a->masks_csv);
     a->masks_csv = NULL;
     if (rc < 0)
-        return errmsg_set(e, rc, "cannot write hash_masks.csv");
+        return errmsg_set(e, rc, "cannot write hash_masks.csv: %s", strerror(errno));
     /* nothing to pool would write tables of zeros and exit 0 (issue 17) */
     if (a->seen == 0)
         return errmsg_set(e, ERR_DATA, "no disc masks in the trace (captured with ST off?)");
@@ -498,7 +501,7 @@ static int write_pools(const struct hash_lb *a, const char *path, const struct h
             }
     int rc2 = csv_writer_close(w);
     if (rc || rc2)
-        return errmsg_set(e, ERR_IO, "cannot write '%s'", path);
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return 0;
 }
 
