@@ -436,8 +436,7 @@ static int write_timing(struct conflicts *c, const char *dir)
     if (rc == 0)
         rc = crc;
     if (rc < 0)
-        return errmsg_set(&c->err, rc, "cannot write '%s': %s", path,
-                          strerror(crc ? en : ENOMEM));
+        return errmsg_set(&c->err, rc, "cannot write '%s': %s", path, strerror(crc ? en : ENOMEM));
     return 0;
 }
 

@@ -249,12 +249,12 @@ int cmd_config(int argc, char **argv)
         suggest_init(&sg, sub, strlen(sub));
         for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
             suggest_add(&sg, subs[i].name);
-        rc = suggest_result(&sg) ? cli_usage_error(VERB, "unknown sub-command '%s'; did you mean "
-                                                         "'%s'?",
-                                                   sub, suggest_result(&sg))
-                                 : cli_usage_error(VERB,
-                                                   "unknown sub-command '%s' (show, check or list)",
-                                                   sub);
+        rc = suggest_result(&sg)
+                 ? cli_usage_error(VERB,
+                                   "unknown sub-command '%s'; did you mean "
+                                   "'%s'?",
+                                   sub, suggest_result(&sg))
+                 : cli_usage_error(VERB, "unknown sub-command '%s' (show, check or list)", sub);
     }
 done:
     mem_free(args);

@@ -651,11 +651,11 @@ static int unknown_name(const char *what, const char *name, size_t len, const js
         }
     }
     const char *best = suggest_result(&sg);
-    int rc = best ? cli_usage_error(VERB, "unknown %s '%.*s'; did you mean '%s'?", what, (int)len,
-                                    name, best)
-                  : cli_usage_error(VERB, "unknown %s '%.*s' (the results have: %s)", what,
-                                    (int)len, name,
-                                    names.data ? (const char *)names.data : "nothing");
+    int rc = best
+                 ? cli_usage_error(VERB, "unknown %s '%.*s'; did you mean '%s'?", what, (int)len,
+                                   name, best)
+                 : cli_usage_error(VERB, "unknown %s '%.*s' (the results have: %s)", what, (int)len,
+                                   name, names.data ? (const char *)names.data : "nothing");
     buf_release(&names);
     return rc;
 }
@@ -837,8 +837,9 @@ static int results_folder(const char *in, char *dir, size_t n)
     const char *slash = strrchr(in, '/');
     const char *base = slash ? slash + 1 : in;
     if (strcmp(base, "results.jsonl") && strcmp(base, "results.csv"))
-        return cli_usage_error(VERB, "'%s' is a file: give the results folder (the one holding "
-                                     "results.jsonl)",
+        return cli_usage_error(VERB,
+                               "'%s' is a file: give the results folder (the one holding "
+                               "results.jsonl)",
                                in);
     if (!slash)
         snprintf(dir, n, ".");

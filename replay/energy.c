@@ -292,8 +292,8 @@ static int check_fits(const struct energy_table *t, const struct csv_table *tab,
                               "table of another model?)",
                               t->path ? t->path : "", t->events[i].is_static ? "time" : "count",
                               t->events[i].count, path);
-    return errmsg_set(e, ERR_DATA, "energy table '%s' fits no row of '%s'",
-                      t->path ? t->path : "", path);
+    return errmsg_set(e, ERR_DATA, "energy table '%s' fits no row of '%s'", t->path ? t->path : "",
+                      path);
 }
 
 int energy_check_csv(const struct energy_table *t, const char *path, struct errmsg *e)

@@ -830,9 +830,8 @@ static void ckpt_schedule(struct ckpt_ctx *cc, const struct engine_opts *o, uint
  * UINT64_MAX: at the end of the trace, in finish), with the model's message why. The one
  * place a model error gets the file and position, so no model has to name them.
  */
-static int model_err(struct errmsg *e, int rc, const struct model_ops *m,
-                     const struct instance *in, const char *name, uint64_t index,
-                     const struct errmsg *why)
+static int model_err(struct errmsg *e, int rc, const struct model_ops *m, const struct instance *in,
+                     const char *name, uint64_t index, const struct errmsg *why)
 {
     char msg[sizeof e->text], where[96];
     snprintf(msg, sizeof msg, "%s", errmsg_text(why));
@@ -844,8 +843,8 @@ static int model_err(struct errmsg *e, int rc, const struct model_ops *m,
     if (in)
         return errmsg_set(e, rc, "model '%s' fails on config %zu %s of '%s': %s", m->name,
                           in->config_index, where, name ? name : "?", msg);
-    return errmsg_set(e, rc, "model '%s' fails %s of '%s': %s", m->name, where,
-                      name ? name : "?", msg);
+    return errmsg_set(e, rc, "model '%s' fails %s of '%s': %s", m->name, where, name ? name : "?",
+                      msg);
 }
 
 /* One pass over the source for instances inst[0..n). */

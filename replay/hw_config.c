@@ -650,8 +650,8 @@ static const struct hw_key *message_key(const struct hw_schema *s, const char *m
  * the file it extends, and so on. Writes "at $.a.b ('file' line L column C)" to out; false
  * when no file of the chain sets the key (its default then holds).
  */
-static bool key_origin(const char *text, const char *name, bool is_file, const char *key,
-                       int depth, char *out, size_t n)
+static bool key_origin(const char *text, const char *name, bool is_file, const char *key, int depth,
+                       char *out, size_t n)
 {
     struct path_comp comps[16];
     char dotted[256];
@@ -695,8 +695,8 @@ static bool key_origin(const char *text, const char *name, bool is_file, const c
  * message gets the position of the key it names (message_key) where a file of the chain
  * sets it, else the file's name. 0 or ERR_CONFIG.
  */
-static int check_loaded(const struct hw_config *c, const char *text, const char *name,
-                        bool is_file, struct errmsg *e)
+static int check_loaded(const struct hw_config *c, const char *text, const char *name, bool is_file,
+                        struct errmsg *e)
 {
     if (!c->schema->check)
         return 0;

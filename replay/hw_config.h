@@ -15,7 +15,8 @@
  * Errors are ERR_CONFIG with a message naming the file, the JSON path and its line and
  * column: "unknown key 'fiel' at $.fiel ('cfg.json' line 3 column 5); did you mean 'field'?",
  * and for bad JSON the parser's line and column. A cross-key check's error (the schema's
- * check) names the file, JSON path, line and column of the key its message starts with. A missing extends target is ERR_CONFIG naming both files.
+ * check) names the file, JSON path, line and column of the key its message starts with. A missing
+ * extends target is ERR_CONFIG naming both files.
  *
  * A resolved config (every key set) has a canonical JSON (sorted keys, compact, the model
  * name included, no "extends"/"doc") and a stable hash: the first 16 hex digits of its

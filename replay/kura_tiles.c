@@ -201,8 +201,7 @@ static int write_file(const char *dir, const char *name, const struct buf *b, st
     if (rc2 && !en)
         en = errno;
     if (rc || rc2)
-        return errmsg_set(e, rc ? rc : rc2, "cannot write '%s': %s", path,
-                          strerror(en ? en : EIO));
+        return errmsg_set(e, rc ? rc : rc2, "cannot write '%s': %s", path, strerror(en ? en : EIO));
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * Tests of common/: rng (determinism, uniform/normal moments, von Mises mean cosine),
  * buf, arena, thread pool chunking, sha256 (FIPS 180-2 vectors), crc32c, err strings,
- * mem_fail_after, io_remove_tree, io_mkdir_p, io_same_path and the progress eta. Seed: ACCELTRACE_SEED (default 2026),
- * printed with the first state.
+ * mem_fail_after, io_remove_tree, io_mkdir_p, io_same_path and the progress eta. Seed:
+ * ACCELTRACE_SEED (default 2026), printed with the first state.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -579,8 +579,8 @@ static void test_model_failure(void **state)
     assert_int_equal(results_open(&res, fdir, fs.content_hash(fs.ctx), "count", &e), 0);
     assert_int_equal(engine_run(&m, &fs, sw, res, &o, &st, &e), ERR_DATA);
     char want[700];
-    snprintf(want, sizeof want, "model 'count' fails on config 4 at record 17 (frame 18) of '%s': ",
-             path);
+    snprintf(want, sizeof want,
+             "model 'count' fails on config 4 at record 17 (frame 18) of '%s': ", path);
     assert_non_null(strstr(e.text, want));
     results_close(res);
     record_source_close(&fs);

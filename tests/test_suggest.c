@@ -39,12 +39,12 @@ static void test_closest(void **state)
     const char *types[] = {"disc_mask", "salca_select", "salca_token", "kura_step"};
     assert_string_equal(best("salca_selct", types, 4), "salca_select");
     assert_string_equal(best("salca_tokn", types, 4), "salca_token");
-    assert_null(best("zzzzzzzz", types, 4));    /* far from everything */
+    assert_null(best("zzzzzzzz", types, 4));     /* far from everything */
     assert_null(best("salca_select", types, 4)); /* exact: nothing to suggest */
     const char *keys[] = {"window", "depth", "policy"};
     assert_string_equal(best("windw", keys, 3), "window");
     assert_string_equal(best("win", keys, 3), "window"); /* a typed prefix is one edit */
-    assert_null(best("w", keys, 3));                    /* one letter is no prefix */
+    assert_null(best("w", keys, 3));                     /* one letter is no prefix */
     const char *verbs[] = {"replay", "report"};
     assert_string_equal(best("repot", verbs, 2), "report");
     assert_string_equal(best("repXay", verbs, 2), "replay");
