@@ -124,7 +124,11 @@ static int show(const char *name, bool json)
 {
     const struct model_ops *m = model_registry_find(name);
     if (!m)
-        return cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')", name);
+        return model_registry_closest(name)
+                   ? cli_usage_error(VERB, "unknown model '%s'; did you mean '%s'?", name,
+                                     model_registry_closest(name))
+                   : cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')",
+                                     name);
     if (json)
         return show_json(m);
     const struct hw_schema *s = m->schema;

@@ -514,6 +514,15 @@ static int replay_parse(struct replay_args *a, int argc, char **argv)
     return -1;
 }
 
+/* Refuses --model NAME of no replay model, with the closest one; exit 2. */
+static int unknown_model(const char *name)
+{
+    const char *near = model_registry_closest(name);
+    if (near)
+        return cli_usage_error(VERB, "unknown model '%s'; did you mean '%s'?", name, near);
+    return cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')", name);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct replay_args args;
@@ -539,7 +548,7 @@ int cmd_replay(int argc, char **argv)
         if (model_name) {
             m = model_registry_find(model_name);
             if (!m) {
-                rc = cli_usage_error(VERB, "unknown model '%s'", model_name);
+                rc = unknown_model(model_name);
                 goto done;
             }
             schema = m->schema;
@@ -550,7 +559,7 @@ int cmd_replay(int argc, char **argv)
     } else {
         m = model_registry_find(model_name);
         if (!m) {
-            rc = cli_usage_error(VERB, "unknown model '%s'", model_name);
+            rc = unknown_model(model_name);
             goto done;
         }
         if ((rc = hw_config_defaults(&base, m->schema)))

@@ -556,7 +556,9 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
             goto done;
         }
         if (!schema && !ms) {
-            rc = origin_err(&o, e, "unknown model '%s'", mn);
+            const char *near = model_registry_closest(mn);
+            rc = near ? origin_err(&o, e, "unknown model '%s'; did you mean '%s'?", mn, near)
+                      : origin_err(&o, e, "unknown model '%s' (see 'acceltrace config list')", mn);
             goto done;
         }
         if (*cfg && strcmp((*cfg)->schema->model, mn)) {

@@ -2,7 +2,7 @@
 # Names a user types wrong get the closest real one (common/suggest.h) or the list, and
 # inputs that cannot fit are refused with their reason (README "Command-line grammar"):
 #  - dump --type, config keys (file, JSON path, line, column kept), grid keys (list and
-#    range axes), config sub-commands;
+#    range axes), config sub-commands, model names (config show, replay --model, "model");
 #  - a config's cross-key error ("dpu_count must be a power of two") keeps the file, JSON
 #    path, line and column of the key, also through "extends";
 #  - plot: --y of no count or metric exits 2 listing them, --where and --x of an unknown key
@@ -45,6 +45,10 @@ expect "grid key (list)" 3 "unknown key 'dpu_cuont' for model 'disc' ('grid.json
 printf '{"dpu_cuont": {"range": [2, 8, 2]}}\n' > range.json
 expect "grid key (range)" 3 "did you mean 'dpu_count'?" "$A" sweep range.json --hw "$C/disc-a100-matched.json"
 expect "config sub-command" 2 "unknown sub-command 'shwo'; did you mean 'show'?" "$A" config shwo disc
+expect "config show model" 2 "unknown model 'dics'; did you mean 'disc'?" "$A" config show dics
+expect "replay --model" 2 "unknown model 'salac'; did you mean 'salca'?" "$A" replay S.atr --model salac -o X
+printf '{"model": "kur"}\n' > model.json
+expect "config model" 3 "unknown model 'kur'; did you mean 'kura'?" "$A" config check model.json
 
 # 2. cross-key errors keep file, path, line and column
 printf '{\n  "model": "disc",\n  "dpu_count": 48\n}\n' > pow2.json
