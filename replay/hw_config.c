@@ -627,9 +627,7 @@ done:
     return rc;
 }
 
-/* The schema key a cross-key check's message starts with ("dpu_count must be ..."): the
- * longest key followed by a character that cannot continue a key; NULL when none. */
-static const struct hw_key *message_key(const struct hw_schema *s, const char *msg)
+const struct hw_key *hw_schema_message_key(const struct hw_schema *s, const char *msg)
 {
     const struct hw_key *best = NULL;
     size_t best_n = 0;
@@ -695,7 +693,7 @@ static bool key_origin(const char *text, const char *name, bool is_file, const c
 /*
  * Runs the schema's cross-key check on c, loaded from text (named name). A failure's
  * message gets the position of the key it names (message_key) where a file of the chain
- * sets it, else the file's name. 0 or ERR_CONFIG.
+ * sets it, else the file's name (hw_schema_message_key finds the key). 0 or ERR_CONFIG.
  */
 static int check_loaded(const struct hw_config *c, const char *text, const char *name, bool is_file,
                         struct errmsg *e)
@@ -707,7 +705,7 @@ static int check_loaded(const struct hw_config *c, const char *text, const char 
         return 0;
     char m[sizeof e->text], where[400];
     snprintf(m, sizeof m, "%s", errmsg_text(e));
-    const struct hw_key *k = message_key(c->schema, m);
+    const struct hw_key *k = hw_schema_message_key(c->schema, m);
     if (k && key_origin(text, name, is_file, k->key, 0, where, sizeof where))
         return errmsg_set(e, rc, "%s %s", m, where);
     return errmsg_set(e, rc, "%s ('%s')", m, name);

@@ -114,6 +114,13 @@ int hw_config_set_json(struct hw_config *c, const char *key, const char *json_va
 /* Runs the schema's cross-key check (no-op without one). 0 or ERR_CONFIG. */
 int hw_config_check(const struct hw_config *c, struct errmsg *e);
 
+/*
+ * The key of s a cross-key check's message is about: the longest key the message starts
+ * with, followed by a character that cannot continue a key ("dpu_count must be a power of
+ * two" -> dpu_count); NULL when none. Used to give such errors the key's position.
+ */
+const struct hw_key *hw_schema_message_key(const struct hw_schema *s, const char *msg);
+
 const struct hw_schema *hw_config_schema(const struct hw_config *c);
 /* Schema key by name, or NULL. */
 const struct hw_key *hw_schema_find(const struct hw_schema *s, const char *key);

@@ -4,7 +4,8 @@
 #  - dump --type, config keys (file, JSON path, line, column kept), grid keys (list and
 #    range axes), config sub-commands, model names (config show, replay --model, "model");
 #  - a config's cross-key error ("dpu_count must be a power of two") keeps the file, JSON
-#    path, line and column of the key, also through "extends";
+#    path, line and column of the key, also through "extends", and names the grid value
+#    that made it in a sweep;
 #  - plot: --y of no count or metric exits 2 listing them, --where and --x of an unknown key
 #    exit 2 with the closest key, RESULTS/results.csv stands for its folder, another file
 #    is refused asking for the folder;
@@ -60,6 +61,9 @@ expect "cross-key check through extends" 3 "at \$.dpu_count ('./pow2.json' line 
 printf '{\n  "extends": "pow2.json",\n\n    "dpu_count": 24\n}\n' > over.json
 expect "cross-key check, the overriding file" 3 "at \$.dpu_count ('over.json' line 4 column 5)" \
     "$A" config check over.json
+printf '{"dpu_count": [64, 48]}\n' > pow2grid.json
+expect "cross-key check of a grid value" 3 "sweep config 1: dpu_count must be a power of two >= 2 (dpu_count = 48, value 1 of its axis in 'pow2grid.json' \$.dpu_count[1] line 1 column 20)" \
+    "$A" sweep pow2grid.json --hw "$C/disc-a100-matched.json" --list
 
 # 3. plot names and paths
 "$A" replay S.atr --hw "$C/salca-hbm2.json" --sweep "$C/salca-sweep.json" -q -o R ||
