@@ -4,6 +4,7 @@
  * every output of the analyzer. Every table goes through formats/csv. Shared state:
  * conflicts_impl.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ int conflicts_csv_close(struct conflicts *c, struct csv_writer *w, const char *d
                         const char *name)
 {
     if (csv_writer_close(w) < 0)
-        return errmsg_set(&c->err, ERR_IO, "cannot write '%s/%s'", dir, name);
+        return errmsg_set(&c->err, ERR_IO, "cannot write '%s/%s': %s", dir, name, strerror(errno));
     return 0;
 }
 
@@ -431,10 +432,11 @@ static int write_timing(struct conflicts *c, const char *dir)
             rc = csv_end_row(w);
     }
     int crc = csv_writer_close(w);
+    int en = errno; /* the cause when crc failed (csv.h) */
     if (rc == 0)
         rc = crc;
     if (rc < 0)
-        return errmsg_set(&c->err, rc, "cannot write '%s'", path);
+        return errmsg_set(&c->err, rc, "cannot write '%s': %s", path, strerror(crc ? en : ENOMEM));
     return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "analysis/disc_plots.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ int disc_plots_bars_csv(const char *dir, const char *name, const char *const *ca
         rc |= csv_end_row(w);
     }
     int rc2 = csv_writer_close(w);
-    return (rc || rc2) ? errmsg_set(e, ERR_IO, "cannot write '%s'", path) : 0;
+    return (rc || rc2) ? errmsg_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno)) : 0;
 }
 
 /* speedup (Fig. 18a) and energy (Fig. 18b) from results.csv. */

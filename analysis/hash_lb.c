@@ -3,6 +3,7 @@
  */
 #include "analysis/hash_lb.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct hash_lb {
     struct hash_lb_pool mat[DISC_LB_BINS], row[DISC_LB_BINS];
     uint64_t seen, recounted, skipped;
     struct csv_writer *masks_csv;
+    char masks_path[4096]; /* its path, for messages */
 };
 
 void hash_lb_opts_default(struct hash_lb_opts *o)
@@ -193,12 +195,12 @@ int hash_lb_new(struct hash_lb **out, const struct hash_lb_opts *o,
             a->rec_usable = false;
     }
     if (out_dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/hash_masks.csv", out_dir);
-        if ((rc = csv_writer_open(&a->masks_csv, path, false, e)) < 0)
+        snprintf(a->masks_path, sizeof a->masks_path, "%s/hash_masks.csv", out_dir);
+        if ((rc = csv_writer_open(&a->masks_csv, a->masks_path, false, e)) < 0)
             goto fail;
         if ((rc = write_masks_header(a)) < 0) {
-            rc = errmsg_set(e, rc, "cannot write '%s'", path);
+            rc = errmsg_set(e, rc, "cannot write '%s': %s", a->masks_path,
+                            strerror(csv_writer_errno(a->masks_csv)));
             goto fail;
         }
     }
@@ -334,7 +336,8 @@ static int flush(struct hash_lb *a, struct errmsg *e)
     size_t i = 0;
     while (i < a->nq && a->q[i].state != E_WAIT) {
         if (emit(a, &a->q[i]) < 0)
-            return errmsg_set(e, ERR_IO, "cannot write hash_masks.csv");
+            return errmsg_set(e, ERR_IO, "cannot write '%s': %s", a->masks_path,
+                              strerror(csv_writer_errno(a->masks_csv)));
         mem_free(a->q[i].acc);
         mem_free(a->q[i].bits);
         a->q[i].acc = NULL; /* a later error leaves the queue to hash_lb_free */
@@ -441,7 +444,7 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e)
     rc = csv_writer_close(a->masks_csv);
     a->masks_csv = NULL;
     if (rc < 0)
-        return errmsg_set(e, rc, "cannot write hash_masks.csv");
+        return errmsg_set(e, rc, "cannot write '%s': %s", a->masks_path, strerror(errno));
     /* nothing to pool would write tables of zeros and exit 0 (issue 17) */
     if (a->seen == 0)
         return errmsg_set(e, ERR_DATA, "no disc masks in the trace (captured with ST off?)");
@@ -498,7 +501,7 @@ static int write_pools(const struct hash_lb *a, const char *path, const struct h
             }
     int rc2 = csv_writer_close(w);
     if (rc || rc2)
-        return errmsg_set(e, ERR_IO, "cannot write '%s'", path);
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return 0;
 }
 

@@ -135,8 +135,11 @@ static int write_file(const char *path, const struct buf *b, struct errmsg *e)
     if (!f)
         return errmsg_set(e, ERR_IO, "cannot create '%s': %s", path, strerror(errno));
     size_t w = fwrite(b->data, 1, b->len, f);
-    if (fclose(f) || w != b->len)
-        return errmsg_set(e, ERR_IO, "cannot write '%s'", path);
+    int en = w != b->len ? errno : 0;
+    if (fclose(f) && !en)
+        en = errno;
+    if (en || w != b->len)
+        return errmsg_set(e, ERR_IO, "cannot write '%s': %s", path, strerror(en ? en : EIO));
     return 0;
 }
 

@@ -151,6 +151,7 @@ struct repro_opts {
     const char *root; /* repository root, for configs/ ("." when run from it) */
     int threads;      /* capture threads; 0 = the default */
     const char *dir;  /* the output folder DIR, for figures and their CSVs; NULL: none */
+    bool quiet;       /* no progress of the captures on stderr (-q) */
 };
 
 /* The SA-Kura run (solvers and fits only, no capture): appends its rows and sections. 0 or

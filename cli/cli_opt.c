@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "common/mem.h"
+#include "common/suggest.h"
 
 /* Column of the help lines after the option words. */
 #define HELP_COLUMN 24
@@ -39,55 +40,16 @@ const struct cli_opt *cli_opt_find_short(const struct cli_opt *opts, char c)
     return NULL;
 }
 
-int cli_edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-    /* two rows of the classic dynamic programme; option names are short */
-    int prev[64], cur[64];
-    if (la > 62 || lb > 62)
-        return 99;
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, (lb + 1) * sizeof *cur);
-    }
-    return prev[lb] > 99 ? 99 : prev[lb];
-}
-
-/* Edits from name to cand, a prefix of cand counting as one edit ("--thr" -> "--threads"). */
-static int name_distance(const char *name, size_t len, const char *cand)
-{
-    size_t lc = strlen(cand);
-    int d = cli_edit_distance(name, len, cand, lc);
-    return len >= 2 && len < lc && !strncmp(cand, name, len) && d > 1 ? 1 : d;
-}
-
-/* The listed long name (or "help") closest to name, or NULL when none is within
- * max(2, len/3) edits. */
+/* The listed long name (or "help") closest to name (common/suggest.h), or NULL. */
 static const char *closest(const struct cli_opt *opts, const char *name, size_t len)
 {
-    const char *best = NULL;
-    int best_d = 99;
-    for (const struct cli_opt *o = opts; o->name || o->short_name; o++) {
-        if (!o->name || (o->flags & (CLI_OPT_DEPRECATED | CLI_OPT_HIDDEN)))
-            continue;
-        int d = name_distance(name, len, o->name);
-        if (d < best_d) {
-            best_d = d;
-            best = o->name;
-        }
-    }
-    if (name_distance(name, len, "help") < best_d) {
-        best = "help";
-        best_d = name_distance(name, len, "help");
-    }
-    int limit = len / 3 > 2 ? (int)(len / 3) : 2;
-    return best_d <= limit ? best : NULL;
+    struct suggest sg;
+    suggest_init(&sg, name, len);
+    for (const struct cli_opt *o = opts; o->name || o->short_name; o++)
+        if (o->name && !(o->flags & (CLI_OPT_DEPRECATED | CLI_OPT_HIDDEN)))
+            suggest_add(&sg, o->name);
+    suggest_add(&sg, "help");
+    return suggest_result(&sg);
 }
 
 int cli_unknown_option(const struct cli_spec *spec, const char *arg)

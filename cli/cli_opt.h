@@ -7,7 +7,7 @@
  *   "-" alone is a positional argument, -h/--help prints the help generated from the table.
  *
  * An unknown option is a usage error (exit 2) with "did you mean '--xyz'?" when a table
- * name is close (edit distance); a missing or unparsable value is a usage error too. The
+ * name is close (common/suggest.h); a missing or unparsable value is a usage error too. The
  * options every verb shares (-q, -j, -o, --json, --mem-limit, --allow-partial) come from the
  * CLI_OPT_* row macros below, so their names, letters and value kinds are the same
  * everywhere. The same tables drive `acceltrace help VERB` and the bash completion.
@@ -148,8 +148,5 @@ const struct cli_opt *cli_opt_find_short(const struct cli_opt *opts, char c);
 
 /* Prints the space-separated option words of spec ("--hw --json -o ..."), for completion. */
 void cli_opt_words(FILE *f, const struct cli_spec *spec);
-
-/* The number of single-character edits between a and b (Levenshtein), capped at 99. */
-int cli_edit_distance(const char *a, size_t la, const char *b, size_t lb);
 
 #endif

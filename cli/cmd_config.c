@@ -12,6 +12,7 @@
 #include "cli/cli_set.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/suggest.h"
 #include "formats/csv.h"
 #include "replay/model_registry.h"
 
@@ -44,6 +45,44 @@ const struct cli_spec cmd_config_spec = {
     .opts = opts,
     .positional = "FILE",
     .subs = "show check diff list",
+    .epilog = "'acceltrace config SUB --help' describes each\n",
+};
+
+/* The grammars of the sub-verbs (their own --help); the options are config's. */
+static const struct cli_spec show_spec = {
+    .verb = "config show",
+    .usage = "usage: acceltrace config show MODEL [--json]\n\n"
+             "prints every key of MODEL's hardware config (MODEL: see 'acceltrace config\n"
+             "list'): key, type, unit, inclusive range or choices, default and a one-line doc\n"
+             "with its source; the model's default config file and energy table when it has\n"
+             "them. --json: {\"model\", \"summary\", \"keys\": [{key, type, unit, min, max,\n"
+             "default, choices, doc}]}\n",
+    .opts = opts,
+};
+static const struct cli_spec check_spec = {
+    .verb = "config check",
+    .usage = "usage: acceltrace config check FILE.json... [--set KEY=VALUE]... [--json]\n\n"
+             "loads each config file as replay would (\"extends\" chains included) and prints\n"
+             "'FILE: ok, model M, hash H' and the canonical JSON; the first error exits 3\n"
+             "naming the file, the JSON path, line and column (an unknown key with the\n"
+             "closest real one); --set overrides keys as replay --set would\n",
+    .opts = opts,
+    .positional = "FILE",
+};
+static const struct cli_spec diff_spec = {
+    .verb = "config diff",
+    .usage = "usage: acceltrace config diff A.json B.json [--json]\n\n"
+             "prints both configs' model and hash, then each key whose resolved value\n"
+             "differs (\"extends\", defaults and layout applied: the canonical JSON),\n"
+             "\"KEY: A -> B\"; exit 0 whether or not they differ\n",
+    .opts = opts,
+    .positional = "FILE",
+};
+static const struct cli_spec list_spec = {
+    .verb = "config list",
+    .usage = "usage: acceltrace config list [--json]\n\n"
+             "prints the replay models: name, the workload whose traces each replays, summary\n",
+    .opts = opts,
 };
 
 static const char *type_name(enum hw_type t);
@@ -105,7 +144,11 @@ static int show(const char *name, bool json)
 {
     const struct model_ops *m = model_registry_find(name);
     if (!m)
-        return cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')", name);
+        return model_registry_closest(name)
+                   ? cli_usage_error(VERB, "unknown model '%s'; did you mean '%s'?", name,
+                                     model_registry_closest(name))
+                   : cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')",
+                                     name);
     if (json)
         return show_json(m);
     const struct hw_schema *s = m->schema;
@@ -277,12 +320,27 @@ int cmd_config(int argc, char **argv)
     bool json = false;
     const char *sub = NULL;
     struct cli_sets sets = {0};
+    const struct cli_spec *spec = &cmd_config_spec;
     char **args = mem_calloc((size_t)argc + 1, sizeof *args);
     int n = 0, rc;
     if (!args)
         return cli_fail(ERR_NOMEM, "out of memory");
+    /* a sub-verb first parses with its own grammar, so `config show --help` is its help */
+    static const struct {
+        const char *name;
+        const struct cli_spec *spec;
+    } subs[] = {
+        {"show", &show_spec}, {"check", &check_spec}, {"diff", &diff_spec}, {"list", &list_spec}};
+    if (argc > 1)
+        for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+            if (!strcmp(argv[1], subs[i].name)) {
+                sub = subs[i].name;
+                spec = subs[i].spec;
+                argc--;
+                argv++;
+            }
     struct cli_parser p;
-    cli_parser_init(&p, &cmd_config_spec, argc, argv);
+    cli_parser_init(&p, spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD) {
             rc = cli_next_exit(id);
@@ -312,7 +370,15 @@ int cmd_config(int argc, char **argv)
     } else if (!strcmp(sub, "list")) {
         rc = n ? cli_usage_error(VERB, "list takes no argument") : list(json);
     } else {
-        rc = cli_usage_error(VERB, "unknown sub-command '%s' (show, check, diff or list)", sub);
+        struct suggest sg;
+        suggest_init(&sg, sub, strlen(sub));
+        for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+            suggest_add(&sg, subs[i].name);
+        rc = suggest_result(&sg)
+                 ? cli_usage_error(VERB, "unknown sub-command '%s'; did you mean '%s'?", sub,
+                                   suggest_result(&sg))
+                 : cli_usage_error(VERB, "unknown sub-command '%s' (show, check, diff or list)",
+                                   sub);
     }
 done:
     mem_free(args);

@@ -344,11 +344,12 @@ int cmd_demo(int argc, char **argv)
                     jw, json_pack("{s:s,s:s,s:o}", "workload", wl, "kind", s->kind, "argv", a));
                 continue;
             }
-            if (!quiet || list) {
-                fprintf(stderr, "demo: [%s] %s: acceltrace", wl, s->kind);
+            if (!quiet || list) { /* --list is the result: stdout; a run's log: stderr */
+                FILE *f = list ? stdout : stderr;
+                fprintf(f, "demo: [%s] %s: acceltrace", wl, s->kind);
                 for (int i = 1; i < ac; i++)
-                    fprintf(stderr, " %s", av[i]);
-                fprintf(stderr, "\n");
+                    fprintf(f, " %s", av[i]);
+                fprintf(f, "\n");
             }
             if (list)
                 continue;

@@ -11,6 +11,7 @@
 #include "cli/cli_opt.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/suggest.h"
 #include "traces/trace_json.h"
 #include "traces/trace_reader.h"
 
@@ -50,6 +51,28 @@ static int type_from_name(const char *s)
         if (!strcmp(trace_record_type_name(t), s))
             return (int)t;
     return -1;
+}
+
+/* Refuses an unknown --type with the closest record type, or the list of them. */
+static int unknown_type(const char *s)
+{
+    struct suggest sg;
+    struct buf names;
+    buf_init(&names);
+    suggest_init(&sg, s, strlen(s));
+    for (uint32_t t = 1; t < 256; t++) {
+        const char *n = trace_record_type_name(t);
+        if (!strcmp(n, "unknown"))
+            continue;
+        suggest_add(&sg, n);
+        buf_printf(&names, "%s%s", names.len ? ", " : "", n);
+    }
+    const char *best = suggest_result(&sg);
+    int rc = best ? cli_usage_error("dump", "unknown record type '%s'; did you mean '%s'?", s, best)
+                  : cli_usage_error("dump", "unknown record type '%s' (one of: %s)", s,
+                                    names.data ? (const char *)names.data : "");
+    buf_release(&names);
+    return rc;
 }
 
 static bool parse_key(const char *s, int32_t *out)
@@ -119,7 +142,7 @@ int cmd_dump(int argc, char **argv)
             break;
         case OPT_TYPE:
             if ((type = type_from_name(p.arg)) < 0)
-                return cli_usage_error("dump", "--type needs a record type name (e.g. disc_mask)");
+                return unknown_type(p.arg);
             break;
         case OPT_STEP:
         case OPT_LAYER:

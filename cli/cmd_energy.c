@@ -91,7 +91,8 @@ int cmd_energy(int argc, char **argv)
         return cli_fail(rc, errmsg_text(&e));
     size_t rows = 0;
     if (is_dir && !out) {
-        if (!(rc = results_hash_json_file(table, hash, &e)))
+        if (!(rc = energy_check_csv(&t, path, &e)) &&
+            !(rc = results_hash_json_file(table, hash, &e)))
             rc = results_energy(in, &t, hash, &rows, &e);
     } else {
         rc = energy_recompute_csv(path, &t, out ? out : path, &e);

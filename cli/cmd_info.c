@@ -1,7 +1,8 @@
 /*
  * cmd_info: `acceltrace info FILE.atr [--json]`: header, record counts per type, raw vs
  * stored bytes and the compression ratio. Every frame is read and checked; on a damaged
- * trace the intact prefix is reported and the exit status is 3.
+ * trace (a bad frame, or a missing or inconsistent index) the intact prefix is reported and
+ * the exit status is 3.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@ const struct cli_spec cmd_info_spec = {
     .usage = "usage: acceltrace info [options] FILE.atr\n\n"
              "prints the header, the number of records of each type, raw (decompressed) and\n"
              "stored payload bytes and the compression ratio raw/stored; every frame is read\n"
-             "and checked, so a damaged trace reports its intact prefix and exits 3\n",
+             "and checked, so a damaged trace (a bad frame, a missing or inconsistent index)\n"
+             "reports its intact prefix and exits 3\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -141,6 +143,9 @@ int cmd_info(int argc, char **argv)
     if (frc < 0) {
         snprintf(ferr, sizeof ferr, "%s", trace_reader_errmsg(r));
         status = err_exit_code(frc);
+    } else if (idx != 0) { /* every frame read, but the index is missing or wrong */
+        snprintf(ferr, sizeof ferr, "%s", idx_text);
+        status = err_exit_code(ERR_DATA);
     }
     if (json) {
         struct buf b;
@@ -197,7 +202,7 @@ int cmd_info(int argc, char **argv)
         if (frc < 0)
             printf("%-14s damaged after %" PRIu64 " bytes: %s\n", "status", intact, ferr);
     }
-    if (frc < 0)
+    if (status)
         cli_error("%s", ferr);
     trace_reader_free(r);
     return status;

@@ -620,16 +620,15 @@ int cmd_model_kura(int argc, char **argv)
     struct kura_budget_result br;
     kura_budget(pw, &e.area_table1, e.f_hz, args.budget * 1e6, args.vals, args.nv, args.vals,
                 args.nv, &br);
-    if (args.json && !br.found)
-        return cli_print_json(json_pack("{s:s,s:n}", "mode", "budget", "best"));
+    if (!br.found) /* an impossible parameter: a usage error, as model salca's infeasible design */
+        return cli_usage_error(VERB,
+                               "no shape fits --budget %g mm^2: the smallest of --shapes, H%dW%d, "
+                               "takes %.3f mm^2 (eq. 13, SoC shell included)",
+                               args.budget, br.min_n_h, br.min_n_w, br.min_area_um2 / 1e6);
     if (args.json)
         return cli_print_json(json_pack("{s:s,s:{s:i,s:i,s:f,s:f}}", "mode", "budget", "best",
                                         "n_h", br.n_h, "n_w", br.n_w, "e_px_pj", br.e_px_pj,
                                         "area_mm2", br.area_um2 / 1e6));
-    if (!br.found) {
-        printf("best=none\n");
-        return 0;
-    }
     printf("best=H%dW%d\ne_px_pj=%.1f\narea_mm2=%.3f\n", br.n_h, br.n_w, br.e_px_pj,
            br.area_um2 / 1e6);
     return 0;

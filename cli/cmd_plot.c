@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "common/suggest.h"
 #include "formats/jsonl.h"
 #include "replay/model_registry.h"
 
@@ -660,6 +663,48 @@ static size_t distinct_values(json_t *rows, const char *key)
     return c;
 }
 
+/*
+ * Refuses name (a --y, --x or --where key) that none of the objects of groups holds (the
+ * members of row's groups[i]), with the closest name or the list of them: exit 2.
+ */
+static int unknown_name(const char *what, const char *name, size_t len, const json_t *row,
+                        const char *const *groups, size_t n_groups)
+{
+    struct suggest sg;
+    struct buf names;
+    buf_init(&names);
+    suggest_init(&sg, name, len);
+    for (size_t gi = 0; gi < n_groups; gi++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(row, groups[gi]), k, v)
+        {
+            suggest_add(&sg, k);
+            buf_printf(&names, "%s%s", names.len ? ", " : "", k);
+        }
+    }
+    const char *best = suggest_result(&sg);
+    int rc = best
+                 ? cli_usage_error(VERB, "unknown %s '%.*s'; did you mean '%s'?", what, (int)len,
+                                   name, best)
+                 : cli_usage_error(VERB, "unknown %s '%.*s' (the results have: %s)", what, (int)len,
+                                   name, names.data ? (const char *)names.data : "nothing");
+    buf_release(&names);
+    return rc;
+}
+
+/* True when one of row's groups holds member name (len bytes). */
+static bool row_has(const json_t *row, const char *name, size_t len, const char *const *groups,
+                    size_t n_groups)
+{
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(len < 255 ? len : 255), name);
+    for (size_t gi = 0; gi < n_groups; gi++)
+        if (json_object_get(json_object_get(row, groups[gi]), key))
+            return true;
+    return false;
+}
+
 static int generic_plots(json_t *rows, const struct plot_opts *o, const char **ys, size_t n_ys,
                          const char *out, int *n_png)
 {
@@ -685,8 +730,10 @@ static int generic_plots(json_t *rows, const struct plot_opts *o, const char **y
             }
     }
     if (o->xkey) {
-        if (!json_object_get(cfg0, o->xkey))
-            return cli_usage_error(VERB, "no config key '%s' in the results", o->xkey);
+        if (!json_object_get(cfg0, o->xkey)) {
+            static const char *const cgroup[] = {"config"};
+            return unknown_name("--x config key", o->xkey, strlen(o->xkey), r0, cgroup, 1);
+        }
         g.xkey = o->xkey;
     } else { /* the numeric swept key with the most values (a curve, not two points) */
         size_t best = 0;
@@ -773,11 +820,14 @@ static bool row_matches(json_t *row, const char *key, const char *want)
 struct where_filter {
     const char **where;
     size_t n_where;
+    json_t *first; /* the first row read, kept or not (its keys check the filters) */
 };
 
 static bool where_keep(const json_t *row, void *ctx)
 {
-    const struct where_filter *f = ctx;
+    struct where_filter *f = ctx;
+    if (!f->first)
+        f->first = json_deep_copy(row);
     for (size_t w = 0; w < f->n_where; w++) {
         char key[256];
         const char *eq = strchr(f->where[w], '=');
@@ -790,6 +840,49 @@ static bool where_keep(const json_t *row, void *ctx)
             return false;
     }
     return true;
+}
+
+/* The checks of --y and --where names against the results' first row; 0 or exit 2. */
+static int check_names(const json_t *row, const char **ys, size_t n_ys, const char **where,
+                       size_t n_where)
+{
+    static const char *const ygroups[] = {"counts", "metrics"};
+    static const char *const wgroups[] = {"config", "labels"};
+    for (size_t i = 0; i < n_ys; i++)
+        if (!row_has(row, ys[i], strlen(ys[i]), ygroups, 2))
+            return unknown_name("count or metric", ys[i], strlen(ys[i]), row, ygroups, 2);
+    for (size_t i = 0; i < n_where; i++) {
+        size_t kl = strcspn(where[i], "=");
+        if (!row_has(row, where[i], kl, wgroups, 2))
+            return unknown_name("--where key", where[i], kl, row, wgroups, 2);
+    }
+    return 0;
+}
+
+/*
+ * The results folder of the positional argument: a folder as is; a results.jsonl or
+ * results.csv file stands for its folder (written to dir). 0, or exit 2 for another file.
+ */
+static int results_folder(const char *in, char *dir, size_t n)
+{
+    struct stat st;
+    snprintf(dir, n, "%s", in);
+    if (stat(in, &st) != 0 || S_ISDIR(st.st_mode))
+        return 0;
+    const char *slash = strrchr(in, '/');
+    const char *base = slash ? slash + 1 : in;
+    if (strcmp(base, "results.jsonl") && strcmp(base, "results.csv"))
+        return cli_usage_error(VERB,
+                               "'%s' is a file: give the results folder (the one holding "
+                               "results.jsonl)",
+                               in);
+    if (!slash)
+        snprintf(dir, n, ".");
+    else if (slash == in)
+        snprintf(dir, n, "/");
+    else
+        snprintf(dir, n, "%.*s", (int)(slash - in), in);
+    return 0;
 }
 
 int cmd_plot(int argc, char **argv)
@@ -870,11 +963,15 @@ int cmd_plot(int argc, char **argv)
         return cli_usage_error(VERB, "need a results folder and -o DIR");
     if ((rc = cli_plot_output_opt(VERB, 0, NULL)))
         return rc;
-    char path[4096];
+    char in_dir[4096];
+    if ((rc = results_folder(in, in_dir, sizeof in_dir)))
+        return rc;
+    in = in_dir;
+    char path[4096 + 16];
     snprintf(path, sizeof path, "%s/results.jsonl", in);
     json_t *rows;
     struct errmsg e = {0};
-    struct where_filter wf = {where, n_where};
+    struct where_filter wf = {where, n_where, NULL};
     size_t valid = 0;
     /* rows stream through the filters; only the kept ones count against the budget */
     rc = jsonl_load_filtered(&rows, path, where_keep, &wf, mem_limit / JSONL_MEM_PER_TEXT_BYTE,
@@ -888,8 +985,16 @@ int cmd_plot(int argc, char **argv)
                  mem_size_text(mem_limit, lim, sizeof lim));
         return cli_fail(ERR_LIMIT, msg);
     }
-    if (rc)
+    if (rc) {
+        json_decref(wf.first);
         return cli_fail(rc == ERR_IO ? ERR_DATA : rc, errmsg_text(&e));
+    }
+    rc = wf.first ? check_names(wf.first, ys, n_ys, where, n_where) : 0;
+    json_decref(wf.first);
+    if (rc) {
+        json_decref(rows);
+        return rc;
+    }
     if (!json_array_size(rows)) {
         json_decref(rows);
         if (!valid)

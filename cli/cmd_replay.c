@@ -374,10 +374,10 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
     return 0;
 }
 
-/* The summary of a finished replay: text on stderr, or --json on stdout. 0 or the exit
- * status of a failed write. */
+/* The summary of a finished replay: text on stderr (none with -q), or --json on stdout. 0
+ * or the exit status of a failed write. */
 static int replay_summary(const struct engine_stats *st, const char *trace, const char *out,
-                          const char *model, bool json)
+                          const char *model, bool json, bool quiet)
 {
     if (json) {
         json_t *j = json_pack(
@@ -390,6 +390,8 @@ static int replay_summary(const struct engine_stats *st, const char *trace, cons
             st->stopped, "results", out, "/results.csv");
         return cli_print_json(j);
     }
+    if (quiet)
+        return 0;
     fprintf(stderr,
             "acceltrace: replayed %zu of %zu configs (%zu already done) with model '%s' in %zu "
             "pass(es): %llu records, %llu bytes read, %.2f s -> %s/results.csv\n",
@@ -520,6 +522,15 @@ static int replay_parse(struct replay_args *a, int argc, char **argv)
     return -1;
 }
 
+/* Refuses --model NAME of no replay model, with the closest one; exit 2. */
+static int unknown_model(const char *name)
+{
+    const char *near = model_registry_closest(name);
+    if (near)
+        return cli_usage_error(VERB, "unknown model '%s'; did you mean '%s'?", name, near);
+    return cli_usage_error(VERB, "unknown model '%s' (see 'acceltrace config list')", name);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct replay_args args;
@@ -545,7 +556,7 @@ int cmd_replay(int argc, char **argv)
         if (model_name) {
             m = model_registry_find(model_name);
             if (!m) {
-                rc = cli_usage_error(VERB, "unknown model '%s'", model_name);
+                rc = unknown_model(model_name);
                 goto done;
             }
             schema = m->schema;
@@ -556,7 +567,7 @@ int cmd_replay(int argc, char **argv)
     } else {
         m = model_registry_find(model_name);
         if (!m) {
-            rc = cli_usage_error(VERB, "unknown model '%s'", model_name);
+            rc = unknown_model(model_name);
             goto done;
         }
         if ((rc = hw_config_defaults(&base, m->schema)))
@@ -638,7 +649,7 @@ int cmd_replay(int argc, char **argv)
         errmsg_set(&e, rc, "cannot close results in '%s'", out);
         goto fail;
     }
-    if ((rc = replay_summary(&st, trace, out, m->name, json)))
+    if ((rc = replay_summary(&st, trace, out, m->name, json, o.quiet)))
         goto done;
     rc = 0;
     if (st.stopped) {

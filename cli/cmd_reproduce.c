@@ -126,7 +126,7 @@ int cmd_reproduce(int argc, char **argv)
         } else if (id == OPT_QUICK) {
             o.quick = true;
         } else if (id == CLI_ID_QUIET) {
-            quiet = true;
+            quiet = o.quiet = true;
         } else if (id == CLI_ID_JSON) {
             json = true;
         } else if (id == CLI_ID_THREADS) {

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "common/suggest.h"
 #include "replay/model_registry.h"
 
 struct verb {
@@ -41,7 +42,8 @@ static const struct verb verbs[] = {
     {"merge", cmd_merge, "join the results folders of sweep shards", &cmd_merge_spec},
     {"energy", cmd_energy, "recompute energy from activity counts with an energy table",
      &cmd_energy_spec},
-    {"plot", cmd_plot, "plot a results folder (gnuplot -> PNG)", &cmd_plot_spec},
+    {"plot", cmd_plot, "figures of a results folder: .dat, .gp and png/pdf/svg (gnuplot)",
+     &cmd_plot_spec},
     {"report", cmd_report, "write DIR/report.md linking every figure and table", &cmd_report_spec},
     {"demo", cmd_demo, "capture, replay, analyze and plot every workload into out/",
      &cmd_demo_spec},
@@ -100,19 +102,12 @@ static const struct verb *find_verb(const char *name)
 /* Refuses an unknown verb, suggesting the closest one. */
 static int unknown_verb(const char *name)
 {
-    const char *best = NULL;
-    int best_d = 99;
-    size_t len = strlen(name);
-    for (const struct verb *v = verbs; v->name; v++) {
-        int d = cli_edit_distance(name, len, v->name, strlen(v->name));
-        if (len >= 2 && !strncmp(v->name, name, len) && d > 1)
-            d = 1;
-        if (d < best_d) {
-            best_d = d;
-            best = v->name;
-        }
-    }
-    if (best && best_d <= 2)
+    struct suggest sg;
+    suggest_init(&sg, name, strlen(name));
+    for (const struct verb *v = verbs; v->name; v++)
+        suggest_add(&sg, v->name);
+    const char *best = suggest_result(&sg);
+    if (best)
         cli_error("unknown verb '%s'; did you mean '%s'? (see 'acceltrace --help')", name, best);
     else
         cli_error("unknown verb '%s' (see 'acceltrace --help')", name);
@@ -227,7 +222,7 @@ static void completion_help(void)
 /* `acceltrace help [VERB [SUB]]`: VERB [SUB] --help. */
 static int help(int argc, char **argv)
 {
-    if (argc < 3) {
+    if (argc < 3 || cli_is_help(argv[2])) { /* `help` and `help --help` */
         usage(stdout);
         return 0;
     }
@@ -241,7 +236,7 @@ static int help(int argc, char **argv)
     char help_arg[] = "--help";
     char *av[4] = {argv[2], help_arg, NULL, NULL};
     int ac = 2;
-    if (argc > 3 && !v->spec) {
+    if (argc > 3 && (!v->spec || v->spec->subs)) { /* a sub-verb's own help */
         av[1] = argv[3];
         av[2] = help_arg;
         ac = 3;

@@ -244,6 +244,7 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     if (rc)
         return rc;
     disc_capture_set_hook(r->cap, hook, r);
+    disc_capture_set_progress(r->cap, !o->quiet);
     rc = disc_capture_run(r->cap, NULL, e);
     if (rc && r->hook_err.code)
         *e = r->hook_err;

@@ -250,7 +250,7 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
     p.kv_heads = g->kv_heads;
     p.steps = (int32_t)g->steps;
     p.methods = 1u << SALCA_M_SALCA;
-    p.quiet = true;
+    p.quiet = o->quiet; /* the capture's progress bar, as `capture salca` shows it */
     if (o->threads > 0)
         p.threads = o->threads;
     p.command_line = "acceltrace reproduce";

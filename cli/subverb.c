@@ -6,11 +6,21 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "common/suggest.h"
+
+/* Prints what in capitals ("WORKLOAD"), the metavar of the sub-verb in usage lines. */
+static void upper(FILE *f, const char *what)
+{
+    for (const char *c = what; *c; c++)
+        fputc(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c, f);
+}
 
 static void list(FILE *f, const char *verb, const char *what, const struct subverb *t,
                  bool reads_traces)
 {
-    fprintf(f, "usage: acceltrace %s %s [options]\n\n%ss:\n", verb, what, what);
+    fprintf(f, "usage: acceltrace %s ", verb);
+    upper(f, what);
+    fprintf(f, " [options]\n\n%ss:\n", what);
     for (; t->name; t++)
         fprintf(f, "  %-10s %s\n", t->name, t->summary);
     if (reads_traces)
@@ -19,7 +29,9 @@ static void list(FILE *f, const char *verb, const char *what, const struct subve
                 "  --allow-partial  read a damaged trace (no or inconsistent index) with a\n"
                 "                   warning instead of refusing it (exit 3)\n",
                 what);
-    fprintf(f, "\n'acceltrace %s %s --help' describes each\n", verb, what);
+    fprintf(f, "\n'acceltrace %s ", verb);
+    upper(f, what);
+    fprintf(f, " --help' describes each\n");
 }
 
 int subverb_dispatch(const char *verb, const char *what, const struct subverb *table, int argc,
@@ -36,17 +48,12 @@ int subverb_dispatch(const char *verb, const char *what, const struct subverb *t
     for (const struct subverb *t = table; t->name; t++)
         if (!strcmp(t->name, argv[1]))
             return t->fn(argc - 1, argv + 1);
-    const char *best = NULL;
-    int best_d = 99;
-    size_t len = strlen(argv[1]);
-    for (const struct subverb *t = table; t->name; t++) {
-        int d = cli_edit_distance(argv[1], len, t->name, strlen(t->name));
-        if (d < best_d) {
-            best_d = d;
-            best = t->name;
-        }
-    }
-    if (best && best_d <= 2)
+    struct suggest sg;
+    suggest_init(&sg, argv[1], strlen(argv[1]));
+    for (const struct subverb *t = table; t->name; t++)
+        suggest_add(&sg, t->name);
+    const char *best = suggest_result(&sg);
+    if (best)
         return cli_usage_error(verb, "unknown %s '%s'; did you mean '%s'?", what, argv[1], best);
     return cli_usage_error(verb, "unknown %s '%s'", what, argv[1]);
 }

@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -296,10 +298,12 @@ static int mkdir_one(const char *dir, mode_t mode, const char *path, struct errm
             return 0;
         en = ENOTDIR;
     }
+    /* a file where the command line asked for a folder is a usage error, not a failure */
+    int code = en == ENOTDIR ? ERR_USAGE : ERR_IO;
     int rc =
         strcmp(dir, path)
-            ? errmsg_set(e, ERR_IO, "cannot create folder '%s': '%s': %s", path, dir, strerror(en))
-            : errmsg_set(e, ERR_IO, "cannot create folder '%s': %s", path, strerror(en));
+            ? errmsg_set(e, code, "cannot create folder '%s': '%s': %s", path, dir, strerror(en))
+            : errmsg_set(e, code, "cannot create folder '%s': %s", path, strerror(en));
     errno = en;
     return rc;
 }
@@ -339,6 +343,35 @@ bool io_same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* path with its folder made canonical (realpath) and its last part kept: "a/../b/x" and
+ * "b/x" give the same text even when x does not exist yet. false when the folder does not
+ * resolve. */
+static bool canonical_name(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *base = slash ? slash + 1 : path;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || !realpath(dir, real))
+        return false;
+    return snprintf(out, n, "%s/%s", real, base) < (int)n;
+}
+
+bool io_same_path(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    if (io_same_file(a, b) || !strcmp(a, b))
+        return true;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    return canonical_name(a, ca, sizeof ca) && canonical_name(b, cb, sizeof cb) && !strcmp(ca, cb);
+}
+
 /* The entry of folder dir that is the same file as out, copied into hit; false when none. */
 static bool dir_holds(const char *dir, const char *out, char *hit, size_t hit_len)
 {
@@ -362,6 +395,11 @@ int io_check_distinct(const char *const *inputs, size_t n_inputs, const char *co
                       size_t n_outputs, struct errmsg *e)
 {
     char hit[4096];
+    for (size_t o = 0; o < n_outputs; o++)
+        for (size_t p = o + 1; p < n_outputs; p++)
+            if (outputs[o] && outputs[p] && io_same_path(outputs[o], outputs[p]))
+                return errmsg_set(e, ERR_USAGE, "outputs '%s' and '%s' are the same file",
+                                  outputs[o], outputs[p]);
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i])
             continue;

@@ -103,10 +103,19 @@ int io_sync_parent_dir(const char *path);
 bool io_same_file(const char *a, const char *b);
 
 /*
- * Refuses to let a command write over what it reads: compares every input with every
- * output (temporaries included) by io_same_file. An input that is a folder (a checkpoint
+ * True when a and b name the same file, existing or not: io_same_file, or the same text
+ * once their folders are made canonical ("out/x.csv" and "./out/../out/x.csv"), so two
+ * outputs not yet written are told apart before either is.
+ */
+bool io_same_path(const char *a, const char *b);
+
+/*
+ * Refuses to let a command write over what it reads, or two of its outputs into one file:
+ * compares every input with every output (temporaries included) by io_same_file, and the
+ * outputs with each other by io_same_path. An input that is a folder (a checkpoint
  * directory) is compared through each of its entries, one level deep. NULL entries are
- * skipped. 0, or ERR_USAGE with "input 'A' and output 'B' are the same file" in e.
+ * skipped. 0, or ERR_USAGE with "input 'A' and output 'B' are the same file" or "outputs
+ * 'A' and 'B' are the same file" in e.
  */
 int io_check_distinct(const char *const *inputs, size_t n_inputs, const char *const *outputs,
                       size_t n_outputs, struct errmsg *e);

@@ -23,9 +23,34 @@ void progress_init(struct progress *p, const char *label, uint64_t total, bool q
     p->t_start_s = p->t_last_s = progress_now_s();
 }
 
+void progress_eta_text(const struct progress *p, double now, char *buf, size_t n)
+{
+    double el = now - p->t_start_s;
+    if (!p->total || p->done >= p->total) {
+        snprintf(buf, n, "%s", "");
+        return;
+    }
+    if (!p->done || el < 1.0) {
+        snprintf(buf, n, " eta ?");
+        return;
+    }
+    /* the rate so far, straight line: work done per second since the start */
+    double left = el * (double)(p->total - p->done) / (double)p->done;
+    if (left < 60)
+        snprintf(buf, n, " eta %.0fs", left);
+    else if (left < 3600)
+        snprintf(buf, n, " eta %dm%02ds", (int)(left / 60), (int)left % 60);
+    else if (left < 1e8)
+        snprintf(buf, n, " eta %dh%02dm", (int)(left / 3600), (int)(left / 60) % 60);
+    else
+        snprintf(buf, n, " eta >3y");
+}
+
 static void report(struct progress *p, double now)
 {
     double el = now - p->t_start_s;
+    char eta[32];
+    progress_eta_text(p, now, eta, sizeof eta);
     if (p->tty) {
         int width = 30, fill = 0;
         double frac = p->total ? (double)p->done / (double)p->total : 0.0;
@@ -33,11 +58,12 @@ static void report(struct progress *p, double now)
         fprintf(stderr, "\r%s [", p->label);
         for (int i = 0; i < width; i++)
             fputc(i < fill ? '#' : '.', stderr);
-        fprintf(stderr, "] %llu/%llu %.1fs", (unsigned long long)p->done,
-                (unsigned long long)p->total, el);
+        /* the trailing spaces clear a longer eta of the previous redraw */
+        fprintf(stderr, "] %llu/%llu %.1fs%s   ", (unsigned long long)p->done,
+                (unsigned long long)p->total, el, eta);
     } else {
-        fprintf(stderr, "%s: %llu/%llu (%.1fs)\n", p->label, (unsigned long long)p->done,
-                (unsigned long long)p->total, el);
+        fprintf(stderr, "%s: %llu/%llu (%.1fs%s)\n", p->label, (unsigned long long)p->done,
+                (unsigned long long)p->total, el, eta);
     }
     fflush(stderr);
 }

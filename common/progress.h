@@ -1,12 +1,14 @@
 /*
  * progress: reports long work on stderr. On a TTY it redraws one bar line; otherwise it
- * prints a plain line at most every few seconds; quiet mode prints nothing. The reporter
+ * prints a plain line at most every few seconds; quiet mode prints nothing. Every report
+ * with a known total ends with an estimate of the time left (progress_eta_text). The reporter
  * only writes stderr, never stdout, so results piped from stdout stay clean.
  */
 #ifndef ACCELTRACE_PROGRESS_H
 #define ACCELTRACE_PROGRESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct progress {
@@ -25,6 +27,13 @@ void progress_init(struct progress *p, const char *label, uint64_t total, bool q
 void progress_update(struct progress *p, uint64_t done);
 /* Final line (newline on a TTY bar). */
 void progress_finish(struct progress *p);
+
+/*
+ * The estimate of the time left that every report ends with, into buf (n bytes): " eta 42s",
+ * " eta 3m05s", " eta 2h10m" from the rate so far (elapsed * left / done); " eta ?" before
+ * the first unit or the first second; "" when the total is unknown (0) or reached.
+ */
+void progress_eta_text(const struct progress *p, double now_s, char *buf, size_t n);
 
 /* Monotonic clock in seconds. */
 double progress_now_s(void);

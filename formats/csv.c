@@ -24,6 +24,7 @@ struct csv_writer {
     struct buf row;  /* current row */
     bool first;      /* no field yet in this row */
     int err;         /* first error */
+    int err_no;      /* errno of the first error (ENOSPC for a full disk) */
 };
 
 int csv_writer_open(struct csv_writer **out, const char *path, bool append, struct errmsg *e)
@@ -152,6 +153,10 @@ static int write_all(int fd, const void *p, size_t n)
                 continue;
             return ERR_IO;
         }
+        if (k == 0) { /* no progress and no error: call it a full disk */
+            errno = ENOSPC;
+            return ERR_IO;
+        }
         c += k;
         n -= (size_t)k;
     }
@@ -168,20 +173,31 @@ int csv_end_row(struct csv_writer *w)
                         : buf_append(w->mem, w->row.data, w->row.len);
     buf_clear(&w->row);
     w->first = true;
-    if (rc)
+    if (rc && !w->err) {
         w->err = rc;
+        w->err_no = rc == ERR_NOMEM ? ENOMEM : errno;
+    }
     return rc;
+}
+
+int csv_writer_errno(const struct csv_writer *w)
+{
+    return w && w->err ? w->err_no : 0;
 }
 
 int csv_writer_close(struct csv_writer *w)
 {
     if (!w)
         return 0;
-    int rc = w->err;
-    if (w->fd >= 0 && close(w->fd) && !rc)
+    int rc = w->err, en = w->err_no;
+    if (w->fd >= 0 && close(w->fd) && !rc) {
         rc = ERR_IO;
+        en = errno;
+    }
     buf_release(&w->row);
     mem_free(w);
+    if (rc)
+        errno = en; /* the cause, for the caller's message (csv.h) */
     return rc;
 }
 

@@ -39,7 +39,11 @@ int csv_f64(struct csv_writer *w, double v);
 int csv_f64_fixed(struct csv_writer *w, double v, int decimals);
 /* Ends the row and writes it out (one write call). 0 or ERR_IO. */
 int csv_end_row(struct csv_writer *w);
-/* Closes (NULL is a no-op); returns the first error seen. */
+/* The errno of w's first error (ENOSPC when the disk filled), 0 when none: the reason a
+ * caller's "cannot write 'PATH': REASON" names. */
+int csv_writer_errno(const struct csv_writer *w);
+/* Closes (NULL is a no-op); returns the first error seen, with errno set to its cause
+ * (csv_writer_errno, or close's) so the caller can print strerror(errno). */
 int csv_writer_close(struct csv_writer *w);
 
 /* Shortest round-trip text of a double ("0.1", "1e+20", "nan"); buf >= 32 bytes. */

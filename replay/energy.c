@@ -265,6 +265,48 @@ static bool is_energy_col(const char *cell)
     return energy_is_column(name, unit);
 }
 
+/* 0 when tab has no row or a row with every column t names; else ERR_DATA naming the first
+ * column the first row lacks (a table of another model's counts). */
+static int check_fits(const struct energy_table *t, const struct csv_table *tab, const char *path,
+                      struct errmsg *e)
+{
+    if (!tab->n_rows)
+        return 0;
+    double total, v;
+    double *comp = mem_calloc(t->n_components + 1, sizeof *comp);
+    if (!comp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    bool fits = false;
+    for (size_t r = 0; r < tab->n_rows && !fits; r++) {
+        struct csv_row_ctx ctx = {tab, tab->rows[r]};
+        fits = energy_compute(t, csv_lookup, &ctx, comp, &total) == 0;
+    }
+    mem_free(comp);
+    if (fits)
+        return 0;
+    struct csv_row_ctx ctx = {tab, tab->rows[0]};
+    for (size_t i = 0; i < t->n_events; i++)
+        if (csv_lookup(&ctx, t->events[i].count, &v))
+            return errmsg_set(e, ERR_DATA,
+                              "energy table '%s' names %s '%s', which no row of '%s' has (a "
+                              "table of another model?)",
+                              t->path ? t->path : "", t->events[i].is_static ? "time" : "count",
+                              t->events[i].count, path);
+    return errmsg_set(e, ERR_DATA, "energy table '%s' fits no row of '%s'", t->path ? t->path : "",
+                      path);
+}
+
+int energy_check_csv(const struct energy_table *t, const char *path, struct errmsg *e)
+{
+    struct csv_table tab;
+    int rc = csv_table_load(&tab, path, true, e);
+    if (rc)
+        return rc;
+    rc = check_fits(t, &tab, path, e);
+    csv_table_release(&tab);
+    return rc;
+}
+
 int energy_recompute_csv(const char *in_path, const struct energy_table *t, const char *out_path,
                          struct errmsg *e)
 {
@@ -272,6 +314,10 @@ int energy_recompute_csv(const char *in_path, const struct energy_table *t, cons
     int rc = csv_table_load(&tab, in_path, true, e);
     if (rc)
         return rc;
+    if ((rc = check_fits(t, &tab, in_path, e))) {
+        csv_table_release(&tab);
+        return rc;
+    }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", out_path, (long)getpid());
     struct csv_writer *w = NULL;

@@ -76,12 +76,20 @@ int energy_compute(const struct energy_table *t,
 bool energy_is_column(const char *name, const char *unit);
 
 /*
+ * Refuses a table that fits none of the rows of the results CSV at path: 0 when the table
+ * has no rows or one row has every count and time column the table names; ERR_DATA naming
+ * the first such column the rows lack otherwise (a table of another model would drop every
+ * energy column). energy_recompute_csv makes the same check.
+ */
+int energy_check_csv(const struct energy_table *t, const char *path, struct errmsg *e);
+
+/*
  * Recomputes the energy columns of a results CSV (results.csv, ops.csv) with a table:
  * its energy columns (energy_is_column) are dropped, new ones appended after the last
  * column, rows without the named counts get empty energy cells. Writes out_path (may
  * equal in_path: written to a temporary and renamed); only the CSV: a results folder's
  * .csv and .jsonl change together through results_energy (replay/results.h). 0 or
- * negative with e set.
+ * negative with e set (ERR_DATA, nothing written, when the table fits no row).
  */
 int energy_recompute_csv(const char *in_path, const struct energy_table *t, const char *out_path,
                          struct errmsg *e);

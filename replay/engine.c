@@ -381,6 +381,7 @@ struct instance {
     int rc;
     struct errmsg err;
     struct model_result *res;
+    uint64_t fail_index; /* the record consume() failed on (0-based after the header) */
 };
 
 /* One instance of a checkpoint: its config and saved state (in struct ckpt.bytes). */
@@ -772,8 +773,10 @@ static void pass_fn(void *ctx, size_t begin, size_t end, int worker)
             in->rc = p->m->new (&in->state, in->cfg, p->env, &in->err);
             break;
         case 1:
-            for (size_t k = 0; k < p->n_group && !in->rc; k++)
+            for (size_t k = 0; k < p->n_group && !in->rc; k++) {
                 in->rc = p->m->consume(in->state, &p->group[k], &in->err);
+                in->fail_index = p->group[k].index;
+            }
             break;
         case 2:
             if (!(in->res = model_result_new())) {
@@ -819,6 +822,29 @@ static void ckpt_schedule(struct ckpt_ctx *cc, const struct engine_opts *o, uint
         gap = 20 * cost_s;
     cc->next_s = gap > 0 ? progress_now_s() + gap : 0;
     cc->next_records = o->checkpoint_records ? records + o->checkpoint_records : 0;
+}
+
+/*
+ * The error of a model that failed while replaying trace `name`: on config in (NULL for the
+ * shared prepare step), at record `index` (0-based after the header, so frame index + 1;
+ * UINT64_MAX: at the end of the trace, in finish), with the model's message why. The one
+ * place a model error gets the file and position, so no model has to name them.
+ */
+static int model_err(struct errmsg *e, int rc, const struct model_ops *m, const struct instance *in,
+                     const char *name, uint64_t index, const struct errmsg *why)
+{
+    char msg[sizeof e->text], where[96];
+    snprintf(msg, sizeof msg, "%s", errmsg_text(why));
+    if (index == UINT64_MAX)
+        snprintf(where, sizeof where, "at the end");
+    else
+        snprintf(where, sizeof where, "at record %llu (frame %llu)", (unsigned long long)index,
+                 (unsigned long long)index + 1);
+    if (in)
+        return errmsg_set(e, rc, "model '%s' fails on config %zu %s of '%s': %s", m->name,
+                          in->config_index, where, name ? name : "?", msg);
+    return errmsg_set(e, rc, "model '%s' fails %s of '%s': %s", m->name, where, name ? name : "?",
+                      msg);
 }
 
 /* One pass over the source for instances inst[0..n). */
@@ -903,8 +929,10 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
             group[n_group] = (struct model_record){recs[n_group], NULL, index++};
             n_group++;
             if (m->prepare) {
-                if ((rc = m->prepare(shared, &group[n_group - 1], &aux[n_group - 1], e)))
+                if ((rc = m->prepare(shared, &group[n_group - 1], &aux[n_group - 1], e))) {
+                    rc = model_err(e, rc, m, NULL, src->name, group[n_group - 1].index, e);
                     goto done;
+                }
                 group[n_group - 1].aux = aux[n_group - 1];
             }
         }
@@ -915,8 +943,8 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
             pool_for(pool, n, pass_fn, &pc);
             for (size_t i = 0; i < n; i++)
                 if (inst[i].rc) {
-                    rc = errmsg_set(e, inst[i].rc, "model '%s' fails on config %zu: %s", m->name,
-                                    inst[i].config_index, errmsg_text(&inst[i].err));
+                    rc = model_err(e, inst[i].rc, m, &inst[i], src->name, inst[i].fail_index,
+                                   &inst[i].err);
                     goto done;
                 }
         }
@@ -947,8 +975,7 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
     pool_for(pool, n, pass_fn, &pc);
     for (size_t i = 0; i < n; i++) {
         if (inst[i].rc) {
-            rc = errmsg_set(e, inst[i].rc, "model '%s' fails on config %zu: %s", m->name,
-                            inst[i].config_index, errmsg_text(&inst[i].err));
+            rc = model_err(e, inst[i].rc, m, &inst[i], src->name, UINT64_MAX, &inst[i].err);
             goto done;
         }
         struct errmsg we = {0};

@@ -17,6 +17,7 @@
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
+#include "common/suggest.h"
 #include "formats/csv.h"
 #include "replay/hw_config.h"
 #include "replay/model_schema.h"
@@ -256,6 +257,22 @@ static int origin_err(const struct origin *o, struct errmsg *e, const char *fmt,
     return errmsg_set(e, ERR_CONFIG, "%s at %s ('%s'%s)", what, path, o->file, where);
 }
 
+int hw_schema_hint(struct errmsg *e, const struct hw_schema *s, const char *key)
+{
+    if (!e)
+        return ERR_CONFIG;
+    struct suggest sg;
+    suggest_init(&sg, key, strlen(key));
+    for (size_t i = 0; i < s->n_keys; i++)
+        suggest_add(&sg, s->keys[i].key);
+    const char *best = suggest_result(&sg);
+    char m[sizeof e->text];
+    snprintf(m, sizeof m, "%s", errmsg_text(e));
+    if (best)
+        return errmsg_set(e, e->code, "%s; did you mean '%s'?", m, best);
+    return errmsg_set(e, e->code, "%s; 'acceltrace config show %s' lists the keys", m, s->model);
+}
+
 /* ---- values ---- */
 
 static const char *json_type_name(const json_t *v)
@@ -468,7 +485,8 @@ static int apply_object(struct hw_config *c, const json_t *obj, const char *pref
         } else if (json_is_object(v) && schema_has_prefix(c->schema, key)) {
             rc = apply_object(c, v, key, o, e);
         } else {
-            rc = origin_err(o, e, "unknown key '%s' for model '%s'", key, c->schema->model);
+            origin_err(o, e, "unknown key '%s' for model '%s'", key, c->schema->model);
+            rc = hw_schema_hint(e, c->schema, key);
         }
         o->nc--;
         if (rc)
@@ -538,7 +556,9 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
             goto done;
         }
         if (!schema && !ms) {
-            rc = origin_err(&o, e, "unknown model '%s'", mn);
+            const char *near = model_registry_closest(mn);
+            rc = near ? origin_err(&o, e, "unknown model '%s'; did you mean '%s'?", mn, near)
+                      : origin_err(&o, e, "unknown model '%s' (see 'acceltrace config list')", mn);
             goto done;
         }
         if (*cfg && strcmp((*cfg)->schema->model, mn)) {
@@ -607,15 +627,100 @@ done:
     return rc;
 }
 
+const struct hw_key *hw_schema_message_key(const struct hw_schema *s, const char *msg)
+{
+    const struct hw_key *best = NULL;
+    size_t best_n = 0;
+    for (size_t i = 0; i < s->n_keys; i++) {
+        size_t n = strlen(s->keys[i].key);
+        if (n <= best_n || strncmp(msg, s->keys[i].key, n))
+            continue;
+        char next = msg[n];
+        if (!(next == '_' || next == '.' || (next >= 'a' && next <= 'z') ||
+              (next >= 'A' && next <= 'Z') || (next >= '0' && next <= '9'))) {
+            best = &s->keys[i];
+            best_n = n;
+        }
+    }
+    return best;
+}
+
+/*
+ * Where the value of dotted key was set: in text (named name; a file when is_file), else in
+ * the file it extends, and so on. Writes "at $.a.b ('file' line L column C)" to out; false
+ * when no file of the chain sets the key (its default then holds).
+ */
+static bool key_origin(const char *text, const char *name, bool is_file, const char *key, int depth,
+                       char *out, size_t n)
+{
+    struct path_comp comps[16];
+    char dotted[256];
+    size_t nc = 0;
+    snprintf(dotted, sizeof dotted, "%s", key);
+    for (char *p = dotted; p && nc < 16; nc++) {
+        char *dot = strchr(p, '.');
+        if (dot)
+            *dot = 0;
+        comps[nc] = (struct path_comp){p, 0};
+        p = dot ? dot + 1 : NULL;
+    }
+    struct scan sc = {text, strlen(text), 0, 1, 1};
+    int line, col;
+    if (sc_find(&sc, comps, nc, &line, &col)) {
+        char path[300];
+        path_text(comps, nc, path, sizeof path);
+        snprintf(out, n, "at %s ('%s' line %d column %d)", path, name, line, col);
+        return true;
+    }
+    if (depth >= HW_MAX_EXTENDS)
+        return false;
+    json_t *root = json_loads(text, 0, NULL);
+    const char *ext = json_string_value(json_object_get(root, "extends"));
+    bool found = false;
+    if (ext) {
+        char base[4096];
+        char *btext = NULL;
+        struct errmsg be = {0};
+        resolve_rel(is_file ? name : NULL, ext, base, sizeof base);
+        if (!read_text(base, &btext, &be))
+            found = key_origin(btext, base, true, key, depth + 1, out, n);
+        mem_free(btext);
+    }
+    json_decref(root);
+    return found;
+}
+
+/*
+ * Runs the schema's cross-key check on c, loaded from text (named name). A failure's
+ * message gets the position of the key it names (message_key) where a file of the chain
+ * sets it, else the file's name (hw_schema_message_key finds the key). 0 or ERR_CONFIG.
+ */
+static int check_loaded(const struct hw_config *c, const char *text, const char *name, bool is_file,
+                        struct errmsg *e)
+{
+    if (!c->schema->check)
+        return 0;
+    int rc = c->schema->check(c, e);
+    if (!rc)
+        return 0;
+    char m[sizeof e->text], where[400];
+    snprintf(m, sizeof m, "%s", errmsg_text(e));
+    const struct hw_key *k = hw_schema_message_key(c->schema, m);
+    if (k && key_origin(text, name, is_file, k->key, 0, where, sizeof where))
+        return errmsg_set(e, rc, "%s %s", m, where);
+    return errmsg_set(e, rc, "%s ('%s')", m, name);
+}
+
 int hw_config_parse(struct hw_config **out, const char *json_text, const char *name,
                     const struct hw_schema *schema, struct errmsg *e)
 {
     *out = NULL;
     const char *chain[HW_MAX_EXTENDS + 1] = {NULL};
     struct hw_config *c = NULL;
-    int rc = load_text(&c, json_text, name ? name : "<string>", false, schema, chain + 1, 0, e);
+    name = name ? name : "<string>";
+    int rc = load_text(&c, json_text, name, false, schema, chain + 1, 0, e);
     if (!rc)
-        rc = hw_config_check(c, e);
+        rc = check_loaded(c, json_text, name, false, e);
     if (rc) {
         hw_config_free(c);
         return rc;
@@ -636,9 +741,9 @@ int hw_config_load(struct hw_config **out, const char *path, const struct hw_sch
     const char *chain[HW_MAX_EXTENDS + 1] = {realpath(path, real) ? real : path};
     struct hw_config *c = NULL;
     rc = load_text(&c, text, path, true, schema, chain, 1, e);
-    mem_free(text);
     if (!rc)
-        rc = hw_config_check(c, e);
+        rc = check_loaded(c, text, path, true, e);
+    mem_free(text);
     if (!rc) {
         mem_free(c->path);
         if (!(c->path = mem_strdup(path)))
@@ -657,8 +762,10 @@ int hw_config_set_json(struct hw_config *c, const char *key, const char *json_va
 {
     struct origin o = {.label = origin ? origin : key};
     const struct hw_key *k = hw_schema_find(c->schema, key);
-    if (!k)
-        return origin_err(&o, e, "unknown key '%s' for model '%s'", key, c->schema->model);
+    if (!k) {
+        origin_err(&o, e, "unknown key '%s' for model '%s'", key, c->schema->model);
+        return hw_schema_hint(e, c->schema, key);
+    }
     json_error_t je;
     json_t *v = json_loads(json_value, JSON_DECODE_ANY, &je);
     if (!v)

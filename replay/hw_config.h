@@ -13,8 +13,10 @@
  * within range; keys not given take their defaults.
  *
  * Errors are ERR_CONFIG with a message naming the file, the JSON path and its line and
- * column: "unknown key 'fiel' at $.fiel ('cfg.json' line 3 column 5)", and for bad JSON the
- * parser's line and column. A missing extends target is ERR_CONFIG naming both files.
+ * column: "unknown key 'fiel' at $.fiel ('cfg.json' line 3 column 5); did you mean 'field'?",
+ * and for bad JSON the parser's line and column. A cross-key check's error (the schema's
+ * check) names the file, JSON path, line and column of the key its message starts with. A missing
+ * extends target is ERR_CONFIG naming both files.
  *
  * A resolved config (every key set) has a canonical JSON (sorted keys, compact, the model
  * name included, no "extends"/"doc") and a stable hash: the first 16 hex digits of its
@@ -112,9 +114,23 @@ int hw_config_set_json(struct hw_config *c, const char *key, const char *json_va
 /* Runs the schema's cross-key check (no-op without one). 0 or ERR_CONFIG. */
 int hw_config_check(const struct hw_config *c, struct errmsg *e);
 
+/*
+ * The key of s a cross-key check's message is about: the longest key the message starts
+ * with, followed by a character that cannot continue a key ("dpu_count must be a power of
+ * two" -> dpu_count); NULL when none. Used to give such errors the key's position.
+ */
+const struct hw_key *hw_schema_message_key(const struct hw_schema *s, const char *msg);
+
 const struct hw_schema *hw_config_schema(const struct hw_config *c);
 /* Schema key by name, or NULL. */
 const struct hw_key *hw_schema_find(const struct hw_schema *s, const char *key);
+/*
+ * For an unknown key: appends "; did you mean 'KEY'?" to e's message when a key of s is
+ * close to key (common/suggest.h), else "; 'acceltrace config show MODEL' lists the keys",
+ * so the position already in the message stays before the hint. Returns e->code
+ * (ERR_CONFIG when e is NULL).
+ */
+int hw_schema_hint(struct errmsg *e, const struct hw_schema *s, const char *key);
 
 /* Getters (key must exist in the schema with that type). */
 int64_t hw_config_int(const struct hw_config *c, const char *key);

@@ -336,10 +336,20 @@ void kura_budget(const struct kura_coeffs *power, const struct kura_coeffs *area
     for (size_t i = 0; i < n_hs; i++)
         for (size_t j = 0; j < n_ws; j++) {
             double a = kura_bilinear(area, hs[i], ws[j]);
+            if (!out->min_n_h || a < out->min_area_um2) {
+                out->min_n_h = hs[i];
+                out->min_n_w = ws[j];
+                out->min_area_um2 = a;
+            }
             if (a > budget_um2)
                 continue;
             double e = kura_epx_pj(power, hs[i], ws[j], f_hz);
-            if (!out->found || e < out->e_px_pj || (e == out->e_px_pj && a < out->area_um2))
-                *out = (struct kura_budget_result){1, hs[i], ws[j], e, a};
+            if (!out->found || e < out->e_px_pj || (e == out->e_px_pj && a < out->area_um2)) {
+                out->found = 1;
+                out->n_h = hs[i];
+                out->n_w = ws[j];
+                out->e_px_pj = e;
+                out->area_um2 = a;
+            }
         }
 }

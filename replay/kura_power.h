@@ -100,6 +100,10 @@ struct kura_budget_result {
     int n_h, n_w;
     double e_px_pj;  /* eq. 11 with the power set used */
     double area_um2; /* eq. 13 with the area set used */
+    /* the shape of least area among hs x ws and its area (um^2): what a budget must at
+     * least allow, for the message when nothing fits */
+    int min_n_h, min_n_w;
+    double min_area_um2;
 };
 
 /*

@@ -196,9 +196,12 @@ static int write_file(const char *dir, const char *name, const struct buf *b, st
     if (rc)
         return rc;
     rc = sink_write(&k, b->data, b->len);
+    int en = rc ? errno : 0;
     int rc2 = sink_close(&k);
+    if (rc2 && !en)
+        en = errno;
     if (rc || rc2)
-        return errmsg_set(e, rc ? rc : rc2, "cannot write '%s'", path);
+        return errmsg_set(e, rc ? rc : rc2, "cannot write '%s': %s", path, strerror(en ? en : EIO));
     return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "common/suggest.h"
 #include "replay/model_registry.h"
 
 extern const struct model_ops model_count_ops;
@@ -34,6 +35,15 @@ const struct model_ops *model_registry_find(const char *name)
         if (!strcmp(models[i]->name, name))
             return models[i];
     return NULL;
+}
+
+const char *model_registry_closest(const char *name)
+{
+    struct suggest sg;
+    suggest_init(&sg, name, strlen(name));
+    for (size_t i = 0; i < model_registry_count(); i++)
+        suggest_add(&sg, models[i]->name);
+    return suggest_result(&sg);
 }
 
 const struct hw_schema *model_registry_schema(const char *name)

@@ -13,4 +13,8 @@ struct hw_schema; /* replay/hw_config.h */
 /* Schema of the model named `name` (static, the model's own), or NULL for no such model. */
 const struct hw_schema *model_registry_schema(const char *name);
 
+/* For an unknown model name: the registered name closest to it (common/suggest.h), or NULL
+ * when none is close. Static storage. */
+const char *model_registry_closest(const char *name);
+
 #endif

@@ -1609,8 +1609,13 @@ static int folder_tables(const char *dir, char **names, size_t *n, struct errmsg
     if (!(names[(*n)++] = mem_strdup("results")))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     DIR *dh = opendir(dir);
-    if (!dh)
-        return errmsg_set(e, ERR_IO, "cannot open folder '%s': %s", dir, strerror(errno));
+    if (!dh) {
+        /* a named input folder that is not there is bad input (exit 3), a file named as the
+         * folder a usage error (exit 2); anything else an I/O failure */
+        int en = errno;
+        int code = en == ENOENT ? ERR_NOINPUT : en == ENOTDIR ? ERR_USAGE : ERR_IO;
+        return errmsg_set(e, code, "cannot open folder '%s': %s", dir, strerror(en));
+    }
     struct dirent *de;
     int rc = 0;
     while (!rc && (de = readdir(dh))) {

@@ -156,7 +156,8 @@ int model_result_get(const struct model_result *res, size_t row, const char *nam
  * duplicate configs (ERR_DATA naming the folders). out_dir is locked; inputs are locked
  * shared. Each file is written to a temporary and renamed, so a failure (ENOSPC) leaves
  * the previous files. When the inputs carry manifests, out_dir gets theirs without the
- * shard. 0 or negative with e set.
+ * shard. 0 or negative with e set: an input folder that does not exist is ERR_NOINPUT, a
+ * file named as one ERR_USAGE.
  */
 int results_merge(const char *const *dirs, size_t n_dirs, const char *out_dir, struct errmsg *e);
 

@@ -39,6 +39,7 @@ struct axis {
 };
 
 struct sweep {
+    char *name; /* the grid's file name, for messages (NULL: no grid) */
     struct hw_config *base;
     size_t n_axes;
     struct axis *axes;
@@ -63,6 +64,7 @@ void sweep_free(struct sweep *s)
     }
     mem_free(s->axes);
     hw_config_free(s->base);
+    mem_free(s->name);
     mem_free(s);
 }
 
@@ -218,8 +220,10 @@ static int range_parse(struct range *g, const char *key, const json_t *r, const 
             return grid_err(e, name, text, keys, idx, 3, "range bound is not a number");
         }
     const struct hw_key *k = hw_schema_find(hw_config_schema(scratch), key);
-    if (!k)
-        return grid_err(e, name, text, keys, idx, 1, "unknown key in grid");
+    if (!k) {
+        grid_err(e, name, text, keys, idx, 1, "unknown key in grid");
+        return hw_schema_hint(e, hw_config_schema(scratch), key);
+    }
     g->is_int = k->type == HW_INT;
     if (k->type != HW_INT && k->type != HW_FLOAT)
         return grid_err(e, name, text, keys, idx, 2, "range on a key that is not a number");
@@ -484,7 +488,8 @@ int sweep_parse(struct sweep **out, const char *json_text, const char *name,
     struct hw_config *scratch = NULL;
     struct sweep *s = mem_calloc(1, sizeof *s);
     int rc = 0;
-    if (!s || hw_config_clone(&s->base, base) || hw_config_clone(&scratch, base)) {
+    if (!s || hw_config_clone(&s->base, base) || hw_config_clone(&scratch, base) ||
+        !(s->name = mem_strdup(name))) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -602,6 +607,51 @@ int sweep_single(struct sweep **out, const struct hw_config *base)
     return 0;
 }
 
+/*
+ * A cross-key check failed on config i (message in e): when the key it is about is on an
+ * axis, say which value of the grid made it, and where ("dpu_count = 48, value 1 of its
+ * axis ('g.json' $.dpu_count[1] line 1 column 22)"); else the base config's file. j[a] is
+ * the config's value index on axis a.
+ */
+static int check_err(const struct sweep *s, const struct hw_config *c, size_t i, const size_t *j,
+                     int rc, struct errmsg *e)
+{
+    char m[sizeof e->text];
+    snprintf(m, sizeof m, "%s", errmsg_text(e));
+    const struct hw_key *k = hw_schema_message_key(hw_config_schema(c), m);
+    for (size_t a = 0; k && s->name && a < s->n_axes; a++)
+        for (size_t kk = 0; kk < s->axes[a].n_keys; kk++) {
+            const struct axis *x = &s->axes[a];
+            if (strcmp(x->keys[kk], k->key))
+                continue;
+            char val[64], where[400] = "";
+            if (x->is_range)
+                range_text(x, j[a], val, sizeof val);
+            else
+                snprintf(val, sizeof val, "%s", x->vals[j[a] * x->n_keys + kk]);
+            char *text = NULL;
+            size_t len;
+            const char *keys[2] = {k->key, NULL};
+            size_t idx[2] = {0, j[a]};
+            int line, col;
+            if (!x->is_range && x->n_keys == 1 &&
+                !io_read_file(s->name, SWEEP_MAX_FILE_BYTES, &text, &len, NULL)) {
+                if (hw_json_locate(text, keys, idx, 2, &line, &col))
+                    snprintf(where, sizeof where, " $.%s[%zu] line %d column %d", k->key, j[a],
+                             line, col);
+                else if (hw_json_locate(text, keys, idx, 1, &line, &col))
+                    snprintf(where, sizeof where, " $.%s line %d column %d", k->key, line, col);
+            }
+            mem_free(text);
+            return errmsg_set(e, rc,
+                              "sweep config %zu: %s (%s = %s, value %zu of its axis in '%s'%s)", i,
+                              m, k->key, val, j[a], s->name, where);
+        }
+    const char *path = hw_config_path(c);
+    return errmsg_set(e, rc, "sweep config %zu: %s%s%s%s", i, m, *path ? " ('" : "", path,
+                      *path ? "')" : "");
+}
+
 int sweep_config(const struct sweep *s, size_t i, struct hw_config **out, struct errmsg *e)
 {
     *out = NULL;
@@ -612,9 +662,17 @@ int sweep_config(const struct sweep *s, size_t i, struct hw_config **out, struct
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     /* Mixed radix, last axis fastest. */
     size_t rem = i;
+    /* each axis's value index, for a message; on the stack for the usual few axes */
+    size_t js_small[32];
+    size_t *js = s->n_axes <= 32 ? js_small : mem_calloc(s->n_axes, sizeof *js);
+    if (!js) {
+        hw_config_free(c);
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    }
     for (size_t a = s->n_axes; a-- > 0;) {
         const struct axis *x = &s->axes[a];
         size_t j = rem % x->n_vals;
+        js[a] = j;
         rem /= x->n_vals;
         char t[64];
         if (x->is_range)
@@ -624,19 +682,24 @@ int sweep_config(const struct sweep *s, size_t i, struct hw_config **out, struct
             int rc = hw_config_set_json(c, x->keys[k], x->is_range ? t : x->vals[j * x->n_keys + k],
                                         NULL, e);
             if (rc) {
+                if (js != js_small)
+                    mem_free(js);
                 hw_config_free(c);
                 return rc;
             }
         }
     }
-    int rc = hw_config_check(c, e);
+    const struct hw_schema *schema = hw_config_schema(c);
+    int rc = schema->check ? schema->check(c, e) : 0;
     if (rc) {
-        char m[sizeof e->text];
-        snprintf(m, sizeof m, "%s", errmsg_text(e));
-        errmsg_set(e, rc, "sweep config %zu: %s", i, m);
+        check_err(s, c, i, js, rc, e);
+        if (js != js_small)
+            mem_free(js);
         hw_config_free(c);
         return rc;
     }
+    if (js != js_small)
+        mem_free(js);
     *out = c;
     return 0;
 }

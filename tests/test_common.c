@@ -1,8 +1,8 @@
 /*
  * Tests of common/: rng (determinism, uniform/normal moments, von Mises mean cosine),
  * buf, arena, thread pool chunking, sha256 (FIPS 180-2 vectors), crc32c, err strings,
- * mem_fail_after, io_remove_tree and io_mkdir_p. Seed: ACCELTRACE_SEED (default 2026),
- * printed with the first state.
+ * mem_fail_after, io_remove_tree, io_mkdir_p, io_same_path and the progress eta. Seed:
+ * ACCELTRACE_SEED (default 2026), printed with the first state.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "common/progress.h"
 #include "common/rng.h"
 #include "common/sha256.h"
 #include "common/threads.h"
@@ -400,11 +401,12 @@ static void test_mkdir_p(void **state)
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fclose(f);
-    assert_int_equal(io_mkdir_p(p, 0700, &e), ERR_IO);
+    /* a file named as the folder: the command line's mistake, a usage error */
+    assert_int_equal(io_mkdir_p(p, 0700, &e), ERR_USAGE);
     snprintf(q, sizeof q, "cannot create folder '%s': Not a directory", p);
     assert_string_equal(errmsg_text(&e), q);
     snprintf(q, sizeof q, "%s/below/x", p);
-    assert_int_equal(io_mkdir_p(q, 0700, &e), ERR_IO);
+    assert_int_equal(io_mkdir_p(q, 0700, &e), ERR_USAGE);
     assert_non_null(strstr(errmsg_text(&e), q));
     assert_int_equal(io_mkdir_p("", 0700, &e), ERR_USAGE);
     char *longp = malloc(5000);
@@ -414,6 +416,69 @@ static void test_mkdir_p(void **state)
     assert_int_equal(io_mkdir_p(longp, 0700, &e), ERR_LIMIT);
     free(longp);
     assert_int_equal(io_remove_tree(root), 0);
+}
+
+/* io_same_path: the same file by inode, or by name before it exists; outputs checked
+ * against each other by io_check_distinct. */
+static void test_same_path(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/acceltrace-samepath-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char a[300], b[300], c[300];
+    snprintf(a, sizeof a, "%s/x.csv", root);
+    snprintf(b, sizeof b, "%s/./sub/../x.csv", root);
+    snprintf(c, sizeof c, "%s/y.csv", root);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/sub", root);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_true(io_same_path(a, b)); /* neither exists yet */
+    assert_false(io_same_path(a, c));
+    assert_false(io_same_path(a, NULL));
+    FILE *f = fopen(a, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_true(io_same_path(a, b));
+    char l[300];
+    snprintf(l, sizeof l, "%s/link.csv", root);
+    assert_int_equal(symlink(a, l), 0);
+    assert_true(io_same_path(l, a)); /* through the link once it exists */
+    struct errmsg e = {0};
+    const char *outs[] = {c, a, b};
+    assert_int_equal(io_check_distinct(NULL, 0, outs, 3, &e), ERR_USAGE);
+    assert_non_null(strstr(errmsg_text(&e), "outputs '"));
+    assert_non_null(strstr(errmsg_text(&e), "are the same file"));
+    assert_int_equal(io_check_distinct(NULL, 0, outs, 2, &e), 0);
+    assert_int_equal(io_remove_tree(root), 0);
+}
+
+/* The estimate of time left: rate so far, units and the cases without one. */
+static void test_progress_eta(void **state)
+{
+    (void)state;
+    struct progress p;
+    progress_init(&p, "t", 100, true);
+    char buf[32];
+    p.t_start_s = 1000.0;
+    p.done = 25;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf); /* 10 s for 25: 30 s for 75 */
+    assert_string_equal(buf, " eta 30s");
+    p.done = 1;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf); /* 990 s */
+    assert_string_equal(buf, " eta 16m30s");
+    p.total = 1000;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf); /* 9990 s */
+    assert_string_equal(buf, " eta 2h46m");
+    p.done = 0;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf);
+    assert_string_equal(buf, " eta ?");
+    p.done = 1000;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf);
+    assert_string_equal(buf, "");
+    p.total = 0;
+    p.done = 5;
+    progress_eta_text(&p, 1010.0, buf, sizeof buf);
+    assert_string_equal(buf, "");
 }
 
 int main(void)
@@ -428,7 +493,8 @@ int main(void)
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
         cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_remove_tree),
-        cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_mkdir_p),         cmocka_unit_test(test_same_path),
+        cmocka_unit_test(test_progress_eta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

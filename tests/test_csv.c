@@ -1,7 +1,9 @@
 /*
  * Tests of formats/csv's fixed-decimal field (csv_f64_fixed, the analyzers' columns of a
- * promised precision) beside the shortest form of csv_f64, through a memory writer.
+ * promised precision) beside the shortest form of csv_f64, through a memory writer; and
+ * the reason a failed write keeps (csv_writer_errno, errno after the close) on /dev/full.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,10 +35,28 @@ static void test_fixed(void **state)
     buf_release(&b);
 }
 
+/* A write that fails keeps its reason: csv_writer_errno, and errno after the close. */
+static void test_write_error_reason(void **state)
+{
+    (void)state;
+    struct csv_writer *w;
+    struct errmsg e = {0};
+    if (csv_writer_open(&w, "/dev/full", false, &e) != 0)
+        skip(); /* no /dev/full here */
+    assert_int_equal(csv_writer_errno(w), 0);
+    assert_int_equal(csv_str(w, "x"), 0);
+    assert_int_equal(csv_end_row(w), ERR_IO);
+    assert_int_equal(csv_writer_errno(w), ENOSPC);
+    errno = 0;
+    assert_int_equal(csv_writer_close(w), ERR_IO);
+    assert_int_equal(errno, ENOSPC);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed),
+        cmocka_unit_test(test_write_error_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

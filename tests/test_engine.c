@@ -564,9 +564,26 @@ static void test_model_failure(void **state)
     assert_int_equal(engine_run(&m, &s, sw, res, &o, &st, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "config 4"));
     assert_non_null(strstr(e.text, "record 17 is not replayable"));
+    /* the engine names the source and the position, not the model */
+    assert_non_null(strstr(e.text, "config 4 at record 17 (frame 18) of '(memory)'"));
     assert_int_equal(st.configs_run, 3);
     assert_int_equal(results_n_done(res), 3);
     results_close(res);
+    /* the same through a trace file: its path */
+    char path[512], fdir[512];
+    snprintf(path, sizeof path, "%s/fail.atr", tmpdir);
+    subdir(fdir, sizeof fdir, "fail_file");
+    assert_int_equal(synth_capture_write(path, &tp, &e), 0);
+    struct record_source fs;
+    assert_int_equal(record_source_trace(&fs, path, 1, &e), 0);
+    assert_int_equal(results_open(&res, fdir, fs.content_hash(fs.ctx), "count", &e), 0);
+    assert_int_equal(engine_run(&m, &fs, sw, res, &o, &st, &e), ERR_DATA);
+    char want[700];
+    snprintf(want, sizeof want,
+             "model 'count' fails on config 4 at record 17 (frame 18) of '%s': ", path);
+    assert_non_null(strstr(e.text, want));
+    results_close(res);
+    record_source_close(&fs);
     /* another workload's trace */
     m.workload = "disc";
     assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
@@ -618,7 +635,8 @@ static void test_result_error_reaches_engine(void **state)
     struct results *res;
     assert_int_equal(results_open(&res, dir, s.content_hash(s.ctx), "count", &e), 0);
     assert_int_equal(engine_run(&m, &s, sw, res, &o, NULL, &e), ERR_USAGE);
-    assert_non_null(strstr(e.text, "fails on config 1:")); /* scale 2, 0-based index 1 */
+    /* scale 2, 0-based index 1; finish fails after the last record */
+    assert_non_null(strstr(e.text, "fails on config 1 at the end of '(memory)':"));
     assert_non_null(strstr(e.text, "bad result column name 'bad name'"));
     results_close(res);
     sweep_free(sw);

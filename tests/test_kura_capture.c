@@ -332,7 +332,8 @@ static void test_png_folders(void **state)
     snprintf(bad, sizeof bad, "%s/png", file);
     snprintf(want, sizeof want, "cannot create folder '%s'", bad);
     p.png_dir = bad;
-    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_IO);
+    /* a file named as a folder: the command line's mistake (usage) */
+    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_USAGE);
     if (!strstr(errmsg_text(&e), want))
         fail_msg("message: %s", errmsg_text(&e));
 
@@ -342,7 +343,7 @@ static void test_png_folders(void **state)
     o.quiet = true;
     snprintf(path, sizeof path, "%s/k.atr", root);
     assert_int_equal(capture_kura_ops.open(&inst, &p, &e), 0);
-    assert_int_equal(capture_run(&capture_kura_ops, inst, path, &o, &e), ERR_IO);
+    assert_int_equal(capture_run(&capture_kura_ops, inst, path, &o, &e), ERR_USAGE);
     capture_kura_ops.close(inst);
     if (!strstr(errmsg_text(&e), want))
         fail_msg("message: %s", errmsg_text(&e));

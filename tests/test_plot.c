@@ -375,7 +375,7 @@ static void test_output_folders(void **state)
     fclose(f);
     snprintf(bad, sizeof bad, "%s/plots", file);
     bool rendered = true;
-    assert_int_equal(plot_write(p, bad, &rendered), ERR_IO);
+    assert_int_equal(plot_write(p, bad, &rendered), ERR_USAGE); /* a file named as a folder */
     assert_false(rendered);
     snprintf(want, sizeof want, "cannot create folder '%s'", bad);
     has(plot_errmsg(p), want);

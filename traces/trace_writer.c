@@ -239,6 +239,17 @@ static int encode_record(struct trace_writer *w, const Acceltrace__Record *rec,
     return rc;
 }
 
+/* A folder where the trace should go is refused at once (ERR_USAGE), not after a whole
+ * capture when the final rename fails. */
+static int check_not_folder(const char *path, struct errmsg *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return errmsg_set(e, ERR_USAGE, "output '%s' is a folder: name the trace file (FILE.atr)",
+                          path);
+    return 0;
+}
+
 static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
                          const struct trace_writer_opts *opts, struct errmsg *e)
 {
@@ -283,6 +294,8 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         if (w->opts.zstd_workers > 0)
             ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, w->opts.zstd_workers);
     }
+    if ((rc = check_not_folder(final_path, &w->err)))
+        goto fail;
     /* O_EXCL: the temporary is this writer's alone. Another writer of the same target (or
      * the leftover of a killed one, which recover can still use) makes this one refuse
      * instead of truncating it (docs/trace-format.md, "Concurrent writers"). */
@@ -489,6 +502,9 @@ int trace_writer_check_inputs(const char *path, const char *const *inputs, size_
     const char *outs[MAX_OUT];
     if (n_side > MAX_OUT - 2)
         return errmsg_set(e, ERR_INTERNAL, "too many outputs to check (%zu)", n_side);
+    int frc = check_not_folder(path, e);
+    if (frc)
+        return frc;
     size_t n = strlen(path);
     char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
     if (!tmp)

@@ -85,9 +85,12 @@ void trace_writer_free(struct trace_writer *w);
  * Refuses to write path over an input: every one of the n_inputs inputs (weights, text, side
  * files, a checkpoint folder; NULL entries skipped) is compared by device and inode
  * (io_same_file, common/io.h) with path, with its temporary path TRACE_WRITER_TMP_SUFFIX
- * (which may exist when path does not) and with the n_side other outputs of the command.
- * 0, or ERR_USAGE with "input 'A' and output 'B' are the same file" in e. Call it before
- * reading any input: a capture then never loads weights it would replace.
+ * (which may exist when path does not) and with the n_side other outputs of the command,
+ * which must also differ from path and from each other by name (io_same_path: "--csv X -o
+ * X" is refused before either exists). A path that is an existing folder is refused too.
+ * 0, or ERR_USAGE with "input 'A' and output 'B' are the same file", "outputs 'A' and 'B'
+ * are the same file" or "output 'X' is a folder" in e. Call it before reading any input: a
+ * capture then never loads weights it would replace, nor runs to fail at its end.
  */
 int trace_writer_check_inputs(const char *path, const char *const *inputs, size_t n_inputs,
                               const char *const *side_outputs, size_t n_side, struct errmsg *e);

@@ -10,7 +10,7 @@ check() { # description, expected exit, actual exit
     if [ "$2" -ne "$3" ]; then echo "FAIL $1: exit $3, want $2"; fail=1; fi
 }
 cat > "$tmp/want" <<'TXT'
-usage: acceltrace capture workload [options]
+usage: acceltrace capture WORKLOAD [options]
 
 workloads:
   disc       DiT denoising with CTR and ST executed for real (DiSC)
@@ -18,7 +18,7 @@ workloads:
   salca      long-context decode with Salca token selection and baselines
   test       synthetic TestRecords for the replay engine's tests
 
-'acceltrace capture workload --help' describes each
+'acceltrace capture WORKLOAD --help' describes each
 TXT
 "$A" capture --help > "$tmp/help"; check "capture --help" 0 $?
 diff -u "$tmp/want" "$tmp/help" || { echo "FAIL capture --help snapshot"; fail=1; }

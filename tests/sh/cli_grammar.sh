@@ -161,7 +161,7 @@ json "plot" "$A" plot "$tmp/rep" --y=sum --json -o "$tmp/plots"
 json "report" "$A" report "$tmp/plots" --json
 json "demo" "$A" demo --list --json
 json "model kura" "$A" model kura --grid --shapes 5,10 --json
-json "model kura budget" "$A" model kura --budget=1 --json
+json "model kura budget" "$A" model kura --budget=3 --json
 json "model kura optimal-width" "$A" model kura --optimal-width --json
 json "reproduce" "$A" reproduce kura -q --json -o "$tmp/repro"
 $PY -c 'import json,sys; a=json.load(sys.stdin); assert a and all(r["status"] for r in a), a' \

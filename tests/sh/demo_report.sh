@@ -9,8 +9,9 @@ A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 cd "$ROOT"
-"$A" demo --list 2> "$T/list.txt"
+"$A" demo --list > "$T/list.txt" 2> "$T/list.err"
 grep -q '^demo: \[test\] replay: acceltrace replay ' "$T/list.txt"
+[ ! -s "$T/list.err" ] || { echo "demo --list wrote to stderr: $(cat "$T/list.err")"; exit 1; }
 if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
     "$A" demo -o "$T/out" 2> "$T/log.txt" || { cat "$T/log.txt"; exit 1; }
 else

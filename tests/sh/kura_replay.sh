@@ -17,7 +17,11 @@ for pair in 3:H10W10:258.5:2.868 4:H15W15:195.4:3.828 5:H20W15:178.1:4.535 6:H25
     [ "$out" = "$(printf 'best=%s\ne_px_pj=%s\narea_mm2=%s' "$shape" "$e" "$a")" ] ||
         fail "budget $mm2: $out"
 done
-[ "$("$A" model kura --budget 2)" = "best=none" ] || fail "budget 2"
+# a budget no shape fits is an impossible parameter: exit 2 with the smallest shape's area
+out=$("$A" model kura --budget 2 2>&1) && rc=0 || rc=$?
+[ "$rc" = 2 ] || fail "budget 2: exit $rc, want 2: $out"
+echo "$out" | grep -q "no shape fits --budget 2 mm^2: the smallest of --shapes, H5W5, takes 2.161 mm^2" ||
+    fail "budget 2 reason: $out"
 
 # acceptance 3 / R3: fit through the paper's four compute-only points (calibrated; guards
 # the fit against regressions)

@@ -105,7 +105,7 @@ small_rss grid6d
 printf '{"scale":{"range":[1,20000,1]}}' > "$T/g4.json"
 run grid4d "$A" replay "$T/t.atr" --model count --sweep "$T/g4.json" --mem-limit 12MiB --dry-run
 want=$(sed -n 's/^passes: \([0-9]*\) of up to.*/\1/p' "$T/grid4d.out")
-run grid4 "$A" replay "$T/t.atr" --model count --sweep "$T/g4.json" --mem-limit 12MiB -j 1 -q \
+run grid4 "$A" replay "$T/t.atr" --model count --sweep "$T/g4.json" --mem-limit 12MiB -j 1 \
     -o "$T/r4"
 [ "$rc" = 0 ] || bad "grid4: exit $rc ($(cat "$T/grid4.err"))"
 [ "${want:-0}" -gt 1 ] && grep -q "in $want pass(es)" "$T/grid4.err" ||

@@ -20,7 +20,7 @@ check() {
         fail "$name: full replay"
     for i in $(seq 1 300); do
         rc=0
-        "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 2 -q --checkpoint-every 0 \
+        "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 2 --checkpoint-every 0 \
             --checkpoint-records 1 --group-records "$group" --time-limit 0 -o "$name.chain" \
             2> "$name.log" || rc=$?
         [ "$rc" -eq 0 ] && break

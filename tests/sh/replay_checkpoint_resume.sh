@@ -26,7 +26,7 @@ run() { "$A" replay t.atr --hw hw.json --sweep grid.json -j 2 ${ck[@]+"${ck[@]}"
 now() { date +%s.%N; }
 TIMEFORMAT='%R %U %S' # wall, user and system seconds of a timed command
 
-{ time run -q -o full 2> full.log; } 2> full.time
+{ time run -o full 2> full.log; } 2> full.time
 read -r t_full u s < full.time
 c_full=$(echo "$u + $s" | bc)
 grep -q "replayed 240 of 240 configs (0 already done) with model 'count' in 1 pass" full.log

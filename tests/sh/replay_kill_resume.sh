@@ -39,7 +39,7 @@ skipped=$(sed -n 's/.*(\([0-9]*\) already done).*/\1/p' log.txt)
 cmp full/results.csv part/results.csv
 cmp full/results.jsonl part/results.jsonl
 # a third run does nothing
-"$A" replay t.atr --hw hw.json --sweep "$G" -q -o part 2> log.txt
+"$A" replay t.atr --hw hw.json --sweep "$G" -o part 2> log.txt
 grep -q "replayed 0 of 100 configs (100 already done)" log.txt
 cmp full/results.csv part/results.csv
 echo ok

@@ -19,6 +19,9 @@ TIMER=()
     { cat "$T/log.txt"; exit 1; }
 [ -f "$T/time.txt" ] && echo "reproduce --quick: $(cat "$T/time.txt")"
 grep 'done in' "$T/log.txt"
+# the long captures inside reproduce show their progress (with -q they would not)
+grep -q '^disc capture: [0-9]*/[0-9]*' "$T/log.txt" || { echo "no disc capture progress"; exit 1; }
+grep -q '^salca capture: [0-9]*/[0-9]*' "$T/log.txt" || { echo "no salca capture progress"; exit 1; }
 [ -s "$T/R/reproduce.csv" ] && [ -s "$T/R/reproduce.md" ]
 [ -f "$T/R/.acceltrace-reproduce" ]
 cols=paper_id,quantity,condition,paper_value,paper_lo,paper_hi,ours,unit,ratio,status,basis,command

@@ -14,8 +14,8 @@ G="$ROOT/configs/test-sweep.json"
 "$A" replay t.atr --hw hw.json --sweep "$G" -j 1 -q -o ref 2> /dev/null
 refused=0
 for i in $(seq 1 10); do
-    "$A" replay t.atr --hw hw.json --sweep "$G" -j 1 -q -o "r$i" 2> "a$i.log" & pa=$!
-    "$A" replay t.atr --hw hw.json --sweep "$G" -j 1 -q -o "r$i" 2> "b$i.log" & pb=$!
+    "$A" replay t.atr --hw hw.json --sweep "$G" -j 1 -o "r$i" 2> "a$i.log" & pa=$!
+    "$A" replay t.atr --hw hw.json --sweep "$G" -j 1 -o "r$i" 2> "b$i.log" & pb=$!
     ra=0; wait $pa || ra=$?
     rb=0; wait $pb || rb=$?
     for x in "$ra a" "$rb b"; do

@@ -28,7 +28,7 @@ S="$tmp/r1/salca_steps.csv"
 [ "$(($(wc -l < "$S") - 1))" -eq 3 ]
 for r in 1 2 3; do case "$(col "$S" bottleneck $r)" in P|Q|F|A) ;; *) echo "bad bottleneck"; exit 1;; esac; done
 # the sweep: 4 designs x 4 issue settings x 4 retentions, one pass over the trace
-"$A" replay "$tmp/s.atr" --hw configs/salca-hbm2.json --sweep configs/salca-sweep.json -j 1 -q -o "$tmp/r2" 2> "$tmp/log"
+"$A" replay "$tmp/s.atr" --hw configs/salca-hbm2.json --sweep configs/salca-sweep.json -j 1 -o "$tmp/r2" 2> "$tmp/log"
 grep -q "in 1 pass" "$tmp/log"
 n=$(($(wc -l < "$tmp/r2/results.csv") - 1))
 [ "$n" -eq 64 ] || { echo "sweep rows $n, want 64"; exit 1; }
