@@ -42,7 +42,8 @@ struct known_fig {
  * cli/cmd_model_salca.c, cli/cmd_plot.c); first match wins. */
 static const struct known_fig figs[] = {
     {"speedup", Q_SPEED,
-     "DiSC speedup over the GPU baseline (per-operator model) per config and mode (Baseline, CTR, All), the paper's "
+     "DiSC speedup over the GPU baseline (per-operator model) per config and mode (Baseline, CTR, "
+     "All), the paper's "
      "Fig. 18a ranges shaded"},
     {"energy", Q_SPEED,
      "DiSC energy relative to the A100's per mode, by component (config 0), the paper's Fig. "
@@ -206,7 +207,8 @@ struct head_spec {
     "(docs/models.md, SA-Kura); power fit4 through the paper's compute-only points"
 #define DISC_CAL                                                                                   \
     "vpu_width 24 is calibrated: the smallest width with DiSC_All >= DiSC_CTR at "                 \
-    "pixart-sigma-xl 512 px (docs/models.md, VPU width); the GPU side is the per-operator GPU model"
+    "pixart-sigma-xl 512 px (docs/models.md, VPU width); the GPU side is the per-operator GPU "    \
+    "model"
 
 static const struct head_spec heads[] = {
     {"count", NULL, NULL, NULL, NULL, "sum", "sum of the trace's numbers (count model)",
@@ -217,8 +219,8 @@ static const struct head_spec heads[] = {
      "count model with the energy table of the manifest", 0, 0, 0},
     {"disc", NULL, "mode=all", "mode=all", NULL, "speedup",
      "DiSC_All speedup over the GPU baseline (the config's gpu key, default A100 80 GB PCIe)",
-     "predicted", "disc model against the per-operator GPU model (replay/gpu_model.c)",
-     "vpu_width", "24", DISC_CAL},
+     "predicted", "disc model against the per-operator GPU model (replay/gpu_model.c)", "vpu_width",
+     "24", DISC_CAL},
     {"disc", NULL, "mode=all", "mode=all", NULL, "reduction_vs_gpu",
      "DiSC_All energy reduction vs the GPU baseline (1 - E_DiSC/E_GPU)", "predicted",
      "disc model energy against the GPU model's power x time", "vpu_width", "24", DISC_CAL},

@@ -92,8 +92,8 @@ struct args {
 static int parse_u32(const struct cli_parser *p, uint32_t *dst, int64_t lo, int64_t hi)
 {
     if (p->i64 < lo || p->i64 > hi)
-        return cli_usage_error(VERB, "bad value '%s' for '--%s' (%lld..%lld)", p->arg,
-                               p->opt->name, (long long)lo, (long long)hi);
+        return cli_usage_error(VERB, "bad value '%s' for '--%s' (%lld..%lld)", p->arg, p->opt->name,
+                               (long long)lo, (long long)hi);
     *dst = (uint32_t)p->i64;
     return 0;
 }
@@ -110,13 +110,27 @@ static int parse_args(int argc, char **argv, struct args *a)
         if (id == CLI_POSITIONAL)
             return cli_usage_error(VERB, "unexpected argument '%s'", p.arg);
         switch (id) {
-        case OPT_HW: a->hw = p.arg; break;
-        case OPT_WORKLOAD: wl = p.arg; break;
-        case OPT_IMAGE: rc = parse_u32(&p, &a->r.image_px, 1, 1 << 20); break;
-        case OPT_TEXT: rc = parse_u32(&p, &a->r.text_tokens, 1, 65536); break;
-        case OPT_STEPS: rc = parse_u32(&p, &a->r.steps, 1, 100000); break;
-        case OPT_BATCH: rc = parse_u32(&p, &a->r.batch, 1, 4096); break;
-        case OPT_CFG: a->r.cfg = true; break;
+        case OPT_HW:
+            a->hw = p.arg;
+            break;
+        case OPT_WORKLOAD:
+            wl = p.arg;
+            break;
+        case OPT_IMAGE:
+            rc = parse_u32(&p, &a->r.image_px, 1, 1 << 20);
+            break;
+        case OPT_TEXT:
+            rc = parse_u32(&p, &a->r.text_tokens, 1, 65536);
+            break;
+        case OPT_STEPS:
+            rc = parse_u32(&p, &a->r.steps, 1, 100000);
+            break;
+        case OPT_BATCH:
+            rc = parse_u32(&p, &a->r.batch, 1, 4096);
+            break;
+        case OPT_CFG:
+            a->r.cfg = true;
+            break;
         case OPT_CONTEXT:
             if (p.i64 < 1 || p.i64 > (1ll << 24))
                 return cli_usage_error(VERB, "bad value '%s' for '--context' (1..%lld)", p.arg,
@@ -131,18 +145,35 @@ static int parse_args(int argc, char **argv, struct args *a)
             else if (!strcmp(p.arg, "model"))
                 a->r.part = GPU_PART_MODEL;
             else
-                return cli_usage_error(VERB, "bad value '%s' for '--part' (attention, layer, model)",
-                                       p.arg);
+                return cli_usage_error(
+                    VERB, "bad value '%s' for '--part' (attention, layer, model)", p.arg);
             break;
-        case OPT_HEADS: rc = parse_u32(&p, &a->r.heads, 1, 4096); break;
-        case OPT_KV_HEADS: rc = parse_u32(&p, &a->r.kv_heads, 1, 4096); break;
-        case OPT_HEAD_DIM: rc = parse_u32(&p, &a->r.head_dim, 1, 1024); break;
-        case OPT_EAGER: a->r.eager = true; break;
-        case OPT_LIST: a->list = true; break;
-        case OPT_SOURCES: a->sources = true; break;
-        case OPT_CALIBRATE: a->calibrate = p.arg; break;
-        case CLI_ID_JSON: a->json = true; break;
-        default: break;
+        case OPT_HEADS:
+            rc = parse_u32(&p, &a->r.heads, 1, 4096);
+            break;
+        case OPT_KV_HEADS:
+            rc = parse_u32(&p, &a->r.kv_heads, 1, 4096);
+            break;
+        case OPT_HEAD_DIM:
+            rc = parse_u32(&p, &a->r.head_dim, 1, 1024);
+            break;
+        case OPT_EAGER:
+            a->r.eager = true;
+            break;
+        case OPT_LIST:
+            a->list = true;
+            break;
+        case OPT_SOURCES:
+            a->sources = true;
+            break;
+        case OPT_CALIBRATE:
+            a->calibrate = p.arg;
+            break;
+        case CLI_ID_JSON:
+            a->json = true;
+            break;
+        default:
+            break;
         }
         if (rc)
             return rc;
@@ -196,9 +227,9 @@ static int do_sources(const char *preset, bool json)
     for (size_t i = 0; i < n; i++) {
         if (!json)
             printf("%s=%.10g\t[%s] %s\n", v[i].key, v[i].value, v[i].status, v[i].source);
-        json_array_append_new(arr, json_pack("{s:s,s:f,s:s,s:s}", "key", v[i].key, "value",
-                                             v[i].value, "status", v[i].status, "source",
-                                             v[i].source));
+        json_array_append_new(arr,
+                              json_pack("{s:s,s:f,s:s,s:s}", "key", v[i].key, "value", v[i].value,
+                                        "status", v[i].status, "source", v[i].source));
     }
     if (json)
         return cli_print_json(json_pack("{s:s,s:o}", "hw", preset, "values", arr));
@@ -219,15 +250,15 @@ static int do_calibrate(const char *path, const char *preset, bool json)
         if (!json)
             printf("%s=%.6g\trows=%zu rms_log=%.4f%s\n", q->key, q->value, q->rows, q->rms_log,
                    i > 0 && i < 3 && fit.attn_fwd_bwd ? " (forward + backward rows)" : "");
-        json_array_append_new(arr, json_pack("{s:s,s:o,s:I,s:o}", "key", q->key, "value",
-                                             isfinite(q->value) ? json_real(q->value) : json_null(),
-                                             "rows", (json_int_t)q->rows, "rms_log",
-                                             isfinite(q->rms_log) ? json_real(q->rms_log)
-                                                                  : json_null()));
+        json_array_append_new(
+            arr, json_pack("{s:s,s:o,s:I,s:o}", "key", q->key, "value",
+                           isfinite(q->value) ? json_real(q->value) : json_null(), "rows",
+                           (json_int_t)q->rows, "rms_log",
+                           isfinite(q->rms_log) ? json_real(q->rms_log) : json_null()));
     }
     if (json)
-        return cli_print_json(json_pack("{s:s,s:s,s:o}", "family", fit.family, "calibration", path,
-                                        "fit", arr));
+        return cli_print_json(
+            json_pack("{s:s,s:s,s:o}", "family", fit.family, "calibration", path, "fit", arr));
     json_decref(arr);
     return 0;
 }
@@ -260,17 +291,17 @@ int cmd_model_gpu(int argc, char **argv)
     json_t *by = json_object();
     for (int c = 0; c < GPU_OP_N; c++)
         json_object_set_new(by, gpu_op_class_name((enum gpu_op_class)c), json_real(est.acc.s[c]));
-    json_t *j = json_pack("{s:s,s:s,s:f,s:f,s:o,s:f,s:f,s:I,s:s}", "workload", a.r.wl->name,
-                          "hw", a.hw, "seconds", est.seconds, unit_key, est.per_unit_s, "by_op",
-                          by, "energy_j", est.energy_j, "power_w", est.power_w, "kernels",
+    json_t *j = json_pack("{s:s,s:s,s:f,s:f,s:o,s:f,s:f,s:I,s:s}", "workload", a.r.wl->name, "hw",
+                          a.hw, "seconds", est.seconds, unit_key, est.per_unit_s, "by_op", by,
+                          "energy_j", est.energy_j, "power_w", est.power_w, "kernels",
                           (json_int_t)est.acc.kernels, "status", "predicted");
     if (dit)
         json_object_set_new(j, "steps", json_integer(est.steps));
     json_object_set_new(j, "batch", json_integer(est.batch));
     if (a.json)
         return cli_print_json(j);
-    const char *keys[] = {"workload", "hw", "seconds", unit_key, "energy_j", "power_w", "kernels",
-                          "steps", "batch", "status"};
+    const char *keys[] = {"workload", "hw",      "seconds", unit_key, "energy_j",
+                          "power_w",  "kernels", "steps",   "batch",  "status"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         json_t *v = json_object_get(j, keys[i]);
         if (!v)

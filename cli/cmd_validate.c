@@ -120,9 +120,9 @@ static int parity_plot(const struct gpu_validation *v, const char *dir, bool *re
             n++;
         }
         if (n)
-            rc = plot_series(p, 0, kind ? "diffusion transformer (whole run or step)"
-                                        : "LLM decode (per token)",
-                             x, y, n);
+            rc = plot_series(
+                p, 0, kind ? "diffusion transformer (whole run or step)" : "LLM decode (per token)",
+                x, y, n);
     }
     if (!rc && hi > 0) {
         const double ex[2] = {lo / 1.5, hi * 1.5};

@@ -23,9 +23,9 @@
 #include "cli/reproduce_runs.h"
 #include "common/mem.h"
 #include "formats/disc_hash.h"
+#include "replay/disc_model.h"
 #include "replay/gpu_model.h"
 #include "replay/gpu_validate.h"
-#include "replay/disc_model.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/model_registry.h"
@@ -59,7 +59,7 @@ static const int scale_px[] = {1024, 2048};
 #define N_SCALE ((int)(sizeof scale_px / sizeof scale_px[0]))
 enum {
     I_DEF = 0,
-    I_VPU0 = 1, /* vpu_widths[0] = 16: the predicted rows */
+    I_VPU0 = 1,           /* vpu_widths[0] = 16: the predicted rows */
     I_SCALE0 = 1 + N_VPU, /* I_SCALE0 + 2 s: default config at scale_px[s]; + 1: width 16 */
     N_INST = 1 + N_VPU + 2 * N_SCALE
 };
@@ -87,7 +87,7 @@ struct disc_run {
     char model[32];
     int image, steps;
     struct gpu_base gb[N_GPU][1 + N_SCALE]; /* [gpu][0: captured size, 1 + s: scale_px[s]] */
-    double gpu_med; /* median |error| of the GPU model's validation set */
+    double gpu_med;                         /* median |error| of the GPU model's validation set */
 };
 
 /* The GPU baselines of every GPU at every size from the headers. */
@@ -407,9 +407,8 @@ static int hash_rows(struct repro_table *t, const struct disc_run *r, struct err
  * width before that search (predicted). Against the A100 every mode; against the H100s
  * DiSC_All, the only mode the paper gives.
  */
-static int gpu_rows(struct repro_table *t, const struct disc_run *r, int si, int i_def,
-                    int i_16, const char *c, const char *cmd, const char *basis,
-                    struct errmsg *e)
+static int gpu_rows(struct repro_table *t, const struct disc_run *r, int si, int i_def, int i_16,
+                    const char *c, const char *cmd, const char *basis, struct errmsg *e)
 {
     static const char *const mn[3] = {"DiSC_Baseline", "DiSC_CTR", "DiSC_All"};
     static const double lo[3] = {2.64, 3.41, 3.47}, hi[3] = {3.44, 4.01, 4.74};
@@ -439,11 +438,11 @@ static int gpu_rows(struct repro_table *t, const struct disc_run *r, int si, int
                          basis, gpus[g].preset,
                          w ? "; vpu_width 16, the value before calibration"
                            : "; calibrated: vpu_width (the default, searched for All >= CTR)");
-                snprintf(q, sizeof q, "%s speedup vs %s%s%s (Fig. 18a)", mn[m], gpus[g].label,
-                         at, wt);
+                snprintf(q, sizeof q, "%s speedup vs %s%s%s (Fig. 18a)", mn[m], gpus[g].label, at,
+                         wt);
                 rc = repro_put(t, P, q, c, NAN, plo, phi, sp, "x",
-                               w ? REPRO_FROM_MODEL : REPRO_FROM_SOLVER, st, cmd, e, "%s (width %d)",
-                               why, w ? vpu_widths[0] : w_def);
+                               w ? REPRO_FROM_MODEL : REPRO_FROM_SOLVER, st, cmd, e,
+                               "%s (width %d)", why, w ? vpu_widths[0] : w_def);
                 snprintf(q, sizeof q, "%s energy reduction vs %s%s%s (Fig. 18b)", mn[m],
                          gpus[g].label, at, wt);
                 rc = rc ? rc
@@ -465,7 +464,7 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
     cond_text(r, c, sizeof c);
     cmd_text(r, cmd, sizeof cmd);
     int rc = gpu_rows(t, r, 0, I_DEF, I_VPU0, c, cmd,
-                      "replay of the capture; no parameter fitted to any paper number", e);
+                      "replay of the capture; no parameter set from any paper number", e);
     /* The default vpu_width was searched for All >= CTR (vpu_row), so All/CTR at the
      * default is calibrated; at the spec's width 16 it is predicted. */
     const int w_def = (int)hw_config_int(r->cfg[I_DEF], "vpu_width");
@@ -479,9 +478,9 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
                         w_def);
     const double a16 = rget(r, I_VPU0, 2, "speedup"), c16 = rget(r, I_VPU0, 1, "speedup");
     rc = rc ? rc
-            : repro_put(t, P, "DiSC_All / DiSC_CTR at vpu_width 16 (Fig. 18a)", c, NAN,
-                        3.47 / 3.41, 4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL,
-                        REPRO_PREDICTED, cmd, e, "a 64x16 VPU, the width before calibration%s",
+            : repro_put(t, P, "DiSC_All / DiSC_CTR at vpu_width 16 (Fig. 18a)", c, NAN, 3.47 / 3.41,
+                        4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
+                        "a 64x16 VPU, the width before calibration%s",
                         a16 < c16 ? "; below 1: its SpMM has a quarter of the DPU array's MACs"
                                   : "");
     return rc;

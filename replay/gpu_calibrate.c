@@ -70,18 +70,17 @@ static double row_model(const struct cal_row *r, const struct gpu_hw *hw)
     }
     if (r->kind == FIT_ATTN) {
         bool causal = a[4] > 0;
-        double t = gpu_attention(hw, (uint64_t)a[0], (uint64_t)a[1], (uint64_t)a[2],
-                                 (uint64_t)a[2], (uint64_t)a[3], causal, NULL);
+        double t = gpu_attention(hw, (uint64_t)a[0], (uint64_t)a[1], (uint64_t)a[2], (uint64_t)a[2],
+                                 (uint64_t)a[3], causal, NULL);
         double flop = 4 * a[0] * a[1] * a[2] * a[2] * a[3] * (causal ? 0.5 : 1);
         return flop / t / 1e12;
     }
-    return gpu_decode_attention(hw, (uint64_t)a[0], (uint64_t)a[1], (uint64_t)a[2],
-                                (uint64_t)a[3], (uint64_t)a[4], NULL);
+    return gpu_decode_attention(hw, (uint64_t)a[0], (uint64_t)a[1], (uint64_t)a[2], (uint64_t)a[3],
+                                (uint64_t)a[4], NULL);
 }
 
 /* Parses a CSV row into *r; 1 usable, 0 not a fitting row, <0 error. */
-static int parse_row(char **f, const long *col, const char *family, bool fwd_bwd,
-                     struct cal_row *r)
+static int parse_row(char **f, const long *col, const char *family, bool fwd_bwd, struct cal_row *r)
 {
     const char *gpu = f[col[0]], *op = f[col[1]], *cond = f[col[2]], *unit = f[col[4]];
     const char *fam = gpu_preset_family(gpu);
@@ -150,9 +149,9 @@ static double sse(const struct cal_row *rows, size_t n, enum fit_kind kind, cons
 }
 
 /* 1-D or 2-D grid search; fills p (and p2 when k2). */
-static void grid(const struct cal_row *rows, size_t n, enum fit_kind kind,
-                 struct gpu_fit_param *p, double lo, double hi, double step,
-                 struct gpu_fit_param *p2, double lo2, double hi2, double step2)
+static void grid(const struct cal_row *rows, size_t n, enum fit_kind kind, struct gpu_fit_param *p,
+                 double lo, double hi, double step, struct gpu_fit_param *p2, double lo2,
+                 double hi2, double step2)
 {
     double best = INFINITY, b1 = NAN, b2 = NAN;
     size_t used = 0;
@@ -211,11 +210,10 @@ int gpu_calibrate(const char *path, const char *preset, struct gpu_fit *out, str
     grid(rows, n, FIT_DECODE, &out->p[3], 0.1, 1.0, 0.005, NULL, 0, 0, 0);
     grid(rows, n, FIT_ATTN, &out->p[1], 0.2, 1.0, 0.005, &out->p[2], 0, 2048, 16);
     if (!out->p[1].rows) { /* no forward rows: forward + backward as the forward's rate
-                             * (rows is reused: the other fits are done) */
+                            * (rows is reused: the other fits are done) */
         size_t m = 0;
         for (size_t i = 0; i < t.n_rows; i++)
-            if (parse_row(t.rows[i], col, family, true, &rows[m]) == 1 &&
-                rows[m].kind == FIT_ATTN)
+            if (parse_row(t.rows[i], col, family, true, &rows[m]) == 1 && rows[m].kind == FIT_ATTN)
                 m++;
         grid(rows, m, FIT_ATTN, &out->p[1], 0.2, 1.0, 0.005, &out->p[2], 0, 2048, 16);
         out->attn_fwd_bwd = out->p[1].rows > 0;

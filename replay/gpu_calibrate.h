@@ -35,7 +35,7 @@ struct gpu_fit_param {
 #define GPU_FIT_PARAMS 4
 
 struct gpu_fit {
-    const char *family; /* "ampere" or "hopper" */
+    const char *family;                     /* "ampere" or "hopper" */
     struct gpu_fit_param p[GPU_FIT_PARAMS]; /* gemm_k_fill, attn_eff_max, attn_k_fill, decode_eff */
     bool attn_fwd_bwd; /* the attention fit used forward + backward rows (no forward rows) */
 };

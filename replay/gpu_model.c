@@ -86,8 +86,8 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
  * the tiles fill less than one wave, K is split into the largest number of slices that
  * still fits one wave (at least 256 deep each), as split-K kernels do.
  */
-static double gemm_tiles_s(const struct gpu_hw *hw, uint64_t m, uint64_t n, uint64_t k,
-                           uint64_t tm, uint64_t tn)
+static double gemm_tiles_s(const struct gpu_hw *hw, uint64_t m, uint64_t n, uint64_t k, uint64_t tm,
+                           uint64_t tn)
 {
     const double sms = hw->sms >= 1 ? floor(hw->sms) : 1;
     uint64_t tiles = ceil_div(m, tm) * ceil_div(n, tn);
@@ -109,7 +109,11 @@ double gpu_gemm(const struct gpu_hw *hw, uint64_t m, uint64_t n, uint64_t k, str
 {
     double flop = 2.0 * (double)m * (double)n * (double)k;
     double bytes = hw->elem_bytes * ((double)m * k + (double)k * n + (double)m * n);
-    double tc = fmin(gemm_tiles_s(hw, m, n, k, 128, 256), gemm_tiles_s(hw, m, n, k, 256, 128));
+    /* tiles no taller than the matrix: below 128 rows the tile is m rounded up to the
+     * tensor cores' 16-row MMA shape (skinny GEMMs, decode), 256 wide */
+    double tc = m >= 128
+                    ? fmin(gemm_tiles_s(hw, m, n, k, 128, 256), gemm_tiles_s(hw, m, n, k, 256, 128))
+                    : gemm_tiles_s(hw, m, n, k, ceil_div(m, 16) * 16, 256);
     double t = fmax(tc, mem_s(hw, bytes, hw->eff_mem));
     return book(hw, GPU_OP_GEMM, t, flop, bytes, acc);
 }
@@ -146,6 +150,11 @@ double gpu_decode_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uin
     return s + book(hw, GPU_OP_DECODE_ATTN, mem_s(hw, red, hw->eff_mem), 0, red, acc);
 }
 
+double gpu_stream(const struct gpu_hw *hw, double bytes, struct gpu_acc *acc)
+{
+    return book(hw, GPU_OP_ELEMENTWISE, mem_s(hw, bytes, hw->eff_mem), 0, bytes, acc);
+}
+
 double gpu_elementwise(const struct gpu_hw *hw, uint64_t e, int n_in, struct gpu_acc *acc)
 {
     double bytes = hw->elem_bytes * (double)e * (n_in + 1);
@@ -179,13 +188,13 @@ static void gated_residual(const struct gpu_hw *hw, uint64_t e, struct gpu_acc *
 static void dit_block(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, struct gpu_acc *a)
 {
     const uint64_t d = dm->d, b = dm->batch, n = dm->n, bn = b * n;
-    gpu_elementwise(hw, b * d, 1, a);      /* SiLU of the conditioning */
-    gpu_gemm(hw, b, 6 * d, d, a);          /* adaLN-Zero modulation */
+    gpu_elementwise(hw, b * d, 1, a); /* SiLU of the conditioning */
+    gpu_gemm(hw, b, 6 * d, d, a);     /* adaLN-Zero modulation */
     norm_modulate(hw, bn * d, a);
-    gpu_gemm(hw, bn, 3 * d, d, a);         /* qkv */
+    gpu_gemm(hw, bn, 3 * d, d, a); /* qkv */
     gpu_attention(hw, b, dm->h, n, n, dm->dh, false, a);
-    gpu_elementwise(hw, bn * d, 1, a);     /* heads back to rows */
-    gpu_gemm(hw, bn, d, d, a);             /* out projection */
+    gpu_elementwise(hw, bn * d, 1, a); /* heads back to rows */
+    gpu_gemm(hw, bn, d, d, a);         /* out projection */
     gated_residual(hw, bn * d, a);
     norm_modulate(hw, bn * d, a);
     gpu_gemm(hw, bn, 4 * d, d, a);         /* fc1 */
@@ -202,21 +211,21 @@ static void dit_block(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, st
 static void pixart_block(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, struct gpu_acc *a)
 {
     const uint64_t d = dm->d, b = dm->batch, n = dm->n, t = dm->text, bn = b * n;
-    gpu_elementwise(hw, b * 6 * d, 2, a);  /* scale_shift_table + t_block */
+    gpu_elementwise(hw, b * 6 * d, 2, a); /* scale_shift_table + t_block */
     norm_modulate(hw, bn * d, a);
     for (int i = 0; i < 3; i++)
-        gpu_gemm(hw, bn, d, d, a);         /* q, k, v */
+        gpu_gemm(hw, bn, d, d, a); /* q, k, v */
     gpu_attention(hw, b, dm->h, n, n, dm->dh, false, a);
-    gpu_elementwise(hw, bn * d, 1, a);     /* heads back to rows */
-    gpu_gemm(hw, bn, d, d, a);             /* out projection */
+    gpu_elementwise(hw, bn * d, 1, a); /* heads back to rows */
+    gpu_gemm(hw, bn, d, d, a);         /* out projection */
     gated_residual(hw, bn * d, a);
-    gpu_gemm(hw, bn, d, d, a);             /* cross q */
-    gpu_gemm(hw, b * t, d, d, a);          /* cross k of the text */
-    gpu_gemm(hw, b * t, d, d, a);          /* cross v of the text */
+    gpu_gemm(hw, bn, d, d, a);    /* cross q */
+    gpu_gemm(hw, b * t, d, d, a); /* cross k of the text */
+    gpu_gemm(hw, b * t, d, d, a); /* cross v of the text */
     gpu_attention(hw, b, dm->h, n, t, dm->dh, false, a);
-    gpu_elementwise(hw, bn * d, 1, a);     /* heads back to rows */
-    gpu_gemm(hw, bn, d, d, a);             /* cross out projection */
-    gpu_elementwise(hw, bn * d, 2, a);     /* + residual */
+    gpu_elementwise(hw, bn * d, 1, a); /* heads back to rows */
+    gpu_gemm(hw, bn, d, d, a);         /* cross out projection */
+    gpu_elementwise(hw, bn * d, 2, a); /* + residual */
     norm_modulate(hw, bn * d, a);
     gpu_gemm(hw, bn, 4 * d, d, a);         /* fc1 */
     gpu_elementwise(hw, 4 * bn * d, 1, a); /* GELU */
@@ -241,17 +250,17 @@ void gpu_dit_step(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, struct
         gpu_gemm(hw, (uint64_t)b * dm->text, d, d, &a);
     }
     gpu_gemm(hw, bn, d, (uint64_t)dm->cin * pp, &a); /* patch embedding */
-    gpu_elementwise(hw, bn * d, 2, &a);               /* + position embedding */
+    gpu_elementwise(hw, bn * d, 2, &a);              /* + position embedding */
     if (dm->class_cond)
         dit_block(hw, dm, &blk);
     else
         pixart_block(hw, dm, &blk);
     gpu_acc_add(&a, &blk, dm->depth);
     if (dm->class_cond)
-        gpu_gemm(hw, b, 2 * d, d, &a);         /* final modulation */
-    gpu_elementwise(hw, bn * d, 1, &a);        /* final norm */
-    gpu_gemm(hw, bn, pp * dm->cout, d, &a);    /* final linear */
-    gpu_elementwise(hw, lat, 2, &a);           /* sampler update (CFG mix included) */
+        gpu_gemm(hw, b, 2 * d, d, &a);      /* final modulation */
+    gpu_elementwise(hw, bn * d, 1, &a);     /* final norm */
+    gpu_gemm(hw, bn, pp * dm->cout, d, &a); /* final linear */
+    gpu_elementwise(hw, lat, 2, &a);        /* sampler update (CFG mix included) */
     gpu_acc_add(acc, &a, 1);
 }
 
@@ -262,9 +271,9 @@ static void llm_layer(const struct gpu_hw *hw, const struct gpu_llm_dims *dm, ui
                       uint64_t b, struct gpu_acc *a)
 {
     const uint64_t d = dm->d, qkv = (uint64_t)(dm->heads + 2 * dm->kv_heads) * dm->head_dim;
-    gpu_elementwise(hw, b * d, 1, a);                          /* RMSNorm */
-    gpu_gemm(hw, b, qkv, d, a);                                /* q, k, v */
-    gpu_elementwise(hw, b * qkv, 1, a);                        /* RoPE, cache append */
+    gpu_elementwise(hw, b * d, 1, a);   /* RMSNorm */
+    gpu_gemm(hw, b, qkv, d, a);         /* q, k, v */
+    gpu_elementwise(hw, b * qkv, 1, a); /* RoPE, cache append */
     gpu_decode_attention(hw, b, dm->heads, dm->kv_heads, ctx, dm->head_dim, a);
     gpu_gemm(hw, b, d, (uint64_t)dm->heads * dm->head_dim, a); /* o */
     gpu_elementwise(hw, b * d, 2, a);                          /* residual */
@@ -298,19 +307,61 @@ void gpu_llm_decode(const struct gpu_hw *hw, const struct gpu_llm_dims *dm, uint
 
 /* Shapes: docs/models.md#gpu-baselines (the models' published configurations). */
 static const struct gpu_workload workloads[] = {
-    {"dit-xl-2", GPU_WL_DIT, {28, 1152, 16, 72, 0, 0, 0, 1, 4, 8, 2, 0, 0, true}, {0}, 0, 250, 256,
+    {"dit-xl-2",
+     GPU_WL_DIT,
+     {28, 1152, 16, 72, 0, 0, 0, 1, 4, 8, 2, 0, 0, true},
+     {0},
+     0,
+     250,
+     256,
      "DiT-XL/2, class-conditional (Peebles & Xie 2023)"},
-    {"pixart-alpha-xl", GPU_WL_DIT, {28, 1152, 16, 72, 0, 4096, 0, 1, 4, 8, 2, 0, 0, false}, {0},
-     120, 20, 1024, "PixArt-alpha XL/2, T5 text (Chen et al. 2024)"},
-    {"pixart-sigma-xl", GPU_WL_DIT, {28, 1152, 16, 72, 0, 4096, 0, 1, 4, 8, 2, 0, 0, false}, {0},
-     300, 20, 1024, "PixArt-Sigma XL/2, T5 text (Chen et al. 2024)"},
-    {"llama-2-7b", GPU_WL_LLM, {0}, {32, 4096, 32, 32, 128, 11008, 32000}, 0, 1, 0,
+    {"pixart-alpha-xl",
+     GPU_WL_DIT,
+     {28, 1152, 16, 72, 0, 4096, 0, 1, 4, 8, 2, 0, 0, false},
+     {0},
+     120,
+     20,
+     1024,
+     "PixArt-alpha XL/2, T5 text (Chen et al. 2024)"},
+    {"pixart-sigma-xl",
+     GPU_WL_DIT,
+     {28, 1152, 16, 72, 0, 4096, 0, 1, 4, 8, 2, 0, 0, false},
+     {0},
+     300,
+     20,
+     1024,
+     "PixArt-Sigma XL/2, T5 text (Chen et al. 2024)"},
+    {"llama-2-7b",
+     GPU_WL_LLM,
+     {0},
+     {32, 4096, 32, 32, 128, 11008, 32000},
+     0,
+     1,
+     0,
      "Llama 2 7B (Touvron et al. 2023)"},
-    {"llama-3-8b", GPU_WL_LLM, {0}, {32, 4096, 32, 8, 128, 14336, 128256}, 0, 1, 0,
+    {"llama-3-8b",
+     GPU_WL_LLM,
+     {0},
+     {32, 4096, 32, 8, 128, 14336, 128256},
+     0,
+     1,
+     0,
      "Llama 3 8B (Meta 2024)"},
-    {"llama-3.1-8b", GPU_WL_LLM, {0}, {32, 4096, 32, 8, 128, 14336, 128256}, 0, 1, 0,
+    {"llama-3.1-8b",
+     GPU_WL_LLM,
+     {0},
+     {32, 4096, 32, 8, 128, 14336, 128256},
+     0,
+     1,
+     0,
      "Llama 3.1 8B (Meta 2024)"},
-    {"decode-attention", GPU_WL_DECODE_ATTN, {0}, {0}, 0, 1, 0,
+    {"decode-attention",
+     GPU_WL_DECODE_ATTN,
+     {0},
+     {0},
+     0,
+     1,
+     0,
      "one layer's decode attention of the shape given by --heads/--kv-heads/--head-dim"},
 };
 
@@ -336,8 +387,8 @@ const struct gpu_workload *gpu_workload_find(const char *name)
 #define GPU_MAX_CONTEXT (1ull << 24)
 #define GPU_MAX_BATCH 4096u
 
-static int dit_request(const struct gpu_hw *hw, const struct gpu_request *r,
-                       struct gpu_estimate *o, char *msg, size_t n)
+static int dit_request(const struct gpu_hw *hw, const struct gpu_request *r, struct gpu_estimate *o,
+                       char *msg, size_t n)
 {
     const struct gpu_workload *w = r->wl;
     uint32_t px = r->image_px ? r->image_px : w->default_image_px;
@@ -360,8 +411,8 @@ static int dit_request(const struct gpu_hw *hw, const struct gpu_request *r,
     return 0;
 }
 
-int gpu_request_run(const struct gpu_hw *hw_in, const struct gpu_request *r,
-                    struct gpu_estimate *o, char *msg, size_t n)
+int gpu_request_run(const struct gpu_hw *hw_in, const struct gpu_request *r, struct gpu_estimate *o,
+                    char *msg, size_t n)
 {
     memset(o, 0, sizeof *o);
     snprintf(msg, n, "%s", "");
@@ -396,8 +447,10 @@ int gpu_request_run(const struct gpu_hw *hw_in, const struct gpu_request *r,
         } else {
             uint32_t h = r->heads, g = r->kv_heads ? r->kv_heads : r->heads, dh = r->head_dim;
             if (!h || !dh || h > 4096 || dh > 1024 || h % g) {
-                snprintf(msg, n, "decode-attention needs --heads H, --head-dim D (and --kv-heads "
-                                 "G dividing H); got H %u, G %u, D %u", h, g, dh);
+                snprintf(msg, n,
+                         "decode-attention needs --heads H, --head-dim D (and --kv-heads "
+                         "G dividing H); got H %u, G %u, D %u",
+                         h, g, dh);
                 return ERR_USAGE;
             }
             gpu_decode_attention(&hw, b, h, g, r->context, dh, &o->acc);

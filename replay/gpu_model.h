@@ -5,8 +5,9 @@
  * (`acceltrace model gpu`), as the baseline inside the DiSC replay (and the Salca GPU
  * decode baseline), and by `acceltrace validate gpu` against measured end-to-end times.
  * Each kernel is priced by its class:
- *   - GEMM: tiles of 128 x 256 outputs (either orientation, the faster one) spread over
- *     the SMs in waves (wave quantization), split-K when there are fewer tiles than SMs,
+ *   - GEMM: tiles of 128 x 256 outputs (either orientation, the faster one; below 128 rows
+ *     m rounded up to 16, the MMA height, by 256) spread over the SMs in waves (wave
+ *     quantization), split-K when there are fewer tiles than SMs,
  *     each tile taking (K + gemm_k_fill) MACs-per-output at gemm_eff_max of an SM's peak;
  *     never faster than its bytes at eff_mem of the HBM bandwidth.
  *   - attention forward (FlashAttention-2 style): one CTA per 128 query rows per head,
@@ -88,6 +89,8 @@ double gpu_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uint64_t n
  * kv_h K/V heads (grouped-query), ctx cached positions, head dim dh. */
 double gpu_decode_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uint64_t kv_h,
                             uint64_t ctx, uint64_t dh, struct gpu_acc *acc);
+/* A memory-bound kernel moving `bytes` at eff_mem (a scan, a gather-free select). */
+double gpu_stream(const struct gpu_hw *hw, double bytes, struct gpu_acc *acc);
 /* Element-wise kernel over e elements reading n_in operands and writing one. */
 double gpu_elementwise(const struct gpu_hw *hw, uint64_t e, int n_in, struct gpu_acc *acc);
 
@@ -95,9 +98,10 @@ double gpu_elementwise(const struct gpu_hw *hw, uint64_t e, int n_in, struct gpu
 
 /* One preset value with where it comes from. */
 struct gpu_preset_value {
-    const char *key;    /* struct gpu_hw field name: "sms", "peak_tflops", ... */
-    double value;       /* in the field's unit */
-    const char *status; /* "input" (datasheet), "cited", "cited-derived", "calibrated", "decision" */
+    const char *key; /* struct gpu_hw field name: "sms", "peak_tflops", ... */
+    double value;    /* in the field's unit */
+    const char
+        *status; /* "input" (datasheet), "cited", "cited-derived", "calibrated", "decision" */
     const char *source; /* reference: docs/models.md#gpu-baselines row */
 };
 
@@ -163,23 +167,23 @@ const struct gpu_workload *gpu_workload_find(const char *name);
 struct gpu_request {
     const struct gpu_workload *wl;
     uint32_t image_px, text_tokens, steps, batch;
-    bool cfg;                                  /* classifier-free guidance: batch x 2 */
-    uint64_t context;                          /* decode context (LLM, decode-attention) */
-    enum gpu_llm_part part;                    /* LLM */
-    uint32_t heads, kv_heads, head_dim;        /* decode-attention */
-    bool eager;                                /* host dispatch per op (host_us) counts */
+    bool cfg;                           /* classifier-free guidance: batch x 2 */
+    uint64_t context;                   /* decode context (LLM, decode-attention) */
+    enum gpu_llm_part part;             /* LLM */
+    uint32_t heads, kv_heads, head_dim; /* decode-attention */
+    bool eager;                         /* host dispatch per op (host_us) counts */
 };
 
 /* What a request costs. */
 struct gpu_estimate {
-    double seconds;      /* whole request (S steps, or one token) */
-    double per_unit_s;   /* per step (DiT) or per token (LLM, decode-attention) */
-    double energy_j;     /* power x seconds */
-    double power_w;      /* average board power */
-    struct gpu_acc acc;  /* the whole request, by class */
-    uint32_t steps;      /* steps used (DiT), 1 otherwise */
-    uint32_t batch;      /* batch used (after CFG) */
-    uint64_t tokens;     /* image tokens (DiT) */
+    double seconds;     /* whole request (S steps, or one token) */
+    double per_unit_s;  /* per step (DiT) or per token (LLM, decode-attention) */
+    double energy_j;    /* power x seconds */
+    double power_w;     /* average board power */
+    struct gpu_acc acc; /* the whole request, by class */
+    uint32_t steps;     /* steps used (DiT), 1 otherwise */
+    uint32_t batch;     /* batch used (after CFG) */
+    uint64_t tokens;    /* image tokens (DiT) */
 };
 
 /*

@@ -13,7 +13,10 @@
 #include "common/err.h"
 #include "replay/gpu_model.h"
 
-#define V(k, v, st, src) {k, v, st, src}
+#define V(k, v, st, src)                                                                           \
+    {                                                                                              \
+        k, v, st, src                                                                              \
+    }
 
 /* Values shared by the Ampere presets (A100, 108 SMs, 312 TFLOP/s dense FP16). */
 #define AMPERE_COMMON                                                                              \
@@ -24,14 +27,14 @@
         V("host_us", 4.0, "decision", "eager PyTorch dispatch per op, about 4 us [gpu-host]"),     \
         V("gemm_eff_max", 0.81, "cited",                                                           \
           "best-shape A100 PCIe BF16 GEMM 252.9 of 312 TFLOP/s [gpu-mamf]"),                       \
-        V("gemm_k_fill", 368, "cited-derived",                                                     \
-          "the Hopper fit (no A100 GEMM rows but best-shape ones) [gpu-cal]"),                     \
+        V("gemm_k_fill", 640, "calibrated", "fit to calibration.csv A100 GEMM rows [gpu-cal]"),    \
         V("attn_eff_max", 0.61, "calibrated",                                                      \
           "fit to calibration.csv FlashAttention-2 A100 rows, forward + backward [gpu-cal]"),      \
         V("attn_k_fill", 256, "calibrated",                                                        \
           "fit to calibration.csv FlashAttention-2 A100 rows, forward + backward [gpu-cal]"),      \
-        V("decode_eff", 0.525, "cited-derived",                                                    \
-          "the Hopper fit (no A100 decode-attention rows) [gpu-cal]"),                             \
+        V("decode_eff", 0.871, "cited-derived",                                                    \
+          "STREAM read, A100-SXM4-80GB 1776 of 2039 GB/s: decode attention reads K, V once "       \
+          "[gpu-bench]"),                                                                          \
         V("elem_bytes", 2, "decision", "FP16/BF16 operands")
 
 /* Values shared by the Hopper presets (H100, H200: FP16 989 TFLOP/s dense on SXM). */
@@ -46,8 +49,9 @@
           "fit to calibration.csv FlashAttention-2 H100 forward rows [gpu-cal]"),                  \
         V("attn_k_fill", 176, "calibrated",                                                        \
           "fit to calibration.csv FlashAttention-2 H100 forward rows [gpu-cal]"),                  \
-        V("decode_eff", 0.525, "calibrated",                                                       \
-          "fit to calibration.csv H100 decode-attention rows [gpu-cal]"),                          \
+        V("decode_eff", 0.952, "cited-derived",                                                    \
+          "STREAM read, H100 PCIe 1942 of 2039 GB/s: decode attention reads K, V once "            \
+          "[gpu-bench]"),                                                                          \
         V("elem_bytes", 2, "decision", "FP16/BF16 operands")
 
 static const struct gpu_preset_value a100_pcie_80[] = {
@@ -55,7 +59,8 @@ static const struct gpu_preset_value a100_pcie_80[] = {
     V("hbm_gbs", 1935, "input", "A100 80GB PCIe datasheet: 1,935 GB/s [gpu-a]"),
     V("eff_mem", 0.852, "cited-derived",
       "STREAM scale, A100-SXM4-80GB 1737 of 2039 GB/s, carried over [gpu-bench]"),
-    V("idle_w", 50, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 60.9, "cited-derived",
+      "NVML idle of an A100-SXM4-80GB, mean of 62.12, 61.57, 58.99 W, carried over [gpu-power]"),
     V("tdp_w", 300, "input", "A100 80GB PCIe datasheet: 300 W [gpu-a]"),
 };
 
@@ -64,7 +69,8 @@ static const struct gpu_preset_value a100_pcie_40[] = {
     V("hbm_gbs", 1555, "input", "A100 40GB PCIe datasheet: 1,555 GB/s [gpu-a]"),
     V("eff_mem", 0.889, "cited-derived",
       "STREAM scale, A100-SXM4-40GB 1382 of 1555 GB/s, same memory [gpu-bench]"),
-    V("idle_w", 50, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 60.9, "cited-derived",
+      "NVML idle of an A100-SXM4-80GB, mean of 62.12, 61.57, 58.99 W, carried over [gpu-power]"),
     V("tdp_w", 250, "input", "A100 40GB PCIe datasheet: 250 W [gpu-a]"),
 };
 
@@ -72,39 +78,45 @@ static const struct gpu_preset_value a100_sxm_80[] = {
     AMPERE_COMMON,
     V("hbm_gbs", 2039, "input", "A100 80GB SXM datasheet: 2,039 GB/s [gpu-a]"),
     V("eff_mem", 0.852, "cited", "STREAM scale, A100-SXM4-80GB 1737 of 2039 GB/s [gpu-bench]"),
-    V("idle_w", 50, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 60.9, "cited",
+      "NVML idle of an A100-SXM4-80GB, mean of 62.12, 61.57, 58.99 W [gpu-power]"),
     V("tdp_w", 400, "input", "A100 80GB SXM datasheet: 400 W [gpu-a]"),
 };
 
 static const struct gpu_preset_value h100_pcie[] = {
     HOPPER_COMMON,
     V("sms", 114, "input", "H100 PCIe: 114 SMs [gpu-h]"),
-    V("peak_tflops", 756, "input", "H100 PCIe datasheet: FP16 tensor 1,513 sparse, 756 dense [gpu-h]"),
+    V("peak_tflops", 756, "input",
+      "H100 PCIe datasheet: FP16 tensor 1,513 sparse, 756 dense [gpu-h]"),
     V("hbm_gbs", 2000, "input", "H100 PCIe datasheet: HBM2e 2 TB/s [gpu-h]"),
     V("eff_mem", 0.836, "cited", "STREAM scale, H100 PCIe 1704 of 2039 GB/s [gpu-bench]"),
-    V("idle_w", 60, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 79.7, "cited", "nvidia-smi idle of an H100 PCIe, 79.7 W [gpu-power]"),
     V("tdp_w", 350, "input", "H100 PCIe datasheet: 300-350 W, the upper end [gpu-h]"),
 };
 
 static const struct gpu_preset_value h100_sxm[] = {
     HOPPER_COMMON,
     V("sms", 132, "input", "H100 SXM5: 132 SMs [gpu-h]"),
-    V("peak_tflops", 989, "input", "H100 SXM datasheet: FP16 tensor 1,979 sparse, 989 dense [gpu-h]"),
+    V("peak_tflops", 989, "input",
+      "H100 SXM datasheet: FP16 tensor 1,979 sparse, 989 dense [gpu-h]"),
     V("hbm_gbs", 3350, "input", "H100 SXM datasheet: HBM3 3.35 TB/s [gpu-h]"),
     V("eff_mem", 0.836, "cited-derived",
       "STREAM scale, H100 PCIe 1704 of 2039 GB/s, carried over [gpu-bench]"),
-    V("idle_w", 70, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 79.7, "cited-derived",
+      "nvidia-smi idle of an H100 PCIe, 79.7 W, carried over [gpu-power]"),
     V("tdp_w", 700, "input", "H100 SXM datasheet: up to 700 W [gpu-h]"),
 };
 
 static const struct gpu_preset_value h200[] = {
     HOPPER_COMMON,
     V("sms", 132, "input", "H200 SXM: 132 SMs, the H100 SXM die [gpu-h200]"),
-    V("peak_tflops", 989, "input", "H200 datasheet: FP16 tensor 1,979 sparse, 989 dense [gpu-h200]"),
+    V("peak_tflops", 989, "input",
+      "H200 datasheet: FP16 tensor 1,979 sparse, 989 dense [gpu-h200]"),
     V("hbm_gbs", 4800, "input", "H200 datasheet: HBM3e 4.8 TB/s [gpu-h200]"),
     V("eff_mem", 0.836, "cited-derived",
       "STREAM scale, H100 PCIe 1704 of 2039 GB/s, carried over [gpu-bench]"),
-    V("idle_w", 70, "decision", "idle board power [gpu-power]"),
+    V("idle_w", 79.7, "cited-derived",
+      "nvidia-smi idle of an H100 PCIe, 79.7 W, carried over [gpu-power]"),
     V("tdp_w", 700, "input", "H200 SXM datasheet: up to 700 W [gpu-h200]"),
 };
 
@@ -114,7 +126,10 @@ struct preset {
     size_t n;
 };
 
-#define P(name, title, arr) {name, title, arr, sizeof arr / sizeof arr[0]}
+#define P(name, title, arr)                                                                        \
+    {                                                                                              \
+        name, title, arr, sizeof arr / sizeof arr[0]                                               \
+    }
 
 static const struct preset presets[] = {
     P("a100-pcie-80gb", "NVIDIA A100 80 GB PCIe", a100_pcie_80),

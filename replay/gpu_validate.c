@@ -47,8 +47,12 @@ static bool cond_u(const char *cond, const char *key, uint64_t max, uint64_t *ds
     return true;
 }
 
-static double unit_s(const char *unit)
+/* Seconds per unit of a time, or NAN; *rate set when the unit is a rate (per second). */
+static double unit_s(const char *unit, bool *rate)
 {
+    *rate = !strcmp(unit, "it/s") || !strcmp(unit, "tok/s");
+    if (*rate)
+        return 1;
     return !strcmp(unit, "s") ? 1 : !strcmp(unit, "ms") ? 1e-3 : !strcmp(unit, "us") ? 1e-6 : NAN;
 }
 
@@ -99,8 +103,10 @@ static int predict(struct gpu_vpoint *q, const char *path, size_t line, struct e
         return errmsg_set(e, ERR_DATA, "'%s' line %zu: unknown workload '%s'", path, line,
                           q->workload);
     if (gpu_preset_get(q->gpu, &hw))
-        return errmsg_set(e, ERR_DATA, "'%s' line %zu: unknown GPU preset '%s'", path, line, q->gpu);
-    const double us = unit_s(q->unit);
+        return errmsg_set(e, ERR_DATA, "'%s' line %zu: unknown GPU preset '%s'", path, line,
+                          q->gpu);
+    bool rate = false;
+    const double us = unit_s(q->unit, &rate);
     if (!isfinite(us) || !(q->measured > 0))
         return errmsg_set(e, ERR_DATA, "'%s' line %zu: measured '%g %s' is not a time", path, line,
                           q->measured, q->unit);
@@ -113,9 +119,10 @@ static int predict(struct gpu_vpoint *q, const char *path, size_t line, struct e
         rc = gpu_request_run(&hw, &r, &est, msg, sizeof msg);
     if (rc)
         return errmsg_set(e, ERR_DATA, "'%s' line %zu: %s", path, line, msg);
-    const double s = per_step ? est.per_unit_s : est.seconds;
-    q->predicted = s / us;
-    q->error = q->predicted / q->measured - 1;
+    /* a rate (it/s, tok/s) is one per step or token; the error is of the times */
+    const double s = per_step || rate ? est.per_unit_s : est.seconds;
+    q->predicted = rate ? 1 / s : s / us;
+    q->error = rate ? q->measured / q->predicted - 1 : q->predicted / q->measured - 1;
     q->diffusion = w->kind == GPU_WL_DIT;
     return 0;
 }
@@ -165,8 +172,8 @@ int gpu_validation_run(const char *path, struct gpu_validation *v, struct errmsg
     }
     if (v->n) {
         qsort(abs_err, v->n, sizeof *abs_err, cmp_d);
-        v->median_abs = v->n % 2 ? abs_err[v->n / 2]
-                                 : 0.5 * (abs_err[v->n / 2 - 1] + abs_err[v->n / 2]);
+        v->median_abs =
+            v->n % 2 ? abs_err[v->n / 2] : 0.5 * (abs_err[v->n / 2 - 1] + abs_err[v->n / 2]);
         v->max_abs = abs_err[v->n - 1];
     }
 fail:

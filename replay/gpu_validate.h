@@ -8,7 +8,9 @@
  * text_tokens, context, part (attention|layer|model), heads, kv_heads, head_dim,
  * runtime (eager: the host's dispatch per op counts; graph or absent: kernel time),
  * per (run: the whole S steps, the default for diffusion; step; token, the default for
- * decode). Other keys (dtype, attn_impl, board, ...) are documentation.
+ * decode). Other keys (dtype, attn_impl, board, ...) are documentation. Units: s, ms, us,
+ * or a rate it/s (steps) or tok/s (tokens), whose error is taken on the time per step or
+ * token.
  */
 #ifndef ACCELTRACE_GPU_VALIDATE_H
 #define ACCELTRACE_GPU_VALIDATE_H
@@ -19,10 +21,10 @@
 
 struct gpu_vpoint {
     char *id, *workload, *gpu, *condition, *unit, *source; /* owned by the set */
-    double measured;    /* in unit */
-    double predicted;   /* in unit */
-    double error;       /* predicted / measured - 1 */
-    int diffusion;      /* 1: a diffusion transformer, 0: decode */
+    double measured;                                       /* in unit */
+    double predicted;                                      /* in unit */
+    double error;                                          /* predicted time / measured time - 1 */
+    int diffusion; /* 1: a diffusion transformer, 0: decode */
 };
 
 struct gpu_validation {
