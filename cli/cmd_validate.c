@@ -95,7 +95,7 @@ static int parity_plot(const struct gpu_validation *v, const char *dir, bool *re
                        struct errmsg *e)
 {
     double *x = mem_calloc(2 * v->n + 1, sizeof *x), *y = x ? x + v->n : NULL;
-    struct plot *p = plot_new("validation_parity", PLOT_SCATTER);
+    struct plot *p = plot_new("validation_parity", PLOT_LINE);
     if (!x || !p) {
         mem_free(x);
         plot_free(p);
@@ -106,6 +106,8 @@ static int parity_plot(const struct gpu_validation *v, const char *dir, bool *re
     plot_ylabel(p, "predicted", "s");
     plot_logscale(p, true, true);
     plot_extra(p, "set key top left");
+    plot_extra(p, "set format x '10^{%L}'");
+    plot_extra(p, "set format y '10^{%L}'");
     double lo = INFINITY, hi = 0;
     int rc = 0;
     for (int kind = 1; kind >= 0 && !rc; kind--) {
@@ -113,16 +115,21 @@ static int parity_plot(const struct gpu_validation *v, const char *dir, bool *re
         for (size_t i = 0; i < v->n; i++) {
             const struct gpu_vpoint *q = &v->p[i];
             double u = !strcmp(q->unit, "ms") ? 1e-3 : !strcmp(q->unit, "us") ? 1e-6 : 1;
+            bool rate = strstr(q->unit, "/s") != NULL; /* it/s, tok/s: seconds per unit */
             if (q->diffusion != kind)
                 continue;
-            x[n] = q->measured * u, y[n] = q->predicted * u;
+            x[n] = rate ? 1 / q->measured : q->measured * u;
+            y[n] = rate ? 1 / q->predicted : q->predicted * u;
             lo = fmin(lo, fmin(x[n], y[n])), hi = fmax(hi, fmax(x[n], y[n]));
             n++;
         }
-        if (n)
-            rc = plot_series(
-                p, 0, kind ? "diffusion transformer (whole run or step)" : "LLM decode (per token)",
-                x, y, n);
+        if (n) {
+            rc = plot_series(p, 0,
+                             kind ? "diffusion transformer (whole run or step)"
+                                  : "LLM decode (per token), decode attention",
+                             x, y, n);
+            rc = rc ? rc : plot_series_marker(p, kind ? PLOT_MARK_FILLED : PLOT_MARK_OPEN);
+        }
     }
     if (!rc && hi > 0) {
         const double ex[2] = {lo / 1.5, hi * 1.5};
