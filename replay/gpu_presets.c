@@ -102,8 +102,7 @@ static const struct gpu_preset_value h100_sxm[] = {
     V("hbm_gbs", 3350, "input", "H100 SXM datasheet: HBM3 3.35 TB/s [gpu-h]"),
     V("eff_mem", 0.836, "cited-derived",
       "STREAM scale, H100 PCIe 1704 of 2039 GB/s, carried over [gpu-bench]"),
-    V("idle_w", 79.7, "cited-derived",
-      "nvidia-smi idle of an H100 PCIe, 79.7 W, carried over [gpu-power]"),
+    V("idle_w", 69, "cited", "nvidia-smi idle of an H100 80GB HBM3 (SXM5), 69 W [gpu-power]"),
     V("tdp_w", 700, "input", "H100 SXM datasheet: up to 700 W [gpu-h]"),
 };
 
@@ -115,8 +114,8 @@ static const struct gpu_preset_value h200[] = {
     V("hbm_gbs", 4800, "input", "H200 datasheet: HBM3e 4.8 TB/s [gpu-h200]"),
     V("eff_mem", 0.836, "cited-derived",
       "STREAM scale, H100 PCIe 1704 of 2039 GB/s, carried over [gpu-bench]"),
-    V("idle_w", 79.7, "cited-derived",
-      "nvidia-smi idle of an H100 PCIe, 79.7 W, carried over [gpu-power]"),
+    V("idle_w", 69, "cited-derived",
+      "nvidia-smi idle of an H100 80GB HBM3 (SXM5), 69 W, the same board design [gpu-power]"),
     V("tdp_w", 700, "input", "H200 SXM datasheet: up to 700 W [gpu-h200]"),
 };
 
