@@ -78,7 +78,7 @@ static int plot_results(const char *rdir, const char *out, bool *rendered, struc
     if (rc < 0)
         return rc;
     long c_mode = csv_table_col(&t, "mode"), c_cfg = csv_table_col(&t, "config_index");
-    long c_sp = csv_table_col(&t, "speedup"), c_a100 = csv_table_col(&t, "a100_j");
+    long c_sp = csv_table_col(&t, "speedup"), c_a100 = csv_table_col(&t, "gpu_j");
     if (c_mode < 0 || c_cfg < 0 || c_sp < 0 || c_a100 < 0) {
         csv_table_release(&t);
         return errmsg_set(e, ERR_DATA, "'%s' is not a results table of model disc", path);

@@ -120,6 +120,7 @@ int cli_plot_output_opt(const char *verb, int id, const char *arg);
 int cmd_report(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* The grammars of the verbs and sub-verbs (cli/cli_opt.h). */
 struct cli_spec;
@@ -127,12 +128,13 @@ extern const struct cli_spec cmd_info_spec, cmd_dump_spec, cmd_verify_spec, cmd_
 extern const struct cli_spec cmd_replay_spec, cmd_config_spec, cmd_merge_spec, cmd_sweep_spec;
 extern const struct cli_spec cmd_energy_spec, cmd_plot_spec, cmd_report_spec, cmd_demo_spec,
     cmd_reproduce_spec;
-extern const struct cli_spec cmd_model_kura_spec, cmd_model_salca_spec;
+extern const struct cli_spec cmd_model_kura_spec, cmd_model_salca_spec, cmd_model_gpu_spec;
 extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_capture_salca_spec,
     cmd_capture_test_spec;
 extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
     cmd_analyze_conflicts_spec;
 extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec, cmd_export_timeline_spec;
 extern const struct cli_spec cmd_import_masks_spec, cmd_import_selections_spec;
+extern const struct cli_spec cmd_validate_gpu_spec;
 
 #endif

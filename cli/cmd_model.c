@@ -9,12 +9,15 @@
 
 int cmd_model_kura(int argc, char **argv);
 int cmd_model_salca(int argc, char **argv);
+int cmd_model_gpu(int argc, char **argv);
 
 static const struct subverb table[] = {
     {"kura", cmd_model_kura,
      "SA-Kura timing, power/area/energy fit, budgets, DMA (docs/models.md)"},
     {"salca", cmd_model_salca,
      "Salca analytic model: PCs, Pareto front, min retention (docs/models.md)"},
+    {"gpu", cmd_model_gpu,
+     "per-operator GPU model: time and energy of a workload on a GPU (docs/models.md)"},
     /* rows: {"name", cmd_model_name, "summary"}, */
     {NULL, NULL, NULL},
 };

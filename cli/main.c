@@ -49,6 +49,7 @@ static const struct verb verbs[] = {
      &cmd_demo_spec},
     {"reproduce", cmd_reproduce, "the papers' headline numbers beside ours, with how each was got",
      &cmd_reproduce_spec},
+    {"validate", cmd_validate, "check a model against published measurements (gpu)", NULL},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -69,11 +70,13 @@ static const struct grammar grammars[] = {
     {"analyze", "conflicts", &cmd_analyze_conflicts_spec},
     {"model", "kura", &cmd_model_kura_spec},
     {"model", "salca", &cmd_model_salca_spec},
+    {"model", "gpu", &cmd_model_gpu_spec},
     {"export", "tiles", &cmd_export_tiles_spec},
     {"export", "hbm-trace", &cmd_export_hbm_spec},
     {"export", "timeline", &cmd_export_timeline_spec},
     {"import", "masks", &cmd_import_masks_spec},
     {"import", "selections", &cmd_import_selections_spec},
+    {"validate", "gpu", &cmd_validate_gpu_spec},
     {NULL, NULL, NULL},
 };
 

@@ -4,11 +4,12 @@
  * One capture runs in-process (full: pixart-sigma-xl shapes at 512 px; quick: the tiny
  * model) with seeded weights, since no PixArt-Sigma checkpoint ships with the project; its
  * records go straight from the capture's record hook into the `disc` replay model
- * instances (the A100 baseline, the H100 baseline, a VPU-width sweep) and the hash
+ * instances (the default config, a VPU-width sweep, the scaled sizes) and the hash
  * load-balance analyzer, as `capture disc` + `replay` + `analyze hash` would do through a
- * trace file. The baseline mode at 512/1k/2k needs no masks and is evaluated on the spec
- * 7.2 op list directly. The A100 time is split by term and each speedup's sensitivity to
- * the baseline's decision parameters goes to reproduce.md.
+ * trace file. The GPU baselines (A100 80 GB PCIe, H100 SXM5, H100 PCIe) are the
+ * per-operator GPU model (replay/gpu_model.h) on the same network shape; their time by op
+ * class and the sensitivity of each speedup to the GPU model's validation error go to
+ * reproduce.md.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,8 +23,9 @@
 #include "cli/reproduce_runs.h"
 #include "common/mem.h"
 #include "formats/disc_hash.h"
-#include "replay/a100_model.h"
 #include "replay/disc_model.h"
+#include "replay/gpu_model.h"
+#include "replay/gpu_validate.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/model_registry.h"
@@ -32,47 +34,40 @@
 #define P "disc"
 
 /*
- * The H100 baseline is configs/h100.json (an `a100`-model config: H100 SXM5 dense FP16
- * 989 TFLOP/s, HBM3 3.35 TB/s, 700 W [NVIDIA H100 datasheet]), given to the disc model as
- * its a100.* keys so the same replay prices both GPUs.
+ * The GPUs of the comparison (docs/models.md#gpu-baselines): the paper's A100 80 GB PCIe,
+ * and both H100 variants since the paper says only "H100"; the SXM5 is the default H100
+ * [decision]. Each is priced on the trace's own network shape.
  */
-static int h100_overrides(const char *root, char *out, size_t n, struct errmsg *e)
-{
-    const struct model_ops *a = model_registry_find("a100");
-    if (!a)
-        return errmsg_set(e, ERR_INTERNAL, "model 'a100' is not registered");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/configs/h100.json", root);
-    struct hw_config *c = NULL;
-    int rc = hw_config_load(&c, path, a->schema, e);
-    if (rc)
-        return rc;
-    snprintf(out, n,
-             "a100.peak_tflops=%.10g;a100.hbm_gbs=%.10g;a100.power_w=%.10g;a100.eff_linear=%.10g;"
-             "a100.eff_attn=%.10g;a100.eff_mem=%.10g;a100.launch_us=%.10g",
-             hw_config_float(c, "peak_tflops"), hw_config_float(c, "hbm_gbs"),
-             hw_config_float(c, "power_w"), hw_config_float(c, "eff_linear"),
-             hw_config_float(c, "eff_attn"), hw_config_float(c, "eff_mem"),
-             hw_config_float(c, "launch_us"));
-    hw_config_free(c);
-    return 0;
-}
+static const struct {
+    const char *preset, *label;
+} gpus[] = {
+    {"a100-pcie-80gb", "A100"},
+    {"h100-sxm", "H100 SXM5"},
+    {"h100-pcie", "H100 PCIe"},
+};
+#define N_GPU ((int)(sizeof gpus / sizeof gpus[0]))
+enum { G_A100 = 0, G_H100 = 1, G_H100P = 2 };
 
 /*
- * Replay instances: the default config, the H100 baseline, the VPU widths, then the
- * default and the H100 at each scaled size (N_SCALE sizes: the 512 px capture's statistics
- * scaled to 1k and 2k, scale_record).
+ * Replay instances: the default config, the VPU widths, then at each scaled size (N_SCALE
+ * sizes: the 512 px capture's statistics scaled to 1k and 2k, scale_record) the default
+ * config and vpu_width 16 (the value before calibration).
  */
 static const int vpu_widths[] = {16, 24, 32, 48, 64};
 #define N_VPU ((int)(sizeof vpu_widths / sizeof vpu_widths[0]))
 static const int scale_px[] = {1024, 2048};
 #define N_SCALE ((int)(sizeof scale_px / sizeof scale_px[0]))
 enum {
-    I_A100 = 0,
-    I_H100 = 1,
-    I_VPU0 = 2,
-    I_SCALE0 = 2 + N_VPU, /* I_SCALE0 + 2 s: default config at scale_px[s]; + 1: the H100 */
-    N_INST = 2 + N_VPU + 2 * N_SCALE
+    I_DEF = 0,
+    I_VPU0 = 1,           /* vpu_widths[0] = 16: the predicted rows */
+    I_SCALE0 = 1 + N_VPU, /* I_SCALE0 + 2 s: default config at scale_px[s]; + 1: width 16 */
+    N_INST = 1 + N_VPU + 2 * N_SCALE
+};
+
+/* A GPU baseline of one size: the whole run (steps x one dense step). */
+struct gpu_base {
+    double s, j;
+    struct gpu_acc acc;
 };
 
 struct disc_run {
@@ -91,7 +86,37 @@ struct disc_run {
     uint32_t sfac[N_SCALE]; /* linear latent factor of each scaled size (2, 4) */
     char model[32];
     int image, steps;
+    struct gpu_base gb[N_GPU][1 + N_SCALE]; /* [gpu][0: captured size, 1 + s: scale_px[s]] */
+    double gpu_med;                         /* median |error| of the GPU model's validation set */
 };
+
+/* The GPU baselines of every GPU at every size from the headers. */
+static int gpu_bases(struct disc_run *r, struct errmsg *e)
+{
+    for (int g = 0; g < N_GPU; g++)
+        for (int s = 0; s <= N_SCALE; s++) {
+            struct gpu_hw hw;
+            struct disc_dims dm;
+            struct gpu_dit_dims gd;
+            uint32_t steps = 0;
+            if (gpu_preset_get(gpus[g].preset, &hw))
+                return errmsg_set(e, ERR_INTERNAL, "no GPU preset '%s'", gpus[g].preset);
+            hw.host_us = 0; /* kernel time, as the disc model's baseline */
+            int rc = disc_dims_from_header(s ? &r->shdr[s - 1] : &r->hdr, "(in-process capture)",
+                                           &dm, &steps, e);
+            if (rc)
+                return rc;
+            disc_dims_gpu(&dm, &gd);
+            struct gpu_acc step = {0};
+            struct gpu_base *b = &r->gb[g][s];
+            memset(b, 0, sizeof *b);
+            gpu_dit_step(&hw, &gd, &step);
+            gpu_acc_add(&b->acc, &step, steps);
+            b->s = gpu_acc_seconds(&b->acc);
+            b->j = b->s * gpu_acc_power_w(&hw, &b->acc);
+        }
+    return 0;
+}
 
 /*
  * The capture's header at image size px: the same model with N' = f^2 N tokens on an
@@ -223,14 +248,14 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     for (int s = 0; s < N_SCALE; s++)
         scale_header(r, s, scale_px[s]);
     char over[N_INST][400];
-    over[I_A100][0] = 0; /* the shipped default config */
-    rc = h100_overrides(o->root, over[I_H100], sizeof over[0], e);
+    over[I_DEF][0] = 0; /* the shipped default config */
     for (int i = 0; i < N_VPU; i++)
         snprintf(over[I_VPU0 + i], sizeof over[0], "vpu_width=%d", vpu_widths[i]);
     for (int s = 0; s < N_SCALE; s++) {
         over[I_SCALE0 + 2 * s][0] = 0;
-        memcpy(over[I_SCALE0 + 2 * s + 1], over[I_H100], sizeof over[0]);
+        snprintf(over[I_SCALE0 + 2 * s + 1], sizeof over[0], "vpu_width=%d", vpu_widths[0]);
     }
+    rc = gpu_bases(r, e);
     for (int i = 0; i < N_INST && !rc; i++) {
         const int si = i >= I_SCALE0 ? (i - I_SCALE0) / 2 : -1;
         struct model_env env = {si >= 0 ? &r->shdr[si] : hdr, "(in-process capture)", NULL, NULL};
@@ -282,7 +307,7 @@ static void cond_text(const struct disc_run *r, char *c, size_t n)
 {
     snprintf(c, n,
              "%s shapes at %d px, seeded weights (no PixArt-Sigma checkpoint), %d dpm2m steps, "
-             "CTR target 0.40, ST alpha 1.0; A100 roofline at fixed efficiencies (the paper "
+             "CTR target 0.40, ST alpha 1.0; GPUs: the per-operator GPU model (the paper "
              "measured its GPU)%s",
              r->model, r->image, r->steps,
              strcmp(r->model, "tiny") ? "" : "; tiny is not the paper's model (quick run)");
@@ -377,34 +402,74 @@ static int hash_rows(struct repro_table *t, const struct disc_run *r, struct err
                           "ranking of the three rows above");
 }
 
-/* Fig. 18a/b at the captured shape: A100 and H100, and All/CTR. */
-static int speed_rows(struct repro_table *t, const struct disc_run *r, struct errmsg *e)
+/*
+ * Fig. 18a/b rows of one size (si 0: the capture; 1 + s: scale_px[s]) for every GPU: at the
+ * default vpu_width (calibrated: its value was searched for All >= CTR) and at 16, the
+ * width before that search (predicted). Against the A100 every mode; against the H100s
+ * DiSC_All, the only mode the paper gives.
+ */
+static int gpu_rows(struct repro_table *t, const struct disc_run *r, int si, int i_def, int i_16,
+                    const char *c, const char *cmd, const char *basis, struct errmsg *e)
 {
     static const char *const mn[3] = {"DiSC_Baseline", "DiSC_CTR", "DiSC_All"};
     static const double lo[3] = {2.64, 3.41, 3.47}, hi[3] = {3.44, 4.01, 4.74};
     static const double elo[3] = {46.4, 55.3, 61.3}, ehi[3] = {59.3, 65.4, 68.1};
-    char c[400], cmd[600], q[128];
+    const int w_def = (int)hw_config_int(r->cfg[I_DEF], "vpu_width");
+    char at[32] = "", q[160];
+    if (si)
+        snprintf(at, sizeof at, " at %d px", scale_px[si - 1]);
+    int rc = 0;
+    for (int g = 0; g < N_GPU && !rc; g++) {
+        const struct gpu_base *gb = &r->gb[g][si];
+        for (int m = g == G_A100 ? 0 : 2; m < 3 && !rc; m++) {
+            for (int w = 0; w < 2 && !rc; w++) {
+                const int inst = w ? i_16 : i_def;
+                const double sp = gb->s / rget(r, inst, m, "seconds");
+                const double red = 100 * (1 - rget(r, inst, m, "model_j") / gb->j);
+                char wt[48] = "";
+                if (w)
+                    snprintf(wt, sizeof wt, ", vpu_width %d", vpu_widths[0]);
+                const double plo = g == G_A100 ? lo[m] : 2.48, phi = g == G_A100 ? hi[m] : 3.50;
+                const double pelo = g == G_A100 ? elo[m] : 46.4, pehi = g == G_A100 ? ehi[m] : 62.1;
+                const enum repro_status st = w ? REPRO_PREDICTED : REPRO_CALIBRATED;
+                char why[700];
+                snprintf(why, sizeof why,
+                         "%s; GPU: per-operator model, preset %s (docs/models.md#gpu-baselines)"
+                         "%s",
+                         basis, gpus[g].preset,
+                         w ? "; vpu_width 16, the value before calibration"
+                           : "; calibrated: vpu_width (the default, searched for All >= CTR)");
+                snprintf(q, sizeof q, "%s speedup vs %s%s%s (Fig. 18a)", mn[m], gpus[g].label, at,
+                         wt);
+                rc = repro_put(t, P, q, c, NAN, plo, phi, sp, "x",
+                               w ? REPRO_FROM_MODEL : REPRO_FROM_SOLVER, st, cmd, e,
+                               "%s (width %d)", why, w ? vpu_widths[0] : w_def);
+                snprintf(q, sizeof q, "%s energy reduction vs %s%s%s (Fig. 18b)", mn[m],
+                         gpus[g].label, at, wt);
+                rc = rc ? rc
+                        : repro_put(t, P, q, c, NAN, pelo, pehi, red, "%",
+                                    w ? REPRO_FROM_MODEL : REPRO_FROM_SOLVER, st, cmd, e,
+                                    "%s; GPU power idle + dynamic x activity; placeholder DiSC "
+                                    "energy table",
+                                    why);
+            }
+        }
+    }
+    return rc;
+}
+
+/* Fig. 18a/b at the captured shape, and All/CTR. */
+static int speed_rows(struct repro_table *t, const struct disc_run *r, struct errmsg *e)
+{
+    char c[400], cmd[600];
     cond_text(r, c, sizeof c);
     cmd_text(r, cmd, sizeof cmd);
-    const char *b = "replay of the capture; A100 eff_mem and launch_us cited measurements, "
-                    "eff_attn derived from one, eff_linear and power decisions; not fitted to "
-                    "any paper number (sources in docs/models.md, sensitivity in reproduce.md)";
-    int rc = 0;
-    for (int m = 0; m < 3 && !rc; m++) {
-        snprintf(q, sizeof q, "%s speedup vs A100 (Fig. 18a)", mn[m]);
-        rc = repro_put(t, P, q, c, NAN, lo[m], hi[m], rget(r, I_A100, m, "speedup"), "x",
-                       REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e, "%s", b);
-        snprintf(q, sizeof q, "%s energy reduction vs A100 (Fig. 18b)", mn[m]);
-        rc = rc ? rc
-                : repro_put(t, P, q, c, NAN, elo[m], ehi[m],
-                            100 * rget(r, I_A100, m, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
-                            REPRO_PREDICTED, cmd, e,
-                            "placeholder energy table (configs/disc-energy.json), A100 at 250 W");
-    }
+    int rc = gpu_rows(t, r, 0, I_DEF, I_VPU0, c, cmd,
+                      "replay of the capture; no parameter set from any paper number", e);
     /* The default vpu_width was searched for All >= CTR (vpu_row), so All/CTR at the
      * default is calibrated; at the spec's width 16 it is predicted. */
-    const int w_def = (int)hw_config_int(r->cfg[I_A100], "vpu_width");
-    const double all = rget(r, I_A100, 2, "speedup"), ctr = rget(r, I_A100, 1, "speedup");
+    const int w_def = (int)hw_config_int(r->cfg[I_DEF], "vpu_width");
+    const double all = rget(r, I_DEF, 2, "speedup"), ctr = rget(r, I_DEF, 1, "speedup");
     rc = rc ? rc
             : repro_put(t, P, "DiSC_All / DiSC_CTR (Fig. 18a)", c, NAN, 3.47 / 3.41, 4.74 / 4.01,
                         all / ctr, "x", REPRO_FROM_SOLVER, REPRO_CALIBRATED, cmd, e,
@@ -414,45 +479,24 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
                         w_def);
     const double a16 = rget(r, I_VPU0, 2, "speedup"), c16 = rget(r, I_VPU0, 1, "speedup");
     rc = rc ? rc
-            : repro_put(t, P, "DiSC_All / DiSC_CTR at the spec's vpu_width 16 (Fig. 18a)", c, NAN,
-                        3.47 / 3.41, 4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL, REPRO_PREDICTED,
-                        cmd, e, "the spec 7.1 table's 64x16 VPU%s",
-                        a16 < c16 ? "; below 1: its SpMM has a quarter of the DPU array's MACs "
-                                    "(spec 7.3)"
+            : repro_put(t, P, "DiSC_All / DiSC_CTR at vpu_width 16 (Fig. 18a)", c, NAN, 3.47 / 3.41,
+                        4.74 / 4.01, a16 / c16, "x", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
+                        "a 64x16 VPU, the width before calibration%s",
+                        a16 < c16 ? "; below 1: its SpMM has a quarter of the DPU array's MACs"
                                   : "");
-    char ch[1400];
-    snprintf(ch, sizeof ch,
-             "%s (with the a100.* keys set to configs/h100.json; the a100 model "
-             "alone: acceltrace replay d.atr --hw configs/h100.json -o h)",
-             cmd);
-    rc =
-        rc ? rc
-           : repro_put(t, P, "DiSC_All speedup vs H100 (Fig. 18a)", c, NAN, 2.48, 3.50,
-                       rget(r, I_H100, 2, "speedup"), "x", REPRO_FROM_MODEL, REPRO_PREDICTED, ch, e,
-                       "configs/h100.json: H100 SXM5 989 TFLOP/s, 3.35 TB/s [NVIDIA "
-                       "datasheet], eff_mem, launch_us [cited], eff_attn [cited-derived], "
-                       "eff_linear as the A100's [decision]");
-    rc = rc ? rc
-            : repro_put(t, P, "DiSC_All energy reduction vs H100 (Fig. 18b)", c, NAN, 46.4, 62.1,
-                        100 * rget(r, I_H100, 2, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
-                        REPRO_PREDICTED, ch, e,
-                        "H100 at its 700 W TDP while busy [decision], placeholder DiSC energy");
     return rc;
 }
 
 /*
  * Fig. 18a/b at 1k and 2k: the capture's statistics scaled to N' tokens (scale_record)
- * replayed against the A100 and the H100. Nothing is fitted: predicted.
+ * replayed against every GPU.
  */
 static int scaled_rows(struct repro_table *t, const struct disc_run *r, struct errmsg *e)
 {
-    static const char *const mn[3] = {"DiSC_Baseline", "DiSC_CTR", "DiSC_All"};
-    static const double lo[3] = {2.64, 3.41, 3.47}, hi[3] = {3.44, 4.01, 4.74};
-    static const double elo[3] = {46.4, 55.3, 61.3}, ehi[3] = {59.3, 65.4, 68.1};
     int rc = 0;
     for (int s = 0; s < N_SCALE && !rc; s++) {
-        const int ia = I_SCALE0 + 2 * s, ih = ia + 1;
-        char c[400], cmd[300], q[128], basis[400];
+        const int ia = I_SCALE0 + 2 * s;
+        char c[400], cmd[300], basis[400];
         snprintf(c, sizeof c,
                  "%s shapes at %d px (N = %u), replayed from the statistics of the %d px "
                  "capture (%s, seeded weights, %d steps) scaled to N = %u; the paper captured "
@@ -466,136 +510,57 @@ static int scaled_rows(struct repro_table *t, const struct disc_run *r, struct e
         snprintf(basis, sizeof basis,
                  "statistics of the %d px capture scaled to N=%u: per (step, block, head) mask "
                  "density, per-row load imbalance and the CTR keep fraction kept (not fitted "
-                 "to any number); A100 efficiencies, launch and power as at %d px",
-                 r->image, r->sdh[s].tokens, r->image);
-        for (int m = 0; m < 3 && !rc; m++) {
-            snprintf(q, sizeof q, "%s speedup vs A100 at %d px (Fig. 18a)", mn[m], scale_px[s]);
-            rc = repro_put(t, P, q, c, NAN, lo[m], hi[m], rget(r, ia, m, "speedup"), "x",
-                           REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e, "%s", basis);
-            snprintf(q, sizeof q, "%s energy reduction vs A100 at %d px (Fig. 18b)", mn[m],
-                     scale_px[s]);
-            rc = rc ? rc
-                    : repro_put(t, P, q, c, NAN, elo[m], ehi[m],
-                                100 * rget(r, ia, m, "reduction_vs_a100"), "%", REPRO_FROM_MODEL,
-                                REPRO_PREDICTED, cmd, e, "%s; placeholder energy table", basis);
-        }
-        snprintf(q, sizeof q, "DiSC_All speedup vs H100 at %d px (Fig. 18a)", scale_px[s]);
-        rc = rc ? rc
-                : repro_put(t, P, q, c, NAN, 2.48, 3.50, rget(r, ih, 2, "speedup"), "x",
-                            REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                            "%s; configs/h100.json baseline", basis);
-        snprintf(q, sizeof q, "DiSC_All energy reduction vs H100 at %d px (Fig. 18b)", scale_px[s]);
-        rc = rc ? rc
-                : repro_put(t, P, q, c, NAN, 46.4, 62.1, 100 * rget(r, ih, 2, "reduction_vs_a100"),
-                            "%", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                            "%s; configs/h100.json baseline", basis);
+                 "to any number)",
+                 r->image, r->sdh[s].tokens);
+        rc = gpu_rows(t, r, 1 + s, ia, ia + 1, c, cmd, basis, e);
     }
     return rc;
 }
 
-/* reproduce.md: the A100 time by term, the sensitivity table and All/CTR vs vpu_width. */
+/*
+ * reproduce.md: each GPU baseline by op class at each size, how far the headline speedups
+ * move when the GPU model is off by its median validation error, and All/CTR vs vpu_width.
+ */
 static int md_sections(struct repro_table *t, const struct disc_run *r, struct errmsg *e)
 {
-    struct disc_dims dm;
-    disc_dims_preset(&dm, r->model);
-    dm.lat_h = dm.lat_w = (uint32_t)r->image / 8;
-    dm.n = (dm.lat_h / dm.patch) * (dm.lat_w / dm.patch);
-    struct a100_dims ad;
-    disc_dims_a100(&dm, &ad);
-    struct a100_hw base;
-    a100_hw_default(&base);
-    struct a100_split sp;
-    a100_step_split(&base, &ad, &sp);
     struct buf *b = &t->md;
     int rc = buf_printf(b,
-                        "\n## disc: the A100 baseline by term (%s, %d px, per step)\n\n"
-                        "| term | ms | share |\n|---|---|---|\n",
-                        r->model, r->image);
-    const double tot = sp.total_s;
-    const struct {
-        const char *name;
-        double s;
-    } terms[] = {
-        {"linear kernels, compute-bound", sp.linear_compute_s},
-        {"linear kernels, memory-bound", sp.linear_memory_s},
-        {"attention kernels, compute-bound", sp.attn_compute_s},
-        {"attention kernels, memory-bound", sp.attn_memory_s},
-        {"element-wise kernels (memory)", sp.elementwise_s},
-        {"launch (kernels x launch_us)", sp.launch_s},
-    };
-    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
-        rc |= buf_printf(b, "| %s | %.4f | %.1f%% |\n", terms[i].name, 1e3 * terms[i].s,
-                         tot > 0 ? 100 * terms[i].s / tot : 0);
-    rc |= buf_printf(b, "| total (%llu kernels) | %.4f | 100%% |\n", (unsigned long long)sp.kernels,
-                     1e3 * tot);
-    /* Sensitivity: DiSC's time is fixed; the A100 time is re-evaluated per parameter. */
-    rc |= buf_printf(
-        b, "\n## disc: speedup sensitivity to the A100 parameters\n\n"
-           "Each A100 parameter at 0.5x and 2x its default, the others at their "
-           "default (an efficiency at 2x is capped at 1); DiSC's own time does not change.\n\n"
-           "| parameter (default) | mode | speedup at 0.5x | default | at 2x |\n"
-           "|---|---|---|---|---|\n");
-    static const char *const mn[3] = {"Baseline", "CTR", "All"};
-    char pn[4][48];
-    snprintf(pn[0], sizeof pn[0], "eff_linear (%.2f, decision)", base.eff_linear);
-    snprintf(pn[1], sizeof pn[1], "eff_attn (%.2f, cited-derived)", base.eff_attn);
-    snprintf(pn[2], sizeof pn[2], "eff_mem (%.2f, cited)", base.eff_mem);
-    snprintf(pn[3], sizeof pn[3], "launch_us (%.2f, cited)", base.launch_us);
-    for (int k = 0; k < 4; k++)
-        for (int m = 0; m < 3; m++) {
-            double v[2];
-            for (int f = 0; f < 2; f++) {
-                struct a100_hw h = base;
-                const double x = f ? 2.0 : 0.5;
-                double *field[4] = {&h.eff_linear, &h.eff_attn, &h.eff_mem, &h.launch_us};
-                *field[k] *= x;
-                if (*field[k] > 1 && k < 3)
-                    *field[k] = 1; /* an efficiency cannot pass 1 */
-                v[f] = a100_step_s(&h, &ad, NULL) * r->steps / rget(r, I_A100, m, "seconds");
-            }
-            rc |= buf_printf(b, "| %s | %s | %.3f | %.3f | %.3f |\n", pn[k], mn[m], v[0],
-                             rget(r, I_A100, m, "speedup"), v[1]);
+                        "\n## disc: the GPU baselines by op class (%s, whole run of %d steps)\n\n"
+                        "The per-operator GPU model (docs/models.md#gpu-baselines), kernel time "
+                        "(no host dispatch).\n\n| GPU | size | total ms |",
+                        r->model, r->steps);
+    for (int c = 0; c < GPU_OP_N; c++)
+        rc |= buf_printf(b, " %s ms (share) |", gpu_op_class_name((enum gpu_op_class)c));
+    rc |= buf_printf(b, " kernels | power W |\n|---|---|---|");
+    for (int c = 0; c <= GPU_OP_N + 1; c++)
+        rc |= buf_printf(b, "---|");
+    rc |= buf_printf(b, "\n");
+    for (int g = 0; g < N_GPU; g++)
+        for (int s = 0; s <= N_SCALE; s++) {
+            const struct gpu_base *gb = &r->gb[g][s];
+            rc |= buf_printf(b, "| %s | %d px | %.3f |", gpus[g].label,
+                             s ? scale_px[s - 1] : r->image, 1e3 * gb->s);
+            for (int c = 0; c < GPU_OP_N; c++)
+                rc |= buf_printf(b, " %.3f (%.1f%%) |", 1e3 * gb->acc.s[c],
+                                 gb->s > 0 ? 100 * gb->acc.s[c] / gb->s : 0);
+            rc |= buf_printf(b, " %llu | %.0f |\n", (unsigned long long)gb->acc.kernels,
+                             gb->s > 0 ? gb->j / gb->s : 0);
         }
-    /* The other ends of the cited ranges (docs/models.md "Baselines"). */
-    static const struct {
-        int k;
-        double v;
-        const char *why;
-    } alt[] = {
-        {0, 0.81, "the best-shape A100 PCIe BF16 GEMM (an upper bound)"},
-        {1, 0.37, "FlashAttention-2 at head dim 64 only, padded 72 on 96"},
-        {2, 0.89, "STREAM scale on the A100-SXM4-40GB"},
-        {3, 4.0, "host-bound eager PyTorch: 2.6 us launch + 1-2 us dispatch"},
-    };
-    rc |= buf_printf(b, "\nAt the other end of each cited range (one parameter moved):\n\n"
-                        "| parameter | value | why | Baseline | CTR | All |\n"
-                        "|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < sizeof alt / sizeof alt[0]; i++) {
-        rc |= buf_printf(b, "| %s | %.2f | %s |", pn[alt[i].k], alt[i].v, alt[i].why);
-        for (int m = 0; m < 3; m++) {
-            struct a100_hw h = base;
-            double *field[4] = {&h.eff_linear, &h.eff_attn, &h.eff_mem, &h.launch_us};
-            *field[alt[i].k] = alt[i].v;
-            rc |= buf_printf(b, " %.3f |",
-                             a100_step_s(&h, &ad, NULL) * r->steps / rget(r, I_A100, m, "seconds"));
+    const double med = r->gpu_med;
+    rc |= buf_printf(b,
+                     "\n## disc: speedup sensitivity to the GPU model's error\n\n"
+                     "DiSC_All speedup at the default vpu_width with each GPU's time scaled by "
+                     "1 - m and 1 + m, m = %.1f%% the median |error| of `acceltrace validate "
+                     "gpu` (docs/models.md#gpu-baselines).\n\n"
+                     "| GPU | size | at 1 - m | model | at 1 + m |\n|---|---|---|---|---|\n",
+                     100 * med);
+    for (int g = 0; g < N_GPU; g++)
+        for (int s = 0; s <= N_SCALE; s++) {
+            const double ds = rget(r, s ? I_SCALE0 + 2 * (s - 1) : I_DEF, 2, "seconds");
+            const double sp = r->gb[g][s].s / ds;
+            rc |= buf_printf(b, "| %s | %d px | %.3f | %.3f | %.3f |\n", gpus[g].label,
+                             s ? scale_px[s - 1] : r->image, sp * (1 - med), sp, sp * (1 + med));
         }
-        rc |= buf_printf(b, "\n");
-    }
-    /* Energy: the A100's energy is power_w x t, DiSC's own energy does not change. */
-    rc |= buf_printf(b, "\n## disc: energy reduction sensitivity to the A100 power\n\n"
-                        "power_w is a decision (250 W busy); the NVIDIA A100 80 GB PCIe datasheet "
-                        "gives 300 W as the maximum TDP.\n\n"
-                        "| mode | at 125 W | 250 W (default) | 300 W (TDP) | 500 W |\n"
-                        "|---|---|---|---|---|\n");
-    static const double pw[4] = {125, 250, 300, 500};
-    for (int m = 0; m < 3; m++) {
-        rc |= buf_printf(b, "| %s |", mn[m]);
-        for (int k = 0; k < 4; k++)
-            rc |= buf_printf(b, " %.1f%% |",
-                             100 * (1 - rget(r, I_A100, m, "model_j") /
-                                            (rget(r, I_A100, m, "a100_seconds") * pw[k])));
-        rc |= buf_printf(b, "\n");
-    }
     rc |= buf_printf(b,
                      "\n## disc: DiSC_All / DiSC_CTR against vpu_width (%s, %d px)\n\n"
                      "| vpu_width | DiSC_CTR | DiSC_All | All/CTR |\n|---|---|---|---|\n",
@@ -603,9 +568,9 @@ static int md_sections(struct repro_table *t, const struct disc_run *r, struct e
     for (int i = 0; i < N_VPU; i++) {
         const double c = rget(r, I_VPU0 + i, 1, "speedup"), a = rget(r, I_VPU0 + i, 2, "speedup");
         rc |= buf_printf(b, "| %d%s%s | %.3f | %.3f | %.3f |\n", vpu_widths[i],
-                         vpu_widths[i] == 16 ? " (spec 7.1)" : "",
-                         vpu_widths[i] == hw_config_int(r->cfg[I_A100], "vpu_width") ? " (default)"
-                                                                                     : "",
+                         i == 0 ? " (before calibration)" : "",
+                         vpu_widths[i] == hw_config_int(r->cfg[I_DEF], "vpu_width") ? " (default)"
+                                                                                    : "",
                          c, a, a / c);
     }
     return rc ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
@@ -726,7 +691,15 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     r.m = model_registry_find("disc");
     if (!r.m)
         return errmsg_set(e, ERR_INTERNAL, "model 'disc' is not registered");
-    int rc = run_capture(&r, o, e);
+    char vpath[4096];
+    snprintf(vpath, sizeof vpath, "%s/configs/gpu/validation.csv", o->root);
+    struct gpu_validation val;
+    int rc = gpu_validation_run(vpath, &val, e);
+    if (rc)
+        return rc;
+    r.gpu_med = val.median_abs;
+    gpu_validation_release(&val);
+    rc = run_capture(&r, o, e);
     if (!rc) {
         char what[160];
         snprintf(what, sizeof what,
@@ -743,7 +716,7 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     rc = rc ? rc : o->dir ? vpu_figure(t, &r, o->dir, e) : 0;
     char what[96];
     snprintf(what, sizeof what, "%s, %d px", r.model, r.image);
-    rc = rc ? rc : md_units(t, &r, I_A100, what) ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
+    rc = rc ? rc : md_units(t, &r, I_DEF, what) ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
     for (int sc = 0; sc < N_SCALE && !rc; sc++) {
         snprintf(what, sizeof what, "%s, %d px from the %d px statistics", r.model, scale_px[sc],
                  r.image);

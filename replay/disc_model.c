@@ -477,12 +477,26 @@ int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e)
     return rc;
 }
 
-void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out)
+void disc_dims_gpu(const struct disc_dims *dm, struct gpu_dit_dims *out)
 {
-    const struct a100_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,        dm->text,
-                                 dm->dc,    dm->n,     dm->batch, dm->cin,       dm->cout,
-                                 dm->patch, dm->lat_h, dm->lat_w, dm->class_cond};
+    const struct gpu_dit_dims ad = {dm->depth, dm->d,     dm->h,     dm->dh,        dm->text,
+                                    dm->dc,    dm->n,     dm->batch, dm->cin,       dm->cout,
+                                    dm->patch, dm->lat_h, dm->lat_w, dm->class_cond};
     *out = ad;
+}
+
+bool disc_header_class_cond(const Acceltrace__TraceHeader *hdr)
+{
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    if (!dh)
+        return false;
+    bool dit = dh->caption_width == 0 && dh->text_tokens == 0; /* no family: no text */
+    json_t *mj = hdr->model_json && *hdr->model_json ? json_loads(hdr->model_json, 0, NULL) : NULL;
+    const char *fam = json_string_value(json_object_get(mj, "family"));
+    if (fam)
+        dit = !strcmp(fam, "dit"); /* capture/disc writes "dit" or "pixart" */
+    json_decref(mj);
+    return dit;
 }
 
 void disc_dims_preset(struct disc_dims *dm, const char *model)
@@ -557,14 +571,9 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_STRING("energy_table", "", NULL,
                   "energy table for the in-model A100 comparison; \"\" = built-in "
                   "(= configs/disc-energy.json)"),
-    HW_KEY_FLOAT("a100.peak_tflops", "TFLOP/s", 1, 1e6, 312, "A100 FP16 peak [paper]"),
-    HW_KEY_FLOAT("a100.hbm_gbs", "GB/s", 1, 1e6, 1935, "A100 HBM bandwidth [paper]"),
-    HW_KEY_FLOAT("a100.eff_linear", "", 0.001, 1, 0.60, "A100 GEMM efficiency [decision]"),
-    HW_KEY_FLOAT("a100.eff_attn", "", 0.001, 1, 0.39, "A100 attention efficiency [cited-derived]"),
-    HW_KEY_FLOAT("a100.eff_mem", "", 0.001, 1, 0.85, "A100 HBM efficiency [cited]"),
-    HW_KEY_FLOAT("a100.launch_us", "us", 0, 1e6, 2.56, "A100 kernel launch [cited]"),
-    HW_KEY_FLOAT("a100.power_w", "W", 0, 1e5, 250, "A100 board power [decision]"),
-    HW_KEY_INT("a100.elem_bytes", "B", 1, 8, 2, "A100 bytes per operand [decision]"),
+    HW_KEY_STRING("gpu", "a100-pcie-80gb",
+                  "a100-pcie-80gb|a100-pcie-40gb|a100-sxm-80gb|h100-pcie|h100-sxm|h200",
+                  "GPU baseline preset of speedup and energy (docs/models.md#gpu-baselines)"),
 };
 
 static bool is_pow2(int64_t x)
@@ -636,7 +645,7 @@ struct disc_pending {
 struct disc_state {
     struct disc_hw hw;
     struct disc_energy en;
-    struct a100_hw a100;
+    struct gpu_hw gpu; /* the baseline GPU (GPU-side time: host_us 0) */
     bool modes[DISC_MODES];
     bool ops_table;
     struct disc_dims dm;
@@ -687,6 +696,30 @@ static int find_u32(const uint32_t *v, size_t n, uint32_t x)
     return -1;
 }
 
+int disc_dims_from_header(const Acceltrace__TraceHeader *hdr, const char *trace_path,
+                          struct disc_dims *dm, uint32_t *steps, struct errmsg *e)
+{
+    const Acceltrace__DiscHeader *dh = hdr ? hdr->disc : NULL;
+    if (!dh)
+        return errmsg_set(e, ERR_DATA, "trace has no disc header ('%s')", trace_path);
+    memset(dm, 0, sizeof *dm);
+    dm->depth = dh->depth, dm->d = dh->hidden, dm->h = dh->heads, dm->dh = dh->head_dim;
+    dm->text = dh->text_tokens, dm->dc = dh->caption_width, dm->n = dh->tokens;
+    dm->batch = dh->batch ? dh->batch : 1;
+    dm->cin = dh->in_channels, dm->cout = dh->out_channels, dm->patch = dh->patch;
+    dm->lat_h = dh->latent_h, dm->lat_w = dh->latent_w;
+    dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
+    dm->class_cond = disc_header_class_cond(hdr);
+    *steps = dh->steps;
+    if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 || dm->n > DISC_MAX_TOKENS ||
+        dm->h == 0 || dm->h > 4096 || dm->d == 0 || dm->d > 65536 || dm->dh == 0 ||
+        dm->batch > 64 || *steps == 0 || *steps > DISC_MAX_STEPS || dm->patch == 0 ||
+        dm->patch > 64 || dm->lat_h > 65536 || dm->lat_w > 65536 || dm->text > 65536 ||
+        dm->dc > 65536 || dm->cin > 1024 || dm->cout > 1024)
+        return errmsg_set(e, ERR_DATA, "disc header has impossible dimensions ('%s')", trace_path);
+    return 0;
+}
+
 static int disc_new(void **state, const struct hw_config *cfg, const struct model_env *env,
                     struct errmsg *e)
 {
@@ -733,35 +766,16 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     const char *et = hw_config_str(cfg, "energy_table");
     if (et && *et && (rc = disc_energy_load(&s->en, et, e)) < 0)
         goto fail;
-    s->a100.peak_tflops = hw_config_float(cfg, "a100.peak_tflops");
-    s->a100.hbm_gbs = hw_config_float(cfg, "a100.hbm_gbs");
-    s->a100.eff_linear = hw_config_float(cfg, "a100.eff_linear");
-    s->a100.eff_attn = hw_config_float(cfg, "a100.eff_attn");
-    s->a100.eff_mem = hw_config_float(cfg, "a100.eff_mem");
-    s->a100.launch_us = hw_config_float(cfg, "a100.launch_us");
-    s->a100.power_w = hw_config_float(cfg, "a100.power_w");
-    s->a100.elem_bytes = (int)hw_config_int(cfg, "a100.elem_bytes");
-
-    /* dimensions (spec 2.1) from the header, bounded before use */
-    struct disc_dims *dm = &s->dm;
-    dm->depth = dh->depth, dm->d = dh->hidden, dm->h = dh->heads, dm->dh = dh->head_dim;
-    dm->text = dh->text_tokens, dm->dc = dh->caption_width, dm->n = dh->tokens;
-    dm->batch = dh->batch ? dh->batch : 1;
-    dm->cin = dh->in_channels, dm->cout = dh->out_channels, dm->patch = dh->patch;
-    dm->lat_h = dh->latent_h, dm->lat_w = dh->latent_w;
-    dm->ctr_on = dh->ctr_mode && strcmp(dh->ctr_mode, "off") != 0 && dh->ctr_mode[0];
-    dm->class_cond = a100_header_class_cond(hdr);
-    s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
-    s->steps = dh->steps;
-    if (dm->depth == 0 || dm->depth > DISC_MAX_DEPTH || dm->n == 0 || dm->n > DISC_MAX_TOKENS ||
-        dm->h == 0 || dm->h > 4096 || dm->d == 0 || dm->d > 65536 || dm->dh == 0 ||
-        dm->batch > 64 || s->steps == 0 || s->steps > DISC_MAX_STEPS || dm->patch == 0 ||
-        dm->patch > 64 || dm->lat_h > 65536 || dm->lat_w > 65536 || dm->text > 65536 ||
-        dm->dc > 65536 || dm->cin > 1024 || dm->cout > 1024) {
-        rc = errmsg_set(e, ERR_DATA, "disc header has impossible dimensions ('%s')",
-                        env->trace_path);
+    if (gpu_preset_get(hw_config_str(cfg, "gpu"), &s->gpu)) {
+        rc = errmsg_set(e, ERR_CONFIG, "unknown GPU preset '%s'", hw_config_str(cfg, "gpu"));
         goto fail;
     }
+    s->gpu.host_us = 0; /* kernel time, as a profiler measures it */
+
+    struct disc_dims *dm = &s->dm;
+    if ((rc = disc_dims_from_header(hdr, env->trace_path, dm, &s->steps, e)) < 0)
+        goto fail;
+    s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
     /* recorded load-balance sets (spec 6 header; spec 7.3 "missing data" rule) */
     s->lb_nh = (int)dh->n_lb_hashes;
     s->lb_nu = (int)dh->n_lb_units;
@@ -1098,10 +1112,13 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto out;
     }
-    struct a100_dims ad;
-    disc_dims_a100(dm, &ad);
-    const double a100_s = a100_step_s(&s->a100, &ad, NULL) * s->steps;
-    const double a100_j = a100_s * s->a100.power_w; /* spec 7.4: power_w t */
+    struct gpu_dit_dims ad;
+    disc_dims_gpu(dm, &ad);
+    struct gpu_acc gstep = {0}, gall = {0};
+    gpu_dit_step(&s->gpu, &ad, &gstep);
+    gpu_acc_add(&gall, &gstep, s->steps);
+    const double gpu_s = gpu_acc_seconds(&gall);
+    const double gpu_j = gpu_s * gpu_acc_power_w(&s->gpu, &gall);
     const double hz = s->hw.clock_ghz * 1e9;
     for (int mode = 0; mode < DISC_MODES; mode++) {
         if (!s->modes[mode])
@@ -1158,10 +1175,15 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
         result_metric(res, "model_j", "J", ep.total);
         result_metric(res, "model_hbm_j", "J", ep.hbm);
         result_metric(res, "model_static_j", "J", ep.stat);
-        result_metric(res, "a100_seconds", "s", a100_s);
-        result_metric(res, "a100_j", "J", a100_j);
-        result_metric(res, "speedup", "1", secs > 0 ? a100_s / secs : 0);
-        result_metric(res, "reduction_vs_a100", "1", 1 - ep.total / a100_j);
+        result_metric(res, "gpu_seconds", "s", gpu_s);
+        result_metric(res, "gpu_j", "J", gpu_j);
+        for (int c = 0; c < GPU_OP_N; c++) { /* the baseline's time by op class */
+            char col[48];
+            snprintf(col, sizeof col, "gpu_%s_s", gpu_op_class_name((enum gpu_op_class)c));
+            result_metric(res, col, "s", gall.s[c]);
+        }
+        result_metric(res, "speedup", "1", secs > 0 ? gpu_s / secs : 0);
+        result_metric(res, "reduction_vs_gpu", "1", 1 - ep.total / gpu_j);
         result_metric_i64(res, "masks_estimated", "", (int64_t)s->masks_estimated);
         result_metric_i64(res, "steps", "", s->steps);
         for (int u = 0; u < DISC_T_UNITS; u++) { /* the time by unit: dpu_s ... selector_s */

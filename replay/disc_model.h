@@ -27,7 +27,9 @@
 #include <stdint.h>
 
 #include "common/err.h"
-#include "replay/a100_model.h"
+#include "replay/gpu_model.h"
+
+struct Acceltrace__TraceHeader;
 
 /* Lane-cycles per element of each VPU class (spec 7.1 vpu_cycles), in this order. */
 enum disc_vclass {
@@ -205,8 +207,23 @@ void disc_energy_default(struct disc_energy *en);
  */
 int disc_energy_load(struct disc_energy *en, const char *path, struct errmsg *e);
 
-/* The A100 baseline's dimensions of dm (the same model and shape). */
-void disc_dims_a100(const struct disc_dims *dm, struct a100_dims *out);
+/* The GPU baseline's dimensions of dm (the same model and shape). */
+void disc_dims_gpu(const struct disc_dims *dm, struct gpu_dit_dims *out);
+
+/*
+ * Whether a disc trace holds a class-conditional DiT (docs/models.md#dit-xl2): the header's
+ * model_json names `"family": "dit"`; a header without a family is DiT when it has no text
+ * (caption_width and text_tokens 0), else PixArt. hdr may be NULL (false).
+ */
+bool disc_header_class_cond(const struct Acceltrace__TraceHeader *hdr);
+
+/*
+ * The network's dimensions from a disc trace header, bounded (depth, tokens, heads, widths,
+ * batch, patch, latent and text sizes) before use; *steps the sampler steps. 0, or
+ * ERR_DATA when the header is missing or impossible (e names trace_path).
+ */
+int disc_dims_from_header(const struct Acceltrace__TraceHeader *hdr, const char *trace_path,
+                          struct disc_dims *dm, uint32_t *steps, struct errmsg *e);
 
 /* Fills the tiny / micro / pixart-sigma-xl / dit-micro / dit-xl-2 dimensions (spec 2.1 and
  * docs/models.md#dit-xl2 at each model's default image size; B = 1, CTR on). */

@@ -10,11 +10,11 @@
 extern const struct model_ops model_count_ops;
 extern const struct model_ops model_kura_ops;
 extern const struct model_ops model_disc_ops;
-extern const struct model_ops model_a100_ops;
+extern const struct model_ops model_gpu_ops;
 extern const struct model_ops model_salca_ops;
 
 static const struct model_ops *const models[] = {
-    &model_count_ops, &model_kura_ops, &model_disc_ops, &model_a100_ops, &model_salca_ops,
+    &model_count_ops, &model_kura_ops, &model_disc_ops, &model_gpu_ops, &model_salca_ops,
 };
 
 size_t model_registry_count(void)

@@ -1,208 +1,175 @@
 #!/usr/bin/python3
-"""Measure the A100/H100 roofline parameters of configs/a100.json on a real GPU (issue 13,
-docs/models.md "Baselines"): per op class of the DiT shapes, PyTorch kernels timed with CUDA
-events, written as a config the `a100` model (and the disc model's a100.* keys) reads.
+"""Measure end-to-end GPU times for the GPU model's validation set (docs/models.md#gpu-baselines).
 
-What is timed (batch B, N image tokens, caption length C, hidden D, heads H, head dim dh,
-FFN width F; defaults PixArt-Sigma-XL at 512 px: 2, 1024, 300, 1152, 16, 72, 4608):
-  linear     the block's GEMMs, (B*N) x D -> 3D (self q, k, v), D -> D (self out, cross q,
-             cross out), (B*C) x D -> 2D (cross k, v), D -> F, F -> D; and the adaLN
-             modulation B x D -> 6D. eff_linear = sum FLOP / (sum time x peak).
-  attention  fused attention (torch's scaled_dot_product_attention when present, else
-             matmul-softmax-matmul): self N x N and cross N x C, B x H heads of dh.
-             FLOP 4 N M dh per head (QK^T and PV). eff_attn likewise.
-  memory     LayerNorm, GELU (tanh), residual add and modulate (x (1 + s) + b) on B x N x D:
-             eff_mem = sum bytes (every input read once, the output written once) /
-             (sum time x peak bandwidth).
-  launch     launch_us = the time per kernel of K back-to-back one-element adds (the GPU-side
-             floor a kernel costs; docs/models.md "Baselines" for what it leaves out).
-Each op is warmed up, then timed over --iters runs (median). Compare with the cited values
-(eff_linear 0.60 decision, eff_attn 0.39, eff_mem 0.85, launch_us 2.56 on the A100).
+Times, with CUDA events (median of --iters after warm-up), in FP16:
+  - one denoising step of the project's PyTorch PixArt transformer (python/acceltrace
+    capture/dit_model.py, seeded weights) at each --image-sizes, batch 2 (classifier-free
+    guidance), the caption's cross-attention K/V computed once per run as that model does;
+  - one layer's decode attention (torch scaled_dot_product_attention, one query per
+    sequence, grouped-query when torch supports it) at each --contexts.
+Writes DIR/validation-measured.csv with the columns of configs/gpu/validation.csv (id,
+workload, gpu, condition, measured, unit, source, quote, notes): source "measured here"
+with the command line, ready to be appended to the validation set; `acceltrace validate
+gpu --set DIR/validation-measured.csv -o V` compares the model with them.
 
-usage: /usr/bin/python3 scripts/measure_gpu.py [--device cuda] [--peak-tflops 312]
-         [--hbm-gbs 1935] [--iters 50] [--tokens N] [--caption C] [--hidden D] [--heads H]
-         [--ffn F] [--batch B] -o measured.json   (and measured.ops.csv: per op)
-With --device cpu the same code runs on the CPU with wall-clock timing, to check the script
-(its figures are not GPU measurements, and the file says so). Exit 2 on bad usage, 3 when
-the device is missing.
+usage: /usr/bin/python3 scripts/measure_gpu.py --gpu-preset NAME [--device cuda]
+         [--model pixart-sigma-xl] [--image-sizes 512,1024,2048] [--contexts 32768,131072]
+         [--heads 32] [--kv-heads 8] [--head-dim 128] [--batch 1] [--iters 20] -o DIR
+--gpu-preset names the preset of the board measured (a100-pcie-80gb, ..., h200).
+With --device cpu the same code runs on the CPU with wall-clock timing, to check the
+script; its rows say they are not GPU measurements. Exit 2 on bad usage, 3 when the
+device is missing.
 """
 import argparse
-import json
+import csv
+import io
 import os
 import statistics
 import sys
 import time
 
+PRESETS = ("a100-pcie-80gb", "a100-pcie-40gb", "a100-sxm-80gb", "h100-pcie", "h100-sxm", "h200")
+COLUMNS = ["id", "workload", "gpu", "condition", "measured", "unit", "source", "quote", "notes"]
+
 
 def timer(dev, torch):
     """fn -> seconds of one call (median of iters after warm-up)."""
-    if dev.type == "cuda":
-        def run(fn, iters):
-            for _ in range(3):
-                fn()
+    def run(fn, iters):
+        for _ in range(2):
+            fn()
+        if dev.type == "cuda":
             torch.cuda.synchronize()
-            ts = []
-            for _ in range(iters):
+        ts = []
+        for _ in range(iters):
+            if dev.type == "cuda":
                 a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 a.record()
                 fn()
                 b.record()
                 b.synchronize()
                 ts.append(a.elapsed_time(b) * 1e-3)
-            return statistics.median(ts)
-    else:
-        def run(fn, iters):
-            fn()
-            ts = []
-            for _ in range(iters):
+            else:
                 t0 = time.perf_counter()
                 fn()
                 ts.append(time.perf_counter() - t0)
-            return statistics.median(ts)
+        return statistics.median(ts)
     return run
 
 
-def sig(x):
-    """x to 4 significant digits."""
-    return float(f"{x:.4g}")
+def dit_steps(a, torch, dev, run):
+    """One denoising step of the PixArt transformer per image size: rows."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import numpy as np
+    from acceltrace.capture import dit_model
+    rows = []
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    for px in a.image_sizes:
+        cfg = dit_model.DitConfig(a.model, image=px)
+        model = dit_model.Dit(cfg, dit_model.seeded_weights(cfg, 0), str(dev), dtype)
+        rng = np.random.default_rng(0)
+        texts = [rng.standard_normal((cfg.text_tokens, cfg.caption), dtype=np.float32)
+                 for _ in range(2)]
+        model.set_text(texts)
+        x = rng.standard_normal((cfg.c_in, cfg.lat, cfg.lat), dtype=np.float32)
+        state = dit_model.DitState(cfg, 2, False, False, dev)
+        with torch.no_grad():
+            s = run(lambda: model.forward(x, 500.0, state), a.iters)
+        rows.append({
+            "workload": a.model, "unit": "ms", "measured": "%.4g" % (s * 1e3),
+            "condition": "image_size=%d;steps=1;batch=1;cfg=1;text_tokens=%d;runtime=eager;per=step"
+                         % (px, cfg.text_tokens),
+            "quote": "median of %d CUDA-event timings of one forward (batch 2)" % a.iters,
+            "notes": "project PyTorch transformer (python/acceltrace/capture/dit_model.py), "
+                     "seeded weights, %s; caption K/V once per run" % ("fp16" if dev.type == "cuda" else "fp32"),
+        })
+        del model
+    return rows
 
 
-def attention(torch, q, k, v):
-    f = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
-    if f is not None:
-        return f(q, k, v)
-    s = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
-    return torch.matmul(torch.softmax(s, dim=-1), v)
+def decode_attention(a, torch, dev, run):
+    """One layer's decode attention per context: rows."""
+    import torch.nn.functional as F
+    rows = []
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+    gqa = sdpa is not None and "enable_gqa" in (sdpa.__doc__ or "")
+    g = a.kv_heads if gqa else a.heads
+
+    def attend(q, k, v, **kw):  # torch without SDPA: matmul, softmax, matmul
+        if sdpa is not None:
+            return sdpa(q, k, v, **kw)
+        w = torch.softmax(q @ k.transpose(-1, -2) / a.head_dim ** 0.5, dim=-1)
+        return w @ v
+    for n in a.contexts:
+        q = torch.randn(a.batch, a.heads, 1, a.head_dim, device=dev, dtype=dtype)
+        k = torch.randn(a.batch, g, n, a.head_dim, device=dev, dtype=dtype)
+        v = torch.randn(a.batch, g, n, a.head_dim, device=dev, dtype=dtype)
+        kw = {"enable_gqa": True} if gqa and g != a.heads else {}
+        with torch.no_grad():
+            s = run(lambda: attend(q, k, v, **kw), a.iters)
+        rows.append({
+            "workload": "decode-attention", "unit": "us", "measured": "%.4g" % (s * 1e6),
+            "condition": "batch=%d;context=%d;heads=%d;kv_heads=%d;head_dim=%d;part=attention"
+                         % (a.batch, n, a.heads, g, a.head_dim),
+            "quote": "median of %d timings of scaled_dot_product_attention, one query" % a.iters,
+            "notes": "torch %s%s%s" % (torch.__version__, "" if gqa or g == a.kv_heads else
+                                       "; no enable_gqa: K/V heads = query heads",
+                                       "" if sdpa else "; no SDPA: matmul-softmax-matmul"),
+        })
+        del q, k, v
+    return rows
 
 
-def measure(a, torch):
-    dev = torch.device(a.device)
-    dt = torch.float16 if dev.type == "cuda" else torch.float32
-    run = timer(dev, torch)
-    B, N, C, D, H, F = a.batch, a.tokens, a.caption, a.hidden, a.heads, a.ffn
-    dh = D // H
-    g = torch.Generator(device="cpu").manual_seed(0)
-
-    def rnd(*shape):
-        return torch.randn(*shape, generator=g).to(dev, dt)
-
-    ops = {"linear": [], "attention": [], "memory": []}
-    gemms = [("self qkv", B * N, D, 3 * D), ("self out", B * N, D, D), ("cross q", B * N, D, D),
-             ("cross kv", B * C, D, 2 * D), ("cross out", B * N, D, D), ("ffn up", B * N, D, F),
-             ("ffn down", B * N, F, D), ("adaLN", B, D, 6 * D)]
-    for name, m, k, n in gemms:
-        x, w = rnd(m, k), rnd(k, n)
-        t = run(lambda: torch.matmul(x, w), a.iters)
-        ops["linear"].append({"op": name, "m": m, "k": k, "n": n, "flop": 2.0 * m * k * n, "s": t})
-    for name, m in (("self", N), ("cross", C)):
-        q, kk, v = rnd(B, H, N, dh), rnd(B, H, m, dh), rnd(B, H, m, dh)
-        t = run(lambda: attention(torch, q, kk, v), a.iters)
-        ops["attention"].append({"op": name, "n": N, "m": m, "dh": dh, "heads": B * H,
-                                 "flop": 4.0 * B * H * N * m * dh, "s": t})
-    x, y, s, b = rnd(B, N, D), rnd(B, N, D), rnd(B, 1, D), rnd(B, 1, D)
-    el = x.element_size()
-    ln = torch.nn.LayerNorm(D, elementwise_affine=False).to(dev, dt)
-    mem = [("layernorm", lambda: ln(x), 2),
-           ("gelu", lambda: torch.nn.functional.gelu(x, approximate="tanh"), 2),
-           ("residual add", lambda: x + y, 3), ("modulate", lambda: x * (1 + s) + b, 2)]
-    for name, fn, tensors in mem:
-        t = run(fn, a.iters)
-        ops["memory"].append({"op": name, "bytes": float(tensors * x.numel() * el), "s": t})
-    one = torch.zeros(1, device=dev, dtype=dt)
-    K = a.launch_kernels
-
-    def chain():
-        for _ in range(K):
-            one.add_(1)
-    t = run(chain, max(3, a.iters // 10))
-    lin = sum(o["flop"] for o in ops["linear"]) / sum(o["s"] for o in ops["linear"])
-    att = sum(o["flop"] for o in ops["attention"]) / sum(o["s"] for o in ops["attention"])
-    bw = sum(o["bytes"] for o in ops["memory"]) / sum(o["s"] for o in ops["memory"])
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
-    out = {
-        "model": "a100",
-        "doc": f"measured by scripts/measure_gpu.py on {name} (torch {torch.__version__}, "
-               f"{'float16' if dt == torch.float16 else 'float32'})"
-               + ("" if dev.type == "cuda" else "; device cpu: a check of the script, NOT a "
-                  "GPU measurement"),
-        "peak_tflops": a.peak_tflops, "hbm_gbs": a.hbm_gbs,
-        "eff_linear": sig(lin / (a.peak_tflops * 1e12)),
-        "eff_attn": sig(att / (a.peak_tflops * 1e12)),
-        "eff_mem": sig(bw / (a.hbm_gbs * 1e9)),
-        "launch_us": sig(t / K * 1e6),
-        "elem_bytes": el,
-    }
-    out["doc"] += (f"; shapes batch {B}, tokens {N}, caption {C}, hidden {D}, heads {H} (head "
-                   f"dim {dh}), ffn {F}; median of {a.iters} runs; launch over {K} kernels; "
-                   f"per-op figures in the .ops.csv beside this file; command: "
-                   + " ".join(sys.argv))
-    return out, ops, name
-
-
-def write_atomic(path, text):
-    """text to path through path.tmp, fsynced and renamed."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def ints(s):
+    return [int(x) for x in s.split(",") if x]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu-preset", required=True, choices=PRESETS)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--peak-tflops", type=float, default=312.0)
-    ap.add_argument("--hbm-gbs", type=float, default=1935.0)
-    ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--tokens", type=int, default=1024)
-    ap.add_argument("--caption", type=int, default=300)
-    ap.add_argument("--hidden", type=int, default=1152)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--ffn", type=int, default=4608)
-    ap.add_argument("--launch-kernels", type=int, default=1000)
+    ap.add_argument("--model", default="pixart-sigma-xl")
+    ap.add_argument("--image-sizes", type=ints, default=[512, 1024, 2048])
+    ap.add_argument("--contexts", type=ints, default=[32768, 131072])
+    ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--kv-heads", type=int, default=8)
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
-    if min(a.iters, a.batch, a.tokens, a.caption, a.hidden, a.heads, a.ffn,
-           a.launch_kernels) < 1 or a.hidden % a.heads or a.peak_tflops <= 0 or a.hbm_gbs <= 0:
-        print("measure_gpu: sizes, iters and peaks must be positive and hidden a multiple of "
-              "heads", file=sys.stderr)
-        return 2
+    if a.iters < 1 or a.heads < 1 or a.kv_heads < 1 or a.heads % a.kv_heads or a.head_dim < 1 \
+            or a.batch < 1 or any(n < 1 for n in a.contexts) or any(p % 16 for p in a.image_sizes):
+        ap.error("iters, heads, head dim, batch and contexts must be positive, heads a "
+                 "multiple of kv-heads, image sizes multiples of 16")
     try:
         import torch
     except ImportError:
-        print("measure_gpu: PyTorch is not installed (scripts/deps.sh)", file=sys.stderr)
+        print("measure_gpu: torch is not installed", file=sys.stderr)
         return 3
-    if a.device.startswith("cuda") and not torch.cuda.is_available():
-        print(f"measure_gpu: device '{a.device}' is not available (no CUDA GPU here)",
-              file=sys.stderr)
+    dev = torch.device(a.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        print("measure_gpu: CUDA device not available", file=sys.stderr)
         return 3
-    out, ops, device = measure(a, torch)
-    over = [k for k in ("eff_linear", "eff_attn", "eff_mem") if out[k] > 1]
-    if over:
-        print(f"measure_gpu: {', '.join(over)} above 1: --peak-tflops {a.peak_tflops} or "
-              f"--hbm-gbs {a.hbm_gbs} is below what {device} reached", file=sys.stderr)
-        return 3
-    rows = ["class,op,shape,flop,bytes,seconds,achieved,unit,fraction_of_peak"]
-    for cls, lst in ops.items():
-        for o in lst:
-            if cls == "memory":
-                ach, unit, frac = o["bytes"] / o["s"] / 1e9, "GB/s", o["bytes"] / o["s"] / (
-                    a.hbm_gbs * 1e9)
-                shape = f"{a.batch}x{a.tokens}x{a.hidden}"
-            else:
-                ach, unit = o["flop"] / o["s"] / 1e12, "TFLOP/s"
-                frac = ach / a.peak_tflops
-                shape = (f"{o['m']}x{o['k']}x{o['n']}" if cls == "linear"
-                         else f"{o['heads']}x{o['n']}x{o['m']}x{o['dh']}")
-            rows.append(f"{cls},{o['op']},{shape},{o.get('flop', '')},{o.get('bytes', '')},"
-                        f"{o['s']:.6g},{ach:.6g},{unit},{frac:.4g}")
-    write_atomic(a.output, json.dumps(out, indent=1) + "\n")
-    base = a.output[:-5] if a.output.endswith(".json") else a.output
-    write_atomic(base + ".ops.csv", "\n".join(rows) + "\n")
-    print(f"{a.output}: eff_linear {out['eff_linear']}, eff_attn {out['eff_attn']}, eff_mem "
-          f"{out['eff_mem']}, launch_us {out['launch_us']} ({out['doc']})")
+    run = timer(dev, torch)
+    rows = dit_steps(a, torch, dev, run) + decode_attention(a, torch, dev, run)
+    board = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU: NOT a GPU measurement"
+    cmd = "scripts/measure_gpu.py " + " ".join(sys.argv[1:])
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for i, r in enumerate(rows):
+        r.update(id="m%03d" % (i + 1), gpu=a.gpu_preset, source="measured here: " + cmd)
+        r["notes"] = "board %s; %s" % (board, r["notes"])
+        w.writerow(r)
+    os.makedirs(a.output, exist_ok=True)
+    path = os.path.join(a.output, "validation-measured.csv")
+    with open(path + ".tmp", "w") as f:
+        f.write(buf.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+    print("wrote %s (%d rows)" % (path, len(rows)))
     return 0
 
 

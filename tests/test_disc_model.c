@@ -1,6 +1,6 @@
 /*
- * Tests of replay/disc_model (cost functions, specs/disc.md D23-D26, D28) and
- * replay/a100_model (D30), plus the issue's model-sanity checks.
+ * Tests of replay/disc_model (cost functions, specs/disc.md D23-D26, D28)
+ * (the GPU baseline: tests/test_gpu_model.c), plus the issue's model-sanity checks.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,7 +16,6 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/disc_hash.h"
-#include "replay/a100_model.h"
 #include "replay/disc_model.h"
 
 static uint64_t test_seed(void)
@@ -371,22 +370,6 @@ static void test_xl_spill(void **state)
     }
 }
 
-/* D30: A100 linear (4096, 1152, 1152) takes 62.0749785 us. */
-static void test_d30_a100_linear(void **state)
-{
-    (void)state;
-    struct a100_hw hw;
-    a100_hw_default(&hw);
-    /* D30 is stated at the spec 7.4 parameters; the defaults are now cited measurements */
-    hw.eff_mem = 0.80;
-    hw.launch_us = 4.0;
-    double t = a100_linear_s(&hw, 4096, 1152, 1152) * 1e6;
-    assert_true(fabs(t - 62.0749785) / 62.0749785 < 1e-6);
-    /* element-wise ops are memory-bound: E_b E (n_in + 1) / (hbm eff_mem) + launch */
-    double te = a100_elementwise_s(&hw, 1000000, 2) * 1e6;
-    assert_true(fabs(te - (6e6 / (1935e9 * 0.8) * 1e6 + 4)) < 1e-9);
-}
-
 /* Energy: components add up, static power scales with time. */
 static void test_energy(void **state)
 {
@@ -420,7 +403,7 @@ int main(void)
         cmocka_unit_test(test_d25_balanced),     cmocka_unit_test(test_d25_monotone),
         cmocka_unit_test(test_d26_overlap),      cmocka_unit_test(test_d27_ctr_off_equals_baseline),
         cmocka_unit_test(test_ctr_select),       cmocka_unit_test(test_xl_spill),
-        cmocka_unit_test(test_d30_a100_linear),  cmocka_unit_test(test_energy),
+        cmocka_unit_test(test_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

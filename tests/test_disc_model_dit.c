@@ -1,6 +1,6 @@
 /*
- * The op list of the "disc" and "a100" replay models by model family
- * (replay/disc_model.c, replay/a100_model.c; docs/models.md#dit-xl2): a class-conditional
+ * The op list of the "disc" and "gpu" replay models by model family
+ * (replay/disc_model.c, replay/gpu_model.c; docs/models.md#dit-xl2): a class-conditional
  * DiT has an adaLN-Zero modulation per block and no cross-attention, PixArt has
  * cross-attention and one adaLN-single.
  *
@@ -27,14 +27,14 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_flops.h"
 #include "common/mem.h"
-#include "replay/a100_model.h"
 #include "replay/disc_model.h"
+#include "replay/gpu_model.h"
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/results.h"
 
 extern const struct model_ops model_disc_ops;
-extern const struct model_ops model_a100_ops;
+extern const struct model_ops model_gpu_ops;
 
 /* What the hook saw: the per-step FLOP tallies of the DiscStep records. */
 struct seen {
@@ -96,7 +96,7 @@ static void capture_replay(const char *model, struct seen *s, struct model_resul
     capture_opts_default(&co);
     struct capture_header_store store;
     capture_header_common(&capture_disc_ops, &co, &hdr, &store);
-    *class_cond = a100_header_class_cond(&hdr);
+    *class_cond = disc_header_class_cond(&hdr);
     struct hw_config *cfg = NULL;
     assert_int_equal(hw_config_defaults(&cfg, model_disc_ops.schema), 0);
     assert_int_equal(hw_config_set_json(cfg, "ops_table", "false", "test", &e), 0);
@@ -210,46 +210,44 @@ static void test_dit_xl2_paper_macs(void **state)
     assert_int_equal(n_ada, 0);
 }
 
-/* The A100 baseline follows the family too: kernels per step and the header rule. */
-static void test_a100_family(void **state)
+/* The GPU baseline follows the family too: kernels per step and the header rule. */
+static void test_gpu_family(void **state)
 {
     (void)state;
-    struct a100_hw hw;
-    a100_hw_default(&hw);
+    struct gpu_hw hw;
+    assert_int_equal(gpu_preset_get("a100-pcie-80gb", &hw), 0);
     struct disc_dims dm;
     disc_dims_preset(&dm, "dit-xl-2");
-    struct a100_dims ad;
-    disc_dims_a100(&dm, &ad);
-    uint64_t k_dit = 0, k_pix = 0;
-    double t_dit = a100_step_s(&hw, &ad, &k_dit);
-    assert_int_equal(k_dit, 5 + 12 * 28 + 4);
-    struct a100_split sp;
-    a100_step_split(&hw, &ad, &sp);
-    assert_int_equal(sp.kernels, k_dit);
-    assert_true(fabs(sp.total_s - t_dit) < 1e-12 * t_dit);
+    struct gpu_dit_dims ad;
+    disc_dims_gpu(&dm, &ad);
+    struct gpu_acc dit = {0}, pix = {0};
+    gpu_dit_step(&hw, &ad, &dit);
+    /* DiT: 5 kernels before the blocks, 19 per block (adaLN-Zero, fused qkv), 4 after */
+    assert_int_equal(dit.kernels, 5 + 19 * 28 + 4);
     ad.class_cond = false;
     ad.text = 300, ad.dc = 4096;
-    double t_pix = a100_step_s(&hw, &ad, &k_pix);
-    assert_int_equal(k_pix, 8 + 16 * 28 + 3);
-    assert_true(t_pix > t_dit);
+    gpu_dit_step(&hw, &ad, &pix);
+    /* PixArt: caption MLP and adaLN-single before, 27 per block (q, k, v, cross-attention) */
+    assert_int_equal(pix.kernels, 8 + 27 * 28 + 3);
+    assert_true(gpu_acc_seconds(&pix) > gpu_acc_seconds(&dit));
     /* header rule: model_json family first, else no text means DiT */
     Acceltrace__TraceHeader h;
     Acceltrace__DiscHeader dh;
     acceltrace__trace_header__init(&h);
     acceltrace__disc_header__init(&dh);
-    assert_false(a100_header_class_cond(NULL));
-    assert_false(a100_header_class_cond(&h));
+    assert_false(disc_header_class_cond(NULL));
+    assert_false(disc_header_class_cond(&h));
     h.disc = &dh;
-    assert_true(a100_header_class_cond(&h)); /* no text, no family */
+    assert_true(disc_header_class_cond(&h)); /* no text, no family */
     dh.caption_width = 4096, dh.text_tokens = 300;
-    assert_false(a100_header_class_cond(&h));
+    assert_false(disc_header_class_cond(&h));
     h.model_json = "{\"family\":\"dit\"}";
-    assert_true(a100_header_class_cond(&h));
+    assert_true(disc_header_class_cond(&h));
     h.model_json = "{\"family\":\"pixart\"}";
     dh.caption_width = 0, dh.text_tokens = 0;
-    assert_false(a100_header_class_cond(&h));
+    assert_false(disc_header_class_cond(&h));
     h.model_json = "not json";
-    assert_true(a100_header_class_cond(&h));
+    assert_true(disc_header_class_cond(&h));
 }
 
 int main(void)
@@ -258,7 +256,7 @@ int main(void)
         cmocka_unit_test(test_dit_micro_macs),
         cmocka_unit_test(test_pixart_micro_macs),
         cmocka_unit_test(test_dit_xl2_paper_macs),
-        cmocka_unit_test(test_a100_family),
+        cmocka_unit_test(test_gpu_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

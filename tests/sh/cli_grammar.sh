@@ -23,6 +23,7 @@ declare -A eq_opt=(
     [analyze/conflicts]="--pcs=16" [model/kura]="--size=96x96" [model/salca]="--d=128"
     [export/tiles]="--shape=20x5" [export/hbm-trace]="--steps=0-1" [reproduce]="--threads=2"
     [export/timeline]="--config=0" [import/masks]="--model=micro" [import/selections]="--context=9"
+    [model/gpu]="--workload=dit-xl-2" [validate/gpu]="--set=configs/gpu/validation.csv"
 )
 
 # The completion script, sourced once: comp WORDS... prints the candidates for the last word.
@@ -41,7 +42,7 @@ verbs=$("$A" --help | sed -n '/^verbs:/,/^$/p' | awk 'NF && !/^verbs:/ {print $1
 targets=()
 for v in $verbs; do
     subs=$("$A" $v --help | sed -n '/^[a-z]*s:$/,/^$/p' | awk 'NF && !/:$/ {print $1}')
-    case $v in capture|analyze|model|export|import) ;; *) subs="";; esac
+    case $v in capture|analyze|model|export|import|validate) ;; *) subs="";; esac
     if [ -n "$subs" ]; then
         for s in $subs; do targets+=("$v/$s"); done
         # an unknown sub-verb: exit 2 naming the closest one
@@ -160,6 +161,8 @@ json "energy" "$A" energy "$tmp/rep" --table $C/test-energy.json --json
 json "plot" "$A" plot "$tmp/rep" --y=sum --json -o "$tmp/plots"
 json "report" "$A" report "$tmp/plots" --json
 json "demo" "$A" demo --list --json
+json "model gpu" "$A" model gpu --workload pixart-sigma-xl --image-size 512 --json
+json "validate gpu" "$A" validate gpu --json -o "$tmp/val"
 json "model kura" "$A" model kura --grid --shapes 5,10 --json
 json "model kura budget" "$A" model kura --budget=3 --json
 json "model kura optimal-width" "$A" model kura --optimal-width --json

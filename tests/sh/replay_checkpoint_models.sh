@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The save/load checkpoint hooks of the kura, salca, disc and a100 models (issue 17 item 6):
+# The save/load checkpoint hooks of the kura, salca, disc and gpu models (issue 17 item 6):
 # a replay stopped at every checkpoint (--time-limit 0, a checkpoint after every group of
 # a few records, so they fall at odd places: between a kura step and its stored tiles,
 # inside a salca decode step) and rerun until done ends with every table byte-identical
@@ -48,6 +48,6 @@ check salca s.atr "$C/salca-hbm2.json" "$C/salca-sweep.json" 13
 "$A" capture disc --model micro --keep-masks 'blocks=0;heads=all;steps=all' -q -o m.atr \
     > /dev/null 2>&1 || fail "disc capture"
 check disc m.atr "$C/disc-a100-matched.json" "$C/disc-sweep.json" 3
-printf '{"eff_linear": [0.5, 0.7]}\n' > a100-grid.json
-check a100 m.atr "$C/a100.json" a100-grid.json 5
+printf '{"gemm_eff_max": [0.5, 0.7]}\n' > gpu-grid.json
+check gpu m.atr "$C/a100.json" gpu-grid.json 5
 echo ok

@@ -64,7 +64,22 @@ for t in ('design point', "p' ", 'final design PCs', 'min retention', 'reorder g
 status('disc', 'CTR token pruning ratio', 'input')
 status('disc', 'smallest vpu_width', 'calibrated')
 status('disc', 'DiSC_All / DiSC_CTR (Fig. 18a)', 'calibrated')  # at the calibrated default width
-status('disc', "DiSC_All / DiSC_CTR at the spec's vpu_width 16", 'predicted')
+status('disc', "DiSC_All / DiSC_CTR at vpu_width 16", 'predicted')
+# every DiSC speedup and energy row: at the calibrated default vpu_width it is calibrated
+# and names vpu_width; the same row at width 16 is predicted
+for r in rows:
+    if r['paper_id'] != 'disc' or not re.search(r'(speedup|energy reduction) vs ', r['quantity']):
+        continue
+    want = 'predicted' if 'vpu_width 16' in r['quantity'] else 'calibrated'
+    if r['status'] != want or (want == 'calibrated' and 'vpu_width' not in r['basis']):
+        bad.append('vpu_width rule: %s is %s' % (r['quantity'], r['status']))
+for gpu in ('A100', 'H100 SXM5', 'H100 PCIe'):
+    find('disc', 'DiSC_All speedup vs %s (Fig. 18a)' % gpu)
+    find('disc', 'DiSC_All speedup vs %s, vpu_width 16 (Fig. 18a)' % gpu)
+# Salca against the GPU: a predicted value
+for r in find('salca', 'salca_final (window 128) vs A100 dense decode attention'):
+    if r['status'] != 'predicted' or not r['ours'] or not float(r['ours']) > 0:
+        bad.append('salca vs GPU: %s %s' % (r['status'], r['ours']))
 for t in ('ST attention sparsity', 'FLOP reduction CTR+ST', 'self-attention FLOP reduction',
           'DiSC_Baseline speedup vs A100', 'DiSC_CTR speedup vs A100', 'DiSC_All speedup vs A100',
           'DiSC_Baseline energy reduction', 'DiSC_CTR energy reduction', 'DiSC_All energy reduction vs A100',
@@ -83,9 +98,11 @@ for r in rows:  # the paper-alpha rows say the alpha was given, and both rows ar
 # the 1k and 2k rows come from the 512 px statistics scaled up: predicted, and they say so
 for px in (1024, 2048):
     for t in ('DiSC_Baseline speedup vs A100', 'DiSC_CTR speedup vs A100', 'DiSC_All speedup vs A100',
-              'DiSC_All energy reduction vs A100', 'DiSC_All speedup vs H100', 'DiSC_All energy reduction vs H100'):
+              'DiSC_All energy reduction vs A100', 'DiSC_All speedup vs H100 SXM5',
+              'DiSC_All energy reduction vs H100 SXM5', 'DiSC_All speedup vs H100 PCIe',
+              'DiSC_All energy reduction vs H100 PCIe'):
         for r in find('disc', '%s at %d px' % (t, px)):
-            if r['status'] != 'predicted' or 'statistics of the 512 px capture scaled to N=' not in r['basis']:
+            if 'statistics of the 512 px capture scaled to N=' not in r['basis']:
                 bad.append('scaled row: %s / %s / %s' % (r['quantity'], r['status'], r['basis']))
 # quick runs fewer heads or the tiny model: the condition says so
 for r in rows:
@@ -103,10 +120,10 @@ grep -q '^disc,.*,seeded,' "$T/R/sources.csv" || { echo "no disc source"; exit 1
 grep -q '^salca,.*,synthetic-calibrated,' "$T/R/sources.csv" || { echo "no salca source"; exit 1; }
 grep -q '^## Data sources' "$T/R/reproduce.md"
 grep -q '^| salca | the Salca capture (calibrated source' "$T/R/reproduce.md"
-grep -q '^## disc: the A100 baseline by term' "$T/R/reproduce.md"
-grep -q '^## disc: speedup sensitivity to the A100 parameters' "$T/R/reproduce.md"
+grep -q '^## disc: the GPU baselines by op class' "$T/R/reproduce.md"
+grep -q "^## disc: speedup sensitivity to the GPU model's error" "$T/R/reproduce.md"
 grep -q '^## disc: DiSC_All / DiSC_CTR against vpu_width' "$T/R/reproduce.md"
-grep -q '^| 16 (spec 7.1) |' "$T/R/reproduce.md"
+grep -q '^| 16 (before calibration) |' "$T/R/reproduce.md"
 grep -q '^| 24 (default) |' "$T/R/reproduce.md"
 # the DiSC time by unit, at 512 px and at the scaled sizes
 [ "$(grep -c '^## disc: DiSC time by unit' "$T/R/reproduce.md")" = 3 ]
