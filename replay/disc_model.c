@@ -1092,6 +1092,68 @@ static int disc_sched_step(const struct disc_state *s, int mode, uint32_t k,
     return rc;
 }
 
+/* The GPU baseline's kernels as timeline slices (gpu_sched_run). */
+struct gpu_sched {
+    const struct disc_state *s;
+    char group[64];
+    double t_s;       /* where the next kernel starts */
+    int64_t step;     /* sampler step */
+    int rc;           /* the first failing slice's error */
+    struct errmsg *e;
+};
+
+static void gpu_sched_kernel(void *ctx, const struct gpu_kernel *k)
+{
+    struct gpu_sched *g = ctx;
+    static const char *const tracks[GPU_OP_N] = {"GPU GEMM", "GPU attention",
+                                                 "GPU decode attention", "GPU element-wise",
+                                                 "GPU launch gaps"};
+    static const char *const busy[GPU_OP_N] = {"gpu_gemm_s", "gpu_attention_s",
+                                               "gpu_decode_attention_s", "gpu_elementwise_s",
+                                               "gpu_launch_s"};
+    struct model_slice sl = {
+        .group = g->group,
+        .track = tracks[k->cls],
+        .name = k->name,
+        .cls = gpu_op_class_name(k->cls),
+        .t_s = g->t_s,
+        .dur_s = k->work_s,
+        .step = g->step,
+        .block = k->block,
+        .index = -1,
+        .busy = busy[k->cls],
+        .bytes = k->bytes,
+        .util = k->util,
+    };
+    if (!g->rc && k->work_s > 0)
+        g->rc = g->s->sched->slice(g->s->sched->ctx, &sl, g->e);
+    g->t_s += k->work_s;
+    sl.track = tracks[GPU_OP_LAUNCH], sl.cls = "launch", sl.busy = busy[GPU_OP_LAUNCH];
+    sl.t_s = g->t_s, sl.dur_s = k->launch_s, sl.bytes = 0, sl.util = 0;
+    if (!g->rc && k->launch_s > 0)
+        g->rc = g->s->sched->slice(g->s->sched->ctx, &sl, g->e);
+    g->t_s += k->launch_s;
+}
+
+/*
+ * The GPU baseline of the run as its own timeline group ("GPU PRESET"): every kernel of
+ * every step in launch order, on a track per op class, so each track sums to the results'
+ * gpu_<class>_s (docs/models.md#gpu-baselines).
+ */
+static int gpu_sched_run(const struct disc_state *s, const struct gpu_dit_dims *ad,
+                         struct errmsg *e)
+{
+    struct gpu_sched g = {.s = s, .e = e};
+    snprintf(g.group, sizeof g.group, "GPU %s", s->gpu.name ? s->gpu.name : "baseline");
+    for (uint32_t k = 0; k < s->steps && !g.rc; k++) {
+        struct gpu_acc acc = {0};
+        acc.kernel = gpu_sched_kernel, acc.kernel_ctx = &g, acc.block = -1;
+        g.step = k;
+        gpu_dit_step(&s->gpu, ad, &acc);
+    }
+    return g.rc;
+}
+
 static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
 {
     struct disc_state *s = state;
@@ -1119,6 +1181,8 @@ static int disc_finish(void *state, struct model_result *res, struct errmsg *e)
     gpu_acc_add(&gall, &gstep, s->steps);
     const double gpu_s = gpu_acc_seconds(&gall);
     const double gpu_j = gpu_s * gpu_acc_power_w(&s->gpu, &gall);
+    if (s->sched && (rc = gpu_sched_run(s, &ad, e)) < 0)
+        goto out;
     const double hz = s->hw.clock_ghz * 1e9;
     for (int mode = 0; mode < DISC_MODES; mode++) {
         if (!s->modes[mode])

@@ -55,7 +55,7 @@ static double sm_flops(const struct gpu_hw *hw)
  * (max(t + launch_us, host_us)), its activity (fraction of the peak it is bound by).
  */
 static double book(const struct gpu_hw *hw, enum gpu_op_class cls, double t_work, double flop,
-                   double bytes, struct gpu_acc *acc)
+                   double bytes, const char *name, struct gpu_acc *acc)
 {
     double t = fmax(t_work + hw->launch_us * 1e-6, hw->host_us * 1e-6);
     if (acc) {
@@ -63,12 +63,28 @@ static double book(const struct gpu_hw *hw, enum gpu_op_class cls, double t_work
         acc->s[GPU_OP_LAUNCH] += t - t_work;
         double fc = t_work > 0 ? flop / t_work / (hw->peak_tflops * 1e12) : 0;
         double fm = t_work > 0 ? bytes / t_work / (hw->hbm_gbs * 1e9) : 0;
-        acc->act_s += t_work * fmin(1.0, fmax(fc, fm));
+        double util = fmin(1.0, fmax(fc, fm));
+        acc->act_s += t_work * util;
         acc->flop += flop;
         acc->bytes += bytes;
         acc->kernels++;
+        if (acc->kernel) {
+            struct gpu_kernel k = {cls, name, t_work, t - t_work, bytes, util, acc->block};
+            acc->kernel(acc->kernel_ctx, &k);
+        }
     }
     return t;
+}
+
+/* A kernel's name for timelines: its class and shape (buf of n bytes). */
+static const char *kname(char *buf, size_t n, const char *cls, uint64_t a, uint64_t b, uint64_t c,
+                         const struct gpu_acc *acc)
+{
+    if (!acc || !acc->kernel)
+        return cls;
+    snprintf(buf, n, "%s %llux%llux%llu", cls, (unsigned long long)a, (unsigned long long)b,
+             (unsigned long long)c);
+    return buf;
 }
 
 static double mem_s(const struct gpu_hw *hw, double bytes, double eff)
@@ -115,7 +131,8 @@ double gpu_gemm(const struct gpu_hw *hw, uint64_t m, uint64_t n, uint64_t k, str
                     ? fmin(gemm_tiles_s(hw, m, n, k, 128, 256), gemm_tiles_s(hw, m, n, k, 256, 128))
                     : gemm_tiles_s(hw, m, n, k, ceil_div(m, 16) * 16, 256);
     double t = fmax(tc, mem_s(hw, bytes, hw->eff_mem));
-    return book(hw, GPU_OP_GEMM, t, flop, bytes, acc);
+    char nm[64];
+    return book(hw, GPU_OP_GEMM, t, flop, bytes, kname(nm, sizeof nm, "gemm", m, n, k, acc), acc);
 }
 
 double gpu_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uint64_t n_q, uint64_t n_k,
@@ -134,7 +151,9 @@ double gpu_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uint64_t n
         flop *= 0.5;
     double bytes = hw->elem_bytes * (double)b * h * (double)dh * (2.0 * n_q + 2.0 * n_k);
     double t = fmax(waves * per_cta, mem_s(hw, bytes, hw->eff_mem));
-    return book(hw, GPU_OP_ATTENTION, t, flop, bytes, acc);
+    char nm[64];
+    return book(hw, GPU_OP_ATTENTION, t, flop, bytes,
+                kname(nm, sizeof nm, "attention", b * h, n_q, n_k, acc), acc);
 }
 
 double gpu_decode_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uint64_t kv_h,
@@ -144,21 +163,28 @@ double gpu_decode_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uin
     double q_bytes = hw->elem_bytes * 2.0 * (double)b * h * (double)dh;
     double flop = 4.0 * (double)b * h * (double)ctx * (double)dh;
     double t = mem_s(hw, kv_bytes + q_bytes, hw->decode_eff);
-    double s = book(hw, GPU_OP_DECODE_ATTN, t, flop, kv_bytes + q_bytes, acc);
+    char nm[64];
+    double s = book(hw, GPU_OP_DECODE_ATTN, t, flop, kv_bytes + q_bytes,
+                    kname(nm, sizeof nm, "decode attention", b * h, kv_h, ctx, acc), acc);
     /* the reduce kernel of the split-KV partial results: one (b, h, dh) pass per split */
     double red = hw->elem_bytes * 2.0 * (double)b * h * (double)dh;
-    return s + book(hw, GPU_OP_DECODE_ATTN, mem_s(hw, red, hw->eff_mem), 0, red, acc);
+    return s + book(hw, GPU_OP_DECODE_ATTN, mem_s(hw, red, hw->eff_mem), 0, red,
+                    "decode attention reduce", acc);
 }
 
 double gpu_stream(const struct gpu_hw *hw, double bytes, struct gpu_acc *acc)
 {
-    return book(hw, GPU_OP_ELEMENTWISE, mem_s(hw, bytes, hw->eff_mem), 0, bytes, acc);
+    return book(hw, GPU_OP_ELEMENTWISE, mem_s(hw, bytes, hw->eff_mem), 0, bytes, "stream", acc);
 }
 
 double gpu_elementwise(const struct gpu_hw *hw, uint64_t e, int n_in, struct gpu_acc *acc)
 {
     double bytes = hw->elem_bytes * (double)e * (n_in + 1);
-    return book(hw, GPU_OP_ELEMENTWISE, mem_s(hw, bytes, hw->eff_mem), 0, bytes, acc);
+    char nm[64];
+    if (acc && acc->kernel)
+        snprintf(nm, sizeof nm, "elementwise %llu x %d", (unsigned long long)e, n_in + 1);
+    return book(hw, GPU_OP_ELEMENTWISE, mem_s(hw, bytes, hw->eff_mem), 0, bytes,
+                acc && acc->kernel ? nm : "elementwise", acc);
 }
 
 /* ---- the diffusion-transformer step ------------------------------------------------- */
@@ -236,6 +262,9 @@ static void pixart_block(const struct gpu_hw *hw, const struct gpu_dit_dims *dm,
 void gpu_dit_step(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, struct gpu_acc *acc)
 {
     struct gpu_acc a = {0}, blk = {0};
+    a.kernel = blk.kernel = acc->kernel; /* a timeline: every block in launch order */
+    a.kernel_ctx = blk.kernel_ctx = acc->kernel_ctx;
+    a.block = -1;
     const uint64_t d = dm->d, b = dm->batch, n = dm->n, bn = b * n;
     const uint64_t lat = (uint64_t)b * dm->cin * dm->lat_h * dm->lat_w;
     const uint64_t pp = (uint64_t)dm->patch * dm->patch;
@@ -251,11 +280,15 @@ void gpu_dit_step(const struct gpu_hw *hw, const struct gpu_dit_dims *dm, struct
     }
     gpu_gemm(hw, bn, d, (uint64_t)dm->cin * pp, &a); /* patch embedding */
     gpu_elementwise(hw, bn * d, 2, &a);              /* + position embedding */
-    if (dm->class_cond)
-        dit_block(hw, dm, &blk);
-    else
-        pixart_block(hw, dm, &blk);
-    gpu_acc_add(&a, &blk, dm->depth);
+    for (uint32_t i = 0; i < (acc->kernel ? dm->depth : 1); i++) {
+        blk.block = i;
+        if (dm->class_cond)
+            dit_block(hw, dm, &blk);
+        else
+            pixart_block(hw, dm, &blk);
+    }
+    gpu_acc_add(&a, &blk, acc->kernel ? 1 : dm->depth);
+    a.block = -1;
     if (dm->class_cond)
         gpu_gemm(hw, b, 2 * d, d, &a);      /* final modulation */
     gpu_elementwise(hw, bn * d, 1, &a);     /* final norm */

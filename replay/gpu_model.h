@@ -64,6 +64,17 @@ struct gpu_hw {
     double elem_bytes;   /* bytes per operand (2: FP16/BF16) */
 };
 
+/* One kernel as booked, for a timeline (struct gpu_acc's hook). */
+struct gpu_kernel {
+    enum gpu_op_class cls; /* its class (never GPU_OP_LAUNCH) */
+    const char *name;      /* "gemm 2048x1152x1152", "attention 2x16x1024x1024x72", ... */
+    double work_s;         /* its execution time (in the class) */
+    double launch_s;       /* the launch gap that follows it (class launch) */
+    double bytes;          /* HBM bytes it moves */
+    double util;           /* fraction of the peak it is bound by */
+    int64_t block;         /* transformer block or layer, -1 outside the blocks */
+};
+
 /* Time and activity accumulated over kernels. */
 struct gpu_acc {
     double s[GPU_OP_N]; /* seconds by class */
@@ -71,6 +82,11 @@ struct gpu_acc {
     double flop;        /* FLOPs executed (counted at the workload's shapes) */
     double bytes;       /* HBM bytes moved (model estimate) */
     uint64_t kernels;   /* kernels launched */
+    /* Optional: called for every kernel booked into this acc, in launch order (a workload
+     * step then walks every block instead of scaling one); NULL for none. */
+    void (*kernel)(void *ctx, const struct gpu_kernel *k);
+    void *kernel_ctx;
+    int64_t block; /* set by the workload for the hook: the block being booked, or -1 */
 };
 
 /* Sum of acc->s. */

@@ -4,7 +4,8 @@
 # its sweep), kura (kura-h20w5 with its sweep). Each file parses as the Trace Event Format
 # (an object with traceEvents; X events with numeric ts/dur; every pid and tid named by an M
 # event; C counters numeric), and per track the summed slice time equals the results'
-# busy figure for that unit (dpu_s, vpu_s, hbm_s, selector_s, hidden_cycles; busy_p..busy_a;
+# busy figure for that unit (dpu_s, vpu_s, hbm_s, selector_s, hidden_cycles; the GPU baseline's
+# gpu_gemm_s, gpu_attention_s, gpu_elementwise_s, gpu_launch_s; busy_p..busy_a;
 # array_s, dma_s, host_s) within 1%, also once slices are merged (--detail); --steps keeps
 # only those steps; the Gantt figure is written; bad options, steps without slices and a
 # model without the schedule hook exit 2, a trace that is not the results' exits 3. Needs /usr/bin/python3 (exit 77 otherwise).
@@ -105,6 +106,12 @@ def check_disc(path):
             close(named.get((g, track), 0.0), w, "%s %s" % (g, track))
         total = sum(v for (gg, t), v in named.items() if gg == g and t != "DPU array under SpMM")
         close(total, m["seconds"], g + " exposed total")
+        # the GPU baseline beside it: a track per op class, each the results' gpu_<class>_s
+        gg = "GPU " + r["config"]["gpu"]
+        for t, col in (("GPU GEMM", "gpu_gemm_s"), ("GPU attention", "gpu_attention_s"),
+                       ("GPU element-wise", "gpu_elementwise_s"), ("GPU launch gaps", "gpu_launch_s")):
+            close(named.get((gg, t), 0.0), m[col], "%s %s" % (gg, t))
+        close(sum(v for (p, t), v in named.items() if p == gg), m["gpu_seconds"], gg + " total")
     return n
 
 def check_salca(path):
