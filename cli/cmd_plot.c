@@ -853,7 +853,8 @@ static int check_names(const json_t *row, const char **ys, size_t n_ys, const ch
             return unknown_name("count or metric", ys[i], strlen(ys[i]), row, ygroups, 2);
     for (size_t i = 0; i < n_where; i++) {
         size_t kl = strcspn(where[i], "=");
-        if (!row_has(row, where[i], kl, wgroups, 2))
+        bool by_name = kl == 4 && !strncmp(where[i], "name", 4) && json_object_get(row, "name");
+        if (!by_name && !row_has(row, where[i], kl, wgroups, 2))
             return unknown_name("--where key", where[i], kl, row, wgroups, 2);
     }
     return 0;
