@@ -56,7 +56,8 @@ static void with_lt(struct buf *g, const char *style, int lt)
     buf_printf(g, "%.*s lt %d%s", (int)n, style, lt, style + n);
 }
 
-/* Bands: translucent rectangles behind the data, with their border. */
+/* Bands: translucent rectangles with their border, behind the lines of a line plot and in
+ * front of the bars of a bar plot (behind a bar, a range is hidden where it matters). */
 static void band_objects(const struct plot *p, struct buf *g)
 {
     char a[40], b[40], c[40], d[40];
@@ -73,10 +74,10 @@ static void band_objects(const struct plot *p, struct buf *g)
             buf_printf(g, "set object %zu rect from graph 0, first %s to graph 1, first %s",
                        101 + i, c, d);
         }
-        buf_printf(g,
-                   " behind fc rgb '%s' fs transparent solid 0.22 border lc rgb '%s' lw 1.5 "
-                   "dt 2\n",
-                   okabe_ito[q->colour], okabe_ito[q->colour]);
+        buf_printf(g, " %s fc rgb '%s' fs transparent solid %s border lc rgb '%s' lw %s dt 2\n",
+                   p->kind == PLOT_BARS ? "front" : "behind", okabe_ito[q->colour],
+                   p->kind == PLOT_BARS ? "0.12" : "0.22", okabe_ito[q->colour],
+                   p->kind == PLOT_BARS ? "2.5" : "1.5");
     }
 }
 
@@ -220,6 +221,21 @@ static void xcat_layout(const struct plot *p, struct xcat_layout *L)
     round_layout(L, n);
 }
 
+/* Text inside a '#' comment line of NAME.dat: a newline or carriage return in a name or
+ * label is written as \n or \r, so the line stays one comment (numpy.loadtxt and
+ * pandas.read_csv(comment='#') read the file). */
+static void dat_text(struct buf *d, const char *s)
+{
+    for (; s && *s && !buf_err(d); s++) {
+        if (*s == '\n')
+            buf_append(d, "\\n", 2);
+        else if (*s == '\r')
+            buf_append(d, "\\r", 2);
+        else
+            buf_append(d, s, 1);
+    }
+}
+
 /* Data blocks: series (lines/scatter/overlays/hist), heatmap block, bars table. */
 static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
 {
@@ -249,13 +265,15 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
     for (size_t i = 0; i < p->n_xcats; i++) {
         plot_num(a, sizeof a, p->xcats[i].value);
         plot_num(b, sizeof b, L.pos[i]);
-        buf_printf(d, "# x = %s (%s) is a category, drawn at x = %s after a blank line\n", a,
-                   p->xcats[i].label, b);
+        buf_printf(d, "# x = %s (", a);
+        dat_text(d, p->xcats[i].label);
+        buf_printf(d, ") is a category, drawn at x = %s after a blank line\n", b);
     }
     for (size_t s = 0; s < p->n_series && !buf_err(d); s++, block++) {
         const struct series *q = &p->series[s];
-        buf_printf(d, "%s# block %zu: %s (%s%s%s)\n", block ? "\n\n" : "", block, q->name,
-                   q->w ? "bin centre, count, bin width" : "x, y", "", "");
+        buf_printf(d, "%s# block %zu: ", block ? "\n\n" : "", block);
+        dat_text(d, q->name);
+        buf_printf(d, " (%s)\n", q->w ? "bin centre, count, bin width" : "x, y");
         for (size_t i = 0; i < q->n && !buf_err(d); i++) {
             if (p->n_xcats && xcat_of(p, q->x[i]) >= 0)
                 continue; /* categories after the numeric points, apart from their line */
@@ -344,11 +362,175 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
     return false;
 }
 
+/* True when one of the caller's extra lines starts with prefix. */
+static bool has_extra(const struct plot *p, const char *prefix)
+{
+    for (size_t i = 0; i < p->n_extra; i++)
+        if (!strncmp(p->extra[i], prefix, strlen(prefix)))
+            return true;
+    return false;
+}
+
+/* What a panel's data spans, and how its series and axes are drawn (panel_layout). */
+struct panel_layout {
+    struct plot_axis x, y;
+    int overlaps[PLOT_MAX_SERIES]; /* series drawn on top of series overlaps[s], or -1 */
+    bool one_point;                /* no series has two points: values written beside them */
+};
+
+/* The finite points of series q that an axis can place (positive on log axes). */
+static bool point_ok(const struct plot *p, const struct series *q, size_t i)
+{
+    return isfinite(q->x[i]) && isfinite(q->y[i]) && (!p->logx || q->x[i] > 0) &&
+           (!p->logy || q->y[i] > 0) && !(p->n_xcats && xcat_of(p, q->x[i]) >= 0);
+}
+
+/* True when default-styled series a and b have the same x values and y values within 1%
+ * of the y axis: drawn as one line, one of them would be hidden. */
+static bool series_overlap(const struct plot *p, const struct series *a, const struct series *b,
+                           const struct plot_axis *y)
+{
+    if (a->n != b->n || a->n < 2 || a->marker != PLOT_MARK_DEFAULT ||
+        b->marker != PLOT_MARK_DEFAULT || !y->set)
+        return false;
+    double span = p->logy ? log(y->hi / y->lo) : y->hi - y->lo;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->x[i] != b->x[i])
+            return false;
+        double d = p->logy ? fabs(log(a->y[i] / b->y[i])) : fabs(a->y[i] - b->y[i]);
+        if (!(d <= 0.01 * span))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The axes of panel pn from its data (and, on a one-panel plot, its bands): unless a
+ * caller's extra sets the range or tics, or x categories lay out the x axis. Then the
+ * series that would hide behind an earlier one.
+ */
+static void panel_layout(const struct plot *p, int pn, struct panel_layout *L)
+{
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    bool integer = true;
+    size_t most = 0;
+    for (size_t s = 0; s < p->n_series; s++) {
+        const struct series *q = &p->series[s];
+        if (q->panel != pn)
+            continue;
+        size_t k = 0;
+        for (size_t i = 0; i < q->n; i++) {
+            if (!point_ok(p, q, i))
+                continue;
+            k++;
+            x0 = fmin(x0, q->x[i]);
+            x1 = fmax(x1, q->x[i]);
+            y0 = fmin(y0, q->y[i]);
+            y1 = fmax(y1, q->y[i]);
+            integer &= q->x[i] == floor(q->x[i]);
+        }
+        most = k > most ? k : most;
+    }
+    for (size_t i = 0; i < p->n_bands && p->rows * p->cols == 1 && y0 <= y1; i++)
+        if (!p->logy || p->bands[i].y0 > 0) {
+            y0 = fmin(y0, p->bands[i].y0);
+            y1 = fmax(y1, p->bands[i].y1);
+        }
+    memset(L, 0, sizeof *L);
+    L->one_point = most == 1;
+    if (!p->n_xcats && !has_extra(p, "set xrange") && !has_extra(p, "set xtics"))
+        plot_axis_layout(x0, x1, p->logx, integer && x1 - x0 <= 100, 0.03, &L->x);
+    if (!has_extra(p, "set yrange") && !has_extra(p, "set ytics"))
+        plot_axis_layout(y0, y1, p->logy, false, 0.05, &L->y);
+    for (size_t s = 0; s < p->n_series; s++) {
+        L->overlaps[s] = -1;
+        for (size_t t = 0; t < s && L->overlaps[s] < 0 && p->series[s].panel == pn; t++)
+            if (p->series[t].panel == pn && L->overlaps[t] < 0 &&
+                series_overlap(p, &p->series[s], &p->series[t], &L->y))
+                L->overlaps[s] = (int)t;
+    }
+}
+
+/* The axis label with the common power of ten of its tics: "E [×10^{-9} J]". */
+static void axis_label(struct buf *g, const char *cmd, const char *label, const char *unit,
+                       const struct plot_axis *a)
+{
+    if (!a->set || !a->exp10 || !label || !*label) {
+        plot_label_line(g, cmd, label, unit);
+        return;
+    }
+    char t[600];
+    bool dimless = !unit || !*unit || !strcmp(unit, "1");
+    snprintf(t, sizeof t, "%s [×10^{%d}%s%s]", label, a->exp10, dimless ? "" : " ",
+             dimless ? "" : unit);
+    buf_printf(g, "set %s ", cmd);
+    plot_gtext(g, t);
+    buf_append(g, "\n", 1);
+}
+
+/* Panel pn's series: the plot command (after its ranges), each series in its style; a
+ * series that would hide behind an earlier one gets open markers, a dash and a note. */
+static void panel_series(const struct plot *p, struct buf *g, const char *dat, int pn,
+                         const char *ranges, const struct panel_layout *L)
+{
+    static const char *const open_pts[4] = {"6 ps 1.8", "4 ps 1.8", "8 ps 1.8", "12 ps 2"};
+    const char *style = p->kind == PLOT_LINE ? "linespoints" : "points pt 7 ps 0.6";
+    bool first = true;
+    size_t idx = 0, n_over = 0;
+    for (size_t s = 0; s < p->n_series; s++) {
+        const struct series *q = &p->series[s];
+        if (q->panel != pn)
+            continue;
+        buf_printf(g, "%s%s %s index %zu using 1:2 with ", first ? "plot" : ", \\\n    ",
+                   first ? ranges : "", dat, s);
+        if (L->overlaps[s] >= 0) {
+            char st[80];
+            snprintf(st, sizeof st, "%s dt 2 pt %s",
+                     p->kind == PLOT_LINE ? "linespoints" : "points", open_pts[n_over++ % 4]);
+            with_lt(g, st, series_lt(q, idx++));
+            char t[600];
+            snprintf(t, sizeof t, "%s (overlaps %s)", q->name, p->series[L->overlaps[s]].name);
+            buf_printf(g, " title ");
+            plot_gtext(g, t);
+        } else {
+            with_lt(g, series_style(q, style), series_lt(q, idx++));
+            buf_printf(g, " title ");
+            plot_gtext(g, q->name);
+        }
+        first = false;
+    }
+    if (first) /* an empty panel still gets its frame */
+        buf_printf(g, "plot%s NaN notitle", ranges);
+}
+
+/* A panel whose series have one point each: the value beside each point, and a note. */
+static int one_point_labels(const struct plot *p, struct buf *g, int pn)
+{
+    int tag = 900;
+    char a[40], b[40], v[40];
+    for (size_t s = 0; s < p->n_series && tag < 990; s++) {
+        const struct series *q = &p->series[s];
+        for (size_t i = 0; q->panel == pn && i < q->n && tag < 990; i++) {
+            if (!point_ok(p, q, i))
+                continue;
+            plot_num(a, sizeof a, q->x[i]);
+            plot_num(b, sizeof b, q->y[i]);
+            snprintf(v, sizeof v, "%.4g", q->y[i]);
+            buf_printf(g, "set label %d \"%s\" at first %s, first %s offset 1.2,0 left front\n",
+                       tag++, v, a, b);
+        }
+    }
+    buf_printf(g,
+               "set label %d \"one point per series: values written beside them\" at graph "
+               "0.02, graph 0.96 left front\n",
+               tag++);
+    return tag;
+}
+
 /* Line and scatter plots: one plot command per panel (a multiplot with several). */
 static int gp_lines(struct plot *p, struct buf *g, const char *dat)
 {
     bool multi = p->rows * p->cols > 1;
-    const char *style = p->kind == PLOT_LINE ? "linespoints" : "points pt 7 ps 0.6";
     /* no point on the frame: a margin inside the axes (a caller's "set offsets" wins) */
     bool own_offsets = false;
     for (size_t i = 0; i < p->n_extra; i++)
@@ -403,10 +585,6 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
             plot_gtext(g, q->title ? q->title : "");
             buf_append(g, "\n", 1);
         }
-        plot_label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
-                        q->xlabel ? q->xunit : p->xunit);
-        plot_label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
-                        q->ylabel ? q->yunit : p->yunit);
         /*
          * gnuplot fails ("all points y value undefined") when nothing in a plot command
          * can be placed: such a panel (no series, or only NaN / non-positive-on-log
@@ -414,31 +592,56 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
          * label, so the other figures of a run still render.
          */
         char ranges[120] = "";
-        if (!panel_drawable(p, pn, ranges, sizeof ranges))
+        struct panel_layout *L = mem_calloc(1, sizeof *L);
+        if (!L)
+            return ERR_NOMEM;
+        bool drawable = panel_drawable(p, pn, ranges, sizeof ranges);
+        if (drawable)
+            panel_layout(p, pn, L);
+        else
             buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
                           "center\n");
-        bool first = true;
-        size_t idx = 0;
-        for (size_t s = 0; s < p->n_series; s++) {
-            if (p->series[s].panel != pn)
-                continue;
-            buf_printf(g, "%s%s %s index %zu using 1:2 with ", first ? "plot" : ", \\\n    ",
-                       first ? ranges : "", dat, s);
-            with_lt(g, series_style(&p->series[s], style), series_lt(&p->series[s], idx++));
-            buf_printf(g, " title ");
-            plot_gtext(g, p->series[s].name);
-            first = false;
-        }
-        if (first) /* an empty panel still gets its frame */
-            buf_printf(g, "plot%s NaN notitle", ranges);
+        axis_label(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel, q->xlabel ? q->xunit : p->xunit,
+                   &L->x);
+        axis_label(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel, q->ylabel ? q->yunit : p->yunit,
+                   &L->y);
+        if (L->x.set)
+            plot_axis_write(g, "x", &L->x);
+        if (L->y.set)
+            plot_axis_write(g, "y", &L->y);
+        int tags = L->one_point ? one_point_labels(p, g, pn) : 900;
+        panel_series(p, g, dat, pn, ranges, L);
         band_keys(p, g, false);
         buf_append(g, "\n", 1);
         if (*ranges)
             buf_printf(g, "unset label 999\n");
+        for (int t = 900; t < tags; t++)
+            buf_printf(g, "unset label %d\n", t);
+        if (multi && L->x.set) /* the next panel lays out its own axes */
+            buf_printf(g, "set autoscale x\nset xtics autofreq\n");
+        if (multi && L->y.set)
+            buf_printf(g, "set autoscale y\nset ytics autofreq\n");
+        mem_free(L);
     }
     if (multi)
         buf_printf(g, "unset multiplot\n");
     return buf_err(g);
+}
+
+/* True when a heatmap's values are all positive and span two decades or more: a linear
+ * colour scale would show only the largest cells (docs/plotting.md#colour). */
+static bool heat_log_cb(const struct plot *p)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; p->hz && i < p->nx * p->ny; i++) {
+        if (isnan(p->hz[i]))
+            continue;
+        if (!(p->hz[i] > 0) || !isfinite(p->hz[i]))
+            return false;
+        lo = fmin(lo, p->hz[i]);
+        hi = fmax(hi, p->hz[i]);
+    }
+    return lo <= hi && hi >= 100 * lo;
 }
 
 /* A heatmap: the cells as an image, optional value labels, overlaid series. */
@@ -465,6 +668,9 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
                       "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n");
     buf_printf(g, "set colorbox\nset key outside top center horizontal\nunset grid\n");
+    if (heat_log_cb(p) && !has_extra(p, "set logscale cb") && !has_extra(p, "set cbrange") &&
+        !own_palette && p->palette != PLOT_PAL_CYCLIC)
+        buf_printf(g, "set logscale cb\nset format cb \"%%g\"\n");
     if (buf_err(g))
         return buf_err(g);
     if (!p->hz)
@@ -533,8 +739,10 @@ static int gp_bars(struct plot *p, struct buf *g, const char *dat)
         buf_printf(g, "set xtics rotate by -30\n");
     buf_printf(g, "set xtics noenhanced\n"); /* category names are data, printed as written */
     /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
+    char top[40];
+    plot_num(top, sizeof top, p->bar_top);
     if (p->bar_top > 0)
-        buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
+        buf_printf(g, "set yrange [0:%s<*]\n", top);
     else
         buf_printf(g, "set yrange [0:*]\n");
     for (size_t s = 0; s < p->n_bar; s++) {

@@ -87,4 +87,30 @@ void plot_gtext_mode(struct buf *b, const char *s, bool escaped); /* rendered te
 void plot_gtext(struct buf *b, const char *s);                    /* plot_gtext_mode(b, s, false) */
 void plot_label_line(struct buf *b, const char *cmd, const char *label, const char *unit);
 
+/*
+ * plot_axis.c: the range and tics of a data axis of line and scatter plots, chosen from
+ * the data (docs/plotting.md#axes). set is false when there is nothing to place.
+ */
+#define PLOT_AXIS_MAX_TICS 24
+#define PLOT_MIN_REL_SPAN 0.05 /* a linear axis spans at least 5% of its largest value */
+struct plot_tic {
+    double v;      /* position, data units */
+    bool sci;      /* label is text times 10^e ("" text: 10^e alone) */
+    int e;         /* power of ten of a sci label */
+    char text[32]; /* the number, or the mantissa of a sci label */
+};
+struct plot_axis {
+    bool set;
+    double lo, hi; /* the range */
+    struct plot_tic tics[PLOT_AXIS_MAX_TICS];
+    size_t n_tics;
+    int exp10; /* linear: tic labels are multiples of 10^exp10 (0: as written) */
+};
+/* Lays out an axis over data lo..hi (log: positive values only); integer: whole-numbered
+ * data (tics at least 1 apart); pad: the margin beyond the data, a fraction of the span. */
+void plot_axis_layout(double lo, double hi, bool log, bool integer, double pad,
+                      struct plot_axis *a);
+/* "set Xrange [..]" and "set Xtics (..)" for axis "x" or "y". */
+void plot_axis_write(struct buf *g, const char *axis, const struct plot_axis *a);
+
 #endif

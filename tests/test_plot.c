@@ -387,13 +387,13 @@ static void test_output_folders(void **state)
 static void test_text_bands(void **state)
 {
     (void)state;
-    double x[] = {1, 2, 3}, y[] = {3, 4, 5};
+    double x[] = {1, 2, 3}, y[] = {3, 4, 5}, y2[] = {1, 2, 7}; /* apart: no overlap note */
     struct plot *p = plot_new("txt", PLOT_LINE);
     assert_non_null(p);
     plot_title(p, "error of x_{k+1} per tokens_per_s");
     plot_xlabel(p, "energy_j", "J");
     assert_int_equal(plot_series(p, 0, "r_{min}", x, y, 3), 0);
-    assert_int_equal(plot_series(p, 0, "mode_a", x, y, 3), 0);
+    assert_int_equal(plot_series(p, 0, "mode_a", x, y2, 3), 0);
     assert_int_equal(plot_band(p, NAN, NAN, 3.5, 4.5, 2, "paper Fig. 1, CTR: 3.5-4.5"), 0);
     assert_int_equal(plot_band(p, 1, 2, 3, 4, 1, "paper Fig. 1, CTR: 3.5-4.5"), 0); /* shares */
     assert_int_equal(plot_band(p, 1, 2, 5, 4, 1, "bad"), ERR_USAGE);
