@@ -2,7 +2,7 @@
  * plot_axis: the range and tics of a data axis (analysis/plot_impl.h), chosen here rather
  * than by gnuplot's autoscale, whose choices a paper cannot use: a 0.01-point change zoomed
  * to fill the axis, log ranges padded to whole decades beyond the data, and tic labels
- * that mix "500000" with "5x10^6" on one axis. The rules are in docs/plotting.md#axes.
+ * that mix "500000" with "5x10^6" on one axis. The rules are in docs/models.md#axes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -177,4 +177,65 @@ void plot_axis_write(struct buf *g, const char *axis, const struct plot_axis *a)
         buf_printf(g, " %s", x);
     }
     buf_printf(g, ")\n");
+}
+
+/* True when one of the caller's extra lines starts with prefix. */
+bool plot_has_extra(const struct plot *p, const char *prefix)
+{
+    for (size_t i = 0; i < p->n_extra; i++)
+        if (!strncmp(p->extra[i], prefix, strlen(prefix)))
+            return true;
+    return false;
+}
+
+/* True when a heatmap's values are all positive and span two decades or more: a linear
+ * colour scale would show only the largest cells (docs/models.md#axes). */
+bool plot_heat_log_cb(const struct plot *p)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; p->hz && i < p->nx * p->ny; i++) {
+        if (isnan(p->hz[i]))
+            continue;
+        if (!(p->hz[i] > 0) || !isfinite(p->hz[i]))
+            return false;
+        lo = fmin(lo, p->hz[i]);
+        hi = fmax(hi, p->hz[i]);
+    }
+    return lo <= hi && hi >= 100 * lo;
+}
+
+/*
+ * The y axis of a bar plot from its bars (stacked: the sums of the positive parts), its
+ * bands and bar_top, from zero; unless the axis is logarithmic or an extra sets it.
+ */
+void plot_bars_axis(const struct plot *p, struct plot_axis *y)
+{
+    memset(y, 0, sizeof *y);
+    if (p->logy || plot_has_extra(p, "set yrange") || plot_has_extra(p, "set ytics"))
+        return;
+    double lo = 0, hi = p->bar_top > 0 ? p->bar_top : 0;
+    for (size_t c = 0; c < p->n_cat; c++) {
+        double sum = 0;
+        for (size_t s = 0; s < p->n_bar; s++) {
+            double v = p->bar_vals[s * p->n_cat + c];
+            if (!isfinite(v))
+                continue;
+            sum += p->stacked && v > 0 ? v : 0;
+            hi = fmax(hi, p->stacked ? sum : v);
+            lo = fmin(lo, v);
+        }
+    }
+    for (size_t i = 0; i < p->n_bands; i++)
+        hi = fmax(hi, p->bands[i].y1);
+    if (!(hi > lo))
+        return;
+    plot_axis_layout(lo, hi, false, false, 0.05, y);
+    if (lo == 0 && y->set) { /* bars stand on the axis: no margin, no tic below zero */
+        y->lo = 0;
+        size_t k = 0;
+        for (size_t i = 0; i < y->n_tics; i++)
+            if (y->tics[i].v >= 0)
+                y->tics[k++] = y->tics[i];
+        y->n_tics = k;
+    }
 }

@@ -362,15 +362,6 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
     return false;
 }
 
-/* True when one of the caller's extra lines starts with prefix. */
-static bool has_extra(const struct plot *p, const char *prefix)
-{
-    for (size_t i = 0; i < p->n_extra; i++)
-        if (!strncmp(p->extra[i], prefix, strlen(prefix)))
-            return true;
-    return false;
-}
-
 /* What a panel's data spans, and how its series and axes are drawn (panel_layout). */
 struct panel_layout {
     struct plot_axis x, y;
@@ -406,8 +397,9 @@ static bool series_overlap(const struct plot *p, const struct series *a, const s
 
 /*
  * The axes of panel pn from its data (and, on a one-panel plot, its bands): unless a
- * caller's extra sets the range or tics, or x categories lay out the x axis. Then the
- * series that would hide behind an earlier one.
+ * caller's extra sets the range, tics, log scale or offsets (margins that need gnuplot's
+ * autoscale), or x categories lay out the x axis. Then the series that would hide behind
+ * an earlier one.
  */
 static void panel_layout(const struct plot *p, int pn, struct panel_layout *L)
 {
@@ -438,9 +430,12 @@ static void panel_layout(const struct plot *p, int pn, struct panel_layout *L)
         }
     memset(L, 0, sizeof *L);
     L->one_point = most == 1;
-    if (!p->n_xcats && !has_extra(p, "set xrange") && !has_extra(p, "set xtics"))
+    bool offsets = plot_has_extra(p, "set offsets"); /* the caller's margins need autoscale */
+    if (!p->n_xcats && !offsets && !plot_has_extra(p, "set xrange") &&
+        !plot_has_extra(p, "set xtics") && !plot_has_extra(p, "set logscale x"))
         plot_axis_layout(x0, x1, p->logx, integer && x1 - x0 <= 100, 0.03, &L->x);
-    if (!has_extra(p, "set yrange") && !has_extra(p, "set ytics"))
+    if (!offsets && !plot_has_extra(p, "set yrange") && !plot_has_extra(p, "set ytics") &&
+        !plot_has_extra(p, "set logscale y"))
         plot_axis_layout(y0, y1, p->logy, false, 0.05, &L->y);
     for (size_t s = 0; s < p->n_series; s++) {
         L->overlaps[s] = -1;
@@ -628,22 +623,6 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
     return buf_err(g);
 }
 
-/* True when a heatmap's values are all positive and span two decades or more: a linear
- * colour scale would show only the largest cells (docs/plotting.md#colour). */
-static bool heat_log_cb(const struct plot *p)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; p->hz && i < p->nx * p->ny; i++) {
-        if (isnan(p->hz[i]))
-            continue;
-        if (!(p->hz[i] > 0) || !isfinite(p->hz[i]))
-            return false;
-        lo = fmin(lo, p->hz[i]);
-        hi = fmax(hi, p->hz[i]);
-    }
-    return lo <= hi && hi >= 100 * lo;
-}
-
 /* A heatmap: the cells as an image, optional value labels, overlaid series. */
 static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t heat_index)
 {
@@ -668,8 +647,8 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
                       "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n");
     buf_printf(g, "set colorbox\nset key outside top center horizontal\nunset grid\n");
-    if (heat_log_cb(p) && !has_extra(p, "set logscale cb") && !has_extra(p, "set cbrange") &&
-        !own_palette && p->palette != PLOT_PAL_CYCLIC)
+    if (plot_heat_log_cb(p) && !plot_has_extra(p, "set logscale cb") &&
+        !plot_has_extra(p, "set cbrange") && !own_palette && p->palette != PLOT_PAL_CYCLIC)
         buf_printf(g, "set logscale cb\nset format cb \"%%g\"\n");
     if (buf_err(g))
         return buf_err(g);
@@ -726,8 +705,10 @@ static int gp_hist(struct plot *p, struct buf *g, const char *dat)
 /* Bars: clustered or stacked gnuplot histograms of the category table. */
 static int gp_bars(struct plot *p, struct buf *g, const char *dat)
 {
+    struct plot_axis y;
+    plot_bars_axis(p, &y);
     plot_label_line(g, "xlabel", p->xlabel, p->xunit);
-    plot_label_line(g, "ylabel", p->ylabel, p->yunit);
+    axis_label(g, "ylabel", p->ylabel, p->yunit, &y);
     buf_printf(g,
                "set style data histograms\nset style histogram %s\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
@@ -741,9 +722,11 @@ static int gp_bars(struct plot *p, struct buf *g, const char *dat)
     /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
     char top[40];
     plot_num(top, sizeof top, p->bar_top);
-    if (p->bar_top > 0)
+    if (y.set)
+        plot_axis_write(g, "y", &y);
+    else if (p->bar_top > 0)
         buf_printf(g, "set yrange [0:%s<*]\n", top);
-    else
+    else if (!p->logy)
         buf_printf(g, "set yrange [0:*]\n");
     for (size_t s = 0; s < p->n_bar; s++) {
         buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot", s ? "''" : dat, s + 2,

@@ -89,7 +89,7 @@ void plot_label_line(struct buf *b, const char *cmd, const char *label, const ch
 
 /*
  * plot_axis.c: the range and tics of a data axis of line and scatter plots, chosen from
- * the data (docs/plotting.md#axes). set is false when there is nothing to place.
+ * the data (docs/models.md#axes). set is false when there is nothing to place.
  */
 #define PLOT_AXIS_MAX_TICS 24
 #define PLOT_MIN_REL_SPAN 0.05 /* a linear axis spans at least 5% of its largest value */
@@ -112,5 +112,11 @@ void plot_axis_layout(double lo, double hi, bool log, bool integer, double pad,
                       struct plot_axis *a);
 /* "set Xrange [..]" and "set Xtics (..)" for axis "x" or "y". */
 void plot_axis_write(struct buf *g, const char *axis, const struct plot_axis *a);
+/* True when one of the caller's extra lines (plot_extra) starts with prefix. */
+bool plot_has_extra(const struct plot *p, const char *prefix);
+/* The y axis of a bar plot (set false: gnuplot's autoscale, e.g. on a log axis). */
+void plot_bars_axis(const struct plot *p, struct plot_axis *y);
+/* True when a heatmap is drawn with a log colour scale (positive, two decades or more). */
+bool plot_heat_log_cb(const struct plot *p);
 
 #endif
