@@ -141,8 +141,7 @@ static int write_file(const char *path, const struct buf *b, struct errmsg *e)
     return 0;
 }
 
-/* The index of x value v among the plot's categories, or -1. */
-static int xcat_of(const struct plot *p, double v)
+int plot_xcat_of(const struct plot *p, double v)
 {
     for (size_t i = 0; i < p->n_xcats; i++)
         if (p->xcats[i].value == v)
@@ -189,7 +188,7 @@ static void xcat_layout(const struct plot *p, struct xcat_layout *L)
     for (size_t s = 0; s < p->n_series; s++)
         for (size_t i = 0; i < p->series[s].n; i++) {
             double x = p->series[s].x[i];
-            if (isfinite(x) && xcat_of(p, x) < 0 && (!p->logx || x > 0)) {
+            if (isfinite(x) && plot_xcat_of(p, x) < 0 && (!p->logx || x > 0)) {
                 lo = fmin(lo, x);
                 hi = fmax(hi, x);
             }
@@ -275,7 +274,7 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
         dat_text(d, q->name);
         buf_printf(d, " (%s)\n", q->w ? "bin centre, count, bin width" : "x, y");
         for (size_t i = 0; i < q->n && !buf_err(d); i++) {
-            if (p->n_xcats && xcat_of(p, q->x[i]) >= 0)
+            if (p->n_xcats && plot_xcat_of(p, q->x[i]) >= 0)
                 continue; /* categories after the numeric points, apart from their line */
             plot_num(a, sizeof a, q->x[i]);
             plot_num(b, sizeof b, q->y[i]);
@@ -362,107 +361,6 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
     return false;
 }
 
-/* What a panel's data spans, and how its series and axes are drawn (panel_layout). */
-struct panel_layout {
-    struct plot_axis x, y;
-    int overlaps[PLOT_MAX_SERIES]; /* series drawn on top of series overlaps[s], or -1 */
-    bool one_point;                /* no series has two points: values written beside them */
-};
-
-/* The finite points of series q that an axis can place (positive on log axes). */
-static bool point_ok(const struct plot *p, const struct series *q, size_t i)
-{
-    return isfinite(q->x[i]) && isfinite(q->y[i]) && (!p->logx || q->x[i] > 0) &&
-           (!p->logy || q->y[i] > 0) && !(p->n_xcats && xcat_of(p, q->x[i]) >= 0);
-}
-
-/* True when default-styled series a and b have the same x values and y values within 1%
- * of the y axis: drawn as one line, one of them would be hidden. */
-static bool series_overlap(const struct plot *p, const struct series *a, const struct series *b,
-                           const struct plot_axis *y)
-{
-    if (a->n != b->n || a->n < 2 || a->marker != PLOT_MARK_DEFAULT ||
-        b->marker != PLOT_MARK_DEFAULT || !y->set)
-        return false;
-    double span = p->logy ? log(y->hi / y->lo) : y->hi - y->lo;
-    for (size_t i = 0; i < a->n; i++) {
-        if (a->x[i] != b->x[i])
-            return false;
-        double d = p->logy ? fabs(log(a->y[i] / b->y[i])) : fabs(a->y[i] - b->y[i]);
-        if (!(d <= 0.01 * span))
-            return false;
-    }
-    return true;
-}
-
-/*
- * The axes of panel pn from its data (and, on a one-panel plot, its bands): unless a
- * caller's extra sets the range, tics, log scale or offsets (margins that need gnuplot's
- * autoscale), or x categories lay out the x axis. Then the series that would hide behind
- * an earlier one.
- */
-static void panel_layout(const struct plot *p, int pn, struct panel_layout *L)
-{
-    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-    bool integer = true;
-    size_t most = 0;
-    for (size_t s = 0; s < p->n_series; s++) {
-        const struct series *q = &p->series[s];
-        if (q->panel != pn)
-            continue;
-        size_t k = 0;
-        for (size_t i = 0; i < q->n; i++) {
-            if (!point_ok(p, q, i))
-                continue;
-            k++;
-            x0 = fmin(x0, q->x[i]);
-            x1 = fmax(x1, q->x[i]);
-            y0 = fmin(y0, q->y[i]);
-            y1 = fmax(y1, q->y[i]);
-            integer &= q->x[i] == floor(q->x[i]);
-        }
-        most = k > most ? k : most;
-    }
-    for (size_t i = 0; i < p->n_bands && p->rows * p->cols == 1 && y0 <= y1; i++)
-        if (!p->logy || p->bands[i].y0 > 0) {
-            y0 = fmin(y0, p->bands[i].y0);
-            y1 = fmax(y1, p->bands[i].y1);
-        }
-    memset(L, 0, sizeof *L);
-    L->one_point = most == 1;
-    bool offsets = plot_has_extra(p, "set offsets"); /* the caller's margins need autoscale */
-    if (!p->n_xcats && !offsets && !plot_has_extra(p, "set xrange") &&
-        !plot_has_extra(p, "set xtics") && !plot_has_extra(p, "set logscale x"))
-        plot_axis_layout(x0, x1, p->logx, integer && x1 - x0 <= 100, 0.03, &L->x);
-    if (!offsets && !plot_has_extra(p, "set yrange") && !plot_has_extra(p, "set ytics") &&
-        !plot_has_extra(p, "set logscale y"))
-        plot_axis_layout(y0, y1, p->logy, false, 0.05, &L->y);
-    for (size_t s = 0; s < p->n_series; s++) {
-        L->overlaps[s] = -1;
-        for (size_t t = 0; t < s && L->overlaps[s] < 0 && p->series[s].panel == pn; t++)
-            if (p->series[t].panel == pn && L->overlaps[t] < 0 &&
-                series_overlap(p, &p->series[s], &p->series[t], &L->y))
-                L->overlaps[s] = (int)t;
-    }
-}
-
-/* The axis label with the common power of ten of its tics: "E [×10^{-9} J]". */
-static void axis_label(struct buf *g, const char *cmd, const char *label, const char *unit,
-                       const struct plot_axis *a)
-{
-    if (!a->set || !a->exp10 || !label || !*label) {
-        plot_label_line(g, cmd, label, unit);
-        return;
-    }
-    char t[600];
-    bool dimless = !unit || !*unit || !strcmp(unit, "1");
-    snprintf(t, sizeof t, "%s [×10^{%d}%s%s]", label, a->exp10, dimless ? "" : " ",
-             dimless ? "" : unit);
-    buf_printf(g, "set %s ", cmd);
-    plot_gtext(g, t);
-    buf_append(g, "\n", 1);
-}
-
 /* Panel pn's series: the plot command (after its ranges), each series in its style; a
  * series that would hide behind an earlier one gets open markers, a dash and a note. */
 static void panel_series(const struct plot *p, struct buf *g, const char *dat, int pn,
@@ -496,30 +394,6 @@ static void panel_series(const struct plot *p, struct buf *g, const char *dat, i
     }
     if (first) /* an empty panel still gets its frame */
         buf_printf(g, "plot%s NaN notitle", ranges);
-}
-
-/* A panel whose series have one point each: the value beside each point, and a note. */
-static int one_point_labels(const struct plot *p, struct buf *g, int pn)
-{
-    int tag = 900;
-    char a[40], b[40], v[40];
-    for (size_t s = 0; s < p->n_series && tag < 990; s++) {
-        const struct series *q = &p->series[s];
-        for (size_t i = 0; q->panel == pn && i < q->n && tag < 990; i++) {
-            if (!point_ok(p, q, i))
-                continue;
-            plot_num(a, sizeof a, q->x[i]);
-            plot_num(b, sizeof b, q->y[i]);
-            snprintf(v, sizeof v, "%.4g", q->y[i]);
-            buf_printf(g, "set label %d \"%s\" at first %s, first %s offset 1.2,0 left front\n",
-                       tag++, v, a, b);
-        }
-    }
-    buf_printf(g,
-               "set label %d \"one point per series: values written beside them\" at graph "
-               "0.02, graph 0.96 left front\n",
-               tag++);
-    return tag;
 }
 
 /* Line and scatter plots: one plot command per panel (a multiplot with several). */
@@ -592,19 +466,19 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
             return ERR_NOMEM;
         bool drawable = panel_drawable(p, pn, ranges, sizeof ranges);
         if (drawable)
-            panel_layout(p, pn, L);
+            plot_panel_layout(p, pn, L);
         else
             buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
                           "center\n");
-        axis_label(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel, q->xlabel ? q->xunit : p->xunit,
-                   &L->x);
-        axis_label(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel, q->ylabel ? q->yunit : p->yunit,
-                   &L->y);
+        plot_axis_label(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
+                        q->xlabel ? q->xunit : p->xunit, &L->x);
+        plot_axis_label(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
+                        q->ylabel ? q->yunit : p->yunit, &L->y);
         if (L->x.set)
             plot_axis_write(g, "x", &L->x);
         if (L->y.set)
             plot_axis_write(g, "y", &L->y);
-        int tags = L->one_point ? one_point_labels(p, g, pn) : 900;
+        int tags = L->one_point ? plot_one_point_labels(p, g, pn) : 900;
         panel_series(p, g, dat, pn, ranges, L);
         band_keys(p, g, false);
         buf_append(g, "\n", 1);
@@ -708,7 +582,7 @@ static int gp_bars(struct plot *p, struct buf *g, const char *dat)
     struct plot_axis y;
     plot_bars_axis(p, &y);
     plot_label_line(g, "xlabel", p->xlabel, p->xunit);
-    axis_label(g, "ylabel", p->ylabel, p->yunit, &y);
+    plot_axis_label(g, "ylabel", p->ylabel, p->yunit, &y);
     buf_printf(g,
                "set style data histograms\nset style histogram %s\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",

@@ -119,4 +119,21 @@ void plot_bars_axis(const struct plot *p, struct plot_axis *y);
 /* True when a heatmap is drawn with a log colour scale (positive, two decades or more). */
 bool plot_heat_log_cb(const struct plot *p);
 
+/* What a panel's data spans, and how its series and axes are drawn (plot_panel_layout). */
+struct panel_layout {
+    struct plot_axis x, y;
+    int overlaps[PLOT_MAX_SERIES]; /* series drawn on top of series overlaps[s], or -1 */
+    bool one_point;                /* no series has two points: values written beside them */
+};
+
+/* The index of x value v among the plot's categories, or -1 (plot_gp.c). */
+int plot_xcat_of(const struct plot *p, double v);
+/* plot_panel.c: panel pn's axes and overlapping series; its axis labels with the common
+ * power of ten of the tics ("E [×10^{-9} J]"); labels beside one-point series (tags 900..,
+ * returns one past the last tag used). */
+void plot_panel_layout(const struct plot *p, int pn, struct panel_layout *L);
+void plot_axis_label(struct buf *g, const char *cmd, const char *label, const char *unit,
+                     const struct plot_axis *a);
+int plot_one_point_labels(const struct plot *p, struct buf *g, int pn);
+
 #endif
