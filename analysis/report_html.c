@@ -36,7 +36,7 @@ static const char css[] =
     "figure img{max-width:100%;height:auto;display:block;margin:0 auto}"
     "figcaption{font-size:13px;margin-top:6px}.prov{font-size:12px;color:#555;margin-top:4px}"
     /* long paths and parameter lists wrap inside their card instead of running past it */
-    "figure,figcaption,.prov,p.data,td,summary{overflow-wrap:anywhere;word-break:break-word}"
+    "figure,figcaption,.prov,p.data,summary,.setting{overflow-wrap:anywhere}"
     ".setting{font-size:12px;color:#555}"
     ".gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}"
     ".gallery a{display:block;text-align:center;font-size:11px;color:#333;text-decoration:none;"
