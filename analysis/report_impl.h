@@ -52,7 +52,7 @@ struct rep_file {
 
 struct rep_headline {
     char quantity[200];
-    char setting[600]; /* what the number is of: folder, hardware, trace, swept settings */
+    char setting[640]; /* what the number is of: folder, hardware, trace, swept settings */
     char value[48];
     char range[96]; /* "lo .. hi over N configs", or "" */
     char unit[32];

@@ -434,8 +434,9 @@ static void head_setting(const struct rep_section *s, const char *rel, size_t ro
     if (trace[0])
         trace_setting(trace, tr, sizeof tr);
     swept_setting(dir, row, sw, sizeof sw);
-    snprintf(h->setting, sizeof h->setting, "%s%s%s%s%s%s%s%s", folder[0] ? folder : ".", "/",
-             hw[0] ? ", hw " : "", hw, tr[0] ? ", trace " : "", tr, sw[0] ? ", config " : "", sw);
+    snprintf(h->setting, sizeof h->setting, "%.200s%s%s%.100s%s%.140s%s%.140s",
+             folder[0] ? folder : ".", "/", hw[0] ? ", hw " : "", hw, tr[0] ? ", trace " : "", tr,
+             sw[0] ? ", config " : "", sw);
 }
 
 static int results_heads(struct rep_section *s, const struct rep_file *f, const char *model)
