@@ -270,11 +270,12 @@ static int plot_step_lines(const char *out, const struct trace_views *tv, size_t
     plot_title(p, "CTR token pruning per step (paper Table I band 25.3-62.6%)");
     plot_xlabel(p, "step", "");
     plot_ylabel(p, "pruned tokens", "%");
-    plot_extra(p, "set object 1 rect from graph 0, first 25.3 to graph 1, first 62.6 "
-                  "fc rgb '#e8e8ff' fs solid 0.5 noborder behind");
+    int rc;
+    /* a band of the driver: in the legend, and inside the y range with the data */
+    if ((rc = plot_band(p, NAN, NAN, 25.3, 62.6, 5, "paper Table I: 25.3-62.6%")) < 0)
+        return plot_fail(p, rc, e);
     if (n > 1) /* the lines of several traces fill the top left corner */
         plot_extra(p, "set key outside right top");
-    int rc;
     for (size_t t = 0; t < n; t++)
         if ((rc = plot_series(p, 0, series_name(name, sizeof name, &tv[t], n, "prune ratio", NULL),
                               tv[t].x, tv[t].prune, tv[t].k)) < 0)
@@ -292,8 +293,8 @@ static int plot_step_lines(const char *out, const struct trace_views *tv, size_t
     plot_title(p, "ST mask sparsity per step, pooled (paper Table I band 56.2-66.1%)");
     plot_xlabel(p, "step", "");
     plot_ylabel(p, "sparsity", "%");
-    plot_extra(p, "set object 1 rect from graph 0, first 56.2 to graph 1, first 66.1 "
-                  "fc rgb '#ffe8e8' fs solid 0.5 noborder behind");
+    if ((rc = plot_band(p, NAN, NAN, 56.2, 66.1, 1, "paper Table I: 56.2-66.1%")) < 0)
+        return plot_fail(p, rc, e);
     if (n > 1)
         plot_extra(p, "set key outside right top");
     for (size_t t = 0; t < n; t++) /* a trace without masks (ST off) has no line */

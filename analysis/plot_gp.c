@@ -56,7 +56,8 @@ static void with_lt(struct buf *g, const char *style, int lt)
     buf_printf(g, "%.*s lt %d%s", (int)n, style, lt, style + n);
 }
 
-/* Bands: translucent rectangles behind the data, with their border. */
+/* Bands: translucent rectangles with their border, behind the lines of a line plot and in
+ * front of the bars of a bar plot (behind a bar, a range is hidden where it matters). */
 static void band_objects(const struct plot *p, struct buf *g)
 {
     char a[40], b[40], c[40], d[40];
@@ -73,10 +74,10 @@ static void band_objects(const struct plot *p, struct buf *g)
             buf_printf(g, "set object %zu rect from graph 0, first %s to graph 1, first %s",
                        101 + i, c, d);
         }
-        buf_printf(g,
-                   " behind fc rgb '%s' fs transparent solid 0.22 border lc rgb '%s' lw 1.5 "
-                   "dt 2\n",
-                   okabe_ito[q->colour], okabe_ito[q->colour]);
+        buf_printf(g, " %s fc rgb '%s' fs transparent solid %s border lc rgb '%s' lw %s dt 2\n",
+                   p->kind == PLOT_BARS ? "front" : "behind", okabe_ito[q->colour],
+                   p->kind == PLOT_BARS ? "0.12" : "0.22", okabe_ito[q->colour],
+                   p->kind == PLOT_BARS ? "2.5" : "1.5");
     }
 }
 
@@ -143,8 +144,7 @@ static int write_file(const char *path, const struct buf *b, struct errmsg *e)
     return 0;
 }
 
-/* The index of x value v among the plot's categories, or -1. */
-static int xcat_of(const struct plot *p, double v)
+int plot_xcat_of(const struct plot *p, double v)
 {
     for (size_t i = 0; i < p->n_xcats; i++)
         if (p->xcats[i].value == v)
@@ -191,7 +191,7 @@ static void xcat_layout(const struct plot *p, struct xcat_layout *L)
     for (size_t s = 0; s < p->n_series; s++)
         for (size_t i = 0; i < p->series[s].n; i++) {
             double x = p->series[s].x[i];
-            if (isfinite(x) && xcat_of(p, x) < 0 && (!p->logx || x > 0)) {
+            if (isfinite(x) && plot_xcat_of(p, x) < 0 && (!p->logx || x > 0)) {
                 lo = fmin(lo, x);
                 hi = fmax(hi, x);
             }
@@ -221,6 +221,21 @@ static void xcat_layout(const struct plot *p, struct xcat_layout *L)
     L->step = nice_step(span / 5);
     L->start = ceil(lo / L->step - 1e-9) * L->step;
     round_layout(L, n);
+}
+
+/* Text inside a '#' comment line of NAME.dat: a newline or carriage return in a name or
+ * label is written as \n or \r, so the line stays one comment (numpy.loadtxt and
+ * pandas.read_csv(comment='#') read the file). */
+static void dat_text(struct buf *d, const char *s)
+{
+    for (; s && *s && !buf_err(d); s++) {
+        if (*s == '\n')
+            buf_append(d, "\\n", 2);
+        else if (*s == '\r')
+            buf_append(d, "\\r", 2);
+        else
+            buf_append(d, s, 1);
+    }
 }
 
 /* Data blocks: series (lines/scatter/overlays/hist), heatmap block, bars table. */
@@ -254,15 +269,17 @@ static int build_dat(struct plot *p, struct buf *d, size_t *heat_index)
     for (size_t i = 0; i < p->n_xcats; i++) {
         plot_num(a, sizeof a, p->xcats[i].value);
         plot_num(b, sizeof b, L.pos[i]);
-        buf_printf(d, "# x = %s (%s) is a category, drawn at x = %s after a blank line\n", a,
-                   p->xcats[i].label, b);
+        buf_printf(d, "# x = %s (", a);
+        dat_text(d, p->xcats[i].label);
+        buf_printf(d, ") is a category, drawn at x = %s after a blank line\n", b);
     }
     for (size_t s = 0; s < p->n_series && !buf_err(d); s++, block++) {
         const struct series *q = &p->series[s];
-        buf_printf(d, "%s# block %zu: %s (%s%s%s)\n", block ? "\n\n" : "", block, q->name,
-                   q->w ? "bin centre, count, bin width" : "x, y", "", "");
+        buf_printf(d, "%s# block %zu: ", block ? "\n\n" : "", block);
+        dat_text(d, q->name);
+        buf_printf(d, " (%s)\n", q->w ? "bin centre, count, bin width" : "x, y");
         for (size_t i = 0; i < q->n && !buf_err(d); i++) {
-            if (p->n_xcats && xcat_of(p, q->x[i]) >= 0)
+            if (p->n_xcats && plot_xcat_of(p, q->x[i]) >= 0)
                 continue; /* categories after the numeric points, apart from their line */
             plot_num(a, sizeof a, q->x[i]);
             plot_num(b, sizeof b, q->y[i]);
@@ -349,11 +366,45 @@ static bool panel_drawable(const struct plot *p, int pn, char *ranges, size_t le
     return false;
 }
 
+/* Panel pn's series: the plot command (after its ranges), each series in its style; a
+ * series that would hide behind an earlier one gets open markers, a dash and a note. */
+static void panel_series(const struct plot *p, struct buf *g, const char *dat, int pn,
+                         const char *ranges, const struct panel_layout *L)
+{
+    static const char *const open_pts[4] = {"6 ps 1.8", "4 ps 1.8", "8 ps 1.8", "12 ps 2"};
+    const char *style = p->kind == PLOT_LINE ? "linespoints" : "points pt 7 ps 0.6";
+    bool first = true;
+    size_t idx = 0, n_over = 0;
+    for (size_t s = 0; s < p->n_series; s++) {
+        const struct series *q = &p->series[s];
+        if (q->panel != pn)
+            continue;
+        buf_printf(g, "%s%s %s index %zu using 1:2 with ", first ? "plot" : ", \\\n    ",
+                   first ? ranges : "", dat, s);
+        if (L->overlaps[s] >= 0) {
+            char st[80];
+            snprintf(st, sizeof st, "%s dt 2 pt %s",
+                     p->kind == PLOT_LINE ? "linespoints" : "points", open_pts[n_over++ % 4]);
+            with_lt(g, st, series_lt(q, idx++));
+            char t[600];
+            snprintf(t, sizeof t, "%s (overlaps %s)", q->name, p->series[L->overlaps[s]].name);
+            buf_printf(g, " title ");
+            plot_gtext(g, t);
+        } else {
+            with_lt(g, series_style(q, style), series_lt(q, idx++));
+            buf_printf(g, " title ");
+            plot_gtext(g, q->name);
+        }
+        first = false;
+    }
+    if (first) /* an empty panel still gets its frame */
+        buf_printf(g, "plot%s NaN notitle", ranges);
+}
+
 /* Line and scatter plots: one plot command per panel (a multiplot with several). */
 static int gp_lines(struct plot *p, struct buf *g, const char *dat)
 {
     bool multi = p->rows * p->cols > 1;
-    const char *style = p->kind == PLOT_LINE ? "linespoints" : "points pt 7 ps 0.6";
     /* no point on the frame: a margin inside the axes (a caller's "set offsets" wins) */
     bool own_offsets = false;
     for (size_t i = 0; i < p->n_extra; i++)
@@ -408,10 +459,6 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
             plot_gtext(g, q->title ? q->title : "");
             buf_append(g, "\n", 1);
         }
-        plot_label_line(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
-                        q->xlabel ? q->xunit : p->xunit);
-        plot_label_line(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
-                        q->ylabel ? q->yunit : p->yunit);
         /*
          * gnuplot fails ("all points y value undefined") when nothing in a plot command
          * can be placed: such a panel (no series, or only NaN / non-positive-on-log
@@ -419,27 +466,36 @@ static int gp_lines(struct plot *p, struct buf *g, const char *dat)
          * label, so the other figures of a run still render.
          */
         char ranges[120] = "";
-        if (!panel_drawable(p, pn, ranges, sizeof ranges))
+        struct panel_layout *L = mem_calloc(1, sizeof *L);
+        if (!L)
+            return ERR_NOMEM;
+        bool drawable = panel_drawable(p, pn, ranges, sizeof ranges);
+        if (drawable)
+            plot_panel_layout(p, pn, L);
+        else
             buf_printf(g, "set label 999 \"no finite values\" at graph 0.5, graph 0.5 "
                           "center\n");
-        bool first = true;
-        size_t idx = 0;
-        for (size_t s = 0; s < p->n_series; s++) {
-            if (p->series[s].panel != pn)
-                continue;
-            buf_printf(g, "%s%s %s index %zu using 1:2 with ", first ? "plot" : ", \\\n    ",
-                       first ? ranges : "", dat, s);
-            with_lt(g, series_style(&p->series[s], style), series_lt(&p->series[s], idx++));
-            buf_printf(g, " title ");
-            plot_gtext(g, p->series[s].name);
-            first = false;
-        }
-        if (first) /* an empty panel still gets its frame */
-            buf_printf(g, "plot%s NaN notitle", ranges);
+        plot_axis_label(g, "xlabel", q->xlabel ? q->xlabel : p->xlabel,
+                        q->xlabel ? q->xunit : p->xunit, &L->x);
+        plot_axis_label(g, "ylabel", q->ylabel ? q->ylabel : p->ylabel,
+                        q->ylabel ? q->yunit : p->yunit, &L->y);
+        if (L->x.set)
+            plot_axis_write(g, "x", &L->x);
+        if (L->y.set)
+            plot_axis_write(g, "y", &L->y);
+        int tags = L->one_point ? plot_one_point_labels(p, g, pn) : 900;
+        panel_series(p, g, dat, pn, ranges, L);
         band_keys(p, g, false);
         buf_append(g, "\n", 1);
         if (*ranges)
             buf_printf(g, "unset label 999\n");
+        for (int t = 900; t < tags; t++)
+            buf_printf(g, "unset label %d\n", t);
+        if (multi && L->x.set) /* the next panel lays out its own axes */
+            buf_printf(g, "set autoscale x\nset xtics autofreq\n");
+        if (multi && L->y.set)
+            buf_printf(g, "set autoscale y\nset ytics autofreq\n");
+        mem_free(L);
     }
     if (multi)
         buf_printf(g, "unset multiplot\n");
@@ -470,6 +526,9 @@ static int gp_heatmap(struct plot *p, struct buf *g, const char *dat, size_t hea
         buf_printf(g, "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
                       "'#21908d', 0.75 '#5dc963', 1 '#fde725')\n");
     buf_printf(g, "set colorbox\nset key outside top center horizontal\nunset grid\n");
+    if (plot_heat_log_cb(p) && !plot_has_extra(p, "set logscale cb") &&
+        !plot_has_extra(p, "set cbrange") && !own_palette && p->palette != PLOT_PAL_CYCLIC)
+        buf_printf(g, "set logscale cb\nset format cb \"%%g\"\n");
     if (buf_err(g))
         return buf_err(g);
     if (!p->hz)
@@ -525,8 +584,10 @@ static int gp_hist(struct plot *p, struct buf *g, const char *dat)
 /* Bars: clustered or stacked gnuplot histograms of the category table. */
 static int gp_bars(struct plot *p, struct buf *g, const char *dat)
 {
+    struct plot_axis y;
+    plot_bars_axis(p, &y);
     plot_label_line(g, "xlabel", p->xlabel, p->xunit);
-    plot_label_line(g, "ylabel", p->ylabel, p->yunit);
+    plot_axis_label(g, "ylabel", p->ylabel, p->yunit, &y);
     buf_printf(g,
                "set style data histograms\nset style histogram %s\n"
                "set style fill solid 0.8 border -1\nset boxwidth 0.8\n",
@@ -538,9 +599,13 @@ static int gp_bars(struct plot *p, struct buf *g, const char *dat)
         buf_printf(g, "set xtics rotate by -30\n");
     buf_printf(g, "set xtics noenhanced\n"); /* category names are data, printed as written */
     /* autoscaled top, at least bar_top when set (gnuplot's "min < *" limit) */
-    if (p->bar_top > 0)
-        buf_printf(g, "set yrange [0:%.17g<*]\n", p->bar_top);
-    else
+    char top[40];
+    plot_num(top, sizeof top, p->bar_top);
+    if (y.set)
+        plot_axis_write(g, "y", &y);
+    else if (p->bar_top > 0)
+        buf_printf(g, "set yrange [0:%s<*]\n", top);
+    else if (!p->logy)
         buf_printf(g, "set yrange [0:*]\n");
     for (size_t s = 0; s < p->n_bar; s++) {
         buf_printf(g, "%s %s using %zu%s title ", s ? ", \\\n    " : "plot", s ? "''" : dat, s + 2,

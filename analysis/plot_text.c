@@ -150,7 +150,7 @@ void plot_label_line(struct buf *b, const char *cmd, const char *label, const ch
     if (!label || !*label)
         return;
     char t[512];
-    if (unit && *unit)
+    if (unit && *unit && strcmp(unit, "1")) /* "1": dimensionless, no unit shown */
         snprintf(t, sizeof t, "%s [%s]", label, unit);
     else
         snprintf(t, sizeof t, "%s", label);

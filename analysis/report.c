@@ -90,6 +90,11 @@ static void md_headlines(const struct rep_section *s, struct buf *b)
         const struct rep_headline *h = &s->heads[i];
         buf_printf(b, "| ");
         md_text(b, h->quantity);
+        if (h->setting[0]) {
+            buf_printf(b, " (");
+            md_text(b, h->setting);
+            buf_printf(b, ")");
+        }
         buf_printf(b, " | %s | ", h->value);
         md_text(b, h->unit);
         buf_printf(b, " | %s | %s | ", h->range, h->status);
@@ -147,9 +152,12 @@ static void md_repro(const struct rep_section *s, struct buf *b)
                 buf_printf(b, " | %s", pv);
             else
                 buf_printf(b, " | %s .. %s", cell(t, r, "paper_lo"), cell(t, r, "paper_hi"));
-            buf_printf(b, " | %s | ", cell(t, r, "ours"));
+            char ours[64], ratio[64];
+            rep_tidy_numbers(cell(t, r, "ours"), ours, sizeof ours);
+            rep_tidy_numbers(cell(t, r, "ratio"), ratio, sizeof ratio);
+            buf_printf(b, " | %s | ", ours);
             md_text(b, cell(t, r, "unit"));
-            buf_printf(b, " | %s | %s | ", cell(t, r, "ratio"), cell(t, r, "status"));
+            buf_printf(b, " | %s | %s | ", ratio, cell(t, r, "status"));
             md_text(b, cell(t, r, "basis"));
             buf_printf(b, " |\n");
         }

@@ -35,9 +35,15 @@ static const char css[] =
     "figure{margin:0;border:1px solid #dde;border-radius:6px;padding:8px;background:#fafafc}"
     "figure img{max-width:100%;height:auto;display:block;margin:0 auto}"
     "figcaption{font-size:13px;margin-top:6px}.prov{font-size:12px;color:#555;margin-top:4px}"
-    ".gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(128px,1fr));gap:8px}"
-    ".gallery a{display:block;text-align:center;font-size:11px;color:#333;text-decoration:none}"
-    ".gallery img{width:100%;height:auto;image-rendering:pixelated;border:1px solid #ccd;"
+    /* long paths and parameter lists wrap inside their card instead of running past it */
+    "figure,figcaption,.prov,p.data,summary,.setting{overflow-wrap:anywhere}"
+    ".setting{font-size:12px;color:#555}"
+    ".gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}"
+    ".gallery a{display:block;text-align:center;font-size:11px;color:#333;text-decoration:none;"
+    "overflow-wrap:anywhere;word-break:break-all;min-width:0}"
+    ".gallery "
+    "img{width:100%;box-sizing:border-box;height:auto;image-rendering:pixelated;border:1px solid "
+    "#ccd;"
     "background:#fff}"
     "details{margin:4px 0}summary{cursor:pointer}.scroll{overflow-x:auto;max-width:100%}"
     "table.preview{font-size:12px}nav ul{columns:3;font-size:14px}"
@@ -67,6 +73,18 @@ static void esc(struct buf *b, const char *s)
             buf_append(b, s, 1);
         }
     }
+}
+
+/* Escaped text with its long decimal fractions cut to 6 significant digits (table cells). */
+static void esc_tidy(struct buf *b, const char *s)
+{
+    char t[2048];
+    if (strlen(s) >= sizeof t) {
+        esc(b, s);
+        return;
+    }
+    rep_tidy_numbers(s, t, sizeof t);
+    esc(b, t);
 }
 
 /* A relative URL: bytes outside [A-Za-z0-9._~/-] percent-encoded (so also HTML-safe). */
@@ -149,6 +167,11 @@ static void headlines(const struct rep_section *s, struct buf *b)
         const struct rep_headline *h = &s->heads[i];
         buf_printf(b, "<tr><td>");
         esc(b, h->quantity);
+        if (h->setting[0]) { /* which folder, hardware, trace and config the number is of */
+            buf_printf(b, "<br><span class=\"setting\">");
+            esc(b, h->setting);
+            buf_printf(b, "</span>");
+        }
         buf_printf(b, "</td><td class=\"num\">");
         esc(b, h->value);
         buf_printf(b, "</td><td>");
@@ -222,11 +245,11 @@ static void repro_table(const struct rep_section *s, const struct rep_file *f, s
             esc(b, hi);
         }
         buf_printf(b, "</td><td class=\"num\">");
-        esc(b, cell(t, r, "ours"));
+        esc_tidy(b, cell(t, r, "ours"));
         buf_printf(b, "</td><td>");
         esc(b, cell(t, r, "unit"));
         buf_printf(b, "</td><td class=\"num\">");
-        esc(b, cell(t, r, "ratio"));
+        esc_tidy(b, cell(t, r, "ratio"));
         buf_printf(b, "</td><td>");
         status_span(b, cell(t, r, "status"));
         buf_printf(b, "</td><td class=\"basis\">");
@@ -362,7 +385,7 @@ static void preview(const struct rep_doc *d, const struct rep_section *s, const 
             buf_printf(b, "<tr>");
             for (size_t c = 0; c < t->n_cols; c++) {
                 buf_printf(b, "<td>");
-                esc(b, t->rows[r][c]);
+                esc_tidy(b, t->rows[r][c]);
                 buf_printf(b, "</td>");
             }
             buf_printf(b, "</tr>\n");

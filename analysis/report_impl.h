@@ -52,6 +52,7 @@ struct rep_file {
 
 struct rep_headline {
     char quantity[200];
+    char setting[640]; /* what the number is of: folder, hardware, trace, swept settings */
     char value[48];
     char range[96]; /* "lo .. hi over N configs", or "" */
     char unit[32];
@@ -129,6 +130,13 @@ void rep_link(const struct rep_doc *d, const struct rep_section *s, const char *
 /* The writers: the whole page into b (sticky errors, checked by the caller). */
 void rep_html(const struct rep_doc *d, struct buf *b);
 void rep_md(const struct rep_doc *d, struct buf *b);
+
+/*
+ * s with every decimal fraction of more than 6 significant digits ("0.40000000000000002",
+ * "57.06523167235511") printed with 6 ("0.4", "57.0652"), into out (n bytes). Whole
+ * numbers, hashes and words are left as they are. Shared by both writers.
+ */
+void rep_tidy_numbers(const char *s, char *out, size_t n);
 
 /* Shared by both writers: the status class of a status word ("predicted" -> "st-pred"). */
 const char *rep_status_class(const char *status);

@@ -13,6 +13,7 @@
 
 #include "analysis/report_impl.h"
 #include "common/mem.h"
+#include "traces/trace_reader.h"
 
 const char *const rep_questions[] = {
     "Speedup and energy",
@@ -334,6 +335,127 @@ static void name_headline(struct rep_headline *h, const char *name)
     snprintf(h->source + r, sizeof h->source - r, ", sweep row '%s'", name);
 }
 
+/* Appends "k=v" of JSON object o's keys among `keys` (values printed as in the JSON). */
+static void append_keys(const json_t *o, const char *const *keys, size_t nk, char *out, size_t n)
+{
+    for (size_t i = 0; i < nk; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char *t =
+            json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s=%s", out[0] ? " " : "", keys[i],
+                 t ? t : json_string_value(v));
+        free(t);
+    }
+}
+
+/* What the capture made (model, size, steps) from the header of the trace at path. */
+static void trace_setting(const char *path, char *out, size_t n)
+{
+    static const char *const keys[] = {"model",  "image_size", "h",      "w",    "t",
+                                       "length", "steps",      "layers", "task", "data"};
+    struct trace_reader *r = NULL;
+    if (trace_reader_open(&r, path, NULL, NULL) < 0 || !r)
+        return;
+    const Acceltrace__TraceHeader *h = trace_reader_header(r);
+    json_error_t je;
+    json_t *pj = h && h->params_json ? json_loads(h->params_json, 0, &je) : NULL;
+    append_keys(pj, keys, sizeof keys / sizeof keys[0], out, n);
+    json_decref(pj);
+    trace_reader_free(r);
+}
+
+/* The config keys whose values differ among the first rows of DIR/results.jsonl, with
+ * their values in row `row` ("dpu_count=16 vpu_width=8"; nothing for one config). */
+static void swept_setting(const char *dir, size_t row, char *out, size_t n)
+{
+    char path[6100];
+    snprintf(path, sizeof path, "%.6000s/results.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    json_t *first = NULL, *mine = NULL, *varies = json_object();
+    char *line = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < 4096 && getline(&line, &cap, f) > 0; i++) {
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        json_t *c = json_object_get(j, "config");
+        const char *k;
+        json_t *v;
+        if (c && !first)
+            first = json_incref(c);
+        if (c && i == row)
+            mine = json_incref(c);
+        json_object_foreach(c, k, v)
+        {
+            if (!json_equal(v, json_object_get(first, k)))
+                json_object_set_new(varies, k, json_true());
+        }
+        json_decref(j);
+    }
+    free(line);
+    fclose(f);
+    const char *k;
+    json_t *v;
+    json_object_foreach(varies, k, v)
+    {
+        append_keys(mine, &k, 1, out, n);
+    }
+    json_decref(first);
+    json_decref(mine);
+    json_decref(varies);
+}
+
+/*
+ * h->setting for a number of row `row` of results folder rel's folder: the folder, the
+ * hardware config (--hw of the manifest's command), what the trace holds (its header's
+ * capture parameters) and the swept settings of the row, so that two numbers of one
+ * quantity from two folders say what each is of.
+ */
+static void head_setting(const struct rep_section *s, const char *rel, size_t row,
+                         struct rep_headline *h)
+{
+    char folder[4096], dir[6000], path[6100], trace[4096] = "", hw[256] = "", tr[300] = "",
+                                              sw[300] = "";
+    snprintf(folder, sizeof folder, "%s", rel);
+    char *slash = strrchr(folder, '/');
+    if (slash)
+        *slash = 0;
+    else
+        folder[0] = 0;
+    rep_join(s, folder, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    const char *c = json_string_value(json_object_get(m, "command"));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s", c ? c : "");
+    json_decref(m);
+    char *save = NULL, *prev = NULL;
+    bool verb_seen = false;
+    for (char *t = strtok_r(cmd, " ", &save); t; prev = t, t = strtok_r(NULL, " ", &save)) {
+        if (prev && !strcmp(prev, "--hw")) {
+            const char *b = strrchr(t, '/');
+            snprintf(hw, sizeof hw, "%s", b ? b + 1 : t);
+            char *dot = strstr(hw, ".json");
+            if (dot)
+                *dot = 0;
+        } else if (verb_seen && !trace[0] && t[0] != '-' && prev && prev[0] != '-') {
+            snprintf(trace, sizeof trace, "%s", t); /* the first positional after the verb */
+        }
+        verb_seen |= !strcmp(t, "replay");
+    }
+    if (trace[0])
+        trace_setting(trace, tr, sizeof tr);
+    swept_setting(dir, row, sw, sizeof sw);
+    snprintf(h->setting, sizeof h->setting, "%.200s%s%s%.100s%s%.140s%s%.140s",
+             folder[0] ? folder : ".", "/", hw[0] ? ", hw " : "", hw, tr[0] ? ", trace " : "", tr,
+             sw[0] ? ", config " : "", sw);
+}
+
 static int results_heads(struct rep_section *s, const struct rep_file *f, const char *model)
 {
     const struct csv_table *t = &f->tab;
@@ -375,6 +497,7 @@ static int results_heads(struct rep_section *s, const struct rep_file *f, const 
         if ((rc = push_head(s, &h)) != 0)
             return rc;
         snprintf(h->quantity, sizeof h->quantity, "%s", sp->quantity);
+        head_setting(s, f->rel, row, h);
         snprintf(h->value, sizeof h->value, "%.5g", v);
         if (nr > 1)
             snprintf(h->range, sizeof h->range, "%.5g .. %.5g over %zu rows", lo, hi, nr);

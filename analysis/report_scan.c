@@ -253,10 +253,10 @@ static int describe(struct rep_section *s, struct rep_file *f)
         bool has_gp = gp_title(p, title, sizeof title) || is_file(p);
         const char *known = NULL;
         rep_known_figure(base, &f->question, &known);
-        /* a known figure stays a figure; a named gallery (masks, phase maps) takes its
-         * images even with a script beside them; other scripted images are figures */
+        /* a known figure stays a figure, and so does any image with a gnuplot script
+         * beside it (a plot, even of a mask or a phase map); raw images go to galleries */
         bool other = f->question == (int)rep_question_count() - 1;
-        if (other && (!has_gp || rep_in_named_gallery(base))) {
+        if (other && !has_gp) { /* a scripted image is a plot: a figure with its caption */
             f->kind = REP_IMAGE;
             f->question = rep_known_gallery(base);
         }
@@ -274,6 +274,56 @@ static int describe(struct rep_section *s, struct rep_file *f)
     return f->caption && f->title ? 0 : ERR_NOMEM;
 }
 
+/* ---- numbers in text ---- */
+
+static bool alnum_c(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+void rep_tidy_numbers(const char *s, char *out, size_t n)
+{
+    size_t o = 0;
+    if (!n)
+        return;
+    for (size_t i = 0; s[i] && o + 1 < n;) {
+        /* a token [-]D+.D+[eE[+-]D+] standing alone (not inside a hash or a word) */
+        size_t j = i + (s[i] == '-');
+        size_t d0 = j, digits = 0, sig = 0;
+        bool lead = true;
+        for (; s[j] >= '0' && s[j] <= '9'; j++, digits++)
+            sig += !(lead &= s[j] == '0');
+        bool frac = digits && s[j] == '.' && s[j + 1] >= '0' && s[j + 1] <= '9';
+        if (frac) {
+            for (j++; s[j] >= '0' && s[j] <= '9'; j++)
+                sig += !(lead &= s[j] == '0');
+            if ((s[j] == 'e' || s[j] == 'E') &&
+                ((s[j + 1] >= '0' && s[j + 1] <= '9') ||
+                 ((s[j + 1] == '-' || s[j + 1] == '+') && s[j + 2] >= '0' && s[j + 2] <= '9')))
+                for (j += 2; s[j] >= '0' && s[j] <= '9'; j++)
+                    ;
+        }
+        bool alone = (i == 0 || (!alnum_c(s[i - 1]) && s[i - 1] != '.')) && !alnum_c(s[j]) &&
+                     !(s[j] == '.' && s[j + 1] >= '0' && s[j + 1] <= '9');
+        if (frac && alone && sig > 6 && d0 < j) {
+            char num[64], t[40];
+            size_t l = j - i < sizeof num - 1 ? j - i : sizeof num - 1;
+            memcpy(num, s + i, l);
+            num[l] = 0;
+            int w = snprintf(t, sizeof t, "%.6g", strtod(num, NULL));
+            for (int k = 0; k < w && o + 1 < n; k++)
+                out[o++] = t[k];
+            i = j;
+            continue;
+        }
+        /* copy up to the next character that can start a number token */
+        size_t k = digits ? j : i + 1;
+        for (; i < k && s[i] && o + 1 < n; i++)
+            out[o++] = s[i];
+    }
+    out[o] = 0;
+}
+
 /* ---- provenance ---- */
 
 /* p->data = "SOURCE (DETAIL)" from a trace header's or manifest's source fields. */
@@ -285,6 +335,9 @@ static void data_source(struct rep_prov *p, const char *src, const char *detail)
                                 : snprintf(p->data, sizeof p->data, "%s", src);
     if (n >= (int)sizeof p->data)
         p->data[sizeof p->data - 1] = 0; /* a caption: cut, never overrun */
+    char t[sizeof p->data];
+    rep_tidy_numbers(p->data, t, sizeof t); /* "core_r=0.4", not 0.40000000000000002 */
+    memcpy(p->data, t, sizeof t);
 }
 
 static void read_manifest(const char *path, struct rep_prov *p)

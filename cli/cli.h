@@ -58,6 +58,16 @@ bool cli_parse_shape(const char *s, int max, int *a, int *b);
 /* The command line as one string (for trace headers); static storage. */
 const char *cli_command_line(void);
 
+/*
+ * Writes OUT/manifest.json for the figures or tables a `plot` or `analyze` run wrote there
+ * (replay/results.h results_write_output_manifest): kind ("plot", "analyze disc", ...), the
+ * command line, the inputs, and the trace and config hashes and data source of the
+ * results folder `results_dir` (its manifest.json) or else of the first trace (its
+ * header). Either may be NULL. 0, or the exit status of a failure it reported.
+ */
+int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
+                              const char *const *traces, size_t n_traces);
+
 /* Records argv for cli_command_line; called by main() once. */
 void cli_set_command_line(int argc, char **argv);
 

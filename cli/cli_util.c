@@ -10,6 +10,8 @@
 #include "cli/cli.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/version.h"
+#include "replay/results.h"
 #include "traces/trace_reader.h"
 
 void cli_error(const char *fmt, ...)
@@ -150,6 +152,63 @@ void cli_set_command_line(int argc, char **argv)
         if (n >= sizeof cmdline_buf)
             n = sizeof cmdline_buf - 1;
     }
+}
+
+/* A string of j's key k, copied into out (n bytes); NULL when absent. */
+static const char *jcopy(const json_t *j, const char *k, char *out, size_t n)
+{
+    const char *v = json_string_value(json_object_get(j, k));
+    if (!v)
+        return NULL;
+    snprintf(out, n, "%s", v);
+    return out;
+}
+
+int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
+                              const char *const *traces, size_t n_traces)
+{
+    const char *inputs[66];
+    size_t n_in = 0;
+    if (results_dir)
+        inputs[n_in++] = results_dir;
+    for (size_t i = 0; i < n_traces && n_in < 66; i++)
+        inputs[n_in++] = traces[i];
+    /* "acceltrace ARGS": the program as a user types it, whatever path ran it */
+    char command[4096];
+    const char *args = strchr(cli_command_line(), ' ');
+    snprintf(command, sizeof command, "acceltrace%s", args ? args : "");
+    char th[128] = "", ch[128] = "", src[512] = "", det[1024] = "";
+    struct results_output_manifest m = {.kind = kind,
+                                        .version = ACCELTRACE_VERSION,
+                                        .command = command,
+                                        .inputs = inputs,
+                                        .n_inputs = n_in};
+    if (results_dir) { /* the hashes behind the rows plotted */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/manifest.json", results_dir);
+        json_error_t je;
+        json_t *j = json_load_file(path, 0, &je);
+        m.trace_hash = jcopy(j, "trace_hash", th, sizeof th);
+        m.config_hash = jcopy(j, "config_hash", ch, sizeof ch);
+        m.trace_source = jcopy(j, "trace_source", src, sizeof src);
+        m.trace_source_detail = jcopy(j, "trace_source_detail", det, sizeof det);
+        json_decref(j);
+    }
+    struct trace_reader *r = NULL;
+    if (!m.trace_hash && n_traces && trace_reader_open(&r, traces[0], NULL, NULL) >= 0 && r) {
+        const Acceltrace__TraceHeader *h = trace_reader_header(r);
+        const char *hash = trace_reader_content_hash(r);
+        if (hash)
+            m.trace_hash = strncpy(th, hash, sizeof th - 1);
+        if (h && h->source)
+            m.trace_source = strncpy(src, h->source, sizeof src - 1);
+        if (h && h->source_detail)
+            m.trace_source_detail = strncpy(det, h->source_detail, sizeof det - 1);
+    }
+    trace_reader_free(r);
+    struct errmsg e = {0};
+    int rc = results_write_output_manifest(out, &m, &e);
+    return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
 }
 
 int cli_print_json(json_t *j)

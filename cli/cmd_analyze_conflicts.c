@@ -301,6 +301,9 @@ static int analyze(void *ctx, FILE *out)
         else if (!rendered && !plot_gnuplot_available())
             cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", a->outdir);
     }
+    if (status == 0) /* what made the tables and figures, for the report */
+        status =
+            cli_write_output_manifest("analyze conflicts", a->outdir, NULL, a->files, a->n_files);
     if (status == 0)
         print_summary(out, c, o, a->timing, a->n_files, a->quiet);
     conflicts_free(c);

@@ -125,6 +125,8 @@ int cmd_analyze_disc(int argc, char **argv)
         return cli_fail(rc, e.text);
     if (!rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", out);
+    if ((rc = cli_write_output_manifest("analyze disc", out, rdir, traces, n_traces)))
+        return rc;
     if (json) {
         json_t *tj = json_array();
         for (size_t k = 0; k < n_traces; k++)

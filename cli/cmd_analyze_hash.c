@@ -147,6 +147,10 @@ int cmd_analyze_hash(int argc, char **argv)
         return cli_fail(rc, e.text);
     if (plots && !rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", dir);
+    if ((rc = cli_write_output_manifest("analyze hash", dir, NULL, &in, 1))) {
+        hash_lb_free(a);
+        return rc;
+    }
     if (hash_lb_masks_skipped(a))
         cli_warn("%llu of %llu masks of '%s' have neither recorded statistics for these unit "
                  "counts and k-odd nor kept bits: left out of the tables (source 'none' in "

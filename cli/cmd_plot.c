@@ -1019,10 +1019,17 @@ int cmd_plot(int argc, char **argv)
         if (model && !strcmp(mp->model, model))
             rc = mp->fn(in, out);
     json_decref(rows);
+    if (!rc) /* what made the figures, for the report */
+        rc = cli_write_output_manifest("plot", out, in, NULL, 0);
+    struct plot_output po_out;
+    plot_get_output(&po_out);
+    const char *ext = plot_format_ext(po_out.format);
     if (!rc && json)
-        rc = cli_print_json(json_pack("{s:s,s:s,s:i,s:b}", "results", in, "output", out, "png",
-                                      n_png, "rendered", n_png > 0));
+        rc = cli_print_json(json_pack("{s:s,s:s,s:i,s:s,s:i,s:b}", "results", in, "output", out,
+                                      "png", po_out.format == PLOT_FMT_PNG ? n_png : 0, "format",
+                                      plot_format_name(po_out.format), "figures", n_png, "rendered",
+                                      n_png > 0));
     else if (!rc && !quiet)
-        fprintf(stderr, "acceltrace: plots of '%s' -> %s (%d png)\n", in, out, n_png);
+        fprintf(stderr, "acceltrace: plots of '%s' -> %s (%d %s)\n", in, out, n_png, ext);
     return rc;
 }

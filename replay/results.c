@@ -801,6 +801,40 @@ static int manifest_read(const char *dir, json_t **out, struct errmsg *e)
     return rc;
 }
 
+int results_write_output_manifest(const char *dir, const struct results_output_manifest *m,
+                                  struct errmsg *e)
+{
+    json_t *have = NULL, *o = NULL, *in = NULL;
+    int rc = manifest_read(dir, &have, e);
+    if (rc == ERR_DATA)
+        rc = 0; /* a damaged manifest of ours is replaced */
+    if (rc || (have && !json_object_get(have, "kind")))
+        goto done;
+    if (!(o = json_object()) || !(in = json_array())) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < m->n_inputs; i++)
+        json_array_append_new(in, json_string(m->inputs[i]));
+    json_object_set_new(o, "format", json_integer(1));
+    json_object_set_new(o, "kind", str_or_null(m->kind));
+    json_object_set_new(o, "version", str_or_null(m->version));
+    json_object_set_new(o, "command", str_or_null(m->command));
+    json_object_set(o, "inputs", in);
+    json_object_set_new(o, "trace_hash", str_or_null(m->trace_hash));
+    json_object_set_new(o, "config_hash", str_or_null(m->config_hash));
+    if (m->trace_source && m->trace_source[0])
+        json_object_set_new(o, "trace_source", json_string(m->trace_source));
+    if (m->trace_source_detail && m->trace_source_detail[0])
+        json_object_set_new(o, "trace_source_detail", json_string(m->trace_source_detail));
+    rc = manifest_write(dir, o, e);
+done:
+    json_decref(in);
+    json_decref(o);
+    json_decref(have);
+    return rc;
+}
+
 static const char *jstr(const json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));

@@ -77,6 +77,32 @@ struct results_manifest {
 };
 
 /*
+ * What made a folder of figures or analyzer outputs (`plot`, `analyze`): the provenance
+ * the report shows under each figure. Strings are the caller's; NULL: none.
+ */
+struct results_output_manifest {
+    const char *kind;          /* "plot", "analyze hash", ... */
+    const char *version;       /* tool version */
+    const char *command;       /* command line */
+    const char *const *inputs; /* (n_inputs) results folders and traces read */
+    size_t n_inputs;
+    const char *trace_hash;          /* of the trace behind the inputs, or NULL */
+    const char *config_hash;         /* of the replay's base config, or NULL */
+    const char *trace_source;        /* the trace header's source, or NULL */
+    const char *trace_source_detail; /* its source_detail, or NULL */
+};
+
+/*
+ * Writes DIR/manifest.json for m ({"format": 1, "kind", "version", "command", "inputs",
+ * "trace_hash", "config_hash", "trace_source", "trace_source_detail"}) through a
+ * temporary, fsync and rename, as a results folder's manifest is written. A results
+ * folder's own manifest.json (one without "kind": DIR is where a replay wrote rows) is
+ * left as it is, since it is what guards its rows. 0 or ERR_IO/ERR_NOMEM with e set.
+ */
+int results_write_output_manifest(const char *dir, const struct results_output_manifest *m,
+                                  struct errmsg *e);
+
+/*
  * XXH3-128 hex of the canonical form (keys sorted, compact) of the JSON file `path`, so
  * layout and key order do not matter. 0, or ERR_NOINPUT/ERR_CONFIG with e set.
  */

@@ -5,8 +5,10 @@
 # figures and the raw phase maps of a gallery), `reproduce kura --quick` (ours vs paper) and
 # an unrelated folder the report must leave out. Checked without a browser: the folders
 # covered, escaping, no network reference, links that resolve, the Markdown twin in the
-# same order, --exclude, --inline. Then headless Chromium loads the page with a checking
-# script added to a copy: every <img> has naturalWidth > 0, one headline table per workload
+# same order, --exclude, --inline, plots as figures (not thumbnails), data lines without
+# 17-digit decimals. Then headless Chromium loads the page at 1400 px with a checking
+# script added to a copy: every <img> has naturalWidth > 0, no figure, caption, data line,
+# thumbnail name or headline cell wider than its box, one headline table per workload
 # folder, an ours-vs-paper table; screenshots go to $BUILD/test-artifacts/ (not committed).
 # Without a Chromium that starts, the browser part is skipped (exit 77).
 set -euo pipefail
@@ -46,6 +48,13 @@ grep -q 'Not covered: .*unrelated (no demo or reproduce marker)' "$H" || fail "u
 ! grep -q 'kura_phase_step9' "$H" "$M" || fail "--exclude ignored"
 grep -q 'kura_phase_step19.png' "$H" || fail "phase map missing from the gallery"
 grep -q '<div class="gallery">' "$H" || fail "no gallery"
+# an image with a gnuplot script beside it is a figure with its caption, not a thumbnail
+grep -q '<figcaption><b>kura_phase_data.png</b>' "$H" || fail "a plot shown as a raw thumbnail"
+# decimals of the data line (the trace's generator parameters) with 6 digits, not 17
+grep -q '<p class="data">Data: synthetic (generator fingerprint (.*core_r=0.4,' "$H" ||
+    fail "data line: $(grep -o '<p class="data">Data: synthetic (generator[^<]*' "$H")"
+! grep -o '<p class="data">Data: [^<]*' "$H" | grep -Eq '[0-9]\.[0-9]{7,}' ||
+    fail "a data line with a 17-digit number"
 grep -q '<details><summary>' "$H" || fail "no table preview"
 grep -q '<h3>Design space</h3>' "$H" || fail "kura figures not grouped by question"
 grep -q 'command: <code>acceltrace plot ' "$H" || fail "a plot's command not shown"
@@ -105,7 +114,10 @@ window.addEventListener("load", function () {
     if (!im[i].complete || im[i].naturalWidth === 0) bad.push(im[i].getAttribute("src").slice(0, 60));
   var p = document.createElement("pre");
   p.id = "probe";
-  p.textContent = "PROBE images=" + im.length + " bad=" + bad.length +
+  var wide = document.querySelectorAll("figure, figcaption, .prov, p.data, .gallery a, table.headline td"), over = 0;
+  for (var j = 0; j < wide.length; j++)
+    if (wide[j].scrollWidth > wide[j].clientWidth + 1) over++;
+  p.textContent = "PROBE images=" + im.length + " bad=" + bad.length + " overflow=" + over +
     " headline=" + document.querySelectorAll("table.headline").length +
     " sections=" + document.querySelectorAll("section.workload").length +
     " repro=" + document.querySelectorAll("table.repro").length + " END " + bad.join(" ");
@@ -115,12 +127,13 @@ window.addEventListener("load", function () {
 check_page() { # page.html, expected sections
     local page=$1 want=$2 probe_page="${1%.html}.probe.html" line
     awk -v s="$probe" '/<\/body>/ { print s } { print }' "$page" > "$probe_page"
-    chrome "file://$probe_page" --dump-dom --virtual-time-budget=15000 > "$T/dom.html" ||
+    chrome "file://$probe_page" --dump-dom --virtual-time-budget=15000 --window-size=1400,4000 \
+        > "$T/dom.html" ||
         fail "chromium failed on $page: $(tail -n 3 "$T/chrome.err")"
     line=$(grep -o 'PROBE images=[0-9][^<]*' "$T/dom.html" || true)
     echo "$page: $line"
     [ -n "$line" ] || fail "the probe did not run in $page"
-    echo "$line" | grep -Eq "images=[1-9][0-9]* bad=0 headline=$want sections=$want repro=[1-9]" ||
+    echo "$line" | grep -Eq "images=[1-9][0-9]* bad=0 overflow=0 headline=$want sections=$want repro=[1-9]" ||
         fail "$page: $line"
 }
 check_page "$H" 3
