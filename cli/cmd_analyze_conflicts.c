@@ -38,6 +38,7 @@ enum {
     OPT_REFRESH,
     OPT_OCCUPANCY,
     OPT_PRESET,
+    OPT_COMPARE_PRESETS,
     OPT_STEPS,
     OPT_SYNTHETIC,
     OPT_N,
@@ -74,6 +75,9 @@ static const struct cli_opt opts[] = {
      "timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)", 0},
     {OPT_PRESET, "preset", 0, CLI_ARG_STRING, "hbm2|hbm3|hbm3e",
      "timing: DRAM part (hbm2; values and sources in\ndocs/models.md#hbm-timing-mode)", 0},
+    {OPT_COMPARE_PRESETS, "compare-presets", 0, CLI_ARG_NONE, NULL,
+     "timing: also replay every policy on each preset:\nhbm_presets.csv and the plot "
+     "hbm_presets_vs_window\n(alpha and time over ideal vs W per part)", 0},
     {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|off|perbank",
      "timing: all-bank refresh tRFC/tREFI, none, or per-bank\nrefresh (hbm3, hbm3e) (on)", 0},
     {OPT_OCCUPANCY, "occupancy", 0, CLI_ARG_STRING, "request|command|data",
@@ -469,7 +473,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             a->syn_only = p.opt->name;
         else if (id == OPT_METHOD || id == OPT_GROUP || id == OPT_STEPS)
             a->trace_only = p.opt->name;
-        else if (id == OPT_LAYOUT || id == OPT_REFRESH || id == OPT_OCCUPANCY || id == OPT_PRESET)
+        else if (id == OPT_LAYOUT || id == OPT_REFRESH || id == OPT_OCCUPANCY || id == OPT_PRESET ||
+                 id == OPT_COMPARE_PRESETS)
             a->timing_only = p.opt->name;
         int rc = 0;
         if (id == CLI_ID_OUTPUT)
@@ -478,6 +483,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             a->o.per_job = true;
         else if (id == OPT_TIMING)
             a->timing = true;
+        else if (id == OPT_COMPARE_PRESETS)
+            a->o.compare_presets = true;
         else if (id == CLI_ID_QUIET)
             a->quiet = progress_global_quiet = true;
         else if (id == CLI_ID_JSON)

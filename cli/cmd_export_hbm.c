@@ -289,9 +289,9 @@ struct hbm_run {
 /* Sets the output paths of run and refuses a trace among them; 0 or exit status 2. */
 static int output_paths(struct hbm_run *run)
 {
-    static const char *const names[N_OUT] = {"ramulator.trace",     "dramsim3.trace",
-                                             "jobs.csv",            "README.md",
-                                             "ramulator_config.py", "dramsim3.ini"};
+    static const char *const names[N_OUT] = {
+        "ramulator.trace", "dramsim3.trace",      "jobs.csv",
+        "README.md",       "ramulator_config.py", "dramsim3.ini"};
     const char *dir = run->a->dir;
     const char *outp[N_OUT + 1];
     size_t n_out = 0;

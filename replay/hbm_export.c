@@ -282,6 +282,14 @@ static bool is_hbm3(const struct hbm_timing_cfg *c)
     return c->t.dq_bits == 32 || c->t.n_sid > 1;
 }
 
+/* Front-end requests per Ramulator memory tick at the PCs' peak (h_att reads per nBL
+ * clocks): Ramulator 2.1's HBM3 ticks are half clocks (tick_multiplier 2 in hbm3.py). */
+static uint32_t ramulator_clock_ratio(const struct hbm_timing_cfg *c, uint32_t h_att)
+{
+    uint32_t r = h_att / c->t.nBL / (is_hbm3(c) ? 2 : 1);
+    return r ? r : 1;
+}
+
 /* The Ramulator 2.1 Python configuration (no fence). The HBM3 standard gets every timing
  * the model uses as an override, so the simulator runs the preset's numbers whatever its own
  * preset holds; HBM2 runs its own HBM2_2000Mbps preset (docs/models.md). */
@@ -295,7 +303,7 @@ static int put_ramulator_py(struct sink *k, const struct hbm_timing_cfg *c,
                      "import ramulator\n"
                      "fe = ramulator.frontend.LoadStoreTrace(clock_ratio=%u, path=\"%s\")\n"
                      "def ctrl():\n",
-                     pm->h_att / t->nBL, trace);
+                     ramulator_clock_ratio(c, pm->h_att), trace);
     if (rc == 0 && !is_hbm3(c))
         rc = kprintf(k, "    dram = ramulator.dram.HBM2(org_preset=\"HBM2_8Gb\", "
                         "timing_preset=\"HBM2_2000Mbps\")\n"
@@ -303,22 +311,21 @@ static int put_ramulator_py(struct sink *k, const struct hbm_timing_cfg *c,
                         "        scheduler=ramulator.scheduler.FRFCFS(),\n"
                         "        refresh_manager=ramulator.refresh_manager.AllBank(),\n");
     else if (rc == 0)
-        rc = kprintf(
-            k,
-            "    # preset '%s': every timing of the model (cycles of tCK %.4f ns)\n"
-            "    dram = ramulator.dram.HBM3(org_preset=\"HBM3_16Gb_8hi\", "
-            "timing_preset=\"HBM3_6400Mbps\",\n"
-            "        rate=%.0f, tCK_ps=%.0f, nBL=%u, nCL=%u, nRCDRD=%u, nRP=%u, nRAS=%u, "
-            "nRC=%u,\n"
-            "        nRTP=%u, nCCDS=%u, nCCDL=%u, nCCDR=%u, nRRDS=%u, nRRDL=%u, nFAW=%u,\n"
-            "        nRFC=%u, nREFI=%u, nRFCpb=%u, nREFIpb=%u)\n"
-            "    return ramulator.controller.HBM34(dram=dram,\n"
-            "        scheduler=ramulator.scheduler.FRFCFS(),\n"
-            "        refresh_manager=ramulator.refresh_manager.%s(),\n",
-            t->name, t->tck_ns, t->gbps * 1000, t->tck_ns * 1000, t->nBL, t->nCL, t->nRCD,
-            t->nRP, t->nRAS, t->nRC, t->nRTP, t->nCCDS, t->nCCDL, t->nCCDR, t->nRRD, t->nRRDL,
-            t->nFAW, t->nRFC, t->nREFI, t->nRFCpb, t->nREFIpb,
-            c->per_bank ? "HBM34PerBankRefresh" : "AllBank");
+        rc = kprintf(k,
+                     "    # preset '%s': every timing of the model (cycles of tCK %.4f ns)\n"
+                     "    dram = ramulator.dram.HBM3(org_preset=\"HBM3_16Gb_8hi\", "
+                     "timing_preset=\"HBM3_6400Mbps\",\n"
+                     "        rate=%.0f, tCK_ps=%.0f, nBL=%u, nCL=%u, nRCDRD=%u, nRP=%u, nRAS=%u, "
+                     "nRC=%u,\n"
+                     "        nRTP=%u, nCCDS=%u, nCCDL=%u, nCCDR=%u, nRRDS=%u, nRRDL=%u, nFAW=%u,\n"
+                     "        nRFC=%u, nREFI=%u, nRFCpb=%u, nREFIpb=%u)\n"
+                     "    return ramulator.controller.HBM34(dram=dram,\n"
+                     "        scheduler=ramulator.scheduler.FRFCFS(),\n"
+                     "        refresh_manager=ramulator.refresh_manager.%s(),\n",
+                     t->name, t->tck_ns, t->gbps * 1000, t->tck_ns * 1000, t->nBL, t->nCL, t->nRCD,
+                     t->nRP, t->nRAS, t->nRC, t->nRTP, t->nCCDS, t->nCCDL, t->nCCDR, t->nRRD,
+                     t->nRRDL, t->nFAW, t->nRFC, t->nREFI, t->nRFCpb, t->nREFIpb,
+                     c->per_bank ? "HBM34PerBankRefresh" : "AllBank");
     return rc ? rc
               : kprintf(k,
                         "        row_policy=ramulator.row_policy.Open(),\n"
@@ -340,9 +347,8 @@ int hbm_export_ramulator_py(struct sink *k, const struct hbm_timing_cfg *c,
     struct hbm_export_map m;
     if (hbm_export_map_init(&m, c, pm->h_att, NULL) < 0)
         return ERR_CONFIG;
-    int rc = kprintf(k,
-                     "# Ramulator 2.1 configuration written by `acceltrace export hbm-trace` "
-                     "(docs/models.md,\n# \"HBM timing mode\"); run beside ramulator.trace.\n");
+    int rc = kprintf(k, "# Ramulator 2.1 configuration written by `acceltrace export hbm-trace` "
+                        "(docs/models.md,\n# \"HBM timing mode\"); run beside ramulator.trace.\n");
     return rc ? rc : put_ramulator_py(k, c, pm, &m, "ramulator.trace");
 }
 
@@ -380,8 +386,8 @@ int hbm_export_dramsim3_ini(struct sink *k, const struct hbm_timing_cfg *c, uint
         "address_mapping = robabgrachco\nqueue_structure = PER_BANK\n"
         "row_buf_policy = OPEN_PAGE\ncmd_queue_size = 8\ntrans_queue_size = 32\n"
         "unified_queue = False\n\n[other]\nepoch_period = 1000000\noutput_level = 1\n",
-        t->name, t->n_sid, t->n_bg, groups, t->tck_ns, groups, t->n_banks, cols, w, bl,
-        t->tck_ns, t->nCL, t->nCL / 2, t->nRCD, t->nRCD, t->nRP, t->nRAS, t->nRFC, t->nREFI,
+        t->name, t->n_sid, t->n_bg, groups, t->tck_ns, groups, t->n_banks, cols, w, bl, t->tck_ns,
+        t->nCL, t->nCL / 2, t->nRCD, t->nRCD, t->nRP, t->nRAS, t->nRFC, t->nREFI,
         t->nREFIpb ? t->nREFIpb : t->nREFI / hbm_timing_banks(t), t->nRRD, t->nRRDL, t->nFAW,
         t->nCCDS, t->nCCDL, t->nRFC + 10, t->nRTP, t->nRTP, (unsigned long long)mb, h_att, w);
 }
@@ -446,8 +452,8 @@ int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
                       "CacheLineInterleave with interleave_bits = %u takes the channel from bits "
                       "%u-%u and keeps the rest; RoBaRaCoCh then reads column, pseudo-channel, "
                       "%sbank group, bank and row from the low bits up, as in the table. The "
-                      "front end sends up to %u reads per memory cycle (clock_ratio %u against "
-                      "1: the peak of %u PCs at one read per nBL = %u cycles) and stalls in "
+                      "front end sends up to %u reads per memory tick (clock_ratio %u against "
+                      "1: the peak of %u PCs at one read per nBL = %u cycles%s) and stalls in "
                       "order when a controller's read queue is full. LoadStoreTrace ends when "
                       "its last read was accepted, not when its data is back. The timing "
                       "mode's in-order D_f at its default occupancy (request) corresponds to "
@@ -457,29 +463,32 @@ int hbm_export_readme(struct sink *k, const struct hbm_timing_cfg *c,
                       "back, which LoadStoreTrace cannot express (docs/models.md, \"HBM "
                       "timing mode\").\n\n",
                       m.col_bits, b1, b2 - 2, m.sid_bits ? "SID, " : "",
-                      ha / t->nBL, ha / t->nBL, ha, t->nBL);
-    rc = rc ? rc
-            : kprintf(k,
-                      "## DRAMsim3\n\n"
-                      "`dramsim3.ini` holds the preset as a DRAMsim3 configuration: each "
-                      "pseudo-channel one DRAMsim3 channel (`channels = %u`, "
-                      "`address_mapping = robabgrachco`, one rank, so the `ra` field has no "
-                      "bits), %u bank groups of %u banks (%u SID(s) folded into bank groups: "
-                      "DRAMsim3 has no SID), reads of %u bytes over %u cycles, and the timing "
-                      "of the preset (CL %u, tRCDRD %u, tRP %u, tRAS %u, tRRD_S %u, tRRD_L %u, "
-                      "tFAW %u, tCCD_S %u, tCCD_L %u, tRTP %u, tRFC %u, tREFI %u). DRAMsim3 "
-                      "counts two data beats per clock, so a PC of %u pins at %.1f beats per "
-                      "clock is written as %u bits wide. Then\n\n"
-                      "    ./build/dramsim3main dramsim3.ini -t dramsim3.trace -c CYCLES -o OUT\n\n"
-                      "The third column is the cycle a read may enter: the reads of the k-th "
-                      "token (k from 0) at floor(k x %llu / %u). DRAMsim3's trace CPU adds at "
-                      "most one read per cycle, 1/%u of the peak here, so compare its per-PC "
-                      "and row statistics rather than its total time.\n\n",
-                      ha, t->n_sid * t->n_bg, t->n_banks, t->n_sid, t->burst_bytes, t->nBL,
-                      t->nCL, t->nRCD, t->nRP, t->nRAS, t->nRRD, t->nRRDL, t->nFAW, t->nCCDS,
-                      t->nCCDL, t->nRTP, t->nRFC, t->nREFI, t->dq_bits, t->gbps * t->tck_ns,
-                      dramsim3_width(t), (unsigned long long)hbm_timing_token_cycles(c), p_iss,
-                      ha / t->nBL);
+                      ramulator_clock_ratio(c, ha), ramulator_clock_ratio(c, ha), ha, t->nBL,
+                      is_hbm3(c) ? "; Ramulator's HBM3 ticks are half clocks, so its cycle "
+                                   "counts are twice the preset's"
+                                 : "");
+    rc =
+        rc ? rc
+           : kprintf(k,
+                     "## DRAMsim3\n\n"
+                     "`dramsim3.ini` holds the preset as a DRAMsim3 configuration: each "
+                     "pseudo-channel one DRAMsim3 channel (`channels = %u`, "
+                     "`address_mapping = robabgrachco`, one rank, so the `ra` field has no "
+                     "bits), %u bank groups of %u banks (%u SID(s) folded into bank groups: "
+                     "DRAMsim3 has no SID), reads of %u bytes over %u cycles, and the timing "
+                     "of the preset (CL %u, tRCDRD %u, tRP %u, tRAS %u, tRRD_S %u, tRRD_L %u, "
+                     "tFAW %u, tCCD_S %u, tCCD_L %u, tRTP %u, tRFC %u, tREFI %u). DRAMsim3 "
+                     "counts two data beats per clock, so a PC of %u pins at %.1f beats per "
+                     "clock is written as %u bits wide. Then\n\n"
+                     "    ./build/dramsim3main dramsim3.ini -t dramsim3.trace -c CYCLES -o OUT\n\n"
+                     "The third column is the cycle a read may enter: the reads of the k-th "
+                     "token (k from 0) at floor(k x %llu / %u). DRAMsim3's trace CPU adds at "
+                     "most one read per cycle, 1/%u of the peak here, so compare its per-PC "
+                     "and row statistics rather than its total time.\n\n",
+                     ha, t->n_sid * t->n_bg, t->n_banks, t->n_sid, t->burst_bytes, t->nBL, t->nCL,
+                     t->nRCD, t->nRP, t->nRAS, t->nRRD, t->nRRDL, t->nFAW, t->nCCDS, t->nCCDL,
+                     t->nRTP, t->nRFC, t->nREFI, t->dq_bits, t->gbps * t->tck_ns, dramsim3_width(t),
+                     (unsigned long long)hbm_timing_token_cycles(c), p_iss, ha / t->nBL);
     rc = rc ? rc
             : kprintf(k,
                       "## Compare with the timing mode\n\n"

@@ -12,19 +12,19 @@
 #define NONE UINT32_MAX
 
 struct hbm_timing_pc {
-    int64_t free_t;                    /* when the PC picks its next token (its last read issued) */
-    int64_t last_rd;                   /* last read command */
-    int64_t last_row;                  /* last command on the row bus (ACT or PRE) */
-    int64_t last_act;                  /* last ACT (tRRD) */
-    int64_t faw[4];                    /* the last four ACTs, ring (tFAW) */
-    uint32_t faw_i;                    /* oldest entry of faw */
-    uint32_t last_bg;                  /* bank group (over all SIDs) of last_rd */
+    int64_t free_t;   /* when the PC picks its next token (its last read issued) */
+    int64_t last_rd;  /* last read command */
+    int64_t last_row; /* last command on the row bus (ACT or PRE) */
+    int64_t last_act; /* last ACT (tRRD) */
+    int64_t faw[4];   /* the last four ACTs, ring (tFAW) */
+    uint32_t faw_i;   /* oldest entry of faw */
+    uint32_t last_bg; /* bank group (over all SIDs) of last_rd */
     int64_t act_bg[HBM_TIMING_MAX_BANKS / 2]; /* last ACT per bank group (tRRD_L) */
-    uint32_t head, tail;               /* pending tokens, oldest first (NONE when empty) */
-    uint32_t inflight;                 /* tokens issued and not back */
-    int64_t row[HBM_TIMING_MAX_BANKS]; /* open row, -1 closed */
-    int64_t act[HBM_TIMING_MAX_BANKS]; /* last ACT of the bank */
-    int64_t rd[HBM_TIMING_MAX_BANKS];  /* last read of the bank */
+    uint32_t head, tail;                      /* pending tokens, oldest first (NONE when empty) */
+    uint32_t inflight;                        /* tokens issued and not back */
+    int64_t row[HBM_TIMING_MAX_BANKS];        /* open row, -1 closed */
+    int64_t act[HBM_TIMING_MAX_BANKS];        /* last ACT of the bank */
+    int64_t rd[HBM_TIMING_MAX_BANKS];         /* last read of the bank */
 };
 
 int hbm_timing_layout_parse(const char *s, enum hbm_timing_layout *out)
@@ -100,21 +100,90 @@ const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o)
  * n_ctrl 0 everywhere: no controller pipeline beyond the DRAM timing [decision].
  */
 static const struct hbm_timing_params presets[] = {
-    {.name = "hbm2", .tck_ns = 1.0, .gbps = 2.0, .dq_bits = 64, .pcs_per_stack = 16,
-     .n_sid = 1, .n_bg = 4, .n_banks = 4, .page_bytes = 1024, .burst_bytes = 32, .nBL = 2,
-     .nCCDS = 2, .nCCDL = 4, .nCCDR = 2, .nRCD = 14, .nCL = 14, .nRP = 14, .nRAS = 34,
-     .nRC = 48, .nRRD = 4, .nRRDL = 4, .nFAW = 15, .nRTP = 2, .nRFC = 350, .nREFI = 3900,
-     .nRFCpb = 0, .nREFIpb = 0, .n_ctrl = 0},
-    {.name = "hbm3", .tck_ns = 0.625, .gbps = 6.4, .dq_bits = 32, .pcs_per_stack = 32,
-     .n_sid = 2, .n_bg = 4, .n_banks = 4, .page_bytes = 1024, .burst_bytes = 32, .nBL = 2,
-     .nCCDS = 2, .nCCDL = 4, .nCCDR = 3, .nRCD = 31, .nCL = 20, .nRP = 26, .nRAS = 45,
-     .nRC = 72, .nRRD = 4, .nRRDL = 5, .nFAW = 24, .nRTP = 9, .nRFC = 560, .nREFI = 6240,
-     .nRFCpb = 320, .nREFIpb = 195, .n_ctrl = 0},
-    {.name = "hbm3e", .tck_ns = 1.0 / 2.4, .gbps = 9.6, .dq_bits = 32, .pcs_per_stack = 32,
-     .n_sid = 2, .n_bg = 4, .n_banks = 4, .page_bytes = 1024, .burst_bytes = 32, .nBL = 2,
-     .nCCDS = 2, .nCCDL = 6, .nCCDR = 3, .nRCD = 34, .nCL = 44, .nRP = 34, .nRAS = 70,
-     .nRC = 104, .nRRD = 8, .nRRDL = 10, .nFAW = 29, .nRTP = 18, .nRFC = 840, .nREFI = 9360,
-     .nRFCpb = 480, .nREFIpb = 293, .n_ctrl = 0},
+    {.name = "hbm2",
+     .tck_ns = 1.0,
+     .gbps = 2.0,
+     .dq_bits = 64,
+     .pcs_per_stack = 16,
+     .n_sid = 1,
+     .n_bg = 4,
+     .n_banks = 4,
+     .page_bytes = 1024,
+     .burst_bytes = 32,
+     .nBL = 2,
+     .nCCDS = 2,
+     .nCCDL = 4,
+     .nCCDR = 2,
+     .nRCD = 14,
+     .nCL = 14,
+     .nRP = 14,
+     .nRAS = 34,
+     .nRC = 48,
+     .nRRD = 4,
+     .nRRDL = 4,
+     .nFAW = 15,
+     .nRTP = 2,
+     .nRFC = 350,
+     .nREFI = 3900,
+     .nRFCpb = 0,
+     .nREFIpb = 0,
+     .n_ctrl = 0},
+    {.name = "hbm3",
+     .tck_ns = 0.625,
+     .gbps = 6.4,
+     .dq_bits = 32,
+     .pcs_per_stack = 32,
+     .n_sid = 2,
+     .n_bg = 4,
+     .n_banks = 4,
+     .page_bytes = 1024,
+     .burst_bytes = 32,
+     .nBL = 2,
+     .nCCDS = 2,
+     .nCCDL = 4,
+     .nCCDR = 3,
+     .nRCD = 31,
+     .nCL = 20,
+     .nRP = 26,
+     .nRAS = 45,
+     .nRC = 72,
+     .nRRD = 4,
+     .nRRDL = 5,
+     .nFAW = 24,
+     .nRTP = 9,
+     .nRFC = 560,
+     .nREFI = 6240,
+     .nRFCpb = 320,
+     .nREFIpb = 195,
+     .n_ctrl = 0},
+    {.name = "hbm3e",
+     .tck_ns = 1.0 / 2.4,
+     .gbps = 9.6,
+     .dq_bits = 32,
+     .pcs_per_stack = 32,
+     .n_sid = 2,
+     .n_bg = 4,
+     .n_banks = 4,
+     .page_bytes = 1024,
+     .burst_bytes = 32,
+     .nBL = 2,
+     .nCCDS = 2,
+     .nCCDL = 6,
+     .nCCDR = 3,
+     .nRCD = 34,
+     .nCL = 44,
+     .nRP = 34,
+     .nRAS = 70,
+     .nRC = 104,
+     .nRRD = 8,
+     .nRRDL = 10,
+     .nFAW = 29,
+     .nRTP = 18,
+     .nRFC = 840,
+     .nREFI = 9360,
+     .nRFCpb = 480,
+     .nREFIpb = 293,
+     .n_ctrl = 0},
 };
 
 static const char *const preset_names[] = {"hbm2", "hbm3", "hbm3e", NULL};
@@ -396,9 +465,9 @@ static int64_t precharge(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int
     }
     s->misses++;
     if (q->row[b] < 0 || epoch(s, b, q->act[b]) != epoch(s, b, ts))
-        return ts;                                   /* closed (or closed by a refresh): no PRE */
-    int64_t tp = max64(ts, q->act[b] + s->t->nRAS);  /* tRAS */
-    tp = max64(tp, q->rd[b] + s->t->nRTP);              /* tRTP after the bank's last read */
+        return ts;                                  /* closed (or closed by a refresh): no PRE */
+    int64_t tp = max64(ts, q->act[b] + s->t->nRAS); /* tRAS */
+    tp = max64(tp, q->rd[b] + s->t->nRTP);          /* tRTP after the bank's last read */
     tp = refresh_adj(s, b, max64(tp, q->last_row + 1)); /* one row command per cycle */
     q->last_row = tp;
     return tp + s->t->nRP; /* tRP before the ACT */
@@ -408,7 +477,7 @@ static int64_t precharge(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int
 static int64_t activate(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64_t row, int64_t ta)
 {
     const struct hbm_timing_params *t = s->t;
-    ta = max64(ta, q->act[b] + t->nRC);         /* tRC, same bank */
+    ta = max64(ta, q->act[b] + t->nRC); /* tRC, same bank */
     uint32_t g = b / t->n_banks;
     ta = max64(ta, q->last_act + t->nRRD);      /* tRRD(_S), any bank of the PC */
     ta = max64(ta, q->act_bg[g] + t->nRRDL);    /* tRRD_L, same bank group */
@@ -431,9 +500,9 @@ static void read_burst(struct sim *s, struct hbm_timing_pc *q, uint32_t b, int64
 {
     const struct hbm_timing_params *t = s->t;
     uint32_t bg = b / t->n_banks;
-    uint32_t gap = bg == q->last_bg                               ? t->nCCDL
+    uint32_t gap = bg == q->last_bg                                             ? t->nCCDL
                    : q->last_bg != NONE && bg / t->n_bg != q->last_bg / t->n_bg ? t->nCCDR
-                                                                   : t->nCCDS;
+                                                                                : t->nCCDS;
     int64_t r = max64(ready, q->last_rd + gap);
     r = refresh_adj(s, b, r);
     q->last_rd = r;
@@ -502,24 +571,32 @@ static void pc_reset(struct hbm_timing_pc *q, uint32_t nb)
 }
 
 /* Picks the PC's next pending token: FR-FCFS (oldest with its rows open, else the oldest)
- * or, with fcfs, the oldest. Unlinks it. */
+ * or, with fcfs, the oldest; FR-FCFS under per-bank refresh passes over tokens whose banks
+ * are refreshing now. Unlinks it. */
 static uint32_t pick(struct sim *s, struct hbm_timing_pc *q, struct hbm_timing_work *w,
                      const uint32_t *idx, uint32_t h_att, bool fcfs, int64_t now)
 {
-    uint32_t k = q->head;
-    if (!fcfs) {
-        for (uint32_t x = q->head; x != NONE; x = w->next[x]) {
-            uint64_t j = idx[x] / h_att;
-            uint32_t b0, b1;
-            int64_t r0, r1;
-            place(s, j, 0, &b0, &r0);
-            place(s, j, 1, &b1, &r1);
-            if (b0 != b1 && row_open(s, q, b0, r0, now) && row_open(s, q, b1, r1, now)) {
-                k = x;
-                break;
-            }
+    uint32_t k = q->head, first_free = NONE;
+    bool hit = false, pb = s->c->refresh && s->c->per_bank;
+    for (uint32_t x = q->head; !fcfs && x != NONE; x = w->next[x]) {
+        uint64_t j = idx[x] / h_att;
+        uint32_t b0, b1;
+        int64_t r0, r1;
+        place(s, j, 0, &b0, &r0);
+        place(s, j, 1, &b1, &r1);
+        /* per-bank refresh: a token whose bank is refreshing now waits behind the others */
+        if (pb && (refresh_adj(s, b0, now) != now || refresh_adj(s, b1, now) != now))
+            continue;
+        if (b0 != b1 && row_open(s, q, b0, r0, now) && row_open(s, q, b1, r1, now)) {
+            k = x;
+            hit = true;
+            break;
         }
+        if (first_free == NONE)
+            first_free = x;
     }
+    if (!hit && first_free != NONE)
+        k = first_free;
     uint32_t p = w->prev[k], nx = w->next[k];
     if (p == NONE)
         q->head = nx;

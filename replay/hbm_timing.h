@@ -64,25 +64,25 @@ const char *hbm_timing_layout_name(enum hbm_timing_layout l);
  * source of every value: docs/models.md#hbm-timing-mode ("Presets"). */
 struct hbm_timing_params {
     char name[16];
-    double tck_ns;           /* clock period */
-    double gbps;             /* data rate per DQ pin, Gb/s */
-    uint32_t dq_bits;        /* DQ width of a PC */
-    uint32_t pcs_per_stack;  /* pseudo-channels of one stack */
-    uint32_t n_sid;          /* stack IDs per PC (8-high HBM3: 2); each has n_bg x n_banks */
-    uint32_t n_bg, n_banks;  /* bank groups per SID, banks per group */
-    uint32_t page_bytes;     /* row (page) size per PC */
-    uint32_t burst_bytes;    /* bytes of one read (bus width x burst length) */
-    uint32_t nBL;            /* data-bus cycles of one read */
-    uint32_t nCCDS, nCCDL;   /* read to read, other / same bank group (same SID) */
-    uint32_t nCCDR;          /* read to read, other SID */
+    double tck_ns;          /* clock period */
+    double gbps;            /* data rate per DQ pin, Gb/s */
+    uint32_t dq_bits;       /* DQ width of a PC */
+    uint32_t pcs_per_stack; /* pseudo-channels of one stack */
+    uint32_t n_sid;         /* stack IDs per PC (8-high HBM3: 2); each has n_bg x n_banks */
+    uint32_t n_bg, n_banks; /* bank groups per SID, banks per group */
+    uint32_t page_bytes;    /* row (page) size per PC */
+    uint32_t burst_bytes;   /* bytes of one read (bus width x burst length) */
+    uint32_t nBL;           /* data-bus cycles of one read */
+    uint32_t nCCDS, nCCDL;  /* read to read, other / same bank group (same SID) */
+    uint32_t nCCDR;         /* read to read, other SID */
     uint32_t nRCD, nCL, nRP, nRAS, nRC;
-    uint32_t nRRD, nRRDL;    /* ACT to ACT, any bank / same bank group */
+    uint32_t nRRD, nRRDL; /* ACT to ACT, any bank / same bank group */
     uint32_t nFAW;
-    uint32_t nRTP;           /* read to PRE of its bank */
-    uint32_t nRFC, nREFI;    /* all-bank refresh: busy nRFC every nREFI */
+    uint32_t nRTP;            /* read to PRE of its bank */
+    uint32_t nRFC, nREFI;     /* all-bank refresh: busy nRFC every nREFI */
     uint32_t nRFCpb, nREFIpb; /* per-bank refresh (0: the part has none): one bank busy nRFCpb,
                                * the next bank nREFIpb later */
-    uint32_t n_ctrl;         /* controller latency before the first command */
+    uint32_t n_ctrl;          /* controller latency before the first command */
 };
 
 /* Preset by name ("hbm2", "hbm3", "hbm3e"; values and sources in the .c file and

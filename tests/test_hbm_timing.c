@@ -7,9 +7,9 @@
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -490,8 +490,8 @@ static void test_spread_bandwidth(void **state)
         double gbs = bytes_pc / ((double)r.cycles * c.t.tck_ns);
         double peak = hbm_timing_pc_peak_gbs(&c.t);
         double sustained = peak * (1.0 - (double)c.t.nRFC / c.t.nREFI);
-        printf("%s: spread stream %.2f GB/s per PC, peak %.2f, sustained %.2f (%.3f)\n",
-               names[k], gbs, peak, sustained, gbs / sustained);
+        printf("%s: spread stream %.2f GB/s per PC, peak %.2f, sustained %.2f (%.3f)\n", names[k],
+               gbs, peak, sustained, gbs / sustained);
         /* the data bus: one read of burst_bytes per nBL cycles is the peak */
         assert_true(fabs(c.t.burst_bytes / (c.t.nBL * c.t.tck_ns) - peak) < 1e-6 * peak);
         assert_true(gbs <= peak);
@@ -512,15 +512,15 @@ static bool preset_field(const struct hbm_timing_params *t, const char *f, doubl
         const char *name;
         double v;
     } fields[] = {
-        {"tCK", t->tck_ns},     {"Gb/s", t->gbps},      {"dq_bits", t->dq_bits},
-        {"PCs", t->pcs_per_stack}, {"SIDs", t->n_sid},  {"bank groups", t->n_bg},
-        {"banks", t->n_banks},  {"page", t->page_bytes}, {"burst", t->burst_bytes},
-        {"nBL", t->nBL},        {"nCCDS", t->nCCDS},    {"nCCDL", t->nCCDL},
-        {"nCCDR", t->nCCDR},    {"nRCD", t->nRCD},      {"nCL", t->nCL},
-        {"nRP", t->nRP},        {"nRAS", t->nRAS},      {"nRC", t->nRC},
-        {"nRRD", t->nRRD},      {"nRRDL", t->nRRDL},    {"nFAW", t->nFAW},
-        {"nRTP", t->nRTP},      {"nRFC", t->nRFC},      {"nREFI", t->nREFI},
-        {"nRFCpb", t->nRFCpb},  {"nREFIpb", t->nREFIpb}, {"n_ctrl", t->n_ctrl},
+        {"tCK", t->tck_ns},        {"Gb/s", t->gbps},       {"dq_bits", t->dq_bits},
+        {"PCs", t->pcs_per_stack}, {"SIDs", t->n_sid},      {"bank groups", t->n_bg},
+        {"banks", t->n_banks},     {"page", t->page_bytes}, {"burst", t->burst_bytes},
+        {"nBL", t->nBL},           {"nCCDS", t->nCCDS},     {"nCCDL", t->nCCDL},
+        {"nCCDR", t->nCCDR},       {"nRCD", t->nRCD},       {"nCL", t->nCL},
+        {"nRP", t->nRP},           {"nRAS", t->nRAS},       {"nRC", t->nRC},
+        {"nRRD", t->nRRD},         {"nRRDL", t->nRRDL},     {"nFAW", t->nFAW},
+        {"nRTP", t->nRTP},         {"nRFC", t->nRFC},       {"nREFI", t->nREFI},
+        {"nRFCpb", t->nRFCpb},     {"nREFIpb", t->nREFIpb}, {"n_ctrl", t->n_ctrl},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (!strcmp(f, fields[i].name)) {
@@ -563,9 +563,8 @@ static void test_presets_match_docs(void **state)
         char name[64];
         double v[3];
         int used = 0;
-        assert_int_equal(sscanf(line, "| `%63[^`]` | %lf | %lf | %lf |%n", name, &v[0], &v[1],
-                                &v[2], &used),
-                         4);
+        assert_int_equal(
+            sscanf(line, "| `%63[^`]` | %lf | %lf | %lf |%n", name, &v[0], &v[1], &v[2], &used), 4);
         for (int k = 0; k < 3; k++) {
             double want = 0;
             if (!preset_field(&t[k], name, &want)) {
