@@ -1,10 +1,14 @@
 /*
  * hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19; docs/models.md
  * "HBM timing mode"). hbm_pc counts service slots of zero-latency PCs; this module replays
- * the same K/V gathers against per-PC DRAM timing: bank groups x banks with one open row
- * each, column reads spaced by nCCDS (other bank group) or nCCDL (same bank group), ACT/PRE
- * bounded by tRCD, tRP, tRAS, tRC, tRRD and tFAW, a read latency (controller + CL + burst)
- * during which a token stays in flight, and all-bank refresh (tRFC every tREFI).
+ * the same K/V gathers against per-PC DRAM timing: stack IDs (SIDs) x bank groups x banks
+ * with one open row each, column reads spaced by nCCDS (other bank group of the SID), nCCDL
+ * (same bank group) or nCCDR (other SID), ACT/PRE bounded by tRCD, tRP, tRAS, tRC, tRRD,
+ * tRRD_L (same bank group), tFAW and tRTP (read to PRE), a read latency (controller + CL +
+ * burst) during which a token stays in flight, and all-bank refresh (tRFC every tREFI) or
+ * per-bank refresh (bank b busy tRFCpb from j·tREFIpb, j = b mod banks, j >= 1). Presets
+ * hbm2, hbm3, hbm3e (docs/models.md#hbm-timing-mode). Bank groups are numbered over all
+ * SIDs, SID-major (group g is in SID g / n_bg); the layouts below see n_sid x n_bg groups.
  *
  * Units: every time is in DRAM clock cycles (tCK). A token is token_bytes on its PC (half
  * K, half V), read as bursts of burst_bytes. Token i of a job sits at position j = i/h_att
@@ -34,7 +38,9 @@
  * read command (occupancy command) or when its data is back (occupancy data: a front end
  * that counts tokens until their data returns). Refresh: a command that falls
  * in [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and rows
- * opened before the refresh are closed after it.
+ * opened before the refresh are closed after it; per-bank refresh does the same for the
+ * commands of the refreshing bank only, and FR-FCFS then passes over tokens whose banks
+ * are refreshing.
  *
  * Nothing here allocates except hbm_timing_work_reserve; nothing prints.
  */
