@@ -367,7 +367,9 @@ int hbm_export_dramsim3_ini(struct sink *k, const struct hbm_timing_cfg *c, uint
         return ERR_CONFIG;
     const struct hbm_timing_params *t = &c->t;
     uint32_t groups = t->n_sid * t->n_bg, w = dramsim3_width(t), bl = t->burst_bytes * 8 / w;
-    uint32_t cols = t->page_bytes * 8 / w; /* DRAMsim3 columns are device_width bits */
+    /* DRAMsim3's HBM "columns" are two device_width columns each (its prefetch of 2): a
+     * page of page_bytes is page_bytes x 8 / w / 2 of them */
+    uint32_t cols = t->page_bytes * 8 / w / 2;
     /* channel_size in MB: one PC of 32768 rows of every bank */
     uint64_t mb = (uint64_t)t->page_bytes * 32768 * hbm_timing_banks(t) / (1024 * 1024);
     return kprintf(

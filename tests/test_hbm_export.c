@@ -108,6 +108,8 @@ static void test_bit_map_hbm3(void **state)
     assert_non_null(strstr(buf, "nRFC=840, nREFI=9360"));
     assert_non_null(strstr(buf, "bankgroups = 8\nbanks_per_group = 4"));
     assert_non_null(strstr(buf, "tRCDRD = 34\n"));
+    /* 1 KiB page: 64 DRAMsim3 HBM columns of 2 x 64 bits */
+    assert_non_null(strstr(buf, "columns = 64\ndevice_width = 64\nBL = 4\n"));
     assert_non_null(strstr(buf, "channels = 16\n"));
     buf_release(&b);
 }
