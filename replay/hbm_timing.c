@@ -82,10 +82,10 @@ const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o)
  * tests/test_hbm_timing.c checks that table against this one. Cycles are ceil(ns / tCK) of
  * the source's nanoseconds where the source gives nanoseconds.
  *
- * hbm2: HBM2 2000 Mbps (tCK 1 ns), 8 Gb, JEDEC JESD235 values as issue 19 lists them for
- * its Ramulator 2.1 run: pseudo-channel mode, 64-bit PC, BL4 -> 32 B per read over nBL 2;
- * 4 bank groups x 4 banks; 1 KiB page. nRRDL = nRRD, nRTP = nBL and no per-bank refresh:
- * the values the hbm2 checks were made with (issue 19's table has no tRRD_L or tRTP).
+ * hbm2: HBM2 2000 Mbps (tCK 1 ns), 8 Gb, JEDEC JESD235 values of the Ramulator 2.1
+ * HBM2_2000Mbps check (docs/models.md): pseudo-channel mode, 64-bit PC, BL4 -> 32 B per read
+ * over nBL 2; 4 bank groups x 4 banks; 1 KiB page. nRRDL = nRRD, nRTP = nBL and no per-bank
+ * refresh: the values the hbm2 checks were made with (that table has no tRRD_L or tRTP).
  *
  * hbm3: Ramulator 2.1 (commit c5b1c3a) HBM3 preset: timing HBM3_6400Mbps (tCK 0.625 ns),
  * organization HBM3_16Gb_8hi (32-bit PC, BL8 -> 32 B per read over nBL 2, 2 SIDs x 4 bank
