@@ -56,6 +56,11 @@ struct conflicts_opts {
     /* timing mode (issue 19; NULL = off): every policy is also replayed by replay/
      * hbm_timing under this configuration (copied) and hbm_time.csv is written */
     const struct hbm_timing_cfg *timing;
+    /* with timing: also replay every policy under each preset of hbm_timing_preset_names()
+     * (its own timing; layout, token size, refresh and occupancy of *timing, all-bank refresh
+     * for a preset without per-bank refresh): hbm_presets.csv and the plot
+     * hbm_presets_vs_window */
+    bool compare_presets;
     bool steps; /* only SalcaSelect records with step_lo <= t <= step_hi */
     uint32_t step_lo, step_hi;
 };
@@ -152,7 +157,9 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
  * rows recall_vs_retention.csv and the recall/cosine plots; with stability rows
  * heavy_stability.csv and its plot; with Salca selections overshoot.csv and its plot.
  * With opts.timing also hbm_time.csv (policy, depth, window, jobs, tokens, ideal_cycles,
- * cycles, time_over_ideal, alpha, row_hits, row_misses).
+ * cycles, time_over_ideal, alpha, row_hits, row_misses); with opts.compare_presets also
+ * hbm_presets.csv (preset, then the same columns) and the plot hbm_presets_vs_window (alpha
+ * and time over ideal against the window W, a series per preset, two panels).
  * *rendered tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/ERR_EXTERNAL.
  */
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered);
@@ -174,6 +181,10 @@ struct conflicts_timing {
     double alpha;           /* cycles/spread_cycles */
 };
 int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct conflicts_timing *t);
+/* The same for preset k of hbm_timing_preset_names() under opts.compare_presets; ERR_USAGE
+ * without it or past the last preset or policy. */
+int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
+                            struct conflicts_timing *t);
 
 /* ---- heavy-channel stability and Salca overshoot (spec section 12 plots 7 and 8) ---- */
 

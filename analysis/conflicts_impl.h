@@ -101,7 +101,9 @@ struct conflicts {
     size_t over_bins;                 /* one past the last non-empty bin */
     uint64_t over_n, over_above;
     double over_sum;
-    struct tim *tim;      /* timing mode state (opts.timing), else NULL */
+    struct tim *tim; /* timing mode state (opts.timing), else NULL */
+    struct tim *cmp; /* per preset (opts.compare_presets), n_cmp entries, else NULL */
+    size_t n_cmp;
     struct selstruct *ss; /* selection structure per head class (conflicts_select.c) */
 };
 

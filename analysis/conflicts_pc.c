@@ -33,6 +33,39 @@ void conflicts_opts_default(struct conflicts_opts *o)
     o->method = 0;
 }
 
+/* Frees what timing state tm holds (not tm); NULL is a no-op. */
+static void tim_release(struct tim *tm)
+{
+    if (!tm)
+        return;
+    hbm_timing_work_release(&tm->work);
+    mem_free(tm->seq);
+    mem_free(tm->seq_pc);
+}
+
+/* One timing state per preset for opts.compare_presets: the main configuration with the
+ * preset's timing. 0 or ERR_NOMEM / ERR_CONFIG with e set. */
+static int compare_init(struct conflicts *c, struct errmsg *e)
+{
+    const char *const *names = hbm_timing_preset_names();
+    size_t n = 0;
+    while (names[n])
+        n++;
+    if (!(c->cmp = mem_calloc(n, sizeof *c->cmp)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    c->n_cmp = n;
+    for (size_t k = 0; k < n; k++) {
+        struct hbm_timing_cfg *cf = &c->cmp[k].cfg;
+        *cf = c->tim->cfg;
+        hbm_timing_preset(names[k], &cf->t);
+        cf->per_bank = cf->per_bank && cf->t.nREFIpb > 0;
+        int rc = hbm_timing_check(cf, e);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int conflicts_new(struct conflicts **out, const struct conflicts_opts *opts, struct errmsg *e)
 {
     *out = NULL;
@@ -94,6 +127,10 @@ int conflicts_new(struct conflicts **out, const struct conflicts_opts *opts, str
         }
         c->tim->cfg = *opts->timing;
         c->o.timing = &c->tim->cfg;
+        if (opts->compare_presets && (rc = compare_init(c, e)) < 0) {
+            conflicts_free(c);
+            return rc;
+        }
     }
     *out = c;
     return 0;
@@ -120,12 +157,11 @@ void conflicts_free(struct conflicts *c)
     mem_free(c->over);
     mem_free(c->jobs);
     mem_free(c->job_slots);
-    if (c->tim) {
-        hbm_timing_work_release(&c->tim->work);
-        mem_free(c->tim->seq);
-        mem_free(c->tim->seq_pc);
-        mem_free(c->tim);
-    }
+    tim_release(c->tim);
+    mem_free(c->tim);
+    for (size_t k = 0; c->cmp && k < c->n_cmp; k++)
+        tim_release(&c->cmp[k]);
+    mem_free(c->cmp);
     mem_free(c);
 }
 
@@ -183,10 +219,9 @@ int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32
 }
 
 /* Replays one job (pcs already mapped into c->pc) and its perfectly spread twin under
- * every policy in the timing mode; jobs run back to back for the refresh phase. */
-static int timing_job(struct conflicts *c, const uint32_t *idx, size_t n)
+ * every policy in timing state tm; jobs run back to back for the refresh phase. */
+static int timing_job(struct conflicts *c, struct tim *tm, const uint32_t *idx, size_t n)
 {
-    struct tim *tm = c->tim;
     uint32_t ha = c->o.map.h_att;
     if (hbm_timing_work_reserve(&tm->work, n, ha) < 0)
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
@@ -229,6 +264,17 @@ int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct con
     if (!c->tim || policy >= c->n_pol)
         return ERR_USAGE;
     *t = c->tim->acc[policy];
+    t->time_over_ideal = t->ideal_cycles ? (double)t->cycles / (double)t->ideal_cycles : 0;
+    t->alpha = t->spread_cycles ? (double)t->cycles / (double)t->spread_cycles : 0;
+    return 0;
+}
+
+int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
+                            struct conflicts_timing *t)
+{
+    if (!c->cmp || k >= c->n_cmp || policy >= c->n_pol)
+        return ERR_USAGE;
+    *t = c->cmp[k].acc[policy];
     t->time_over_ideal = t->ideal_cycles ? (double)t->cycles / (double)t->ideal_cycles : 0;
     t->alpha = t->spread_cycles ? (double)t->cycles / (double)t->spread_cycles : 0;
     return 0;
@@ -309,8 +355,11 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
                 gr->ajob_max[i] = a;
         }
     }
-    if (c->tim && (rc = timing_job(c, idx, n)) < 0)
+    if (c->tim && (rc = timing_job(c, c->tim, idx, n)) < 0)
         return rc;
+    for (size_t k = 0; c->cmp && k < c->n_cmp; k++)
+        if ((rc = timing_job(c, &c->cmp[k], idx, n)) < 0)
+            return rc;
     /* Conflicts per batch under each mapping (spec section 12 plot 2). */
     for (int m = 0; m < 3; m++) {
         if (!c->map_ok[m])

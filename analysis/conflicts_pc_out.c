@@ -385,13 +385,44 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     return conflicts_plot_done(c, p, dir, rendered);
 }
 
-/* hbm_time.csv: one row per policy of the timing mode. */
-static int write_timing(struct conflicts *c, const char *dir)
+/* The timing row of policy i (totals t) after the leading cells: the columns of
+ * hbm_time.csv from "policy" on. */
+static int timing_row(struct csv_writer *w, const struct conflicts *c, size_t i,
+                      const struct conflicts_timing *t)
 {
-    if (!c->tim)
+    const struct hbm_pc_policy_cfg *p = &c->pol[i].cfg;
+    int rc = csv_str(w, c->pol[i].name);
+    if (rc == 0)
+        rc = csv_u64(w, p->policy == HBM_PC_INORDER ? p->depth : 0);
+    if (rc == 0)
+        rc = csv_u64(w, p->policy == HBM_PC_WINDOW ? p->window : 0);
+    if (rc == 0)
+        rc = csv_u64(w, t->jobs);
+    if (rc == 0)
+        rc = csv_u64(w, t->tokens);
+    if (rc == 0)
+        rc = csv_u64(w, t->ideal_cycles);
+    if (rc == 0)
+        rc = csv_u64(w, t->cycles);
+    if (rc == 0)
+        rc = csv_f64(w, t->time_over_ideal);
+    if (rc == 0)
+        rc = csv_f64(w, t->alpha);
+    if (rc == 0)
+        rc = csv_u64(w, t->row_hits);
+    if (rc == 0)
+        rc = csv_u64(w, t->row_misses);
+    return rc == 0 ? csv_end_row(w) : rc;
+}
+
+/* hbm_time.csv: one row per policy of the timing mode; with compare (opts.compare_presets)
+ * hbm_presets.csv: one row per preset and policy, the preset first. */
+static int write_timing(struct conflicts *c, const char *dir, bool compare)
+{
+    if (!c->tim || (compare && !c->cmp))
         return 0;
     char path[4096];
-    snprintf(path, sizeof path, "%s/hbm_time.csv", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, compare ? "hbm_presets.csv" : "hbm_time.csv");
     struct csv_writer *w = NULL;
     int rc = csv_writer_open(&w, path, false, &c->err);
     if (rc < 0)
@@ -399,38 +430,24 @@ static int write_timing(struct conflicts *c, const char *dir)
     static const char *const cols[] = {"policy", "depth",        "window",    "jobs",
                                        "tokens", "ideal_cycles", "cycles",    "time_over_ideal",
                                        "alpha",  "row_hits",     "row_misses"};
+    if (compare)
+        rc = csv_str(w, "preset");
     for (size_t k = 0; k < sizeof cols / sizeof cols[0] && rc == 0; k++)
         rc = csv_str(w, cols[k]);
     if (rc == 0)
         rc = csv_end_row(w);
-    for (size_t i = 0; i < c->n_pol && rc == 0; i++) {
-        struct conflicts_timing t;
-        conflicts_timing_totals(c, i, &t);
-        const struct hbm_pc_policy_cfg *p = &c->pol[i].cfg;
-        rc = csv_str(w, c->pol[i].name);
-        if (rc == 0)
-            rc = csv_u64(w, p->policy == HBM_PC_INORDER ? p->depth : 0);
-        if (rc == 0)
-            rc = csv_u64(w, p->policy == HBM_PC_WINDOW ? p->window : 0);
-        if (rc == 0)
-            rc = csv_u64(w, t.jobs);
-        if (rc == 0)
-            rc = csv_u64(w, t.tokens);
-        if (rc == 0)
-            rc = csv_u64(w, t.ideal_cycles);
-        if (rc == 0)
-            rc = csv_u64(w, t.cycles);
-        if (rc == 0)
-            rc = csv_f64(w, t.time_over_ideal);
-        if (rc == 0)
-            rc = csv_f64(w, t.alpha);
-        if (rc == 0)
-            rc = csv_u64(w, t.row_hits);
-        if (rc == 0)
-            rc = csv_u64(w, t.row_misses);
-        if (rc == 0)
-            rc = csv_end_row(w);
-    }
+    for (size_t k = 0; k < (compare ? c->n_cmp : 1) && rc == 0; k++)
+        for (size_t i = 0; i < c->n_pol && rc == 0; i++) {
+            struct conflicts_timing t;
+            if (compare) {
+                conflicts_preset_totals(c, k, i, &t);
+                rc = csv_str(w, c->cmp[k].cfg.t.name);
+            } else {
+                conflicts_timing_totals(c, i, &t);
+            }
+            if (rc == 0)
+                rc = timing_row(w, c, i, &t);
+        }
     int crc = csv_writer_close(w);
     int en = errno; /* the cause when crc failed (csv.h) */
     if (rc == 0)
@@ -438,6 +455,53 @@ static int write_timing(struct conflicts *c, const char *dir)
     if (rc < 0)
         return errmsg_set(&c->err, rc, "cannot write '%s': %s", path, strerror(crc ? en : ENOMEM));
     return 0;
+}
+
+/* hbm_presets_vs_window: alpha (left) and time over ideal (right) of the window policies
+ * against W, one series per preset (opts.compare_presets; docs/models.md#hbm-timing-mode). */
+static int write_presets_plot(struct conflicts *c, const char *dir, bool *rendered)
+{
+    if (!c->cmp)
+        return 0;
+    size_t nw = 0;
+    double x[CONFLICTS_MAX_WINDOWS], ya[CONFLICTS_MAX_WINDOWS], yt[CONFLICTS_MAX_WINDOWS];
+    uint32_t ws[CONFLICTS_MAX_WINDOWS];
+    for (size_t k = 0; k < c->o.n_windows; k++)
+        if (c->o.windows[k] > 0)
+            ws[nw++] = c->o.windows[k];
+    if (nw == 0)
+        return 0;
+    struct plot *p = plot_new("hbm_presets_vs_window", PLOT_LINE);
+    if (!p)
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+    plot_title(p, "HBM parts: conflict factor and time over ideal vs reorder window W");
+    plot_size(p, 1100, 480);
+    int rc = plot_panels(p, 1, 2);
+    if (rc == 0)
+        rc = plot_panel(p, 0, "α = cycles / spread cycles (timing mode)", "window W", "tokens", "α",
+                        "");
+    if (rc == 0)
+        rc = plot_panel(p, 1, "time over ideal = cycles / ideal cycles", "window W", "tokens",
+                        "time over ideal", "");
+    if (rc == 0 && nw > 1)
+        plot_logscale(p, true, false);
+    for (size_t k = 0; k < c->n_cmp && rc == 0; k++) {
+        for (size_t j = 0; j < nw; j++) {
+            struct conflicts_timing t;
+            conflicts_preset_totals(c, k, window_policy(c, ws[j]), &t);
+            x[j] = ws[j];
+            ya[j] = t.alpha;
+            yt[j] = t.time_over_ideal;
+        }
+        rc = plot_series(p, 0, c->cmp[k].cfg.t.name, x, ya, nw);
+        if (rc == 0)
+            rc = plot_series(p, 1, c->cmp[k].cfg.t.name, x, yt, nw);
+    }
+    if (rc < 0) {
+        plot_free(p);
+        return errmsg_set(&c->err, rc, "out of memory");
+    }
+    return conflicts_plot_done(c, p, dir, rendered);
 }
 
 int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
@@ -460,7 +524,11 @@ int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
     if (rc == 0)
         rc = conflicts_write_overshoot(c, dir, &r);
     if (rc == 0)
-        rc = write_timing(c, dir);
+        rc = write_timing(c, dir, false);
+    if (rc == 0)
+        rc = write_timing(c, dir, true);
+    if (rc == 0)
+        rc = write_presets_plot(c, dir, &r);
     if (rendered)
         *rendered = r;
     return rc;

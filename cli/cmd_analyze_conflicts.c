@@ -37,6 +37,8 @@ enum {
     OPT_LAYOUT,
     OPT_REFRESH,
     OPT_OCCUPANCY,
+    OPT_PRESET,
+    OPT_COMPARE_PRESETS,
     OPT_STEPS,
     OPT_SYNTHETIC,
     OPT_N,
@@ -66,13 +68,18 @@ static const struct cli_opt opts[] = {
     {OPT_PER_JOB, "per-job", 0, CLI_ARG_NONE, NULL,
      "also write alpha_jobs.csv (slots of every policy per job)", 0},
     {OPT_TIMING, "timing", 0, CLI_ARG_NONE, NULL,
-     "also replay every policy against HBM2 DRAM timing (banks,\nrows, latency, refresh; "
+     "also replay every policy against HBM DRAM timing (banks,\nrows, latency, refresh; "
      "docs/models.md#hbm-timing-mode):\nwrites hbm_time.csv, prints time.POLICY=time_over_ideal",
      0},
     {OPT_LAYOUT, "layout", 0, CLI_ARG_STRING, "NAME",
      "timing: K/V placement kv_bg|one_bg|same_bank (kv_bg)", 0},
-    {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|off", "timing: model tRFC/tREFI refresh (on)",
-     0},
+    {OPT_PRESET, "preset", 0, CLI_ARG_STRING, "hbm2|hbm3|hbm3e",
+     "timing: DRAM part (hbm2; values and sources in\ndocs/models.md#hbm-timing-mode)", 0},
+    {OPT_COMPARE_PRESETS, "compare-presets", 0, CLI_ARG_NONE, NULL,
+     "timing: also replay every policy on each preset:\nhbm_presets.csv and the plot "
+     "hbm_presets_vs_window\n(alpha and time over ideal vs W per part)", 0},
+    {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|off|perbank",
+     "timing: all-bank refresh tRFC/tREFI, none, or per-bank\nrefresh (hbm3, hbm3e) (on)", 0},
     {OPT_OCCUPANCY, "occupancy", 0, CLI_ARG_STRING, "request|command|data",
      "timing: a token counts against D_f and W until its\nfirst read command (a read buffer of "
      "D_f x 8\nrequests per PC, as Ramulator 2's), its last read\ncommand, or until its data is "
@@ -410,10 +417,15 @@ static int parse_input_value(struct conflicts_args *a, int id, const char *v)
         if (hbm_timing_occupancy_parse(v, &a->tcfg.occupancy) < 0)
             return cli_usage_error(VERB, "bad --occupancy '%s' (data, command or request)", v);
         return 0;
+    case OPT_PRESET:
+        if (hbm_timing_preset(v, &a->tcfg.t) < 0)
+            return cli_usage_error(VERB, "bad --preset '%s' (hbm2, hbm3 or hbm3e)", v);
+        return 0;
     case OPT_REFRESH:
-        if (strcmp(v, "on") && strcmp(v, "off"))
-            return cli_usage_error(VERB, "bad --refresh '%s' (on or off)", v);
-        a->tcfg.refresh = !strcmp(v, "on");
+        if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "perbank"))
+            return cli_usage_error(VERB, "bad --refresh '%s' (on, off or perbank)", v);
+        a->tcfg.refresh = strcmp(v, "off") != 0;
+        a->tcfg.per_bank = !strcmp(v, "perbank");
         return 0;
     case OPT_SYNTHETIC:
         if (salca_synth_parse(v, &k) < 0)
@@ -464,7 +476,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             a->syn_only = p.opt->name;
         else if (id == OPT_METHOD || id == OPT_GROUP || id == OPT_STEPS)
             a->trace_only = p.opt->name;
-        else if (id == OPT_LAYOUT || id == OPT_REFRESH || id == OPT_OCCUPANCY)
+        else if (id == OPT_LAYOUT || id == OPT_REFRESH || id == OPT_OCCUPANCY || id == OPT_PRESET ||
+                 id == OPT_COMPARE_PRESETS)
             a->timing_only = p.opt->name;
         int rc = 0;
         if (id == CLI_ID_OUTPUT)
@@ -473,6 +486,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
             a->o.per_job = true;
         else if (id == OPT_TIMING)
             a->timing = true;
+        else if (id == OPT_COMPARE_PRESETS)
+            a->o.compare_presets = true;
         else if (id == CLI_ID_QUIET)
             a->quiet = progress_global_quiet = true;
         else if (id == CLI_ID_JSON)

@@ -32,6 +32,8 @@ enum {
     OPT_SEED,
     OPT_LAYOUT,
     OPT_P_ISS,
+    OPT_PRESET,
+    OPT_REFRESH,
 };
 
 /* clang-format off */
@@ -49,6 +51,10 @@ static const struct cli_opt opts[] = {
     {OPT_SEED, "seed", 0, CLI_ARG_STRING, "N", "hash map seed (0)", 0},
     {OPT_LAYOUT, "layout", 0, CLI_ARG_STRING, "kv_bg|one_bg|same_bank",
      "K/V placement in a PC (kv_bg)", 0},
+    {OPT_PRESET, "preset", 0, CLI_ARG_STRING, "hbm2|hbm3|hbm3e",
+     "DRAM part: address map, simulator configs (hbm2)", 0},
+    {OPT_REFRESH, "refresh", 0, CLI_ARG_STRING, "on|perbank",
+     "refresh manager of the Ramulator config (on: all-bank)", 0},
     {OPT_P_ISS, "p-iss", 0, CLI_ARG_STRING, "N",
      "tokens issued per token time, DRAMsim3 cycles (h_att)", 0},
     CLI_OPT_QUIET,
@@ -94,6 +100,9 @@ static bool parse_steps(const char *v, uint32_t *lo_out, uint32_t *hi_out)
     return true;
 }
 
+/* ramulator.trace, dramsim3.trace, jobs.csv, README.md, ramulator_config.py, dramsim3.ini */
+#define N_OUT 6
+
 struct out_file {
     const char *name;
     char path[4096];
@@ -111,7 +120,7 @@ struct hbm_args {
     struct hbm_pc_mapping pm;
     struct hbm_timing_cfg tc;
     /* options given on the command line, which a --hw config does not override */
-    bool g_pcs, g_map, g_seed, g_layout, g_piss, g_method;
+    bool g_pcs, g_map, g_seed, g_layout, g_piss, g_method, g_preset;
 };
 
 /* The mapping options that take a value into a; 0 or exit status 2. */
@@ -140,6 +149,16 @@ static int parse_map_value(struct hbm_args *a, int id, const char *v)
         if (hbm_timing_layout_parse(v, &a->tc.layout) < 0)
             return cli_usage_error(VERB, "bad --layout '%s' (kv_bg, one_bg or same_bank)", v);
         a->g_layout = true;
+        return 0;
+    case OPT_PRESET:
+        if (hbm_timing_preset(v, &a->tc.t) < 0)
+            return cli_usage_error(VERB, "bad --preset '%s' (hbm2, hbm3 or hbm3e)", v);
+        a->g_preset = true;
+        return 0;
+    case OPT_REFRESH:
+        if (strcmp(v, "on") && strcmp(v, "perbank"))
+            return cli_usage_error(VERB, "bad --refresh '%s' (on or perbank)", v);
+        a->tc.per_bank = !strcmp(v, "perbank");
         return 0;
     default: /* OPT_P_ISS */
         if (!cli_parse_i64(v, &n) || n < 1 || n > 4096)
@@ -242,7 +261,8 @@ static int apply_hw_config(struct hbm_args *a)
         a->method = hw_config_int(cfg, "method");
     if (!a->g_layout)
         hbm_timing_layout_parse(hw_config_str(cfg, "hbm.layout"), &a->tc.layout);
-    hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &a->tc.t);
+    if (!a->g_preset)
+        hbm_timing_preset(hw_config_str(cfg, "hbm.preset"), &a->tc.t);
     int64_t tb = hw_config_int(cfg, "hbm.token_bytes");
     a->tc.token_bytes = (uint32_t)(tb ? tb : 2 * hw_config_int(cfg, "d"));
     hw_config_free(cfg);
@@ -257,7 +277,7 @@ static int apply_hw_config(struct hbm_args *a)
 /* The export run: its outputs, the selection buffer and the running counts. */
 struct hbm_run {
     const struct hbm_args *a;
-    struct out_file outs[4];
+    struct out_file outs[N_OUT];
     bool want[2];
     uint32_t *idx;
     size_t idx_cap;
@@ -269,19 +289,20 @@ struct hbm_run {
 /* Sets the output paths of run and refuses a trace among them; 0 or exit status 2. */
 static int output_paths(struct hbm_run *run)
 {
-    static const char *const names[4] = {"ramulator.trace", "dramsim3.trace", "jobs.csv",
-                                         "README.md"};
+    static const char *const names[N_OUT] = {
+        "ramulator.trace", "dramsim3.trace",      "jobs.csv",
+        "README.md",       "ramulator_config.py", "dramsim3.ini"};
     const char *dir = run->a->dir;
-    const char *outp[5];
+    const char *outp[N_OUT + 1];
     size_t n_out = 0;
     run->want[0] = strcmp(run->a->fmt, "dramsim3") != 0;
     run->want[1] = strcmp(run->a->fmt, "ramulator") != 0;
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < N_OUT; k++) {
         run->outs[k].name = names[k];
         if (snprintf(run->outs[k].path, sizeof run->outs[k].path, "%s/%s", dir, names[k]) >=
             (int)sizeof run->outs[k].path)
             return cli_usage_error(VERB, "output folder name too long");
-        if (k >= 2 || run->want[k])
+        if ((k >= 2 && k < 4) || run->want[k % 2])
             outp[n_out++] = run->outs[k].path;
     }
     outp[n_out++] = dir;
@@ -409,13 +430,21 @@ static int finish_outputs(struct hbm_run *run, FILE *f)
         if (run->want[k])
             names[nn++] = run->outs[k].name;
     struct errmsg e = {0};
-    int rc = sink_open_file(&run->outs[3].k, run->outs[3].path, &e);
-    if (rc < 0)
-        return cli_fail(rc, errmsg_text(&e));
-    run->outs[3].open = true;
-    if (hbm_export_readme(&run->outs[3].k, &a->tc, &a->pm, a->p_iss, names) < 0)
-        return -1;
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 3; k < N_OUT; k++) {
+        struct out_file *o = &run->outs[k];
+        if (k > 3 && !run->want[k % 2])
+            continue;
+        int rc = sink_open_file(&o->k, o->path, &e);
+        if (rc < 0)
+            return cli_fail(rc, errmsg_text(&e));
+        o->open = true;
+        rc = k == 3   ? hbm_export_readme(&o->k, &a->tc, &a->pm, a->p_iss, names)
+             : k == 4 ? hbm_export_ramulator_py(&o->k, &a->tc, &a->pm, a->p_iss)
+                      : hbm_export_dramsim3_ini(&o->k, &a->tc, a->pm.h_att);
+        if (rc < 0)
+            return -1;
+    }
+    for (size_t k = 0; k < N_OUT; k++) {
         if (!run->outs[k].open)
             continue;
         run->outs[k].open = false;
@@ -462,7 +491,7 @@ static int run_export(void *ctx, FILE *f)
     }
     if (!status && !a->quiet)
         fprintf(stderr, "acceltrace: wrote %s in %.2f s\n", a->dir, progress_now_s() - t_start);
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < N_OUT; k++) {
         hbm_export_free(run.outs[k].x);
         if (run.outs[k].open)
             sink_close(&run.outs[k].k);

@@ -15,14 +15,16 @@
  *   byte within the burst  log2(burst_bytes)        [5]   always 0
  *   column (burst index)   log2(page/burst_bytes)   [5]
  *   pseudo-channel p       log2(h_att)              [4]
- *   bank group             log2(n_bg)               [2]
+ *   stack ID (SID)         log2(n_sid)              [0; 1 for hbm3 and hbm3e]
+ *   bank group in the SID  log2(n_bg)               [2]
  *   bank in the group      log2(n_banks)            [2]
  *   row                    the remaining bits
- * Ramulator 2 (HBM2 preset, h_att/2 channels of 2 PCs, CacheLineInterleave with
- * interleave_bits = column bits, RoBaRaCoCh) decodes this as channel = p mod (h_att/2),
- * pseudo-channel = p / (h_att/2), then bank group, bank, row; DRAMsim3 with h_att channels
- * of 64 bits and address_mapping robabgrachco decodes channel = p. Every field width must be
- * a power of two (h_att >= 2, n_bg, n_banks, page/burst, burst).
+ * Ramulator 2 (its HBM2 standard for hbm2, HBM3 for hbm3 and hbm3e; h_att/2 channels of 2
+ * PCs, CacheLineInterleave with interleave_bits = column bits, RoBaRaCoCh) decodes this as
+ * channel = p mod (h_att/2), pseudo-channel = p / (h_att/2), then SID (HBM3), bank group,
+ * bank, row; DRAMsim3 with h_att channels of dq_bits and address_mapping robabgrachco
+ * decodes channel = p (SIDs as further bank groups: DRAMsim3 has no SID). Every field width
+ * must be a power of two (h_att >= 2, n_sid, n_bg, n_banks, page/burst, burst).
  *
  * Line formats (one read per line, no header: both readers take every line as a request):
  *   ramulator : "LD 0x<hex address>"                (Ramulator 2 LoadStoreTrace)
@@ -56,6 +58,7 @@ struct hbm_export_map {
     uint32_t off_bits; /* byte within a burst */
     uint32_t col_bits; /* burst column within a page */
     uint32_t pc_bits;  /* pseudo-channel */
+    uint32_t sid_bits; /* stack ID (0 for one SID) */
     uint32_t bg_bits;  /* bank group */
     uint32_t ba_bits;  /* bank within the group */
 };
@@ -71,7 +74,8 @@ int hbm_export_map_init(struct hbm_export_map *m, const struct hbm_timing_cfg *c
 uint64_t hbm_export_addr(const struct hbm_export_map *m, uint32_t pc, uint32_t bank_id,
                          uint64_t row, uint32_t col);
 
-/* Inverse of hbm_export_addr: the fields of addr (bank group and bank apart). */
+/* Inverse of hbm_export_addr: the fields of addr (bank group and bank apart; *bg is the
+ * bank group over all SIDs, sid x n_bg + group, as in the bank id). */
 void hbm_export_decode(const struct hbm_export_map *m, uint64_t addr, uint32_t *pc, uint32_t *bg,
                        uint32_t *bank, uint64_t *row, uint32_t *col);
 
@@ -97,6 +101,20 @@ uint64_t hbm_export_bytes(const struct hbm_export *x);
 int hbm_export_finish(struct hbm_export *x);
 /* Frees the writer (not the sink); NULL is a no-op. */
 void hbm_export_free(struct hbm_export *x);
+
+/*
+ * A DRAMsim3 configuration (.ini) for c over h_att PCs: one DRAMsim3 channel per PC, the
+ * preset's organization and timing (SIDs folded into bank groups), open page,
+ * robabgrachco. 0 or ERR_IO / ERR_CONFIG.
+ */
+int hbm_export_dramsim3_ini(struct sink *k, const struct hbm_timing_cfg *c, uint32_t h_att);
+
+/*
+ * A Ramulator 2.1 Python configuration for c over pm (the README's, as a file that runs
+ * against ramulator.trace in the same folder). 0 or ERR_IO / ERR_CONFIG.
+ */
+int hbm_export_ramulator_py(struct sink *k, const struct hbm_timing_cfg *c,
+                            const struct hbm_pc_mapping *pm, uint32_t p_iss);
 
 /*
  * A README (Markdown) for a folder of exported traces: the bit map with c's widths, how to

@@ -1,10 +1,14 @@
 /*
  * hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19; docs/models.md
  * "HBM timing mode"). hbm_pc counts service slots of zero-latency PCs; this module replays
- * the same K/V gathers against per-PC DRAM timing: bank groups x banks with one open row
- * each, column reads spaced by nCCDS (other bank group) or nCCDL (same bank group), ACT/PRE
- * bounded by tRCD, tRP, tRAS, tRC, tRRD and tFAW, a read latency (controller + CL + burst)
- * during which a token stays in flight, and all-bank refresh (tRFC every tREFI).
+ * the same K/V gathers against per-PC DRAM timing: stack IDs (SIDs) x bank groups x banks
+ * with one open row each, column reads spaced by nCCDS (other bank group of the SID), nCCDL
+ * (same bank group) or nCCDR (other SID), ACT/PRE bounded by tRCD, tRP, tRAS, tRC, tRRD,
+ * tRRD_L (same bank group), tFAW and tRTP (read to PRE), a read latency (controller + CL +
+ * burst) during which a token stays in flight, and all-bank refresh (tRFC every tREFI) or
+ * per-bank refresh (bank b busy tRFCpb from j·tREFIpb, j = b mod banks, j >= 1). Presets
+ * hbm2, hbm3, hbm3e (docs/models.md#hbm-timing-mode). Bank groups are numbered over all
+ * SIDs, SID-major (group g is in SID g / n_bg); the layouts below see n_sid x n_bg groups.
  *
  * Units: every time is in DRAM clock cycles (tCK). A token is token_bytes on its PC (half
  * K, half V), read as bursts of burst_bytes. Token i of a job sits at position j = i/h_att
@@ -34,7 +38,9 @@
  * read command (occupancy command) or when its data is back (occupancy data: a front end
  * that counts tokens until their data returns). Refresh: a command that falls
  * in [m·tREFI, m·tREFI + tRFC) (m >= 1, absolute time t0 + t) moves to the window's end and rows
- * opened before the refresh are closed after it.
+ * opened before the refresh are closed after it; per-bank refresh does the same for the
+ * commands of the refreshing bank only, and FR-FCFS then passes over tokens whose banks
+ * are refreshing.
  *
  * Nothing here allocates except hbm_timing_work_reserve; nothing prints.
  */
@@ -60,25 +66,40 @@ enum hbm_timing_layout {
 int hbm_timing_layout_parse(const char *s, enum hbm_timing_layout *out);
 const char *hbm_timing_layout_name(enum hbm_timing_layout l);
 
-/* DRAM timing of one pseudo-channel; every n* field in cycles of tck_ns. */
+/* DRAM timing of one pseudo-channel; every n* field in cycles of tck_ns. Presets and the
+ * source of every value: docs/models.md#hbm-timing-mode ("Presets"). */
 struct hbm_timing_params {
     char name[16];
     double tck_ns;          /* clock period */
-    uint32_t n_bg, n_banks; /* bank groups per PC, banks per group */
+    double gbps;            /* data rate per DQ pin, Gb/s */
+    uint32_t dq_bits;       /* DQ width of a PC */
+    uint32_t pcs_per_stack; /* pseudo-channels of one stack */
+    uint32_t n_sid;         /* stack IDs per PC (8-high HBM3: 2); each has n_bg x n_banks */
+    uint32_t n_bg, n_banks; /* bank groups per SID, banks per group */
     uint32_t page_bytes;    /* row (page) size per PC */
     uint32_t burst_bytes;   /* bytes of one read (bus width x burst length) */
     uint32_t nBL;           /* data-bus cycles of one read */
-    uint32_t nCCDS, nCCDL;  /* read to read, other / same bank group */
-    uint32_t nRCD, nCL, nRP, nRAS, nRC, nRRD, nFAW;
-    uint32_t nRFC, nREFI; /* all-bank refresh: busy nRFC every nREFI */
-    uint32_t n_ctrl;      /* controller latency before the first command */
+    uint32_t nCCDS, nCCDL;  /* read to read, other / same bank group (same SID) */
+    uint32_t nCCDR;         /* read to read, other SID */
+    uint32_t nRCD, nCL, nRP, nRAS, nRC;
+    uint32_t nRRD, nRRDL; /* ACT to ACT, any bank / same bank group */
+    uint32_t nFAW;
+    uint32_t nRTP;            /* read to PRE of its bank */
+    uint32_t nRFC, nREFI;     /* all-bank refresh: busy nRFC every nREFI */
+    uint32_t nRFCpb, nREFIpb; /* per-bank refresh (0: the part has none): one bank busy nRFCpb,
+                               * the next bank nREFIpb later */
+    uint32_t n_ctrl;          /* controller latency before the first command */
 };
 
-/* Preset by name ("hbm2": JEDEC JESD235 HBM2 2000 Mbps, 8 Gb; values in the .c file).
- * 0 or ERR_USAGE for an unknown name. */
+/* Preset by name ("hbm2", "hbm3", "hbm3e"; values and sources in the .c file and
+ * docs/models.md). 0 or ERR_USAGE for an unknown name. */
 int hbm_timing_preset(const char *name, struct hbm_timing_params *out);
 /* Names of the presets, NULL-terminated. */
 const char *const *hbm_timing_preset_names(void);
+/* Banks of one PC: n_sid x n_bg x n_banks. */
+uint32_t hbm_timing_banks(const struct hbm_timing_params *t);
+/* Peak read bandwidth of one PC, GB/s: dq_bits x gbps / 8. */
+double hbm_timing_pc_peak_gbs(const struct hbm_timing_params *t);
 
 /* When a token stops counting against D_f / W. */
 enum hbm_timing_occupancy {
@@ -96,7 +117,9 @@ struct hbm_timing_cfg {
     struct hbm_timing_params t;
     enum hbm_timing_layout layout;
     uint32_t token_bytes; /* bytes per token per PC, K half then V half (256) */
-    bool refresh;         /* model tRFC/tREFI */
+    bool refresh;         /* model refresh (all-bank, or per-bank with per_bank) */
+    bool per_bank;        /* per-bank refresh (REFpb, nRFCpb every nREFIpb) instead of
+                           * all-bank; needs a preset with nREFIpb > 0 */
     enum hbm_timing_occupancy occupancy;
 };
 

@@ -377,13 +377,17 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
                   "stage A memory time: fast = slots x t_slot / beta_att [spec 10]; timing = "
                   "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
-    HW_KEY_STRING("hbm.preset", "hbm2", "hbm2", "DRAM timing preset [JEDEC JESD235]"),
+    HW_KEY_STRING("hbm.preset", "hbm2", "hbm2|hbm3|hbm3e",
+                  "DRAM timing preset: hbm2 [JEDEC JESD235], hbm3 [Ramulator 2.1 HBM3_6400Mbps], "
+                  "hbm3e [gem5 HBM_9600_8H_1x64]; docs/models.md#hbm-timing-mode"),
     HW_KEY_STRING("hbm.layout", "kv_bg", "kv_bg|one_bg|same_bank",
                   "K/V placement in a PC: K|V across bank groups, in one bank group, or K and "
                   "V arrays in one bank [decision, issue 19]"),
     HW_KEY_INT("hbm.token_bytes", "B", 0, 65536, 0,
                "bytes per token per PC (K half, V half); 0 = b_att/8 [derived]"),
-    HW_KEY_BOOL("hbm.refresh", 1, "model all-bank refresh tRFC/tREFI [JEDEC JESD235]"),
+    HW_KEY_BOOL("hbm.refresh", 1, "model refresh (all-bank tRFC/tREFI) [JEDEC JESD235]"),
+    HW_KEY_BOOL("hbm.refresh_per_bank", 0,
+                "per-bank refresh tRFCpb/tREFIpb instead of all-bank (hbm3, hbm3e) [preset]"),
     HW_KEY_STRING("hbm.occupancy", "request", "request|command|data",
                   "a token counts against D_f / W until its data is back, its last or its "
                   "first read command [decision, issue 19]"),
@@ -472,6 +476,7 @@ static int params_from_config(const struct hw_config *cfg, struct salca_pipe_par
         return errmsg_set(e, ERR_CONFIG, "bad hbm.preset, hbm.layout or hbm.occupancy");
     p->hbm.token_bytes = (uint32_t)hw_config_int(cfg, "hbm.token_bytes");
     p->hbm.refresh = hw_config_bool(cfg, "hbm.refresh");
+    p->hbm.per_bank = hw_config_bool(cfg, "hbm.refresh_per_bank");
     return salca_pipe_params_finish(p, e);
 }
 

@@ -67,6 +67,53 @@ static void test_bit_map(void **state)
     assert_int_equal(hbm_export_format_parse("ramulator2", &f), ERR_USAGE);
 }
 
+/* hbm3: a SID bit between the PC and the bank group (Ramulator 2.1's HBM3 levels
+ * PseudoChannel, Sid, BankGroup, Bank, Row above the column); decode gives the bank group
+ * over both SIDs, as the bank id holds it. The configs name HBM3 and every timing. */
+static void test_bit_map_hbm3(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c;
+    hbm_timing_cfg_default(&c);
+    assert_int_equal(hbm_timing_preset("hbm3e", &c.t), 0);
+    struct hbm_export_map m;
+    assert_int_equal(hbm_export_map_init(&m, &c, 16, NULL), 0);
+    assert_int_equal(m.sid_bits, 1);
+    assert_int_equal(m.bg_bits, 2);
+    /* PC 5, SID 1, bank group 2 (group 6 over both SIDs), bank 3: id 6 x 4 + 3 = 27 */
+    uint64_t a = hbm_export_addr(&m, 5, 27, 9, 17);
+    assert_int_equal(a, (((((((9ull << 2) | 3) << 2 | 2) << 1 | 1) << 4 | 5) << 5) | 17) << 5);
+    uint32_t pc, bg, ba, col;
+    uint64_t row;
+    hbm_export_decode(&m, a, &pc, &bg, &ba, &row, &col);
+    assert_int_equal(pc, 5);
+    assert_int_equal(bg, 6);
+    assert_int_equal(ba, 3);
+    assert_int_equal(row, 9);
+    assert_int_equal(col, 17);
+    struct hbm_pc_mapping pm = {HBM_PC_MAP_MOD, 16, 0};
+    struct buf b;
+    buf_init(&b);
+    struct sink k;
+    sink_init_mem(&k, &b);
+    assert_int_equal(hbm_export_ramulator_py(&k, &c, &pm, 16), 0);
+    assert_int_equal(hbm_export_dramsim3_ini(&k, &c, 16), 0);
+    uint8_t zero = 0;
+    assert_int_equal(sink_write(&k, &zero, 1), 0);
+    const char *buf = (const char *)b.data;
+    /* half-clock ticks: 4 reads per tick is the peak of 16 PCs at one read per 2 clocks */
+    assert_non_null(strstr(buf, "LoadStoreTrace(clock_ratio=4,"));
+    assert_non_null(strstr(buf, "ramulator.dram.HBM3("));
+    assert_non_null(strstr(buf, "nRCDRD=34, nRP=34, nRAS=70, nRC=104"));
+    assert_non_null(strstr(buf, "nRFC=840, nREFI=9360"));
+    assert_non_null(strstr(buf, "bankgroups = 8\nbanks_per_group = 4"));
+    assert_non_null(strstr(buf, "tRCDRD = 34\n"));
+    /* 1 KiB page: 64 DRAMsim3 HBM columns of 2 x 64 bits */
+    assert_non_null(strstr(buf, "columns = 64\ndevice_width = 64\nBL = 4\n"));
+    assert_non_null(strstr(buf, "channels = 16\n"));
+    buf_release(&b);
+}
+
 /* Parses one line at *p: ramulator "LD 0x<hex>\n", dramsim3 "0x<hex> READ <dec>\n".
  * Advances *p; false on any deviation. */
 static bool parse_line(const char **p, const char *end, enum hbm_export_format f, uint64_t *addr,
@@ -224,6 +271,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bit_map),
+        cmocka_unit_test(test_bit_map_hbm3),
         cmocka_unit_test(test_read_back),
         cmocka_unit_test(test_readme),
     };

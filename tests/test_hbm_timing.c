@@ -6,8 +6,10 @@
  * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -359,6 +361,229 @@ static void test_empty(void **state)
     assert_int_equal(r.row_hits + r.row_misses, 0);
 }
 
+/* ---- hbm3 / hbm3e presets (docs/models.md#hbm-timing-mode, "Presets") ---- */
+
+static struct hbm_timing_cfg cfg_preset(const char *name)
+{
+    struct hbm_timing_cfg c = cfg_norefresh();
+    assert_int_equal(hbm_timing_preset(name, &c.t), 0);
+    assert_int_equal(hbm_timing_check(&c, NULL), 0);
+    return c;
+}
+
+/* One token on hbm3, by hand: ACT K at 0, ACT V at nRRD 4, K0 at nRCD 31, V0 at 35, six
+ * more reads at nCCDS 2 (K and V in bank groups of one SID), then CL 20 + nBL 2: 69. */
+static void test_hbm3_one_token(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_preset("hbm3");
+    assert_int_equal(hbm_timing_banks(&c.t), 32);
+    assert_int_equal(hbm_timing_token_cycles(&c), 16);
+    uint32_t idx[] = {0};
+    assert_int_equal(run(&c, &INORD1, idx, 1, 0).cycles, 4 + 31 + 6 * 2 + 20 + 2);
+    /* hbm3e: nRRD 8 + nRCD 34 + 6 nCCDS + CL 44 + nBL 2 */
+    struct hbm_timing_cfg e = cfg_preset("hbm3e");
+    assert_int_equal(run(&e, &INORD1, idx, 1, 0).cycles, 8 + 34 + 6 * 2 + 44 + 2);
+}
+
+/* tCCDR applies between reads of two SIDs only: position 16 (chunk 2) lies in SID 1,
+ * position 8 (chunk 1) in SID 0 beside position 0. */
+static void test_hbm3_sid_gap(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_preset("hbm3"), w = c;
+    w.t.nCCDR = 40;
+    uint32_t other_sid[] = {0, 16 * 16}, same_sid[] = {0, 8 * 16};
+    uint32_t bank, col;
+    int64_t row;
+    hbm_timing_place(&c, 16, 0, &bank, &row, &col);
+    assert_int_equal(bank / (c.t.n_bg * c.t.n_banks), 1);
+    hbm_timing_place(&c, 8, 1, &bank, &row, &col);
+    assert_int_equal(bank / (c.t.n_bg * c.t.n_banks), 0);
+    assert_true(run(&w, &WIN128, other_sid, 2, 0).cycles >
+                run(&c, &WIN128, other_sid, 2, 0).cycles);
+    assert_int_equal(run(&w, &WIN128, same_sid, 2, 0).cycles,
+                     run(&c, &WIN128, same_sid, 2, 0).cycles);
+}
+
+/* tRRD_L spaces the two ACTs of one_bg (K and V in one bank group), not of kv_bg. */
+static void test_hbm3_rrd_l(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_preset("hbm3");
+    uint32_t idx[] = {0};
+    struct hbm_timing_cfg l = c;
+    l.t.nRRDL = 30;
+    assert_int_equal(run(&l, &INORD1, idx, 1, 0).cycles, run(&c, &INORD1, idx, 1, 0).cycles);
+    c.layout = l.layout = HBM_TIMING_ONE_BG;
+    /* ACT V at nRRDL after ACT K: V0 at 30 + 31, then 6 more reads at nCCDL 4, CL + nBL */
+    assert_int_equal(run(&l, &INORD1, idx, 1, 0).cycles, 30 + 31 + 6 * 4 + 20 + 2);
+}
+
+/* tRTP delays the PRE of a row conflict: two tokens in the same banks, another row. */
+static void test_hbm3_rtp(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_preset("hbm3"), l = c;
+    l.t.nRTP = 60;
+    /* position 128 = chunk 16: the banks of position 0, row 1 */
+    uint32_t idx[] = {0, 128 * 16}, bank0, bank1, col;
+    int64_t row0, row1;
+    hbm_timing_place(&c, 0, 0, &bank0, &row0, &col);
+    hbm_timing_place(&c, 128, 0, &bank1, &row1, &col);
+    assert_int_equal(bank0, bank1);
+    assert_int_equal(row1, row0 + 1);
+    uint64_t a = run(&c, &INORD1, idx, 2, 0).cycles, b = run(&l, &INORD1, idx, 2, 0).cycles;
+    /* D_f 1, data occupancy: the second token starts when the first one's data is back (69);
+     * K's PRE waits for max(69, tRAS from its ACT at 0, its last read at 45 + tRTP): 69 with
+     * tRTP 9, 105 with tRTP 60 */
+    assert_int_equal(b - a, (45 + 60) - 69);
+}
+
+/* Per-bank refresh: a job starting at bank 0's refresh (t0 = 32 x nREFIpb) waits nRFCpb
+ * for K's ACT; bank 4 (V) is not refreshing, so the token is 69 + 320 cycles. All-bank
+ * refresh at t0 = nREFI delays both ACTs by nRFC. */
+static void test_hbm3_refresh(void **state)
+{
+    (void)state;
+    struct hbm_timing_cfg c = cfg_preset("hbm3");
+    uint32_t idx[] = {0};
+    c.refresh = true;
+    assert_int_equal(run(&c, &INORD1, idx, 1, 6240).cycles, 69 + 560);
+    c.per_bank = true;
+    assert_int_equal(hbm_timing_check(&c, NULL), 0);
+    assert_int_equal(run(&c, &INORD1, idx, 1, 32 * 195).cycles, 69 + 320);
+    assert_int_equal(run(&c, &INORD1, idx, 1, 0).cycles, 69); /* no refresh at 0 */
+    /* windows overlap (nRFCpb 320 > nREFIpb 195): at 33 x 195 bank 0 still refreshes for
+     * 125 cycles; once it is done (bank 1 refreshing) bank 0 does not wait */
+    assert_int_equal(run(&c, &INORD1, idx, 1, 33 * 195).cycles, 69 + 125);
+    assert_int_equal(run(&c, &INORD1, idx, 1, 32 * 195 + 320).cycles, 69);
+    /* hbm2 has no per-bank refresh */
+    struct hbm_timing_cfg h;
+    hbm_timing_cfg_default(&h);
+    h.per_bank = true;
+    assert_int_equal(hbm_timing_check(&h, NULL), ERR_CONFIG);
+}
+
+/*
+ * A perfectly spread stream (tokens 0..N-1, mod map, 16 PCs, window 1024) reaches each
+ * part's sustained read bandwidth: peak = dq_bits x Gb/s / 8 per PC (the sources' data rate
+ * and width) times 1 - tRFC/tREFI (the refresh duty cycle of the same source), within the
+ * Salca paper's sequential HBM efficiency beta_pre = 0.95; never above the peak.
+ */
+static void test_spread_bandwidth(void **state)
+{
+    (void)state;
+    static const struct hbm_pc_policy_cfg WIN1024 = {HBM_PC_WINDOW, 16, 1, 1024};
+    const char *const *names = hbm_timing_preset_names();
+    size_t n = 16 * 4000;
+    uint32_t *idx = malloc(n * sizeof *idx);
+    assert_non_null(idx);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)i;
+    for (size_t k = 0; names[k]; k++) {
+        struct hbm_timing_cfg c;
+        hbm_timing_cfg_default(&c);
+        assert_int_equal(hbm_timing_preset(names[k], &c.t), 0);
+        struct hbm_timing_result r = run(&c, &WIN1024, idx, n, 0);
+        double bytes_pc = (double)(n / 16) * c.token_bytes;
+        double gbs = bytes_pc / ((double)r.cycles * c.t.tck_ns);
+        double peak = hbm_timing_pc_peak_gbs(&c.t);
+        double sustained = peak * (1.0 - (double)c.t.nRFC / c.t.nREFI);
+        printf("%s: spread stream %.2f GB/s per PC, peak %.2f, sustained %.2f (%.3f)\n", names[k],
+               gbs, peak, sustained, gbs / sustained);
+        /* the data bus: one read of burst_bytes per nBL cycles is the peak */
+        assert_true(fabs(c.t.burst_bytes / (c.t.nBL * c.t.tck_ns) - peak) < 1e-6 * peak);
+        assert_true(gbs <= peak);
+        assert_true(gbs >= 0.95 * sustained);
+        /* refresh off: the whole peak within 0.95 */
+        c.refresh = false;
+        r = run(&c, &WIN1024, idx, n, 0);
+        gbs = bytes_pc / ((double)r.cycles * c.t.tck_ns);
+        assert_true(gbs <= peak && gbs >= 0.95 * peak);
+    }
+    free(idx);
+}
+
+/* The value of field f of preset t (the names of the docs/models.md preset table). */
+static bool preset_field(const struct hbm_timing_params *t, const char *f, double *v)
+{
+    const struct {
+        const char *name;
+        double v;
+    } fields[] = {
+        {"tCK", t->tck_ns},        {"Gb/s", t->gbps},       {"dq_bits", t->dq_bits},
+        {"PCs", t->pcs_per_stack}, {"SIDs", t->n_sid},      {"bank groups", t->n_bg},
+        {"banks", t->n_banks},     {"page", t->page_bytes}, {"burst", t->burst_bytes},
+        {"nBL", t->nBL},           {"nCCDS", t->nCCDS},     {"nCCDL", t->nCCDL},
+        {"nCCDR", t->nCCDR},       {"nRCD", t->nRCD},       {"nCL", t->nCL},
+        {"nRP", t->nRP},           {"nRAS", t->nRAS},       {"nRC", t->nRC},
+        {"nRRD", t->nRRD},         {"nRRDL", t->nRRDL},     {"nFAW", t->nFAW},
+        {"nRTP", t->nRTP},         {"nRFC", t->nRFC},       {"nREFI", t->nREFI},
+        {"nRFCpb", t->nRFCpb},     {"nREFIpb", t->nREFIpb}, {"n_ctrl", t->n_ctrl},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(f, fields[i].name)) {
+            *v = fields[i].v;
+            return true;
+        }
+    return false;
+}
+
+/*
+ * docs/models.md's preset table (rows "| `FIELD` | hbm2 | hbm3 | hbm3e | ..." between the
+ * markers <!-- hbm-presets --> and <!-- /hbm-presets -->) holds the numbers of the preset
+ * table in replay/hbm_timing.c: every field once, every value equal (tCK to 4 decimals).
+ * make test runs from the repository root; ACCELTRACE_DOCS names another docs folder.
+ */
+static void test_presets_match_docs(void **state)
+{
+    (void)state;
+    const char *dir = getenv("ACCELTRACE_DOCS") ? getenv("ACCELTRACE_DOCS") : "docs";
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/models.md", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cannot open '%s'\n", path);
+        fail();
+    }
+    const char *pn[3] = {"hbm2", "hbm3", "hbm3e"};
+    struct hbm_timing_params t[3];
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(hbm_timing_preset(pn[k], &t[k]), 0);
+    bool in = false;
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "<!-- hbm-presets -->"))
+            in = true;
+        else if (strstr(line, "<!-- /hbm-presets -->"))
+            in = false;
+        if (!in || strncmp(line, "| `", 3))
+            continue;
+        char name[64];
+        double v[3];
+        int used = 0;
+        assert_int_equal(
+            sscanf(line, "| `%63[^`]` | %lf | %lf | %lf |%n", name, &v[0], &v[1], &v[2], &used), 4);
+        for (int k = 0; k < 3; k++) {
+            double want = 0;
+            if (!preset_field(&t[k], name, &want)) {
+                fprintf(stderr, "unknown field '%s' in %s\n", name, path);
+                fail();
+            }
+            double tol = !strcmp(name, "tCK") ? 5e-5 : 1e-9;
+            if (fabs(v[k] - want) > tol) {
+                fprintf(stderr, "%s: %s %g in %s, %g in the preset\n", pn[k], name, v[k], path,
+                        want);
+                fail();
+            }
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 27); /* every field of preset_field, once */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +599,13 @@ int main(void)
         cmocka_unit_test(test_same_bank_slower),
         cmocka_unit_test(test_refresh_adds),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_hbm3_one_token),
+        cmocka_unit_test(test_hbm3_sid_gap),
+        cmocka_unit_test(test_hbm3_rrd_l),
+        cmocka_unit_test(test_hbm3_rtp),
+        cmocka_unit_test(test_hbm3_refresh),
+        cmocka_unit_test(test_spread_bandwidth),
+        cmocka_unit_test(test_presets_match_docs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,9 +14,20 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$A" capture salca --source synthetic -q -q --length 4096 --steps 3 --layers 2 --heads 2 --threads 1 \
     --methods salca -o "$tmp/s.atr" > /dev/null
 "$A" export hbm-trace "$tmp/s.atr" -o "$tmp/ex" > "$tmp/ex.txt"
-for f in ramulator.trace dramsim3.trace jobs.csv README.md; do
+for f in ramulator.trace dramsim3.trace jobs.csv README.md ramulator_config.py dramsim3.ini; do
     [ -s "$tmp/ex/$f" ] || { echo "missing $f"; exit 1; }
 done
+grep -q 'ramulator.dram.HBM2(' "$tmp/ex/ramulator_config.py"
+# --preset hbm3: Ramulator's HBM3 standard at half-clock ticks, a SID bit in the map,
+# the same number of lines
+"$A" export hbm-trace "$tmp/s.atr" --preset hbm3 -o "$tmp/h3" > "$tmp/h3.txt"
+grep -q 'ramulator.dram.HBM3(.*' "$tmp/h3/ramulator_config.py"
+grep -q 'LoadStoreTrace(clock_ratio=4,' "$tmp/h3/ramulator_config.py"
+grep -q 'nRCDRD=31, nRP=26, nRAS=45, nRC=72' "$tmp/h3/ramulator_config.py"
+grep -q '^bankgroups = 8$' "$tmp/h3/dramsim3.ini"
+grep -q 'stack ID (SID)' "$tmp/h3/README.md"
+[ "$(wc -l < "$tmp/h3/ramulator.trace")" -eq "$(wc -l < "$tmp/ex/ramulator.trace")" ]
+cmp -s "$tmp/h3/ramulator.trace" "$tmp/ex/ramulator.trace" && { echo "hbm3 map = hbm2 map"; exit 1; }
 grep -q '^jobs=12$' "$tmp/ex.txt"
 tokens=$(sed -n 's/^tokens=//p' "$tmp/ex.txt")
 requests=$(sed -n 's/^requests=//p' "$tmp/ex.txt")
@@ -52,7 +63,8 @@ set +e; "$A" export hbm-trace "$tmp/s.atr" --hw configs/kura-h20w5.json -o "$tmp
 [ "$rc" -eq 3 ] || { echo "kura config exited $rc, not 3"; exit 1; }
 
 # bad options exit 2; a trace of another workload exits 3
-for bad in "--format ramulator3" "--pcs 12" "--layout x" "--steps 3-1" "--map nope" ""; do
+for bad in "--format ramulator3" "--pcs 12" "--layout x" "--steps 3-1" "--map nope" \
+    "--preset hbm4" "--refresh off" ""; do
     set +e; "$A" export hbm-trace "$tmp/s.atr" $bad > /dev/null 2>&1; rc=$?; set -e
     [ "$rc" -eq 2 ] || { echo "'$bad' (no -o) exited $rc, not 2"; exit 1; }
     set +e; "$A" export hbm-trace "$tmp/s.atr" $bad -o "$tmp/bad" > /dev/null 2>&1; rc=$?; set -e

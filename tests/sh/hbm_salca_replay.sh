@@ -28,6 +28,8 @@ run tim ',"hbm":{"mode":"timing"}'
 run tim_sb ',"hbm":{"mode":"timing","layout":"same_bank"}'
 run tim_nr ',"hbm":{"mode":"timing","refresh":false}'
 run der ',"beta_att_source":"derived"'
+run tim3e ',"hbm":{"mode":"timing","preset":"hbm3e"}'
+run tim3pb ',"hbm":{"mode":"timing","preset":"hbm3","refresh_per_bank":true}'
 [ "$(col def cycles)" = "$(col fast cycles)" ] || { echo "explicit fast differs"; exit 1; }
 [ "$(col def beta_att_source)" = "input" ]
 awk -v b="$(col def beta_att_used)" 'BEGIN { if (b < 0.545 || b > 0.5501) { print "beta " b; exit 1 } }'
@@ -41,10 +43,16 @@ awk -v b="$(col der beta_att_used)" -v m="$(col der att_mem_cycles)" \
     -v s="$(col der pc_slots)" 'BEGIN {
     if (!(b > 0 && b <= 1)) { print "derived beta " b; exit 1 }
     if (m < 8 * s) { print "derived below zero latency"; exit 1 } }'
+# hbm3e moves 2.4x the bytes per PC and second of hbm2: its gathers take less compute time
+awk -v a="$(col tim att_mem_cycles)" -v e="$(col tim3e att_mem_cycles)" \
+    -v p="$(col tim3pb att_mem_cycles)" 'BEGIN {
+    if (!(e > 0 && e < a)) { print "hbm3e " e " not below hbm2 " a; exit 1 }
+    if (!(p > 0)) { print "hbm3 per-bank refresh " p; exit 1 } }'
 "$A" config show salca | grep -q '^hbm.mode '
 "$A" config show salca | grep -q '^beta_att_source '
 for bad in ',"hbm":{"mode":"slow"}' ',"hbm":{"mode":"timing","token_bytes":200}' \
-    ',"beta_att_source":"guess"'; do
+    ',"beta_att_source":"guess"' ',"hbm":{"mode":"timing","preset":"hbm4"}' \
+    ',"hbm":{"mode":"timing","refresh_per_bank":true}'; do
     printf '{"model":"salca"%s}\n' "$bad" > "$tmp/bad.json"
     set +e; "$A" replay "$tmp/s.atr" --hw "$tmp/bad.json" -o "$tmp/rb" -q > /dev/null 2>&1
     rc=$?; set -e

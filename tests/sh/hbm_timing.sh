@@ -42,8 +42,35 @@ sb=$(sed -n 's/^time.inorder_d1=//p' "$tmp/sb.txt")
 nr=$(sed -n 's/^time.inorder_d1=//p' "$tmp/nr.txt")
 awk -v a="$kv" -v b="$sb" -v c="$nr" 'BEGIN {
     if (!(b > a) || !(a > c)) { print "kv " a " same_bank " b " no refresh " c; exit 1 } }'
+# --preset: hbm3 and hbm3e replay the same jobs; --compare-presets writes every preset's rows
+# (its hbm2 rows are hbm_time.csv's at the default preset) and the plot's data and script
+"$A" analyze conflicts "$tmp/s.atr" --window 0,32,128 --timing --preset hbm3e -o "$tmp/e" \
+    > "$tmp/e.txt"
+grep -q '^time.window_128=' "$tmp/e.txt"
+[ "$(head -1 "$tmp/e/hbm_time.csv")" = "$cols" ] || { echo "bad hbm3e header"; exit 1; }
+"$A" analyze conflicts "$tmp/s.atr" --window 0,32,128 --timing --compare-presets -o "$tmp/cp" \
+    > /dev/null
+pc="$tmp/cp/hbm_presets.csv"
+[ "$(head -1 "$pc")" = "preset,$cols" ] || { echo "bad hbm_presets.csv header"; exit 1; }
+for p in hbm2 hbm3 hbm3e; do
+    [ "$(grep -c "^$p," "$pc")" -eq 6 ] || { echo "expected 6 rows of $p"; exit 1; }
+done
+diff <(grep '^hbm2,' "$pc" | cut -d, -f2-) <(tail -n +2 "$tmp/t/hbm_time.csv") > /dev/null ||
+    { echo "hbm2 rows differ from hbm_time.csv"; exit 1; }
+diff <(grep '^hbm3e,' "$pc" | cut -d, -f2-) <(tail -n +2 "$tmp/e/hbm_time.csv") > /dev/null ||
+    { echo "hbm3e rows differ from --preset hbm3e"; exit 1; }
+[ -s "$tmp/cp/hbm_presets_vs_window.dat" ] && [ -s "$tmp/cp/hbm_presets_vs_window.gp" ] ||
+    { echo "missing hbm_presets_vs_window plot files"; exit 1; }
+# per-bank refresh needs a part that has it
+"$A" analyze conflicts "$tmp/s.atr" --timing --preset hbm3 --refresh perbank -o "$tmp/pb" \
+    > /dev/null
+set +e; "$A" analyze conflicts "$tmp/s.atr" --timing --refresh perbank -o "$tmp/pb2" \
+    > /dev/null 2> "$tmp/pb2.err"; rc=$?; set -e
+[ "$rc" -eq 2 ] && grep -q "no per-bank refresh" "$tmp/pb2.err" ||
+    { echo "hbm2 --refresh perbank exited $rc"; exit 1; }
 # bad options exit 2; timing-only options need --timing
-for bad in "--layout x --timing" "--refresh maybe --timing" "--steps 5-2" "--layout kv_bg"; do
+for bad in "--layout x --timing" "--refresh maybe --timing" "--steps 5-2" "--layout kv_bg" \
+    "--preset hbm4 --timing" "--preset hbm3" "--compare-presets"; do
     set +e; "$A" analyze conflicts "$tmp/s.atr" $bad -o "$tmp/bad" > /dev/null 2>&1; rc=$?; set -e
     [ "$rc" -eq 2 ] || { echo "'$bad' exited $rc, not 2"; exit 1; }
 done
