@@ -59,6 +59,8 @@
 struct record_source {
     void *ctx;
     const char *name; /* for messages */
+    /* The trace header, owned by the source: the same pointer from open to close, across
+     * rewinds (which may reopen the file), so callers may keep it for the whole run. */
     const Acceltrace__TraceHeader *(*header)(void *ctx);
     /* Content hash (hex) of the trace, the results key. */
     const char *(*content_hash)(void *ctx);
@@ -66,7 +68,8 @@ struct record_source {
     int (*next)(void *ctx, Acceltrace__Record **rec);
     void (*record_free)(void *ctx, Acceltrace__Record *rec);
     /* Back to the first record (before every pass; a no-op when nothing was read yet, so a
-     * fresh source is read exactly once). 0 or negative. */
+     * fresh source is read exactly once). 0 or negative (ERR_DATA when the trace file
+     * was replaced by another content between passes). */
     int (*rewind)(void *ctx);
     uint64_t (*bytes_read)(void *ctx);    /* total bytes read from the underlying source */
     uint64_t (*payload_bytes)(void *ctx); /* decoded payload bytes of the last record */
