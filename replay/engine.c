@@ -1068,9 +1068,9 @@ static int batch_push(struct instance **inst, size_t *n, size_t *cap, struct hw_
  * Configs are built batch by batch, never all at once (a grid of 10^6 configs holds one
  * batch of them): each batch takes the next configs not yet done, up to opts.batch_configs
  * or, by default, while the per-instance estimates (model_estimate_bytes, model.h) sum to
- * at most the memory limit (at least one instance). A resumed first batch is exactly the
- * configs of its checkpoint; models without checkpoint hooks take at most a quarter of
- * the slice per batch when checkpoints are asked for (engine.h).
+ * at most the memory limit (at least one instance) and at most ENGINE_MAX_BATCH_CONFIGS. A resumed
+ * first batch is exactly the configs of its checkpoint; models without checkpoint hooks take at
+ * most a quarter of the slice per batch when checkpoints are asked for (engine.h).
  */
 int engine_run_to(const struct model_ops *m, struct record_source *source,
                   const struct engine_configs *configs, const struct engine_sink *sink,
@@ -1130,9 +1130,11 @@ int engine_run_to(const struct model_ops *m, struct record_source *source,
         }
     }
     const uint64_t limit = o.mem_limit_bytes ? o.mem_limit_bytes : ENGINE_DEFAULT_MEM_LIMIT;
-    size_t max_batch = o.batch_configs ? o.batch_configs : SIZE_MAX;
-    if (!o.batch_configs && want_ckpt && !can_ckpt && end - begin > 1)
-        max_batch = (end - begin + ENGINE_FALLBACK_PASSES - 1) / ENGINE_FALLBACK_PASSES;
+    size_t max_batch = o.batch_configs ? o.batch_configs : ENGINE_MAX_BATCH_CONFIGS;
+    if (!o.batch_configs && want_ckpt && !can_ckpt && end - begin > 1) {
+        size_t quarter = (end - begin + ENGINE_FALLBACK_PASSES - 1) / ENGINE_FALLBACK_PASSES;
+        max_batch = quarter < max_batch ? quarter : max_batch;
+    }
     size_t next = begin;
     for (;;) {
         /* the next batch: a resumed one holds the checkpoint's configs, whatever they cost */
