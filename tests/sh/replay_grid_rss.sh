@@ -11,6 +11,8 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "SKIP: $PY is needed to read the peak RSS"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# under `make asan` freed blocks would wait in ASan's quarantine (256 MB) and count as RSS
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
