@@ -4,7 +4,7 @@ fuzz_ckpt target (tests/fuzz/fuzz_ckpt.c), both of its forms:
 
     scripts/fuzz_ckpt_seeds.py OUT_DIR MODEL CKPT...
 
-MODEL is disc, salca, kura or a100 (the target's model order). Each checkpoint of one
+MODEL is disc, salca, kura or a100 (the target's model order; gpu is a100's other name). Each checkpoint of one
 instance gives "MODEL-state-N" (form 0: records, state, separator, shared state) and
 "MODEL-body-N" (form 1: everything after the model name, without the CRC).
 """
@@ -43,6 +43,8 @@ def parse(b):
 
 
 def main():
+    if len(sys.argv) >= 3 and sys.argv[2] == "gpu":
+        sys.argv[2] = "a100"
     if len(sys.argv) < 4 or sys.argv[2] not in MODELS:
         sys.exit(__doc__)
     out, model = sys.argv[1], sys.argv[2]
