@@ -90,7 +90,7 @@ refused kura_shared kura "$F/kura.atr" kura_shared "bad shared kura state at byt
 for m in disc salca kura; do
     "$A" replay "$F/$m.atr" --model "$m" -q -o "$T/$m.full" 2> /dev/null || bad "$m: full replay"
     stop "$m" "$F/$m.atr" "$T/$m.resumed"
-    "$A" replay "$F/$m.atr" --model "$m" -q -o "$T/$m.resumed" 2> "$T/$m.err" ||
+    "$A" replay "$F/$m.atr" --model "$m" -o "$T/$m.resumed" 2> "$T/$m.err" ||
         bad "$m: resume: $(cat "$T/$m.err")"
     grep -q "resumed from checkpoint" "$T/$m.err" || bad "$m: did not resume: $(cat "$T/$m.err")"
     cmp -s "$T/$m.full/results.csv" "$T/$m.resumed/results.csv" || bad "$m: rows differ"

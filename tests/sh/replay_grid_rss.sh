@@ -39,7 +39,7 @@ grep -q '^passes: 7 of up to 16384 configs (what fits --mem-limit by this estima
 for lim in default 64MiB; do
     opt=()
     [ $lim = default ] || opt=(--mem-limit $lim)
-    run "r$lim" "$A" replay "$T/t.atr" --model count --sweep "$T/g5.json" -j 2 -q "${opt[@]}" \
+    run "r$lim" "$A" replay "$T/t.atr" --model count --sweep "$T/g5.json" -j 2 "${opt[@]}" \
         -o "$T/r$lim"
     [ "$rc" = 0 ] || { bad "$lim: exit $rc ($(cat "$T/r$lim.err"))"; continue; }
     grep -q "replayed 100000 of 100000 configs .* in 7 pass(es)" "$T/r$lim.err" ||

@@ -5,7 +5,8 @@
 # the reader of the pass before (a limit that splits the sweep once read freed memory).
 # Limits are tried from small to large; the test needs at least one that splits the sweep
 # into 3 or more passes and one that splits it at all, and every run that is not refused
-# up front (exit 3, "raise --mem-limit") must end with the single pass's tables.
+# up front (exit 3, "raise --mem-limit") must end with the single pass's tables. The runs
+# are not -q: their closing summary gives the passes.
 set -u
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,13 +20,13 @@ bad() { echo "FAIL: $*"; fail=1; }
 # split NAME TRACE HW GRID: the single pass, then each limit
 split() {
     local name=$1 trace=$2 hw=$3 grid=$4 lim rc passes max=0
-    "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 1 -q -o "$T/$name.one" 2> "$T/$name.one.err" ||
+    "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 1 -o "$T/$name.one" 2> "$T/$name.one.err" ||
         { bad "$name: single pass: $(cat "$T/$name.one.err")"; return; }
     grep -q " in 1 pass(es)" "$T/$name.one.err" || bad "$name: not one pass: $(cat "$T/$name.one.err")"
     for lim in 10300KiB 10400KiB 10500KiB 10600KiB 10800KiB 11MiB 11500KiB 12MiB 14MiB; do
         rc=0
         rm -rf "$T/$name.split"
-        "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 2 --mem-limit "$lim" -q \
+        "$A" replay "$trace" --hw "$hw" --sweep "$grid" -j 2 --mem-limit "$lim" \
             -o "$T/$name.split" 2> "$T/$name.err" || rc=$?
         if [ "$rc" = 3 ] && grep -q "raise --mem-limit" "$T/$name.err"; then
             continue
