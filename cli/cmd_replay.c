@@ -3,14 +3,17 @@
  * [--shard I/N] [--energy E.json] -o DIR` (README.md, replay): replays a trace against
  * one config or a sweep in one pass and writes DIR/results.csv and DIR/results.jsonl.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "cli/cli_set.h"
 #include "common/err.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
 #include "common/threads.h"
@@ -148,6 +151,23 @@ static bool parse_shard(const char *s, unsigned *i, unsigned *n)
 /* --dry-run times at most this many records, for about this many seconds [decision]. */
 #define REPLAY_PROBE_RECORDS 512u
 #define REPLAY_PROBE_S 0.5
+/* ... or the whole trace when that looks like at most this many seconds, so finish() runs
+ * on every record (some models refuse a cut trace) and the average is the trace's own
+ * [decision]. */
+#define REPLAY_PROBE_WHOLE_S 2.0
+/* Configs the dry run times, and records it decodes at once (as the engine's groups). */
+#define REPLAY_PROBE_CONFIGS 16
+#define REPLAY_PROBE_GROUP 64
+
+/* CPU seconds of the calling thread: what the probe's work costs, whatever else the
+ * machine runs (wall-clock timings on a busy machine overstate it many times). */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return progress_now_s();
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* What a replay of configs [begin, end) needs (docs/models.md#memory-estimates). */
 struct replay_budget {
@@ -202,8 +222,11 @@ static int replay_budget(struct replay_budget *b, const struct model_ops *m, con
     if (o->batch_configs) {
         b->batch = o->batch_configs < b->n ? o->batch_configs : b->n;
     } else {
-        /* the engine adds instances while their estimates fit instance_bytes (at least 1) */
+        /* the engine adds instances while their estimates fit instance_bytes (at least 1,
+         * at most ENGINE_MAX_BATCH_CONFIGS) */
         uint64_t fit = b->mean_bytes ? b->instance_bytes / b->mean_bytes : b->n;
+        if (fit > ENGINE_MAX_BATCH_CONFIGS)
+            fit = ENGINE_MAX_BATCH_CONFIGS; /* the engine's cap on a default pass */
         b->batch = fit < 1 ? 1 : fit < b->n ? (size_t)fit : b->n;
     }
     b->passes = (b->n + b->batch - 1) / b->batch;
@@ -234,21 +257,94 @@ struct replay_probe {
     double decode_s;  /* per record: decode and prepare (once for all instances) */
     double consume_s; /* per record and config: consume */
     double config_s;  /* per config: build it, hash it, new() and free its instance */
+    double finish_s;  /* per config: finish() after the records timed */
+    double row_s;     /* per config: writing its rows (results_append) */
+    double results_s; /* once: opening and closing a results folder (manifest, fsyncs) */
+    bool rows_timed;  /* finish and rows could be timed (finish may refuse a cut trace) */
 };
 
 /*
+ * Times finish() of the probe's k instances and the writing of their rows into a scratch
+ * results folder in $TMPDIR (or /tmp), removed at once: the run's -o folder is never
+ * touched. Leaves rows_timed false when a finish fails on the records timed (a model may
+ * need the whole trace) or the folder cannot be made.
+ */
+static void probe_rows(struct replay_probe *p, const struct model_ops *m, void *const *st,
+                       struct hw_config *const *cfg, size_t k, const char *trace_hash)
+{
+    struct model_result *res[REPLAY_PROBE_CONFIGS] = {0};
+    struct results *r = NULL;
+    struct errmsg e = {0, ""};
+    char dir[512], out[600];
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, sizeof dir, "%s/acceltrace-dry-run-XXXXXX", tmp);
+    bool ok = mkdtemp(dir) != NULL, made = ok;
+    double t0 = cpu_now_s();
+    for (size_t j = 0; j < k && ok; j++)
+        ok = (res[j] = model_result_new()) && m->finish(st[j], res[j], &e) == 0 &&
+             result_err(res[j], &e) == 0;
+    p->finish_s = (cpu_now_s() - t0) / (double)k;
+    snprintf(out, sizeof out, "%s/r", dir);
+    struct results_manifest man = {.version = ACCELTRACE_VERSION,
+                                   .model = m->name,
+                                   .trace_hash = trace_hash,
+                                   .config_hash = hw_config_hash(cfg[0]),
+                                   .n_configs = k,
+                                   .command = "acceltrace replay --dry-run"};
+    double t1 = progress_now_s();
+    ok = ok && results_open_manifest(&r, out, &man, &e) == 0;
+    double t2 = progress_now_s(), c2 = cpu_now_s();
+    for (size_t j = 0; j < k && ok; j++)
+        ok = results_append(r, cfg[j], j, res[j], NULL, &e) == 0;
+    double t3 = progress_now_s(), c3 = cpu_now_s();
+    ok = results_close(r) == 0 && ok;
+    p->row_s = (c3 - c2) / (double)k;
+    p->results_s = (t2 - t1) + (progress_now_s() - t3); /* fsyncs: wall clock */
+    p->rows_timed = ok;
+    for (size_t j = 0; j < k; j++)
+        model_result_free(res[j]);
+    if (made)
+        (void)io_remove_tree(dir);
+}
+
+/*
+ * The k configs of [begin, end) the probe times (k = min(n, REPLAY_PROBE_CONFIGS)): all
+ * of a small slice, else the golden-ratio sequence over it, so no grid axis is sampled at
+ * one value only (evenly spaced indices of a 4x4x4 grid all share its fastest key).
+ */
+static size_t probe_pick(size_t begin, size_t end, size_t *idx)
+{
+    size_t n = end - begin, k = 0;
+    for (size_t j = 0; k < REPLAY_PROBE_CONFIGS && j < 4 * REPLAY_PROBE_CONFIGS && k < n; j++) {
+        size_t i = n <= REPLAY_PROBE_CONFIGS
+                       ? j
+                       : (size_t)(fmod(0.6180339887498949 * (double)j, 1.0) * (double)n);
+        bool seen = false;
+        for (size_t q = 0; q < k; q++)
+            seen = seen || idx[q] == begin + i;
+        if (!seen && i < n)
+            idx[k++] = begin + i;
+    }
+    return k;
+}
+
+/*
  * Times the first records of the trace (at most REPLAY_PROBE_RECORDS, about
- * REPLAY_PROBE_S seconds) through up to 4 instances of evenly spaced configs of
- * [begin, end), as the engine would run them: decode, prepare once, consume per instance.
- * Nothing is written. 0, or the model's or source's error (e set).
+ * REPLAY_PROBE_S seconds, or all of them when that projects to REPLAY_PROBE_WHOLE_S at
+ * most) through the instances of up to REPLAY_PROBE_CONFIGS configs (probe_pick), as the
+ * engine runs them: a group of records decoded and prepared once, then consumed by each
+ * instance; then their finish() and rows (probe_rows). Times are CPU time of this thread
+ * over whole groups (a clock read per record would cost more than a record). Nothing is
+ * written but probe_rows' scratch folder. 0, or the model's or source's error (e set).
  */
 static int replay_probe(struct replay_probe *p, const struct model_ops *m, const struct sweep *sw,
                         size_t begin, size_t end, struct record_source *src, struct errmsg *e)
 {
     memset(p, 0, sizeof *p);
-    struct hw_config *cfg[4] = {0};
-    void *st[4] = {0};
-    size_t k = end - begin < 4 ? end - begin : 4;
+    struct hw_config *cfg[REPLAY_PROBE_CONFIGS] = {0};
+    void *st[REPLAY_PROBE_CONFIGS] = {0};
+    size_t pick[REPLAY_PROBE_CONFIGS];
+    size_t k = probe_pick(begin, end, pick);
     struct model_env env = {.hdr = src->header(src->ctx), .trace_path = src->name};
     const Acceltrace__TraceHeader *hdr = env.hdr;
     if (k == 0)
@@ -261,53 +357,69 @@ static int replay_probe(struct replay_probe *p, const struct model_ops *m, const
     if (rc)
         return rc;
     env.shared = shared;
-    double t_cfg = progress_now_s();
+    double t_cfg = cpu_now_s();
     for (size_t j = 0; j < k && !rc; j++)
-        if (!(rc = sweep_config(sw, begin + j * (end - begin) / k, &cfg[j], e))) {
+        if (!(rc = sweep_config(sw, pick[j], &cfg[j], e))) {
             (void)hw_config_hash(cfg[j]); /* the engine hashes every config (resume keys) */
             rc = m->new (&st[j], cfg[j], &env, e);
         }
-    t_cfg = progress_now_s() - t_cfg;
-    double t_start = progress_now_s();
-    for (uint64_t i = 0; !rc && i < REPLAY_PROBE_RECORDS; i++) {
-        if (progress_now_s() - t_start > REPLAY_PROBE_S)
+    t_cfg = cpu_now_s() - t_cfg;
+    const uint64_t nrec = src->n_records ? src->n_records(src->ctx) : 0;
+    Acceltrace__Record *recs[REPLAY_PROBE_GROUP];
+    struct model_record group[REPLAY_PROBE_GROUP];
+    void *aux[REPLAY_PROBE_GROUP];
+    double spent = 0;
+    for (bool end_seen = false; !rc && !end_seen;) {
+        /* past the first slice: on to the end only when the whole trace is cheap */
+        if ((p->records >= REPLAY_PROBE_RECORDS || spent > REPLAY_PROBE_S) &&
+            !(nrec && spent / (double)p->records * (double)nrec <= REPLAY_PROBE_WHOLE_S))
             break;
-        Acceltrace__Record *rec;
-        double t0 = progress_now_s();
-        int got = src->next(src->ctx, &rec);
-        if (got <= 0) {
-            if (got < 0)
-                rc = errmsg_set(e, got, "%s", src->errmsg(src->ctx));
-            break;
+        size_t n = 0;
+        double t0 = cpu_now_s();
+        while (!rc && n < REPLAY_PROBE_GROUP) {
+            int got = src->next(src->ctx, &recs[n]);
+            if (got <= 0) {
+                if (got < 0)
+                    rc = errmsg_set(e, got, "%s", src->errmsg(src->ctx));
+                end_seen = true;
+                break;
+            }
+            group[n] = (struct model_record){recs[n], NULL, p->records + n};
+            aux[n] = NULL;
+            if (m->prepare)
+                rc = m->prepare(shared, &group[n], &aux[n], e);
+            group[n].aux = aux[n];
+            n++;
         }
-        struct model_record r = {rec, NULL, i};
-        void *aux = NULL;
-        if (m->prepare)
-            rc = m->prepare(shared, &r, &aux, e);
-        r.aux = aux;
-        double t1 = progress_now_s();
+        double t1 = cpu_now_s();
         for (size_t j = 0; j < k && !rc; j++)
-            rc = m->consume(st[j], &r, e);
-        double t2 = progress_now_s();
-        if (aux && m->aux_free)
-            m->aux_free(shared, aux);
-        src->record_free(src->ctx, rec);
+            for (size_t r = 0; r < n && !rc; r++)
+                rc = m->consume(st[j], &group[r], e);
+        double t2 = cpu_now_s();
+        for (size_t r = 0; r < n; r++) {
+            if (aux[r] && m->aux_free)
+                m->aux_free(shared, aux[r]);
+            src->record_free(src->ctx, recs[r]);
+        }
         p->decode_s += t1 - t0;
         p->consume_s += (t2 - t1) / (double)k;
-        p->records++;
+        p->records += n;
+        spent += cpu_now_s() - t0;
     }
     if (p->records) {
         p->decode_s /= (double)p->records;
         p->consume_s /= (double)p->records;
     }
     p->configs = k;
-    double t_free = progress_now_s();
+    if (!rc && p->records)
+        probe_rows(p, m, st, cfg, k, src->content_hash(src->ctx));
+    double t_free = cpu_now_s();
     for (size_t j = 0; j < k; j++) {
         if (st[j])
             m->free(st[j]);
         hw_config_free(cfg[j]);
     }
-    p->config_s = (t_cfg + progress_now_s() - t_free) / (double)k;
+    p->config_s = (t_cfg + cpu_now_s() - t_free) / (double)k;
     if (shared && m->shared_free)
         m->shared_free(shared);
     return rc;
@@ -316,8 +428,9 @@ static int replay_probe(struct replay_probe *p, const struct model_ops *m, const
 /*
  * --dry-run: the configs of the slice with their hashes (the first REPLAY_DRY_RUN_LIST),
  * the passes, the memory and a time estimate, on stdout; nothing is written. The time is
- * extrapolated from replay_probe: passes x records x (decode + prepare) + configs x records
- * x consume / threads (docs/models.md#memory-estimates); "unknown" without a record count.
+ * extrapolated from replay_probe: passes x records x (decode + prepare) + configs x (records
+ * x consume + set-up + finish) / threads + configs x rows + one results folder
+ * (docs/models.md#time-estimates); "unknown" without a record count.
  */
 static int replay_dry_run(const struct replay_budget *b, const struct model_ops *m,
                           const struct sweep *sw, struct record_source *src, const char *trace,
@@ -343,7 +456,7 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
         printf("... %zu more configs (acceltrace sweep GRID --hw CONFIG lists them all)\n",
                b->n - REPLAY_DRY_RUN_LIST);
     printf("passes: %zu of up to %zu configs (%s), %llu records read in all\n", b->passes, b->batch,
-           batch_given ? "--batch" : "what fits --mem-limit by this estimate",
+           batch_given ? "--batch" : "what fits --mem-limit by this estimate, at most 16384",
            (unsigned long long)(nrec * b->passes));
     printf("memory: about %s per instance (largest %s), %s shared and records in flight, "
            "%s index of finished configs, %s for the run (--mem-limit %s)%s\n",
@@ -354,19 +467,33 @@ static int replay_dry_run(const struct replay_budget *b, const struct model_ops 
            mem_size_text(b->need_bytes, t3, sizeof t3),
            mem_size_text(b->limit_bytes, t4, sizeof t4),
            b->est.sampled ? ", from a sample of the configs" : "");
+    struct timespec ts;
+    /* what the program took to get here (start, configs, grid, trace opened): the run
+     * does the same before its first record */
+    double start_s = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0
+                         ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec
+                         : 0;
     struct replay_probe pr;
     int rc = replay_probe(&pr, m, sw, b->begin, b->end, src, e);
     if (rc)
         return rc;
     if (nrec && pr.records) {
+        /* decode once per pass; consume, set-up and finish split over the threads; rows
+         * written by one thread; the start and one results folder opened and closed */
         double t = (double)b->passes * (double)nrec * pr.decode_s +
-                   (double)b->n * ((double)nrec * pr.consume_s + pr.config_s) /
-                       (threads > 0 ? threads : 1);
-        printf("time: about %.3g s (first %zu records: %.3g ms decode and prepare, %.3g ms "
-               "consume per config; %.3g ms to set up a config; %zu configs timed; %zu "
-               "pass(es), %zu configs on %d threads; writing rows not timed)\n",
-               t, pr.records, pr.decode_s * 1e3, pr.consume_s * 1e3, pr.config_s * 1e3, pr.configs,
-               b->passes, b->n, threads);
+                   (double)b->n * ((double)nrec * pr.consume_s + pr.config_s + pr.finish_s) /
+                       (threads > 0 ? threads : 1) +
+                   (double)b->n * pr.row_s + pr.results_s + start_s;
+        char rows[96] = "finish and rows not timed (finish refused the first records alone)";
+        if (pr.rows_timed)
+            snprintf(rows, sizeof rows, "%.3g ms finish, %.3g ms writing rows per config",
+                     pr.finish_s * 1e3, pr.row_s * 1e3);
+        printf("time: about %.3g s (%s %zu records: %.3g ms decode and prepare, %.3g ms "
+               "consume per config; %.3g ms to set up a config; %s; %.3g ms results folder; "
+               "%.3g ms start; %zu configs timed; %zu pass(es), %zu configs on %d threads)\n",
+               t, pr.records == nrec ? "all" : "first", pr.records, pr.decode_s * 1e3,
+               pr.consume_s * 1e3, pr.config_s * 1e3, rows, pr.results_s * 1e3, start_s * 1e3,
+               pr.configs, b->passes, b->n, threads);
     } else {
         printf("time: unknown (%s)\n", nrec ? "no record to time" : "no record count");
     }

@@ -34,10 +34,12 @@ const char *disc_mode_name(int mode)
 
 uint64_t disc_ceil(double x)
 {
-    /* spec 7.2: ceil(x - 1e-9 x) so evaluation-order rounding cannot move it */
+    /* ceil(x - 1e-9 x) so evaluation-order rounding cannot move it (docs/models.md) */
     if (!(x > 0))
         return 0;
-    return (uint64_t)ceil(x - 1e-9 * x);
+    double c = ceil(x - 1e-9 * x);
+    /* saturate: converting a double at or above 2^64 (or infinity) is undefined */
+    return c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c;
 }
 
 double disc_bw_c(const struct disc_hw *hw)
@@ -1296,30 +1298,87 @@ static int disc_save(const void *state, struct sink *k, struct errmsg *e)
     return rc ? errmsg_set(e, rc, "out of memory") : 0;
 }
 
+/* Largest float a checkpointed sum may hold: every count a double holds exactly (2^53);
+ * a real trace's sums stay far below it [decision; docs/models.md#checkpoints]. */
+#define DISC_CKPT_MAX_SUM 9007199254740992.0
+
+/* Checks one loaded cell: sums finite, in range, kept part within the whole. */
+static bool cell_ok(const struct disc_cell *c)
+{
+    return model_ckpt_in_range(c->r_p, 0, DISC_CKPT_MAX_SUM) &&
+           model_ckpt_in_range(c->r_s, 0, DISC_CKPT_MAX_SUM) &&
+           model_ckpt_in_range(c->kept_rp, 0, DISC_CKPT_MAX_SUM) &&
+           model_ckpt_in_range(c->kept_rs, 0, DISC_CKPT_MAX_SUM) && c->kept <= c->masks &&
+           c->kept_nnz <= c->nnz;
+}
+
+/* The per-step arrays and token masks of a checkpoint (disc_load). 0 or ERR_DATA (*why). */
+static int load_steps(struct disc_state *s, struct model_ckpt_in *in, const char **why)
+{
+    const size_t K = s->steps;
+    const size_t want = (size_t)bitset_words_per_row(s->dm.n) * 8;
+    *why = "a step flag is not 0 or 1";
+    int rc = model_ckpt_get_bools(in, s->have_step, K);
+    if (!rc) {
+        *why = "truncated";
+        rc = model_ckpt_get(in, s->n_kept, K * sizeof *s->n_kept);
+    }
+    for (size_t i = 0; i < K && !rc; i++)
+        if (s->n_kept[i] > s->dm.n) {
+            *why = "a step keeps more tokens than the header has";
+            rc = ERR_DATA;
+        }
+    if (!rc && (rc = model_ckpt_get_bools(in, s->generated, K)))
+        *why = "a step flag is not 0 or 1";
+    for (size_t i = 0; i < K && !rc; i++) {
+        bool have = false;
+        *why = "a token-mask flag is not 0 or 1";
+        rc = model_ckpt_get_bools(in, &have, 1);
+        void *tm = NULL;
+        if (!rc && have) {
+            *why = "truncated";
+            if (!(rc = model_ckpt_get_alloc(in, &tm, want)))
+                s->token_mask[i] = tm;
+        }
+    }
+    return rc;
+}
+
+/*
+ * Every value is checked before it is used (docs/models.md#checkpoints): flags 0 or 1,
+ * kept tokens within the header's, cell sums finite and in [0, 2^53] with their kept part
+ * within them, the mask count equal to the cells' and the pending masks within it and
+ * within the header's steps and blocks.
+ */
 static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
     struct disc_state *s = state;
     const size_t K = s->steps, L = s->dm.depth;
-    const size_t want = (size_t)bitset_words_per_row(s->dm.n) * 8;
-    int rc = model_ckpt_get(in, s->have_step, K * sizeof *s->have_step);
-    rc = rc ? rc : model_ckpt_get(in, s->n_kept, K * sizeof *s->n_kept);
-    rc = rc ? rc : model_ckpt_get(in, s->generated, K * sizeof *s->generated);
-    for (size_t i = 0; i < K && !rc; i++) {
-        uint8_t have = 0;
-        rc = model_ckpt_get(in, &have, 1);
-        void *tm = NULL;
-        if (!rc && have && !(rc = model_ckpt_get_alloc(in, &tm, want)))
-            s->token_mask[i] = tm;
-    }
-    uint64_t n_pend = 0;
+    const char *why = "truncated";
+    int rc = load_steps(s, in, &why);
+    uint64_t n_pend = 0, masks = 0;
+    if (!rc)
+        why = "truncated";
     rc = rc ? rc : model_ckpt_get(in, s->cells, K * L * sizeof *s->cells);
+    for (size_t i = 0; i < K * L && !rc; i++) {
+        masks += s->cells[i].masks;
+        if (!cell_ok(&s->cells[i])) {
+            why = "a cell sum is out of range";
+            rc = ERR_DATA;
+        }
+    }
     rc = rc ? rc : model_ckpt_get(in, &s->n_masks, sizeof s->n_masks);
     rc = rc ? rc : model_ckpt_get(in, &n_pend, sizeof n_pend);
+    if (!rc && (s->n_masks != masks || n_pend > s->n_masks)) {
+        why = "the mask counts disagree";
+        rc = ERR_DATA;
+    }
     for (uint64_t i = 0; i < n_pend && !rc; i++) {
         uint64_t v[4];
         if ((rc = model_ckpt_get(in, v, sizeof v)))
             break;
         if (v[0] >= K || v[1] >= L || (v[3] && v[3] - 1 > in->len - in->pos)) {
+            why = "a pending mask is outside the header's dimensions";
             rc = ERR_DATA;
             break;
         }
@@ -1329,7 +1388,7 @@ static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
             return rc;
         in->pos += len;
     }
-    return rc ? errmsg_set(e, rc, "truncated disc state") : 0;
+    return rc ? errmsg_set(e, rc, "bad disc state at byte %zu: %s", in->pos, why) : 0;
 }
 
 /*

@@ -147,7 +147,7 @@ struct disc_step_in {
     const struct disc_block_st *st; /* [depth] for mode all, else NULL */
 };
 
-/* Replay ceiling of spec 7.2: ceil(x - 1e-9 x). */
+/* Replay ceiling: ceil(x - 1e-9 x); 0 for x <= 0 or NaN, UINT64_MAX at or above 2^64. */
 uint64_t disc_ceil(double x);
 
 /* HBM bytes per cycle BW_c = hbm_gbs / clock_ghz. */

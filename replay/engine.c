@@ -9,6 +9,7 @@
  * consistent with the records handed out so far and the position the source reports.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@ struct trace_src {
     char *path;
     int threads;
     struct trace_reader *r;
+    /* A copy of the header, owned by the source: rewind replaces the reader (and the header
+     * it owns), while the engine and the models keep this one across passes. */
+    Acceltrace__TraceHeader *hdr;
     uint64_t bytes_before; /* bytes read by readers closed by rewind */
     uint64_t n_next;       /* next() calls since the reader was opened */
     char hash[80];
@@ -38,8 +42,23 @@ struct trace_src {
 
 static const Acceltrace__TraceHeader *ts_header(void *ctx)
 {
-    struct trace_src *t = ctx;
-    return trace_reader_header(t->r);
+    return ((struct trace_src *)ctx)->hdr;
+}
+
+/* Copies the reader's header into t->hdr (packed and unpacked again). 0 or ERR_NOMEM. */
+static int ts_copy_header(struct trace_src *t)
+{
+    const Acceltrace__TraceHeader *h = trace_reader_header(t->r);
+    if (!h)
+        return 0;
+    size_t n = acceltrace__trace_header__get_packed_size(h);
+    uint8_t *b = mem_alloc(n ? n : 1);
+    if (!b)
+        return ERR_NOMEM;
+    acceltrace__trace_header__pack(h, b);
+    t->hdr = acceltrace__trace_header__unpack(NULL, n, b);
+    mem_free(b);
+    return t->hdr ? 0 : ERR_NOMEM;
 }
 
 static const char *ts_hash(void *ctx)
@@ -81,7 +100,15 @@ static int ts_rewind(void *ctx)
         t->bytes_before += trace_reader_bytes_read(t->r);
     trace_reader_free(t->r);
     t->r = NULL;
-    return ts_open_reader(t);
+    int rc = ts_open_reader(t);
+    if (rc)
+        return rc;
+    /* every pass must read the same trace: the rows of one run come from one content */
+    const char *h = trace_reader_content_hash(t->r);
+    if (h && *h && strcmp(h, t->hash))
+        return errmsg_set(&t->err, ERR_DATA, "trace '%s' changed between passes of the replay",
+                          t->path);
+    return 0;
 }
 
 static uint64_t ts_bytes(void *ctx)
@@ -131,6 +158,8 @@ static void ts_close(void *ctx)
     if (!t)
         return;
     trace_reader_free(t->r);
+    if (t->hdr)
+        acceltrace__trace_header__free_unpacked(t->hdr, NULL);
     mem_free(t->path);
     mem_free(t);
 }
@@ -161,6 +190,10 @@ int record_source_trace(struct record_source *s, const char *path, int decode_th
         const char *ph = hd && hd->params_hash ? hd->params_hash : "";
         sha256_hex(ph, strlen(ph), hex);
         snprintf(t->hash, sizeof t->hash, "%s", *ph ? ph : hex);
+    }
+    if (ts_copy_header(t)) {
+        ts_close(t);
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     }
     s->ctx = t;
     s->name = t->path;
@@ -360,6 +393,25 @@ int model_ckpt_get_alloc(struct model_ckpt_in *in, void **dst, size_t n)
     }
     *dst = p;
     return 0;
+}
+
+int model_ckpt_get_bools(struct model_ckpt_in *in, bool *dst, size_t n)
+{
+    if (in->pos > in->len || in->len - in->pos < n)
+        return ERR_DATA;
+    const uint8_t *p = in->data + in->pos;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] > 1)
+            return ERR_DATA;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = p[i] == 1;
+    in->pos += n;
+    return 0;
+}
+
+bool model_ckpt_in_range(double x, double lo, double hi)
+{
+    return isfinite(x) && x >= lo && x <= hi;
 }
 
 /* ---- engine ---- */
@@ -884,9 +936,10 @@ static int run_pass(const struct model_ops *m, struct record_source *src, struct
         const struct ckpt *ck = cc->resume;
         if (m->shared_load) {
             struct model_ckpt_in si = {ck->shared, (size_t)ck->shared_len, 0};
-            if ((rc = m->shared_load(shared, &si, e)) || si.pos != si.len) {
+            struct errmsg se = {0, ""}; /* not e: its text goes into e's message */
+            if ((rc = m->shared_load(shared, &si, &se)) || si.pos != si.len) {
                 rc = errmsg_set(e, rc ? rc : ERR_DATA, "checkpoint '%s': bad shared state: %s",
-                                cc->path, rc ? errmsg_text(e) : "bytes left over");
+                                cc->path, rc ? errmsg_text(&se) : "bytes left over");
                 goto done;
             }
         }
@@ -1043,9 +1096,9 @@ static int batch_push(struct instance **inst, size_t *n, size_t *cap, struct hw_
  * Configs are built batch by batch, never all at once (a grid of 10^6 configs holds one
  * batch of them): each batch takes the next configs not yet done, up to opts.batch_configs
  * or, by default, while the per-instance estimates (model_estimate_bytes, model.h) sum to
- * at most the memory limit (at least one instance). A resumed first batch is exactly the
- * configs of its checkpoint; models without checkpoint hooks take at most a quarter of
- * the slice per batch when checkpoints are asked for (engine.h).
+ * at most the memory limit (at least one instance) and at most ENGINE_MAX_BATCH_CONFIGS. A resumed
+ * first batch is exactly the configs of its checkpoint; models without checkpoint hooks take at
+ * most a quarter of the slice per batch when checkpoints are asked for (engine.h).
  */
 int engine_run_to(const struct model_ops *m, struct record_source *source,
                   const struct engine_configs *configs, const struct engine_sink *sink,
@@ -1105,9 +1158,11 @@ int engine_run_to(const struct model_ops *m, struct record_source *source,
         }
     }
     const uint64_t limit = o.mem_limit_bytes ? o.mem_limit_bytes : ENGINE_DEFAULT_MEM_LIMIT;
-    size_t max_batch = o.batch_configs ? o.batch_configs : SIZE_MAX;
-    if (!o.batch_configs && want_ckpt && !can_ckpt && end - begin > 1)
-        max_batch = (end - begin + ENGINE_FALLBACK_PASSES - 1) / ENGINE_FALLBACK_PASSES;
+    size_t max_batch = o.batch_configs ? o.batch_configs : ENGINE_MAX_BATCH_CONFIGS;
+    if (!o.batch_configs && want_ckpt && !can_ckpt && end - begin > 1) {
+        size_t quarter = (end - begin + ENGINE_FALLBACK_PASSES - 1) / ENGINE_FALLBACK_PASSES;
+        max_batch = quarter < max_batch ? quarter : max_batch;
+    }
     size_t next = begin;
     for (;;) {
         /* the next batch: a resumed one holds the checkpoint's configs, whatever they cost */

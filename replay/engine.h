@@ -35,8 +35,8 @@
  *
  * Default batch (opts.batch_configs 0): as many instances per pass as fit in
  * opts.mem_limit_bytes at the largest per-instance estimate of the configs to do
- * (model_estimate_bytes, replay/model.h); all of them when they fit, the trace then read
- * exactly once.
+ * (model_estimate_bytes, replay/model.h), and at most ENGINE_MAX_BATCH_CONFIGS; all of them
+ * when they fit, the trace then read exactly once.
  *
  * Record sources: a trace file (through traces/trace_reader.h) or an in-memory list of
  * packed records (tests, benchmarks); both count the bytes they read.
@@ -59,6 +59,8 @@
 struct record_source {
     void *ctx;
     const char *name; /* for messages */
+    /* The trace header, owned by the source: the same pointer from open to close, across
+     * rewinds (which may reopen the file), so callers may keep it for the whole run. */
     const Acceltrace__TraceHeader *(*header)(void *ctx);
     /* Content hash (hex) of the trace, the results key. */
     const char *(*content_hash)(void *ctx);
@@ -66,7 +68,8 @@ struct record_source {
     int (*next)(void *ctx, Acceltrace__Record **rec);
     void (*record_free)(void *ctx, Acceltrace__Record *rec);
     /* Back to the first record (before every pass; a no-op when nothing was read yet, so a
-     * fresh source is read exactly once). 0 or negative. */
+     * fresh source is read exactly once). 0 or negative (ERR_DATA when the trace file
+     * was replaced by another content between passes). */
     int (*rewind)(void *ctx);
     uint64_t (*bytes_read)(void *ctx);    /* total bytes read from the underlying source */
     uint64_t (*payload_bytes)(void *ctx); /* decoded payload bytes of the last record */
@@ -123,6 +126,13 @@ struct engine_opts {
 
 /* Memory the instances of one pass may take by default (8 GiB) [decision]. */
 #define ENGINE_DEFAULT_MEM_LIMIT ((uint64_t)8 << 30)
+/* Instances of one default pass at most, whatever the memory limit [decision;
+ * docs/models.md#memory-estimates]: one more read of the trace per 16384 configs costs the
+ * demo sweeps under 2% of their time (decode per record / consume per record and config,
+ * measured by `replay --dry-run`: count 160, salca 60, disc 265, kura < 1), while the memory
+ * of a large grid stops growing with it (a 10^6-config count grid: 43 MB of instances, not
+ * 2.6 GB; the salca model: 1.1 GiB, not the whole default limit). --batch overrides it. */
+#define ENGINE_MAX_BATCH_CONFIGS ((size_t)16384)
 /* Passes of a sweep whose model cannot checkpoint: a kill loses at most a quarter of the
  * work, for three more reads of the trace [decision]. */
 #define ENGINE_FALLBACK_PASSES 4

@@ -443,6 +443,30 @@ static int kura_save(const void *state, struct sink *k, struct errmsg *e)
     return rc ? errmsg_set(e, rc, "out of memory") : 0;
 }
 
+/* Whether the counters loaded into s agree with each other and with its config. */
+static bool kura_state_ok(const struct kura_state *s)
+{
+    if (s->steps == 0)
+        return s->h == 0 && s->w == 0 && s->n_rows == 0 && !s->toggles && !s->bits && !s->writes &&
+               !s->pe_cycles && !s->sim_cycles;
+    if (s->h < 1 || s->w < 1)
+        return false;
+    if (!s->sim_on)
+        return s->n_rows == 0 && !s->toggles && !s->bits && !s->writes && !s->pe_cycles &&
+               !s->sim_cycles;
+    if (s->n_rows != (s->act_on ? s->steps : 0))
+        return false;
+    uint64_t toggles = 0, bits = 0;
+    for (size_t i = 0; i < s->n_rows; i++)
+        toggles += s->rows[i].toggles, bits += s->rows[i].bits;
+    return !s->act_on || (toggles == s->toggles && bits == s->bits);
+}
+
+/*
+ * Every value is checked before it is used (docs/models.md#checkpoints): the map size
+ * within KURA_MAX_SIDE and set once a step was seen, no counters without the simulation,
+ * one row per step with activity and the totals the sums of the rows.
+ */
 static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
     struct kura_state *s = state;
@@ -454,7 +478,8 @@ static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
          (int64_t)v[0] > KURA_MAX_SIDE || (int64_t)v[1] < 0 || (int64_t)v[1] > KURA_MAX_SIDE))
         rc = ERR_DATA;
     if (rc)
-        return errmsg_set(e, rc, "truncated kura state");
+        return errmsg_set(e, rc, "bad kura state at byte %zu: truncated or map size out of range",
+                          in->pos);
     s->h = (int)(int64_t)v[0], s->w = (int)(int64_t)v[1], s->steps = v[2];
     s->toggles = v[3], s->bits = v[4], s->writes = v[5], s->pe_cycles = v[6];
     s->sim_cycles = v[7];
@@ -466,6 +491,11 @@ static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
         s->rows = p;
         s->n_rows = s->cap_rows = (size_t)n;
     }
+    if (!kura_state_ok(s))
+        return errmsg_set(e, ERR_DATA,
+                          "bad kura state: %llu steps of a %dx%d map, %zu rows and the "
+                          "counters disagree",
+                          (unsigned long long)s->steps, s->h, s->w, s->n_rows);
     return 0;
 }
 
@@ -480,24 +510,43 @@ static int kura_shared_save(const void *shared, struct sink *k, struct errmsg *e
     return rc ? errmsg_set(e, rc, "out of memory") : 0;
 }
 
+/*
+ * The last REVERSE step: its flag 0 or 1, its map size within KURA_MAX_SIDE (none without
+ * a map), its schedule values finite and its registers those kura_regs_init gives them,
+ * so the tiles derived from it run on the values a capture could hold.
+ */
 static int kura_shared_load(void *shared, struct model_ckpt_in *in, struct errmsg *e)
 {
     struct kura_shared *sh = shared;
-    uint8_t have = 0;
-    int rc = model_ckpt_get(in, &have, 1);
+    bool have = false;
+    const char *why = "truncated";
+    int rc = model_ckpt_get_bools(in, &have, 1);
+    if (rc)
+        why = "the map flag is not 0 or 1";
     rc = rc ? rc : model_ckpt_get(in, &sh->last, sizeof sh->last);
-    if (!rc && (sh->last.h < 0 || sh->last.h > KURA_MAX_SIDE || sh->last.w < 0 ||
-                sh->last.w > KURA_MAX_SIDE))
+    const struct kura_step_info *l = &sh->last;
+    struct kura_regs regs;
+    if (!rc && (l->h < 0 || l->h > KURA_MAX_SIDE || l->w < 0 || l->w > KURA_MAX_SIDE ||
+                (have && (l->h < 1 || l->w < 1)) || (!have && (l->h || l->w)))) {
+        why = "map size out of range";
         rc = ERR_DATA;
+    }
+    if (!rc && have &&
+        (kura_regs_init(&regs, l->k, l->kref, l->psi_ref) || regs.g != l->regs.g ||
+         regs.r_s != l->regs.r_s || regs.r_c != l->regs.r_c)) {
+        why = "registers that its schedule values do not give";
+        rc = ERR_DATA;
+    }
     if (!rc && have) {
         void *p;
-        rc = model_ckpt_get_alloc(in, &p, (size_t)sh->last.h * sh->last.w * sizeof *sh->last_q);
+        why = "truncated";
+        rc = model_ckpt_get_alloc(in, &p, (size_t)l->h * l->w * sizeof *sh->last_q);
         if (!rc) {
             mem_free(sh->last_q);
             sh->last_q = p;
         }
     }
-    return rc ? errmsg_set(e, rc, "bad shared kura state") : 0;
+    return rc ? errmsg_set(e, rc, "bad shared kura state at byte %zu: %s", in->pos, why) : 0;
 }
 
 /*

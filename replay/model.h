@@ -205,6 +205,18 @@ struct model_ckpt_in {
  */
 int model_ckpt_get(struct model_ckpt_in *in, void *dst, size_t n);
 /*
+ * The next n bytes of in as n bools (a bool is saved as one byte): 0, or ERR_DATA (nothing
+ * copied, pos unchanged) when fewer than n are left or a byte is neither 0 nor 1 (a bool
+ * holding another value is undefined behaviour in C, so no load hook copies bools raw).
+ */
+int model_ckpt_get_bools(struct model_ckpt_in *in, bool *dst, size_t n);
+/*
+ * Whether x, a float read from a checkpoint, is finite and in [lo, hi]. Load hooks check
+ * every float so before anything converts it to an integer (out of range, that conversion
+ * is undefined behaviour) or divides by it (docs/models.md#checkpoints).
+ */
+bool model_ckpt_in_range(double x, double lo, double hi);
+/*
  * The next n bytes of in copied into a new block of max(n, 1) bytes (*dst; caller frees
  * with mem_free). 0, ERR_DATA or ERR_NOMEM.
  */

@@ -5,6 +5,7 @@
  * arithmetic per record, to stand for a costly model in engine tests and benchmarks.
  * Every figure here is a definition of the test model [decision]; there is no paper.
  */
+#include <float.h>
 #include <string.h>
 
 #include "common/mem.h"
@@ -156,7 +157,14 @@ static int count_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
         rc = model_ckpt_get(in, s->sum, sizeof s->sum);
     if (!rc)
         rc = model_ckpt_get(in, &s->spin_acc, sizeof s->spin_acc);
-    return rc ? errmsg_set(e, rc, "truncated count state") : 0;
+    if (rc)
+        return errmsg_set(e, rc, "truncated count state");
+    /* the sums are printed and scaled: finite, as consume makes them */
+    for (int i = 0; i < 2; i++)
+        if (!model_ckpt_in_range(s->sum[i], -DBL_MAX, DBL_MAX) || (!s->records[i] && s->sum[i]))
+            return errmsg_set(e, ERR_DATA, "bad count state: sum %d is %g over %llu records", i,
+                              s->sum[i], (unsigned long long)s->records[i]);
+    return 0;
 }
 
 /*

@@ -1027,16 +1027,34 @@ static int salca_save(const void *state, struct sink *k, struct errmsg *e)
     return rc ? errmsg_set(e, rc, "out of memory") : 0;
 }
 
+/* Whether two steps hold the same sums (t aside). */
+static bool step_sums_equal(const struct salca_step *a, const struct salca_step *b)
+{
+    bool eq = a->cycles == b->cycles && a->dense_cycles == b->dense_cycles && a->jobs == b->jobs &&
+              a->n_sel == b->n_sel && a->n_ctx == b->n_ctx && a->slots == b->slots &&
+              a->ideal == b->ideal && a->hbm_bytes == b->hbm_bytes && a->att_mem == b->att_mem;
+    for (int k = 0; k < SALCA_STAGES; k++)
+        eq = eq && a->busy[k] == b->busy[k];
+    return eq;
+}
+
+/*
+ * Every value is checked before it is used (docs/models.md#checkpoints): the step flag 0
+ * or 1, no steps nor open step before the first selection, the open step's number the
+ * current one, and the totals equal to the sum of the closed steps.
+ */
 static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
     struct salca_state *s = state;
-    uint8_t any = 0;
+    bool any = false;
     uint64_t n = 0;
+    const char *why = "truncated";
     int rc = model_ckpt_get(in, &s->run.sch, sizeof s->run.sch);
     rc = rc ? rc : model_ckpt_get(in, &s->run.step_start, sizeof s->run.step_start);
     rc = rc ? rc : model_ckpt_get(in, &s->dense.sch, sizeof s->dense.sch);
     rc = rc ? rc : model_ckpt_get(in, &s->dense.step_start, sizeof s->dense.step_start);
-    rc = rc ? rc : model_ckpt_get(in, &any, 1);
+    if (!rc && (rc = model_ckpt_get_bools(in, &any, 1)))
+        why = "the step flag is not 0 or 1";
     rc = rc ? rc : model_ckpt_get(in, &s->cur_t, sizeof s->cur_t);
     rc = rc ? rc : model_ckpt_get(in, &s->cur_l, sizeof s->cur_l);
     rc = rc ? rc : model_ckpt_get(in, &s->cur, sizeof s->cur);
@@ -1046,9 +1064,14 @@ static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
     rc = rc ? rc : model_ckpt_get(in, &n, sizeof n);
     if (!rc && n > (in->len - in->pos) / sizeof *s->steps)
         rc = ERR_DATA;
+    static const struct salca_step zero;
+    if (!rc && (any ? s->cur.t != s->cur_t : n || !step_sums_equal(&s->cur, &zero))) {
+        why = "the open step disagrees with the step flag";
+        rc = ERR_DATA;
+    }
     if (rc)
-        return errmsg_set(e, rc, "truncated salca state");
-    s->any = any != 0;
+        return errmsg_set(e, rc, "bad salca state at byte %zu: %s", in->pos, why);
+    s->any = any;
     if (n) {
         void *p;
         if ((rc = model_ckpt_get_alloc(in, &p, (size_t)n * sizeof *s->steps)))
@@ -1057,6 +1080,13 @@ static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
         s->steps = p;
         s->n_steps = s->cap_steps = (size_t)n;
     }
+    struct salca_step sum = {0};
+    for (size_t i = 0; i < s->n_steps; i++)
+        step_add(&sum, &s->steps[i]);
+    if (!step_sums_equal(&sum, &s->tot))
+        return errmsg_set(e, ERR_DATA,
+                          "bad salca state: the totals are not the sum of the %zu steps",
+                          s->n_steps);
     return 0;
 }
 

@@ -17,10 +17,12 @@
 #include <cmocka.h>
 #include <zstd.h>
 
+#include "common/buf.h"
 #include "common/crc32c.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
+#include "formats/varint.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
@@ -177,6 +179,25 @@ static void fill_message(ProtobufCMessage *m, const ProtobufCMessageDescriptor *
     }
 }
 
+/* A random SalcaSelect's list, made to hold `count` ascending indices below n_ctx: the
+ * reader refuses any other (traces/trace_salca.h trace_salca_select_validate). */
+static void fix_salca_select(Acceltrace__SalcaSelect *s, struct rng *r)
+{
+    uint32_t idx[64], n = (uint32_t)rng_below(r, 64);
+    s->n_ctx = 64 + (uint32_t)rng_below(r, 1u << 20);
+    for (uint32_t i = 0, at = 0; i < n; i++)
+        idx[i] = at += (uint32_t)rng_below(r, s->n_ctx / 64) + (i > 0);
+    struct buf b;
+    buf_init(&b);
+    assert_int_equal(varint_encode_indices(&b, idx, n), 0);
+    free(s->sel.data);
+    s->sel.data = xmalloc(b.len + 1);
+    memcpy(s->sel.data, b.data, b.len);
+    s->sel.len = b.len;
+    s->count = n;
+    buf_release(&b);
+}
+
 /* A random Record with body `type` (every field of the body message filled). */
 static Acceltrace__Record *random_record(uint32_t type, struct rng *r)
 {
@@ -190,6 +211,8 @@ static Acceltrace__Record *random_record(uint32_t type, struct rng *r)
     void *sm;
     memcpy(&sm, (char *)rec + f->offset, sizeof sm);
     assert_non_null(sm);
+    if (type == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        fix_salca_select(sm, r);
     return rec;
 }
 

@@ -94,11 +94,39 @@ static void test_decode(void **state)
     buf_release(&b);
 }
 
+/* The reader's check: exactly count ascending indices below n_ctx, nothing stored. */
+static void test_validate(void **state)
+{
+    (void)state;
+    const uint32_t idx[] = {0, 5, 6, 100};
+    struct errmsg e = {0};
+    struct buf b;
+    Acceltrace__SalcaSelect s = make(&b, idx, 4, 128, 4);
+    assert_int_equal(trace_salca_select_validate(&s, &e), 0);
+    s.count = 3;
+    assert_int_equal(trace_salca_select_validate(&s, &e), ERR_DATA);
+    assert_string_equal(e.text,
+                        "bad selection list: 4 indices, count says 3 (step 3 layer 1 head 2)");
+    s.count = 5;
+    assert_int_equal(trace_salca_select_validate(&s, &e), ERR_DATA);
+    assert_string_equal(e.text,
+                        "bad selection list: 4 indices, count says 5 (step 3 layer 1 head 2)");
+    s.count = 4;
+    s.n_ctx = 100; /* the last index is not below it */
+    assert_int_equal(trace_salca_select_validate(&s, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "not ascending varints below n_ctx 100"));
+    s.n_ctx = 3; /* count above n_ctx: the size check */
+    assert_int_equal(trace_salca_select_validate(&s, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "count 4 above n_ctx 3"));
+    buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_method_names),
         cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

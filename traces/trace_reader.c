@@ -13,6 +13,7 @@
  * unpacked protobuf by an allocation budget of the same cap.
  */
 #include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -526,6 +527,11 @@ static int unpack_job(struct job *j, uint64_t cap, const char *name)
         return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
                                  "record type mismatch (frame header %u, record %u)", fi->type,
                                  (unsigned)j->rec->body_case);
+    /* what a record's fields must agree on, checked once here for every reader of it */
+    struct errmsg ve = {0, ""};
+    if (j->rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT &&
+        trace_salca_select_validate(j->rec->salca_select, &ve))
+        return j->rc = frame_err(&j->err, ve.code, name, fi->number, fi->offset, "%s", ve.text);
     return j->rc = 0;
 }
 

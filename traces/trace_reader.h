@@ -98,8 +98,10 @@ const Acceltrace__TraceHeader *trace_reader_header(const struct trace_reader *r)
  * frame anywhere but last before the trailer; with a valid index, a frame whose type,
  * offset, sizes or keys (trace_record_key of the decoded record) disagree with its entry
  * (without opts.allow_partial; with it the damage is recorded and the record's own keys
- * are used from there on); and, when hashing, a content hash of the streamed payloads that
- * differs from the index's (reported instead of the end, 0, once).
+ * are used from there on); when hashing, a content hash of the streamed payloads that
+ * differs from the index's (reported instead of the end, 0, once); and a record whose
+ * fields disagree with each other: a SalcaSelect whose list is not `count` indices below
+ * n_ctx (trace_salca_select_validate; also for trace_reader_find).
  */
 int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct trace_key *key);
 

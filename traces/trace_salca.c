@@ -48,6 +48,25 @@ int trace_salca_select_check(const Acceltrace__SalcaSelect *s, struct errmsg *e)
     return 0;
 }
 
+int trace_salca_select_validate(const Acceltrace__SalcaSelect *s, struct errmsg *e)
+{
+    int rc = trace_salca_select_check(s, e);
+    if (rc < 0)
+        return rc;
+    size_t got = 0;
+    if (varint_indices_count(s->sel.data, s->sel.len, s->n_ctx, &got) < 0)
+        return errmsg_set(e, ERR_DATA,
+                          "bad selection list: not ascending varints below n_ctx %u (step %u "
+                          "layer %u head %u)",
+                          s->n_ctx, s->t, s->l, s->h);
+    if (got != s->count)
+        return errmsg_set(e, ERR_DATA,
+                          "bad selection list: %zu indices, count says %u (step %u layer %u "
+                          "head %u)",
+                          got, s->count, s->t, s->l, s->h);
+    return 0;
+}
+
 int trace_salca_select_decode(const Acceltrace__SalcaSelect *s, uint32_t *idx, size_t *n,
                               struct errmsg *e)
 {

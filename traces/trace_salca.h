@@ -64,4 +64,13 @@ int trace_salca_select_decode(const Acceltrace__SalcaSelect *s, uint32_t *idx, s
  */
 int trace_salca_select_check(const Acceltrace__SalcaSelect *s, struct errmsg *e);
 
+/*
+ * The whole check of a record's selection, without storing it: the size checks above, then
+ * the list must decode to exactly `count` ascending indices below n_ctx. The trace reader
+ * runs it on every SalcaSelect it returns (traces/trace_reader.h), so every verb rejects
+ * such a record the same way, with the reader's file, frame and offset. 0, or ERR_LIMIT /
+ * ERR_DATA with e set ("bad selection list: ..." naming step, layer and head).
+ */
+int trace_salca_select_validate(const Acceltrace__SalcaSelect *s, struct errmsg *e);
+
 #endif

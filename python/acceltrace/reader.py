@@ -170,6 +170,32 @@ def decode_indices(blob):
     return idx
 
 
+# Largest n_ctx a reader accepts (traces/trace_salca.h TRACE_SALCA_MAX_CTX).
+SALCA_MAX_CTX = 1 << 26
+
+
+def check_record(name, body):
+    """What is wrong with a record whose fields disagree with each other, in the words of
+    the C reader (traces/trace_salca.c trace_salca_select_validate), or None. Checked on
+    every record read and by Writer.append: a salca_select whose `sel` list is not exactly
+    `count` ascending indices below n_ctx."""
+    if name != "salca_select":
+        return None
+    where = "(step %d layer %d head %d)" % (body.t, body.l, body.h)
+    if body.n_ctx > SALCA_MAX_CTX:
+        return "n_ctx %d above %d %s" % (body.n_ctx, SALCA_MAX_CTX, where)
+    if body.count > body.n_ctx:
+        return "count %d above n_ctx %d %s" % (body.count, body.n_ctx, where)
+    idx = decode_indices(body.sel)
+    if idx is None or (idx.size and idx[-1] >= body.n_ctx):
+        return ("bad selection list: not ascending varints below n_ctx %d %s"
+                % (body.n_ctx, where))
+    if idx.size != body.count:
+        return "bad selection list: %d indices, count says %d %s" % (idx.size, body.count,
+                                                                     where)
+    return None
+
+
 class Trace:
     """An open trace. Attributes: path, header (the TraceHeader message), index (the
     TraceIndex message, or None when the index is damaged and allow_partial=True),
@@ -459,6 +485,9 @@ class Trace:
                 hasher.update(raw)
             name = names[fr.type]
             body = getattr(rec, name)
+            bad = check_record(name, body)
+            if bad:
+                raise self._err(bad, number, pos)
             key = _schema.record_key(name, body)
             if entries is not None and not mismatch:
                 if number >= len(entries):
@@ -508,6 +537,9 @@ class Trace:
         raw = self._decompress(fr)
         rec = self._parse(fr, raw)
         body = getattr(rec, type)
+        bad = check_record(type, body)
+        if bad:
+            raise self._err(bad, i, en.offset)
         key = _schema.record_key(type, body)
         what = self._entry_check(en, fr, len(raw), key)
         if what:

@@ -18,7 +18,7 @@ import zstandard
 from . import _schema
 from ._crc32c import crc32c
 from .errors import TraceError
-from .reader import MAGIC, MAX_PAYLOAD, TRAILER_MAGIC
+from .reader import MAGIC, MAX_PAYLOAD, TRAILER_MAGIC, check_record
 
 _FRAME = struct.Struct("<IBBHI")
 
@@ -85,7 +85,8 @@ class Writer:
 
     def append(self, msg):
         """Appends one record: a body message or an acceltrace Record. Not a header or an
-        index (the writer makes those)."""
+        index (the writer makes those), nor a record every reader refuses (ValueError,
+        reader.check_record: a salca_select whose list is not `count` indices)."""
         if self._done:
             raise ValueError("append to a closed writer of '%s'" % self.path)
         full = msg.DESCRIPTOR.full_name
@@ -102,6 +103,10 @@ class Writer:
             getattr(rec, name).CopyFrom(msg)
         if name in ("header", "index"):
             raise ValueError("the writer writes the %s record itself" % name)
+        bad = check_record(name, getattr(rec, name))
+        if bad:
+            # a record every reader would refuse is never written ('%s' names the trace)
+            raise ValueError("%s: refusing to write it to '%s'" % (bad, self.path))
         try:
             self._frame(rec, name, True)
         except BaseException:

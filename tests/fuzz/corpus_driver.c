@@ -1,7 +1,9 @@
 /*
  * corpus_driver: runs a libFuzzer target (LLVMFuzzerTestOneInput) over every file of the
  * directories or files given on the command line, so each fuzz corpus also runs in
- * `make test` under gcc. Exits 0 when every input returned (crashes abort the process).
+ * `make test` under gcc. Exits 0 when every input returned (crashes abort the process);
+ * 1 when a path cannot be read or when no input was run at all (an empty or lost corpus
+ * tests nothing, so it must not pass).
  */
 #include <dirent.h>
 #include <stddef.h>
@@ -40,11 +42,18 @@ int main(int argc, char **argv)
     int bad = 0, count = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;
-        if (stat(argv[i], &st) != 0)
+        if (stat(argv[i], &st) != 0) {
+            fprintf(stderr, "corpus_driver: cannot read '%s'\n", argv[i]);
+            bad = 1;
             continue;
+        }
         if (S_ISDIR(st.st_mode)) {
             DIR *d = opendir(argv[i]);
             struct dirent *e;
+            if (!d) {
+                fprintf(stderr, "corpus_driver: cannot open folder '%s'\n", argv[i]);
+                bad = 1;
+            }
             while (d && (e = readdir(d))) {
                 if (e->d_name[0] == '.')
                     continue;
@@ -61,5 +70,9 @@ int main(int argc, char **argv)
         }
     }
     printf("corpus_driver: %d inputs\n", count);
+    if (count == 0) {
+        fprintf(stderr, "corpus_driver: no inputs: an empty corpus tests nothing\n");
+        return 1;
+    }
     return bad;
 }
