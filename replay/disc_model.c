@@ -1098,18 +1098,17 @@ static int disc_sched_step(const struct disc_state *s, int mode, uint32_t k,
 struct gpu_sched {
     const struct disc_state *s;
     char group[64];
-    double t_s;       /* where the next kernel starts */
-    int64_t step;     /* sampler step */
-    int rc;           /* the first failing slice's error */
+    double t_s;   /* where the next kernel starts */
+    int64_t step; /* sampler step */
+    int rc;       /* the first failing slice's error */
     struct errmsg *e;
 };
 
 static void gpu_sched_kernel(void *ctx, const struct gpu_kernel *k)
 {
     struct gpu_sched *g = ctx;
-    static const char *const tracks[GPU_OP_N] = {"GPU GEMM", "GPU attention",
-                                                 "GPU decode attention", "GPU element-wise",
-                                                 "GPU launch gaps"};
+    static const char *const tracks[GPU_OP_N] = {
+        "GPU GEMM", "GPU attention", "GPU decode attention", "GPU element-wise", "GPU launch gaps"};
     static const char *const busy[GPU_OP_N] = {"gpu_gemm_s", "gpu_attention_s",
                                                "gpu_decode_attention_s", "gpu_elementwise_s",
                                                "gpu_launch_s"};
