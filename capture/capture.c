@@ -33,6 +33,11 @@ void capture_progress_begin(struct capture_sink *s, uint64_t total)
 
 void capture_progress_update(struct capture_sink *s, uint64_t done)
 {
+    /* a unit of work is done: its records reach the file before it is reported, so a
+     * killed capture keeps every unit its progress line counted (docs/trace-format.md);
+     * a failing write shows again at the next append or at finish */
+    if (s->flush)
+        (void)s->flush(s->ctx);
     if (s->progress_on)
         progress_update(&s->progress, done);
 }
@@ -109,6 +114,11 @@ static int writer_append(void *ctx, const Acceltrace__Record *rec, const struct 
     return rc;
 }
 
+static int writer_flush(void *ctx)
+{
+    return trace_writer_flush(ctx);
+}
+
 /* The memory check, before anything large is allocated. */
 static int check_memory(const struct capture_ops *ops, const void *inst,
                         const struct capture_opts *o, struct errmsg *e)
@@ -154,7 +164,8 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
 
     char label[64];
     snprintf(label, sizeof label, "%s capture", ops->name);
-    struct capture_sink sink = {.append = writer_append, .ctx = w, .quiet = o->quiet};
+    struct capture_sink sink = {
+        .append = writer_append, .ctx = w, .flush = writer_flush, .quiet = o->quiet};
     sink.progress.label = label;
     rc = ops->run(inst, &sink, e);
     capture_progress_end(&sink);

@@ -47,6 +47,9 @@ struct capture_sink {
     int (*append)(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key,
                   struct errmsg *e);
     void *ctx;
+    /* Optional: makes every record appended so far durable against a killed process
+     * (write(2) of the writer's buffer); called at each progress unit. 0 or an err. */
+    int (*flush)(void *ctx);
     uint64_t records;         /* records appended so far */
     struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
     bool quiet;               /* no progress on stderr */

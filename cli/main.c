@@ -6,6 +6,7 @@
  * table (struct cli_spec) and parses its arguments with it. The tables of the sub-verbs are
  * listed in `grammars` below for `acceltrace completion bash`.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,10 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) becomes an EFBIG write error that names the file, and
+     * the trace writer removes its .partial, instead of SIGXFSZ killing the process and
+     * leaving a .partial that blocks the next run. */
+    signal(SIGXFSZ, SIG_IGN);
     cli_set_command_line(argc, argv);
     if (argc < 2) {
         usage(stderr);

@@ -1,6 +1,7 @@
 #include "common/progress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@ void progress_init(struct progress *p, const char *label, uint64_t total, bool q
     p->quiet = quiet || progress_global_quiet;
     p->tty = isatty(STDERR_FILENO);
     p->t_start_s = p->t_last_s = progress_now_s();
+    const char *iv = getenv("ACCELTRACE_PROGRESS_INTERVAL");
+    char *end = NULL;
+    double x = iv ? strtod(iv, &end) : 5.0;
+    p->every_s = iv && (end == iv || *end || !(x >= 0) || x > 86400) ? 5.0 : x;
 }
 
 void progress_eta_text(const struct progress *p, double now, char *buf, size_t n)
@@ -74,7 +79,7 @@ void progress_update(struct progress *p, uint64_t done)
     if (p->quiet)
         return;
     double now = progress_now_s();
-    double every = p->tty ? 0.1 : 5.0;
+    double every = p->tty ? 0.1 : p->every_s;
     if (now - p->t_last_s >= every) {
         p->t_last_s = now;
         report(p, now);

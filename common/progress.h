@@ -1,6 +1,8 @@
 /*
  * progress: reports long work on stderr. On a TTY it redraws one bar line; otherwise it
- * prints a plain line at most every few seconds; quiet mode prints nothing. Every report
+ * prints a plain line at most every 5 seconds (ACCELTRACE_PROGRESS_INTERVAL=SECONDS sets
+ * the interval; 0 prints every update, for logs that follow each step); quiet mode prints
+ * nothing. Every report
  * with a known total ends with an estimate of the time left (progress_eta_text). The reporter
  * only writes stderr, never stdout, so results piped from stdout stay clean.
  */
@@ -19,6 +21,8 @@ struct progress {
     bool tty;
     double t_start_s; /* monotonic seconds at start */
     double t_last_s;  /* last report */
+    double every_s;   /* seconds between plain lines (not a TTY): 5, or the environment's
+                       * ACCELTRACE_PROGRESS_INTERVAL (0: a line per update) */
 };
 
 /* Starts a report of `total` units; quiet suppresses all output. */

@@ -11,9 +11,11 @@
 #include "traces/trace_writer.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -44,7 +46,17 @@ struct trace_writer {
     bool created; /* tmp_path is ours and still on disk */
     bool failed;
     bool finished;
+    int32_t last_step; /* step key of the last indexed frame, INT32_MIN before the first */
+    double t_write_s;  /* monotonic time of the last write(2) of `out` */
 };
+
+/* Monotonic seconds (the flush interval's clock). */
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int set_err(struct trace_writer *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -66,6 +78,7 @@ void trace_writer_opts_default(struct trace_writer_opts *o)
     o->zstd_workers = 0;
     o->fsync_each = false;
     o->flush_bytes = 1u << 20;
+    o->flush_interval_s = 0.5;
 }
 
 const char *trace_writer_errmsg(const struct trace_writer *w)
@@ -127,6 +140,7 @@ static int write_out(struct trace_writer *w)
     if (sink_write(&w->sink, w->out.data, w->out.len))
         return set_io_err(w, "write");
     buf_clear(&w->out);
+    w->t_write_s = mono_s();
     return 0;
 }
 
@@ -151,6 +165,15 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
     hdr[5] = (uint8_t)type;
     trace_put_u16(hdr + 6, 0);
     trace_put_u32(hdr + 8, crc32c_update(0, stored, stored_len));
+    if (indexed && key->step >= 0 && key->step != w->last_step && w->last_step != INT32_MIN) {
+        /* a new step begins: the frames of the steps before it reach the file first, so a
+         * killed capture loses at most the step it was in (docs/trace-format.md) */
+        int rc = write_out(w);
+        if (rc)
+            return rc;
+    }
+    if (indexed && key->step >= 0)
+        w->last_step = key->step;
     uint64_t offset = w->sink.offset + w->out.len;
     if (indexed) {
         if (w->n_entries == w->cap_entries) {
@@ -184,7 +207,8 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         w->frames++;
         trace_hash_update(&w->hash, raw, raw_len);
     }
-    if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each) {
+    if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each ||
+        (w->opts.flush_interval_s > 0 && mono_s() - w->t_write_s >= w->opts.flush_interval_s)) {
         int rc = write_out(w);
         if (rc)
             return rc;
@@ -260,6 +284,8 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         return ERR_NOMEM;
     }
     w->sink.fd = -1;
+    w->last_step = INT32_MIN;
+    w->t_write_s = mono_s();
     if (opts)
         w->opts = *opts;
     else

@@ -40,6 +40,10 @@ struct trace_writer_opts {
     bool fsync_each;  /* fsync after every frame (slow; default false) */
     /* Frames are also flushed (write(2)) at least every this many bytes; default 1 MiB. */
     uint64_t flush_bytes;
+    /* ... and when this many seconds passed since the last write (checked at each
+     * append; default 0.5; 0 off). Besides, an indexed frame of a new step key writes the
+     * frames before it first, so a killed capture keeps every step it finished. */
+    double flush_interval_s;
 };
 
 /* Defaults: level 3, no workers, no per-frame fsync. */
