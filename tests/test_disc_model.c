@@ -1,5 +1,5 @@
 /*
- * Tests of replay/disc_model (cost functions, specs/disc.md D23-D26, D28)
+ * Tests of replay/disc_model (cost functions and the checks of docs/models.md#disc)
  * (the GPU baseline: tests/test_gpu_model.c), plus the issue's model-sanity checks.
  */
 #include <math.h>
