@@ -978,6 +978,7 @@ int cmd_plot(int argc, char **argv)
     rc = jsonl_load_filtered(&rows, path, where_keep, &wf, mem_limit / JSONL_MEM_PER_TEXT_BYTE,
                              &valid, &e);
     if (rc == ERR_LIMIT) {
+        json_decref(wf.first);
         char lim[32], msg[1024];
         snprintf(msg, sizeof msg,
                  "%s: at about %u bytes of memory per byte of text they need more than "
