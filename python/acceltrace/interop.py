@@ -107,12 +107,7 @@ def import_masks(masks, out, model, image_size=0, refresh=1, source=None, level=
                  "text_tokens": cfg.text_tokens, "image_size": cfg.image, "tokens": N,
                  "family": "pixart"}, source)
     d = H.disc
-    d.model, d.depth, d.hidden, d.heads = cfg.name, cfg.depth, cfg.hidden, cfg.heads
-    d.head_dim, d.ffn_hidden, d.patch = cfg.head_dim, cfg.ffn, cfg.patch
-    d.in_channels, d.out_channels = cfg.c_in, cfg.c_out
-    d.caption_width, d.text_tokens, d.image_size = cfg.caption, cfg.text_tokens, cfg.image
-    d.latent_h = d.latent_w = cfg.lat
-    d.grid_w, d.tokens, d.parameters = cfg.grid, N, cfg.param_count()
+    cfg.fill_disc_header(d)
     d.weights_source = d.text_source = "imported"
     d.steps, d.batch, d.ctr_mode, d.st_mode = S, 1, "off", "imported"
     d.st_refresh, d.keep_masks = refresh, "all"

@@ -430,12 +430,7 @@ class DiscCapture:
             H.source_detail = "weights from the spec generator (%s)" % self.wsource
         H.source_detail += "; text %s; torch capture" % self.text_source
         d = H.disc
-        d.model, d.depth, d.hidden, d.heads = cfg.name, cfg.depth, cfg.hidden, cfg.heads
-        d.head_dim, d.ffn_hidden, d.patch = cfg.head_dim, cfg.ffn, cfg.patch
-        d.in_channels, d.out_channels = cfg.c_in, cfg.c_out
-        d.caption_width, d.text_tokens, d.image_size = cfg.caption, cfg.text_tokens, cfg.image
-        d.latent_h = d.latent_w = cfg.lat
-        d.grid_w, d.tokens, d.parameters = cfg.grid, cfg.tokens, cfg.param_count()
+        cfg.fill_disc_header(d)
         d.weights_source = self.wsource
         d.weights_seeded = self.wsource != "file"
         if self.wsource == "file":

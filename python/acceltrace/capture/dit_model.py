@@ -62,6 +62,15 @@ class DitConfig:
         self.tokens = self.grid * self.grid
         self.words = (self.tokens + 63) // 64
 
+    def fill_disc_header(self, d):
+        """The model's shape fields of a DiscHeader d (the torch capture and the import)."""
+        d.model, d.depth, d.hidden, d.heads = self.name, self.depth, self.hidden, self.heads
+        d.head_dim, d.ffn_hidden, d.patch = self.head_dim, self.ffn, self.patch
+        d.in_channels, d.out_channels = self.c_in, self.c_out
+        d.caption_width, d.text_tokens, d.image_size = self.caption, self.text_tokens, self.image
+        d.latent_h = d.latent_w = self.lat
+        d.grid_w, d.tokens, d.parameters = self.grid, self.tokens, self.param_count()
+
     def param_count(self):
         d, p2 = self.hidden, self.patch * self.patch
         n = d * self.c_in * p2 + d
