@@ -176,7 +176,7 @@ int gpu_calibrate(const char *path, const char *preset, struct gpu_fit *out, str
     memset(out, 0, sizeof *out);
     out->family = family;
     static const char *const keys[GPU_FIT_PARAMS] = {"gemm_k_fill", "attn_eff_max", "attn_k_fill",
-                                                     "decode_eff"};
+                                                     "decode_eff", "decode_fill_us"};
     for (int i = 0; i < GPU_FIT_PARAMS; i++)
         out->p[i] = (struct gpu_fit_param){keys[i], NAN, NAN, 0};
     struct csv_table t;
@@ -207,7 +207,7 @@ int gpu_calibrate(const char *path, const char *preset, struct gpu_fit *out, str
         n += (size_t)r;
     }
     grid(rows, n, FIT_GEMM, &out->p[0], 0, 4096, 8, NULL, 0, 0, 0);
-    grid(rows, n, FIT_DECODE, &out->p[3], 0.1, 1.0, 0.005, NULL, 0, 0, 0);
+    grid(rows, n, FIT_DECODE, &out->p[3], 0.1, 1.0, 0.005, &out->p[4], 0, 40, 0.1);
     grid(rows, n, FIT_ATTN, &out->p[1], 0.2, 1.0, 0.005, &out->p[2], 0, 2048, 16);
     if (!out->p[1].rows) { /* no forward rows: forward + backward as the forward's rate
                             * (rows is reused: the other fits are done) */

@@ -10,7 +10,7 @@
  *   attn_eff_max, attn_k_fill from op=attention_fwd rows of FlashAttention-2 (impl=fa2,
  *                             forward only; a family without them uses its forward +
  *                             backward rows, pass=fwd+bwd, as the forward's rate),
- *   decode_eff                from op=decode_attention rows,
+ *   decode_eff, decode_fill_us jointly from op=decode_attention rows,
  * each by a grid search minimizing the sum of squared log ratios model/measured, the
  * model evaluated on the row's own GPU preset with the other values as they are. End-to-end
  * times never enter (they are the validation set, gpu_validate.h).
@@ -32,11 +32,12 @@ struct gpu_fit_param {
     size_t rows;     /* rows used */
 };
 
-#define GPU_FIT_PARAMS 4
+#define GPU_FIT_PARAMS 5
 
 struct gpu_fit {
-    const char *family;                     /* "ampere" or "hopper" */
-    struct gpu_fit_param p[GPU_FIT_PARAMS]; /* gemm_k_fill, attn_eff_max, attn_k_fill, decode_eff */
+    const char *family; /* "ampere" or "hopper" */
+    /* gemm_k_fill, attn_eff_max, attn_k_fill, decode_eff, decode_fill_us */
+    struct gpu_fit_param p[GPU_FIT_PARAMS];
     bool attn_fwd_bwd; /* the attention fit used forward + backward rows (no forward rows) */
 };
 

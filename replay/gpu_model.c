@@ -162,7 +162,10 @@ double gpu_decode_attention(const struct gpu_hw *hw, uint64_t b, uint64_t h, uin
     double kv_bytes = hw->elem_bytes * 2.0 * (double)b * kv_h * (double)ctx * (double)dh;
     double q_bytes = hw->elem_bytes * 2.0 * (double)b * h * (double)dh;
     double flop = 4.0 * (double)b * h * (double)ctx * (double)dh;
-    double t = mem_s(hw, kv_bytes + q_bytes, hw->decode_eff);
+    /* a fixed time per call (split-KV setup, the pipeline's fill and drain) plus the cache
+     * streamed at decode_eff: both fitted to per-operator decode rows, docs/models.md#gpu-baselines
+     */
+    double t = hw->decode_fill_us * 1e-6 + mem_s(hw, kv_bytes + q_bytes, hw->decode_eff);
     char nm[64];
     double s = book(hw, GPU_OP_DECODE_ATTN, t, flop, kv_bytes + q_bytes,
                     kname(nm, sizeof nm, "decode attention", b * h, kv_h, ctx, acc), acc);

@@ -13,8 +13,9 @@
  *   - attention forward (FlashAttention-2 style): one CTA per 128 query rows per head,
  *     waves over the SMs, (N_k + attn_k_fill) key positions per CTA at attn_eff_max of an
  *     SM's peak, the head dimension rounded up to a multiple of 32 (the kernel's).
- *   - decode attention (FlashDecoding style): the K and V cache bytes at decode_eff of the
- *     HBM bandwidth, two kernels (split-KV and reduce).
+ *   - decode attention (FlashDecoding style): decode_fill_us (the call's fixed time) plus
+ *     the K and V cache bytes at decode_eff of the HBM bandwidth, two kernels (split-KV and
+ *     reduce).
  *   - element-wise: bytes at eff_mem of the HBM bandwidth.
  *   - launch: each kernel costs max(t + launch_us, host_us): the GPU-side gap between
  *     back-to-back kernels, or the host's dispatch time per op when the host is slower
@@ -47,21 +48,22 @@ const char *gpu_op_class_name(enum gpu_op_class c);
 
 /* One GPU. Units in the names; statuses and sources in the preset tables. */
 struct gpu_hw {
-    const char *name;    /* preset name, or "custom" */
-    double sms;          /* streaming multiprocessors */
-    double peak_tflops;  /* dense FP16/BF16 tensor peak, TFLOP/s */
-    double hbm_gbs;      /* HBM bandwidth, GB/s */
-    double eff_mem;      /* fraction of hbm_gbs a streaming kernel sustains */
-    double launch_us;    /* GPU-side time per kernel when launches run ahead, us */
-    double host_us;      /* host dispatch time per op in an eager framework, us */
-    double gemm_eff_max; /* fraction of an SM's peak a GEMM tile sustains */
-    double gemm_k_fill;  /* per-tile fixed cost in K steps (prologue, epilogue) */
-    double attn_eff_max; /* fraction of an SM's peak an attention CTA sustains */
-    double attn_k_fill;  /* per-CTA fixed cost in key positions */
-    double decode_eff;   /* fraction of hbm_gbs decode attention sustains */
-    double idle_w;       /* board power at idle, W */
-    double tdp_w;        /* board power limit, W */
-    double elem_bytes;   /* bytes per operand (2: FP16/BF16) */
+    const char *name;      /* preset name, or "custom" */
+    double sms;            /* streaming multiprocessors */
+    double peak_tflops;    /* dense FP16/BF16 tensor peak, TFLOP/s */
+    double hbm_gbs;        /* HBM bandwidth, GB/s */
+    double eff_mem;        /* fraction of hbm_gbs a streaming kernel sustains */
+    double launch_us;      /* GPU-side time per kernel when launches run ahead, us */
+    double host_us;        /* host dispatch time per op in an eager framework, us */
+    double gemm_eff_max;   /* fraction of an SM's peak a GEMM tile sustains */
+    double gemm_k_fill;    /* per-tile fixed cost in K steps (prologue, epilogue) */
+    double attn_eff_max;   /* fraction of an SM's peak an attention CTA sustains */
+    double attn_k_fill;    /* per-CTA fixed cost in key positions */
+    double decode_eff;     /* fraction of hbm_gbs decode attention sustains */
+    double decode_fill_us; /* fixed time of a decode-attention call at any context, us */
+    double idle_w;         /* board power at idle, W */
+    double tdp_w;          /* board power limit, W */
+    double elem_bytes;     /* bytes per operand (2: FP16/BF16) */
 };
 
 /* One kernel as booked, for a timeline (struct gpu_acc's hook). */

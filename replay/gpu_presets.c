@@ -32,9 +32,10 @@
           "fit to calibration.csv FlashAttention-2 A100 rows, forward + backward [gpu-cal]"),      \
         V("attn_k_fill", 256, "calibrated",                                                        \
           "fit to calibration.csv FlashAttention-2 A100 rows, forward + backward [gpu-cal]"),      \
-        V("decode_eff", 0.871, "cited-derived",                                                    \
-          "STREAM read, A100-SXM4-80GB 1776 of 2039 GB/s: decode attention reads K, V once "       \
-          "[gpu-bench]"),                                                                          \
+        V("decode_eff", 0.80, "cited-derived",                                                     \
+          "the Hopper fit, carried over: no Ampere decode-attention rows [gpu-cal] [gpu-decode]"), \
+        V("decode_fill_us", 10.9, "cited-derived",                                                 \
+          "the Hopper fit, carried over: no Ampere decode-attention rows [gpu-cal] [gpu-decode]"), \
         V("elem_bytes", 2, "decision", "FP16/BF16 operands")
 
 /* Values shared by the Hopper presets (H100, H200: FP16 989 TFLOP/s dense on SXM). */
@@ -49,9 +50,10 @@
           "fit to calibration.csv FlashAttention-2 H100 forward rows [gpu-cal]"),                  \
         V("attn_k_fill", 176, "calibrated",                                                        \
           "fit to calibration.csv FlashAttention-2 H100 forward rows [gpu-cal]"),                  \
-        V("decode_eff", 0.952, "cited-derived",                                                    \
-          "STREAM read, H100 PCIe 1942 of 2039 GB/s: decode attention reads K, V once "            \
-          "[gpu-bench]"),                                                                          \
+        V("decode_eff", 0.80, "calibrated",                                                        \
+          "fit to calibration.csv H100 SXM FlashAttention-2 paged decode rows [gpu-decode]"),      \
+        V("decode_fill_us", 10.9, "calibrated",                                                    \
+          "fit to calibration.csv H100 SXM FlashAttention-2 paged decode rows [gpu-decode]"),      \
         V("elem_bytes", 2, "decision", "FP16/BF16 operands")
 
 static const struct gpu_preset_value a100_pcie_80[] = {
@@ -186,6 +188,7 @@ static double *field(struct gpu_hw *hw, const char *key)
         {"attn_eff_max", offsetof(struct gpu_hw, attn_eff_max)},
         {"attn_k_fill", offsetof(struct gpu_hw, attn_k_fill)},
         {"decode_eff", offsetof(struct gpu_hw, decode_eff)},
+        {"decode_fill_us", offsetof(struct gpu_hw, decode_fill_us)},
         {"idle_w", offsetof(struct gpu_hw, idle_w)},
         {"tdp_w", offsetof(struct gpu_hw, tdp_w)},
         {"elem_bytes", offsetof(struct gpu_hw, elem_bytes)},

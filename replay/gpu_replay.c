@@ -33,6 +33,7 @@ static const struct hw_key gpu_keys[] = {
     GPU_KEEP("attn_eff_max", "", "fraction of an SM's peak per attention CTA"),
     GPU_KEEP("attn_k_fill", "", "per-CTA fixed cost, key positions"),
     GPU_KEEP("decode_eff", "", "fraction of HBM bandwidth of decode attention"),
+    GPU_KEEP("decode_fill_us", "us", "fixed time of a decode-attention call"),
     GPU_KEEP("idle_w", "W", "idle board power"),
     GPU_KEEP("tdp_w", "W", "board power limit"),
     GPU_KEEP("elem_bytes", "B", "bytes per operand"),

@@ -79,7 +79,10 @@ static void test_attention(void **state)
     assert_true(tc < 0.6 * tn && tc > 0.4 * tn);
 }
 
-/* Decode attention: the cache bytes at decode_eff, plus the reduce kernel and two launches. */
+/*
+ * Decode attention: the call's fixed time plus the cache bytes at decode_eff, plus the reduce
+ * kernel and two launches.
+ */
 static void test_decode_attention(void **state)
 {
     (void)state;
@@ -87,7 +90,8 @@ static void test_decode_attention(void **state)
     hw.host_us = 0;
     double t = gpu_decode_attention(&hw, 1, 32, 8, 131072, 128, NULL);
     double kv = 2.0 * 2 * 8 * 131072.0 * 128, q = 2.0 * 2 * 32 * 128;
-    double want = (kv + q) / (hw.hbm_gbs * 1e9 * hw.decode_eff) +
+    assert_true(hw.decode_fill_us > 0);
+    double want = hw.decode_fill_us * 1e-6 + (kv + q) / (hw.hbm_gbs * 1e9 * hw.decode_eff) +
                   2.0 * 32 * 128 * 2 / (hw.hbm_gbs * 1e9 * hw.eff_mem) + 2 * hw.launch_us * 1e-6;
     assert_true(fabs(t - want) < 1e-9 * want);
 }
@@ -183,10 +187,10 @@ static void test_request_options(void **state)
 static void test_preset_sources(void **state)
 {
     (void)state;
-    static const char *const keys[] = {"sms",          "peak_tflops", "hbm_gbs",      "eff_mem",
-                                       "launch_us",    "host_us",     "gemm_eff_max", "gemm_k_fill",
-                                       "attn_eff_max", "attn_k_fill", "decode_eff",   "idle_w",
-                                       "tdp_w",        "elem_bytes"};
+    static const char *const keys[] = {
+        "sms",        "peak_tflops",    "hbm_gbs",     "eff_mem",      "launch_us",
+        "host_us",    "gemm_eff_max",   "gemm_k_fill", "attn_eff_max", "attn_k_fill",
+        "decode_eff", "decode_fill_us", "idle_w",      "tdp_w",        "elem_bytes"};
     static const char *const st[] = {"input", "cited", "cited-derived", "calibrated", "decision"};
     for (size_t p = 0; p < gpu_preset_count(); p++) {
         size_t n = 0;
@@ -211,12 +215,12 @@ static void test_preset_sources(void **state)
  * The calibrated values of every preset are the fit of the calibration set (to the fit's
  * grid step), or, for a family without rows for a value, the other family's fit
  * (cited-derived in the preset); a value no row covers is cited-derived from another
- * measurement (decode_eff: STREAM read).
+ * measurement.
  */
 static void test_calibration_matches(void **state)
 {
     (void)state;
-    static const double step[GPU_FIT_PARAMS] = {8, 0.005, 16, 0.005};
+    static const double step[GPU_FIT_PARAMS] = {8, 0.005, 16, 0.005, 0.1};
     struct gpu_fit fit[2];
     struct errmsg e = {0};
     const char *fam_preset[2] = {"a100-pcie-80gb", "h100-sxm"};

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The per-operator GPU model from the command line (docs/models.md#gpu-baselines):
 # `model gpu --json` parses for every workload and preset and its by_op sums to seconds;
-# bad input is exit 2; `validate gpu` covers the validation set (>= 12 points, >= 4
+# bad input is exit 2; `validate gpu` covers the validation set (>= 12 points, >= 5
 # diffusion-transformer, >= 4 decode, >= 4 on A100s, >= 3 on H100s) with median |error|
-# <= 15%, and every point outside +-35% is one docs/models.md lists as a known miss (a new
-# one fails); it writes its CSV, Markdown and parity plot; the two data sets share no
-# source; the preset values in docs/models.md are the presets' own numbers.
+# <= 15% and max <= 35%, at the median and max docs/models.md states (7.1%, 28.2%), and
+# every point outside +-35% is one docs/models.md lists as a known miss (a new one fails);
+# it writes its CSV, Markdown and parity plot; the two data sets share no source; the
+# preset values in docs/models.md are the presets' own numbers.
 set -euo pipefail
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -82,7 +83,7 @@ dec = [r for r in rows if r not in dit]
 a100 = [r for r in rows if r['gpu'].startswith('a100')]
 h100 = [r for r in rows if r['gpu'].startswith('h100')]
 print('points %d: diffusion %d, decode %d, A100 %d, H100 %d' % (len(rows), len(dit), len(dec), len(a100), len(h100)))
-assert len(rows) >= 12 and len(dit) >= 4 and len(dec) >= 4 and len(a100) >= 4 and len(h100) >= 3
+assert len(rows) >= 12 and len(dit) >= 5 and len(dec) >= 4 and len(a100) >= 4 and len(h100) >= 3
 err = [abs(float(r['error'])) for r in rows]
 for r in rows:  # the error column is predicted time / measured time - 1 (a rate inverts)
     m, p = float(r['measured']), float(r['predicted'])
@@ -90,7 +91,9 @@ for r in rows:  # the error column is predicted time / measured time - 1 (a rate
     assert abs(want - float(r['error'])) < 1e-3, r
 med, mx = statistics.median(err), max(err)
 print('median |error| %.1f%%, max %.1f%%' % (100 * med, 100 * mx))
-assert med <= 0.15, med
+assert med <= 0.15 and mx <= 0.35, (med, mx)
+# the numbers docs/models.md#validation states: a change to the model updates both
+assert abs(med - 0.0712) < 0.0005 and abs(mx - 0.2821) < 0.0005, (med, mx)
 doc = open(sys.argv[4]).read().split('#### Known misses', 1)[1].split('\n#', 1)[0]
 known = set(re.findall(r'\bv\d{3}\b', doc))
 out = {r['id'] for r in rows if abs(float(r['error'])) > 0.35}
