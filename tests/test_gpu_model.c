@@ -227,6 +227,13 @@ static void test_calibration_matches(void **state)
     for (int f = 0; f < 2; f++)
         assert_int_equal(gpu_calibrate("configs/gpu/calibration.csv", fam_preset[f], &fit[f], &e),
                          0);
+    /* decode attention: the 4 H100 SXM FlashAttention-2 paged decode rows (c157-c160) fit
+     * to a few percent with the call's fixed time; Ampere has none and takes the Hopper fit */
+    assert_int_equal(fit[1].p[3].rows, 4);
+    assert_int_equal(fit[1].p[4].rows, 4);
+    assert_true(fit[1].p[4].rms_log < 0.05);
+    assert_true(fit[1].p[4].value > 5 && fit[1].p[4].value < 20);
+    assert_int_equal(fit[0].p[4].rows, 0);
     for (size_t p = 0; p < gpu_preset_count(); p++) {
         const char *name = gpu_preset_name(p);
         int f = !strcmp(gpu_preset_family(name), "hopper");
