@@ -144,6 +144,7 @@ extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_c
 extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
     cmd_analyze_conflicts_spec;
 extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec, cmd_export_timeline_spec;
+extern const struct cli_spec cmd_export_scalesim_spec, cmd_export_chakra_spec;
 extern const struct cli_spec cmd_import_masks_spec, cmd_import_selections_spec;
 extern const struct cli_spec cmd_validate_gpu_spec;
 

@@ -75,6 +75,8 @@ static const struct grammar grammars[] = {
     {"export", "tiles", &cmd_export_tiles_spec},
     {"export", "hbm-trace", &cmd_export_hbm_spec},
     {"export", "timeline", &cmd_export_timeline_spec},
+    {"export", "scalesim", &cmd_export_scalesim_spec},
+    {"export", "chakra", &cmd_export_chakra_spec},
     {"import", "masks", &cmd_import_masks_spec},
     {"import", "selections", &cmd_import_selections_spec},
     {"validate", "gpu", &cmd_validate_gpu_spec},

@@ -11,6 +11,9 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
           python3-pip python3-setuptools python3-venv python3-crcmod
           clang clang-format slurmctld slurmd slurm-client munge
           poppler-utils libxml2-utils man-db groff-base)
+# the peer tools' own readers in tests/sh/peer_export.sh, run when a checkout is named
+# (SCALE-Sim v2 needs tqdm and absl; the Chakra schema is compiled with protoc)
+required+=(python3-tqdm python3-absl protobuf-compiler)
 # a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
 required+=(chromium)
 # `scripts/deps.sh train`: also the photographs and the image reader of make train-dit

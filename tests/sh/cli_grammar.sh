@@ -24,6 +24,7 @@ declare -A eq_opt=(
     [export/tiles]="--shape=20x5" [export/hbm-trace]="--steps=0-1" [reproduce]="--threads=2"
     [export/timeline]="--config=0" [import/masks]="--model=micro" [import/selections]="--context=9"
     [model/gpu]="--workload=dit-xl-2" [validate/gpu]="--set=configs/gpu/validation.csv"
+    [export/scalesim]="--step=1" [export/chakra]="--mode=ctr"
 )
 
 # The completion script, sourced once: comp WORDS... prints the candidates for the last word.
@@ -220,6 +221,12 @@ $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["requests"] > 0 and "j
 json "export timeline" "$A" export timeline "$tmp/srep" -q --json -o "$tmp/tl.json"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["slices"] > 0 and j["bytes"] > 0, j' \
     < "$tmp/out.json" || bad "export timeline --json figures"
+json "export scalesim" "$A" export scalesim "$tmp/d.atr" -q --json -o "$tmp/topo.csv"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["layers"] > 0 and j["macs"] > 0, j' \
+    < "$tmp/out.json" || bad "export scalesim --json figures"
+json "export chakra" "$A" export chakra "$tmp/d.atr" -q --json -o "$tmp/d.et"
+$PY -c 'import json,sys; j=json.load(sys.stdin); assert j["nodes"] > 0 and j["predicted_s"] > 0, j' \
+    < "$tmp/out.json" || bad "export chakra --json figures"
 $PY -c 'import numpy as np; np.savez("'"$tmp"'/m.npz", masks=np.eye(64, dtype=bool)[None, None, None].repeat(2, 1).repeat(4, 2)); np.savez("'"$tmp"'/sel.npz", selected=np.arange(8).reshape(1, 2, 2, 2))'
 json "import masks" "$A" import masks "$tmp/m.npz" --model micro -q --json -o "$tmp/im.atr"
 $PY -c 'import json,sys; j=json.load(sys.stdin); assert j["records"] == 8 and j["ones"] == 512, j' \
