@@ -20,12 +20,13 @@ import numpy as np
 import torch
 
 from .. import messages
+from .._version import __version__
 from ..writer import Writer
 from . import dit_model, png
 from .dit_model import ConfigError, DitConfig, DitState
 from .inputs import file_sha256, load_text, seeded_latent, seeded_text
 
-PRODUCER = "acceltrace-torch 0.1.0"
+PRODUCER = "acceltrace-torch " + __version__
 FLOP_NAMES = ["sa_qkv", "sa_qk", "sa_softmax", "sa_pv", "sa_proj", "ca_q", "ca_kv", "ca_qk",
               "ca_softmax", "ca_pv", "ca_proj", "ffn_up", "ffn_act", "ffn_down", "vec",
               "embed"]

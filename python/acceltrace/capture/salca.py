@@ -28,12 +28,13 @@ import torch
 import torch.nn.functional as F
 
 from .. import messages
+from .._version import __version__
 from ..writer import Writer
 from . import llama_model, salca_task
 from .inputs import file_sha256
 from .llama_model import ConfigError, Llama, LlamaConfig
 
-PRODUCER = "acceltrace-torch 0.1.0"
+PRODUCER = "acceltrace-torch " + __version__
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 METHODS = ["salca", "std_topk", "pl_topk", "full_feat", "quest"]
 SALCA, STD, PL, FULL, QUEST = range(5)
