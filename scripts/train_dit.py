@@ -295,8 +295,8 @@ def sample_batch(rng, lats, lat, n):
 def train(a):
     import torch
     import torch.nn.functional as F
-    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
-    from dit_torch import forward, pos_embed
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from acceltrace.capture.dit_model import forward, pos_embed
 
     torch.set_num_threads(a.threads)
     torch.use_deterministic_algorithms(True)

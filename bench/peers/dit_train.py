@@ -32,8 +32,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dit_torch import forward, load_safetensors, pos_embed  # noqa: E402
+# the model is the torch capture's (python/acceltrace/capture/dit_model.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from acceltrace.capture.dit_model import forward, load_f32, pos_embed  # noqa: E402
 
 
 def schedule():
@@ -91,7 +92,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     rng = np.random.default_rng(a.seed)
-    W = load_safetensors(a.init or f"{a.dir}/weights.safetensors")
+    W = load_f32(a.init or f"{a.dir}/weights.safetensors")
     for v in W.values():
         v.requires_grad_(True)
     depth = 1 + max(int(k.split(".")[1]) for k in W if k.startswith("transformer_blocks."))
