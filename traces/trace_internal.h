@@ -12,8 +12,8 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "common/err.h"
-#include "formats/trace_format.h"
 #include "formats/trace.pb-c.h"
+#include "formats/trace_format.h"
 #include "traces/trace_key.h"
 
 /* The container's constants come from formats/trace_format.tab (one table for C and

@@ -18,7 +18,6 @@ on a rounding or threshold boundary (tests/sh/torch_capture_salca.sh counts thos
 Not ported: the synthetic source (a statistical KV generator, no model to run in torch)
 and the --ablation variants.
 """
-import hashlib
 import json
 import math
 import time
@@ -29,8 +28,8 @@ import torch.nn.functional as F
 
 from .. import messages
 from .._version import __version__
-from ..writer import Writer
 from . import llama_model, salca_task
+from .base import Capture, MemoryLimit, UsageError  # noqa: F401 (callers catch them here)
 from .inputs import file_sha256
 from .llama_model import ConfigError, Llama, LlamaConfig
 
@@ -39,10 +38,6 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 METHODS = ["salca", "std_topk", "pl_topk", "full_feat", "quest"]
 SALCA, STD, PL, FULL, QUEST = range(5)
 PREFIX_MIN = 64
-
-
-class UsageError(Exception):
-    """Bad parameters; exit 2."""
 
 
 def parse_ratio(s):
@@ -282,8 +277,14 @@ class Store:
         return torch.sort(order, dim=1).values
 
 
-class SalcaCapture:
-    """One capture: SalcaCapture(args).load(); .run(out_path, argv)."""
+class SalcaCapture(Capture):
+    """The Salca capture on the Capture interface (base.py): SalcaCapture(args) validates,
+    loads the checkpoint (or the tiny model's shape) and generates the task, which the
+    memory estimate needs; base.run_capture(...) does the rest."""
+
+    name = "salca"
+    summary = "Salca selections on a Llama's decode steps (the model source)"
+    mem_hint = "use a shorter --length or raise --mem-limit"
 
     def __init__(self, a):
         self.a = a
@@ -308,9 +309,10 @@ class SalcaCapture:
         if self.dev.type == "cuda":  # exact integer dot products need full-precision matmuls
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+        self._open_inputs()
 
     # ---- phase 1: model, task, memory estimate ----
-    def load(self):
+    def _open_inputs(self):
         a = self.a
         if a.checkpoint:
             self.cfg, W, files = llama_model.load_checkpoint(a.checkpoint)
@@ -338,9 +340,15 @@ class SalcaCapture:
             if tok >= c.V:
                 raise UsageError("task token id %d exceeds the model vocabulary %d" % (tok, c.V))
         self.subst = a.top1
-        self.need = self.estimate()
-        if a.mem_limit and self.need > a.mem_limit:
-            raise MemoryLimit(self.need, a.mem_limit)
+        self._W = W
+
+    def mem_estimate(self):
+        return self.estimate()
+
+    def prepare(self):
+        """The weights (the checkpoint's, or the tiny model's seeded ones) on the device."""
+        a, c, W = self.a, self.cfg, self._W
+        self._W = None
         if W is None:
             W = llama_model.seeded_weights(c, a.seed, a.tiny_outlier_pairs, a.tiny_outlier_gain)
         self.model = Llama(c, W, a.device, DTYPES[a.dtype])
@@ -360,9 +368,12 @@ class SalcaCapture:
         return c.param_floats() * esz + store * copies + prefill + jobs
 
     # ---- header ----
-    def header(self, argv):
+    def producer(self):
+        return "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
+                                                       self.a.device, self.a.dtype)
+
+    def header(self, H):
         a, c, t = self.a, self.cfg, self.task
-        H = messages["TraceHeader"]()
         mask = sum(1 << m for m in self.methods)
         pj = {"source": "model", "checkpoint": a.checkpoint or "", "seed": a.seed,
               "task": self.ti.name, "sample": a.sample, "length": a.length,
@@ -381,15 +392,9 @@ class SalcaCapture:
         mj = {"L": c.L, "H": c.H, "G": c.G, "d": c.d, "D": c.D, "F": c.F, "V": c.V,
               "rope_theta": c.rope_theta, "rope_factor": c.rope_factor,
               "name": a.checkpoint or "tiny"}
-        H.producer = "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
-                                                             a.device, a.dtype)
-        H.workload = "salca"
         canon = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"))  # noqa: E731
         H.params_json, H.model_json = canon(pj), canon(mj)
         H.seed = a.seed
-        H.command_line = " ".join(argv)
-        H.utc_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        H.params_hash = hashlib.sha256((H.params_json + H.model_json).encode()).hexdigest()
         if a.checkpoint:  # provenance (docs/trace-format.md)
             H.source = "checkpoint"
             H.source_detail = "; ".join("%s sha256 %s" % (f, h)
@@ -418,7 +423,6 @@ class SalcaCapture:
             sp.start, sp.len, sp.kind = st, ln, kind
         s.rope_theta, s.rope_factor = c.rope_theta, c.rope_factor
         s.quest_page, s.no_hist = a.quest_page, a.no_hist
-        return H
 
     # ---- one layer's jobs: every query head against its KV head's store ----
     def jobs(self, st, l, q, methods, metrics):
@@ -541,12 +545,11 @@ class SalcaCapture:
         return out
 
     # ---- the capture ----
-    def run(self, out_path, argv, progress=None):
+    def run(self, sink):
         a, c = self.a, self.cfg
         t0 = time.time()
         methods = set(self.methods)
         L, H, G = c.L, c.H, c.G
-        hdr = self.header(argv)
         acc = {m: {"recall": [], "cos": [], "ret": 0.0, "over": 0.0, "runlen": 0.0,
                    "agree": 0, "ldiff": 0.0, "cov_sum": [0.0] * 8, "cov_min": [1.0] * 8}
                for m in self.methods}
@@ -554,45 +557,44 @@ class SalcaCapture:
                                                               salca_task.KEY)][:8]
         cov_n = [0] * len(needles)
         self.selects = self.sel_bytes = 0
-        with Writer(out_path, hdr, level=a.zstd_level) as w:
-            stores = []
+        w = sink  # every record after the header, in the C capture's order
+        stores = []
 
-            def on_layer(l, Kl, Vl):
-                st = Store(G, c.d, self.r, self.cap, a.quest_page, self.dev)
-                st.append(Kl, Vl)
-                st.finish_prefill()
-                stores.append(st)
-            logits = self.model.prefill(self.task.tokens, on_layer)
-            token = llama_model.argmax(logits)
+        def on_layer(l, Kl, Vl):
+            st = Store(G, c.d, self.r, self.cap, a.quest_page, self.dev)
+            st.append(Kl, Vl)
+            st.finish_prefill()
+            stores.append(st)
+        logits = self.model.prefill(self.task.tokens, on_layer)
+        token = llama_model.argmax(logits)
+        for l in range(L):
+            self._emit_prefill(w, stores[l], l)
+        subst = {m: [s.clone() for s in stores] for m in self.methods} if self.subst else {}
+        for t in range(self.N):
+            pos = self.n0 + t
+            qs = [None] * L
+
+            def dense_hook(l, q, k, v):
+                st = stores[l]
+                st.append(k[:, None, :], v[:, None, :])
+                qs[l] = q
+                n = st.n
+                gi = torch.arange(H, device=self.dev) * G // H
+                kk, vv = st.k[gi, :n], st.v[gi, :n]
+                lg = torch.bmm(kk, q[:, :, None])[:, :, 0] / float(np.sqrt(np.float32(c.d)))
+                P = masked_softmax(lg, torch.ones_like(lg, dtype=torch.bool))
+                return torch.bmm(P[:, None, :], vv)[:, 0, :]
+            dl = self.model.decode(token, pos, dense_hook)
+            nxt = llama_model.argmax(dl)
+            n = pos + 1
             for l in range(L):
-                self._emit_prefill(w, stores[l], l)
-            subst = {m: [s.clone() for s in stores] for m in self.methods} if self.subst else {}
-            for t in range(self.N):
-                pos = self.n0 + t
-                qs = [None] * L
-
-                def dense_hook(l, q, k, v):
-                    st = stores[l]
-                    st.append(k[:, None, :], v[:, None, :])
-                    qs[l] = q
-                    n = st.n
-                    gi = torch.arange(H, device=self.dev) * G // H
-                    kk, vv = st.k[gi, :n], st.v[gi, :n]
-                    lg = torch.bmm(kk, q[:, :, None])[:, :, 0] / float(np.sqrt(np.float32(c.d)))
-                    P = masked_softmax(lg, torch.ones_like(lg, dtype=torch.bool))
-                    return torch.bmm(P[:, None, :], vv)[:, 0, :]
-                dl = self.model.decode(token, pos, dense_hook)
-                nxt = llama_model.argmax(dl)
-                n = pos + 1
-                for l in range(L):
-                    res = self.jobs(stores[l], l, qs[l], methods, True)
-                    self._emit_selects(w, res, t, l, n, acc, needles, cov_n)
-                if self.subst:
-                    self._emit_token(w, subst, t, pos, token, nxt, dl, acc)
-                token = nxt
-                if progress:
-                    progress(t + 1, self.N)
-            self.summary = self._emit_summary(w, acc, needles, cov_n)
+                res = self.jobs(stores[l], l, qs[l], methods, True)
+                self._emit_selects(w, res, t, l, n, acc, needles, cov_n)
+            if self.subst:
+                self._emit_token(w, subst, t, pos, token, nxt, dl, acc)
+            token = nxt
+            sink.progress(t + 1, self.N)
+        self.summary = self._emit_summary(w, acc, needles, cov_n)
         self.wall = time.time() - t0
         return self.summary
 
@@ -736,27 +738,6 @@ class SalcaCapture:
         ss.selects, ss.sel_bytes, ss.table = self.selects, self.sel_bytes, table
         w.append(S)
         return {"rows": rows, "table": table}
-
-
-class MemoryLimit(Exception):
-    def __init__(self, need, limit):
-        super().__init__("capture salca needs about %s, above --mem-limit %s; use a shorter "
-                         "--length or raise --mem-limit" % (size_text(need), size_text(limit)))
-
-
-def size_text(b):
-    """mem_size_text of common/mem.c."""
-    names = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-    v, u = float(b), 0
-    while v >= 1024.0 and u + 1 < len(names):
-        v /= 1024.0
-        u += 1
-    return ("%.0f %s" if v >= 100 else "%s %s") % (
-        (v, names[u]) if v >= 100 else (_g3(v), names[u]))
-
-
-def _g3(v):
-    return "%.3g" % v
 
 
 __all__ = ["SalcaCapture", "UsageError", "ConfigError", "MemoryLimit", "encode_indices"]
