@@ -13,7 +13,6 @@
 Exit 1 naming each problem.
 """
 import glob
-import os
 import re
 import subprocess
 import sys
