@@ -28,7 +28,7 @@ class TableError(Exception):
 
 
 def parse_table(path):
-    """(consts, keys, msgs): lists of (name, value), (record, (step, layer, head)) with each
+    """(consts, keys, msgs): lists of (name, value, hex), (record, (step, layer, head)) with each
     key a (field, signed) pair or None, and (name, text), in table order."""
     consts, keys, msgs, seen = [], [], [], set()
     with open(path) as f:
@@ -50,9 +50,9 @@ def parse_table(path):
         if kind == "const" and len(w) == 3:
             quoted = line.split(None, 2)[2].startswith('"')
             if quoted:
-                consts.append((w[1], w[2]))
-            elif re.fullmatch(r"[0-9]+", w[2]):
-                consts.append((w[1], int(w[2])))
+                consts.append((w[1], w[2], False))
+            elif re.fullmatch(r"[0-9]+|0x[0-9A-Fa-f]+", w[2]):
+                consts.append((w[1], int(w[2], 0), w[2].startswith("0x")))
             else:
                 raise TableError("%s: '%s' is neither an integer nor a \"string\"" % (where, w[2]))
         elif kind == "key" and len(w) == 5:
@@ -111,9 +111,12 @@ def gen_c(table):
            "#include <stdint.h>",
            "",
            "/* Integers above 0xffff are uint64_t. */"]
-    for name, v in consts:
-        val = c_string(v) if isinstance(v, str) else (
-            "UINT64_C(%d)" % v if v > 0xFFFF else "%d" % v)
+    for name, v, hexa in consts:
+        if isinstance(v, str):
+            val = c_string(v)
+        else:
+            num = ("0x%X" % v) if hexa else ("%d" % v)
+            val = "UINT64_C(%s)" % num if v > 0xFFFF else num
         out.append("#define TRACE_FORMAT_%s %s" % (name, val))
     out.append("")
     out.append("/* Index keys (record, step field, layer field, head field; - where -1). */")
@@ -135,8 +138,9 @@ def gen_py(table):
            "scripts/gen_trace_format.py (`make format-tables`); edit the table, not this file.",
            "The C side reads the same table as formats/trace_format.h",
            '(docs/trace-format.md#format-source)."""', ""]
-    for name, v in consts:
-        out.append("%s = %s" % (name, ("b" + c_string(v)) if isinstance(v, str) else v))
+    for name, v, hexa in consts:
+        out.append("%s = %s" % (name, ("b" + c_string(v)) if isinstance(v, str) else
+                                ("0x%X" % v) if hexa else v))
     out += ["", "#: record name -> ((field, signed) or None for step, layer, head)", "KEYS = {"]
     for rec, ks in keys:
         out.append("    %r: %r," % (rec, ks))

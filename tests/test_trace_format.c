@@ -1,6 +1,7 @@
 /*
  * Tests of formats/trace_format.h, the header generated from formats/trace_format.tab:
- * the values other modules keep as their own macros equal the table's, a trace the writer
+ * the values other modules keep as their own macros equal the table's (varint length, Salca
+ * context, the CRC-32C check value), a trace the writer
  * makes starts and ends with the table's magic, version and trailer, and the varint rule of
  * docs/trace-format.md#varints holds (redundant continuation bytes accepted up to
  * TRACE_FORMAT_VARINT_MAX_BYTES, one more refused).
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/crc32c.h"
 #include "common/err.h"
 #include "formats/trace_format.h"
 #include "formats/varint.h"
@@ -31,6 +33,9 @@ static void test_macros_agree(void **state)
     /* preamble = magic, u16 major, u16 minor, u32 flags; trailer = u64 offset, magic */
     assert_int_equal(TRACE_FORMAT_PREAMBLE_BYTES, 8 + 2 + 2 + 4);
     assert_int_equal(TRACE_FORMAT_TRAILER_BYTES, 8 + 8);
+    /* common/crc32c (both paths) computes the table's checksum */
+    assert_int_equal(crc32c_update(0, "123456789", 9), TRACE_FORMAT_CRC32C_CHECK);
+    assert_int_equal(crc32c_update_sw(0, "123456789", 9), TRACE_FORMAT_CRC32C_CHECK);
 }
 
 static void test_written_trace(void **state)
