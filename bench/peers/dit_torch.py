@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference of the DiSC capture's DiT (specs/disc.md 2.2; issue 4 acceptance 6).
+"""PyTorch reference of the DiSC capture's DiT (docs/models.md "DiSC capture").
 
 Runs the torch capture's model (python/acceltrace/capture/dit_model.py, its functional
 form `forward`) on the weights of the safetensors file written by
@@ -11,7 +11,7 @@ usage: /usr/bin/python3 bench/peers/dit_torch.py DIR [--threads N] [--reps R] [-
 Prints the max difference normalised by max|eps_C| (pass: <= 1e-4), the largest elementwise
 relative difference over elements with |eps_C| >= 1e-3 max|eps_C|, and the forward time.
 When DIR holds the CTR files bench_disc also writes (ctr_*), it checks the CTR path of
-specs/disc.md 3 the same way: a cached step computing only some tokens.
+CTR (docs/models.md "CTR and ST as executed") the same way: a cached step computing only some tokens.
 """
 import argparse
 import math
@@ -75,7 +75,7 @@ def main():
 
 
 def check_ctr(a, W, x, text, t, heads, depth):
-    """Spec 3 CTR step against the C capture: a dense step at (x, t) fills the caches, a
+    """The CTR step against the C capture: a dense step at (x, t) fills the caches, a
     step at (ctr_latent, ctr_t) computes only the tokens of ctr_kept.i32. Also prints how
     far the CTR eps is from a dense forward at the same input, so agreement with the C
     side is not a dense result in disguise."""

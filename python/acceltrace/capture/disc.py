@@ -342,7 +342,7 @@ class DiscCapture(Capture):
         self.tie_eps = a.tie_eps
 
     def mem_estimate(self):
-        """Bytes, as disc_capture.c estimates them (spec 2.1): the float32 parameters, the
+        """Bytes, as disc_capture.c estimates them (docs/models.md "Memory estimates"): the float32 parameters, the
         CTR caches and the packed ST masks (plus the score scratch of --st-target)."""
         a, cfg = self.a, self.cfg
         N, d, L, h, B = cfg.tokens, cfg.hidden, cfg.depth, cfg.heads, self.B

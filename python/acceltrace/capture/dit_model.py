@@ -1,5 +1,6 @@
 """The DiSC capture's DiT in PyTorch: the PixArt-Sigma-style transformer of
-capture/disc/dit.[ch] (specs/disc.md 2.1-2.3) with CTR caches and ST masks (sections 3-4).
+capture/disc/dit.[ch] (docs/models.md, "DiSC capture": "Model") with CTR caches and ST
+masks ("CTR and ST as executed").
 
 Shapes: latent x (C_in, H, W); tokens N = (H/p)(W/p), token i = gy*G + gx; activations
 (B, N, d); text (T, D_c); linear weights [out, in] with the public diffusers names (the
@@ -216,7 +217,7 @@ def load_weights(cfg, paths):
 
 
 def seeded_weights(cfg, seed):
-    """Weights of the shapes of spec 2.3 from torch's generator (Xavier-uniform block and
+    """Weights of the model's shapes from torch's generator (Xavier-uniform block and
     output linears, N(0, 0.02^2) embedders, N(0, 1)/sqrt(d) scale-shift tables, zero
     biases). Not the C capture's seeded weights: for agreement, load the file written by
     `acceltrace capture disc --save-weights`."""
@@ -239,7 +240,7 @@ def seeded_weights(cfg, seed):
 
 def timestep_embedding(t, dim=256, max_period=10000.0):
     """Sinusoidal timestep embedding (B,) -> (B, dim) float32: cos ++ sin of
-    t * exp(-log(max_period) i / (dim/2)), computed in double (spec 2.2; DiT's
+    t * exp(-log(max_period) i / (dim/2)), computed in double (docs/models.md "DiSC capture"; DiT's
     TimestepEmbedder is the same function)."""
     half = dim // 2
     f = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float64) / half)
@@ -256,7 +257,7 @@ def unpatchify(O, p, c_out):
 
 
 def pos_embed(d, g):
-    """2-D sin-cos embedding (spec 2.2) in double as build_pe computes it, then float32."""
+    """2-D sin-cos embedding (docs/models.md "DiSC capture") in double as build_pe computes it, then float32."""
     s = max(1.0, g / 32.0)
     q = d // 4
     w = np.array([10000.0 ** (-j / q) for j in range(q)])
@@ -303,7 +304,7 @@ class DitState:
         self.caches = [[None, None, None] for _ in range(cfg.depth)]
         self.masks = None
         if st:
-            # a row never generated is all ones (spec 4); padding bits stay zero
+            # a row never generated is all ones (ST); padding bits stay zero
             ones = pack_rows(torch.ones(cfg.tokens, device=device, dtype=torch.bool))
             self.masks = [[ones.expand(cfg.heads, cfg.tokens, -1).clone()
                            for _ in range(cfg.depth)] for _ in range(batch)]
@@ -342,7 +343,7 @@ class Dit:
         return x.view(b, n, self.cfg.heads, self.cfg.head_dim).transpose(1, 2)
 
     def _st_target(self, qh, kh, scale, target, blk, out):
-        """--st-target (spec 4): the smallest float32 alpha in [0, N] whose pooled
+        """--st-target (docs/models.md "CTR and ST as executed"): the smallest float32 alpha in [0, N] whose pooled
         sparsity over every computed row of every (batch, head) of this block reaches
         target, by bisection on the bit pattern (as self_attention in dit.c). Writes
         out["alpha"][blk], out["short"][blk]; returns theta = alpha / N (float32)."""
@@ -502,7 +503,7 @@ def _attention(q, k, v, heads):
 
 
 def _merge(cache, rows, S):
-    """Spec 3: the full token set from the computed rows S and the cached rest."""
+    """CTR: the full token set from the computed rows S and the cached rest."""
     if cache is None:
         return rows
     full = cache.clone()
@@ -515,10 +516,10 @@ def _layer_norm(x):
 
 
 def forward(W, x, text, t, heads, depth, pe=None, ctr=None):
-    """The forward pass of spec 2.2 on a batch: x (B, C_in, L, L), text (T, D_c), t (B,);
+    """The forward pass of the DiT (docs/models.md "DiSC capture") on a batch: x (B, C_in, L, L), text (T, D_c), t (B,);
     returns eps (B, C_in, L, L). pe: the (N, d) position embedding (default pos_embed).
 
-    ctr (spec 3): a dict with "caches" (a list per block of [sa, ca, ff] hidden states,
+    ctr (CTR, docs/models.md "CTR and ST as executed"): a dict with "caches" (a list per block of [sa, ca, ff] hidden states,
     None before the first step) and "kept" (a LongTensor of computed tokens, or None for
     all). Only kept rows get Q, cross-attention and the FFN; K and V use all rows; the
     other rows come from the caches, which are then updated."""

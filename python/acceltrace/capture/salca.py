@@ -1,9 +1,9 @@
 """The Salca capture in PyTorch: `python3 -m acceltrace.capture salca` (docs/python.md).
 
-The model source of `acceltrace capture salca --source model` (specs/salca.md 3.2-8): the
-task generator of section 4, a dense prefill and greedy decoding on dense logits with the
+The model source of `acceltrace capture salca --source model` (docs/models.md "Salca
+capture"): the task generator ("Tasks"), a dense prefill and greedy decoding on dense logits with the
 project's Llama (llama_model.py: Hugging Face checkpoints or the C capture's seeded tiny
-weights), and on every (step, layer, query head) Salca's selection (5.1-5.11) with the
+weights), and on every (step, layer, query head) Salca's selection ("Selection") with the
 baselines Std_TopK, PL_TopK, Full_Feat and Quest (6), scored against dense attention (7),
 plus the substituted runs for top-1 agreement. Records as the C capture writes them, in
 its order: SalcaPrefill per (l, g), per step SalcaSelect per (l, h, method) and
@@ -114,7 +114,7 @@ def fp16r(x):
 
 
 def int8_quant(x):
-    """Symmetric INT8 per row over the last dim: (codes as float, sigma) (spec 5.11)."""
+    """Symmetric INT8 per row over the last dim: (codes as float, sigma), Salca's INT8 map."""
     sg = x.abs().amax(dim=-1) / 127.0
     safe = torch.where(sg == 0, torch.ones_like(sg), sg)
     c = torch.floor(x / safe[..., None] + 0.5).clamp(-127, 127)
@@ -122,7 +122,7 @@ def int8_quant(x):
 
 
 def key_codes(kh):
-    """2-bit asymmetric key records over the heavy channels kh (..., r) (spec 5.2):
+    """2-bit asymmetric key records over the heavy channels kh (..., r):
     (codes as float, s, z)."""
     mn, mx = kh.amin(dim=-1), kh.amax(dim=-1)
     z = fp16r(mn)
@@ -230,7 +230,7 @@ class Store:
         v8, sv = int8_quant(v)
         self.k8[:, a:b], self.v8[:, a:b] = k8.to(torch.int8), v8.to(torch.int8)
         self.sk[:, a:b], self.sv[:, a:b] = sk, sv
-        if m == 1:  # Quest pages (spec 6): a page's first token sets min and max
+        if m == 1:  # Quest pages: a page's first token sets min and max
             p, ki = a // self.page, self.k[:, a]
             if a % self.page == 0:
                 self.pmin[:, p], self.pmax[:, p] = ki, ki
@@ -449,7 +449,7 @@ class SalcaCapture(Capture):
             P = masked_softmax(lg, mask)
             return torch.bmm((P * st.sv[gi, :n])[:, None, :], v8)[:, 0, :]
 
-        # Salca (5.3-5.10); its K is every method's K (spec 6)
+        # Salca's selection; its K is every method's K (the baselines share it)
         heavy = st.heavy[gi]
         qh = torch.gather(q, 1, heavy)
         sq = qh.abs().amax(dim=1) / 3.0
