@@ -49,6 +49,23 @@ deps:
 
 gen: $(GEN_H)
 
+# The container's constants, index keys and reader messages (formats/trace_format.tab) and
+# the version (common/version.h) as a C header and Python modules, committed
+# (docs/trace-format.md#format-source); tests/sh/python_format.sh fails while one is stale.
+.PHONY: format-tables
+TRACE_FORMAT_GEN := formats/trace_format.h python/acceltrace/_format.py \
+                    python/acceltrace/_version.py
+# Without /usr/bin/python3 the committed outputs are kept (a C build needs no Python).
+TRACE_FORMAT_RUN = if [ -x /usr/bin/python3 ]; then /usr/bin/python3 scripts/gen_trace_format.py $(1); \
+    else echo "no /usr/bin/python3: keeping the committed $@" >&2; touch $@; fi
+format-tables: $(TRACE_FORMAT_GEN)
+formats/trace_format.h: formats/trace_format.tab scripts/gen_trace_format.py
+	@$(call TRACE_FORMAT_RUN,c)
+python/acceltrace/_format.py: formats/trace_format.tab scripts/gen_trace_format.py
+	@$(call TRACE_FORMAT_RUN,py)
+python/acceltrace/_version.py: common/version.h scripts/gen_trace_format.py
+	@$(call TRACE_FORMAT_RUN,version)
+
 # Generated protobuf-c sources; every object waits for all of them (imports).
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
 	@mkdir -p $(BUILD)/gen

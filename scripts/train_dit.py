@@ -3,7 +3,7 @@
 
 A PixArt-style DiT (capture/disc/dit.c config "trained-small": depth 6, hidden 256, 4 heads,
 patch 2, 4 latent channels, no text conditioning) trained as an eps-prediction denoiser on
-the schedule of specs/disc.md 2.5, on natural photographs that Debian packages install
+the sampler's schedule (docs/models.md "Sampler"), on natural photographs that Debian packages install
 (configs/models/trained-small.manifest lists them with their sha256), in the latent space of
 a fixed linear encoder fitted on the same photographs.
 
@@ -295,8 +295,8 @@ def sample_batch(rng, lats, lat, n):
 def train(a):
     import torch
     import torch.nn.functional as F
-    sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
-    from dit_torch import forward, pos_embed
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from acceltrace.capture.dit_model import forward, pos_embed
 
     torch.set_num_threads(a.threads)
     torch.use_deterministic_algorithms(True)

@@ -13,21 +13,24 @@
 
 #include "common/err.h"
 #include "formats/trace.pb-c.h"
+#include "formats/trace_format.h"
 #include "traces/trace_key.h"
 
-#define TRACE_MAGIC "ACCTRACE"
-#define TRACE_TRAILER_MAGIC "ACCTRIDX"
-#define TRACE_MAJOR 1
-#define TRACE_MINOR 0
-#define TRACE_PREAMBLE_BYTES 16
-#define TRACE_FRAME_HEADER_BYTES 12
-#define TRACE_TRAILER_BYTES 16
-#define TRACE_MAX_PAYLOAD (UINT64_C(1) << 30) /* DESIGN.md section 3: payload_len <= 1 GiB */
-#define TRACE_CODEC_RAW 0
-#define TRACE_CODEC_ZSTD 1
-#define TRACE_TYPE_HEADER 1
-#define TRACE_TYPE_INDEX 10
-#define TRACE_MAX_TYPE 255
+/* The container's constants come from formats/trace_format.tab (one table for C and
+ * Python; docs/trace-format.md#format-source). */
+#define TRACE_MAGIC TRACE_FORMAT_MAGIC
+#define TRACE_TRAILER_MAGIC TRACE_FORMAT_TRAILER_MAGIC
+#define TRACE_MAJOR TRACE_FORMAT_MAJOR
+#define TRACE_MINOR TRACE_FORMAT_MINOR
+#define TRACE_PREAMBLE_BYTES TRACE_FORMAT_PREAMBLE_BYTES
+#define TRACE_FRAME_HEADER_BYTES TRACE_FORMAT_FRAME_HEADER_BYTES
+#define TRACE_TRAILER_BYTES TRACE_FORMAT_TRAILER_BYTES
+#define TRACE_MAX_PAYLOAD TRACE_FORMAT_MAX_PAYLOAD /* payload_len <= 1 GiB */
+#define TRACE_CODEC_RAW TRACE_FORMAT_CODEC_RAW
+#define TRACE_CODEC_ZSTD TRACE_FORMAT_CODEC_ZSTD
+#define TRACE_TYPE_HEADER TRACE_FORMAT_TYPE_HEADER
+#define TRACE_TYPE_INDEX TRACE_FORMAT_TYPE_INDEX
+#define TRACE_MAX_TYPE TRACE_FORMAT_MAX_TYPE
 
 static inline void trace_put_u16(uint8_t *p, uint16_t v)
 {

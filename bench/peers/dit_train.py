@@ -2,7 +2,7 @@
 """Trains the DiSC capture's DiT as an eps-prediction denoiser, to measure CTR quality on a
 model that denoises (docs/models.md "Seeded-model quality").
 
-The seeded weights of specs/disc.md 2.3 are an untrained initialisation, so their eps is not
+The seeded weights (docs/models.md "DiSC capture") are an untrained initialisation, so their eps is not
 a noise estimate and the sampler drives latents far from unit scale. This script starts from
 those weights (DIR/weights.safetensors and DIR/text.f32 as written by
 `build/bench/bench_disc --dump DIR --forward-only`), trains them with the standard DDPM
@@ -12,7 +12,7 @@ which `acceltrace capture disc --weights` loads.
 Data [decision]: 4-channel Gaussian random fields on the latent grid with power spectrum
 ~ 1/(1 + (f/f0)^2)^2 (f0 = 2 cycles per image), channels mixed by a fixed random 4x4 matrix,
 each sample scaled to unit standard deviation; the caption is the one text embedding of DIR.
-Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps with the schedule of spec 2.5,
+Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps with the schedule of the sampler (docs/models.md "Sampler"),
 loss = mean((eps_theta(x_t, t)[:4] - eps)^2), AdamW (lr 2e-4 unless --lr, weight decay 0),
 gradient norm clipped at 1, batch B. --init FILE continues from an earlier checkpoint.
 
@@ -32,8 +32,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dit_torch import forward, load_safetensors, pos_embed  # noqa: E402
+# the model is the torch capture's (python/acceltrace/capture/dit_model.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from acceltrace.capture.dit_model import forward, load_f32, pos_embed  # noqa: E402
 
 
 def schedule():
@@ -91,7 +92,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     rng = np.random.default_rng(a.seed)
-    W = load_safetensors(a.init or f"{a.dir}/weights.safetensors")
+    W = load_f32(a.init or f"{a.dir}/weights.safetensors")
     for v in W.values():
         v.requires_grad_(True)
     depth = 1 + max(int(k.split(".")[1]) for k in W if k.startswith("transformer_blocks."))

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""numpy peer of bench/bench_hash_lb.c: the same per-row load-balance counts (specs/disc.md
-section 8) for 3 hashes (mod, mul with k_odd = 0x9E3779B1, range) x U = 8, 16, 32, 64 over a
+"""numpy peer of bench/bench_hash_lb.c: the same per-row load-balance counts (docs/models.md
+"Hashes and load-balance statistics") for 3 hashes (mod, mul with k_odd = 0x9E3779B1, range) x U = 8, 16, 32, 64 over a
 mask file written by `bench_hash_lb --write-mask FILE` (little-endian 64-bit words,
 row-major, LSB-first). Counts come from a one-hot matrix product at U = 64, folded for the
 smaller U, the idiomatic vectorised numpy way. Prints MB/s of mask bits and the checksum

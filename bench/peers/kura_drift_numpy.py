@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""numpy peer of bench/bench_kura.c: the Kuramoto drift of SA-Kura eq. 3 (specs/kura.md
-sections 2 and 5) on a periodic N x N map, K = 0.03, K_ref = 0.045, psi_ref = 0.
+"""numpy peer of bench/bench_kura.c: the Kuramoto drift of SA-Kura eq. 3 (docs/models.md
+"SDE and schedule", "Fixed-point drift, one implementation") on a periodic N x N map,
+K = 0.03, K_ref = 0.045, psi_ref = 0.
 
   direct: u = K/25 * sum over the 25 offsets of sin(roll(theta) - theta) + K_ref sin(-theta)
   box:    S, C = separable 5x5 box sums (np.roll) of sin/cos minus the centre,

@@ -20,7 +20,7 @@ from .reader import DamagedTraceWarning, Record, Trace, decode_indices, open
 from .results import Results, load_results
 from .writer import Writer
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401 (generated from common/version.h)
 
 #: the message class of one frame (acceltrace.Record) and of its bodies, by name
 messages = {name: _schema.message_class("acceltrace." + name) for name in (

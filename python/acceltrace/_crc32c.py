@@ -10,7 +10,8 @@ the 32x32 matrix "feed n zero bytes" applied through four byte tables.
 """
 import numpy as np
 
-POLY = 0x82F63B78
+# the polynomial and check value of the container table (formats/trace_format.tab)
+from ._format import CRC32C_CHECK, CRC32C_POLY as POLY
 
 
 def _table():
@@ -128,7 +129,7 @@ def _fast():
     except ImportError:
         return None
     f = crcmod.predefined.mkCrcFun("crc-32c")
-    return f if f(b"123456789") == 0xE3069283 else None
+    return f if f(b"123456789") == CRC32C_CHECK else None
 
 
 _crcmod = _fast()

@@ -8,6 +8,8 @@ import os
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from ._format import KEYS, TYPE_HEADER, TYPE_INDEX
+
 _DESC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace.desc")
 
 
@@ -43,6 +45,9 @@ TYPE_NUMBERS = {name: num for num, name in TYPE_NAMES.items()}
 BODY_FIELD = {f.message_type.full_name: f.name for f in RECORD_DESC.oneofs_by_name["body"].fields}
 
 HEADER, INDEX = TYPE_NUMBERS["header"], TYPE_NUMBERS["index"]
+# the container table and the schema must agree on these (formats/trace_format.tab)
+if (HEADER, INDEX) != (TYPE_HEADER, TYPE_INDEX) or not set(KEYS) <= set(TYPE_NUMBERS):
+    raise ImportError("acceltrace: trace.desc and _format.py disagree on record types")
 
 
 def _k32(v):
@@ -54,19 +59,11 @@ def _ks32(v):
 
 
 def record_key(name, body):
-    """(step, layer, head) of a record body: traces/trace_key.c, -1 where a key does not apply."""
-    if name == "disc_step":
-        return _k32(body.k), -1, -1
-    if name == "disc_mask":
-        return _k32(body.step), _k32(body.block), _k32(body.head)
-    if name == "salca_prefill":
-        return -1, _k32(body.l), _k32(body.g)
-    if name == "salca_select":
-        return _k32(body.t), _k32(body.l), _k32(body.h)
-    if name == "salca_token":
-        return _k32(body.t), -1, -1
-    if name in ("kura_step", "kura_tiles"):
-        return _ks32(body.step), -1, -1
-    if name == "test":
-        return _k32(body.step), _ks32(body.layer), _ks32(body.head)
-    return -1, -1, -1
+    """(step, layer, head) of a record body by the key table of formats/trace_format.tab
+    (docs/trace-format.md#index-keys; traces/trace_key.c in C), -1 where a key does not
+    apply or its value does not fit 32 signed bits."""
+    keys = KEYS.get(name)
+    if keys is None:
+        return -1, -1, -1
+    return tuple(-1 if k is None else (_ks32 if k[1] else _k32)(getattr(body, k[0]))
+                 for k in keys)

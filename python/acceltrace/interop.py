@@ -24,9 +24,10 @@ import time
 import numpy as np
 
 from . import messages
+from ._version import __version__
 from .writer import Writer
 
-PRODUCER = "acceltrace-python 0.1.0"
+PRODUCER = "acceltrace-python " + __version__
 
 
 class ShapeError(ValueError):

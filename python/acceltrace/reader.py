@@ -24,16 +24,11 @@ import zstandard
 
 from . import _schema
 from ._crc32c import crc32c
+# the container's constants and error texts: generated from formats/trace_format.tab
+from ._format import (CODEC_RAW, CODEC_ZSTD, FRAME_HEADER_BYTES, MAGIC, MAJOR, MAX_PAYLOAD,
+                      MSG, PREAMBLE_BYTES, SALCA_MAX_CTX, TRAILER_BYTES, TRAILER_MAGIC,
+                      VARINT_MAX_BYTES)
 from .errors import MaskNotKeptError, TraceError, open_error
-
-MAGIC = b"ACCTRACE"
-TRAILER_MAGIC = b"ACCTRIDX"
-PREAMBLE_BYTES = 16
-FRAME_HEADER_BYTES = 12
-TRAILER_BYTES = 16
-MAX_PAYLOAD = 1 << 30
-MAJOR = 1
-CODEC_RAW, CODEC_ZSTD = 0, 1
 _FRAME = struct.Struct("<IBBHI")
 _PI_2_15 = np.pi / 32768.0  # theta_q = q*pi/2^15 (formats/kura_fixed.h kura_q_theta)
 
@@ -44,6 +39,34 @@ class DamagedTraceWarning(UserWarning):
 
 class _Frame:
     __slots__ = ("number", "offset", "codec", "type", "stored", "crc", "payload")
+
+
+def _zstd_frame_size(data):
+    """Bytes of the zstd frame at the start of data, found from its block headers as
+    ZSTD_findFrameCompressedSize finds them (RFC 8878 section 3.1.1), or -1 when the frame
+    is cut short or malformed."""
+    if len(data) >= 8 and struct.unpack_from("<I", data)[0] & 0xFFFFFFF0 == 0x184D2A50:
+        # a skippable frame: magic, u32 size, that many bytes (it decompresses to nothing)
+        return 8 + struct.unpack_from("<I", data, 4)[0]
+    try:
+        pos = zstandard.frame_header_size(data)
+    except zstandard.ZstdError:
+        return -1
+    checksum = len(data) > 4 and data[4] & 0x04
+    while True:
+        if pos + 3 > len(data):
+            return -1
+        b = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+        last, btype, bsize = b & 1, (b >> 1) & 3, b >> 3
+        if btype == 3:
+            return -1
+        pos += 3 + (1 if btype == 1 else bsize)
+        if pos > len(data):
+            return -1
+        if last:
+            break
+    pos += 4 if checksum else 0
+    return pos if pos <= len(data) else -1
 
 
 def _hash_ok(h):
@@ -145,7 +168,10 @@ class Record:
 
 def decode_indices(blob):
     """Decodes a delta-coded ascending index list (formats/varint.h) into int64; None when
-    malformed (truncated varint, more than 5 bytes or an index past 32 bits)."""
+    malformed: a truncated varint, one longer than VARINT_MAX_BYTES (10) bytes or past 64
+    bits, or an index or gap past 32 bits. Redundant continuation bytes (0 written as
+    80 80 00) are accepted, as protobuf and the C reader accept them
+    (docs/trace-format.md#varints)."""
     a = np.frombuffer(blob, dtype=np.uint8)
     if a.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -156,22 +182,22 @@ def decode_indices(blob):
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     lens = ends - starts + 1
-    if lens.max() > 5:
+    if lens.max() > VARINT_MAX_BYTES:
         return None
     group = np.repeat(np.arange(ends.size), lens)
     pos = np.arange(a.size) - starts[group]
+    bits = (a & 0x7F).astype(np.uint64)
+    # the last byte a u64 can have carries its top bit only
+    if np.any(bits[pos == VARINT_MAX_BYTES - 1] > 1):
+        return None
     vals = np.zeros(ends.size, dtype=np.uint64)
-    np.add.at(vals, group, (a & 0x7F).astype(np.uint64) << (7 * pos).astype(np.uint64))
+    np.add.at(vals, group, bits << (7 * pos).astype(np.uint64))
     if vals.size and vals.max() > 0xFFFFFFFF:
         return None
     idx = np.cumsum(vals.astype(np.int64) + 1) - 1
     if idx[-1] > 0xFFFFFFFF:
         return None
     return idx
-
-
-# Largest n_ctx a reader accepts (traces/trace_salca.h TRACE_SALCA_MAX_CTX).
-SALCA_MAX_CTX = 1 << 26
 
 
 def check_record(name, body):
@@ -181,18 +207,16 @@ def check_record(name, body):
     `count` ascending indices below n_ctx."""
     if name != "salca_select":
         return None
-    where = "(step %d layer %d head %d)" % (body.t, body.l, body.h)
+    where = (body.t, body.l, body.h)
     if body.n_ctx > SALCA_MAX_CTX:
-        return "n_ctx %d above %d %s" % (body.n_ctx, SALCA_MAX_CTX, where)
+        return MSG["SALCA_CTX"] % ((body.n_ctx, SALCA_MAX_CTX) + where)
     if body.count > body.n_ctx:
-        return "count %d above n_ctx %d %s" % (body.count, body.n_ctx, where)
+        return MSG["SALCA_COUNT"] % ((body.count, body.n_ctx) + where)
     idx = decode_indices(body.sel)
     if idx is None or (idx.size and idx[-1] >= body.n_ctx):
-        return ("bad selection list: not ascending varints below n_ctx %d %s"
-                % (body.n_ctx, where))
+        return MSG["SALCA_NOT_ASCENDING"] % ((body.n_ctx,) + where)
     if idx.size != body.count:
-        return "bad selection list: %d indices, count says %d %s" % (idx.size, body.count,
-                                                                     where)
+        return MSG["SALCA_COUNT_DIFFERS"] % ((idx.size, body.count) + where)
     return None
 
 
@@ -265,18 +289,18 @@ class Trace:
     def _open(self):
         d, p = self._data, self.path
         if self.size < 8 or bytes(d[:8]) != MAGIC:
-            raise TraceError("not an acceltrace trace (bad magic)", p, None, 0)
+            raise TraceError(MSG["BAD_MAGIC"], p, None, 0)
         if self.size < PREAMBLE_BYTES:
-            raise TraceError("truncated preamble", p, None, self.size)
+            raise TraceError(MSG["TRUNC_PREAMBLE"], p, None, self.size)
         self.major, self.minor, flags = struct.unpack_from("<HHI", d, 8)
         if self.major != MAJOR:
-            raise TraceError("unsupported trace format %d.%d (this reader reads %d.x)"
+            raise TraceError(MSG["BAD_MAJOR"]
                              % (self.major, self.minor, MAJOR), p, None, 8)
         if flags:
-            raise TraceError("unknown preamble flags 0x%x" % flags, p, None, 12)
+            raise TraceError(MSG["BAD_FLAGS"] % flags, p, None, 12)
         fr = self._read_frame(PREAMBLE_BYTES, self.size, 0)
         if fr.type != _schema.HEADER:
-            raise self._err("first frame is a %s record, not the header"
+            raise self._err(MSG["FIRST_NOT_HEADER"]
                             % _schema.TYPE_NAMES[fr.type], 0, PREAMBLE_BYTES)
         raw = self._decompress(fr)
         rec = self._parse(fr, raw)
@@ -301,26 +325,26 @@ class Trace:
     def _read_frame(self, off, end, number):
         """The frame header at off, checked against the bytes before end (C read_frame)."""
         if off > end or end - off < FRAME_HEADER_BYTES:
-            raise self._err("truncated frame header (%d of 12 bytes)"
+            raise self._err(MSG["TRUNC_FRAME_HEADER"]
                             % (0 if off > end else end - off), number, off)
         fr = _Frame()
         fr.stored, fr.codec, fr.type, reserved, fr.crc = _FRAME.unpack_from(self._data, off)
         fr.number, fr.offset = number, off
         if reserved:
-            raise self._err("nonzero reserved field in frame header", number, off)
+            raise self._err(MSG["RESERVED"], number, off)
         if fr.codec > CODEC_ZSTD:
-            raise self._err("unknown codec %d" % fr.codec, number, off)
+            raise self._err(MSG["BAD_CODEC"] % fr.codec, number, off)
         if fr.type not in _schema.TYPE_NAMES:
-            raise self._err("unknown record type %d" % fr.type, number, off)
+            raise self._err(MSG["BAD_TYPE"] % fr.type, number, off)
         if fr.stored > MAX_PAYLOAD:
-            raise self._err("frame payload of %d bytes exceeds the 1 GiB limit" % fr.stored,
+            raise self._err(MSG["PAYLOAD_LIMIT"] % fr.stored,
                             number, off)
         avail = end - off - FRAME_HEADER_BYTES
         if fr.stored > avail:
-            raise self._err("truncated frame payload (%d bytes declared, %d present)"
+            raise self._err(MSG["TRUNC_PAYLOAD"]
                             % (fr.stored, avail), number, off)
         if fr.codec == CODEC_RAW and fr.stored > self.max_record_bytes:
-            raise self._err("record of %d bytes exceeds the cap of %d bytes"
+            raise self._err(MSG["RECORD_CAP"]
                             % (fr.stored, self.max_record_bytes), number, off)
         start = off + FRAME_HEADER_BYTES
         fr.payload = self._data[start:start + fr.stored]
@@ -329,7 +353,7 @@ class Trace:
     def _decompress(self, fr):
         """Checks the crc and returns the raw payload (bytes) of a frame."""
         if crc32c(fr.payload) != fr.crc:
-            raise self._err("bad checksum", fr.number, fr.offset)
+            raise self._err(MSG["BAD_CRC"], fr.number, fr.offset)
         if fr.codec == CODEC_RAW:
             return bytes(fr.payload)
         cap = self.max_record_bytes
@@ -337,27 +361,34 @@ class Trace:
         try:
             fcs = zstandard.frame_content_size(data)
         except zstandard.ZstdError:
-            raise self._err("payload is not a zstd frame", fr.number, fr.offset)
+            raise self._err(MSG["NOT_ZSTD"], fr.number, fr.offset)
+        # checked in the C reader's order (traces/trace_reader.c decompress_job), so a
+        # payload with several faults gets the same message from both
+        if _zstd_frame_size(data) != len(data):
+            raise self._err(MSG["NOT_ONE_ZSTD"], fr.number, fr.offset)
         if fcs > cap:
-            raise self._err("zstd frame declares %d bytes, above the cap of %d bytes"
+            raise self._err(MSG["ZSTD_DECLARES"]
                             % (fcs, cap), fr.number, fr.offset)
         try:
             if fcs < 0:
                 # no declared size: bound what a stream may produce before trusting it
                 with self._dctx.stream_reader(data, read_across_frames=False) as sr:
                     if len(sr.read(cap + 1)) > cap:
-                        raise self._err("decompressed record exceeds the cap of %d bytes"
+                        raise self._err(MSG["DECOMPRESSED_CAP"]
                                         % cap, fr.number, fr.offset)
             dobj = self._dctx.decompressobj()
             out = dobj.decompress(data)
         except zstandard.ZstdError as e:
-            raise self._err("bad zstd data: %s" % e, fr.number, fr.offset)
+            # "zstd decompressor error: Data corruption detected": the C reader prints
+            # zstd's own name of the error, the text after the last ": "
+            raise self._err(MSG["BAD_ZSTD"] % str(e).rsplit(": ", 1)[-1], fr.number,
+                            fr.offset)
         if dobj.unused_data:
-            raise self._err("payload is not exactly one zstd frame", fr.number, fr.offset)
+            raise self._err(MSG["NOT_ONE_ZSTD"], fr.number, fr.offset)
         if not dobj.eof:
-            raise self._err("truncated zstd data", fr.number, fr.offset)
+            raise self._err(MSG["TRUNC_ZSTD"], fr.number, fr.offset)
         if fcs >= 0 and len(out) != fcs:
-            raise self._err("zstd frame size mismatch", fr.number, fr.offset)
+            raise self._err(MSG["ZSTD_SIZE"], fr.number, fr.offset)
         return out
 
     def _parse(self, fr, raw):
@@ -368,12 +399,12 @@ class Trace:
                 warnings.simplefilter("error", RuntimeWarning)
                 rec = _schema.Record.FromString(raw)
         except Exception:  # DecodeError, and whatever else a hostile payload provokes
-            raise self._err("cannot parse the %s record" % _schema.TYPE_NAMES[fr.type],
+            raise self._err(MSG["CANNOT_PARSE"] % _schema.TYPE_NAMES[fr.type],
                             fr.number, fr.offset)
         which = rec.WhichOneof("body")
         num = _schema.TYPE_NUMBERS[which] if which else 0
         if num != fr.type:
-            raise self._err("record type mismatch (frame header %d, record %d)"
+            raise self._err(MSG["TYPE_MISMATCH"]
                             % (fr.type, num), fr.number, fr.offset)
         return rec
 
@@ -387,40 +418,40 @@ class Trace:
     def _load_index(self):
         size, d = self.size, self._data
         if size < self._header_end + FRAME_HEADER_BYTES + TRAILER_BYTES:
-            return self._problem(size, "no index (no trailer)")
+            return self._problem(size, MSG["NO_INDEX"])
         iend = size - TRAILER_BYTES
         if bytes(d[iend + 8:size]) != TRAILER_MAGIC:
-            return self._problem(size, "no index (no trailer)")
+            return self._problem(size, MSG["NO_INDEX"])
         io = struct.unpack_from("<Q", d, iend)[0]
         if io < self._header_end or io > iend:
-            return self._problem(iend, "bad index offset %d in the trailer" % io)
+            return self._problem(iend, MSG["BAD_INDEX_OFFSET"] % io)
         try:
             fr = self._read_frame(io, iend, 0)
         except TraceError as e:
-            return self._problem(io, "bad index frame: %s" % e.what)
+            return self._problem(io, MSG["BAD_INDEX_FRAME"] % e.what)
         if fr.type != _schema.INDEX:
-            return self._problem(io, "trailer points at a %s frame, not the index"
+            return self._problem(io, MSG["TRAILER_NOT_INDEX"]
                                  % _schema.TYPE_NAMES[fr.type])
         if io + FRAME_HEADER_BYTES + fr.stored != iend:
-            return self._problem(io, "%d bytes between the index frame and the trailer"
+            return self._problem(io, MSG["INDEX_GAP"]
                                  % (iend - io - FRAME_HEADER_BYTES - fr.stored))
         try:
             ix = self._parse(fr, self._decompress(fr)).index
         except TraceError as e:
-            return self._problem(io, "bad index frame: %s" % e.what)
+            return self._problem(io, MSG["BAD_INDEX_FRAME"] % e.what)
         n = len(ix.entries)
         if ix.frame_count != n or n == 0 or n > 0xFFFFFFFF or not _hash_ok(ix.content_hash):
-            return self._problem(io, "inconsistent index (frame count, entries or hash)")
+            return self._problem(io, MSG["INDEX_INCONSISTENT"])
         expect = PREAMBLE_BYTES
         for i, en in enumerate(ix.entries):
             if (en.offset != expect or en.record_type not in _schema.TYPE_NAMES
                     or en.record_type == _schema.INDEX
                     or (i == 0) != (en.record_type == _schema.HEADER)
                     or en.stored_bytes > MAX_PAYLOAD):
-                return self._problem(io, "bad index entry %d" % i)
+                return self._problem(io, MSG["BAD_INDEX_ENTRY"] % i)
             expect = en.offset + FRAME_HEADER_BYTES + en.stored_bytes
         if expect != io:
-            return self._problem(io, "index entries end at offset %d, not at the index"
+            return self._problem(io, MSG["INDEX_END"]
                                  % expect)
         self.index = ix
         self._end = io
@@ -432,8 +463,7 @@ class Trace:
                             ("raw bytes", en.raw_bytes, raw_len), ("step", en.step, key[0]),
                             ("layer", en.layer, key[1]), ("head", en.head, key[2])):
             if a != b:
-                return ("index entry disagrees with the frame: %s %d in the index, %d in the "
-                        "frame" % (field, a, b))
+                return MSG["ENTRY_DISAGREES"] % (field, a, b)
         return None
 
     # ---- streaming ----
@@ -473,12 +503,12 @@ class Trace:
                         indexes = False
                     if indexes:
                         break
-                    raise self._err("index frame that does not index the %d frames before it"
+                    raise self._err(MSG["INDEX_NOT_INDEXING"]
                                     % number, number, pos)
-                raise self._err("index frame before the end of the trace (%d bytes follow)"
+                raise self._err(MSG["INDEX_NOT_LAST"]
                                 % rest, number, pos)
             if fr.type == _schema.HEADER:
-                raise self._err("second header record", number, pos)
+                raise self._err(MSG["SECOND_HEADER"], number, pos)
             raw = self._decompress(fr)
             rec = self._parse(fr, raw)
             if hasher is not None:
@@ -491,7 +521,7 @@ class Trace:
             key = _schema.record_key(name, body)
             if entries is not None and not mismatch:
                 if number >= len(entries):
-                    what = "frame beyond the %d frames of the index" % len(entries)
+                    what = MSG["BEYOND_INDEX"] % len(entries)
                 else:
                     what = self._entry_check(entries[number], fr, len(raw), key)
                 if what:
@@ -509,7 +539,7 @@ class Trace:
         if hasher is not None:
             got = hasher.hexdigest()
             if got != ix.content_hash:
-                raise self._err("content hash mismatch: index %s, frames %s"
+                raise self._err(MSG["HASH_MISMATCH"]
                                 % (ix.content_hash, got), number, pos)
 
     def __iter__(self):

@@ -18,7 +18,8 @@ import zstandard
 from . import _schema
 from ._crc32c import crc32c
 from .errors import TraceError
-from .reader import MAGIC, MAX_PAYLOAD, TRAILER_MAGIC, check_record
+from ._format import CODEC_RAW, CODEC_ZSTD, MAGIC, MAJOR, MAX_PAYLOAD, MINOR, TRAILER_MAGIC
+from .reader import check_record
 
 _FRAME = struct.Struct("<IBBHI")
 
@@ -50,7 +51,7 @@ class Writer:
                              position=False)
         self._st = os.fstat(self._fd)
         try:
-            self._write(MAGIC + struct.pack("<HHI", 1, 0, 0))
+            self._write(MAGIC + struct.pack("<HHI", MAJOR, MINOR, 0))
             rec = _schema.Record()
             rec.header.CopyFrom(header)
             self._frame(rec, "header", True)
@@ -67,11 +68,11 @@ class Writer:
 
     def _frame(self, rec, name, indexed):
         raw = rec.SerializeToString()
-        stored, codec = raw, 0
+        stored, codec = raw, CODEC_RAW
         if self._cctx is not None and raw:
             c = self._cctx.compress(raw)
             if len(c) < len(raw):
-                stored, codec = c, 1
+                stored, codec = c, CODEC_ZSTD
         if len(stored) > MAX_PAYLOAD:
             raise ValueError("record of %d bytes exceeds the 1 GiB frame limit ('%s')"
                              % (len(stored), self.path))

@@ -1,4 +1,4 @@
-"""Compares a C and a torch Salca capture record by record (issue 15, acceptance 3).
+"""Compares a C and a torch Salca capture record by record (docs/python.md "Torch capture (Salca)").
 
 usage: salca_agree.py C.atr TORCH.atr TIES.json [--expect-mismatch]
 

@@ -176,23 +176,24 @@ def salca_main(argv):
         print("acceltrace.capture: torch is not installed (Debian: apt-get install "
               "python3-torch)", file=sys.stderr)
         return 1
-    from . import salca
+    from . import capture_class
+    from .base import MemoryLimit, UsageError, run_capture
     from .llama_model import ConfigError, WeightError
     from ..errors import TraceError
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     try:
-        c = salca.SalcaCapture(a)
-        c.load()
+        c = capture_class("salca")(a)
 
         def progress(t, n):
             if not a.quiet:
                 print("\rsalca torch capture: %d/%d steps" % (t, n), end="",
                       file=sys.stderr, flush=True)
-        c.run(a.out, ["python3", "-m", "acceltrace.capture"] + argv, progress)
-    except salca.UsageError as ex:
+        run_capture(c, a.out, a.mem_limit, ["python3", "-m", "acceltrace.capture"] + argv,
+                    progress, a.zstd_level)
+    except UsageError as ex:
         return usage(ex)
-    except salca.MemoryLimit as ex:
+    except MemoryLimit as ex:
         print("acceltrace.capture salca: %s" % ex, file=sys.stderr)
         return 3
     except (ConfigError, WeightError, ValueError) as ex:
@@ -225,12 +226,13 @@ def main(argv=None):
               "       python3 -m acceltrace.capture disc|salca --help",
               file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    from . import CAPTURES
+    if argv[0] not in CAPTURES:
+        print("acceltrace.capture: unknown capture '%s' (%s)" % (
+            argv[0], " or ".join(sorted(CAPTURES))), file=sys.stderr)
+        return 2
     if argv[0] == "salca":
         return salca_main(argv)
-    if argv[0] != "disc":
-        print("acceltrace.capture: unknown capture '%s' (disc or salca)" % argv[0],
-              file=sys.stderr)
-        return 2
     a = disc_parser().parse_args(argv[1:])
     modes = [x for x in (a.ctr_tau is not None, a.ctr_off) if x]
     if len(modes) > 1:
@@ -270,35 +272,25 @@ def main(argv=None):
         print("acceltrace.capture: torch is not installed (Debian: apt-get install "
               "python3-torch)", file=sys.stderr)
         return 1
-    from . import disc
+    from . import capture_class
+    from .base import MemoryLimit, run_capture
     from .dit_model import ConfigError, WeightError
     from .inputs import InputError
     from ..errors import TraceError
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     try:
-        c = disc.DiscCapture(a)
-        need = c.mem_estimate()
-        if a.mem_limit and need > a.mem_limit:
-            from .salca import size_text
-            print("acceltrace.capture: capture disc of %s at %d px needs about %s, above "
-                  "--mem-limit %s; use a smaller --image-size or raise --mem-limit" % (
-                      c.cfg.name, c.cfg.image, size_text(need), size_text(a.mem_limit)),
-                  file=sys.stderr)
-            return 3
-        c.load()
-        if a.save_weights:
-            c.save_weights(a.save_weights)
-        total = c.K * (1 + (1 if a.compare_dense else 0) +
-                       (1 if a.compare_dense and a.ctr != "off" and a.st != "off" else 0))
-        done = [0]
+        c = capture_class("disc")(a)
 
-        def progress(k):
-            done[0] += 1
+        def progress(done, total):
             if not a.quiet:
-                print("\rdisc torch capture: %d/%d steps" % (done[0], total), end="",
+                print("\rdisc torch capture: %d/%d steps" % (done, total), end="",
                       file=sys.stderr, flush=True)
-        res = c.run(a.out, ["python3", "-m", "acceltrace.capture"] + argv, progress)
+        res = run_capture(c, a.out, a.mem_limit, ["python3", "-m", "acceltrace.capture"] + argv,
+                          progress, a.zstd_level)
+    except MemoryLimit as ex:
+        print("acceltrace.capture: %s" % ex, file=sys.stderr)
+        return 3
     except ConfigError as ex:
         print("acceltrace.capture: %s" % ex, file=sys.stderr)
         return 2

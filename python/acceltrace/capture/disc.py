@@ -20,12 +20,13 @@ import numpy as np
 import torch
 
 from .. import messages
-from ..writer import Writer
+from .._version import __version__
 from . import dit_model, png
+from .base import Capture
 from .dit_model import ConfigError, DitConfig, DitState
 from .inputs import file_sha256, load_text, seeded_latent, seeded_text
 
-PRODUCER = "acceltrace-torch 0.1.0"
+PRODUCER = "acceltrace-torch " + __version__
 FLOP_NAMES = ["sa_qkv", "sa_qk", "sa_softmax", "sa_pv", "sa_proj", "ca_q", "ca_kv", "ca_qk",
               "ca_softmax", "ca_pv", "ca_proj", "ffn_up", "ffn_act", "ffn_down", "vec",
               "embed"]
@@ -303,8 +304,13 @@ def canon(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
-class DiscCapture:
-    """One capture: DiscCapture(args).run(out_path) -> summary dict."""
+class DiscCapture(Capture):
+    """The DiSC capture on the Capture interface (base.py): DiscCapture(args), then
+    base.run_capture(...) -> summary dict."""
+
+    name = "disc"
+    summary = "DiT denoising with CTR and ST executed for real (DiSC)"
+    mem_hint = "use a smaller --image-size or raise --mem-limit"
 
     def __init__(self, a):
         self.a = a
@@ -336,7 +342,7 @@ class DiscCapture:
         self.tie_eps = a.tie_eps
 
     def mem_estimate(self):
-        """Bytes, as disc_capture.c estimates them (spec 2.1): the float32 parameters, the
+        """Bytes, as disc_capture.c estimates them (docs/models.md "Memory estimates"): the float32 parameters, the
         CTR caches and the packed ST masks (plus the score scratch of --st-target)."""
         a, cfg = self.a, self.cfg
         N, d, L, h, B = cfg.tokens, cfg.hidden, cfg.depth, cfg.heads, self.B
@@ -349,12 +355,22 @@ class DiscCapture:
             est += h * B * N * N * 4.0
         return int(math.ceil(est))
 
+    def mem_what(self):
+        return "capture disc of %s at %d px" % (self.cfg.name, self.cfg.image)
+
     def save_weights(self, path):
         """The model's weights (seeded or loaded) as F32 safetensors, diffusers names."""
         from .png import write_safetensors
         write_safetensors(path, {n: t.detach().float().cpu().numpy() for n, t in self.W.items()})
 
-    def load(self):
+    def prepare(self):
+        """Loads or seeds the weights and the text, builds the model (after the memory
+        check) and writes --save-weights."""
+        self._load()
+        if self.a.save_weights:
+            self.save_weights(self.a.save_weights)
+
+    def _load(self):
         a, cfg = self.a, self.cfg
         if a.weights and not a.weights[0].startswith("seed:"):
             self.W = dit_model.load_weights(cfg, a.weights)
@@ -388,9 +404,12 @@ class DiscCapture:
         self.sched = schedule(self.K)
         self.lb = LoadBalance(cfg.tokens, self.model.device)
 
-    def header(self, argv):
+    def producer(self):
+        return "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
+                                                       self.a.device, self.a.dtype)
+
+    def header(self, H):
         a, cfg = self.a, self.cfg
-        H = messages["TraceHeader"]()
         pj = {"model": cfg.name, "image_size": cfg.image, "steps": self.K,
               "sampler": a.sampler, "cfg": a.cfg, "seed": a.seed,
               "weights": a.weights if self.wsource == "file" else self.wsource,
@@ -412,15 +431,8 @@ class DiscCapture:
               "patch": cfg.patch, "in_channels": cfg.c_in, "out_channels": cfg.c_out,
               "caption_width": cfg.caption, "text_tokens": cfg.text_tokens,
               "image_size": cfg.image, "tokens": cfg.tokens}
-        H.producer = "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
-                                                             a.device, a.dtype)
-        H.workload = "disc"
         H.params_json, H.model_json = canon(pj), canon(mj)
         H.seed = a.seed
-        H.command_line = " ".join(argv)
-        H.utc_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        import hashlib
-        H.params_hash = hashlib.sha256((H.params_json + H.model_json).encode()).hexdigest()
         if self.wsource == "file":  # provenance (docs/trace-format.md)
             H.source = "checkpoint"
             H.source_detail = "; ".join("%s sha256 %s" % (f, h)
@@ -460,7 +472,6 @@ class DiscCapture:
         d.lb_bins = LB_BINS
         d.flop_classes.extend(FLOP_NAMES)
         d.compare_dense = a.compare_dense
-        return H
 
     def _run(self, ctr, st, main, dense_traj, writer, progress):
         """One sampler run (one_run of disc_capture.c); returns (x_K, trajectory)."""
@@ -585,52 +596,66 @@ class DiscCapture:
             writer.append(rec)
             if a.png:
                 png.token_mask(a.png, k, tokmask, cfg.grid)
-            if not st:
-                return
-            for b in range(B):
-                for blk in range(L):
-                    for h in range(H):
-                        nnz, lbmax, lbstd, brows, bnnz, bmax, bstd = stats[(b, blk, h)]
-                        m = messages["DiscMask"]()
-                        m.step, m.batch, m.block, m.head = k, b, blk, h
-                        m.generated, m.rows, m.nnz = s["gen"], nk, nnz
-                        cells = nk * N
-                        m.sparsity = 1.0 - nnz / cells if nk else math.nan
-                        m.theta = theta32[blk]
-                        m.n_cols = N
-                        m.lb_max.extend(int(v) for v in lbmax)
-                        m.lb_std.extend(float(v) for v in lbstd)
-                        m.bin_rows.extend(int(v) for v in brows)
-                        m.bin_nnz.extend(int(v) for v in bnnz)
-                        m.bin_max.extend(int(v) for v in bmax)
-                        m.bin_std.extend(float(v) for v in bstd)
-                        acc["nnz"] += nnz
-                        acc["cells"] += cells
-                        acc["blk_nnz"][blk] += nnz
-                        acc["blk_cells"][blk] += cells
-                        g = "gen" if s["gen"] else "reuse"
-                        acc[g + "_nnz"] += nnz
-                        acc[g + "_cells"] += cells
-                        if self.keep(k, b, blk, h):
-                            packed = state.masks[b][blk][h]
-                            m.kept = True
-                            m.row_nnz.extend(row_popcount(packed).tolist())
-                            m.bits = packed.cpu().numpy().tobytes()
-                            acc["kept"] += 1
-                            if a.png:
-                                png.attn_mask(a.png, k, b, blk, h,
-                                              dit_model.unpack_rows(packed, N).cpu().numpy())
-                        writer.append(m)
-                        acc["written"] += 1
-                        rt = row_ties.get((b, blk, h))
-                        if rt:
-                            self.ties["st"]["%d/%d/%d/%d" % (k, b, blk, h)] = [
-                                [r, col] for r in sorted(rt) for col in rt[r]]
+            if st:
+                self._emit_masks(writer, k, s, stats, theta32, state, row_ties)
 
         x = sample(a.sampler, self.sched, self.x_init, eps_fn, post_fn)
         return x, traj
 
-    def run(self, out_path, argv, progress=None):
+    def _emit_masks(self, writer, k, s, stats, theta32, state, row_ties):
+        """The DiscMask records of step k of the main run, per (batch, block, head), from
+        the state's packed masks; adds them to the summary's accumulators."""
+        a, cfg, acc = self.a, self.cfg, self.acc
+        N, L, H, B = cfg.tokens, cfg.depth, cfg.heads, self.B
+        nk = s["nk"]
+        for b in range(B):
+            for blk in range(L):
+                for h in range(H):
+                    nnz, lbmax, lbstd, brows, bnnz, bmax, bstd = stats[(b, blk, h)]
+                    m = messages["DiscMask"]()
+                    m.step, m.batch, m.block, m.head = k, b, blk, h
+                    m.generated, m.rows, m.nnz = s["gen"], nk, nnz
+                    cells = nk * N
+                    m.sparsity = 1.0 - nnz / cells if nk else math.nan
+                    m.theta = theta32[blk]
+                    m.n_cols = N
+                    m.lb_max.extend(int(v) for v in lbmax)
+                    m.lb_std.extend(float(v) for v in lbstd)
+                    m.bin_rows.extend(int(v) for v in brows)
+                    m.bin_nnz.extend(int(v) for v in bnnz)
+                    m.bin_max.extend(int(v) for v in bmax)
+                    m.bin_std.extend(float(v) for v in bstd)
+                    acc["nnz"] += nnz
+                    acc["cells"] += cells
+                    acc["blk_nnz"][blk] += nnz
+                    acc["blk_cells"][blk] += cells
+                    g = "gen" if s["gen"] else "reuse"
+                    acc[g + "_nnz"] += nnz
+                    acc[g + "_cells"] += cells
+                    if self.keep(k, b, blk, h):
+                        packed = state.masks[b][blk][h]
+                        m.kept = True
+                        m.row_nnz.extend(row_popcount(packed).tolist())
+                        m.bits = packed.cpu().numpy().tobytes()
+                        acc["kept"] += 1
+                        if a.png:
+                            png.attn_mask(a.png, k, b, blk, h,
+                                          dit_model.unpack_rows(packed, N).cpu().numpy())
+                    writer.append(m)
+                    acc["written"] += 1
+                    rt = row_ties.get((b, blk, h))
+                    if rt:
+                        self.ties["st"]["%d/%d/%d/%d" % (k, b, blk, h)] = [
+                            [r, col] for r in sorted(rt) for col in rt[r]]
+
+    def progress_total(self):
+        """Sampler steps of the whole capture: the main run, the dense run and, with CTR
+        and ST both on, the CTR-only run."""
+        a = self.a
+        return self.K * (1 + (1 if a.compare_dense else 0) +
+                         (1 if a.compare_dense and a.ctr != "off" and a.st != "off" else 0))
+
+    def run(self, sink):
         a, cfg = self.a, self.cfg
         L = cfg.depth
         t0 = time.time()
@@ -639,59 +664,63 @@ class DiscCapture:
                     "gen_cells": 0, "reuse_nnz": 0, "reuse_cells": 0, "kept": 0,
                     "written": 0}
         ctr, st = a.ctr != "off", a.st != "off"
-        hdr = self.header(argv)
         quality = []
         dense = dense_traj = None
-        with Writer(out_path, hdr, level=a.zstd_level) as w:
-            if a.compare_dense:
-                dense, dense_traj = self._run(False, False, False, None, None, progress)
-            if a.compare_dense and ctr and st:
-                xc, ctraj = self._run(True, False, False, None, None, progress)
-                quality.append(("ctr", xc, ctraj))
-            x, traj = self._run(ctr, st, True, dense_traj, w, progress)
-            if a.compare_dense:
-                quality.append(("main", x, traj))
-            acc = self.acc
-            S = messages["Summary"]()
-            S.workload = "disc"
-            ds = S.disc
-            for name, xq, tq in quality:
-                q = ds.quality.add()
-                q.run = name
-                q.cosine = cosine(xq, dense)
-                q.psnr = psnr(xq, dense)
-                q.rel_err.extend(rel_err(tq[k], dense_traj[k]) for k in range(self.K))
-            ds.mean_prune_ratio = (sum(acc["prune"]) / len(acc["prune"]) if acc["prune"]
-                                   else math.nan)
-            nan = math.nan
-            ds.sparsity = 1.0 - acc["nnz"] / acc["cells"] if acc["cells"] else nan
-            ds.sparsity_per_block.extend(1.0 - acc["blk_nnz"][b] / acc["blk_cells"][b]
-                                         if acc["blk_cells"][b] else nan for b in range(L))
-            ds.sparsity_generation = (1.0 - acc["gen_nnz"] / acc["gen_cells"]
-                                      if acc["gen_cells"] else nan)
-            ds.sparsity_reuse = (1.0 - acc["reuse_nnz"] / acc["reuse_cells"]
-                                 if acc["reuse_cells"] else nan)
-            if st:
-                ds.alpha_per_block.extend(self.alpha)
-            ds.flops_dense.extend(acc["fd"])
-            ds.flops_ctr.extend(acc["fc"])
-            ds.flops_all.extend(acc["fa"])
-            fd, fc, fa = sum(acc["fd"]), sum(acc["fc"]), sum(acc["fa"])
-            sd, sc, sa = sum(acc["fd"][:5]), sum(acc["fc"][:5]), sum(acc["fa"][:5])
-            ds.reduction_ctr = 1.0 - fc / fd
-            ds.reduction_st = (fc - fa) / fd
-            ds.sa_reduction_ctr = 1.0 - sc / sd
-            ds.sa_reduction_st = (sc - sa) / sd
-            ds.sa_share = sd / fd
-            ds.latent.extend(x.ravel().tolist())
+        total, done = self.progress_total(), [0]
+
+        def progress(k):
+            done[0] += 1
+            sink.progress(done[0], total)
+        w = sink
+        if a.compare_dense:
+            dense, dense_traj = self._run(False, False, False, None, None, progress)
+        if a.compare_dense and ctr and st:
+            xc, ctraj = self._run(True, False, False, None, None, progress)
+            quality.append(("ctr", xc, ctraj))
+        x, traj = self._run(ctr, st, True, dense_traj, w, progress)
+        if a.compare_dense:
+            quality.append(("main", x, traj))
+        acc = self.acc
+        S = messages["Summary"]()
+        S.workload = "disc"
+        ds = S.disc
+        for name, xq, tq in quality:
+            q = ds.quality.add()
+            q.run = name
+            q.cosine = cosine(xq, dense)
+            q.psnr = psnr(xq, dense)
+            q.rel_err.extend(rel_err(tq[k], dense_traj[k]) for k in range(self.K))
+        ds.mean_prune_ratio = (sum(acc["prune"]) / len(acc["prune"]) if acc["prune"]
+                               else math.nan)
+        nan = math.nan
+        ds.sparsity = 1.0 - acc["nnz"] / acc["cells"] if acc["cells"] else nan
+        ds.sparsity_per_block.extend(1.0 - acc["blk_nnz"][b] / acc["blk_cells"][b]
+                                     if acc["blk_cells"][b] else nan for b in range(L))
+        ds.sparsity_generation = (1.0 - acc["gen_nnz"] / acc["gen_cells"]
+                                  if acc["gen_cells"] else nan)
+        ds.sparsity_reuse = (1.0 - acc["reuse_nnz"] / acc["reuse_cells"]
+                             if acc["reuse_cells"] else nan)
+        if st:
+            ds.alpha_per_block.extend(self.alpha)
+        ds.flops_dense.extend(acc["fd"])
+        ds.flops_ctr.extend(acc["fc"])
+        ds.flops_all.extend(acc["fa"])
+        fd, fc, fa = sum(acc["fd"]), sum(acc["fc"]), sum(acc["fa"])
+        sd, sc, sa = sum(acc["fd"][:5]), sum(acc["fc"][:5]), sum(acc["fa"][:5])
+        ds.reduction_ctr = 1.0 - fc / fd
+        ds.reduction_st = (fc - fa) / fd
+        ds.sa_reduction_ctr = 1.0 - sc / sd
+        ds.sa_reduction_st = (sc - sa) / sd
+        ds.sa_share = sd / fd
+        ds.latent.extend(x.ravel().tolist())
+        if dense is not None:
+            ds.latent_dense.extend(dense.ravel().tolist())
+        ds.masks_written, ds.masks_kept = acc["written"], acc["kept"]
+        w.append(S)
+        if a.png:
+            png.latent(a.png, "latent", x)
             if dense is not None:
-                ds.latent_dense.extend(dense.ravel().tolist())
-            ds.masks_written, ds.masks_kept = acc["written"], acc["kept"]
-            w.append(S)
-            if a.png:
-                png.latent(a.png, "latent", x)
-                if dense is not None:
-                    png.latent(a.png, "latent_dense", dense)
+                png.latent(a.png, "latent_dense", dense)
         out = {"wall_s": time.time() - t0, "sparsity": ds.sparsity,
                "mean_prune_ratio": ds.mean_prune_ratio, "masks_written": acc["written"],
                "masks_kept": acc["kept"]}

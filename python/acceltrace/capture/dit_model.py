@@ -1,5 +1,6 @@
 """The DiSC capture's DiT in PyTorch: the PixArt-Sigma-style transformer of
-capture/disc/dit.[ch] (specs/disc.md 2.1-2.3) with CTR caches and ST masks (sections 3-4).
+capture/disc/dit.[ch] (docs/models.md, "DiSC capture": "Model") with CTR caches and ST
+masks ("CTR and ST as executed").
 
 Shapes: latent x (C_in, H, W); tokens N = (H/p)(W/p), token i = gy*G + gx; activations
 (B, N, d); text (T, D_c); linear weights [out, in] with the public diffusers names (the
@@ -216,7 +217,7 @@ def load_weights(cfg, paths):
 
 
 def seeded_weights(cfg, seed):
-    """Weights of the shapes of spec 2.3 from torch's generator (Xavier-uniform block and
+    """Weights of the model's shapes from torch's generator (Xavier-uniform block and
     output linears, N(0, 0.02^2) embedders, N(0, 1)/sqrt(d) scale-shift tables, zero
     biases). Not the C capture's seeded weights: for agreement, load the file written by
     `acceltrace capture disc --save-weights`."""
@@ -237,8 +238,26 @@ def seeded_weights(cfg, seed):
     return w
 
 
+def timestep_embedding(t, dim=256, max_period=10000.0):
+    """Sinusoidal timestep embedding (B,) -> (B, dim) float32: cos ++ sin of
+    t * exp(-log(max_period) i / (dim/2)), computed in double (docs/models.md "DiSC capture"; DiT's
+    TimestepEmbedder is the same function)."""
+    half = dim // 2
+    f = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float64) / half)
+    ang = t.double()[:, None] * f[None]
+    return torch.cat([torch.cos(ang), torch.sin(ang)], dim=1).float()
+
+
+def unpatchify(O, p, c_out):
+    """Tokens (B, G*G, p*p*c_out), token gy*G + gx -> (B, c_out, G p, G p)."""
+    B, n = O.shape[0], O.shape[1]
+    G = int(round(math.sqrt(n)))
+    O = O.reshape(B, G, G, p, p, c_out)
+    return torch.einsum("bhwpqc->bchpwq", O).reshape(B, c_out, G * p, G * p)
+
+
 def pos_embed(d, g):
-    """2-D sin-cos embedding (spec 2.2) in double as build_pe computes it, then float32."""
+    """2-D sin-cos embedding (docs/models.md "DiSC capture") in double as build_pe computes it, then float32."""
     s = max(1.0, g / 32.0)
     q = d // 4
     w = np.array([10000.0 ** (-j / q) for j in range(q)])
@@ -285,7 +304,7 @@ class DitState:
         self.caches = [[None, None, None] for _ in range(cfg.depth)]
         self.masks = None
         if st:
-            # a row never generated is all ones (spec 4); padding bits stay zero
+            # a row never generated is all ones (ST); padding bits stay zero
             ones = pack_rows(torch.ones(cfg.tokens, device=device, dtype=torch.bool))
             self.masks = [[ones.expand(cfg.heads, cfg.tokens, -1).clone()
                            for _ in range(cfg.depth)] for _ in range(batch)]
@@ -324,7 +343,7 @@ class Dit:
         return x.view(b, n, self.cfg.heads, self.cfg.head_dim).transpose(1, 2)
 
     def _st_target(self, qh, kh, scale, target, blk, out):
-        """--st-target (spec 4): the smallest float32 alpha in [0, N] whose pooled
+        """--st-target (docs/models.md "CTR and ST as executed"): the smallest float32 alpha in [0, N] whose pooled
         sparsity over every computed row of every (batch, head) of this block reaches
         target, by bisection on the bit pattern (as self_attention in dit.c). Writes
         out["alpha"][blk], out["short"][blk]; returns theta = alpha / N (float32)."""
@@ -408,10 +427,8 @@ class Dit:
         (ascending) or None for all; rows not computed come from the CTR caches."""
         cfg, W = self.cfg, self.W
         d, p, G, B = cfg.hidden, cfg.patch, cfg.grid, state.batch
-        f = torch.exp(-math.log(10000.0) * torch.arange(128, dtype=torch.float64) / 128.0)
-        ang = float(t) * f
-        temb = torch.cat([torch.cos(ang), torch.sin(ang)]).float()[None].to(self.device,
-                                                                            self.dtype)
+        temb = timestep_embedding(torch.tensor([float(t)], dtype=torch.float64))
+        temb = temb.to(self.device, self.dtype)
         e = self.lin("adaln_single.emb.timestep_embedder.linear_2",
                      F.silu(self.lin("adaln_single.emb.timestep_embedder.linear_1", temb)))
         mod = self.lin("adaln_single.linear", F.silu(e)).view(1, 6, d)
@@ -456,6 +473,153 @@ class Dit:
                 X = H3
         fin = W["scale_shift_table"][None] + e[:, None]
         O = self.lin("proj_out", self._ln_mod(X, fin[:, 0][:, None], fin[:, 1][:, None]))
-        O = O.float().view(B, G, G, p, p, cfg.c_out)
-        eps = torch.einsum("bhwpqc->bchpwq", O).reshape(B, cfg.c_out, cfg.lat, cfg.lat)
+        eps = unpatchify(O.float(), p, cfg.c_out)
         return eps[:, :cfg.c_in].cpu().numpy()
+
+
+# ---- the functional form: one forward over a dict of weight tensors ----
+#
+# The same PixArt-Sigma-style model as Dit, written as a function of the weights so that
+# autograd runs through it (scripts/train_dit.py, bench/peers/dit_train.py) and a batch may
+# hold a different timestep per element; bench/peers/dit_torch.py checks it against the C
+# forward, dense and with CTR. Attention is dense (no ST masks, no row chunks).
+
+
+def load_f32(path):
+    """{name: float32 tensor} of a safetensors file (F32, F16 or BF16 stored), names as
+    stored; WeightError naming the file when it is not one."""
+    return {n: t for n, (t, _) in _read_safetensors(path).items()}
+
+
+def _attention(q, k, v, heads):
+    """q (B, n, d), k and v (B or 1, m, d) -> (B, n, d)."""
+    b, n, d = q.shape
+    dh = d // heads
+    qh = q.view(b, n, heads, dh).transpose(1, 2)
+    kh = k.view(k.shape[0], k.shape[1], heads, dh).transpose(1, 2)
+    vh = v.view(v.shape[0], v.shape[1], heads, dh).transpose(1, 2)
+    s = (qh @ kh.transpose(-1, -2)) / math.sqrt(dh)
+    return (torch.softmax(s, dim=-1) @ vh).transpose(1, 2).reshape(b, n, d)
+
+
+def _merge(cache, rows, S):
+    """CTR: the full token set from the computed rows S and the cached rest."""
+    if cache is None:
+        return rows
+    full = cache.clone()
+    full[:, S] = rows
+    return full
+
+
+def _layer_norm(x):
+    return F.layer_norm(x, (x.shape[-1],), eps=1e-6)
+
+
+def forward(W, x, text, t, heads, depth, pe=None, ctr=None):
+    """The forward pass of the DiT (docs/models.md "DiSC capture") on a batch: x (B, C_in, L, L), text (T, D_c), t (B,);
+    returns eps (B, C_in, L, L). pe: the (N, d) position embedding (default pos_embed).
+
+    ctr (CTR, docs/models.md "CTR and ST as executed"): a dict with "caches" (a list per block of [sa, ca, ff] hidden states,
+    None before the first step) and "kept" (a LongTensor of computed tokens, or None for
+    all). Only kept rows get Q, cross-attention and the FFN; K and V use all rows; the
+    other rows come from the caches, which are then updated."""
+    def lin(name, h):
+        return F.linear(h, W[name + ".weight"], W[name + ".bias"])
+
+    d = W["pos_embed.proj.bias"].shape[0]
+    bsz, c_in, lat = x.shape[0], x.shape[1], x.shape[2]
+    p = 2
+    g = lat // p
+    temb = timestep_embedding(t)
+    e = lin("adaln_single.emb.timestep_embedder.linear_2",
+            F.silu(lin("adaln_single.emb.timestep_embedder.linear_1", temb)))  # (B, d)
+    m = lin("adaln_single.linear", F.silu(e)).view(bsz, 6, d)
+    y = lin("caption_projection.linear_2", F.gelu(lin("caption_projection.linear_1", text),
+                                                  approximate="tanh"))[None]
+    X = F.conv2d(x, W["pos_embed.proj.weight"], W["pos_embed.proj.bias"], stride=p)
+    if pe is None:
+        pe = pos_embed(d, g)
+    X = X.reshape(bsz, d, g * g).transpose(1, 2) + pe
+    S = slice(None) if ctr is None or ctr["kept"] is None else ctr["kept"]
+    for i in range(depth):
+        b = "transformer_blocks.%d." % i
+        mod = W[b + "scale_shift_table"][None] + m
+        sh1, sc1, g1, sh2, sc2, g2 = [mod[:, r][:, None] for r in range(6)]
+        cache = ctr["caches"][i] if ctr is not None else [None, None, None]
+        A = _layer_norm(X) * (1 + sc1) + sh1
+        att = _attention(lin(b + "attn1.to_q", A[:, S]), lin(b + "attn1.to_k", A),
+                         lin(b + "attn1.to_v", A), heads)
+        H = X[:, S] + g1 * lin(b + "attn1.to_out.0", att)
+        ca = _attention(lin(b + "attn2.to_q", H), lin(b + "attn2.to_k", y),
+                        lin(b + "attn2.to_v", y), heads)
+        H2 = H + lin(b + "attn2.to_out.0", ca)
+        Fm = _layer_norm(H2) * (1 + sc2) + sh2
+        H3 = H2 + g2 * lin(b + "ff.net.2", F.gelu(lin(b + "ff.net.0.proj", Fm),
+                                                  approximate="tanh"))
+        if ctr is not None:
+            cache[0], cache[1] = _merge(cache[0], H, S), _merge(cache[1], H2, S)
+            cache[2] = _merge(cache[2], H3, S)
+            X = cache[2]
+        else:
+            X = H3
+    fin = W["scale_shift_table"][None] + e[:, None]
+    shf, scf = fin[:, 0][:, None], fin[:, 1][:, None]
+    O = lin("proj_out", _layer_norm(X) * (1 + scf) + shf)  # (B, N, p*p*C_out)
+    return unpatchify(O, p, O.shape[2] // (p * p))[:, :c_in]
+
+
+# ---- the class-conditional DiT (docs/models.md "DiT-XL/2") ----
+#
+# DiT (Peebles & Xie 2023; the module structure of facebookresearch/DiT models.py:
+# TimestepEmbedder, LabelEmbedder, DiTBlock with adaLN-Zero, FinalLayer, unpatchify) under
+# the original DiT tensor names, as `acceltrace capture disc --model dit-*` runs it in C;
+# bench/peers/dit_class_torch.py checks it against the C forward.
+
+
+def _sincos_1d(dim, pos):
+    omega = np.arange(dim // 2, dtype=np.float64) / (dim / 2.0)
+    omega = 1.0 / 10000**omega
+    out = np.einsum("m,d->md", pos.reshape(-1), omega)
+    return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+
+
+def class_pos_embed(dim, g):
+    """DiT's get_2d_sincos_pos_embed: meshgrid(w, h), first half from x, second from y."""
+    gw, gh = np.meshgrid(np.arange(g, dtype=np.float32), np.arange(g, dtype=np.float32))
+    return np.concatenate([_sincos_1d(dim // 2, gw), _sincos_1d(dim // 2, gh)], axis=1)
+
+
+def class_forward(w, x, t, label, heads):
+    """One latent x (C_in, H, H), timestep t (float), class label -> eps (C_in, H, H)."""
+    def modulate(h, shift, scale):
+        return h * (1 + scale) + shift
+
+    def lin(name, h):
+        return F.linear(h, w[name + ".weight"], w[name + ".bias"])
+
+    d = w["x_embedder.proj.bias"].shape[0]
+    p = w["x_embedder.proj.weight"].shape[2]
+    c_in, h = x.shape[0], x.shape[1]
+    g = h // p
+    n = g * g
+    tok = F.conv2d(x[None], w["x_embedder.proj.weight"], w["x_embedder.proj.bias"], stride=p)
+    tok = tok.flatten(2).transpose(1, 2)[0]  # (N, d)
+    tok = tok + torch.from_numpy(class_pos_embed(d, g)).float()
+    te = timestep_embedding(torch.tensor([t], dtype=torch.float64))
+    te = lin("t_embedder.mlp.2", F.silu(lin("t_embedder.mlp.0", te)))
+    c = te + w["y_embedder.embedding_table.weight"][label][None]
+    depth = 1 + max(int(k.split(".")[1]) for k in w if k.startswith("blocks."))
+    dh = d // heads
+    for i in range(depth):
+        b = "blocks.%d." % i
+        sh1, sc1, g1, sh2, sc2, g2 = lin(b + "adaLN_modulation.1", F.silu(c)).chunk(6, dim=1)
+        a = modulate(_layer_norm(tok), sh1, sc1)
+        qkv = lin(b + "attn.qkv", a).reshape(n, 3, heads, dh).permute(1, 2, 0, 3)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # (h, N, dh)
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(dh), dim=-1) @ v
+        tok = tok + g1 * lin(b + "attn.proj", att.transpose(0, 1).reshape(n, d))
+        f = F.gelu(lin(b + "mlp.fc1", modulate(_layer_norm(tok), sh2, sc2)), approximate="tanh")
+        tok = tok + g2 * lin(b + "mlp.fc2", f)
+    sh, sc = lin("final_layer.adaLN_modulation.1", F.silu(c)).chunk(2, dim=1)
+    o = lin("final_layer.linear", modulate(_layer_norm(tok), sh, sc))
+    return unpatchify(o[None], p, o.shape[1] // (p * p))[0, :c_in]

@@ -1,9 +1,9 @@
 """The Salca capture in PyTorch: `python3 -m acceltrace.capture salca` (docs/python.md).
 
-The model source of `acceltrace capture salca --source model` (specs/salca.md 3.2-8): the
-task generator of section 4, a dense prefill and greedy decoding on dense logits with the
+The model source of `acceltrace capture salca --source model` (docs/models.md "Salca
+capture"): the task generator ("Tasks"), a dense prefill and greedy decoding on dense logits with the
 project's Llama (llama_model.py: Hugging Face checkpoints or the C capture's seeded tiny
-weights), and on every (step, layer, query head) Salca's selection (5.1-5.11) with the
+weights), and on every (step, layer, query head) Salca's selection ("Selection") with the
 baselines Std_TopK, PL_TopK, Full_Feat and Quest (6), scored against dense attention (7),
 plus the substituted runs for top-1 agreement. Records as the C capture writes them, in
 its order: SalcaPrefill per (l, g), per step SalcaSelect per (l, h, method) and
@@ -18,7 +18,6 @@ on a rounding or threshold boundary (tests/sh/torch_capture_salca.sh counts thos
 Not ported: the synthetic source (a statistical KV generator, no model to run in torch)
 and the --ablation variants.
 """
-import hashlib
 import json
 import math
 import time
@@ -28,20 +27,17 @@ import torch
 import torch.nn.functional as F
 
 from .. import messages
-from ..writer import Writer
+from .._version import __version__
 from . import llama_model, salca_task
+from .base import Capture, MemoryLimit, UsageError  # noqa: F401 (callers catch them here)
 from .inputs import file_sha256
 from .llama_model import ConfigError, Llama, LlamaConfig
 
-PRODUCER = "acceltrace-torch 0.1.0"
+PRODUCER = "acceltrace-torch " + __version__
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 METHODS = ["salca", "std_topk", "pl_topk", "full_feat", "quest"]
 SALCA, STD, PL, FULL, QUEST = range(5)
 PREFIX_MIN = 64
-
-
-class UsageError(Exception):
-    """Bad parameters; exit 2."""
 
 
 def parse_ratio(s):
@@ -118,7 +114,7 @@ def fp16r(x):
 
 
 def int8_quant(x):
-    """Symmetric INT8 per row over the last dim: (codes as float, sigma) (spec 5.11)."""
+    """Symmetric INT8 per row over the last dim: (codes as float, sigma), Salca's INT8 map."""
     sg = x.abs().amax(dim=-1) / 127.0
     safe = torch.where(sg == 0, torch.ones_like(sg), sg)
     c = torch.floor(x / safe[..., None] + 0.5).clamp(-127, 127)
@@ -126,7 +122,7 @@ def int8_quant(x):
 
 
 def key_codes(kh):
-    """2-bit asymmetric key records over the heavy channels kh (..., r) (spec 5.2):
+    """2-bit asymmetric key records over the heavy channels kh (..., r):
     (codes as float, s, z)."""
     mn, mx = kh.amin(dim=-1), kh.amax(dim=-1)
     z = fp16r(mn)
@@ -234,7 +230,7 @@ class Store:
         v8, sv = int8_quant(v)
         self.k8[:, a:b], self.v8[:, a:b] = k8.to(torch.int8), v8.to(torch.int8)
         self.sk[:, a:b], self.sv[:, a:b] = sk, sv
-        if m == 1:  # Quest pages (spec 6): a page's first token sets min and max
+        if m == 1:  # Quest pages: a page's first token sets min and max
             p, ki = a // self.page, self.k[:, a]
             if a % self.page == 0:
                 self.pmin[:, p], self.pmax[:, p] = ki, ki
@@ -281,8 +277,14 @@ class Store:
         return torch.sort(order, dim=1).values
 
 
-class SalcaCapture:
-    """One capture: SalcaCapture(args).load(); .run(out_path, argv)."""
+class SalcaCapture(Capture):
+    """The Salca capture on the Capture interface (base.py): SalcaCapture(args) validates,
+    loads the checkpoint (or the tiny model's shape) and generates the task, which the
+    memory estimate needs; base.run_capture(...) does the rest."""
+
+    name = "salca"
+    summary = "Salca selections on a Llama's decode steps (the model source)"
+    mem_hint = "use a shorter --length or raise --mem-limit"
 
     def __init__(self, a):
         self.a = a
@@ -307,9 +309,10 @@ class SalcaCapture:
         if self.dev.type == "cuda":  # exact integer dot products need full-precision matmuls
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+        self._open_inputs()
 
     # ---- phase 1: model, task, memory estimate ----
-    def load(self):
+    def _open_inputs(self):
         a = self.a
         if a.checkpoint:
             self.cfg, W, files = llama_model.load_checkpoint(a.checkpoint)
@@ -337,9 +340,15 @@ class SalcaCapture:
             if tok >= c.V:
                 raise UsageError("task token id %d exceeds the model vocabulary %d" % (tok, c.V))
         self.subst = a.top1
-        self.need = self.estimate()
-        if a.mem_limit and self.need > a.mem_limit:
-            raise MemoryLimit(self.need, a.mem_limit)
+        self._W = W
+
+    def mem_estimate(self):
+        return self.estimate()
+
+    def prepare(self):
+        """The weights (the checkpoint's, or the tiny model's seeded ones) on the device."""
+        a, c, W = self.a, self.cfg, self._W
+        self._W = None
         if W is None:
             W = llama_model.seeded_weights(c, a.seed, a.tiny_outlier_pairs, a.tiny_outlier_gain)
         self.model = Llama(c, W, a.device, DTYPES[a.dtype])
@@ -359,9 +368,12 @@ class SalcaCapture:
         return c.param_floats() * esz + store * copies + prefill + jobs
 
     # ---- header ----
-    def header(self, argv):
+    def producer(self):
+        return "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
+                                                       self.a.device, self.a.dtype)
+
+    def header(self, H):
         a, c, t = self.a, self.cfg, self.task
-        H = messages["TraceHeader"]()
         mask = sum(1 << m for m in self.methods)
         pj = {"source": "model", "checkpoint": a.checkpoint or "", "seed": a.seed,
               "task": self.ti.name, "sample": a.sample, "length": a.length,
@@ -380,15 +392,9 @@ class SalcaCapture:
         mj = {"L": c.L, "H": c.H, "G": c.G, "d": c.d, "D": c.D, "F": c.F, "V": c.V,
               "rope_theta": c.rope_theta, "rope_factor": c.rope_factor,
               "name": a.checkpoint or "tiny"}
-        H.producer = "%s (torch %s, device %s, dtype %s)" % (PRODUCER, torch.__version__,
-                                                             a.device, a.dtype)
-        H.workload = "salca"
         canon = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"))  # noqa: E731
         H.params_json, H.model_json = canon(pj), canon(mj)
         H.seed = a.seed
-        H.command_line = " ".join(argv)
-        H.utc_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        H.params_hash = hashlib.sha256((H.params_json + H.model_json).encode()).hexdigest()
         if a.checkpoint:  # provenance (docs/trace-format.md)
             H.source = "checkpoint"
             H.source_detail = "; ".join("%s sha256 %s" % (f, h)
@@ -417,7 +423,6 @@ class SalcaCapture:
             sp.start, sp.len, sp.kind = st, ln, kind
         s.rope_theta, s.rope_factor = c.rope_theta, c.rope_factor
         s.quest_page, s.no_hist = a.quest_page, a.no_hist
-        return H
 
     # ---- one layer's jobs: every query head against its KV head's store ----
     def jobs(self, st, l, q, methods, metrics):
@@ -444,7 +449,7 @@ class SalcaCapture:
             P = masked_softmax(lg, mask)
             return torch.bmm((P * st.sv[gi, :n])[:, None, :], v8)[:, 0, :]
 
-        # Salca (5.3-5.10); its K is every method's K (spec 6)
+        # Salca's selection; its K is every method's K (the baselines share it)
         heavy = st.heavy[gi]
         qh = torch.gather(q, 1, heavy)
         sq = qh.abs().amax(dim=1) / 3.0
@@ -540,12 +545,11 @@ class SalcaCapture:
         return out
 
     # ---- the capture ----
-    def run(self, out_path, argv, progress=None):
+    def run(self, sink):
         a, c = self.a, self.cfg
         t0 = time.time()
         methods = set(self.methods)
         L, H, G = c.L, c.H, c.G
-        hdr = self.header(argv)
         acc = {m: {"recall": [], "cos": [], "ret": 0.0, "over": 0.0, "runlen": 0.0,
                    "agree": 0, "ldiff": 0.0, "cov_sum": [0.0] * 8, "cov_min": [1.0] * 8}
                for m in self.methods}
@@ -553,45 +557,44 @@ class SalcaCapture:
                                                               salca_task.KEY)][:8]
         cov_n = [0] * len(needles)
         self.selects = self.sel_bytes = 0
-        with Writer(out_path, hdr, level=a.zstd_level) as w:
-            stores = []
+        w = sink  # every record after the header, in the C capture's order
+        stores = []
 
-            def on_layer(l, Kl, Vl):
-                st = Store(G, c.d, self.r, self.cap, a.quest_page, self.dev)
-                st.append(Kl, Vl)
-                st.finish_prefill()
-                stores.append(st)
-            logits = self.model.prefill(self.task.tokens, on_layer)
-            token = llama_model.argmax(logits)
+        def on_layer(l, Kl, Vl):
+            st = Store(G, c.d, self.r, self.cap, a.quest_page, self.dev)
+            st.append(Kl, Vl)
+            st.finish_prefill()
+            stores.append(st)
+        logits = self.model.prefill(self.task.tokens, on_layer)
+        token = llama_model.argmax(logits)
+        for l in range(L):
+            self._emit_prefill(w, stores[l], l)
+        subst = {m: [s.clone() for s in stores] for m in self.methods} if self.subst else {}
+        for t in range(self.N):
+            pos = self.n0 + t
+            qs = [None] * L
+
+            def dense_hook(l, q, k, v):
+                st = stores[l]
+                st.append(k[:, None, :], v[:, None, :])
+                qs[l] = q
+                n = st.n
+                gi = torch.arange(H, device=self.dev) * G // H
+                kk, vv = st.k[gi, :n], st.v[gi, :n]
+                lg = torch.bmm(kk, q[:, :, None])[:, :, 0] / float(np.sqrt(np.float32(c.d)))
+                P = masked_softmax(lg, torch.ones_like(lg, dtype=torch.bool))
+                return torch.bmm(P[:, None, :], vv)[:, 0, :]
+            dl = self.model.decode(token, pos, dense_hook)
+            nxt = llama_model.argmax(dl)
+            n = pos + 1
             for l in range(L):
-                self._emit_prefill(w, stores[l], l)
-            subst = {m: [s.clone() for s in stores] for m in self.methods} if self.subst else {}
-            for t in range(self.N):
-                pos = self.n0 + t
-                qs = [None] * L
-
-                def dense_hook(l, q, k, v):
-                    st = stores[l]
-                    st.append(k[:, None, :], v[:, None, :])
-                    qs[l] = q
-                    n = st.n
-                    gi = torch.arange(H, device=self.dev) * G // H
-                    kk, vv = st.k[gi, :n], st.v[gi, :n]
-                    lg = torch.bmm(kk, q[:, :, None])[:, :, 0] / float(np.sqrt(np.float32(c.d)))
-                    P = masked_softmax(lg, torch.ones_like(lg, dtype=torch.bool))
-                    return torch.bmm(P[:, None, :], vv)[:, 0, :]
-                dl = self.model.decode(token, pos, dense_hook)
-                nxt = llama_model.argmax(dl)
-                n = pos + 1
-                for l in range(L):
-                    res = self.jobs(stores[l], l, qs[l], methods, True)
-                    self._emit_selects(w, res, t, l, n, acc, needles, cov_n)
-                if self.subst:
-                    self._emit_token(w, subst, t, pos, token, nxt, dl, acc)
-                token = nxt
-                if progress:
-                    progress(t + 1, self.N)
-            self.summary = self._emit_summary(w, acc, needles, cov_n)
+                res = self.jobs(stores[l], l, qs[l], methods, True)
+                self._emit_selects(w, res, t, l, n, acc, needles, cov_n)
+            if self.subst:
+                self._emit_token(w, subst, t, pos, token, nxt, dl, acc)
+            token = nxt
+            sink.progress(t + 1, self.N)
+        self.summary = self._emit_summary(w, acc, needles, cov_n)
         self.wall = time.time() - t0
         return self.summary
 
@@ -735,27 +738,6 @@ class SalcaCapture:
         ss.selects, ss.sel_bytes, ss.table = self.selects, self.sel_bytes, table
         w.append(S)
         return {"rows": rows, "table": table}
-
-
-class MemoryLimit(Exception):
-    def __init__(self, need, limit):
-        super().__init__("capture salca needs about %s, above --mem-limit %s; use a shorter "
-                         "--length or raise --mem-limit" % (size_text(need), size_text(limit)))
-
-
-def size_text(b):
-    """mem_size_text of common/mem.c."""
-    names = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-    v, u = float(b), 0
-    while v >= 1024.0 and u + 1 < len(names):
-        v /= 1024.0
-        u += 1
-    return ("%.0f %s" if v >= 100 else "%s %s") % (
-        (v, names[u]) if v >= 100 else (_g3(v), names[u]))
-
-
-def _g3(v):
-    return "%.3g" % v
 
 
 __all__ = ["SalcaCapture", "UsageError", "ConfigError", "MemoryLimit", "encode_indices"]
