@@ -134,6 +134,18 @@ static int parse_decimal(const char *s, const char *end, salca_i128 *num, salca_
     return 0;
 }
 
+int salca_rat_of_double(double v, struct salca_rat *out)
+{
+    char s[64];
+    snprintf(s, sizeof s, "%.9f", v);
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == '0')
+        s[--len] = 0;
+    if (len > 0 && s[len - 1] == '.')
+        s[--len] = 0;
+    return salca_rat_parse(s, out);
+}
+
 int salca_rat_parse(const char *s, struct salca_rat *out)
 {
     if (!s || !*s)
