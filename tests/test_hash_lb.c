@@ -22,6 +22,7 @@
 #include "common/rng.h"
 #include "formats/bitset.h"
 #include "formats/disc_hash.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_writer.h"
 
 #define N 256
@@ -413,9 +414,7 @@ static void test_parse_units(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *s = getenv("ACCELTRACE_TEST_SEED");
-    g_seed = s ? strtoull(s, NULL, 0) : 7;
-    printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)g_seed);
+    g_seed = th_seed(7);
     snprintf(g_dir, sizeof g_dir, "/tmp/test_hash_lb.%d", (int)getpid());
     return io_mkdir_p(g_dir, 0777, NULL) ? -1 : 0;
 }

@@ -23,6 +23,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
@@ -1060,10 +1061,7 @@ static void test_threads_error_in_order(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-trace-XXXXXX");
     if (!mkdtemp(tmpdir))
         return 1;
