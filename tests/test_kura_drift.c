@@ -3,7 +3,7 @@
  * K4 (separable box sums = direct sum within 1e-12 rad), K6 (periodic ramps), constant
  * fields, the fixed-vs-float property test on random fields of several sizes through the
  * capture's evaluator, and thread-count independence.
- * Randomized tests print their seed; KURA_TEST_SEED repeats one.
+ * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
  */
 #include <math.h>
 #include <setjmp.h>

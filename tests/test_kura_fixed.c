@@ -2,7 +2,7 @@
  * Tests of formats/kura_fixed: the bit-exact fixed-point drift of specs/kura.md section 5
  * (LUT and K7, registers, K5 constant field, box-sum map = direct per-pixel definition,
  * K8 error bound on random maps, the c_max limit of K1) and the K2 angle wrap.
- * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
+ * Randomized tests print their seed; set ACCELTRACE_SEED to repeat one.
  */
 #include <math.h>
 #include <setjmp.h>

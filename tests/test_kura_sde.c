@@ -2,7 +2,7 @@
  * Tests of capture/kura/kura_sde: K1 (schedule), K3 (von Mises terminal draw), the prior
  * and oracle scores of specs/kura.md sections 2-3 (K2, the wrap, is tested with
  * formats/kura_fixed in test_kura_fixed).
- * Randomized tests print their seed; KURA_TEST_SEED repeats one.
+ * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
  */
 #include <math.h>
 #include <setjmp.h>
