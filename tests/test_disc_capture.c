@@ -356,14 +356,6 @@ static void test_d11_weights(void **state)
     free(e2);
 }
 
-static void write_file(const char *p, const void *d, size_t n)
-{
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(d, 1, n, f), n);
-    fclose(f);
-}
-
 /* .npy with a padded header (format 1.0) of descr, shape, and payload. */
 static void write_npy(const char *p, const char *descr, const char *shape, const void *data,
                       size_t n)
@@ -401,7 +393,7 @@ static void test_d12_text(void **state)
     char p[256];
     struct errmsg e = {0};
     th_path(p, sizeof p, "text.f32");
-    write_file(p, raw, sizeof raw);
+    th_write_file(p, raw, sizeof raw);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), 0);
     assert_memory_equal(raw, got, sizeof raw);
     th_path(p, sizeof p, "text2.npy");
@@ -421,7 +413,7 @@ static void test_d12_text(void **state)
         assert_true(got[i] == st_f16_to_f32(half[i]));
     /* wrong sizes are data errors */
     th_path(p, sizeof p, "bad.f32");
-    write_file(p, raw, sizeof raw - 4);
+    th_write_file(p, raw, sizeof raw - 4);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "bad.f32"));
     th_path(p, sizeof p, "bad.npy");

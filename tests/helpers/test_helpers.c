@@ -19,7 +19,8 @@ static char tmpdir[256];
 
 const char *th_tmpdir_make(const char *tag)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-%s-XXXXXX", tag);
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/acceltrace-%s-XXXXXX", base && *base ? base : "/tmp", tag);
     if (!mkdtemp(tmpdir)) {
         tmpdir[0] = 0;
         return NULL;

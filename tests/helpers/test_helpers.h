@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 /*
- * Makes the program's temporary folder /tmp/acceltrace-TAG-XXXXXX (mkdtemp) and returns
+ * Makes the program's temporary folder $TMPDIR/acceltrace-TAG-XXXXXX (mkdtemp; /tmp when
+ * TMPDIR is unset) and returns
  * its path (static storage, also th_tmpdir()); NULL when it cannot be made.
  */
 const char *th_tmpdir_make(const char *tag);
