@@ -9,18 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/plot.h"
 #include "cli/cli.h"
-#include "cli/cli_opt.h"
 #include "cli/cmd_plot_impl.h"
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/io.h"
 #include "common/mem.h"
-#include "common/suggest.h"
-#include "formats/jsonl.h"
 #include "replay/model_registry.h"
 
 /* Whether "gnuplot not found" was said (once per run). */

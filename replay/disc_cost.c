@@ -12,15 +12,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/io.h"
 #include "common/mem.h"
-#include "formats/bitset.h"
 #include "formats/disc_hash.h"
 #include "replay/energy.h"
 #include "replay/model.h"
-#include "traces/trace_disc.h"
 
 const char *const disc_vclass_names[DISC_VC_COUNT] = {
     "norm_mod", "residual", "gate_residual", "softmax", "threshold",

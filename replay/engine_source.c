@@ -4,18 +4,11 @@
  * array of records (tests and captures that replay what they made).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
-#include "common/crc32c.h"
-#include "common/io.h"
 #include "common/mem.h"
-#include "common/progress.h"
-#include "common/sha256.h"
-#include "common/threads.h"
 #include "replay/engine.h"
 #include "traces/trace_hash.h"
 #include "traces/trace_reader.h"

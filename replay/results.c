@@ -8,7 +8,6 @@
  * results_impl.h says where the rest of the module lives.
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,18 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
 #include "replay/results.h"
 #include "replay/results_impl.h"
-#include "traces/trace_hash.h"
 
 /* ---- model_result ---- */
 

@@ -3,19 +3,14 @@
  * table (see results.h), table by table into temporaries renamed over the tables.
  */
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -24,7 +19,6 @@
 #include "formats/csv.h"
 #include "replay/results.h"
 #include "replay/results_impl.h"
-#include "traces/trace_hash.h"
 
 /* ---- energy ---- */
 

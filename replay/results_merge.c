@@ -3,19 +3,15 @@
  * table by table, in config_index order.
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -24,7 +20,6 @@
 #include "formats/csv.h"
 #include "replay/results.h"
 #include "replay/results_impl.h"
-#include "traces/trace_hash.h"
 
 /* ---- merge ---- */
 

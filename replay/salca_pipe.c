@@ -12,10 +12,6 @@
 
 #include "common/mem.h"
 #include "common/rng.h"
-#include "replay/energy.h"
-#include "replay/hw_config.h"
-#include "replay/model.h"
-#include "traces/trace_salca.h"
 
 __extension__ typedef unsigned __int128 salca_u128;
 

@@ -3,7 +3,6 @@
  * checked on open; any problem leaves the reader streaming without an index and says why.
  */
 #include "traces/trace_reader.h"
-#include "traces/trace_salca.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include <zstd_errors.h>
 
 #include "common/buf.h"
 #include "common/crc32c.h"
