@@ -38,7 +38,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB      := $(BUILD)/libacceltrace.a
 PROG     := $(BUILD)/acceltrace
 
-.PHONY: all test test-slow check demo reproduce bench asan fuzz format format-check layering clean deps gen \
+.PHONY: all test test-slow check check-build demo reproduce bench asan fuzz format format-check layering clean deps gen \
         install uninstall
 .SECONDARY:
 
@@ -114,7 +114,39 @@ test-slow: deps
 	@$(MAKE) --no-print-directory $(BUILD)/gen/formats/trace.desc
 	@BUILD=$(BUILD) ACCELTRACE_SLOW=1 tests/run.sh
 
-check: test
+# The short tier: the units of tests/check.txt (the contract tests of every floor, under
+# a minute), built and run alone.
+CHECK_UNITS := $(shell sed -e 's/\#.*//' tests/check.txt 2> /dev/null)
+CHECK_BIN := $(addprefix $(BUILD)/tests/,$(filter test_%,$(CHECK_UNITS))) \
+        $(patsubst %-corpus,$(BUILD)/fuzz/%,$(filter fuzz_%-corpus,$(CHECK_UNITS)))
+
+check: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) check-build
+	@BUILD=$(BUILD) tests/run.sh $(CHECK_UNITS)
+
+check-build: $(PROG) $(CHECK_BIN) $(BUILD)/gen/formats/trace.desc
+	@:
+
+# One unit of `make test` (tests/run.sh names): `make test-trace` runs build/tests/test_trace,
+# `make test-sh-results_merge` tests/sh/results_merge.sh, `make test-fuzz-results` the fuzz
+# target fuzz_results over its corpus, `make test-slow-NAME` tests/slow/NAME.sh.
+test-sh-%: deps
+	@[ -f tests/sh/$*.sh ] || { echo "make: no shell test tests/sh/$*.sh" >&2; exit 2; }
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/gen/formats/trace.desc
+	@BUILD=$(BUILD) tests/run.sh $*
+
+test-slow-%: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/gen/formats/trace.desc
+	@BUILD=$(BUILD) tests/run.sh slow_$*
+
+test-fuzz-%: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/fuzz/fuzz_$*
+	@BUILD=$(BUILD) tests/run.sh fuzz_$*-corpus
+
+test-%: deps
+	@[ -f tests/test_$*.c ] || { echo "make: no cmocka program tests/test_$*.c (shell tests: make test-sh-NAME)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/tests/test_$*
+	@BUILD=$(BUILD) tests/run.sh test_$*
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(PROG)
@@ -140,7 +172,8 @@ asan: deps
 fuzz: deps
 	@BUILD=build-fuzz scripts/fuzz.sh
 
-FORMAT_FILES := $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard $(addsuffix /*.h,$(LIB_DIRS) cli))
+FORMAT_FILES := $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TEST_HELPER_SRC) \
+        $(wildcard $(addsuffix /*.h,$(LIB_DIRS) cli tests/helpers))
 
 format:
 	clang-format -i $(FORMAT_FILES)

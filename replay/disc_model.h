@@ -93,6 +93,10 @@ enum disc_mode { DISC_MODE_BASELINE = 0, DISC_MODE_CTR = 1, DISC_MODE_ALL = 2 };
 #define DISC_MODES 3
 const char *disc_mode_name(int mode);
 
+/* floor(log2(x)), 0 for x <= 1: the depth of a reduction tree over x units (DPUs, SIMD
+ * engines; powers of two in a checked config). */
+unsigned disc_log2u(uint64_t x);
+
 /* Activity counts of one op (spec 7.4 table). */
 struct disc_act {
     uint64_t mac;     /* MACs on DPU lanes */

@@ -203,6 +203,74 @@ static void fetch_col(struct kura_sim *s, const uint32_t *sc, int w, int m)
         s->col[k] = sc[(size_t)s->rows[k] * w + c];
 }
 
+/* All registers (and the recorded streams) are zero at the start of a step (8.2, 8.5). */
+static void reset_step(struct kura_sim *s, struct kura_streams *st, int64_t n_cyc)
+{
+    int nh = s->n_h, nw = s->n_w;
+    size_t pe = (size_t)nh * nw;
+    memset(s->wk, 0, pe * sizeof *s->wk);
+    memset(s->snap, 0, pe * sizeof *s->snap);
+    memset(s->ctr, 0, pe * sizeof *s->ctr);
+    memset(s->acc_s, 0, pe * sizeof *s->acc_s);
+    memset(s->acc_c, 0, pe * sizeof *s->acc_c);
+    memset(s->out, 0, pe * sizeof *s->out);
+    memset(s->rb, 0, 4 * (size_t)nw * sizeof *s->rb);
+    memset(s->lane, 0, ((size_t)nh + 4) * sizeof *s->lane);
+    if (st) {
+        memset(st->in_ctrl, 0, (size_t)n_cyc);
+        memset(st->out_ctrl, 0, (size_t)n_cyc);
+        memset(st->in_data, 0, (size_t)n_cyc * (nh + 4) * sizeof *st->in_data);
+        memset(st->out_data, 0, (size_t)n_cyc * nh * sizeof *st->out_data);
+    }
+}
+
+/* One drain cycle: where it is (map size, pixel column, tile, cycle) and the maps. */
+struct drain {
+    int h, w;  /* map (pixels) */
+    int r0, c; /* first row of the drained tile; the pixel column drained this cycle */
+    int64_t k; /* the tile drained */
+    int64_t t; /* the cycle */
+    const int32_t *uq_ref;
+    int32_t *uq_out;
+};
+
+/*
+ * Drains one column of O (the previous tile's u_q, overlapped with the next tile's
+ * prefill, 8.2 step 4): checks it against the reference when asked, stores and records
+ * it, and shifts O left. ERR_INTERNAL on a drained value that differs.
+ */
+static int drain_column(struct kura_sim *s, const struct drain *d, const struct kura_sim_opts *opts,
+                        struct kura_sim_result *res, struct errmsg *e)
+{
+    int nh = s->n_h, nw = s->n_w, h = d->h, w = d->w;
+    struct kura_streams *st = opts->streams;
+    for (int i = 0; i < nh; i++) {
+        int32_t o = s->out[(size_t)i * nw];
+        int r = d->r0 + i, c = d->c;
+        if (opts->check) {
+            int32_t want = d->uq_ref[(size_t)imod(r, h) * w + imod(c, w)];
+            if (o != want)
+                return errmsg_set(e, ERR_INTERNAL,
+                                  "H%dW%d tile %lld pixel (%d, %d) cycle %lld: drained "
+                                  "u_q %d, fixed-point drift %d",
+                                  nh, nw, (long long)d->k, r, c, (long long)d->t, o, want);
+        }
+        if (d->uq_out && r < h && c < w)
+            d->uq_out[(size_t)r * w + c] = o;
+        if (st)
+            st->out_data[(size_t)d->t * nh + i] = o;
+        res->outputs++;
+    }
+    if (st)
+        st->out_ctrl[d->t] = 1;
+    for (int i = 0; i < nh; i++) {
+        int32_t *orow = &s->out[(size_t)i * nw];
+        memmove(orow, orow + 1, (size_t)(nw - 1) * sizeof *orow);
+        orow[nw - 1] = 0;
+    }
+    return 0;
+}
+
 int kura_sim_run(struct kura_sim *s, const uint32_t *sc, int h, int w, const int32_t *uq_ref,
                  int32_t *uq_out, const struct kura_sim_opts *opts, struct kura_sim_result *res,
                  struct errmsg *e)
@@ -225,21 +293,7 @@ int kura_sim_run(struct kura_sim *s, const uint32_t *sc, int h, int w, const int
     if (st && (st->n_h != nh || st->n_w != nw || st->n_cyc != n_cyc))
         return errmsg_set(e, ERR_USAGE, "streams were sized for another shape or map");
     struct act a = {opts->activity, 0, 0};
-    /* all registers are zero at the start of a step (8.2, 8.5) */
-    memset(s->wk, 0, pe * sizeof *s->wk);
-    memset(s->snap, 0, pe * sizeof *s->snap);
-    memset(s->ctr, 0, pe * sizeof *s->ctr);
-    memset(s->acc_s, 0, pe * sizeof *s->acc_s);
-    memset(s->acc_c, 0, pe * sizeof *s->acc_c);
-    memset(s->out, 0, pe * sizeof *s->out);
-    memset(s->rb, 0, 4 * (size_t)nw * sizeof *s->rb);
-    memset(s->lane, 0, ((size_t)nh + 4) * sizeof *s->lane);
-    if (st) {
-        memset(st->in_ctrl, 0, (size_t)n_cyc);
-        memset(st->out_ctrl, 0, (size_t)n_cyc);
-        memset(st->in_data, 0, (size_t)n_cyc * (nh + 4) * sizeof *st->in_data);
-        memset(st->out_data, 0, (size_t)n_cyc * nh * sizeof *st->out_data);
-    }
+    reset_step(s, st, n_cyc);
     int64_t prev_sweep = -1, last_drain = -1;
     res->tile_cycles_min = INT64_MAX;
     res->tile_cycles_max = 0;
@@ -251,31 +305,10 @@ int kura_sim_run(struct kura_sim *s, const uint32_t *sc, int h, int w, const int
         int64_t ph = t % ct;
         /* drain of tile k-1 overlapped with the prefill of tile k (8.2 step 4) */
         if (k >= 1 && ph < nw) {
-            int d = (int)ph;
-            for (int i = 0; i < nh; i++) {
-                int32_t o = s->out[(size_t)i * nw];
-                int r = dr0 + i, c = dc0 + d;
-                if (opts->check) {
-                    int32_t want = uq_ref[(size_t)imod(r, h) * w + imod(c, w)];
-                    if (o != want)
-                        return errmsg_set(e, ERR_INTERNAL,
-                                          "H%dW%d tile %lld pixel (%d, %d) cycle %lld: drained "
-                                          "u_q %d, fixed-point drift %d",
-                                          nh, nw, (long long)(k - 1), r, c, (long long)t, o, want);
-                }
-                if (uq_out && r < h && c < w)
-                    uq_out[(size_t)r * w + c] = o;
-                if (st)
-                    st->out_data[(size_t)t * nh + i] = o;
-                res->outputs++;
-            }
-            if (st)
-                st->out_ctrl[t] = 1;
-            for (int i = 0; i < nh; i++) {
-                int32_t *orow = &s->out[(size_t)i * nw];
-                memmove(orow, orow + 1, (size_t)(nw - 1) * sizeof *orow);
-                orow[nw - 1] = 0;
-            }
+            struct drain dn = {h, w, dr0, dc0 + (int)ph, k - 1, t, uq_ref, uq_out};
+            int rc = drain_column(s, &dn, opts, res, e);
+            if (rc)
+                return rc;
             last_drain = t;
         }
         if (k >= n)

@@ -134,6 +134,18 @@ static int parse_decimal(const char *s, const char *end, salca_i128 *num, salca_
     return 0;
 }
 
+int salca_rat_of_double(double v, struct salca_rat *out)
+{
+    char s[64];
+    snprintf(s, sizeof s, "%.9f", v);
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == '0')
+        s[--len] = 0;
+    if (len > 0 && s[len - 1] == '.')
+        s[--len] = 0;
+    return salca_rat_parse(s, out);
+}
+
 int salca_rat_parse(const char *s, struct salca_rat *out)
 {
     if (!s || !*s)
@@ -198,14 +210,10 @@ static int r_min_of(const struct salca_perf_in *in, struct salca_rat m_pre, stru
     return salca_rat_div(a, b, out);
 }
 
-int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out, struct errmsg *e)
+/* The inputs of salca_perf_solve: positive, whole where they must be; ERR_USAGE naming
+ * the first that is not. */
+static int check_inputs(const struct salca_perf_in *in, struct errmsg *e)
 {
-    int rc = 0;
-    struct salca_rat t, u, bpre, batt;
-    /* Zero everything but the (large) front array, which is filled up to n_front. */
-    memset(out, 0, offsetof(struct salca_perf_out, front));
-    memset(&out->design_idx, 0, sizeof *out - offsetof(struct salca_perf_out, design_idx));
-
     const struct {
         const char *name;
         struct salca_rat v;
@@ -233,33 +241,22 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
         return errmsg_set(e, ERR_USAGE, "beta_pre and beta_att must lie in (0, 1]");
     if (in->p_pre < 0 || in->p_att < 0 || in->h_pre < 0 || in->h_att < 0)
         return errmsg_set(e, ERR_USAGE, "p and h must be positive");
+    return 0;
+}
 
-    /* b_pre = w_k·d·s_f + 32, b_att = 16·d [paper section 4]. */
-    TRY(salca_rat_mul(in->w_k, in->d, &t));
-    TRY(salca_rat_mul(t, in->s_f, &t));
-    TRY(salca_rat_add(t, in->factor_bits, &bpre));
-    TRY(salca_rat_mul(salca_rat_int(16), in->d, &batt));
-    if (bpre.den != 1 || batt.den != 1)
-        return errmsg_set(e, ERR_USAGE, "bits per key (w_k·d·s_f + 32 = %g) must be whole",
-                          salca_rat_d(bpre));
-    out->b_pre = bpre.num;
-    out->b_att = batt.num;
-
-    /* B_HBM = bw·chn·f_HBM [paper]; in bits/ns with f in GHz. */
-    TRY(salca_rat_mul(in->bw, in->chn, &t));
-    TRY(salca_rat_mul(t, in->f_hbm_ghz, &out->hbm_bits_per_ns));
-    /* h = b·m·f_CMP/(bw·f_HBM) [paper]: cyc = f_CMP/(bw·f_HBM). */
-    TRY(salca_rat_mul(in->bw, in->f_hbm_ghz, &t));
-    TRY(salca_rat_div(in->f_cmp_ghz, t, &out->cyc_ratio));
-    struct salca_rat cyc = out->cyc_ratio;
-    /* Bandwidth budget per compute cycle: B_HBM/f_CMP bits. */
-    struct salca_rat budget;
-    TRY(salca_rat_div(out->hbm_bits_per_ns, in->f_cmp_ghz, &budget));
+/*
+ * The Pareto front [paper; docs/models.md#salca-replay]: for m_att = 1, 2, ... the largest m_pre
+ * with (b_pre·m_pre + b_att·m_att)·f_CMP <= B_HBM and ceil(h_pre) + ceil(h_att) <= chn
+ * (decision: the PC sum is checked on the ceilings), until that m_pre is 0. budget is
+ * B_HBM/f_CMP bits per compute cycle, cyc f_CMP/(bw·f_HBM).
+ */
+static int pareto_front(const struct salca_perf_in *in, struct salca_perf_out *out,
+                        struct salca_rat bpre, struct salca_rat batt, struct salca_rat cyc,
+                        struct salca_rat budget, struct errmsg *e)
+{
+    int rc = 0;
+    struct salca_rat t, u;
     int64_t chn = in->chn.num;
-
-    /* Pareto front [paper; spec section 9]: for m_att = 1, 2, ... the largest m_pre with
-     * (b_pre·m_pre + b_att·m_att)·f_CMP <= B_HBM and ceil(h_pre) + ceil(h_att) <= chn
-     * (decision: the PC sum is checked on the ceilings), until that m_pre is 0. */
     for (int64_t m_att = 1;; m_att++) {
         struct salca_rat h_att_real, rest, pc_rest;
         TRY(salca_rat_mul(batt, salca_rat_int(m_att), &t));
@@ -287,6 +284,113 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
         f->h_pre = salca_rat_ceil(t);
         TRY(r_min_of(in, salca_rat_int(m_pre), salca_rat_int(m_att), &f->r_min));
     }
+    return 0;
+
+overflow:
+    return errmsg_set(e, rc, "arithmetic overflow in the performance model (inputs too large)");
+}
+
+/*
+ * Final design for a user's p: 1 <= p <= p' [paper]; m = ceil(p/beta) [paper];
+ * h = ceil(b·m·f_CMP/(bw·f_HBM)) on the integer m [decision]; constraints re-checked.
+ */
+static int final_design(const struct salca_perf_in *in, struct salca_perf_out *out,
+                        struct salca_rat bpre, struct salca_rat batt, struct salca_rat cyc,
+                        struct errmsg *e)
+{
+    int rc = 0;
+    struct salca_rat t;
+    int64_t chn = in->chn.num;
+    out->has_final = true;
+    out->p_pre = in->p_pre ? in->p_pre : out->p_prime_pre;
+    out->p_att = in->p_att ? in->p_att : out->p_prime_att;
+    if (out->p_pre < 1 || out->p_pre > out->p_prime_pre)
+        return errmsg_set(e, ERR_USAGE, "p_pre %lld outside [1, %lld] (p' at the design point)",
+                          (long long)out->p_pre, (long long)out->p_prime_pre);
+    if (out->p_att < 1 || out->p_att > out->p_prime_att)
+        return errmsg_set(e, ERR_USAGE, "p_att %lld outside [1, %lld] (p' at the design point)",
+                          (long long)out->p_att, (long long)out->p_prime_att);
+    TRY(salca_rat_div(salca_rat_int(out->p_pre), in->beta_pre, &t));
+    out->final_m_pre = salca_rat_ceil(t);
+    TRY(salca_rat_div(salca_rat_int(out->p_att), in->beta_att, &t));
+    out->final_m_att = salca_rat_ceil(t);
+    struct salca_rat bp, ba;
+    TRY(salca_rat_mul(bpre, salca_rat_int(out->final_m_pre), &bp));
+    TRY(salca_rat_mul(batt, salca_rat_int(out->final_m_att), &ba));
+    TRY(salca_rat_mul(bp, cyc, &t));
+    out->final_h_pre = salca_rat_ceil(t);
+    TRY(salca_rat_mul(ba, cyc, &t));
+    out->final_h_att = salca_rat_ceil(t);
+    TRY(salca_rat_add(bp, ba, &t));
+    TRY(salca_rat_mul(t, in->f_cmp_ghz, &out->final_b_req));
+    /* The paper's direct formula h = ceil(b·p·f_CMP/(beta·bw·f_HBM)) [paper]. */
+    TRY(salca_rat_mul(bpre, salca_rat_int(out->p_pre), &t));
+    TRY(salca_rat_mul(t, cyc, &t));
+    TRY(salca_rat_div(t, in->beta_pre, &t));
+    out->final_h_pre_direct = salca_rat_ceil(t);
+    TRY(salca_rat_mul(batt, salca_rat_int(out->p_att), &t));
+    TRY(salca_rat_mul(t, cyc, &t));
+    TRY(salca_rat_div(t, in->beta_att, &t));
+    out->final_h_att_direct = salca_rat_ceil(t);
+    bool bw_bad = salca_rat_cmp(out->final_b_req, out->hbm_bits_per_ns) > 0;
+    bool pc_bad = out->final_h_pre + out->final_h_att > chn;
+    if (bw_bad || pc_bad) {
+        char a[160] = "", b[160] = "";
+        if (bw_bad)
+            snprintf(a, sizeof a, "bandwidth constraint (%g > %g bits/ns)",
+                     salca_rat_d(out->final_b_req), salca_rat_d(out->hbm_bits_per_ns));
+        if (pc_bad)
+            snprintf(b, sizeof b, "pseudo-channel constraint (%lld + %lld > %lld)",
+                     (long long)out->final_h_pre, (long long)out->final_h_att, (long long)chn);
+        return errmsg_set(e, ERR_USAGE, "p = (%lld, %lld) violates the %s%s%s at m = (%lld, %lld)",
+                          (long long)out->p_pre, (long long)out->p_att, a,
+                          bw_bad && pc_bad ? " and the " : "", b, (long long)out->final_m_pre,
+                          (long long)out->final_m_att);
+    }
+    TRY(r_min_of(in, salca_rat_int(out->final_m_pre), salca_rat_int(out->final_m_att),
+                 &out->final_r_min));
+    return 0;
+
+overflow:
+    return errmsg_set(e, rc, "arithmetic overflow in the performance model (inputs too large)");
+}
+
+int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out, struct errmsg *e)
+{
+    int rc = 0;
+    struct salca_rat t, u, bpre, batt;
+    /* Zero everything but the (large) front array, which is filled up to n_front. */
+    memset(out, 0, offsetof(struct salca_perf_out, front));
+    memset(&out->design_idx, 0, sizeof *out - offsetof(struct salca_perf_out, design_idx));
+
+    if ((rc = check_inputs(in, e)))
+        return rc;
+
+    /* b_pre = w_k·d·s_f + 32, b_att = 16·d [paper section 4]. */
+    TRY(salca_rat_mul(in->w_k, in->d, &t));
+    TRY(salca_rat_mul(t, in->s_f, &t));
+    TRY(salca_rat_add(t, in->factor_bits, &bpre));
+    TRY(salca_rat_mul(salca_rat_int(16), in->d, &batt));
+    if (bpre.den != 1 || batt.den != 1)
+        return errmsg_set(e, ERR_USAGE, "bits per key (w_k·d·s_f + 32 = %g) must be whole",
+                          salca_rat_d(bpre));
+    out->b_pre = bpre.num;
+    out->b_att = batt.num;
+
+    /* B_HBM = bw·chn·f_HBM [paper]; in bits/ns with f in GHz. */
+    TRY(salca_rat_mul(in->bw, in->chn, &t));
+    TRY(salca_rat_mul(t, in->f_hbm_ghz, &out->hbm_bits_per_ns));
+    /* h = b·m·f_CMP/(bw·f_HBM) [paper]: cyc = f_CMP/(bw·f_HBM). */
+    TRY(salca_rat_mul(in->bw, in->f_hbm_ghz, &t));
+    TRY(salca_rat_div(in->f_cmp_ghz, t, &out->cyc_ratio));
+    struct salca_rat cyc = out->cyc_ratio;
+    /* Bandwidth budget per compute cycle: B_HBM/f_CMP bits. */
+    struct salca_rat budget;
+    TRY(salca_rat_div(out->hbm_bits_per_ns, in->f_cmp_ghz, &budget));
+    int64_t chn = in->chn.num;
+
+    if ((rc = pareto_front(in, out, bpre, batt, cyc, budget, e)))
+        return rc;
     if (out->n_front == 0) {
         TRY(salca_rat_mul(batt, cyc, &t));
         return errmsg_set(e, ERR_USAGE,
@@ -340,59 +444,8 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     TRY(salca_rat_div(out->m_pre_beta_pre, salca_rat_int(out->p_prime_pre), &out->u_pre));
     TRY(salca_rat_div(out->m_att_beta_att, salca_rat_int(out->p_prime_att), &out->u_att));
 
-    /* Final design for a user's p: 1 <= p <= p' [paper]; m = ceil(p/beta) [paper];
-     * h = ceil(b·m·f_CMP/(bw·f_HBM)) on the integer m [decision]; constraints re-checked. */
-    if (in->p_pre || in->p_att) {
-        out->has_final = true;
-        out->p_pre = in->p_pre ? in->p_pre : out->p_prime_pre;
-        out->p_att = in->p_att ? in->p_att : out->p_prime_att;
-        if (out->p_pre < 1 || out->p_pre > out->p_prime_pre)
-            return errmsg_set(e, ERR_USAGE, "p_pre %lld outside [1, %lld] (p' at the design point)",
-                              (long long)out->p_pre, (long long)out->p_prime_pre);
-        if (out->p_att < 1 || out->p_att > out->p_prime_att)
-            return errmsg_set(e, ERR_USAGE, "p_att %lld outside [1, %lld] (p' at the design point)",
-                              (long long)out->p_att, (long long)out->p_prime_att);
-        TRY(salca_rat_div(salca_rat_int(out->p_pre), in->beta_pre, &t));
-        out->final_m_pre = salca_rat_ceil(t);
-        TRY(salca_rat_div(salca_rat_int(out->p_att), in->beta_att, &t));
-        out->final_m_att = salca_rat_ceil(t);
-        struct salca_rat bp, ba;
-        TRY(salca_rat_mul(bpre, salca_rat_int(out->final_m_pre), &bp));
-        TRY(salca_rat_mul(batt, salca_rat_int(out->final_m_att), &ba));
-        TRY(salca_rat_mul(bp, cyc, &t));
-        out->final_h_pre = salca_rat_ceil(t);
-        TRY(salca_rat_mul(ba, cyc, &t));
-        out->final_h_att = salca_rat_ceil(t);
-        TRY(salca_rat_add(bp, ba, &t));
-        TRY(salca_rat_mul(t, in->f_cmp_ghz, &out->final_b_req));
-        /* The paper's direct formula h = ceil(b·p·f_CMP/(beta·bw·f_HBM)) [paper]. */
-        TRY(salca_rat_mul(bpre, salca_rat_int(out->p_pre), &t));
-        TRY(salca_rat_mul(t, cyc, &t));
-        TRY(salca_rat_div(t, in->beta_pre, &t));
-        out->final_h_pre_direct = salca_rat_ceil(t);
-        TRY(salca_rat_mul(batt, salca_rat_int(out->p_att), &t));
-        TRY(salca_rat_mul(t, cyc, &t));
-        TRY(salca_rat_div(t, in->beta_att, &t));
-        out->final_h_att_direct = salca_rat_ceil(t);
-        bool bw_bad = salca_rat_cmp(out->final_b_req, out->hbm_bits_per_ns) > 0;
-        bool pc_bad = out->final_h_pre + out->final_h_att > chn;
-        if (bw_bad || pc_bad) {
-            char a[160] = "", b[160] = "";
-            if (bw_bad)
-                snprintf(a, sizeof a, "bandwidth constraint (%g > %g bits/ns)",
-                         salca_rat_d(out->final_b_req), salca_rat_d(out->hbm_bits_per_ns));
-            if (pc_bad)
-                snprintf(b, sizeof b, "pseudo-channel constraint (%lld + %lld > %lld)",
-                         (long long)out->final_h_pre, (long long)out->final_h_att, (long long)chn);
-            return errmsg_set(e, ERR_USAGE,
-                              "p = (%lld, %lld) violates the %s%s%s at m = (%lld, %lld)",
-                              (long long)out->p_pre, (long long)out->p_att, a,
-                              bw_bad && pc_bad ? " and the " : "", b, (long long)out->final_m_pre,
-                              (long long)out->final_m_att);
-        }
-        TRY(r_min_of(in, salca_rat_int(out->final_m_pre), salca_rat_int(out->final_m_att),
-                     &out->final_r_min));
-    }
+    if ((in->p_pre || in->p_att) && (rc = final_design(in, out, bpre, batt, cyc, e)))
+        return rc;
 
     /* ASIC_S_4: w_k 4, s_f 1 [paper: Energon/Sanger style], fixed-PC mode with the fixed
      * view's PCs [derived, spec section 9]; r_min_int uses floor(m_pre). */

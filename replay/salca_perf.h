@@ -35,6 +35,10 @@ struct salca_rat {
  */
 int salca_rat_parse(const char *s, struct salca_rat *out);
 
+/* A double (a config value) as the exact decimal rational of its text to 9 decimals
+ * ("0.95" -> 19/20). Returns 0 or ERR_USAGE as salca_rat_parse. */
+int salca_rat_of_double(double v, struct salca_rat *out);
+
 /* Arithmetic on rationals; each returns 0 or ERR_LIMIT on 64-bit overflow (or a zero
  * divisor), with the result reduced. */
 int salca_rat_mul(struct salca_rat a, struct salca_rat b, struct salca_rat *out);

@@ -14,9 +14,13 @@
 #             a.h are one module, and so is a private a_impl.h shared by a's .c files).
 #             Each strongly connected set of modules is one violation.
 #             Key: cycle:MOD1,MOD2,... (sorted)
-#   function  no function in capture/, analysis/ or cli/ longer than 150 lines, counted from
-#             the first line of its declaration to its closing brace. Key: function:FILE:NAME
-#   file      no file in analysis/ longer than 800 lines. Key: file:FILE
+#   function  no function on a library floor (common, formats, traces, capture, replay,
+#             analysis, cli) longer than 150 lines, counted from the first line of its
+#             declaration to its closing brace; in python/ no def (function or method)
+#             longer than 150 lines, from its `def` line to its last indented line.
+#             Key: function:FILE:NAME
+#   file      no .c/.h file on a library floor and no .py file in python/ longer than 1000
+#             lines (analysis/ included: its former limit of 800 is gone). Key: file:FILE
 #   format    only with --format: `clang-format --dry-run --Werror` over the files of
 #             `make format` (run as `make format-check`) reports no change. Not allow-listed.
 # Every violation is printed, one per line: "KEY: what" and "(allowed)" when the key is in
@@ -36,7 +40,7 @@ while [ $# -gt 0 ]; do
     --allow=*) allow=${1#--allow=}; shift ;;
     --format) format=1; shift ;;
     --no-format) format=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "layering: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -135,13 +139,16 @@ awk '
         for (v in nodes) if (!(v in idx)) visit(v)
     }' "$tmp/files" "$tmp/includes" | sort >> "$tmp/violations"
 
-# 3. function length in capture/, analysis/, cli/ and file length in analysis/.
+# 3. sizes: function length (150 lines) and file length (1000 lines) on every library
+#    floor, and the same limits for the defs and files of python/.
+size_max_fn=150
+size_max_file=1000
 for f in $files; do
     case "$f" in
-    capture/*.c|analysis/*.c|cli/*.c) ;;
+    common/*|formats/*|traces/*|capture/*|replay/*|analysis/*|cli/*) ;;
     *) continue ;;
     esac
-    awk -v f="$f" -v max=150 '
+    awk -v f="$f" -v max="$size_max_fn" -v maxfile="$size_max_file" '
         # Brace depth over K&R C with comments, strings and character constants removed.
         BEGIN { depth = 0; incomment = 0; hdr = ""; start = 0 }
         {
@@ -191,8 +198,71 @@ for f in $files; do
             }
         }
         END {
-            if (f ~ /^analysis\// && NR > 800)
-                printf "file:%s: %s is %d lines (limit 800)\n", f, f, NR
+            if (NR > maxfile)
+                printf "file:%s: %s is %d lines (limit %d)\n", f, f, NR, maxfile
+        }' "$f"
+done >> "$tmp/violations"
+
+# python/: a def ends at the last non-blank line before the next line indented no deeper
+# than its `def` (a decorator or comment line at that depth ends it too). Methods are
+# named Class.method; a nested def counts inside its parent and on its own.
+for f in $(git ls-files -- 'python/*.py' 2> /dev/null); do
+    awk -v f="$f" -v max="$size_max_fn" -v maxfile="$size_max_file" '
+        function indent_of(s) { match(s, /^[ \t]*/); return RLENGTH }
+        function close_defs(ind,   n) {
+            while (nd > 0 && dind[nd] >= ind) {
+                n = last - dstart[nd] + 1
+                if (n > max)
+                    printf "function:%s:%s: %s() in %s is %d lines (limit %d)\n", f, dname[nd], dname[nd], f, n, max
+                nd--
+            }
+            while (nc > 0 && cind[nc] >= ind) nc--
+        }
+        BEGIN { nd = 0; nc = 0; last = 0 }
+        /^[ \t]*$/ { next }
+        {
+            ind = indent_of($0)
+            # lines inside a bracket or a triple-quoted string continue the current statement
+            if (cont) { last = NR; track($0); next }
+            close_defs(ind)
+            if ($0 ~ /^[ \t]*(async[ \t]+)?def[ \t]/) {
+                s = $0; sub(/^[ \t]*(async[ \t]+)?def[ \t]+/, "", s); sub(/[ \t(].*$/, "", s)
+                if (nc > 0 && cind[nc] < ind) s = cname[nc] "." s
+                nd++; dind[nd] = ind; dstart[nd] = NR; dname[nd] = s
+            } else if ($0 ~ /^[ \t]*class[ \t]/) {
+                s = $0; sub(/^[ \t]*class[ \t]+/, "", s); sub(/[ \t(:].*$/, "", s)
+                nc++; cind[nc] = ind; cname[nc] = s
+            }
+            last = NR
+            track($0)
+        }
+        # cont: open brackets or an open triple-quoted string after this line
+        function track(s,   t, i, c, q) {
+            t = s
+            while (length(t) > 0) {
+                if (intq) {
+                    i = index(t, tq); if (!i) { t = ""; break }
+                    t = substr(t, i + 3); intq = 0; continue
+                }
+                if (match(t, /"""|\047\047\047/)) {
+                    pre = substr(t, 1, RSTART - 1); tq = substr(t, RSTART, 3)
+                    count_brackets(pre); t = substr(t, RSTART + 3); intq = 1; continue
+                }
+                count_brackets(t); t = ""
+            }
+            cont = (intq || depth > 0)
+        }
+        function count_brackets(s,   u) {
+            u = s
+            gsub(/"([^"\\]|\\.)*"/, "", u); gsub(/\047([^\047\\]|\\.)*\047/, "", u)
+            sub(/#.*$/, "", u)
+            depth += gsub(/[\[({]/, "", u) - gsub(/[\])}]/, "", u)
+            if (depth < 0) depth = 0
+        }
+        END {
+            close_defs(-1)
+            if (NR > maxfile)
+                printf "file:%s: %s is %d lines (limit %d)\n", f, f, NR, maxfile
         }' "$f"
 done >> "$tmp/violations"
 

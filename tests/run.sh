@@ -4,6 +4,11 @@
 #   2. every shell test tests/sh/*.sh (CLI snapshots, end-to-end runs, crash tests)
 #   3. every fuzz target over its committed corpus tests/fuzz/corpus/<target>/
 #   4. with ACCELTRACE_SLOW=1 (`make test-slow`), the slow tests tests/slow/*.sh too
+# With arguments, only the units named, as the output names them: test_NAME (cmocka program
+# build/tests/test_NAME), NAME (tests/sh/NAME.sh), fuzz_NAME-corpus (a fuzz target over its
+# corpus) and slow_NAME (tests/slow/NAME.sh); a name that is none of these is a usage error
+# (exit 2) before anything runs. `make check` passes the units of tests/check.txt,
+# `make test-UNIT` one unit.
 # Each unit ends PASS, FAIL or SKIP, and the closing line is "N passed, N failed, N skipped".
 # A shell test skips by exiting 77 after printing a line "SKIP: reason"; a cmocka program
 # skips when any of its tests called skip() (cmocka prints "[  SKIPPED ]"): the program is
@@ -50,30 +55,67 @@ run_unit() { # name, command...
     fi
 }
 
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    case "$t" in *.o|*.d) continue;; esac
-    run_unit "$(basename "$t")" "$t"
-done
-for s in tests/sh/*.sh; do
-    [ -f "$s" ] || continue
-    run_unit "$(basename "$s" .sh)" bash "$s"
-done
-for f in "$BUILD"/fuzz/fuzz_*; do
-    [ -x "$f" ] || continue
-    name=$(basename "$f")
+run_cmocka() { # path of build/tests/test_X
+    run_unit "$(basename "$1")" "$1"
+}
+run_fuzz() { # path of build/fuzz/fuzz_X
+    local name corpus
+    name=$(basename "$1")
     corpus="tests/fuzz/corpus/${name#fuzz_}"
     if ! [ -d "$corpus" ]; then
-        run_unit "$name-corpus" sh -c "echo 'FAIL: no corpus $corpus for $f'; exit 1"
-        continue
+        run_unit "$name-corpus" sh -c "echo 'FAIL: no corpus $corpus for $1'; exit 1"
+        return
     fi
-    run_unit "$name-corpus" "$f" "$corpus"
-done
-if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
-    for s in tests/slow/*.sh; do
-        [ -f "$s" ] || continue
-        run_unit "slow_$(basename "$s" .sh)" bash "$s"
+    run_unit "$name-corpus" "$1" "$corpus"
+}
+
+if [ $# -gt 0 ]; then
+    # named units: every name is checked before the first one runs
+    units=()
+    for u in "$@"; do
+        case "$u" in
+        test_*) [ -x "$BUILD/tests/$u" ] && { units+=("cmocka $BUILD/tests/$u"); continue; } ;;
+        fuzz_*-corpus) f="$BUILD/fuzz/${u%-corpus}"
+            [ -x "$f" ] && { units+=("fuzz $f"); continue; } ;;
+        slow_*) [ -f "tests/slow/${u#slow_}.sh" ] && { units+=("slow tests/slow/${u#slow_}.sh"); continue; } ;;
+        esac
+        if [ -f "tests/sh/$u.sh" ]; then
+            units+=("sh tests/sh/$u.sh")
+            continue
+        fi
+        echo "run.sh: no test unit '$u' (test_NAME needs $BUILD/tests/test_NAME built; NAME is tests/sh/NAME.sh)" >&2
+        exit 2
     done
+    for u in "${units[@]}"; do
+        kind=${u%% *}; path=${u#* }
+        case "$kind" in
+        cmocka) run_cmocka "$path" ;;
+        fuzz) run_fuzz "$path" ;;
+        sh) run_unit "$(basename "$path" .sh)" bash "$path" ;;
+        slow) run_unit "slow_$(basename "$path" .sh)" bash "$path" ;;
+        esac
+    done
+else
+    for t in "$BUILD"/tests/test_*; do
+        [ -x "$t" ] || continue
+        case "$t" in *.o|*.d) continue;; esac
+        run_cmocka "$t"
+    done
+    for s in tests/sh/*.sh; do
+        [ -f "$s" ] || continue
+        run_unit "$(basename "$s" .sh)" bash "$s"
+    done
+    for f in "$BUILD"/fuzz/fuzz_*; do
+        [ -x "$f" ] || continue
+        case "$f" in *.o|*.d) continue;; esac
+        run_fuzz "$f"
+    done
+    if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
+        for s in tests/slow/*.sh; do
+            [ -f "$s" ] || continue
+            run_unit "slow_$(basename "$s" .sh)" bash "$s"
+        done
+    fi
 fi
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

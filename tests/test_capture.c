@@ -23,16 +23,9 @@
 #include "capture/synth/synth_capture.h"
 #include "common/sha256.h"
 #include "common/version.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
-
-static char tmpdir[256];
-
-static bool exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
 
 static void test_registry(void **state)
 {
@@ -189,16 +182,11 @@ static void test_header_common(void **state)
     assert_true(s.params_hash == NULL || s.params_hash[0] == '\0');
 }
 
-static void path_in_tmp(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", tmpdir, name);
-}
-
 static void test_run_refuses_before_prepare(void **state)
 {
     (void)state;
     char path[512], part[600];
-    path_in_tmp(path, sizeof path, "big.atr");
+    th_path(path, sizeof path, "big.atr");
     snprintf(part, sizeof part, "%s%s", path, TRACE_WRITER_TMP_SUFFIX);
     struct fake params = {.n = 5, .need = (uint64_t)3 << 30};
     struct capture_opts o;
@@ -212,8 +200,8 @@ static void test_run_refuses_before_prepare(void **state)
     assert_non_null(strstr(errmsg_text(&e), "capture fake needs about"));
     assert_non_null(strstr(errmsg_text(&e), "use fewer records"));
     assert_false(((struct fake *)inst)->prepared);
-    assert_false(exists(path));
-    assert_false(exists(part));
+    assert_false(th_exists(path));
+    assert_false(th_exists(part));
     /* no limit: the same capture runs */
     o.mem_limit_bytes = 0;
     assert_int_equal(capture_run(&fake_ops, inst, path, &o, &e), 0);
@@ -226,7 +214,7 @@ static void test_run_failure_leaves_nothing(void **state)
 {
     (void)state;
     char path[512], part[600];
-    path_in_tmp(path, sizeof path, "fail.atr");
+    th_path(path, sizeof path, "fail.atr");
     snprintf(part, sizeof part, "%s%s", path, TRACE_WRITER_TMP_SUFFIX);
     struct fake params = {.n = 10, .fail_after = 4};
     struct errmsg e = {0};
@@ -237,8 +225,8 @@ static void test_run_failure_leaves_nothing(void **state)
     o.quiet = true;
     assert_int_equal(capture_run(&fake_ops, inst, path, &o, &e), ERR_DATA);
     assert_string_equal(errmsg_text(&e), "fake failure at record 4");
-    assert_false(exists(path));
-    assert_false(exists(part));
+    assert_false(th_exists(path));
+    assert_false(th_exists(part));
     fake_ops.close(inst);
 }
 
@@ -247,7 +235,7 @@ static void test_run_refuses_no_source(void **state)
 {
     (void)state;
     char path[512];
-    path_in_tmp(path, sizeof path, "nosrc.atr");
+    th_path(path, sizeof path, "nosrc.atr");
     struct fake params = {.n = 3, .no_source = true};
     struct errmsg e = {0};
     void *inst = NULL;
@@ -266,7 +254,7 @@ static void test_run_writes_trace(void **state)
 {
     (void)state;
     char path[512];
-    path_in_tmp(path, sizeof path, "ok.atr");
+    th_path(path, sizeof path, "ok.atr");
     struct fake params = {.n = 25};
     struct errmsg e = {0};
     void *inst = NULL;
@@ -334,8 +322,8 @@ static void test_synth_same_bytes(void **state)
     (void)state;
     const char *want = "0a6fdac4d0bf9708c85dd73af440e3674d4340503a97a26825e6e1a823d1712c";
     char a[512], b[512], hex[65];
-    path_in_tmp(a, sizeof a, "s1.atr");
-    path_in_tmp(b, sizeof b, "s2.atr");
+    th_path(a, sizeof a, "s1.atr");
+    th_path(b, sizeof b, "s2.atr");
     struct synth_capture_params p;
     synth_capture_params_default(&p);
     p.n_records = 40;
@@ -363,9 +351,7 @@ static void test_synth_same_bytes(void **state)
 
 int main(void)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmpdir, sizeof tmpdir, "%s/test_capture.XXXXXX", base);
-    if (!mkdtemp(tmpdir))
+    if (!th_tmpdir_make("capture"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
@@ -377,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_synth_same_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    rmdir(tmpdir);
+    if (th_tmpdir_remove() != 0)
+        return 1;
     return rc;
 }

@@ -26,6 +26,7 @@
 #include "common/rng.h"
 #include "common/sha256.h"
 #include "common/threads.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 2026;
 
@@ -483,10 +484,7 @@ static void test_progress_eta(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_determinism), cmocka_unit_test(test_rng_moments),
         cmocka_unit_test(test_von_mises),       cmocka_unit_test(test_buf),

@@ -25,16 +25,9 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 7;
-    printf("seed %" PRIu64 "\n", seed);
-    return seed;
-}
 
 static size_t policy_index(const struct conflicts *c, const char *name)
 {
@@ -171,7 +164,7 @@ static void feed_trace(struct conflicts *c, const char *path, const char *group)
 static void test_trace_round_trip(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(7);
     char dir[] = "/tmp/test_conflicts_XXXXXX";
     assert_non_null(mkdtemp(dir));
     const char *fam[3] = {"uniform", "clustered", "needle"};
@@ -316,7 +309,7 @@ static void test_bad_selects(void **state)
 static void test_synth(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(7);
     static uint32_t idx[32768];
     for (int k = 0; k < 3; k++)
         for (uint32_t n = 1; n < 40000; n = n * 3 + 7) {

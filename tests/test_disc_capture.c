@@ -33,13 +33,7 @@
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
 #include "common/mem.h"
-
-static char dir[] = "/tmp/acceltrace_disc_XXXXXX";
-
-static void path_of(char *out, size_t cap, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
+#include "tests/helpers/test_helpers.h"
 
 static struct disc_capture *run(const struct disc_params *p, disc_record_fn fn, void *ctx)
 {
@@ -289,7 +283,7 @@ static void test_d11_weights(void **state)
     float *e1 = malloc(n * 4), *e2 = malloc(n * 4);
     forward(seeded, e1);
     char p[256];
-    path_of(p, sizeof p, "micro_f32.safetensors");
+    th_path(p, sizeof p, "micro_f32.safetensors");
     assert_int_equal(dit_model_save(seeded, p, ST_F32, &e), 0);
     const char *paths[1] = {p};
     assert_int_equal(dit_model_new_files(&loaded, &c, paths, 1, &e), 0);
@@ -298,7 +292,7 @@ static void test_d11_weights(void **state)
     dit_model_free(loaded);
     /* F16 / BF16: the loaded weights are the rounded FP32 weights */
     for (int dt = ST_F16; dt <= ST_BF16; dt++) {
-        path_of(p, sizeof p, "micro_half.safetensors");
+        th_path(p, sizeof p, "micro_half.safetensors");
         assert_int_equal(dit_model_save(seeded, p, dt, &e), 0);
         assert_int_equal(dit_model_new_files(&loaded, &c, paths, 1, &e), 0);
         for (size_t i = 0; i < dit_model_tensor_count(seeded); i++) {
@@ -319,14 +313,14 @@ static void test_d11_weights(void **state)
         dit_model_free(loaded);
     }
     /* Original PixArt names with fused qkv and kv */
-    path_of(p, sizeof p, "micro_orig.safetensors");
+    th_path(p, sizeof p, "micro_orig.safetensors");
     write_original(seeded, p);
     assert_int_equal(dit_model_new_files(&loaded, &c, paths, 1, &e), 0);
     forward(loaded, e2);
     assert_memory_equal(e1, e2, n * 4);
     dit_model_free(loaded);
     /* Errors naming the tensor */
-    path_of(p, sizeof p, "micro_bad.safetensors");
+    th_path(p, sizeof p, "micro_bad.safetensors");
     write_edited(seeded, p, E_DROP, "transformer_blocks.1.attn2.to_k.weight");
     expect_load_error(&c, p, "missing tensor 'transformer_blocks.1.attn2.to_k.weight'", ERR_DATA);
     write_edited(seeded, p, E_SHAPE, "proj_out.weight");
@@ -334,7 +328,7 @@ static void test_d11_weights(void **state)
     write_edited(seeded, p, E_UNKNOWN, "transformer_blocks.0.attn1.norm_q.weight");
     expect_load_error(&c, p, "unknown tensor 'transformer_blocks.0.attn1.norm_q.weight'", ERR_DATA);
     /* truncated: cut the F32 file in the middle of its data */
-    path_of(p, sizeof p, "micro_f32.safetensors");
+    th_path(p, sizeof p, "micro_f32.safetensors");
     FILE *f = fopen(p, "rb");
     fseek(f, 0, SEEK_END);
     long len = ftell(f);
@@ -343,7 +337,7 @@ static void test_d11_weights(void **state)
     assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
     fclose(f);
     char q[256];
-    path_of(q, sizeof q, "micro_cut.safetensors");
+    th_path(q, sizeof q, "micro_cut.safetensors");
     f = fopen(q, "wb");
     fwrite(buf, 1, (size_t)len / 2, f);
     fclose(f);
@@ -360,14 +354,6 @@ static void test_d11_weights(void **state)
     dit_model_free(seeded);
     free(e1);
     free(e2);
-}
-
-static void write_file(const char *p, const void *d, size_t n)
-{
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(d, 1, n, f), n);
-    fclose(f);
 }
 
 /* .npy with a padded header (format 1.0) of descr, shape, and payload. */
@@ -406,31 +392,31 @@ static void test_d12_text(void **state)
     }
     char p[256];
     struct errmsg e = {0};
-    path_of(p, sizeof p, "text.f32");
-    write_file(p, raw, sizeof raw);
+    th_path(p, sizeof p, "text.f32");
+    th_write_file(p, raw, sizeof raw);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), 0);
     assert_memory_equal(raw, got, sizeof raw);
-    path_of(p, sizeof p, "text2.npy");
+    th_path(p, sizeof p, "text2.npy");
     write_npy(p, "<f4", "(16, 32)", raw, sizeof raw);
     memset(got, 0, sizeof got);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), 0);
     assert_memory_equal(raw, got, sizeof raw);
-    path_of(p, sizeof p, "text3.npy");
+    th_path(p, sizeof p, "text3.npy");
     write_npy(p, "<f4", "(1, 16, 32)", raw, sizeof raw);
     memset(got, 0, sizeof got);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), 0);
     assert_memory_equal(raw, got, sizeof raw);
-    path_of(p, sizeof p, "texth.npy");
+    th_path(p, sizeof p, "texth.npy");
     write_npy(p, "<f2", "(16, 32)", half, sizeof half);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), 0);
     for (int i = 0; i < T * DC; i++)
         assert_true(got[i] == st_f16_to_f32(half[i]));
     /* wrong sizes are data errors */
-    path_of(p, sizeof p, "bad.f32");
-    write_file(p, raw, sizeof raw - 4);
+    th_path(p, sizeof p, "bad.f32");
+    th_write_file(p, raw, sizeof raw - 4);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "bad.f32"));
-    path_of(p, sizeof p, "bad.npy");
+    th_path(p, sizeof p, "bad.npy");
     write_npy(p, "<f4", "(16, 31)", raw, 16 * 31 * 4);
     assert_int_equal(disc_text_load(p, T, DC, got, &e), ERR_DATA);
     write_npy(p, "<f8", "(16, 32)", raw, sizeof raw);
@@ -597,18 +583,6 @@ static void test_d16_mem(void **state)
     assert_int_equal(dit_config_get(&cfg, "tiny", 100, &e), ERR_USAGE);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return io_remove_tree(dir) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,5 +593,5 @@ int main(void)
         cmocka_unit_test(test_d14_d15_determinism),
         cmocka_unit_test(test_d16_mem),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

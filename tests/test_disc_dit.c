@@ -34,13 +34,7 @@
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
-
-static char dir[] = "/tmp/acceltrace_dit_XXXXXX";
-
-static void path_of(char *out, size_t cap, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
+#include "tests/helpers/test_helpers.h"
 
 static void test_param_count(void **state)
 {
@@ -330,14 +324,14 @@ static void test_checkpoints(void **state)
     char p[256];
     const char *paths[1] = {p};
     /* original facebookresearch/DiT names */
-    path_of(p, sizeof p, "dit_orig.safetensors");
+    th_path(p, sizeof p, "dit_orig.safetensors");
     assert_int_equal(dit_model_save(seeded, p, ST_F32, &e), 0);
     assert_int_equal(dit_model_new_files(&loaded, &c, paths, 1, &e), 0);
     forward(loaded, 2, labels, e2);
     assert_memory_equal(e1, e2, 2 * n * 4);
     dit_model_free(loaded);
     /* diffusers names */
-    path_of(p, sizeof p, "dit_diffusers.safetensors");
+    th_path(p, sizeof p, "dit_diffusers.safetensors");
     size_t k = write_diffusers(seeded, p, ED_NONE);
     /* patch, proj_out_1 and proj_out_2 pairs; per block to_q/to_k/to_v, to_out.0, fc1, fc2
      * and norm1.linear pairs plus 5 embedder copies; pos_embed.pos_embed */
@@ -351,14 +345,14 @@ static void test_checkpoints(void **state)
     assert_memory_equal(e1, e2, 2 * n * 4);
     dit_model_free(loaded);
     /* errors */
-    path_of(p, sizeof p, "dit_bad_copy.safetensors");
+    th_path(p, sizeof p, "dit_bad_copy.safetensors");
     write_diffusers(seeded, p, ED_COPY_DIFFERS);
     expect_error(&c, p, "transformer_blocks.1.norm1.emb.timestep_embedder.linear_1.");
     expect_error(&c, p, "differs from block 0");
-    path_of(p, sizeof p, "dit_no_v.safetensors");
+    th_path(p, sizeof p, "dit_no_v.safetensors");
     write_diffusers(seeded, p, ED_DROP_TO_V);
     expect_error(&c, p, "missing tensor 'blocks.1.attn.qkv.weight' (part of it)");
-    path_of(p, sizeof p, "dit_unknown.safetensors");
+    th_path(p, sizeof p, "dit_unknown.safetensors");
     write_diffusers(seeded, p, ED_UNKNOWN);
     expect_error(&c, p, "unknown tensor 'transformer_blocks.0.attn2.to_q.weight'");
     /* a PixArt checkpoint is not a DiT one */
@@ -366,7 +360,7 @@ static void test_checkpoints(void **state)
     assert_int_equal(dit_config_get(&pc, "micro", 0, &e), 0);
     struct dit_model *pm;
     assert_int_equal(dit_model_new_seeded(&pm, &pc, 0, &e), 0);
-    path_of(p, sizeof p, "pixart.safetensors");
+    th_path(p, sizeof p, "pixart.safetensors");
     assert_int_equal(dit_model_save(pm, p, ST_F32, &e), 0);
     dit_model_free(pm);
     expect_error(&c, p, "unknown tensor '");
@@ -491,18 +485,6 @@ static void test_ctr_tau0(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return io_remove_tree(dir) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,5 +492,5 @@ int main(void)
         cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_conditioning),
         cmocka_unit_test(test_capture),     cmocka_unit_test(test_ctr_tau0),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -18,14 +18,7 @@
 #include "common/rng.h"
 #include "common/threads.h"
 #include "formats/disc_hash.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261130u;
-    printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static void set_bit(uint64_t *row, uint64_t j)
 {
@@ -196,7 +189,7 @@ static void test_d21_fold_random(void **state)
 {
     (void)state;
     struct rng r;
-    rng_stream(&r, test_seed(), "d21", 0, 0);
+    rng_stream(&r, th_seed(20261130u), "d21", 0, 0);
     const uint64_t ns[4] = {64, 100, 1000, 1024};
     for (int t = 0; t < 4; t++) {
         uint64_t n = ns[t];

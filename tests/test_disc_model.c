@@ -17,14 +17,7 @@
 #include "common/rng.h"
 #include "formats/disc_hash.h"
 #include "replay/disc_model.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261130u;
-    printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 /* D23: dense linear with C_core = 1, eta = 1. */
 static void test_d23_linear(void **state)
@@ -190,7 +183,7 @@ static void test_d25_monotone(void **state)
     (void)state;
     struct disc_hw hw = d25_hw();
     struct rng r;
-    rng_stream(&r, test_seed(), "d25_monotone", 0, 0);
+    rng_stream(&r, th_seed(20261130u), "d25_monotone", 0, 0);
     const uint32_t n = 512, rows = 128;
     const size_t wpr = n / 64;
     uint64_t *bits = mem_calloc((size_t)rows * wpr, 8);

@@ -28,6 +28,7 @@
 #include "replay/model.h"
 #include "replay/results.h"
 #include "replay/sweep.h"
+#include "tests/helpers/test_helpers.h"
 
 extern const struct model_ops model_disc_ops;
 
@@ -589,9 +590,7 @@ static void test_d29_energy_recompute(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *s = getenv("ACCELTRACE_TEST_SEED");
-    g_seed = s ? strtoull(s, NULL, 0) : 11;
-    printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)g_seed);
+    g_seed = th_seed(11);
     snprintf(g_dir, sizeof g_dir, "/tmp/test_disc_model_trace.%d", (int)getpid());
     return io_mkdir_p(g_dir, 0777, NULL) ? -1 : 0;
 }

@@ -22,13 +22,12 @@
 #include "common/io.h"
 #include "replay/disc_model.h"
 #include "replay/energy.h"
+#include "tests/helpers/test_helpers.h"
 
-static char tmpdir[128];
-
-/* Writes text to NAME in tmpdir; the path into out. */
+/* Writes text to NAME in th_tmpdir(); the path into out. */
 static const char *write_tmp(const char *name, const char *text, char *out, size_t n)
 {
-    snprintf(out, n, "%s/%s", tmpdir, name);
+    snprintf(out, n, "%s/%s", th_tmpdir(), name);
     FILE *f = fopen(out, "w");
     assert_non_null(f);
     fputs(text, f);
@@ -159,15 +158,14 @@ static void test_disc_load(void **state)
     write_tmp("neg.json", "{\"events\": [{\"count\": \"mac\", \"pj\": -1}]}", p, sizeof p);
     assert_int_equal(disc_energy_load(&en, p, &e), ERR_CONFIG);
     assert_non_null(strstr(errmsg_text(&e), "$.events[0]"));
-    snprintf(p, sizeof p, "%s/missing.json", tmpdir);
+    snprintf(p, sizeof p, "%s/missing.json", th_tmpdir());
     assert_int_equal(disc_energy_load(&en, p, &e), ERR_NOINPUT);
     assert_non_null(strstr(errmsg_text(&e), p));
 }
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-energy-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (!th_tmpdir_make("energy"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtin_equals_files),
@@ -175,6 +173,6 @@ int main(void)
         cmocka_unit_test(test_disc_load),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    (void)io_remove_tree(tmpdir);
+    (void)th_tmpdir_remove();
     return rc;
 }

@@ -26,38 +26,10 @@
 #include "formats/jsonl.h"
 #include "replay/engine.h"
 #include "replay/model_registry.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 
-static char tmpdir[256];
 static struct synth_capture_params tp;
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    assert_non_null(b);
-    *n = fread(b, 1, (size_t)len, f);
-    b[*n] = 0;
-    fclose(f);
-    return b;
-}
-
-static void assert_same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    char *x = slurp(a, &na), *y = slurp(b, &nb);
-    assert_non_null(x);
-    assert_non_null(y);
-    if (na != nb || memcmp(x, y, na))
-        fail_msg("'%s' and '%s' differ (%zu vs %zu bytes)", a, b, na, nb);
-    free(x);
-    free(y);
-}
 
 /* In-memory source of the test trace. */
 static void mem_source(struct record_source *s)
@@ -131,7 +103,7 @@ static int run(struct record_source *src, const char *dir, const char *grid,
 
 static void subdir(char *out, size_t n, const char *name)
 {
-    snprintf(out, n, "%s/%s", tmpdir, name);
+    snprintf(out, n, "%s/%s", th_tmpdir(), name);
 }
 
 static void check_results(const char *dir, size_t n_expected)
@@ -190,7 +162,7 @@ static void test_trace_file_read_once(void **state)
     (void)state;
     char path[512], d1[512], d100[512];
     struct errmsg err = {0};
-    snprintf(path, sizeof path, "%s/t.atr", tmpdir);
+    snprintf(path, sizeof path, "%s/t.atr", th_tmpdir());
     assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
@@ -242,10 +214,10 @@ static void test_threads_batches_identical(void **state)
     record_source_close(&s);
     snprintf(pa, sizeof pa, "%s/results.csv", a);
     snprintf(pb, sizeof pb, "%s/results.csv", b);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
     snprintf(pa, sizeof pa, "%s/results.jsonl", a);
     snprintf(pb, sizeof pb, "%s/results.jsonl", b);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
 }
 
 static void append_text(const char *path, const char *text)
@@ -286,10 +258,10 @@ static void test_resume_torn(void **state)
     record_source_close(&s);
     snprintf(pa, sizeof pa, "%s/results.csv", full);
     snprintf(pb, sizeof pb, "%s/results.csv", part);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
     snprintf(pa, sizeof pa, "%s/results.jsonl", full);
     snprintf(pb, sizeof pb, "%s/results.jsonl", part);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
 }
 
 /* Shards 1/3, 2/3, 3/3 merged (given out of order) equal the unsharded run. */
@@ -320,10 +292,10 @@ static void test_shards_merge(void **state)
     assert_int_equal(results_merge(dirs, 3, merged, &e), 0);
     snprintf(pa, sizeof pa, "%s/results.csv", full);
     snprintf(pb, sizeof pb, "%s/results.csv", merged);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
     snprintf(pa, sizeof pa, "%s/results.jsonl", full);
     snprintf(pb, sizeof pb, "%s/results.jsonl", merged);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
     /* overlapping shards are refused */
     const char *dup[] = {sh[0], sh[0]};
     subdir(pb, sizeof pb, "dupmerge");
@@ -367,7 +339,7 @@ static void test_energy(void **state)
     (void)state;
     char dir[512], tab[600], csv[600], out[600];
     subdir(dir, sizeof dir, "energy");
-    snprintf(tab, sizeof tab, "%s/e.json", tmpdir);
+    snprintf(tab, sizeof tab, "%s/e.json", th_tmpdir());
     FILE *f = fopen(tab, "w");
     fputs("{\"events\": [{\"count\": \"ops\", \"pj\": 2.5, \"component\": \"core\"},"
           "{\"count\": \"records\", \"pj\": 0.75, \"component\": \"io\"}],"
@@ -390,10 +362,10 @@ static void test_energy(void **state)
     snprintf(csv, sizeof csv, "%s/results.csv", dir);
     snprintf(out, sizeof out, "%s/re.csv", dir);
     assert_int_equal(energy_recompute_csv(csv, &t, out, &e), 0);
-    assert_same_file(csv, out);
+    th_assert_same_file(csv, out);
     /* value check on row 2 (ops_per_record 3): E = 1e-12 (2.5*3n + 0.75n) + 0.001*mean */
     size_t n;
-    char *text = slurp(csv, &n);
+    char *text = th_slurp(csv, &n);
     assert_non_null(strstr(text, "energy_core_j [J],energy_io_j [J],energy_static_j [J],"
                                  "energy_j [J]"));
     free(text);
@@ -492,12 +464,12 @@ static void test_secondary_tables(void **state)
         for (int x = 0; x < 2; x++) {
             snprintf(pa, sizeof pa, "%s/%s.%s", full, names[k], x ? "jsonl" : "csv");
             snprintf(pb, sizeof pb, "%s/%s.%s", part, names[k], x ? "jsonl" : "csv");
-            assert_same_file(pa, pb);
+            th_assert_same_file(pa, pb);
         }
     }
     size_t n;
     snprintf(pa, sizeof pa, "%s/ops.csv", full);
-    char *text = slurp(pa, &n);
+    char *text = th_slurp(pa, &n);
     int lines = 0;
     for (size_t i = 0; i < n; i++)
         lines += text[i] == '\n';
@@ -571,7 +543,7 @@ static void test_model_failure(void **state)
     results_close(res);
     /* the same through a trace file: its path */
     char path[512], fdir[512];
-    snprintf(path, sizeof path, "%s/fail.atr", tmpdir);
+    snprintf(path, sizeof path, "%s/fail.atr", th_tmpdir());
     subdir(fdir, sizeof fdir, "fail_file");
     assert_int_equal(synth_capture_write(path, &tp, &e), 0);
     struct record_source fs;
@@ -650,7 +622,7 @@ static void test_alloc_failures(void **state)
     (void)state;
     char dir[512];
     for (long k = 1; k < 400; k += 7) {
-        snprintf(dir, sizeof dir, "%s/af%ld", tmpdir, k);
+        snprintf(dir, sizeof dir, "%s/af%ld", th_tmpdir(), k);
         struct record_source s;
         mem_source(&s);
         struct engine_opts o;
@@ -695,7 +667,7 @@ static int kill_consume(void *s, const struct model_record *r, struct errmsg *e)
 static size_t count_lines(const char *path)
 {
     size_t n = 0, len;
-    char *t = slurp(path, &len);
+    char *t = th_slurp(path, &len);
     for (size_t i = 0; t && i < len; i++)
         n += t[i] == '\n';
     free(t);
@@ -715,10 +687,10 @@ static void assert_same_results(const char *a, const char *b)
     char pa[700], pb[700];
     snprintf(pa, sizeof pa, "%s/results.csv", a);
     snprintf(pb, sizeof pb, "%s/results.csv", b);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
     snprintf(pa, sizeof pa, "%s/results.jsonl", a);
     snprintf(pb, sizeof pb, "%s/results.jsonl", b);
-    assert_same_file(pa, pb);
+    th_assert_same_file(pa, pb);
 }
 
 /* Runs the kill model on trace `path` into dir in a child that dies at record `at`. */
@@ -765,7 +737,7 @@ static void test_checkpoint_kill_resume(void **state)
     (void)state;
     char path[512], full[512], part[512];
     struct errmsg err = {0};
-    snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
+    snprintf(path, sizeof path, "%s/ck.atr", th_tmpdir());
     assert_int_equal(synth_capture_write(path, &tp, &err), 0);
     subdir(full, sizeof full, "ckfull");
     subdir(part, sizeof part, "ckpart");
@@ -817,7 +789,7 @@ static void test_checkpoint_damaged_ignored(void **state)
 {
     (void)state;
     char path[512], full[512], part[512], ck[700];
-    snprintf(path, sizeof path, "%s/ck.atr", tmpdir); /* from test_checkpoint_kill_resume */
+    snprintf(path, sizeof path, "%s/ck.atr", th_tmpdir()); /* from test_checkpoint_kill_resume */
     subdir(full, sizeof full, "ckfull");
     subdir(part, sizeof part, "ckbad");
     struct engine_opts o;
@@ -960,7 +932,7 @@ static void test_reader_seek(void **state)
     (void)state;
     char path[512];
     struct errmsg err = {0};
-    snprintf(path, sizeof path, "%s/ck.atr", tmpdir);
+    snprintf(path, sizeof path, "%s/ck.atr", th_tmpdir());
     for (int hashing = 0; hashing < 2; hashing++) {
         struct trace_reader_opts ro;
         trace_reader_opts_default(&ro);
@@ -1092,8 +1064,7 @@ static void test_sink_config_list(void **state)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-engine-%ld", (long)getpid());
-    if (io_mkdir_p(tmpdir, 0755, NULL))
+    if (!th_tmpdir_make("engine"))
         return 1;
     synth_capture_params_default(&tp);
     tp.n_records = 1000;
@@ -1117,7 +1088,7 @@ int main(void)
         cmocka_unit_test(test_sink_config_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (rc == 0 && io_remove_tree(tmpdir) != 0)
+    if (rc == 0 && th_tmpdir_remove() != 0)
         return 1;
     return rc;
 }

@@ -22,6 +22,7 @@
 #include "common/rng.h"
 #include "formats/bitset.h"
 #include "formats/disc_hash.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_writer.h"
 
 #define N 256
@@ -30,8 +31,6 @@
 #define H 3
 
 static uint64_t g_seed;
-
-static char g_dir[256];
 
 static void set_bit(struct bitset *b, uint32_t r, uint32_t c)
 {
@@ -191,40 +190,6 @@ static int write_trace(const char *path, const struct gen_opts *g)
     return masks;
 }
 
-static char *path_in(const char *name)
-{
-    static char buf[4][512];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", g_dir, name);
-    return buf[i];
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    assert_int_equal(fread(s, 1, (size_t)len, f), (size_t)len);
-    s[len] = 0;
-    fclose(f);
-    *n = (size_t)len;
-    return s;
-}
-
-static void assert_same_file(const char *a, const char *b)
-{
-    size_t na, nb;
-    char *sa = slurp(a, &na), *sb = slurp(b, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(sa, sb, na);
-    free(sa);
-    free(sb);
-}
-
 static struct hash_lb *run(const char *trace, const char *outdir, int threads, const char *units)
 {
     struct hash_lb_opts o;
@@ -248,10 +213,10 @@ static void test_d22_record_equals_recount(void **state)
     (void)state;
     struct gen_opts g1 = {.with_lb = true, .keep_all = true};
     struct gen_opts g2 = {.with_lb = false, .keep_all = true, .step_last = true};
-    int nm = write_trace(path_in("rec.atr"), &g1);
-    write_trace(path_in("bits.atr"), &g2);
-    struct hash_lb *a = run(path_in("rec.atr"), path_in("out_rec"), 1, NULL);
-    struct hash_lb *b = run(path_in("bits.atr"), path_in("out_bits"), 1, NULL);
+    int nm = write_trace(th_path_tmp("rec.atr"), &g1);
+    write_trace(th_path_tmp("bits.atr"), &g2);
+    struct hash_lb *a = run(th_path_tmp("rec.atr"), th_path_tmp("out_rec"), 1, NULL);
+    struct hash_lb *b = run(th_path_tmp("bits.atr"), th_path_tmp("out_bits"), 1, NULL);
     assert_int_equal(hash_lb_masks_seen(a), nm);
     assert_int_equal(hash_lb_masks_recounted(a), 0);
     assert_int_equal(hash_lb_masks_recounted(b), nm);
@@ -261,8 +226,9 @@ static void test_d22_record_equals_recount(void **state)
         assert_memory_equal(hash_lb_row_bin(a, bin), hash_lb_row_bin(b, bin),
                             sizeof(struct hash_lb_pool));
     }
-    assert_same_file(path_in("out_rec/hash_matrix.csv"), path_in("out_bits/hash_matrix.csv"));
-    assert_same_file(path_in("out_rec/hash_row.csv"), path_in("out_bits/hash_row.csv"));
+    th_assert_same_file(th_path_tmp("out_rec/hash_matrix.csv"),
+                        th_path_tmp("out_bits/hash_matrix.csv"));
+    th_assert_same_file(th_path_tmp("out_rec/hash_row.csv"), th_path_tmp("out_bits/hash_row.csv"));
     hash_lb_free(a);
     hash_lb_free(b);
 }
@@ -272,15 +238,15 @@ static void test_d21_threads(void **state)
 {
     (void)state;
     struct gen_opts g = {.with_lb = false, .keep_all = true};
-    write_trace(path_in("thr.atr"), &g);
-    struct hash_lb *a = run(path_in("thr.atr"), path_in("out_t1"), 1, "2,8,256");
-    struct hash_lb *b = run(path_in("thr.atr"), path_in("out_t2"), 2, "2,8,256");
+    write_trace(th_path_tmp("thr.atr"), &g);
+    struct hash_lb *a = run(th_path_tmp("thr.atr"), th_path_tmp("out_t1"), 1, "2,8,256");
+    struct hash_lb *b = run(th_path_tmp("thr.atr"), th_path_tmp("out_t2"), 2, "2,8,256");
     const char *files[3] = {"hash_matrix.csv", "hash_row.csv", "hash_masks.csv"};
     for (int i = 0; i < 3; i++) {
         char pa[600], pb[600];
-        snprintf(pa, sizeof pa, "%s/out_t1/%s", g_dir, files[i]);
-        snprintf(pb, sizeof pb, "%s/out_t2/%s", g_dir, files[i]);
-        assert_same_file(pa, pb);
+        snprintf(pa, sizeof pa, "%s/out_t1/%s", th_tmpdir(), files[i]);
+        snprintf(pb, sizeof pb, "%s/out_t2/%s", th_tmpdir(), files[i]);
+        th_assert_same_file(pa, pb);
     }
     hash_lb_free(a);
     hash_lb_free(b);
@@ -292,10 +258,10 @@ static void test_band_brute_force(void **state)
 {
     (void)state;
     struct gen_opts g = {.with_lb = true, .keep_half = true};
-    write_trace(path_in("band.atr"), &g);
+    write_trace(th_path_tmp("band.atr"), &g);
     /* U = 32 is recorded, U = 4 is not: only kept (even-head) masks are recounted, odd
      * heads have no statistics for U = 4 and are skipped */
-    struct hash_lb *a = run(path_in("band.atr"), path_in("out_band"), 1, "32,4");
+    struct hash_lb *a = run(th_path_tmp("band.atr"), th_path_tmp("out_band"), 1, "32,4");
     assert_int_equal(hash_lb_masks_skipped(a), K * L * 1); /* head 1 of each (k, b) */
     assert_int_equal(hash_lb_masks_recounted(a), K * L * 2);
     /* brute force over head 0 and head 2 masks (the recounted ones) for every hash */
@@ -371,23 +337,23 @@ static void test_nothing_to_pool_is_data_error(void **state)
 {
     (void)state;
     struct gen_opts g = {.with_lb = true};
-    int nm = write_trace(path_in("nokeep.atr"), &g);
+    int nm = write_trace(th_path_tmp("nokeep.atr"), &g);
     assert_true(nm > 0);
     struct hash_lb_opts o;
     hash_lb_opts_default(&o);
     struct errmsg e = {0};
     assert_int_equal(hash_lb_parse_units(&o, "4", &e), 0);
-    assert_int_equal(io_mkdir_p(path_in("out_nokeep"), 0777, NULL), 0);
+    assert_int_equal(io_mkdir_p(th_path_tmp("out_nokeep"), 0777, NULL), 0);
     struct hash_lb *a = NULL;
-    int rc =
-        hash_lb_run_file(path_in("nokeep.atr"), &o, path_in("out_nokeep"), false, NULL, &a, &e);
+    int rc = hash_lb_run_file(th_path_tmp("nokeep.atr"), &o, th_path_tmp("out_nokeep"), false, NULL,
+                              &a, &e);
     assert_int_equal(rc, ERR_DATA);
     assert_null(a);
     assert_non_null(strstr(e.text, "U = 8,16,32,64,128"));
     assert_non_null(strstr(e.text, "--keep-masks"));
     assert_non_null(strstr(e.text, "nokeep.atr"));
     /* the recorded U = 32 still works on the same trace */
-    a = run(path_in("nokeep.atr"), path_in("out_nokeep"), 1, "32");
+    a = run(th_path_tmp("nokeep.atr"), th_path_tmp("out_nokeep"), 1, "32");
     assert_int_equal(hash_lb_masks_skipped(a), 0);
     assert_int_equal(hash_lb_masks_seen(a), nm);
     hash_lb_free(a);
@@ -413,17 +379,14 @@ static void test_parse_units(void **state)
 static int setup(void **state)
 {
     (void)state;
-    const char *s = getenv("ACCELTRACE_TEST_SEED");
-    g_seed = s ? strtoull(s, NULL, 0) : 7;
-    printf("seed %llu (set ACCELTRACE_TEST_SEED to change)\n", (unsigned long long)g_seed);
-    snprintf(g_dir, sizeof g_dir, "/tmp/test_hash_lb.%d", (int)getpid());
-    return io_mkdir_p(g_dir, 0777, NULL) ? -1 : 0;
+    g_seed = th_seed(7);
+    return th_tmpdir_make("hash_lb") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    (void)io_remove_tree(g_dir);
+    (void)th_tmpdir_remove();
     return 0;
 }
 

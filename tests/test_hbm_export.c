@@ -23,14 +23,7 @@
 #include "replay/hbm_export.h"
 #include "replay/hbm_pc.h"
 #include "replay/hbm_timing.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261202;
-    printf("seed %" PRIu64 "\n", seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static void test_bit_map(void **state)
 {
@@ -159,7 +152,7 @@ static bool parse_line(const char **p, const char *end, enum hbm_export_format f
 static void test_read_back(void **state)
 {
     (void)state;
-    uint64_t st = test_seed();
+    uint64_t st = th_seed(20261202);
     enum { N_CTX = 20000 };
     uint32_t *idx = malloc(N_CTX * sizeof *idx);
     assert_non_null(idx);

@@ -18,14 +18,7 @@
 
 #include "common/rng.h"
 #include "replay/hbm_pc.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261130;
-    printf("seed %" PRIu64 "\n", seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static struct hbm_pc_work *work_new(size_t n)
 {
@@ -226,7 +219,7 @@ static void test_a16_one_pc(void **state)
 static void test_a16_window_max_load(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(20261130);
     struct rng r;
     rng_stream(&r, seed, "window_max_load", 0, 0);
     struct hbm_pc_work *w = work_new(8192);
@@ -250,7 +243,7 @@ static void test_a16_window_max_load(void **state)
 static void test_bruteforce_and_bounds(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(20261130);
     struct rng r;
     rng_stream(&r, seed, "bruteforce", 0, 0);
     struct hbm_pc_work *w = work_new(1024);

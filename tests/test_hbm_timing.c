@@ -21,14 +21,7 @@
 #include "common/rng.h"
 #include "replay/hbm_pc.h"
 #include "replay/hbm_timing.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261201;
-    printf("seed %" PRIu64 "\n", seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static const struct hbm_pc_policy_cfg WIN128 = {HBM_PC_WINDOW, 16, 1, 128};
 static const struct hbm_pc_policy_cfg INORD1 = {HBM_PC_INORDER, 16, 1, 0};
@@ -239,7 +232,7 @@ static size_t random_sel(uint64_t *st, uint32_t n, double rho, uint32_t *idx)
 static void test_never_beats_zero_latency(void **state)
 {
     (void)state;
-    uint64_t st = test_seed();
+    uint64_t st = th_seed(20261201);
     struct hbm_pc_mapping m = {HBM_PC_MAP_MOD, 16, 0};
     uint32_t *idx = malloc(8192 * sizeof *idx);
     uint16_t *pc = malloc(8192 * sizeof *pc);
@@ -315,7 +308,7 @@ static void test_one_pc(void **state)
 static void test_same_bank_slower(void **state)
 {
     (void)state;
-    uint64_t st = test_seed() ^ 7;
+    uint64_t st = th_seed(20261201) ^ 7;
     uint32_t *idx = malloc(32768 * sizeof *idx);
     assert_non_null(idx);
     size_t k = random_sel(&st, 32768, 0.05, idx);
@@ -336,7 +329,7 @@ static void test_same_bank_slower(void **state)
 static void test_refresh_adds(void **state)
 {
     (void)state;
-    uint64_t st = test_seed() ^ 11;
+    uint64_t st = th_seed(20261201) ^ 11;
     uint32_t *idx = malloc(65536 * sizeof *idx);
     assert_non_null(idx);
     size_t k = random_sel(&st, 65536, 0.1, idx);

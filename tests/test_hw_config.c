@@ -17,8 +17,7 @@
 #include "common/io.h"
 #include "common/mem.h"
 #include "replay/hw_config.h"
-
-static char tmpdir[256];
+#include "tests/helpers/test_helpers.h"
 
 static int check_pow2(const struct hw_config *c, struct errmsg *e)
 {
@@ -42,7 +41,7 @@ static const struct hw_schema schema = {"toy", keys, sizeof keys / sizeof keys[0
 static void write_file(const char *name, const char *text)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    snprintf(p, sizeof p, "%s/%s", th_tmpdir(), name);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs(text, f);
@@ -52,7 +51,7 @@ static void write_file(const char *name, const char *text)
 static int load(const char *name, struct hw_config **c, struct errmsg *e)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    snprintf(p, sizeof p, "%s/%s", th_tmpdir(), name);
     return hw_config_load(c, p, &schema, e);
 }
 
@@ -139,7 +138,7 @@ static void test_extends(void **state)
 {
     (void)state;
     char sub[300];
-    snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+    snprintf(sub, sizeof sub, "%s/sub", th_tmpdir());
     assert_int_equal(io_mkdir_p(sub, 0755, NULL), 0);
     write_file("sub/base.json", "{\"model\": \"toy\", \"units\": 128, \"hash\": \"mod\"}");
     write_file("child.json", "{\"extends\": \"sub/base.json\", \"units\": 256}");
@@ -222,8 +221,7 @@ static void test_alloc_failures(void **state)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-hwcfg-%ld", (long)getpid());
-    if (io_mkdir_p(tmpdir, 0755, NULL))
+    if (!th_tmpdir_make("hwcfg"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_getters),
@@ -235,7 +233,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failures),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (io_remove_tree(tmpdir) != 0)
+    if (th_tmpdir_remove() != 0)
         return 1;
     return rc;
 }

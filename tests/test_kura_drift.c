@@ -3,7 +3,7 @@
  * K4 (separable box sums = direct sum within 1e-12 rad), K6 (periodic ramps), constant
  * fields, the fixed-vs-float property test on random fields of several sizes through the
  * capture's evaluator, and thread-count independence.
- * Randomized tests print their seed; KURA_TEST_SEED repeats one.
+ * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -23,14 +23,7 @@
 #include "common/rng.h"
 #include "common/threads.h"
 #include "formats/kura_fixed.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("KURA_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 11u;
-    printf("seed %llu (KURA_TEST_SEED)\n", (unsigned long long)seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static double *uniform_map(struct rng *r, size_t n)
 {
@@ -45,7 +38,7 @@ static void test_k4_box_equals_direct(void **state)
 {
     (void)state;
     struct rng r;
-    rng_stream(&r, test_seed(), "k4", 0, 0);
+    rng_stream(&r, th_seed(11u), "k4", 0, 0);
     const size_t sz[][2] = {{5, 5}, {7, 13}, {96, 96}, {3, 4}, {1, 1}};
     struct thread_pool *pool = pool_new(2);
     double worst = 0;
@@ -176,7 +169,7 @@ static void test_constant_field(void **state)
 static void test_fixed_vs_float_property(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(11u);
     struct rng r;
     rng_stream(&r, seed, "prop", 0, 0);
     struct thread_pool *pool = pool_new(2);

@@ -2,7 +2,7 @@
  * Tests of formats/kura_fixed: the bit-exact fixed-point drift of specs/kura.md section 5
  * (LUT and K7, registers, K5 constant field, box-sum map = direct per-pixel definition,
  * K8 error bound on random maps, the c_max limit of K1) and the K2 angle wrap.
- * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
+ * Randomized tests print their seed; set ACCELTRACE_SEED to repeat one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,14 +18,7 @@
 #include "common/rng.h"
 #include "common/threads.h"
 #include "formats/kura_fixed.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("KURA_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 20261130u;
-    printf("seed %llu (KURA_TEST_SEED)\n", (unsigned long long)seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 /* Spec section 5: L[0] = 0, L[2048] = 23170, L[4096] = 32767; the clamp hits k = 4082..4096. */
 static void test_lut_values(void **state)
@@ -201,7 +194,7 @@ static void test_k5_constant_field(void **state)
 static void test_map_equals_pixel(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(20261130u);
     struct rng r;
     rng_stream(&r, seed, "map-vs-pixel", 0, 0);
     const size_t sizes[][2] = {{5, 5}, {7, 13}, {1, 1}, {3, 8}, {37, 23}, {64, 64}};
@@ -238,7 +231,7 @@ static void test_map_equals_pixel(void **state)
 static void test_k8_error_bound(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(20261130u);
     struct rng r;
     rng_stream(&r, seed, "k8", 0, 0);
     const double ks[3] = {3e-5, 0.01, 0.03};
@@ -282,7 +275,7 @@ static void test_k2_wrap(void **state)
 {
     (void)state;
     struct rng r;
-    rng_stream(&r, test_seed(), "k2", 0, 0);
+    rng_stream(&r, th_seed(20261130u), "k2", 0, 0);
     for (int i = 0; i < 1000000; i++) {
         double x = -100.0 + 200.0 * rng_uniform(&r);
         double y = kura_wrap(x);

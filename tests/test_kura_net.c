@@ -25,6 +25,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/sha256.h"
+#include "tests/helpers/test_helpers.h"
 
 #define MAXT 64
 
@@ -138,13 +139,6 @@ static void model_write(const struct model *m, const char *path)
     mem_free(hdr);
 }
 
-static char dir[] = "/tmp/kura_net_XXXXXX";
-
-static void path_of(char *buf, const char *name)
-{
-    snprintf(buf, 256, "%s/%s", dir, name);
-}
-
 static double *rand_theta(struct rng *r, size_t n)
 {
     double *t = mem_alloc(n * 8);
@@ -171,7 +165,7 @@ static void test_zero_equals_none(void **state)
     struct model m;
     model_init(&m, 8, 2, 4, 8, 20);
     char path[256];
-    path_of(path, "zero.safetensors");
+    th_path(path, sizeof path, "zero.safetensors");
     model_write(&m, path);
     model_free(&m);
     struct kura_params p;
@@ -203,7 +197,7 @@ static void test_bias_only(void **state)
     model_init(&m, 4, 1, 2, 4, 100);
     find(&m, "out_conv.bias")->data[0] = 1.2f;
     char path[256];
-    path_of(path, "bias.safetensors");
+    th_path(path, sizeof path, "bias.safetensors");
     model_write(&m, path);
     model_free(&m);
     struct kura_net *net;
@@ -232,7 +226,7 @@ static void test_shift_path(void **state)
     find(&m, "in_conv.weight")->data[((0 * 2 + 1) * 3 + 0) * 3 + 1] = 1.0f;
     find(&m, "out_conv.weight")->data[((1 * 4 + 0) * 3 + 1) * 3 + 1] = 1.0f;
     char path[256];
-    path_of(path, "shift.safetensors");
+    th_path(path, sizeof path, "shift.safetensors");
     model_write(&m, path);
     model_free(&m);
     struct kura_net *net;
@@ -287,7 +281,7 @@ static void test_random_block(void **state)
         for (size_t k = 0; k < numel(&m.w[i]); k++)
             m.w[i].data[k] = (float)(0.5 * rng_normal(&r));
     char path[256];
-    path_of(path, "rand.safetensors");
+    th_path(path, sizeof path, "rand.safetensors");
     model_write(&m, path);
     struct kura_net *net;
     struct errmsg e = {0};
@@ -364,7 +358,7 @@ static void test_random_block(void **state)
 static void expect_bad(struct model *m, const char *needle, int t)
 {
     char path[256];
-    path_of(path, "bad.safetensors");
+    th_path(path, sizeof path, "bad.safetensors");
     model_write(m, path);
     struct kura_net *net = NULL;
     struct errmsg e = {0};
@@ -420,13 +414,13 @@ static void test_bad_files(void **state)
     mem_free(t->data);
     t->data = mem_calloc(numel(t), 4);
     char path[256], errp[256], cmd[1024];
-    path_of(path, "cli.safetensors");
-    path_of(errp, "cli.err");
+    th_path(path, sizeof path, "cli.safetensors");
+    th_path(errp, sizeof errp, "cli.err");
     model_write(&m, path);
     model_free(&m);
     snprintf(cmd, sizeof cmd,
              "'%s' capture kura -q --size 8x8 --score net --weights '%s' -o '%s/x.atr' 2> '%s'", a,
-             path, dir, errp);
+             path, th_tmpdir(), errp);
     int st = system(cmd);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 3);
@@ -442,18 +436,6 @@ static void test_bad_files(void **state)
     unlink(errp);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return io_remove_tree(dir) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,5 +443,5 @@ int main(void)
         cmocka_unit_test(test_shift_path),       cmocka_unit_test(test_random_block),
         cmocka_unit_test(test_bad_files),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

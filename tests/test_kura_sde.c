@@ -2,7 +2,7 @@
  * Tests of capture/kura/kura_sde: K1 (schedule), K3 (von Mises terminal draw), the prior
  * and oracle scores of specs/kura.md sections 2-3 (K2, the wrap, is tested with
  * formats/kura_fixed in test_kura_fixed).
- * Randomized tests print their seed; KURA_TEST_SEED repeats one.
+ * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,14 +17,7 @@
 #include "capture/kura/kura_sde.h"
 #include "common/rng.h"
 #include "formats/kura_fixed.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("KURA_TEST_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 7u;
-    printf("seed %llu (KURA_TEST_SEED)\n", (unsigned long long)seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static void check_preset(const char *name, int t_exp, double kappa_exp)
 {
@@ -98,7 +91,7 @@ static void test_k3_von_mises(void **state)
 {
     (void)state;
     struct rng r;
-    rng_stream(&r, test_seed(), "kura/terminal", 0, 0);
+    rng_stream(&r, th_seed(7u), "kura/terminal", 0, 0);
     double sc = 0, ss = 0;
     const int n = 1000000;
     for (int i = 0; i < n; i++) {

@@ -19,26 +19,13 @@
 #include "analysis/plot.h"
 #include "common/io.h"
 #include "common/mem.h"
-
-static char dir[256];
+#include "tests/helpers/test_helpers.h"
 
 static char *slurp(const char *name, const char *ext)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s%s", dir, name, ext);
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc((size_t)n + 1, 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
+    snprintf(p, sizeof p, "%s/%s%s", th_tmpdir(), name, ext);
+    return th_slurp(p, NULL);
 }
 
 static void has(const char *text, const char *needle)
@@ -51,11 +38,11 @@ static void has(const char *text, const char *needle)
 static void write_and_check(struct plot *p, const char *name, long min_png_bytes)
 {
     bool rendered = false;
-    int rc = plot_write(p, dir, &rendered);
+    int rc = plot_write(p, th_tmpdir(), &rendered);
     if (rc)
         fail_msg("plot_write(%s): %s", name, plot_errmsg(p));
     char path[512];
-    snprintf(path, sizeof path, "%s/%s.png", dir, name);
+    snprintf(path, sizeof path, "%s/%s.png", th_tmpdir(), name);
     if (plot_gnuplot_available()) {
         assert_true(rendered);
         struct stat st;
@@ -349,7 +336,7 @@ static void test_gnuplot_failure(void **state)
     plot_series(p, 0, "s", x, x, 2);
     plot_extra(p, "set nosuchoption 3");
     bool rendered = true;
-    assert_int_equal(plot_write(p, dir, &rendered), ERR_EXTERNAL);
+    assert_int_equal(plot_write(p, th_tmpdir(), &rendered), ERR_EXTERNAL);
     assert_false(rendered);
     has(plot_errmsg(p), "gnuplot failed");
     plot_free(p);
@@ -365,14 +352,14 @@ static void test_output_folders(void **state)
     struct plot *p = plot_new("folders", PLOT_LINE);
     assert_non_null(p);
     assert_int_equal(plot_series(p, 0, "s", x, x, 2), 0);
-    snprintf(sub, sizeof sub, "%s/new/deeper", dir);
+    snprintf(sub, sizeof sub, "%s/new/deeper", th_tmpdir());
     if (plot_write(p, sub, NULL))
         fail_msg("plot_write(%s): %s", sub, plot_errmsg(p));
     struct stat st;
     snprintf(path, sizeof path, "%s/folders.gp", sub);
     assert_int_equal(stat(path, &st), 0);
 
-    snprintf(file, sizeof file, "%s/a_file", dir);
+    snprintf(file, sizeof file, "%s/a_file", th_tmpdir());
     FILE *f = fopen(file, "w");
     assert_non_null(f);
     fclose(f);
@@ -416,7 +403,7 @@ static void test_text_bands(void **state)
     has(gp, "set linetype 9 lc rgb '#0072B2' lw 1.5 dt 2"); /* series 9: colour 1 dashed */
     free(gp);
     plot_format(p, PLOT_FMT_EPSLATEX);
-    assert_int_equal(plot_write(p, dir, NULL), 0);
+    assert_int_equal(plot_write(p, th_tmpdir(), NULL), 0);
     gp = slurp("txt", ".gp");
     has(gp, "set terminal epslatex color size 8.00in,5.60in");
     has(gp, "set output 'txt.tex'");
@@ -475,8 +462,8 @@ static void test_formats(void **state)
     plot_series(p, 0, "a", x, y, 2);
     plot_series(q, 0, "a", x, y, 2);
     plot_size(q, 1600, 560); /* its own size: scaled by 400/800 */
-    assert_int_equal(plot_write(p, dir, NULL), 0);
-    assert_int_equal(plot_write(q, dir, NULL), 0);
+    assert_int_equal(plot_write(p, th_tmpdir(), NULL), 0);
+    assert_int_equal(plot_write(q, th_tmpdir(), NULL), 0);
     char *gp = slurp("fmt", ".gp"), *gq2 = slurp("fmt2", ".gp");
     has(gp, "set terminal svg enhanced size 400,280");
     has(gp, "set output 'fmt.svg'");
@@ -675,15 +662,14 @@ static void test_dat_numpy(void **state)
              "a=numpy.loadtxt(f, comments='#'); "
              "d=pandas.read_csv(f, comment='#', sep=' ', header=None); "
              "assert a.shape == (6, 2) and d.shape == (6, 2), (a.shape, d.shape)\" %s/nlpy.dat",
-             dir);
+             th_tmpdir());
     assert_int_equal(system(cmd), 0);
     plot_free(p);
 }
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/acceltrace-test-plot-%ld", (long)getpid());
-    if (io_mkdir_p(dir, 0755, NULL))
+    if (!th_tmpdir_make("plot"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_panels),        cmocka_unit_test(test_key_placement),
@@ -697,7 +683,7 @@ int main(void)
         cmocka_unit_test(test_dat_newline),        cmocka_unit_test(test_dat_numpy),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (rc == 0 && io_remove_tree(dir) != 0)
+    if (rc == 0 && th_tmpdir_remove() != 0)
         return 1;
     return rc;
 }

@@ -23,8 +23,7 @@
 #include "formats/jsonl.h"
 #include "replay/model_registry.h"
 #include "replay/results.h"
-
-static char tmpdir[256];
+#include "tests/helpers/test_helpers.h"
 
 static void test_csv_format(void **state)
 {
@@ -99,7 +98,7 @@ static void test_jsonl(void **state)
 {
     (void)state;
     char p[512];
-    snprintf(p, sizeof p, "%s/x.jsonl", tmpdir);
+    snprintf(p, sizeof p, "%s/x.jsonl", th_tmpdir());
     struct jsonl_writer *w;
     struct errmsg e = {0};
     assert_int_equal(jsonl_writer_open(&w, p, false, &e), 0);
@@ -181,7 +180,7 @@ static void test_model_result_sticky_error(void **state)
     struct hw_config *c;
     assert_int_equal(hw_config_defaults(&c, m->schema), 0);
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/sticky", tmpdir);
+    snprintf(dir, sizeof dir, "%s/sticky", th_tmpdir());
     struct results *res;
     assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
     memset(&e, 0, sizeof e);
@@ -226,7 +225,7 @@ static void test_changed_columns_refused(void **state)
     struct hw_config *c;
     assert_int_equal(hw_config_defaults(&c, m->schema), 0);
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/cols", tmpdir);
+    snprintf(dir, sizeof dir, "%s/cols", th_tmpdir());
     struct results *res;
     struct errmsg e = {0};
     assert_int_equal(results_open(&res, dir, "th", "count", &e), 0);
@@ -264,9 +263,9 @@ static void test_merge_torn_refused(void **state)
     struct hw_config *c;
     assert_int_equal(hw_config_defaults(&c, m->schema), 0);
     char a[512], b[512], o[512], p[600];
-    snprintf(a, sizeof a, "%s/ma", tmpdir);
-    snprintf(b, sizeof b, "%s/mb", tmpdir);
-    snprintf(o, sizeof o, "%s/mo", tmpdir);
+    snprintf(a, sizeof a, "%s/ma", th_tmpdir());
+    snprintf(b, sizeof b, "%s/mb", th_tmpdir());
+    snprintf(o, sizeof o, "%s/mo", th_tmpdir());
     struct errmsg e = {0};
     const char *dirs[] = {a, b};
     for (int d = 0; d < 2; d++) {
@@ -344,7 +343,7 @@ static void test_lock_second_writer_refused(void **state)
 {
     (void)state;
     char dir[512], want[600];
-    snprintf(dir, sizeof dir, "%s/lock", tmpdir);
+    snprintf(dir, sizeof dir, "%s/lock", th_tmpdir());
     struct results *a, *b;
     struct errmsg e = {0};
     assert_int_equal(results_open(&a, dir, "th", "count", &e), 0);
@@ -369,7 +368,7 @@ static void test_resume_corrupt_and_torn(void **state)
 {
     (void)state;
     char dir[512], p[600], c[600];
-    snprintf(dir, sizeof dir, "%s/resume", tmpdir);
+    snprintf(dir, sizeof dir, "%s/resume", th_tmpdir());
     snprintf(p, sizeof p, "%s/results.jsonl", dir);
     snprintf(c, sizeof c, "%s/results.csv", dir);
     write_configs(dir, 0, 4);
@@ -408,7 +407,7 @@ static void test_manifest_refuses_changes(void **state)
 {
     (void)state;
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/manifest", tmpdir);
+    snprintf(dir, sizeof dir, "%s/manifest", th_tmpdir());
     struct results_manifest m = {.version = "1",
                                  .model = "count",
                                  .trace_hash = "th",
@@ -441,9 +440,9 @@ static void test_merge_order_and_temporaries(void **state)
 {
     (void)state;
     char a[512], b[512], o[512], p[600];
-    snprintf(a, sizeof a, "%s/oa", tmpdir);
-    snprintf(b, sizeof b, "%s/ob", tmpdir);
-    snprintf(o, sizeof o, "%s/oo", tmpdir);
+    snprintf(a, sizeof a, "%s/oa", th_tmpdir());
+    snprintf(b, sizeof b, "%s/ob", th_tmpdir());
+    snprintf(o, sizeof o, "%s/oo", th_tmpdir());
     write_configs(a, 0, 3);
     write_configs(b, 3, 3);
     const char *dirs[] = {b, a};
@@ -485,8 +484,7 @@ static void test_merge_order_and_temporaries(void **state)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-results-%ld", (long)getpid());
-    if (io_mkdir_p(tmpdir, 0755, NULL))
+    if (!th_tmpdir_make("results"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_format),
@@ -502,7 +500,7 @@ int main(void)
         cmocka_unit_test(test_merge_order_and_temporaries),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (io_remove_tree(tmpdir) != 0)
+    if (th_tmpdir_remove() != 0)
         return 1;
     return rc;
 }

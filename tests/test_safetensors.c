@@ -19,13 +19,7 @@
 
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
-
-static char dir[] = "/tmp/acceltrace_st_XXXXXX";
-
-static void path_of(char *out, size_t cap, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
+#include "tests/helpers/test_helpers.h"
 
 static void write_bytes(const char *p, const void *d, size_t n)
 {
@@ -63,7 +57,7 @@ static void test_roundtrip(void **state)
     struct st_write_item it[2] = {{"layer.weight", a, 2, {2, 3}}, {"layer.bias", b, 1, {3}}};
     for (int dt = ST_F32; dt <= ST_BF16; dt++) {
         char p[256];
-        path_of(p, sizeof p, "rt.safetensors");
+        th_path(p, sizeof p, "rt.safetensors");
         struct errmsg e = {0};
         assert_int_equal(st_write(p, it, 2, (enum st_dtype)dt, &e), 0);
         struct st_file *f;
@@ -107,7 +101,7 @@ static void test_non_finite_refused(void **state)
             float ok[2] = {dt == ST_F16 ? 65504.0f : 3.0e38f, -2.0f};
             struct st_write_item it[2] = {{"blk.0.w", a, 2, {2, 3}}, {"blk.0.b", ok, 1, {2}}};
             char p[256];
-            path_of(p, sizeof p, "nan.safetensors");
+            th_path(p, sizeof p, "nan.safetensors");
             struct errmsg e = {0};
             assert_int_equal(st_write(p, it, 2, (enum st_dtype)dt, &e), 0);
             struct st_file *f;
@@ -131,7 +125,7 @@ static void test_fifo_refused(void **state)
 {
     (void)state;
     char p[256];
-    path_of(p, sizeof p, "fifo.safetensors");
+    th_path(p, sizeof p, "fifo.safetensors");
     if (mkfifo(p, 0600) != 0)
         skip();
     struct st_file *f = NULL;
@@ -148,7 +142,7 @@ static void test_errors(void **state)
     char p[256];
     struct errmsg e = {0};
     struct st_file *f;
-    path_of(p, sizeof p, "bad.safetensors");
+    th_path(p, sizeof p, "bad.safetensors");
     /* wrong dtype */
     const char *h1 = "{\"w\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}";
     uint8_t buf[512] = {0};
@@ -196,7 +190,7 @@ static void test_errors(void **state)
     /* too short and missing files */
     write_bytes(p, buf, 4);
     assert_int_equal(st_open(&f, p, &e), ERR_DATA);
-    path_of(p, sizeof p, "none.safetensors");
+    th_path(p, sizeof p, "none.safetensors");
     assert_int_equal(st_open(&f, p, &e), ERR_NOINPUT);
 }
 
@@ -210,8 +204,8 @@ static void test_mutations(void **state)
         a[i] = (float)i - 5.5f;
     struct st_write_item it[2] = {{"blocks.0.w", a, 2, {3, 4}}, {"b", a, 1, {5}}};
     char p[256], q[256];
-    path_of(p, sizeof p, "base.safetensors");
-    path_of(q, sizeof q, "mut.safetensors");
+    th_path(p, sizeof p, "base.safetensors");
+    th_path(q, sizeof q, "mut.safetensors");
     struct errmsg e = {0};
     assert_int_equal(st_write(p, it, 2, ST_F16, &e), 0);
     FILE *f = fopen(p, "rb");
@@ -251,18 +245,6 @@ static void test_mutations(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return io_remove_tree(dir) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,5 +255,5 @@ int main(void)
         cmocka_unit_test(test_non_finite_refused),
         cmocka_unit_test(test_fifo_refused),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -25,9 +25,8 @@
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
-
-static char dir[] = "/tmp/test_salca_heavy_XXXXXX";
 
 static void test_ladder(void **state)
 {
@@ -187,7 +186,7 @@ static void test_jaccard_rows(void **state)
     assert_int_equal(conflicts_stability(c, 8, &s), ERR_USAGE);
 
     char out[300];
-    snprintf(out, sizeof out, "%s/rows", dir);
+    snprintf(out, sizeof out, "%s/rows", th_tmpdir());
     bool rendered;
     assert_int_equal(conflicts_write(c, out, &rendered), 0);
     assert_true(file_exists(out, "heavy_stability.csv"));
@@ -235,7 +234,7 @@ static void test_bare_and_bad(void **state)
     assert_int_equal(bare, 1);
     assert_int_equal(conflicts_n_stability(c), 0);
     char out[300];
-    snprintf(out, sizeof out, "%s/bare", dir);
+    snprintf(out, sizeof out, "%s/bare", th_tmpdir());
     assert_int_equal(conflicts_write(c, out, NULL), 0);
     assert_false(file_exists(out, "heavy_stability.csv"));
     assert_false(file_exists(out, "heavy_stability.gp"));
@@ -282,7 +281,7 @@ static void test_capture_overshoot(void **state)
     p.quiet = true;
     p.utc_time = "2026-01-01T00:00:00Z";
     char path[512];
-    snprintf(path, sizeof path, "%s/cap.atr", dir);
+    snprintf(path, sizeof path, "%s/cap.atr", th_tmpdir());
     struct errmsg e = {0};
     struct salca_capture_result res;
     if (salca_capture_run(&p, path, &res, &e))
@@ -360,7 +359,7 @@ static void test_capture_overshoot(void **state)
             assert_true(s.jaccard_min == 1.0);
     }
     char out[300];
-    snprintf(out, sizeof out, "%s/cap", dir);
+    snprintf(out, sizeof out, "%s/cap", th_tmpdir());
     assert_int_equal(conflicts_write(c, out, NULL), 0);
     assert_true(file_exists(out, "overshoot.csv"));
     assert_true(file_exists(out, "overshoot.dat"));
@@ -415,18 +414,6 @@ static void test_alloc_failures(void **state)
     salca_kv_release(&kv);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return io_remove_tree(dir) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,5 +424,5 @@ int main(void)
         cmocka_unit_test(test_capture_overshoot),
         cmocka_unit_test(test_alloc_failures),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -21,6 +21,7 @@
 #include "capture/nn/nn_llama.h"
 #include "capture/nn/safetensors.h"
 #include "common/rng.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 13;
 
@@ -365,10 +366,7 @@ static void test_safetensors(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     nn_set_threads(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_decode),

@@ -33,14 +33,7 @@
 #include "replay/salca_model.h"
 #include "replay/salca_perf.h"
 #include "replay/sweep.h"
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("ACCELTRACE_SEED");
-    uint64_t seed = s ? strtoull(s, NULL, 0) : 11;
-    printf("seed %" PRIu64 "\n", seed);
-    return seed;
-}
+#include "tests/helpers/test_helpers.h"
 
 static void params(struct salca_pipe_params *p)
 {
@@ -114,7 +107,7 @@ static void test_stage_times(void **state)
 static void test_a17_pipeline(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(11);
     struct rng r;
     rng_stream(&r, seed, "a17", 0, 0);
     for (int trial = 0; trial < 500; trial++) {
@@ -153,7 +146,7 @@ static void test_a17_pipeline(void **state)
 static void test_sched_bruteforce(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(11);
     struct rng r;
     rng_stream(&r, seed, "sched_bf", 0, 0);
     enum { J = 30 };
@@ -323,7 +316,7 @@ static double get(struct model_result *res, size_t row, const char *name)
 static void test_model_records(void **state)
 {
     (void)state;
-    uint64_t seed = test_seed();
+    uint64_t seed = th_seed(11);
     struct recs rs = {0};
     static uint32_t idx[8192];
     struct salca_pipe_params p, d;

@@ -17,6 +17,7 @@
 #include "capture/salca/salca_quant.h"
 #include "capture/salca/salca_select.h"
 #include "common/rng.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 11;
 
@@ -219,10 +220,7 @@ static void test_int8(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp16),          cmocka_unit_test(test_key_record),
         cmocka_unit_test(test_query_scaling), cmocka_unit_test(test_relevance),

@@ -19,6 +19,7 @@
 #include "common/buf.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 7;
 
@@ -302,10 +303,7 @@ static void test_overshoot(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threshold_property),
         cmocka_unit_test(test_pool),

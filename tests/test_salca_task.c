@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "capture/salca/salca_task.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 3;
 
@@ -134,10 +135,7 @@ static void test_layouts(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lengths),
         cmocka_unit_test(test_truncation),

@@ -23,13 +23,13 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
 #include "traces/trace_writer.h"
 
 static uint64_t seed = 20261130;
-static char tmpdir[256];
 
 /* ---- a descriptor-driven random message builder (malloc-owned, freed by protobuf-c) ---- */
 
@@ -239,11 +239,6 @@ static void assert_same_record(const Acceltrace__Record *a, const Acceltrace__Re
     free(pb);
 }
 
-static void path_in_tmp(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", tmpdir, name);
-}
-
 static Acceltrace__TraceHeader *test_header(void)
 {
     static Acceltrace__TraceHeader h = ACCELTRACE__TRACE_HEADER__INIT;
@@ -264,7 +259,7 @@ static void test_round_trip_every_type(void **state)
             struct rng r;
             rng_seed(&r, seed + (uint64_t)level);
             char path[512];
-            path_in_tmp(path, sizeof path, "rt.atr");
+            th_path(path, sizeof path, "rt.atr");
             struct trace_writer_opts o;
             trace_writer_opts_default(&o);
             o.zstd_level = level;
@@ -334,7 +329,7 @@ static void test_random_access_touches_one_frame(void **state)
     (void)state;
     char path[512];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "ra.atr");
+    th_path(path, sizeof path, "ra.atr");
     struct trace_writer *w;
     assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     enum { STEPS = 50, LAYERS = 20, HEADS = 12 }; /* 12,000 frames */
@@ -609,7 +604,7 @@ static void test_alloc_failures(void **state)
     (void)state;
     char path[512];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "oom.atr");
+    th_path(path, sizeof path, "oom.atr");
     struct rng r;
     rng_seed(&r, seed);
     Acceltrace__Record *rec = random_record(15, &r);
@@ -654,7 +649,7 @@ static void test_large_frames(void **state)
     (void)state;
     char path[512];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "large.atr");
+    th_path(path, sizeof path, "large.atr");
     struct rng r;
     rng_seed(&r, seed);
     size_t big = 3u << 20;
@@ -706,7 +701,7 @@ static void test_writer_errors(void **state)
     assert_null(w);
     assert_non_null(strstr(err.text, "cannot create '/nonexistent-dir/x.atr.partial'"));
     char path[512];
-    path_in_tmp(path, sizeof path, "misuse.atr");
+    th_path(path, sizeof path, "misuse.atr");
     assert_int_equal(trace_writer_open(&w, path, NULL, test_header(), &err), 0);
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
     assert_int_equal(trace_writer_append(w, &rec, NULL), ERR_USAGE); /* no body */
@@ -758,7 +753,7 @@ static void test_writer_exclusive(void **state)
     (void)state;
     char path[512], partial[600];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "excl.atr");
+    th_path(path, sizeof path, "excl.atr");
     snprintf(partial, sizeof partial, "%s.partial", path);
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
@@ -825,7 +820,7 @@ static void test_writer_disk_full(void **state)
     (void)state;
     char path[512], partial[600];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "full.atr");
+    th_path(path, sizeof path, "full.atr");
     snprintf(partial, sizeof partial, "%s.partial", path);
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
@@ -893,8 +888,8 @@ static void test_recover_never_its_input(void **state)
 {
     (void)state;
     char in[512], out[512], tmpf[600], alias[600];
-    path_in_tmp(in, sizeof in, "rin.atr.recovering");
-    path_in_tmp(out, sizeof out, "rin.atr");
+    th_path(in, sizeof in, "rin.atr.recovering");
+    th_path(out, sizeof out, "rin.atr");
     char *text;
     size_t len;
     assert_int_equal(io_read_file("tests/golden/ok/small.atr", 1 << 20, &text, &len, NULL), 0);
@@ -910,11 +905,11 @@ static void test_recover_never_its_input(void **state)
     struct stat st;
     assert_int_equal(stat(in, &st), 0);
     assert_int_equal((size_t)st.st_size, len); /* the input is intact */
-    snprintf(alias, sizeof alias, "%s/./rin.atr.recovering", tmpdir);
+    snprintf(alias, sizeof alias, "%s/./rin.atr.recovering", th_tmpdir());
     assert_int_equal(trace_recover(in, alias, &res, &e), ERR_USAGE);
     assert_non_null(strstr(e.text, "same file"));
     /* a .recovering that is not ours: refused, kept */
-    path_in_tmp(out, sizeof out, "rout.atr");
+    th_path(out, sizeof out, "rout.atr");
     snprintf(tmpf, sizeof tmpf, "%s.recovering", out);
     f = fopen(tmpf, "wb");
     assert_non_null(f);
@@ -951,7 +946,7 @@ static void test_threads_error_in_order(void **state)
     rng_seed(&r, seed + 7);
     char path[512];
     struct errmsg err = {0};
-    path_in_tmp(path, sizeof path, "order.atr");
+    th_path(path, sizeof path, "order.atr");
     struct trace_writer_opts o;
     trace_writer_opts_default(&o);
     o.zstd_level = 3;
@@ -1060,12 +1055,8 @@ static void test_threads_error_in_order(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-trace-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    seed = th_seed(seed);
+    if (!th_tmpdir_make("trace"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_type),
@@ -1082,7 +1073,7 @@ int main(void)
         cmocka_unit_test(test_threads_error_in_order),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (io_remove_tree(tmpdir) != 0)
-        fprintf(stderr, "cannot remove %s\n", tmpdir);
+    if (th_tmpdir_remove() != 0)
+        fprintf(stderr, "cannot remove the temporary folder\n");
     return rc;
 }

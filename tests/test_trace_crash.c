@@ -22,12 +22,11 @@
 #include <cmocka.h>
 
 #include "common/io.h"
+#include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_recover.h"
 #include "traces/trace_verify.h"
 #include "traces/trace_writer.h"
-
-static char tmpdir[256];
 
 static void child(const char *path, int report_fd, int go_fd, bool lockstep)
 {
@@ -69,9 +68,9 @@ static void child(const char *path, int report_fd, int go_fd, bool lockstep)
 static void run(int n, bool lockstep)
 {
     char path[512], partial[600], out[600];
-    snprintf(path, sizeof path, "%s/crash%d%s.atr", tmpdir, n, lockstep ? "l" : "f");
+    snprintf(path, sizeof path, "%s/crash%d%s.atr", th_tmpdir(), n, lockstep ? "l" : "f");
     snprintf(partial, sizeof partial, "%s.partial", path);
-    snprintf(out, sizeof out, "%s/recovered%d%s.atr", tmpdir, n, lockstep ? "l" : "f");
+    snprintf(out, sizeof out, "%s/recovered%d%s.atr", th_tmpdir(), n, lockstep ? "l" : "f");
     int rep[2], go[2];
     assert_int_equal(pipe(rep), 0);
     assert_int_equal(pipe(go), 0);
@@ -152,15 +151,14 @@ static void test_free_run(void **state)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/acceltrace-test-crash-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (!th_tmpdir_make("crash"))
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lockstep),
         cmocka_unit_test(test_free_run),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (io_remove_tree(tmpdir) != 0)
-        fprintf(stderr, "cannot remove %s\n", tmpdir);
+    if (th_tmpdir_remove() != 0)
+        fprintf(stderr, "cannot remove the temporary folder\n");
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/rng.h"
 #include "formats/varint.h"
+#include "tests/helpers/test_helpers.h"
 
 static uint64_t seed = 5;
 
@@ -105,10 +106,7 @@ static void test_index_lists(void **state)
 
 int main(void)
 {
-    const char *s = getenv("ACCELTRACE_SEED");
-    if (s)
-        seed = strtoull(s, NULL, 10);
-    printf("seed %llu (set ACCELTRACE_SEED to repeat)\n", (unsigned long long)seed);
+    seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_leb128),
         cmocka_unit_test(test_index_lists),

@@ -1,5 +1,7 @@
 /*
- * The .atr reader (DESIGN.md section 3, docs/trace-format.md).
+ * The .atr reader (docs/trace-format.md). This file opens, streams, finds and seeks;
+ * trace_reader_frame.c decodes one frame and trace_reader_index.c loads the index
+ * (trace_reader_impl.h).
  *
  * With one thread, frames are read, checked, decompressed and unpacked one at a time.
  * With opts.threads > 1 the reader keeps a ring of up to `batch` frames read ahead:
@@ -29,179 +31,7 @@
 #include "common/mem.h"
 #include "traces/trace_hash.h"
 #include "traces/trace_internal.h"
-
-#define BATCH_STORED_BYTES (64u << 20) /* stop reading ahead past this many payload bytes */
-#define BATCH_RAW_BYTES (256u << 20)   /* ... or past this many declared decompressed bytes */
-
-/* State of a slot of the read-ahead ring (threads > 1). */
-enum job_state { JOB_FREE, JOB_READ, JOB_BUSY, JOB_DONE };
-
-struct job {
-    struct trace_frame_info fi;
-    uint32_t crc;
-    struct buf stored;
-    struct buf rawbuf;
-    const uint8_t *raw;
-    size_t raw_len;
-    Acceltrace__Record *rec;
-    int rc;
-    struct errmsg err;
-    enum job_state state; /* guarded by trace_reader.mu */
-    uint64_t declared;    /* decompressed bytes counted against BATCH_RAW_BYTES */
-};
-
-struct worker {
-    struct trace_reader *r;
-    int idx; /* its zstd context */
-    pthread_t thread;
-};
-
-struct sort_key {
-    uint32_t type;
-    int32_t step, layer, head;
-    uint32_t pos;
-};
-
-struct trace_reader {
-    struct src own;
-    struct src *src;
-    char *name;
-    struct trace_reader_opts opts;
-    struct errmsg err;
-    Acceltrace__Record *header_rec;
-    Acceltrace__Record *index_rec; /* only when the index is valid */
-    const Acceltrace__TraceIndex *index;
-    struct errmsg index_err;  /* code 0: index fine; else the full message */
-    struct errmsg index_what; /* the same without the position */
-    uint64_t index_problem_offset;
-    uint64_t index_offset;
-    struct sort_key *order;
-    uint64_t pos; /* offset of the next frame to read */
-    uint64_t end; /* index_offset with a valid index, else the file size */
-    uint64_t next_number;
-    ZSTD_DCtx **dctx;
-    int n_dctx;
-    struct job *jobs;
-    size_t batch, n_jobs, job_next;        /* threads > 1: ring of batch slots, head job_next */
-    uint64_t ahead_stored, ahead_declared; /* of the n_jobs frames in the ring */
-    struct worker *workers;
-    int n_workers;          /* started worker threads (threads - 1) */
-    bool sync_ready;        /* mu and the condition variables exist */
-    pthread_mutex_t mu;     /* guards job states, job_next, n_jobs, stop */
-    pthread_cond_t work_cv; /* a frame was read, or stop */
-    pthread_cond_t done_cv; /* a worker finished a frame */
-    bool caller_waiting;
-    bool stop;
-    int pending_rc; /* read error after the current batch */
-    struct errmsg pending_err;
-    bool at_end;
-    int sticky; /* first error of next(); repeated afterwards */
-    struct job find_job;
-    struct trace_frame_info last;
-    const struct job *last_job;
-    struct trace_hash hash; /* the index's algorithm; XXH3-128 without an index */
-    char hash_hex[TRACE_HASH_HEX_MAX];
-    uint64_t frames_read;
-    unsigned major, minor;
-    bool hashing;         /* opts.compute_hash or no valid index */
-    struct errmsg damage; /* first damage accepted under allow_partial (code 0: none) */
-    bool index_mismatch;  /* a frame disagreed with the index: entries no longer used */
-    bool end_checked;     /* the end-of-stream content hash check ran */
-};
-
-/* ---- allocation budget for protobuf-c ---- */
-
-struct budget_hdr {
-    size_t size; /* bytes asked for */
-    void *base;  /* what mem_alloc returned (keeps 16-byte alignment) */
-};
-
-/*
- * Placement of large blocks [measured, docs/performance.md "Trace container"]: glibc's
- * rep-movsb memcpy on AMD Zen runs at 3.5 instead of 52 GB/s when the destination's page
- * offset lies a few bytes above the source's. protobuf-c copies each bytes field out of
- * the decompressed frame, which malloc places at page offset 16 like any large block, so
- * a field a few bytes into the frame lands just below a fresh block's data (offset 32).
- * Blocks of at least BUDGET_SHIFT_MIN bytes therefore start at page offset 2048, far
- * from both; they cost one extra page.
- */
-#define BUDGET_SHIFT_MIN ((size_t)16384)
-#define BUDGET_PAGE ((size_t)4096)
-#define BUDGET_OFFSET ((size_t)2048)
-
-static void *budget_alloc(void *data, size_t size)
-{
-    struct trace_budget *b = data;
-    bool shift = size >= BUDGET_SHIFT_MIN;
-    size_t total;
-    if (!mem_add(size, sizeof(struct budget_hdr) + (shift ? BUDGET_PAGE : 0), &total))
-        return NULL;
-    if (b) {
-        if (total > b->limit || b->used > b->limit - total) {
-            b->exceeded = true;
-            return NULL;
-        }
-        b->used += total;
-    }
-    unsigned char *base = mem_alloc(total);
-    if (!base)
-        return NULL;
-    struct budget_hdr *h = (struct budget_hdr *)base;
-    if (shift) {
-        uintptr_t data_at = (uintptr_t)(base + sizeof *h);
-        uintptr_t want = (data_at & ~(uintptr_t)(BUDGET_PAGE - 1)) + BUDGET_OFFSET;
-        if (want < data_at)
-            want += BUDGET_PAGE;
-        h = (struct budget_hdr *)(base + (want - data_at));
-    }
-    h->size = size;
-    h->base = base;
-    return h + 1;
-}
-
-static void budget_free(void *data, void *p)
-{
-    struct trace_budget *b = data;
-    if (!p)
-        return;
-    struct budget_hdr *h = (struct budget_hdr *)p - 1;
-    if (b) {
-        size_t total = h->size + sizeof *h + (h->size >= BUDGET_SHIFT_MIN ? BUDGET_PAGE : 0);
-        b->used = b->used > total ? b->used - total : 0;
-    }
-    mem_free(h->base);
-}
-
-void trace_budget_allocator(ProtobufCAllocator *a, struct trace_budget *b)
-{
-    a->alloc = budget_alloc;
-    a->free = budget_free;
-    a->allocator_data = b;
-}
-
-void trace_record_free(Acceltrace__Record *rec)
-{
-    if (!rec)
-        return;
-    ProtobufCAllocator a;
-    trace_budget_allocator(&a, NULL);
-    protobuf_c_message_free_unpacked(&rec->base, &a);
-}
-
-bool trace_type_known(uint32_t type)
-{
-    return type != 0 && type <= TRACE_MAX_TYPE &&
-           protobuf_c_message_descriptor_get_field(&acceltrace__record__descriptor, (int)type) !=
-               NULL;
-}
-
-const char *trace_record_type_name(uint32_t type)
-{
-    if (!trace_type_known(type))
-        return "unknown";
-    return protobuf_c_message_descriptor_get_field(&acceltrace__record__descriptor, (int)type)
-        ->name;
-}
+#include "traces/trace_reader_impl.h"
 
 /* ---- options, errors ---- */
 
@@ -257,7 +87,7 @@ static void warn_once(const char *msg)
 }
 
 /* Records damage accepted under allow_partial (the first one is kept) and warns. */
-static void accept_damage(struct trace_reader *r, const char *msg)
+void tr_accept_damage(struct trace_reader *r, const char *msg)
 {
     if (!r->damage.code)
         errmsg_set(&r->damage, ERR_DATA, "%s", msg);
@@ -296,387 +126,9 @@ int trace_entry_check(const Acceltrace__IndexEntry *en, const struct trace_frame
     return 0;
 }
 
-static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
-                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-/* "<what> ('<file>' frame N at offset O)", DESIGN.md section 7. */
-static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
-                     const char *fmt, ...)
-{
-    char what[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return errmsg_set(e, code, "%s ('%s' frame %llu at offset %llu)", what, name,
-                      (unsigned long long)number, (unsigned long long)offset);
-}
-
 const char *trace_reader_errmsg(const struct trace_reader *r)
 {
     return r ? errmsg_text(&r->err) : "no reader";
-}
-
-/* ---- one frame ---- */
-
-static void job_reset(struct job *j)
-{
-    trace_record_free(j->rec);
-    j->rec = NULL;
-    j->raw = NULL;
-    j->raw_len = 0;
-    j->rc = 0;
-    j->err.code = 0;
-    j->err.text[0] = 0;
-}
-
-static void job_release(struct job *j)
-{
-    job_reset(j);
-    buf_release(&j->stored);
-    buf_release(&j->rawbuf);
-}
-
-/*
- * Reads the frame header at off and its payload into j->stored, checking every field
- * against the bytes left before `end`. Errors go to e.
- */
-static int read_frame(struct trace_reader *r, uint64_t off, uint64_t end, uint64_t number,
-                      struct job *j, struct errmsg *e)
-{
-    job_reset(j);
-    memset(&j->fi, 0, sizeof j->fi);
-    j->fi.number = number;
-    j->fi.offset = off;
-    j->fi.key.step = j->fi.key.layer = j->fi.key.head = -1;
-    if (off > end || end - off < TRACE_FRAME_HEADER_BYTES)
-        return frame_err(e, ERR_DATA, r->name, number, off,
-                         "truncated frame header (%llu of 12 bytes)",
-                         (unsigned long long)(off > end ? 0 : end - off));
-    uint8_t h[TRACE_FRAME_HEADER_BYTES];
-    size_t got;
-    if (src_read_at(r->src, off, h, sizeof h, &got))
-        return frame_err(e, ERR_IO, r->name, number, off, "read error");
-    if (got != sizeof h)
-        return frame_err(e, ERR_DATA, r->name, number, off, "truncated frame header");
-    uint32_t len = trace_get_u32(h);
-    j->fi.codec = h[4];
-    j->fi.type = h[5];
-    j->fi.stored_bytes = len;
-    j->crc = trace_get_u32(h + 8);
-    if (trace_get_u16(h + 6) != 0)
-        return frame_err(e, ERR_DATA, r->name, number, off,
-                         "nonzero reserved field in frame header");
-    if (j->fi.codec > TRACE_CODEC_ZSTD)
-        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown codec %u", j->fi.codec);
-    if (!trace_type_known(j->fi.type))
-        return frame_err(e, ERR_FORMAT, r->name, number, off, "unknown record type %u", j->fi.type);
-    if (len > TRACE_MAX_PAYLOAD)
-        return frame_err(e, ERR_LIMIT, r->name, number, off,
-                         "frame payload of %u bytes exceeds the 1 GiB limit", len);
-    uint64_t avail = end - off - TRACE_FRAME_HEADER_BYTES;
-    if (len > avail)
-        return frame_err(e, ERR_DATA, r->name, number, off,
-                         "truncated frame payload (%u bytes declared, %llu present)", len,
-                         (unsigned long long)avail);
-    if (j->fi.codec == TRACE_CODEC_RAW && len > r->opts.max_record_bytes)
-        return frame_err(e, ERR_LIMIT, r->name, number, off,
-                         "record of %u bytes exceeds the cap of %llu bytes", len,
-                         (unsigned long long)r->opts.max_record_bytes);
-    buf_clear(&j->stored);
-    if (buf_reserve(&j->stored, len))
-        return frame_err(e, ERR_NOMEM, r->name, number, off, "out of memory for %u bytes", len);
-    if (src_read_at(r->src, off + TRACE_FRAME_HEADER_BYTES, j->stored.data, len, &got))
-        return frame_err(e, ERR_IO, r->name, number, off, "read error");
-    if (got != len)
-        return frame_err(e, ERR_DATA, r->name, number, off, "truncated frame payload");
-    j->stored.len = len;
-    return 0;
-}
-
-/* Streaming decompression for frames without a declared content size, bounded by cap. */
-static int decompress_stream(ZSTD_DCtx *d, struct job *j, uint64_t cap, const char *name)
-{
-    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-    /* the window zstd allocates for streaming stays within the cap (and zstd's default
-     * limit of 2^27) */
-    int wlog = 10;
-    while (wlog < 27 && ((uint64_t)1 << wlog) < cap)
-        wlog++;
-    ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, wlog);
-    ZSTD_inBuffer in = {j->stored.data, j->stored.len, 0};
-    buf_clear(&j->rawbuf);
-    for (;;) {
-        if (j->rawbuf.cap - j->rawbuf.len < 65536 || j->rawbuf.cap == 0) {
-            if (j->rawbuf.len >= cap)
-                return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
-                                 "decompressed record exceeds the cap of %llu bytes",
-                                 (unsigned long long)cap);
-            size_t grow = j->rawbuf.len ? j->rawbuf.len : 65536;
-            if (grow > cap - j->rawbuf.len)
-                grow = (size_t)(cap - j->rawbuf.len);
-            if (grow < 1)
-                grow = 1;
-            if (buf_reserve(&j->rawbuf, grow))
-                return frame_err(&j->err, ERR_NOMEM, name, j->fi.number, j->fi.offset,
-                                 "out of memory decompressing");
-        }
-        size_t room = j->rawbuf.cap - 1 - j->rawbuf.len; /* buf keeps one byte for a NUL */
-        if (room > cap - j->rawbuf.len)
-            room = (size_t)(cap - j->rawbuf.len);
-        ZSTD_outBuffer out = {j->rawbuf.data + j->rawbuf.len, room, 0};
-        size_t rc = ZSTD_decompressStream(d, &out, &in);
-        if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge)
-            return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
-                             "zstd window exceeds the cap of %llu bytes", (unsigned long long)cap);
-        if (ZSTD_isError(rc))
-            return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
-                             "bad zstd data: %s", ZSTD_getErrorName(rc));
-        j->rawbuf.len += out.pos;
-        if (rc == 0)
-            break;
-        if (in.pos == in.size && out.pos < room)
-            return frame_err(&j->err, ERR_DATA, name, j->fi.number, j->fi.offset,
-                             "truncated zstd data");
-        if (j->rawbuf.len >= cap && out.pos == room)
-            return frame_err(&j->err, ERR_LIMIT, name, j->fi.number, j->fi.offset,
-                             "decompressed record exceeds the cap of %llu bytes",
-                             (unsigned long long)cap);
-    }
-    j->raw = j->rawbuf.data;
-    j->raw_len = j->rawbuf.len;
-    return 0;
-}
-
-/*
- * Checks the crc and decompresses j (thread-safe given its own dctx). Unpacking is left
- * to unpack_job on the consumer's thread, so records are allocated and freed by the same
- * thread (malloc arenas of worker threads otherwise trim and fault on every frame).
- */
-static int decompress_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
-{
-    const struct trace_frame_info *fi = &j->fi;
-    if (crc32c_update(0, j->stored.data, j->stored.len) != j->crc)
-        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset, "bad checksum");
-    if (fi->codec == TRACE_CODEC_RAW) {
-        j->raw = j->stored.data;
-        j->raw_len = j->stored.len;
-    } else {
-        unsigned long long fcs = ZSTD_getFrameContentSize(j->stored.data, j->stored.len);
-        if (fcs == ZSTD_CONTENTSIZE_ERROR)
-            return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                     "payload is not a zstd frame");
-        size_t csize = ZSTD_findFrameCompressedSize(j->stored.data, j->stored.len);
-        if (ZSTD_isError(csize) || csize != j->stored.len)
-            return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                     "payload is not exactly one zstd frame");
-        if (fcs == ZSTD_CONTENTSIZE_UNKNOWN) {
-            if (decompress_stream(d, j, cap, name))
-                return j->rc = j->err.code;
-        } else {
-            if (fcs > cap)
-                return j->rc = frame_err(&j->err, ERR_LIMIT, name, fi->number, fi->offset,
-                                         "zstd frame declares %llu bytes, above the cap of "
-                                         "%llu bytes",
-                                         fcs, (unsigned long long)cap);
-            buf_clear(&j->rawbuf);
-            if (buf_reserve(&j->rawbuf, (size_t)fcs))
-                return j->rc = frame_err(&j->err, ERR_NOMEM, name, fi->number, fi->offset,
-                                         "out of memory for %llu bytes", fcs);
-            /* The destination is exactly the declared size: zstd refuses to write more. */
-            size_t n =
-                ZSTD_decompressDCtx(d, j->rawbuf.data, (size_t)fcs, j->stored.data, j->stored.len);
-            if (ZSTD_isError(n))
-                return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                         "bad zstd data: %s", ZSTD_getErrorName(n));
-            if (n != fcs)
-                return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                         "zstd frame size mismatch");
-            j->rawbuf.len = n;
-            j->raw = j->rawbuf.data;
-            j->raw_len = n;
-        }
-    }
-    j->fi.raw_bytes = j->raw_len;
-    return j->rc = 0;
-}
-
-/* Unpacks the decompressed payload of j into j->rec under the allocation budget. */
-static int unpack_job(struct job *j, uint64_t cap, const char *name)
-{
-    const struct trace_frame_info *fi = &j->fi;
-    /* protobuf-c needs a few times the wire bytes while unpacking: 4-byte ints from
-     * 1-byte varints, a 32-byte scan entry per occurrence of a field (2 bytes on the wire
-     * for a small unpacked repeated value) in slabs that double. The budget on live bytes
-     * is 64x + 1 MiB, never more than the cap (decision) */
-    uint64_t limit = (uint64_t)j->raw_len * 64 + (1u << 20);
-    struct trace_budget b = {limit < cap ? limit : cap, 0, false};
-    ProtobufCAllocator a;
-    trace_budget_allocator(&a, &b);
-    j->rec = (Acceltrace__Record *)protobuf_c_message_unpack(&acceltrace__record__descriptor, &a,
-                                                             j->raw_len, j->raw);
-    if (!j->rec) {
-        if (b.exceeded)
-            return j->rc = frame_err(&j->err, ERR_LIMIT, name, fi->number, fi->offset,
-                                     "record needs more than %llu bytes of memory",
-                                     (unsigned long long)b.limit);
-        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                 "cannot parse the %s record", trace_record_type_name(fi->type));
-    }
-    if ((uint32_t)j->rec->body_case != fi->type)
-        return j->rc = frame_err(&j->err, ERR_DATA, name, fi->number, fi->offset,
-                                 "record type mismatch (frame header %u, record %u)", fi->type,
-                                 (unsigned)j->rec->body_case);
-    /* what a record's fields must agree on, checked once here for every reader of it */
-    struct errmsg ve = {0, ""};
-    if (j->rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT &&
-        trace_salca_select_validate(j->rec->salca_select, &ve))
-        return j->rc = frame_err(&j->err, ve.code, name, fi->number, fi->offset, "%s", ve.text);
-    return j->rc = 0;
-}
-
-/* decompress_job + unpack_job. */
-static int decode_job(struct job *j, ZSTD_DCtx *d, uint64_t cap, const char *name)
-{
-    if (decompress_job(j, d, cap, name))
-        return j->rc;
-    return unpack_job(j, cap, name);
-}
-
-/* ---- index ---- */
-
-static int cmp_sort_key(const void *a, const void *b)
-{
-    const struct sort_key *x = a, *y = b;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    if (x->step != y->step)
-        return x->step < y->step ? -1 : 1;
-    if (x->layer != y->layer)
-        return x->layer < y->layer ? -1 : 1;
-    if (x->head != y->head)
-        return x->head < y->head ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Records why the index is unusable: `what` and the byte offset it concerns. */
-static void index_problem(struct trace_reader *r, int code, uint64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void index_problem(struct trace_reader *r, int code, uint64_t off, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    errmsg_vset(&r->index_what, code, fmt, ap);
-    va_end(ap);
-    r->index_problem_offset = off;
-    errmsg_set(&r->index_err, code, "%s ('%s' index at offset %llu)", r->index_what.text, r->name,
-               (unsigned long long)off);
-}
-
-/* The "what" part of a frame_err message (the text before " ('"). */
-static void strip_position(char *text)
-{
-    char *p = strstr(text, " ('");
-    if (p)
-        *p = 0;
-}
-
-/* Reads and checks trailer and index; on any problem leaves r->index NULL with index_err. */
-static void load_index(struct trace_reader *r, uint64_t header_end)
-{
-    uint64_t size = r->src->size;
-    if (size < header_end + TRACE_FRAME_HEADER_BYTES + TRACE_TRAILER_BYTES) {
-        index_problem(r, ERR_NOTFOUND, size, "no index (no trailer)");
-        return;
-    }
-    uint8_t t[TRACE_TRAILER_BYTES];
-    size_t got;
-    uint64_t iend = size - TRACE_TRAILER_BYTES;
-    if (src_read_at(r->src, iend, t, sizeof t, &got) || got != sizeof t) {
-        index_problem(r, ERR_IO, iend, "cannot read the trailer");
-        return;
-    }
-    if (memcmp(t + 8, TRACE_TRAILER_MAGIC, 8) != 0) {
-        index_problem(r, ERR_NOTFOUND, size, "no index (no trailer)");
-        return;
-    }
-    uint64_t io = trace_get_u64(t);
-    if (io < header_end || io > iend) {
-        index_problem(r, ERR_DATA, iend, "bad index offset %llu in the trailer",
-                      (unsigned long long)io);
-        return;
-    }
-    struct job j;
-    struct errmsg tmp;
-    memset(&j, 0, sizeof j);
-    if (read_frame(r, io, iend, 0, &j, &tmp)) {
-        strip_position(tmp.text);
-        index_problem(r, tmp.code, io, "bad index frame: %s", tmp.text);
-        goto out;
-    }
-    if (j.fi.type != TRACE_TYPE_INDEX) {
-        index_problem(r, ERR_DATA, io, "trailer points at a %s frame, not the index",
-                      trace_record_type_name(j.fi.type));
-        goto out;
-    }
-    if (io + TRACE_FRAME_HEADER_BYTES + j.fi.stored_bytes != iend) {
-        index_problem(
-            r, ERR_DATA, io, "%llu bytes between the index frame and the trailer",
-            (unsigned long long)(iend - io - TRACE_FRAME_HEADER_BYTES - j.fi.stored_bytes));
-        goto out;
-    }
-    if (decode_job(&j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
-        strip_position(j.err.text);
-        index_problem(r, j.err.code, io, "bad index frame: %s", j.err.text);
-        goto out;
-    }
-    const Acceltrace__TraceIndex *ix = j.rec->index;
-    if (!ix) {
-        index_problem(r, ERR_DATA, io, "empty index record");
-        goto out;
-    }
-    enum trace_hash_alg alg;
-    if (ix->frame_count != ix->n_entries || ix->n_entries == 0 || ix->n_entries > UINT32_MAX ||
-        !trace_hash_alg_of(ix->content_hash, &alg)) {
-        index_problem(r, ERR_DATA, io, "inconsistent index (frame count, entries or hash)");
-        goto out;
-    }
-    uint64_t expect = TRACE_PREAMBLE_BYTES;
-    for (size_t i = 0; i < ix->n_entries; i++) {
-        const Acceltrace__IndexEntry *en = ix->entries[i];
-        if (en->offset != expect || !trace_type_known(en->record_type) ||
-            en->record_type == TRACE_TYPE_INDEX ||
-            (i == 0) != (en->record_type == TRACE_TYPE_HEADER) ||
-            en->stored_bytes > TRACE_MAX_PAYLOAD) {
-            index_problem(r, ERR_DATA, io, "bad index entry %zu", i);
-            goto out;
-        }
-        expect = en->offset + TRACE_FRAME_HEADER_BYTES + en->stored_bytes;
-    }
-    if (expect != io) {
-        index_problem(r, ERR_DATA, io, "index entries end at offset %llu, not at the index",
-                      (unsigned long long)expect);
-        goto out;
-    }
-    size_t bytes;
-    if (!mem_mul(ix->n_entries, sizeof *r->order, &bytes) || !(r->order = mem_alloc(bytes))) {
-        index_problem(r, ERR_NOMEM, io, "out of memory for the index");
-        goto out;
-    }
-    for (size_t i = 0; i < ix->n_entries; i++) {
-        const Acceltrace__IndexEntry *en = ix->entries[i];
-        r->order[i] =
-            (struct sort_key){en->record_type, en->step, en->layer, en->head, (uint32_t)i};
-    }
-    qsort(r->order, ix->n_entries, sizeof *r->order, cmp_sort_key);
-    r->index_rec = j.rec;
-    j.rec = NULL;
-    r->index = r->index_rec->index;
-    r->index_offset = io;
-    r->end = io;
-out:
-    job_release(&j);
 }
 
 /* ---- worker threads (threads > 1) ---- */
@@ -706,7 +158,7 @@ static void *worker_main(void *arg)
         }
         j->state = JOB_BUSY;
         pthread_mutex_unlock(&r->mu);
-        decompress_job(j, r->dctx[w->idx], r->opts.max_record_bytes, r->name);
+        tr_decompress_job(j, r->dctx[w->idx], r->opts.max_record_bytes, r->name);
         pthread_mutex_lock(&r->mu);
         j->state = JOB_DONE;
         if (r->caller_waiting)
@@ -859,12 +311,12 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     }
     struct job *j = &r->jobs[0];
     uint64_t size = r->src->size;
-    rc = read_frame(r, TRACE_PREAMBLE_BYTES, size, 0, j, &r->err);
+    rc = tr_read_frame(r, TRACE_PREAMBLE_BYTES, size, 0, j, &r->err);
     if (!rc && j->fi.type != TRACE_TYPE_HEADER)
-        rc = frame_err(&r->err, ERR_DATA, r->name, 0, TRACE_PREAMBLE_BYTES,
-                       "first frame is a %s record, not the header",
-                       trace_record_type_name(j->fi.type));
-    if (!rc && decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name))
+        rc = tr_frame_err(&r->err, ERR_DATA, r->name, 0, TRACE_PREAMBLE_BYTES,
+                          "first frame is a %s record, not the header",
+                          trace_record_type_name(j->fi.type));
+    if (!rc && tr_decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name))
         rc = errmsg_set(&r->err, j->err.code, "%s", j->err.text);
     if (rc)
         goto fail;
@@ -877,9 +329,9 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
     r->pos = TRACE_PREAMBLE_BYTES + TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
     r->end = size;
     if (r->opts.ignore_index) {
-        index_problem(r, ERR_NOTFOUND, r->pos, "index not read");
+        tr_index_problem(r, ERR_NOTFOUND, r->pos, "index not read");
     } else {
-        load_index(r, r->pos);
+        tr_load_index(r, r->pos);
         /* one policy for every opener: a trace without a usable index (a killed capture,
          * a cut or damaged file) is refused unless the caller accepts partial traces */
         int ic = r->index_err.code;
@@ -890,7 +342,7 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
             goto fail;
         }
         if (ic)
-            accept_damage(r, r->index_err.text);
+            tr_accept_damage(r, r->index_err.text);
     }
     r->hashing = r->opts.compute_hash || !r->index;
     if (r->hashing) {
@@ -903,7 +355,7 @@ static int reader_open(struct trace_reader **out, struct src *s, bool own, const
             errmsg_set(&r->err, rc, "out of memory (content hash of '%s')", r->name);
             goto fail;
         }
-        /* the header frame's payload is still in jobs[0] (load_index uses its own job) */
+        /* the header frame's payload is still in jobs[0] (tr_load_index uses its own job) */
         trace_hash_update(&r->hash, j->raw, j->raw_len);
     }
     *out = r;
@@ -945,9 +397,9 @@ void trace_reader_free(struct trace_reader *r)
     trace_record_free(r->index_rec);
     if (r->jobs)
         for (size_t i = 0; i < r->batch; i++)
-            job_release(&r->jobs[i]);
+            tr_job_release(&r->jobs[i]);
     mem_free(r->jobs);
-    job_release(&r->find_job);
+    tr_job_release(&r->find_job);
     if (r->dctx)
         for (int i = 0; i < r->n_dctx; i++)
             ZSTD_freeDCtx(r->dctx[i]);
@@ -971,7 +423,7 @@ static int read_stream_frame(struct trace_reader *r, struct job *j, uint64_t *de
         r->at_end = true;
         return 0;
     }
-    int rc = read_frame(r, r->pos, r->end, r->next_number, j, &r->pending_err);
+    int rc = tr_read_frame(r, r->pos, r->end, r->next_number, j, &r->pending_err);
     if (rc)
         return r->pending_rc = rc;
     if (j->fi.type == TRACE_TYPE_INDEX) {
@@ -987,12 +439,12 @@ static int read_stream_frame(struct trace_reader *r, struct job *j, uint64_t *de
              * record whose type byte was damaged, last before a cut, is intact but indexes
              * nothing */
             bool damaged = crc32c_update(0, j->stored.data, j->stored.len) != j->crc;
-            int dc = damaged ? 0 : decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name);
+            int dc = damaged ? 0 : tr_decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name);
             bool indexes =
                 damaged || (dc == 0 && j->rec->index && j->rec->index->n_entries == j->fi.number);
             if (dc == ERR_NOMEM)
                 r->pending_err = j->err;
-            job_reset(j);
+            tr_job_reset(j);
             if (dc == ERR_NOMEM)
                 return r->pending_rc = dc;
             if (indexes) {
@@ -1000,19 +452,19 @@ static int read_stream_frame(struct trace_reader *r, struct job *j, uint64_t *de
                 return 0;
             }
             return r->pending_rc =
-                       frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
-                                 "index frame that does not index the %llu frames before it",
-                                 (unsigned long long)j->fi.number);
+                       tr_frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                                    "index frame that does not index the %llu frames before it",
+                                    (unsigned long long)j->fi.number);
         }
         return r->pending_rc =
-                   frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
-                             "index frame before the end of the trace (%llu bytes "
-                             "follow)",
-                             (unsigned long long)rest);
+                   tr_frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                                "index frame before the end of the trace (%llu bytes "
+                                "follow)",
+                                (unsigned long long)rest);
     }
     if (j->fi.type == TRACE_TYPE_HEADER)
-        return r->pending_rc = frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number,
-                                         j->fi.offset, "second header record");
+        return r->pending_rc = tr_frame_err(&r->pending_err, ERR_DATA, r->name, j->fi.number,
+                                            j->fi.offset, "second header record");
     r->pos += TRACE_FRAME_HEADER_BYTES + (uint64_t)j->fi.stored_bytes;
     r->next_number++;
     /* what decoding this frame may allocate: bounded before it is decoded */
@@ -1041,7 +493,7 @@ static void fill_batch(struct trace_reader *r)
         r->n_jobs++;
     }
     for (size_t i = 0; i < r->n_jobs; i++)
-        decompress_job(&r->jobs[i], r->dctx[0], r->opts.max_record_bytes, r->name);
+        tr_decompress_job(&r->jobs[i], r->dctx[0], r->opts.max_record_bytes, r->name);
 }
 
 /*
@@ -1086,7 +538,7 @@ static struct job *ring_pop(struct trace_reader *r)
         if (j) {
             j->state = JOB_BUSY;
             pthread_mutex_unlock(&r->mu);
-            decompress_job(j, r->dctx[0], r->opts.max_record_bytes, r->name);
+            tr_decompress_job(j, r->dctx[0], r->opts.max_record_bytes, r->name);
             pthread_mutex_lock(&r->mu);
             j->state = JOB_DONE;
             continue;
@@ -1140,7 +592,7 @@ static int next_frame(struct trace_reader *r, Acceltrace__Record **rec, struct t
         j = &r->jobs[r->job_next++];
     }
     if (!j->rc)
-        unpack_job(j, r->opts.max_record_bytes, r->name);
+        tr_unpack_job(j, r->opts.max_record_bytes, r->name);
     if (j->rc) {
         r->err = j->err;
         /* the intact prefix ends before this frame */
@@ -1165,14 +617,14 @@ static int next_frame(struct trace_reader *r, Acceltrace__Record **rec, struct t
         }
         if (mc) {
             struct errmsg m;
-            frame_err(&m, ERR_DATA, r->name, j->fi.number, j->fi.offset, "%s", what);
+            tr_frame_err(&m, ERR_DATA, r->name, j->fi.number, j->fi.offset, "%s", what);
             if (!r->opts.allow_partial) {
                 errmsg_set(&r->err, ERR_DATA, "%s; --allow-partial reads it anyway", m.text);
                 r->last_job = NULL;
                 return r->sticky = ERR_DATA;
             }
             r->index_mismatch = true;
-            accept_damage(r, m.text);
+            tr_accept_damage(r, m.text);
         }
     }
     r->last = j->fi;
@@ -1197,9 +649,9 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
         char hex[TRACE_HASH_HEX_MAX];
         trace_hash_hex(&r->hash, hex);
         if (strcmp(hex, r->index->content_hash) != 0)
-            return r->sticky = frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
-                                         "content hash mismatch: index %s, frames %s",
-                                         r->index->content_hash, hex);
+            return r->sticky = tr_frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
+                                            "content hash mismatch: index %s, frames %s",
+                                            r->index->content_hash, hex);
     }
     return 0;
 }
@@ -1217,7 +669,7 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
     size_t lo = 0, hi = r->index->n_entries;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (cmp_sort_key(&r->order[mid], &want) < 0)
+        if (tr_cmp_sort_key(&r->order[mid], &want) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1229,13 +681,13 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
         return 0;
     const Acceltrace__IndexEntry *en = r->index->entries[k->pos];
     struct job *j = &r->find_job;
-    int rc = read_frame(r, en->offset, r->end, k->pos, j, &r->err);
+    int rc = tr_read_frame(r, en->offset, r->end, k->pos, j, &r->err);
     if (rc)
         return rc;
     if (j->fi.type != type || j->fi.stored_bytes != en->stored_bytes)
-        return frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset,
-                         "frame does not match its index entry");
-    if (decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+        return tr_frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset,
+                            "frame does not match its index entry");
+    if (tr_decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
         r->err = j->err;
         return j->rc;
     }
@@ -1243,7 +695,7 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
     char what[384];
     trace_record_key(j->rec, &rk);
     if (trace_entry_check(en, &j->fi, &rk, what, sizeof what))
-        return frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset, "%s", what);
+        return tr_frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset, "%s", what);
     *rec = j->rec;
     j->rec = NULL;
     return 1;
@@ -1263,9 +715,9 @@ int trace_reader_seek(struct trace_reader *r, uint64_t offset, uint64_t frame)
         bool at_end = frame == ix->n_entries && offset == r->end;
         if (frame == 0 || frame > ix->n_entries ||
             (!at_end && (frame == ix->n_entries || ix->entries[frame]->offset != offset)))
-            return frame_err(&r->err, ERR_DATA, r->name, frame, offset,
-                             "seek target is not the start of frame %llu",
-                             (unsigned long long)frame);
+            return tr_frame_err(&r->err, ERR_DATA, r->name, frame, offset,
+                                "seek target is not the start of frame %llu",
+                                (unsigned long long)frame);
         const Acceltrace__IndexEntry *prev = ix->entries[frame - 1];
         memset(&r->last, 0, sizeof r->last);
         r->last.number = frame - 1;
@@ -1280,14 +732,14 @@ int trace_reader_seek(struct trace_reader *r, uint64_t offset, uint64_t frame)
     /* walk: check and hash the frames before the target, as next() would */
     struct job *j = &r->find_job;
     while (r->pos < offset && r->pos < r->end) {
-        int rc = read_frame(r, r->pos, r->end, r->next_number, j, &r->err);
+        int rc = tr_read_frame(r, r->pos, r->end, r->next_number, j, &r->err);
         if (rc)
             return rc;
         if (j->fi.type == TRACE_TYPE_INDEX || j->fi.type == TRACE_TYPE_HEADER)
-            return frame_err(&r->err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
-                             "%s frame before the seek target at offset %llu",
-                             trace_record_type_name(j->fi.type), (unsigned long long)offset);
-        if (decompress_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+            return tr_frame_err(&r->err, ERR_DATA, r->name, j->fi.number, j->fi.offset,
+                                "%s frame before the seek target at offset %llu",
+                                trace_record_type_name(j->fi.type), (unsigned long long)offset);
+        if (tr_decompress_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
             r->err = j->err;
             return j->rc;
         }
@@ -1299,9 +751,9 @@ int trace_reader_seek(struct trace_reader *r, uint64_t offset, uint64_t frame)
         r->next_number++;
     }
     if (r->pos != offset || r->next_number != frame)
-        return frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
-                         "seek target (frame %llu at offset %llu) is not a frame start",
-                         (unsigned long long)frame, (unsigned long long)offset);
+        return tr_frame_err(&r->err, ERR_DATA, r->name, r->next_number, r->pos,
+                            "seek target (frame %llu at offset %llu) is not a frame start",
+                            (unsigned long long)frame, (unsigned long long)offset);
     return 0;
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/layering.sh on tiny fake trees: a clean tree passes; a tree with a floor
 # violation, capture <-> replay includes, an analysis -> capture include, an include cycle,
-# a long function and a long analysis file reports each of them and exits 1; the same tree
+# long functions on every floor, a long file, a long python def and a long python file
+# reports each of them and exits 1 (an 801-line analysis file and a 150-line def do not);
+# the same tree
 # passes with an allow-list naming them, and a stale allow-list entry is reported.
 set -eu
 S="$PWD/scripts/layering.sh"
@@ -62,8 +64,29 @@ printf '#include "capture/w/cap.h"\n' >> analysis/an.c           # analysis -> c
 printf '#include "traces/t.h"\n' >> traces/t2.h                  # cycle traces/t <-> traces/t2
 body too_long 151 >> cli/main.c                                  # 151 lines
 body also_long 170 > capture/w/long.c
-for ((i = 0; i < 801; i++)); do echo "/* $i */"; done > analysis/big.c
-body in_replay 400 > replay/fine.c                               # replay/ has no length rule
+for ((i = 0; i < 801; i++)); do echo "/* $i */"; done > analysis/fine.c  # under 1000
+for ((i = 0; i < 1001; i++)); do echo "/* $i */"; done > traces/big.c
+body in_replay 151 > replay/long.c
+body in_common 200 > common/long.c
+mkdir -p python/pkg
+{
+    echo "class Cap:"
+    echo "    def ok(self):"                                         # 150 lines: fine
+    for ((i = 0; i < 147; i++)); do echo "        x = 1"; done
+    echo "        return ("
+    echo "0)"                                                        # a bracket continues it
+    echo ""
+    echo "    def long(self):"                                       # 151 lines with a docstring
+    echo '        """text'
+    echo 'def not_a_def():'
+    echo '        """'
+    for ((i = 0; i < 146; i++)); do echo "        x = 1"; done
+    echo "        return x"
+    echo ""
+    echo "def top():"
+    echo "    return 1"
+} > python/pkg/mod.py
+for ((i = 0; i < 1001; i++)); do echo "# $i"; done > python/pkg/big.py
 { echo "static int knr(void) {"; for ((i = 0; i < 150; i++)); do echo "    f();"; done; echo "}"; } \
     > analysis/knr.c                                             # brace on the signature line
 git add -A
@@ -75,15 +98,19 @@ set -e
 [ "$rc" = 1 ] || fail "bad tree exit $rc: $(cat "$T/bad.out")"
 for key in include:common/b.c:formats/f.h include:replay/rep.c:capture/w/cap.h \
     include:analysis/an.c:capture/w/cap.h cycle:traces/t,traces/t2 \
-    function:cli/main.c:too_long function:capture/w/long.c:also_long file:analysis/big.c \
-    function:analysis/knr.c:knr; do
+    function:cli/main.c:too_long function:capture/w/long.c:also_long file:traces/big.c \
+    function:analysis/knr.c:knr function:replay/long.c:in_replay \
+    function:common/long.c:in_common function:python/pkg/mod.py:Cap.long \
+    file:python/pkg/big.py; do
     grep -q "^$key: " "$T/bad.out" || fail "not reported: $key in $(cat "$T/bad.out")"
 done
 grep -q 'too_long() in cli/main.c is 151 lines' "$T/bad.out" || fail "length of too_long"
 grep -q 'function:cli/main.c:ok:' "$T/bad.out" && fail "150 lines reported"
-grep -q 'in_replay' "$T/bad.out" && fail "replay function reported"
+grep -q 'Cap.long() in python/pkg/mod.py is 151 lines' "$T/bad.out" || fail "length of Cap.long"
+grep -q 'analysis/fine.c' "$T/bad.out" && fail "an 801-line analysis file reported"
+grep -Eq 'Cap.ok|not_a_def|top' "$T/bad.out" && fail "a short python def reported"
 grep -q 'tab' "$T/bad.out" && fail "an initializer taken for a function"
-grep -q '^layering: 8 violation(s), 0 allowed$' "$T/bad.out" || fail "summary: $(cat "$T/bad.out")"
+grep -q '^layering: 12 violation(s), 0 allowed$' "$T/bad.out" || fail "summary: $(cat "$T/bad.out")"
 
 # 3. allow-listed, with one stale entry
 cat > "$T/allow.txt" << 'EOF'
@@ -94,15 +121,19 @@ include:analysis/an.c:capture/w/cap.h
 cycle:traces/t,traces/t2
 function:cli/main.c:too_long
 function:capture/w/long.c:also_long
-file:analysis/big.c
+file:traces/big.c
 function:analysis/knr.c:knr
+function:replay/long.c:in_replay
+function:common/long.c:in_common
+function:python/pkg/mod.py:Cap.long
+file:python/pkg/big.py
 function:cli/main.c:gone            # no longer long
 EOF
 "$S" --root "$T/bad" --allow "$T/allow.txt" > "$T/allow.out" 2>&1 ||
     fail "allow-listed tree: $(cat "$T/allow.out")"
-[ "$(grep -c '(allowed)$' "$T/allow.out")" = 8 ] || fail "allowed lines: $(cat "$T/allow.out")"
+[ "$(grep -c '(allowed)$' "$T/allow.out")" = 12 ] || fail "allowed lines: $(cat "$T/allow.out")"
 grep -q "stale allow-list entry 'function:cli/main.c:gone'" "$T/allow.out" || fail "stale entry"
-grep -q '^layering: 0 violation(s), 8 allowed$' "$T/allow.out" || fail "allow summary"
+grep -q '^layering: 0 violation(s), 12 allowed$' "$T/allow.out" || fail "allow summary"
 
 # 4. usage
 set +e
