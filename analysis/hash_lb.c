@@ -11,6 +11,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/plot.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "common/threads.h"
 #include "formats/bitset.h"
@@ -380,14 +381,8 @@ static int on_mask(struct hash_lb *a, const Acceltrace__DiscMask *m, struct errm
     if (m->step >= a->steps || m->rows > a->n_cols)
         return errmsg_set(e, ERR_DATA, "disc mask (step %u, block %u, head %u) out of range",
                           m->step, m->block, m->head);
-    if (a->nq == a->capq) {
-        size_t nc = a->capq ? 2 * a->capq : 64, bytes;
-        struct entry *q;
-        if (!mem_mul(nc, sizeof *q, &bytes) || !(q = mem_realloc(a->q, bytes)))
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        a->q = q;
-        a->capq = nc;
-    }
+    if (grow((void **)&a->q, &a->capq, a->nq + 1, sizeof *a->q))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     struct entry *en = &a->q[a->nq++];
     memset(en, 0, sizeof *en);
     en->step = m->step, en->batch = m->batch, en->block = m->block, en->head = m->head;

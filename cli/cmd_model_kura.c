@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "replay/kura_dma.h"
@@ -292,14 +293,11 @@ static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
                 rc = 3;
                 goto done;
             }
-            cap = cap ? 2 * cap : 16;
-            struct kura_fit_point *np = mem_realloc(pts, cap * sizeof *pts);
-            if (!np) {
+            if (grow((void **)&pts, &cap, *n + 1, sizeof *pts)) {
                 cli_error("out of memory");
                 rc = 1;
                 goto done;
             }
-            pts = np;
         }
         pts[(*n)++] = (struct kura_fit_point){(int)v[0], (int)v[1], v[2]};
     }
