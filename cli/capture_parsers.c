@@ -7,13 +7,19 @@
 #include <string.h>
 
 #include "capture/capture_registry.h"
-#include "cli/cli.h"
+#include "cli/cli_opt.h"
 
+/* What each cli/cmd_capture_<name>.c defines: its verb and its grammar. */
 int cmd_capture_disc(int argc, char **argv);
+extern const struct cli_spec cmd_capture_disc_spec;
 int cmd_capture_kura(int argc, char **argv);
+extern const struct cli_spec cmd_capture_kura_spec;
 int cmd_capture_salca(int argc, char **argv);
+extern const struct cli_spec cmd_capture_salca_spec;
 int cmd_capture_test(int argc, char **argv);
+extern const struct cli_spec cmd_capture_test_spec;
 
+/* In the registry's order, so a reader sees the two tables side by side. */
 static const struct capture_parser parsers[] = {
     {"disc", cmd_capture_disc, &cmd_capture_disc_spec},
     {"kura", cmd_capture_kura, &cmd_capture_kura_spec},
