@@ -28,6 +28,12 @@ int cli_output_dir(const char *dir)
     return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
 }
 
+bool cli_is_common(int id)
+{
+    return id == CLI_ID_QUIET || id == CLI_ID_JSON || id == CLI_ID_ALLOW_PARTIAL ||
+           id == CLI_ID_OUTPUT;
+}
+
 /* Records a shared option in p->common and applies its process-wide effect. */
 static void apply_common(struct cli_parser *p, int id)
 {

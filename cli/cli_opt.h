@@ -15,7 +15,8 @@
  * progress reports of the process, --allow-partial sets the trace reader's policy
  * (cli_trace_option), and both with --json and -o are recorded in cli_parser.common for the
  * verb to read after the loop; -o DIR is created by cli_output_dir. cli_next still returns
- * their ids, which a verb may ignore.
+ * their ids, so a verb needs no branch for them; a loop with a catch-all branch skips them
+ * with cli_is_common(id).
  * The parser keeps no heap state; values point into argv.
  */
 #ifndef ACCELTRACE_CLI_OPT_H
@@ -150,6 +151,10 @@ int cli_next(struct cli_parser *p);
  * message and code through cli_fail).
  */
 int cli_output_dir(const char *dir);
+
+/* True for the id of a shared option that the parser applied (-q, --json, --allow-partial,
+ * -o): struct cli_common. */
+bool cli_is_common(int id);
 
 /* The exit status of a CLI_HELP (0) or CLI_BAD (2) result of cli_next. */
 int cli_next_exit(int status);

@@ -67,27 +67,21 @@ int cmd_analyze_disc(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT) {
-            out = p.arg;
-        } else if (id == OPT_TRACE) {
+        if (id == OPT_TRACE) {
             if (n_traces == DISC_PLOTS_MAX_TRACES)
                 return cli_usage_error(VERB, "more than %d --trace files ('%s')",
                                        DISC_PLOTS_MAX_TRACES, p.arg);
             traces[n_traces++] = p.arg;
         } else if (id == CLI_ID_PLOT_FORMAT) {
             cli_plot_output_opt(VERB, id, p.arg);
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {
             if (rdir)
                 return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
             rdir = p.arg;
         }
     }
+    out = p.common.output;
+    json = p.common.json;
     if (!rdir)
         return cli_usage_error(VERB, "missing RESULTS_DIR");
     if (!out)
@@ -96,9 +90,9 @@ int cmd_analyze_disc(int argc, char **argv)
     if (frc)
         return frc;
     struct errmsg e = {0};
-    int mrc = io_mkdir_p(out, 0777, &e);
+    int mrc = cli_output_dir(out);
     if (mrc)
-        return cli_fail(mrc, errmsg_text(&e));
+        return mrc;
     if (n_traces) {
         /* the first --trace must be the trace RESULTS_DIR was replayed from */
         char rhash[128];

@@ -173,9 +173,6 @@ static int parse_map_value(struct hbm_args *a, int id, const char *v)
 static int parse_value(struct hbm_args *a, int id, const char *v)
 {
     switch (id) {
-    case CLI_ID_OUTPUT:
-        a->dir = v;
-        return 0;
     case OPT_HW:
         a->hw = v;
         return 0;
@@ -217,16 +214,13 @@ static int parse_args(struct hbm_args *a, int argc, char **argv)
             if (a->path)
                 return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
             a->path = p.arg;
-        } else if (id == CLI_ID_QUIET) {
-            a->quiet = true;
-        } else if (id == CLI_ID_JSON) {
-            a->json = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
-        } else if ((rc = parse_value(a, id, p.arg)) != 0) {
+        } else if (!cli_is_common(id) && (rc = parse_value(a, id, p.arg)) != 0) {
             return rc;
         }
     }
+    a->dir = p.common.output;
+    a->quiet = p.common.quiet;
+    a->json = p.common.json;
     if (!a->path || !a->dir)
         return cli_usage_error(VERB, "need FILE.atr and -o DIR");
     return 0;
@@ -319,9 +313,9 @@ static int open_outputs(struct hbm_run *run)
 {
     const struct hbm_args *a = run->a;
     struct errmsg e = {0};
-    int rc = io_mkdir_p(a->dir, 0755, &e);
+    int rc = cli_output_dir(a->dir);
     if (rc)
-        return cli_fail(rc, errmsg_text(&e));
+        return rc;
     for (size_t k = 0; k < 3; k++) {
         struct out_file *o = &run->outs[k];
         if (k < 2 && !run->want[k])

@@ -141,20 +141,14 @@ int cmd_export_tiles(int argc, char **argv)
         } else if (id == OPT_STEP) {
             if (!cli_parse_i64(p.arg, &step) || step < 0 || step > INT32_MAX)
                 return cli_usage_error(VERB, "bad --step");
-        } else if (id == CLI_ID_OUTPUT) {
-            dir = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {
             if (path)
                 return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
             path = p.arg;
         }
     }
+    dir = p.common.output;
+    json = p.common.json;
     if (!path || !dir || !nh)
         return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
     { /* the trace may not be one of the files written into DIR (exit 2) */

@@ -500,18 +500,9 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
         case OPT_CALIBRATE_DMA:
             a->calibrate = true;
             break;
-        case CLI_ID_JSON:
-            a->json = true;
-            break;
         case CLI_ID_PLOT_FORMAT:
             cli_plot_output_opt(VERB, id, p.arg);
             a->g_format = true;
-            break;
-        case CLI_ID_QUIET:
-            a->quiet = true;
-            break;
-        case CLI_ID_ALLOW_PARTIAL:
-            cli_trace_option("--allow-partial");
             break;
         case CLI_POSITIONAL:
             return cli_usage_error(VERB, "unexpected argument '%s'", next);
@@ -519,6 +510,8 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
             break;
         }
     }
+    a->json = p.common.json;
+    a->quiet = p.common.quiet;
     if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
     /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */
