@@ -19,7 +19,8 @@ int cmd_capture(int argc, char **argv)
 {
     struct errmsg e = {0};
     if (capture_parsers_check(&e) || capture_registry_count() > MAX_CAPTURES)
-        return cli_fail(ERR_INTERNAL, e.code ? e.text : "more captures than cli/cmd_capture.c lists");
+        return cli_fail(ERR_INTERNAL,
+                        e.code ? e.text : "more captures than cli/cmd_capture.c lists");
     struct subverb table[MAX_CAPTURES + 1];
     size_t n = 0;
     for (size_t i = 0; i < capture_registry_count(); i++) {

@@ -354,12 +354,12 @@ int csv_table_parse(struct csv_table *t, const char *text, size_t len, const cha
             goto fail;
         }
         if (grow((void **)&t->rows, &cap, t->n_rows + 1, sizeof *t->rows)) {
-                for (size_t i = 0; i < nf; i++)
-                    mem_free(fields[i]);
-                mem_free(fields);
-                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-                goto fail;
-            }
+            for (size_t i = 0; i < nf; i++)
+                mem_free(fields[i]);
+            mem_free(fields);
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            goto fail;
+        }
         t->rows[t->n_rows++] = fields;
     }
     if (!t->header) {

@@ -533,10 +533,9 @@ int main(void)
         cmocka_unit_test(test_von_mises),       cmocka_unit_test(test_buf),
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
         cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
-        cmocka_unit_test(test_err_and_mem),
-        cmocka_unit_test(test_grow),     cmocka_unit_test(test_remove_tree),
-        cmocka_unit_test(test_mkdir_p),         cmocka_unit_test(test_same_path),
-        cmocka_unit_test(test_progress_eta),
+        cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_remove_tree),     cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_same_path),       cmocka_unit_test(test_progress_eta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
