@@ -580,13 +580,6 @@ int hash_lb_write(const struct hash_lb *a, const char *dir, bool plots, bool *re
 
 /* ---- the analyzer of one trace file (analysis/analyzer.h) ---- */
 
-struct hash_run {
-    const struct hash_lb_opts *o;
-    const char *dir;
-    bool plots, *rendered;
-    struct hash_lb *a;
-};
-
 /* A hook's message with the trace named after it. */
 static int name_trace(int rc, const struct trace_scan_pos *pos, struct errmsg *e)
 {
@@ -597,7 +590,7 @@ static int name_trace(int rc, const struct trace_scan_pos *pos, struct errmsg *e
 
 static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_new(&h->a, h->o, trace_reader_header(pos->r), h->dir, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
@@ -605,25 +598,25 @@ static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct e
 static int hash_run_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                            struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_record(h->a, *rec, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
 
 static int hash_run_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_finish(h->a, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
 
 static int hash_run_finish(void *self, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     return h->dir ? hash_lb_write(h->a, h->dir, h->plots, h->rendered, e) : 0;
 }
 
-static const struct analyzer_ops hash_run_ops = {
+const struct analyzer_ops hash_lb_pass_ops = {
     .name = "hash_lb",
     .begin = hash_run_begin,
     .record = hash_run_record,
@@ -636,8 +629,8 @@ int hash_lb_run_file(const char *trace_path, const struct hash_lb_opts *o, const
 {
     if (out)
         *out = NULL;
-    struct hash_run h = {o, dir, plots, rendered, NULL};
-    const struct analyzer an = {&hash_run_ops, &h};
+    struct hash_lb_pass h = {o, dir, plots, rendered, NULL};
+    const struct analyzer an = {&hash_lb_pass_ops, &h};
     int rc = analyzer_run(trace_path, &an, 1, NULL, e);
     if (rc == 0)
         rc = analyzer_finish(&an, 1, e);
