@@ -301,8 +301,8 @@ int disc_plots_write(const char *results_dir, const char *const *traces, size_t 
     if (n_traces > DISC_PLOTS_MAX_TRACES)
         return errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces, DISC_PLOTS_MAX_TRACES);
     if (n_extra > DISC_PLOTS_MAX_EXTRA)
-        return errmsg_set(e, ERR_USAGE, "%zu analyzers besides the disc views, at most %d",
-                          n_extra, DISC_PLOTS_MAX_EXTRA);
+        return errmsg_set(e, ERR_USAGE, "%zu analyzers besides the disc views, at most %d", n_extra,
+                          DISC_PLOTS_MAX_EXTRA);
     int rc = plot_results(results_dir, out_dir, rendered, e);
     if (rc == 0)
         rc = plot_ops(results_dir, out_dir, rendered, e);

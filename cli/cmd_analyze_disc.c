@@ -161,8 +161,8 @@ int cmd_analyze_disc(int argc, char **argv)
             return 3;
     }
     bool rendered = true;
-    int rc = disc_plots_write(rdir, traces, n_traces, &hash_an, hash.dir ? 1 : 0, out, &rendered,
-                              &e);
+    int rc =
+        disc_plots_write(rdir, traces, n_traces, &hash_an, hash.dir ? 1 : 0, out, &rendered, &e);
     if (rc < 0) {
         hash_lb_free(hash.a);
         return cli_fail(rc, e.text);
