@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/conflicts_impl.h"
+#include "common/grow.h"
 #include "common/mem.h"
 
 double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
@@ -47,15 +48,9 @@ static struct stab *stab_row(struct conflicts *c, uint32_t l, uint32_t m)
                    CONFLICTS_MAX_STABILITY);
         return NULL;
     }
-    if (c->n_stab == c->cap_stab) {
-        size_t cap = c->cap_stab ? 2 * c->cap_stab : 64;
-        struct stab *p = mem_realloc(c->stab, cap * sizeof *p);
-        if (!p) {
-            errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-            return NULL;
-        }
-        c->stab = p;
-        c->cap_stab = cap;
+    if (grow((void **)&c->stab, &c->cap_stab, c->n_stab + 1, sizeof *c->stab)) {
+        errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return NULL;
     }
     memmove(c->stab + i + 1, c->stab + i, (c->n_stab - i) * sizeof *c->stab);
     c->n_stab++;

@@ -8,6 +8,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/conflicts_impl.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_salca.h"
@@ -192,20 +193,10 @@ static int reserve(struct conflicts *c, size_t n)
 {
     if (hbm_pc_work_reserve(&c->work, n) < 0)
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    if (n <= c->cap)
-        return 0;
-    size_t cap = c->cap ? c->cap : 4096;
-    while (cap < n)
-        cap *= 2;
-    uint16_t *a = mem_realloc(c->pc, cap * sizeof *a);
-    if (!a)
+    size_t cap2 = c->cap; /* pc and pc2 are parallel arrays of c->cap */
+    if (grow((void **)&c->pc2, &cap2, n, sizeof *c->pc2) ||
+        grow((void **)&c->pc, &c->cap, n, sizeof *c->pc))
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    c->pc = a;
-    uint16_t *b = mem_realloc(c->pc2, cap * sizeof *b);
-    if (!b)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    c->pc2 = b;
-    c->cap = cap;
     return 0;
 }
 
@@ -283,20 +274,12 @@ int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
 /* One more row of the per-job table (opts.per_job). 0 or ERR_NOMEM with c->err set. */
 static int job_push(struct conflicts *c)
 {
-    if (c->n_jobs == c->cap_jobs) {
-        size_t cap = c->cap_jobs ? 2 * c->cap_jobs : 256, rb, sb;
-        if (!mem_mul(cap, sizeof *c->jobs, &rb) ||
-            !mem_mul(cap * c->n_pol, sizeof *c->job_slots, &sb))
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-        struct job_row *r = mem_realloc(c->jobs, rb);
-        if (r)
-            c->jobs = r;
-        uint64_t *s = r ? mem_realloc(c->job_slots, sb) : NULL;
-        if (!s)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-        c->job_slots = s;
-        c->cap_jobs = cap;
-    }
+    /* jobs and job_slots (n_pol per job) are parallel arrays of c->cap_jobs jobs */
+    size_t cap_slots = c->cap_jobs;
+    if (grow((void **)&c->job_slots, &cap_slots, c->n_jobs + 1,
+             (size_t)c->n_pol * sizeof *c->job_slots) ||
+        grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs))
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     c->n_jobs++;
     return 0;
 }

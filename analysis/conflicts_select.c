@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/conflicts_impl.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "traces/trace_salca.h"
 
@@ -129,32 +130,19 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
     if (!q) {
         if (c->n_qual == 4096)
             return errmsg_set(&c->err, ERR_LIMIT, "more than 4096 (group, method, rho) keys");
-        if (c->n_qual == c->cap_qual) {
-            size_t cap = c->cap_qual ? 2 * c->cap_qual : 16;
-            struct qual *p = mem_realloc(c->qual, cap * sizeof *p);
-            if (!p)
-                return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-            c->qual = p;
-            c->cap_qual = cap;
-        }
+        if (grow((void **)&c->qual, &c->cap_qual, c->n_qual + 1, sizeof *c->qual))
+            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
         q = &c->qual[c->n_qual++];
         memset(q, 0, sizeof *q);
         snprintf(q->group, sizeof q->group, "%s", group);
         snprintf(q->method, sizeof q->method, "%s", method);
         snprintf(q->rho, sizeof q->rho, "%s", c->rho);
     }
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 256;
-        double *a = mem_realloc(q->recall, cap * sizeof *a);
-        if (!a)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-        q->recall = a;
-        double *b = mem_realloc(q->cosine, cap * sizeof *b);
-        if (!b)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-        q->cosine = b;
-        q->cap = cap;
-    }
+    /* recall and cosine are parallel arrays of q->cap: both grow to the same capacity */
+    size_t cap_cos = q->cap;
+    if (grow((void **)&q->cosine, &cap_cos, q->n + 1, sizeof *q->cosine) ||
+        grow((void **)&q->recall, &q->cap, q->n + 1, sizeof *q->recall))
+        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     q->recall[q->n] = s->recall;
     q->cosine[q->n] = s->cosine;
     q->n++;
@@ -197,14 +185,8 @@ static struct ss_row *ss_row_of(struct conflicts *c, const char *group, const ch
             !strcmp(r->rho, c->rho) && !strcmp(r->cls, cls))
             return r;
     }
-    if (ss->n == ss->cap) {
-        size_t cap = ss->cap ? 2 * ss->cap : 16;
-        struct ss_row *p = mem_realloc(ss->row, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        ss->row = p;
-        ss->cap = cap;
-    }
+    if (grow((void **)&ss->row, &ss->cap, ss->n + 1, sizeof *ss->row))
+        return NULL;
     struct ss_row *r = &ss->row[ss->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->group, sizeof r->group, "%s", group);

@@ -293,16 +293,20 @@ out:
 }
 
 int disc_plots_write(const char *results_dir, const char *const *traces, size_t n_traces,
-                     const char *out_dir, bool *rendered, struct errmsg *e)
+                     const struct analyzer *extra, size_t n_extra, const char *out_dir,
+                     bool *rendered, struct errmsg *e)
 {
     if (rendered)
         *rendered = true;
     if (n_traces > DISC_PLOTS_MAX_TRACES)
         return errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces, DISC_PLOTS_MAX_TRACES);
+    if (n_extra > DISC_PLOTS_MAX_EXTRA)
+        return errmsg_set(e, ERR_USAGE, "%zu analyzers besides the disc views, at most %d", n_extra,
+                          DISC_PLOTS_MAX_EXTRA);
     int rc = plot_results(results_dir, out_dir, rendered, e);
     if (rc == 0)
         rc = plot_ops(results_dir, out_dir, rendered, e);
     if (rc == 0 && n_traces)
-        rc = disc_plots_traces(traces, n_traces, out_dir, rendered, e);
+        rc = disc_plots_traces(traces, n_traces, extra, n_extra, out_dir, rendered, e);
     return rc;
 }

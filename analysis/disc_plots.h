@@ -37,18 +37,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analysis/analyzer.h"
 #include "common/err.h"
 
 /* At most this many traces in one call (decision: 16 groups of bars still read). */
 #define DISC_PLOTS_MAX_TRACES 16
+/* At most this many other analyzers sharing the pass over the first trace. */
+#define DISC_PLOTS_MAX_EXTRA 4
 
 /*
  * Writes the plots of results_dir and of the n_traces trace files traces[] (none when
  * n_traces is 0) into out_dir, which must exist. 0 or a negative enum err with e set:
  * ERR_DATA for a folder that is not a disc replay or a trace that is not a disc trace
- * (naming it), ERR_USAGE for more than DISC_PLOTS_MAX_TRACES traces.
+ * (naming it), ERR_USAGE for more than DISC_PLOTS_MAX_TRACES traces or
+ * DISC_PLOTS_MAX_EXTRA extra analyzers.
+ * extra[0..n_extra) (analysis/analyzer.h) are fed from the same pass over traces[0], so
+ * one read of the trace serves them too (`analyze disc --hash DIR`); their finish, and
+ * their release, stay the caller's. With n_traces 0 they see nothing.
  */
 int disc_plots_write(const char *results_dir, const char *const *traces, size_t n_traces,
-                     const char *out_dir, bool *rendered, struct errmsg *e);
+                     const struct analyzer *extra, size_t n_extra, const char *out_dir,
+                     bool *rendered, struct errmsg *e);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/plot.h"
 #include "common/err.h"
 
@@ -20,8 +21,9 @@ int disc_plots_finish(struct plot *p, const char *dir, bool *rendered, struct er
 int disc_plots_bars_csv(const char *dir, const char *name, const char *const *cats, size_t nc,
                         const char *const *series, size_t ns, const double *v, struct errmsg *e);
 
-/* The capture views of traces[0..n) into out (disc_plots_trace.c). 0 or <0 with e set. */
-int disc_plots_traces(const char *const *traces, size_t n, const char *out, bool *rendered,
-                      struct errmsg *e);
+/* The capture views of traces[0..n) into out (disc_plots_trace.c), extra[0..n_extra)
+ * riding along the pass over traces[0]. 0 or <0 with e set. */
+int disc_plots_traces(const char *const *traces, size_t n, const struct analyzer *extra,
+                      size_t n_extra, const char *out, bool *rendered, struct errmsg *e);
 
 #endif

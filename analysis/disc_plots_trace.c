@@ -176,8 +176,10 @@ static int tv_record(void *self, const struct trace_scan_pos *pos, Acceltrace__R
 
 static const struct analyzer_ops tv_ops = {.name = "disc_views", .record = tv_record};
 
-/* Reads one trace into tv (path and label set); ERR_DATA naming it when it is not disc. */
-static int trace_views_load(struct trace_views *tv, struct errmsg *e)
+/* Reads one trace into tv (path and label set), feeding extra[0..n_extra) from the same
+ * pass; ERR_DATA naming it when it is not disc. */
+static int trace_views_load(struct trace_views *tv, const struct analyzer *extra, size_t n_extra,
+                            struct errmsg *e)
 {
     int rc = trace_reader_open(&tv->r, tv->path, NULL, e);
     if (rc < 0)
@@ -208,8 +210,10 @@ static int trace_views_load(struct trace_views *tv, struct errmsg *e)
     for (size_t i = 0; i < k; i++)
         tv->x[i] = (double)i,
         tv->prune[i] = tv->tau[i] = tv->d50[i] = tv->d90[i] = tv->dmax[i] = NAN;
-    const struct analyzer an = {&tv_ops, &p};
-    if ((rc = analyzer_run_reader(tv->r, tv->path, &an, 1, NULL, e)) < 0)
+    struct analyzer an[1 + DISC_PLOTS_MAX_EXTRA] = {{&tv_ops, &p}};
+    for (size_t i = 0; i < n_extra; i++)
+        an[1 + i] = extra[i];
+    if ((rc = analyzer_run_reader(tv->r, tv->path, an, 1 + n_extra, NULL, e)) < 0)
         goto out;
     for (size_t i = 0; i < k; i++) {
         tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN; /* spec 6: pooled */
@@ -633,8 +637,8 @@ static int plot_all_flops(const char *out, const struct trace_views *tv, size_t 
 }
 
 /* The capture views of spec 9 items 1-6 from the traces' own records. */
-int disc_plots_traces(const char *const *traces, size_t n, const char *out, bool *rendered,
-                      struct errmsg *e)
+int disc_plots_traces(const char *const *traces, size_t n, const struct analyzer *extra,
+                      size_t n_extra, const char *out, bool *rendered, struct errmsg *e)
 {
     struct trace_views *tv = mem_calloc(n, sizeof *tv);
     if (!tv)
@@ -643,7 +647,7 @@ int disc_plots_traces(const char *const *traces, size_t n, const char *out, bool
     for (size_t t = 0; t < n && rc == 0; t++) {
         tv[t].path = traces[t];
         trace_label(tv, t);
-        rc = trace_views_load(&tv[t], e);
+        rc = trace_views_load(&tv[t], t ? NULL : extra, t ? 0 : n_extra, e);
     }
     if (rc == 0)
         rc = plot_step_lines(out, tv, n, rendered, e);

@@ -11,6 +11,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/plot.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "common/threads.h"
 #include "formats/bitset.h"
@@ -380,14 +381,8 @@ static int on_mask(struct hash_lb *a, const Acceltrace__DiscMask *m, struct errm
     if (m->step >= a->steps || m->rows > a->n_cols)
         return errmsg_set(e, ERR_DATA, "disc mask (step %u, block %u, head %u) out of range",
                           m->step, m->block, m->head);
-    if (a->nq == a->capq) {
-        size_t nc = a->capq ? 2 * a->capq : 64, bytes;
-        struct entry *q;
-        if (!mem_mul(nc, sizeof *q, &bytes) || !(q = mem_realloc(a->q, bytes)))
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        a->q = q;
-        a->capq = nc;
-    }
+    if (grow((void **)&a->q, &a->capq, a->nq + 1, sizeof *a->q))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     struct entry *en = &a->q[a->nq++];
     memset(en, 0, sizeof *en);
     en->step = m->step, en->batch = m->batch, en->block = m->block, en->head = m->head;
@@ -585,13 +580,6 @@ int hash_lb_write(const struct hash_lb *a, const char *dir, bool plots, bool *re
 
 /* ---- the analyzer of one trace file (analysis/analyzer.h) ---- */
 
-struct hash_run {
-    const struct hash_lb_opts *o;
-    const char *dir;
-    bool plots, *rendered;
-    struct hash_lb *a;
-};
-
 /* A hook's message with the trace named after it. */
 static int name_trace(int rc, const struct trace_scan_pos *pos, struct errmsg *e)
 {
@@ -602,7 +590,7 @@ static int name_trace(int rc, const struct trace_scan_pos *pos, struct errmsg *e
 
 static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_new(&h->a, h->o, trace_reader_header(pos->r), h->dir, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
@@ -610,25 +598,25 @@ static int hash_run_begin(void *self, const struct trace_scan_pos *pos, struct e
 static int hash_run_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                            struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_record(h->a, *rec, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
 
 static int hash_run_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     int rc = hash_lb_finish(h->a, e);
     return rc < 0 ? name_trace(rc, pos, e) : 0;
 }
 
 static int hash_run_finish(void *self, struct errmsg *e)
 {
-    struct hash_run *h = self;
+    struct hash_lb_pass *h = self;
     return h->dir ? hash_lb_write(h->a, h->dir, h->plots, h->rendered, e) : 0;
 }
 
-static const struct analyzer_ops hash_run_ops = {
+const struct analyzer_ops hash_lb_pass_ops = {
     .name = "hash_lb",
     .begin = hash_run_begin,
     .record = hash_run_record,
@@ -641,8 +629,8 @@ int hash_lb_run_file(const char *trace_path, const struct hash_lb_opts *o, const
 {
     if (out)
         *out = NULL;
-    struct hash_run h = {o, dir, plots, rendered, NULL};
-    const struct analyzer an = {&hash_run_ops, &h};
+    struct hash_lb_pass h = {o, dir, plots, rendered, NULL};
+    const struct analyzer an = {&hash_lb_pass_ops, &h};
     int rc = analyzer_run(trace_path, &an, 1, NULL, e);
     if (rc == 0)
         rc = analyzer_finish(&an, 1, e);

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/analyzer.h"
 #include "common/err.h"
 #include "formats/disc_hash.h"
 #include "formats/trace.pb-c.h"
@@ -73,6 +74,21 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e);
  * *rendered (may be NULL) is false when gnuplot was missing. 0 or negative with e set. */
 int hash_lb_write(const struct hash_lb *a, const char *dir, bool plots, bool *rendered,
                   struct errmsg *e);
+
+/*
+ * The analyzer form (analysis/analyzer.h) of one run, to share a pass with other analyzers:
+ * fill o, dir, plots and rendered, leave a NULL. begin makes the hash_lb of the trace
+ * (hash_lb_new), record and end stream it, finish writes into dir (nothing when dir is
+ * NULL); messages name the trace. The caller frees a with hash_lb_free after the run. One
+ * trace per pass state.
+ */
+struct hash_lb_pass {
+    const struct hash_lb_opts *o;
+    const char *dir;
+    bool plots, *rendered;
+    struct hash_lb *a; /* the trace's analyzer after begin; the caller's to free */
+};
+extern const struct analyzer_ops hash_lb_pass_ops;
 
 /* Whole run over a trace file: open, stream, finish, write. *out (may be NULL) keeps the
  * analyzer for inspection (caller frees). 0 or negative with e set. */

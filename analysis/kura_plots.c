@@ -9,6 +9,7 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/plot.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
@@ -415,28 +416,20 @@ struct trace_acc {
 
 static int acc_grow(struct trace_acc *a, int n_shapes)
 {
-    if (a->n < a->cap)
-        return 0;
-    size_t cap = a->cap ? 2 * a->cap : 128;
-    int *s = mem_realloc(a->step, cap * sizeof *s);
-    if (s)
-        a->step = s;
-    double *m = mem_realloc(a->err_max, cap * sizeof *m);
-    if (m)
-        a->err_max = m;
-    double *mn = mem_realloc(a->err_mean, cap * sizeof *mn);
-    if (mn)
-        a->err_mean = mn;
-    double *b = mem_realloc(a->bound, cap * sizeof *b);
-    if (b)
-        a->bound = b;
-    double *al = mem_realloc(a->alpha, cap * (size_t)(n_shapes ? n_shapes : 1) * sizeof *al);
-    if (al)
-        a->alpha = al;
-    if (!s || !m || !mn || !b || !al)
-        return ERR_NOMEM;
-    a->cap = cap;
-    return 0;
+    /* parallel arrays of a->cap rows: each grows from the same old capacity to the same new
+     * one; a->cap moves last, when all have grown */
+    size_t need = a->n + 1, c1 = a->cap, c2 = a->cap, c3 = a->cap, c4 = a->cap;
+    size_t row = (size_t)(n_shapes ? n_shapes : 1) * sizeof *a->alpha;
+    int rc = grow((void **)&a->step, &c1, need, sizeof *a->step);
+    if (!rc)
+        rc = grow((void **)&a->err_max, &c2, need, sizeof *a->err_max);
+    if (!rc)
+        rc = grow((void **)&a->err_mean, &c3, need, sizeof *a->err_mean);
+    if (!rc)
+        rc = grow((void **)&a->bound, &c4, need, sizeof *a->bound);
+    if (!rc)
+        rc = grow((void **)&a->alpha, &a->cap, need, row);
+    return rc ? ERR_NOMEM : 0;
 }
 
 static void acc_free(struct trace_acc *a)

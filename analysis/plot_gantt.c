@@ -6,6 +6,7 @@
 
 #include "analysis/plot_impl.h"
 #include "common/buf.h"
+#include "common/grow.h"
 #include "common/mem.h"
 
 /* Index of name in v[0..*n), appending a copy when absent (cap: -1 when full). */
@@ -40,14 +41,8 @@ int plot_gantt_span(struct plot *p, const char *track, const char *cls, double t
     int c = tr < 0 ? -2 : name_index(p->g_classes, &p->n_gclass, p->n_gclass + 1, cls);
     if (c < 0)
         return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
-    if (p->n_gspan == p->cap_gspan) {
-        size_t cap = p->cap_gspan ? 2 * p->cap_gspan : 256;
-        struct gantt_span *q = mem_realloc(p->g_spans, cap * sizeof *q);
-        if (!q)
-            return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
-        p->g_spans = q;
-        p->cap_gspan = cap;
-    }
+    if (grow((void **)&p->g_spans, &p->cap_gspan, p->n_gspan + 1, sizeof *p->g_spans))
+        return errmsg_set(&p->err, ERR_NOMEM, "out of memory");
     p->g_spans[p->n_gspan++] = (struct gantt_span){t0, t1, (unsigned)tr, (unsigned)c};
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "analysis/report_impl.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "traces/trace_reader.h"
 
@@ -257,14 +258,8 @@ static const struct head_spec heads[] = {
 
 static int push_head(struct rep_section *s, struct rep_headline **out)
 {
-    if (s->n_heads == s->cap_heads) {
-        size_t nc = s->cap_heads ? s->cap_heads * 2 : 16;
-        struct rep_headline *v = mem_realloc(s->heads, nc * sizeof *v);
-        if (!v)
-            return ERR_NOMEM;
-        s->heads = v;
-        s->cap_heads = nc;
-    }
+    if (grow((void **)&s->heads, &s->cap_heads, s->n_heads + 1, sizeof *s->heads))
+        return ERR_NOMEM;
     *out = &s->heads[s->n_heads++];
     memset(*out, 0, sizeof **out);
     return 0;

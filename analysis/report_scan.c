@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/report_impl.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
@@ -72,14 +73,8 @@ static int add_file(struct rep_section *s, const char *rel, int kind)
 {
     if (s->n_files >= REP_MAX_FILES)
         return 0;
-    if (s->n_files == s->cap_files) {
-        size_t nc = s->cap_files ? s->cap_files * 2 : 64;
-        struct rep_file *v = mem_realloc(s->files, nc * sizeof *v);
-        if (!v)
-            return ERR_NOMEM;
-        s->files = v;
-        s->cap_files = nc;
-    }
+    if (grow((void **)&s->files, &s->cap_files, s->n_files + 1, sizeof *s->files))
+        return ERR_NOMEM;
     struct rep_file *f = &s->files[s->n_files];
     memset(f, 0, sizeof *f);
     if (!(f->rel = mem_strdup(rel)))
@@ -536,14 +531,8 @@ static void provenance(const struct rep_section *s, const char *rel, struct rep_
 static int add_section(struct rep_doc *d, const char *path, const char *label, const char *prefix,
                        struct errmsg *e)
 {
-    if (d->n_secs == d->cap_secs) {
-        size_t nc = d->cap_secs ? d->cap_secs * 2 : 8;
-        struct rep_section *v = mem_realloc(d->secs, nc * sizeof *v);
-        if (!v)
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        d->secs = v;
-        d->cap_secs = nc;
-    }
+    if (grow((void **)&d->secs, &d->cap_secs, d->n_secs + 1, sizeof *d->secs))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     struct rep_section *s = &d->secs[d->n_secs++];
     memset(s, 0, sizeof *s);
     char abs[PATH_MAX];
@@ -592,14 +581,9 @@ static int children(const char *dir, char ***out, size_t *n)
         char p[PATH_MAX];
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p || !is_dir(p))
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **v = mem_realloc(*out, cap * sizeof *v);
-            if (!v) {
-                rc = ERR_NOMEM;
-                break;
-            }
-            *out = v;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            rc = ERR_NOMEM;
+            break;
         }
         if (!((*out)[*n] = mem_strdup(de->d_name)))
             rc = ERR_NOMEM;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
@@ -72,16 +73,8 @@ int repro_table_add(struct repro_table *t, const struct repro_row *r, struct err
     if (r->status != REPRO_NOT_MODELLED && (isnan(r->ours) || !r->command[0]))
         return errmsg_set(e, ERR_INTERNAL, "row '%s' of %s has no value or no command", r->quantity,
                           r->paper_id);
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64, bytes;
-        if (!mem_mul(cap, sizeof *t->rows, &bytes))
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        struct repro_row *p = mem_realloc(t->rows, bytes);
-        if (!p)
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        t->rows = p;
-        t->cap = cap;
-    }
+    if (grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     t->rows[t->n++] = *r;
     return 0;
 }

@@ -139,8 +139,7 @@ extern const struct cli_spec cmd_replay_spec, cmd_config_spec, cmd_merge_spec, c
 extern const struct cli_spec cmd_energy_spec, cmd_plot_spec, cmd_report_spec, cmd_demo_spec,
     cmd_reproduce_spec;
 extern const struct cli_spec cmd_model_kura_spec, cmd_model_salca_spec, cmd_model_gpu_spec;
-extern const struct cli_spec cmd_capture_disc_spec, cmd_capture_kura_spec, cmd_capture_salca_spec,
-    cmd_capture_test_spec;
+/* The grammars of the capture workloads are listed in cli/capture_parsers.c. */
 extern const struct cli_spec cmd_analyze_hash_spec, cmd_analyze_disc_spec,
     cmd_analyze_conflicts_spec;
 extern const struct cli_spec cmd_export_tiles_spec, cmd_export_hbm_spec, cmd_export_timeline_spec;

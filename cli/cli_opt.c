@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/io.h"
 #include "common/mem.h"
+#include "common/progress.h"
 #include "common/suggest.h"
 
 /* Column of the help lines after the option words. */
@@ -17,6 +19,42 @@ void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc
     p->argc = argc;
     p->argv = argv;
     p->i = 1;
+}
+
+int cli_output_dir(const char *dir)
+{
+    struct errmsg e = {0};
+    int rc = io_mkdir_p(dir, 0777, &e);
+    return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
+}
+
+bool cli_is_common(int id)
+{
+    return id == CLI_ID_QUIET || id == CLI_ID_JSON || id == CLI_ID_ALLOW_PARTIAL ||
+           id == CLI_ID_OUTPUT;
+}
+
+/* Records a shared option in p->common and applies its process-wide effect. */
+static void apply_common(struct cli_parser *p, int id)
+{
+    switch (id) {
+    case CLI_ID_QUIET:
+        p->common.quiet = true;
+        progress_global_quiet = true;
+        break;
+    case CLI_ID_JSON:
+        p->common.json = true;
+        break;
+    case CLI_ID_ALLOW_PARTIAL:
+        p->common.allow_partial = true;
+        cli_trace_option("--allow-partial");
+        break;
+    case CLI_ID_OUTPUT:
+        p->common.output = p->arg;
+        break;
+    default:
+        break;
+    }
 }
 
 int cli_next_exit(int status)
@@ -161,6 +199,7 @@ int cli_next(struct cli_parser *p)
             cli_usage_error(p->spec->verb, "%s takes no value ('%s')", spelled, a);
             return CLI_BAD;
         }
+        apply_common(p, o->id);
         return o->id;
     }
     if (inline_val) {
@@ -172,7 +211,10 @@ int cli_next(struct cli_parser *p)
                         o->metavar ? o->metavar : "VALUE");
         return CLI_BAD;
     }
-    return take_value(p, spelled) ? CLI_BAD : o->id;
+    if (take_value(p, spelled))
+        return CLI_BAD;
+    apply_common(p, o->id);
+    return o->id;
 }
 
 /* "-j, --threads N" for a row, into buf. */

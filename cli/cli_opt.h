@@ -11,6 +11,12 @@
  * options every verb shares (-q, -j, -o, --json, --mem-limit, --allow-partial) come from the
  * CLI_OPT_* row macros below, so their names, letters and value kinds are the same
  * everywhere. The same tables drive `acceltrace help VERB` and the bash completion.
+ * The parser applies the shared options itself (struct cli_common below): -q quiets the
+ * progress reports of the process, --allow-partial sets the trace reader's policy
+ * (cli_trace_option), and both with --json and -o are recorded in cli_parser.common for the
+ * verb to read after the loop; -o DIR is created by cli_output_dir. cli_next still returns
+ * their ids, so a verb needs no branch for them; a loop with a catch-all branch skips them
+ * with cli_is_common(id).
  * The parser keeps no heap state; values point into argv.
  */
 #ifndef ACCELTRACE_CLI_OPT_H
@@ -108,6 +114,14 @@ enum cli_next_status {
     CLI_BAD = -3,        /* a usage error was printed on stderr; exit 2 */
 };
 
+/* The shared options as the parser found them (all false/NULL when not given). */
+struct cli_common {
+    bool quiet;         /* -q/--quiet: progress_global_quiet is set too */
+    bool json;          /* --json: one JSON document on stdout */
+    bool allow_partial; /* --allow-partial: the reader policy is set too */
+    const char *output; /* -o/--output's value (the last one given), or NULL */
+};
+
 /* The parse state over argv[1..argc-1] (argv[0] is the verb). */
 struct cli_parser {
     const struct cli_spec *spec;
@@ -120,6 +134,7 @@ struct cli_parser {
     int64_t i64;               /* CLI_ARG_INT */
     uint64_t u64;              /* CLI_ARG_SIZE: bytes */
     double f64;                /* CLI_ARG_DOUBLE */
+    struct cli_common common;  /* the shared options seen so far */
 };
 
 void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc, char **argv);
@@ -129,6 +144,17 @@ void cli_parser_init(struct cli_parser *p, const struct cli_spec *spec, int argc
  * positional argument (CLI_POSITIONAL), CLI_END, CLI_HELP or CLI_BAD (see above).
  */
 int cli_next(struct cli_parser *p);
+
+/*
+ * Creates the folder dir (and its parents, mode 0777 less the umask) of a verb's -o DIR,
+ * or checks it is one; 0, or the exit status of the failure it reported (io_mkdir_p's
+ * message and code through cli_fail).
+ */
+int cli_output_dir(const char *dir);
+
+/* True for the id of a shared option that the parser applied (-q, --json, --allow-partial,
+ * -o): struct cli_common. */
+bool cli_is_common(int id);
 
 /* The exit status of a CLI_HELP (0) or CLI_BAD (2) result of cli_next. */
 int cli_next_exit(int status);

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/mem.h"
 #include "common/version.h"
 #include "replay/results.h"
@@ -245,14 +246,8 @@ json_t *cli_json_dir_files(const char *dir)
         if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
             stat(path, &st) || !S_ISREG(st.st_mode))
             continue;
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 32;
-            json_t **nn = mem_realloc(names, nc * sizeof *nn);
-            if (!nn)
-                break;
-            names = nn;
-            cap = nc;
-        }
+        if (grow((void **)&names, &cap, n + 1, sizeof *names))
+            break;
         names[n++] = json_string(de->d_name);
     }
     closedir(d);

@@ -466,6 +466,8 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return id == CLI_HELP ? -1 : cli_next_exit(id);
+        if (cli_is_common(id))
+            continue;
         if (id == CLI_POSITIONAL) {
             if (a->n_files == MAX_FILES)
                 return cli_usage_error(VERB, "at most %d trace files", MAX_FILES);
@@ -480,27 +482,22 @@ static int parse_args(struct conflicts_args *a, int argc, char **argv)
                  id == OPT_COMPARE_PRESETS)
             a->timing_only = p.opt->name;
         int rc = 0;
-        if (id == CLI_ID_OUTPUT)
-            a->outdir = p.arg;
-        else if (id == OPT_PER_JOB)
+        if (id == OPT_PER_JOB)
             a->o.per_job = true;
         else if (id == OPT_TIMING)
             a->timing = true;
         else if (id == OPT_COMPARE_PRESETS)
             a->o.compare_presets = true;
-        else if (id == CLI_ID_QUIET)
-            a->quiet = progress_global_quiet = true;
-        else if (id == CLI_ID_JSON)
-            a->json = true;
         else if (id == CLI_ID_PLOT_FORMAT)
             cli_plot_output_opt(VERB, id, p.arg);
-        else if (id == CLI_ID_ALLOW_PARTIAL)
-            cli_trace_option("--allow-partial");
         else
             rc = parse_input_value(a, id, p.arg);
         if (rc)
             return rc;
     }
+    a->outdir = p.common.output;
+    a->quiet = p.common.quiet;
+    a->json = p.common.json;
     a->sy.kind_name = a->synth;
     int frc = cli_plot_output_opt(VERB, 0, NULL);
     if (frc)

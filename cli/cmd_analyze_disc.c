@@ -8,21 +8,27 @@
 #include <string.h>
 
 #include "analysis/disc_plots.h"
+#include "analysis/hash_lb.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/progress.h"
+#include "common/threads.h"
 #include "replay/results.h"
 #include "traces/trace_reader.h"
 
 #define VERB "analyze disc"
 
-enum { OPT_TRACE = 1 };
+enum { OPT_TRACE = 1, OPT_HASH };
 
 static const struct cli_opt opts[] = {
     {OPT_TRACE, "trace", 0, CLI_ARG_STRING, "FILE.atr",
      "a replayed disc trace (per-step, quality and FLOP views);\nat most 16", CLI_OPT_REPEATABLE},
+    {OPT_HASH, "hash", 0, CLI_ARG_STRING, "DIR",
+     "also write what `analyze hash TRACE -o DIR` writes for the\nfirst --trace, from the same "
+     "read of it",
+     0},
     CLI_OPT_OUTPUT("DIR", "output folder (required; created if missing)"),
     CLI_OPT_PLOT_FORMAT,
     CLI_OPT_QUIET,
@@ -50,10 +56,39 @@ const struct cli_spec cmd_analyze_disc_spec = {
              "the first trace with masks, st_sparsity_heatmap_LABEL for each further one.\n"
              "\n"
              "The first --trace must be the trace RESULTS_DIR was replayed from (its content\n"
-             "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n",
+             "hash equals the results'); otherwise nothing is drawn and the exit status is 3.\n"
+             "With --hash DIR the hash load-balance analyzer of `analyze hash` (default units,\n"
+             "k-odd and plots) shares the pass over the first --trace: the trace is read once.\n",
     .opts = opts,
     .positional = "DIR",
 };
+
+/* What `analyze hash` does after its pass, for the hash analyzer h that shared the pass
+ * over trace: write the tables and plots, the manifest and the warnings; 0 or an exit status
+ * after the message. Frees h's analyzer. */
+static int hash_finish(struct hash_lb_pass *h, const struct analyzer *an, const char *trace)
+{
+    struct errmsg e = {0};
+    int rc = analyzer_finish(an, 1, &e);
+    if (rc < 0) {
+        rc = cli_fail(rc, errmsg_text(&e));
+        goto done;
+    }
+    if (!*h->rendered)
+        cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", h->dir);
+    if ((rc = cli_write_output_manifest("analyze hash", h->dir, NULL, &trace, 1)))
+        goto done;
+    if (hash_lb_masks_skipped(h->a))
+        cli_warn("%llu of %llu masks of '%s' have neither recorded statistics for these unit "
+                 "counts and k-odd nor kept bits: left out of the tables (source 'none' in "
+                 "hash_masks.csv)",
+                 (unsigned long long)hash_lb_masks_skipped(h->a),
+                 (unsigned long long)hash_lb_masks_seen(h->a), trace);
+done:
+    hash_lb_free(h->a);
+    h->a = NULL;
+    return rc;
+}
 
 int cmd_analyze_disc(int argc, char **argv);
 int cmd_analyze_disc(int argc, char **argv)
@@ -62,43 +97,49 @@ int cmd_analyze_disc(int argc, char **argv)
     const char *traces[DISC_PLOTS_MAX_TRACES];
     size_t n_traces = 0;
     bool json = false;
+    struct hash_lb_opts ho;
+    hash_lb_opts_default(&ho);
+    ho.threads = threads_default();
+    bool hash_rendered = true;
+    struct hash_lb_pass hash = {&ho, NULL, true, &hash_rendered, NULL};
+    const struct analyzer hash_an = {&hash_lb_pass_ops, &hash};
     struct cli_parser p;
     cli_parser_init(&p, &cmd_analyze_disc_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT) {
-            out = p.arg;
-        } else if (id == OPT_TRACE) {
+        if (id == OPT_TRACE) {
             if (n_traces == DISC_PLOTS_MAX_TRACES)
                 return cli_usage_error(VERB, "more than %d --trace files ('%s')",
                                        DISC_PLOTS_MAX_TRACES, p.arg);
             traces[n_traces++] = p.arg;
+        } else if (id == OPT_HASH) {
+            hash.dir = p.arg;
         } else if (id == CLI_ID_PLOT_FORMAT) {
             cli_plot_output_opt(VERB, id, p.arg);
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {
             if (rdir)
                 return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
             rdir = p.arg;
         }
     }
+    out = p.common.output;
+    json = p.common.json;
     if (!rdir)
         return cli_usage_error(VERB, "missing RESULTS_DIR");
     if (!out)
         return cli_usage_error(VERB, "missing -o DIR");
+    if (hash.dir && !n_traces)
+        return cli_usage_error(VERB, "--hash needs a --trace to read");
     int frc = cli_plot_output_opt(VERB, 0, NULL);
     if (frc)
         return frc;
     struct errmsg e = {0};
-    int mrc = io_mkdir_p(out, 0777, &e);
+    int mrc = cli_output_dir(out);
+    if (!mrc && hash.dir)
+        mrc = cli_output_dir(hash.dir);
     if (mrc)
-        return cli_fail(mrc, errmsg_text(&e));
+        return mrc;
     if (n_traces) {
         /* the first --trace must be the trace RESULTS_DIR was replayed from */
         char rhash[128];
@@ -120,9 +161,14 @@ int cmd_analyze_disc(int argc, char **argv)
             return 3;
     }
     bool rendered = true;
-    int rc = disc_plots_write(rdir, traces, n_traces, out, &rendered, &e);
-    if (rc < 0)
+    int rc =
+        disc_plots_write(rdir, traces, n_traces, &hash_an, hash.dir ? 1 : 0, out, &rendered, &e);
+    if (rc < 0) {
+        hash_lb_free(hash.a);
         return cli_fail(rc, e.text);
+    }
+    if (hash.dir && (rc = hash_finish(&hash, &hash_an, traces[0])))
+        return rc;
     if (!rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", out);
     if ((rc = cli_write_output_manifest("analyze disc", out, rdir, traces, n_traces)))

@@ -97,9 +97,7 @@ int cmd_analyze_hash(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT) {
-            dir = p.arg;
-        } else if (id == OPT_UNITS) {
+        if (id == OPT_UNITS) {
             if (hash_lb_parse_units(&o, p.arg, &e) < 0)
                 return cli_usage_error(VERB, "%s", e.text);
         } else if (id == OPT_K_ODD) {
@@ -118,18 +116,14 @@ int cmd_analyze_hash(int argc, char **argv)
             plots = false;
         } else if (id == CLI_ID_PLOT_FORMAT) {
             cli_plot_output_opt(VERB, id, p.arg);
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {
             if (in)
                 return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
             in = p.arg;
         }
     }
+    dir = p.common.output;
+    json = p.common.json;
     if (!in)
         return cli_usage_error(VERB, "missing FILE.atr");
     if (!dir)
@@ -137,9 +131,9 @@ int cmd_analyze_hash(int argc, char **argv)
     int frc = cli_plot_output_opt(VERB, 0, NULL);
     if (frc)
         return frc;
-    int mrc = io_mkdir_p(dir, 0777, &e);
+    int mrc = cli_output_dir(dir);
     if (mrc)
-        return cli_fail(mrc, errmsg_text(&e));
+        return mrc;
     bool rendered = true;
     struct hash_lb *a = NULL;
     int rc = hash_lb_run_file(in, &o, dir, plots, &rendered, &a, &e);

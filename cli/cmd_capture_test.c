@@ -76,9 +76,7 @@ int cmd_capture_test(int argc, char **argv)
 {
     struct synth_capture_params p;
     synth_capture_params_default(&p);
-    const char *out = NULL;
     uint64_t mem_limit = (uint64_t)8 << 30;
-    bool quiet = false, json = false;
     struct cli_parser ps;
     cli_parser_init(&ps, &cmd_capture_test_spec, argc, argv);
     for (int id; (id = cli_next(&ps)) != CLI_END;) {
@@ -87,13 +85,9 @@ int cmd_capture_test(int argc, char **argv)
             return cli_next_exit(id);
         if (id == CLI_POSITIONAL)
             return cli_usage_error(VERB, "unknown option '%s'", ps.arg);
-        if (id == CLI_ID_OUTPUT) {
-            out = ps.arg;
-        } else if (id == CLI_ID_QUIET) {
-            quiet = true;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_MEM_LIMIT) {
+        if (cli_is_common(id))
+            continue;
+        if (id == CLI_ID_MEM_LIMIT) {
             if (ps.u64 == 0)
                 return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", ps.arg);
             mem_limit = ps.u64;
@@ -104,6 +98,8 @@ int cmd_capture_test(int argc, char **argv)
             return rc;
         }
     }
+    const char *out = ps.common.output;
+    bool quiet = ps.common.quiet, json = ps.common.json;
     if (!out)
         return cli_usage_error(VERB, "no output given (-o FILE.atr)");
     const struct capture_ops *ops = capture_registry_find("test");

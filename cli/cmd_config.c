@@ -346,15 +346,14 @@ int cmd_config(int argc, char **argv)
             rc = cli_next_exit(id);
             goto done;
         }
-        if (id == CLI_ID_JSON)
-            json = true;
-        else if (id == OPT_SET && (rc = cli_sets_add(&sets, VERB, p.arg)))
+        if (id == OPT_SET && (rc = cli_sets_add(&sets, VERB, p.arg)))
             goto done;
         else if (id == CLI_POSITIONAL && !sub)
             sub = p.arg;
         else if (id == CLI_POSITIONAL)
             args[n++] = (char *)p.arg;
     }
+    json = p.common.json;
     if (!sub) {
         cli_help(stderr, &cmd_config_spec);
         rc = 2;

@@ -61,8 +61,10 @@ static const struct demo_step steps[] = {
     {"disc", "replay",
      "replay {out}/disc.atr --hw configs/disc-a100-matched.json --sweep configs/disc-sweep.json "
      "--energy configs/disc-energy.json -q -o {out}/sweep"},
-    {"disc", "analyze", "analyze hash {out}/disc.atr -o {out}/hash"},
-    {"disc", "analyze", "analyze disc {out}/replay --trace {out}/disc.atr -o {out}/figures"},
+    /* the disc figures and the hash load balance (what `analyze hash` writes) from one read
+     * of the trace: both analyzers share the pass (analysis/analyzer.h) */
+    {"disc", "analyze",
+     "analyze disc {out}/replay --trace {out}/disc.atr --hash {out}/hash -o {out}/figures"},
     {"disc", "export",
      "export timeline {out}/replay -q -o {out}/timeline/timeline.json --plot {out}/timeline"},
     /* the sweep's speedup against the DPU count at the default (calibrated) vpu_width 24 */
@@ -272,19 +274,17 @@ int cmd_demo(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT)
-            out = p.arg;
-        else if (id == OPT_ONLY)
+        if (id == OPT_ONLY)
             only = p.arg;
         else if (id == OPT_LIST)
             list = true;
-        else if (id == CLI_ID_JSON)
-            json = true;
-        else if (id == CLI_ID_QUIET)
-            quiet = true;
         else if (id == CLI_POSITIONAL)
             return cli_usage_error(VERB, "unknown argument '%s'", p.arg);
     }
+    if (p.common.output)
+        out = p.common.output;
+    json = p.common.json;
+    quiet = p.common.quiet;
     char self[PATH_MAX];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0)
@@ -292,12 +292,9 @@ int cmd_demo(int argc, char **argv)
     self[sl] = 0;
     char root[PATH_MAX];
     demo_root(self, root, sizeof root);
-    if (!list) {
-        struct errmsg me = {0};
-        int mrc = io_mkdir_p(out, 0755, &me);
-        if (mrc)
-            return cli_fail(mrc, errmsg_text(&me));
-    }
+    int mrc = list ? 0 : cli_output_dir(out);
+    if (mrc)
+        return mrc;
     json_t *jw = json ? json_array() : NULL; /* --json: per workload, or the steps (--list) */
     struct buf pre;
     buf_init(&pre);

@@ -154,9 +154,6 @@ int cmd_dump(int argc, char **argv)
             if (!cli_parse_u64(p.arg, &limit))
                 return cli_usage_error("dump", "--limit needs a count");
             break;
-        case CLI_ID_JSON:
-            json = true;
-            break;
         case CLI_ID_THREADS:
             if (p.i64 < 1 || p.i64 > 64)
                 return cli_usage_error("dump", "--threads needs a thread count 1..64");
@@ -171,6 +168,7 @@ int cmd_dump(int argc, char **argv)
             break; /* -q: dump prints no progress */
         }
     }
+    json = p.common.json;
     if (!path)
         return cli_usage_error("dump", "no trace file given");
     struct trace_reader *r;

@@ -51,18 +51,15 @@ int cmd_energy(int argc, char **argv)
             return cli_next_exit(id);
         if (id == 1) {
             table = p.arg;
-        } else if (id == CLI_ID_OUTPUT) {
-            out = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            quiet = true;
         } else if (id == CLI_POSITIONAL) {
             if (in)
                 return cli_usage_error(VERB, "more than one results table ('%s')", p.arg);
             in = p.arg;
         }
     }
+    out = p.common.output;
+    json = p.common.json;
+    quiet = p.common.quiet;
     if (!in || !table)
         return cli_usage_error(VERB, "need RESULTS and --table E.json");
     char path[4096];

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/hbm_jobs.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
@@ -173,9 +174,6 @@ static int parse_map_value(struct hbm_args *a, int id, const char *v)
 static int parse_value(struct hbm_args *a, int id, const char *v)
 {
     switch (id) {
-    case CLI_ID_OUTPUT:
-        a->dir = v;
-        return 0;
     case OPT_HW:
         a->hw = v;
         return 0;
@@ -217,16 +215,13 @@ static int parse_args(struct hbm_args *a, int argc, char **argv)
             if (a->path)
                 return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
             a->path = p.arg;
-        } else if (id == CLI_ID_QUIET) {
-            a->quiet = true;
-        } else if (id == CLI_ID_JSON) {
-            a->json = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
-        } else if ((rc = parse_value(a, id, p.arg)) != 0) {
+        } else if (!cli_is_common(id) && (rc = parse_value(a, id, p.arg)) != 0) {
             return rc;
         }
     }
+    a->dir = p.common.output;
+    a->quiet = p.common.quiet;
+    a->json = p.common.json;
     if (!a->path || !a->dir)
         return cli_usage_error(VERB, "need FILE.atr and -o DIR");
     return 0;
@@ -279,11 +274,7 @@ struct hbm_run {
     const struct hbm_args *a;
     struct out_file outs[N_OUT];
     bool want[2];
-    uint32_t *idx;
-    size_t idx_cap;
-    uint64_t jobs, tokens, requests, rec_no;
-    uint32_t per_token;
-    double t_write;
+    struct hbm_jobs jobs; /* the pass over the selections (analysis/hbm_jobs.h) */
 };
 
 /* Sets the output paths of run and refuses a trace among them; 0 or exit status 2. */
@@ -319,9 +310,9 @@ static int open_outputs(struct hbm_run *run)
 {
     const struct hbm_args *a = run->a;
     struct errmsg e = {0};
-    int rc = io_mkdir_p(a->dir, 0755, &e);
+    int rc = cli_output_dir(a->dir);
     if (rc)
-        return cli_fail(rc, errmsg_text(&e));
+        return rc;
     for (size_t k = 0; k < 3; k++) {
         struct out_file *o = &run->outs[k];
         if (k < 2 && !run->want[k])
@@ -337,72 +328,30 @@ static int open_outputs(struct hbm_run *run)
     return sink_write(&run->outs[2].k, hdr_line, strlen(hdr_line)) < 0 ? -1 : 0;
 }
 
-/* Exports one selection record; 0, an exit status after the message, or -1 for a write
- * error (errno). */
-static int export_job(struct hbm_run *run, const Acceltrace__SalcaSelect *s)
-{
-    const char *path = run->a->path;
-    if (s->count > s->n_ctx || s->n_ctx > (1u << 26)) {
-        cli_error("selection of %u tokens in a context of %u ('%s' record %llu)", s->count,
-                  s->n_ctx, path, (unsigned long long)run->rec_no);
-        return 3;
-    }
-    if (s->count > run->idx_cap) {
-        uint32_t *p = mem_realloc(run->idx, (size_t)s->count * sizeof *p);
-        if (!p)
-            return cli_fail(ERR_NOMEM, "out of memory");
-        run->idx = p;
-        run->idx_cap = s->count;
-    }
-    size_t got = 0;
-    int drc = varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, run->idx, s->count, &got);
-    if (drc < 0 || got != s->count) {
-        cli_error("bad selection list (%zu of %u indices) at step %u layer %u head %u "
-                  "('%s' record %llu)",
-                  got, s->count, s->t, s->l, s->h, path, (unsigned long long)run->rec_no);
-        return 3;
-    }
-    double t0 = progress_now_s();
-    for (size_t k = 0; k < 2; k++)
-        if (run->want[k] && hbm_export_job(run->outs[k].x, s->l, s->h, run->idx, got) < 0)
-            return -1;
-    run->t_write += progress_now_s() - t0;
-    char line[160];
-    int len =
-        snprintf(line, sizeof line, "%llu,%u,%u,%u,%zu,%llu,%llu\n", (unsigned long long)run->jobs,
-                 s->t, s->l, s->h, got, (unsigned long long)run->requests + 1,
-                 (unsigned long long)got * run->per_token);
-    if (sink_write(&run->outs[2].k, line, (size_t)len) < 0)
-        return -1;
-    run->jobs++;
-    run->tokens += got;
-    run->requests += (uint64_t)got * run->per_token;
-    return 0;
-}
-
-/* Reads the trace's records, exporting each selection of the method and steps; 0, an exit
- * status after the message, or -1 for a write error (errno). */
-static int export_records(struct hbm_run *run, struct trace_reader *r)
+/* One pass over the open trace r (analysis/hbm_jobs.h) exporting each selection of the
+ * method and steps into the open outputs; 0 or an exit status after the message. */
+static int export_selections(struct hbm_run *run, struct trace_reader *r)
 {
     const struct hbm_args *a = run->a;
-    Acceltrace__Record *rec = NULL;
-    int rc;
-    while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        run->rec_no++;
-        const Acceltrace__SalcaSelect *s =
-            rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT ? rec->salca_select : NULL;
-        int st = 0;
-        if (s && s->method == (uint32_t)a->method &&
-            (!a->steps || (s->t >= a->step_lo && s->t <= a->step_hi)))
-            st = export_job(run, s);
-        trace_record_free(rec);
-        rec = NULL;
-        if (st)
-            return st;
-    }
+    struct hbm_jobs *j = &run->jobs;
+    for (size_t k = 0; k < 2; k++)
+        j->x[k] = run->want[k] ? run->outs[k].x : NULL;
+    j->csv = &run->outs[2].k;
+    j->dir = a->dir;
+    j->method = a->method;
+    j->steps = a->steps;
+    j->step_lo = a->step_lo;
+    j->step_hi = a->step_hi;
+    j->per_token = a->tc.token_bytes / a->tc.t.burst_bytes;
+    struct analyzer_opts o;
+    analyzer_opts_default(&o);
+    o.scan.progress_label = NULL; /* the export prints its own closing line */
+    const struct analyzer an = {&hbm_jobs_ops, j};
+    struct errmsg e = {0};
+    int rc = analyzer_run_reader(r, a->path, &an, 1, &o, &e);
     if (rc < 0)
-        return cli_fail(rc, trace_reader_errmsg(r));
-    if (run->jobs == 0) {
+        return cli_fail(rc, errmsg_text(&e));
+    if (j->jobs == 0) {
         cli_error("no selections of method %lld%s in '%s'", (long long)a->method,
                   a->steps ? " in the given steps" : "", a->path);
         return 3;
@@ -423,7 +372,7 @@ static int finish_outputs(struct hbm_run *run, FILE *f)
                 return -1;
             bytes += hbm_export_bytes(run->outs[k].x);
         }
-    run->t_write += progress_now_s() - t0;
+    run->jobs.t_write_s += progress_now_s() - t0;
     const char *names[3] = {NULL, NULL, NULL};
     size_t nn = 0;
     for (size_t k = 0; k < 2; k++)
@@ -451,12 +400,13 @@ static int finish_outputs(struct hbm_run *run, FILE *f)
         if (sink_close(&run->outs[k].k) < 0)
             return -1;
     }
-    fprintf(f, "jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n", (unsigned long long)run->jobs,
-            (unsigned long long)run->tokens, (unsigned long long)run->requests,
+    const struct hbm_jobs *j = &run->jobs;
+    fprintf(f, "jobs=%llu\ntokens=%llu\nrequests=%llu\nbytes=%llu\n", (unsigned long long)j->jobs,
+            (unsigned long long)j->tokens, (unsigned long long)j->requests,
             (unsigned long long)bytes);
     /* formatting and write(2) of the trace files only, not the trace decoding */
     fprintf(f, "write_mb_per_s=%.1f\n",
-            run->t_write > 0 ? (double)bytes / 1e6 / run->t_write : 0.0);
+            j->t_write_s > 0 ? (double)bytes / 1e6 / j->t_write_s : 0.0);
     return 0;
 }
 
@@ -464,7 +414,7 @@ static int finish_outputs(struct hbm_run *run, FILE *f)
 static int run_export(void *ctx, FILE *f)
 {
     const struct hbm_args *a = ctx;
-    struct hbm_run run = {.a = a, .per_token = a->tc.token_bytes / a->tc.t.burst_bytes};
+    struct hbm_run run = {.a = a};
     int status = output_paths(&run);
     if (status)
         return status;
@@ -482,7 +432,7 @@ static int run_export(void *ctx, FILE *f)
     if (!status)
         status = open_outputs(&run);
     if (!status)
-        status = export_records(&run, r);
+        status = export_selections(&run, r);
     if (!status)
         status = finish_outputs(&run, f);
     if (status < 0) {
@@ -496,7 +446,7 @@ static int run_export(void *ctx, FILE *f)
         if (run.outs[k].open)
             sink_close(&run.outs[k].k);
     }
-    mem_free(run.idx);
+    hbm_jobs_release(&run.jobs);
     trace_reader_free(r);
     return status;
 }

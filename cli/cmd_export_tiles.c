@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analyzer.h"
+#include "analysis/kura_pick.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
@@ -54,75 +54,6 @@ static const char *const out_names[] = {"meta.json", "in.hex",    "out.hex",   "
                                         "phase.hex", "drift.hex", "README.txt"};
 enum { N_OUT = sizeof out_names / sizeof out_names[0] };
 
-/* The pass over the trace: the reverse step asked for and stored tiles of the shape. */
-struct tiles_pass {
-    int64_t step; /* INT64_MIN until the header gives the default T-1 */
-    int nh, nw;
-    int hh, hw; /* map size of the header (0: unknown) */
-    int found;
-    struct kura_step_info info;
-    int16_t *q;                 /* the step's map (owned) */
-    Acceltrace__Record *stored; /* KuraTiles of the step and shape (owned), or NULL */
-    char hash[130];             /* content hash of the trace */
-};
-
-static int tiles_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
-{
-    struct tiles_pass *tp = self;
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
-    if (!hdr || strcmp(hdr->workload, "kura") || !hdr->kura)
-        return errmsg_set(e, ERR_DATA, "not a kura trace ('%s' has workload '%s')", pos->path,
-                          hdr && hdr->workload ? hdr->workload : "");
-    tp->hh = (int)(hdr->kura->h > 16384 ? 0 : hdr->kura->h);
-    tp->hw = (int)(hdr->kura->w > 16384 ? 0 : hdr->kura->w);
-    if (tp->step == INT64_MIN && hdr->kura->t >= 2)
-        tp->step = (int64_t)hdr->kura->t - 1; /* spec 7: default i = T-1 */
-    return 0;
-}
-
-static int tiles_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
-                        struct errmsg *e)
-{
-    struct tiles_pass *tp = self;
-    const Acceltrace__Record *r = *rec;
-    if (r->body_case == ACCELTRACE__RECORD__BODY_KURA_STEP && !tp->found) {
-        const Acceltrace__KuraStep *ks = r->kura_step;
-        if (ks->role == ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE &&
-            (tp->step == INT64_MIN || ks->step == tp->step)) {
-            int rc = kura_step_decode(ks, tp->hh, tp->hw, &tp->info, &tp->q, e);
-            if (rc) {
-                char why[sizeof e->text];
-                snprintf(why, sizeof why, "%s", e->text);
-                return errmsg_set(e, rc, "%s ('%s')", why, pos->path);
-            }
-            tp->found = 1;
-        }
-    } else if (r->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES && !tp->stored) {
-        const Acceltrace__KuraTiles *kt = r->kura_tiles;
-        if ((tp->step == INT64_MIN || kt->step == tp->step) && (int)kt->n_h == tp->nh &&
-            (int)kt->n_w == tp->nw) {
-            tp->stored = *rec;
-            *rec = NULL;
-        }
-    }
-    return 0;
-}
-
-static int tiles_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
-{
-    (void)e;
-    struct tiles_pass *tp = self;
-    snprintf(tp->hash, sizeof tp->hash, "%s", trace_reader_content_hash(pos->r));
-    return 0;
-}
-
-static const struct analyzer_ops tiles_ops = {
-    .name = "export_tiles",
-    .begin = tiles_begin,
-    .record = tiles_record,
-    .end = tiles_end,
-};
-
 int cmd_export_tiles(int argc, char **argv);
 int cmd_export_tiles(int argc, char **argv)
 {
@@ -141,20 +72,14 @@ int cmd_export_tiles(int argc, char **argv)
         } else if (id == OPT_STEP) {
             if (!cli_parse_i64(p.arg, &step) || step < 0 || step > INT32_MAX)
                 return cli_usage_error(VERB, "bad --step");
-        } else if (id == CLI_ID_OUTPUT) {
-            dir = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id == CLI_POSITIONAL) {
             if (path)
                 return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
             path = p.arg;
         }
     }
+    dir = p.common.output;
+    json = p.common.json;
     if (!path || !dir || !nh)
         return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
     { /* the trace may not be one of the files written into DIR (exit 2) */
@@ -173,8 +98,8 @@ int cmd_export_tiles(int argc, char **argv)
             return cli_usage_error(VERB, "%s", errmsg_text(&ce));
     }
 
-    struct tiles_pass tp = {.step = step, .nh = nh, .nw = nw};
-    const struct analyzer an = {&tiles_ops, &tp};
+    struct kura_pick tp = {.step = step, .nh = nh, .nw = nw};
+    const struct analyzer an = {&kura_pick_ops, &tp};
     int status = 0, rc;
     struct kura_streams st = {0};
     int32_t *d = NULL;
@@ -226,9 +151,8 @@ int cmd_export_tiles(int argc, char **argv)
                (long long)st.n_tiles, (long long)st.n_cyc, stored ? ", stored tiles match" : "");
     }
 done:
-    trace_record_free(tp.stored);
+    kura_pick_release(&tp);
     kura_streams_release(&st);
-    mem_free(tp.q);
     mem_free(d);
     return status;
 }

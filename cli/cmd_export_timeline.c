@@ -124,18 +124,14 @@ int cmd_export_timeline(int argc, char **argv)
             o.detail_events = u;
         } else if (id == OPT_PLOT) {
             o.plot_dir = p.arg;
-        } else if (id == CLI_ID_OUTPUT) {
-            o.out_path = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
         } else if (id == CLI_POSITIONAL) {
             if (o.results_dir)
                 return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
             o.results_dir = p.arg;
         }
     }
+    o.out_path = p.common.output;
+    json = p.common.json;
     if (!o.results_dir || !o.out_path)
         return cli_usage_error(VERB, "need RESULTS_DIR and -o FILE");
     struct timeline_stats st;

@@ -140,15 +140,6 @@ static int run_import(const struct cli_spec *spec, const struct capture_ops *ops
         case CLI_ID_MEM_LIMIT:
             o.mem_limit_bytes = p.u64;
             break;
-        case CLI_ID_OUTPUT:
-            out = p.arg;
-            break;
-        case CLI_ID_JSON:
-            json = true;
-            break;
-        case CLI_ID_QUIET:
-            o.quiet = progress_global_quiet = true;
-            break;
         case CLI_POSITIONAL:
             if (ip.path)
                 return cli_usage_error(verb, "more than one input ('%s')", p.arg);
@@ -156,6 +147,9 @@ static int run_import(const struct cli_spec *spec, const struct capture_ops *ops
             break;
         }
     }
+    out = p.common.output;
+    json = p.common.json;
+    o.quiet = p.common.quiet;
     if (!ip.path || !out)
         return cli_usage_error(verb, "need FILE.npz and -o TRACE.atr");
     if (ops == &capture_import_masks_ops && !ip.model)

@@ -79,9 +79,7 @@ int cmd_info(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_THREADS) {
+        if (id == CLI_ID_THREADS) {
             if (p.i64 < 1 || p.i64 > 64)
                 return cli_usage_error("info", "--threads needs a thread count 1..64");
             o.threads = (int)p.i64;
@@ -91,6 +89,7 @@ int cmd_info(int argc, char **argv)
             path = p.arg;
         } /* -q: info prints no progress */
     }
+    json = p.common.json;
     if (!path)
         return cli_usage_error("info", "no trace file given");
     struct trace_reader *r;

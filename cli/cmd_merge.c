@@ -51,15 +51,12 @@ int cmd_merge(int argc, char **argv)
             rc = cli_next_exit(id);
             goto done;
         }
-        if (id == CLI_ID_OUTPUT)
-            out = p.arg;
-        else if (id == CLI_ID_JSON)
-            json = true;
-        else if (id == CLI_ID_QUIET)
-            quiet = true;
-        else if (id == CLI_POSITIONAL)
+        if (id == CLI_POSITIONAL)
             dirs[n++] = p.arg;
     }
+    out = p.common.output;
+    json = p.common.json;
+    quiet = p.common.quiet;
     if (!out || !n) {
         rc = cli_usage_error(VERB, "need folders to merge and -o DIR");
         goto done;

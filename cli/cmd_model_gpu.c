@@ -169,15 +169,13 @@ static int parse_args(int argc, char **argv, struct args *a)
         case OPT_CALIBRATE:
             a->calibrate = p.arg;
             break;
-        case CLI_ID_JSON:
-            a->json = true;
-            break;
         default:
             break;
         }
         if (rc)
             return rc;
     }
+    a->json = p.common.json;
     if (!a->hw)
         a->hw = "a100-pcie-80gb";
     if (a->list || a->sources || a->calibrate)

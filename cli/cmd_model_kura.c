@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "replay/kura_dma.h"
@@ -292,14 +293,11 @@ static int read_points(const char *path, struct kura_fit_point **out, size_t *n,
                 rc = 3;
                 goto done;
             }
-            cap = cap ? 2 * cap : 16;
-            struct kura_fit_point *np = mem_realloc(pts, cap * sizeof *pts);
-            if (!np) {
+            if (grow((void **)&pts, &cap, *n + 1, sizeof *pts)) {
                 cli_error("out of memory");
                 rc = 1;
                 goto done;
             }
-            pts = np;
         }
         pts[(*n)++] = (struct kura_fit_point){(int)v[0], (int)v[1], v[2]};
     }
@@ -502,18 +500,9 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
         case OPT_CALIBRATE_DMA:
             a->calibrate = true;
             break;
-        case CLI_ID_JSON:
-            a->json = true;
-            break;
         case CLI_ID_PLOT_FORMAT:
             cli_plot_output_opt(VERB, id, p.arg);
             a->g_format = true;
-            break;
-        case CLI_ID_QUIET:
-            a->quiet = true;
-            break;
-        case CLI_ID_ALLOW_PARTIAL:
-            cli_trace_option("--allow-partial");
             break;
         case CLI_POSITIONAL:
             return cli_usage_error(VERB, "unexpected argument '%s'", next);
@@ -521,6 +510,8 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
             break;
         }
     }
+    a->json = p.common.json;
+    a->quiet = p.common.quiet;
     if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
     /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */

@@ -102,14 +102,6 @@ static int plot_finish(struct plot *p, const char *dir)
     return rc;
 }
 
-/* Creates dir and the folders above it; 0, or an exit status after the message. */
-static int ensure_dir(const char *dir)
-{
-    struct errmsg e = {0};
-    int rc = io_mkdir_p(dir, 0777, &e);
-    return rc ? cli_fail(rc, errmsg_text(&e)) : 0;
-}
-
 /* DIR/NAME.csv for a plot's data (spec section 12: a CSV beside each plot), header line
  * written; NULL after an error message. */
 static FILE *csv_open(const char *dir, const char *name, const char *header)
@@ -139,7 +131,7 @@ static int csv_close(FILE *f, const char *dir, const char *name)
  * marked; pareto.csv holds the front. */
 static int pareto_plot(const struct salca_perf_out *o, const char *dir)
 {
-    if (ensure_dir(dir))
+    if (cli_output_dir(dir))
         return 1;
     FILE *f = csv_open(dir, "pareto", "m_att,m_pre,h_pre,h_att,r_min,design");
     if (!f)
@@ -257,7 +249,7 @@ static int reference_plots(struct model_result *const *res, const char *plot_dir
 {
     enum { NI = N_REFS * 2 };
     int status, rc = 0;
-    status = ensure_dir(plot_dir);
+    status = cli_output_dir(plot_dir);
     /* Spec section 12 plot 5: utilization per stage, a group per reference config. */
     static const char *const cats[4] = {"P", "Q", "F", "A"};
     const char *series[NI - 1];
@@ -449,10 +441,6 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
             a->plot_dir = p.arg;
         } else if (id == OPT_TRACE) {
             a->trace_path = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            a->json = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
         } else if (id >= OPT_RAT && id < OPT_RAT + (int)(sizeof rats / sizeof rats[0])) {
             if (salca_rat_parse(p.arg, rats[id - OPT_RAT]) < 0)
                 return cli_usage_error(VERB, "bad value '%s' for '--%s' (a decimal or a/b)", p.arg,
@@ -466,6 +454,7 @@ static int parse_args(struct salca_args *a, int argc, char **argv)
         /* --paper and -q: the inputs are the paper's by default; nothing is printed on
          * stderr but warnings */
     }
+    a->json = p.common.json;
     return 0;
 }
 

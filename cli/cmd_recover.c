@@ -38,16 +38,14 @@ int cmd_recover(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT) {
-            out = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_POSITIONAL) {
+        if (id == CLI_POSITIONAL) {
             if (in)
                 return cli_usage_error("recover", "more than one input file");
             in = p.arg;
         } /* -q: the summary is the result; recover prints no progress */
     }
+    out = p.common.output;
+    json = p.common.json;
     if (!in)
         return cli_usage_error("recover", "no input file given");
     char *def = NULL;

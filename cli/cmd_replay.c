@@ -613,19 +613,6 @@ static int replay_parse(struct replay_args *a, int argc, char **argv)
         case OPT_DRY_RUN:
             a->dry_run = true;
             break;
-        case CLI_ID_OUTPUT:
-            a->out = v;
-            break;
-        case CLI_ID_JSON:
-            a->json = true;
-            break;
-        case CLI_ID_QUIET:
-            a->o.quiet = true;
-            progress_global_quiet = true;
-            break;
-        case CLI_ID_ALLOW_PARTIAL:
-            cli_trace_option("--allow-partial");
-            break;
         case CLI_POSITIONAL:
             if (a->trace)
                 return cli_usage_error(VERB, "more than one trace ('%s')", v);
@@ -635,6 +622,9 @@ static int replay_parse(struct replay_args *a, int argc, char **argv)
             break;
         }
     }
+    a->out = p.common.output;
+    a->json = p.common.json;
+    a->o.quiet = p.common.quiet;
     if (a->json && a->dry_run)
         return cli_usage_error(VERB, "--dry-run prints text only: drop --json");
     if (!a->trace)

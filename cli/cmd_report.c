@@ -58,24 +58,21 @@ int cmd_report(int argc, char **argv)
             return cli_next_exit(id);
         if (id == OPT_TITLE) {
             o.title = p.arg;
-        } else if (id == CLI_ID_OUTPUT) {
-            o.html_path = p.arg;
         } else if (id == OPT_EXCLUDE) {
             if (o.n_exclude == REPORT_MAX_ARGS)
                 return cli_usage_error(VERB, "more than %d --exclude", REPORT_MAX_ARGS);
             excl[o.n_exclude++] = p.arg;
         } else if (id == OPT_INLINE) {
             o.inline_images = true;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            quiet = true;
         } else if (id == CLI_POSITIONAL) {
             if (o.n_dirs == REPORT_MAX_ARGS)
                 return cli_usage_error(VERB, "more than %d folders", REPORT_MAX_ARGS);
             dirs[o.n_dirs++] = p.arg;
         }
     }
+    o.html_path = p.common.output;
+    json = p.common.json;
+    quiet = p.common.quiet;
     if (!o.n_dirs)
         return cli_usage_error(VERB, "no folder given");
     size_t l = o.html_path ? strlen(o.html_path) : 0;

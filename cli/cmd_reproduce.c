@@ -121,14 +121,8 @@ int cmd_reproduce(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_OUTPUT) {
-            out = p.arg;
-        } else if (id == OPT_QUICK) {
+        if (id == OPT_QUICK) {
             o.quick = true;
-        } else if (id == CLI_ID_QUIET) {
-            quiet = o.quiet = true;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
         } else if (id == CLI_ID_THREADS) {
             if (p.i64 < 1 || p.i64 > 256)
                 return cli_usage_error(VERB, "bad --threads %lld (1-256)", (long long)p.i64);
@@ -141,6 +135,9 @@ int cmd_reproduce(int argc, char **argv)
             which = p.arg;
         }
     }
+    out = p.common.output;
+    json = p.common.json;
+    quiet = o.quiet = p.common.quiet;
     if (!out)
         return cli_usage_error(VERB, "missing -o DIR");
     struct errmsg e = {0};

@@ -371,14 +371,8 @@ static int sweep_args_parse(struct sweep_args *a, int argc, char **argv)
                 return cli_usage_error(VERB, "--job-output wants a file name pattern");
             a->job_output = p.arg;
             break;
-        case CLI_ID_OUTPUT:
-            a->out = p.arg;
-            break;
         case OPT_LIST:
             a->emit = NULL;
-            break;
-        case CLI_ID_JSON:
-            a->json = true;
             break;
         case CLI_POSITIONAL:
             if (a->grid)
@@ -389,6 +383,8 @@ static int sweep_args_parse(struct sweep_args *a, int argc, char **argv)
             break;
         }
     }
+    a->out = p.common.output;
+    a->json = p.common.json;
     return sweep_args_check(a);
 }
 

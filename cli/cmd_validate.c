@@ -160,13 +160,10 @@ static int cmd_validate_gpu(int argc, char **argv)
             return cli_usage_error(VERB, "unexpected argument '%s'", p.arg);
         if (id == OPT_SET)
             set = p.arg;
-        else if (id == CLI_ID_OUTPUT)
-            dir = p.arg;
-        else if (id == CLI_ID_JSON)
-            json = true;
-        else if (id == CLI_ID_QUIET)
-            quiet = true;
     }
+    dir = p.common.output;
+    json = p.common.json;
+    quiet = p.common.quiet;
     if (!dir)
         return cli_usage_error(VERB, "-o DIR is required");
     struct errmsg e = {0};
@@ -175,8 +172,11 @@ static int cmd_validate_gpu(int argc, char **argv)
     if (rc)
         return cli_fail(rc, errmsg_text(&e));
     bool rendered = false;
-    rc = io_mkdir_p(dir, 0777, &e);
-    rc = rc ? rc : write_tables(&v, set, dir, &e);
+    if ((rc = cli_output_dir(dir))) {
+        gpu_validation_release(&v);
+        return rc;
+    }
+    rc = write_tables(&v, set, dir, &e);
     rc = rc ? rc : parity_plot(&v, dir, &rendered, &e);
     if (rc) {
         gpu_validation_release(&v);

@@ -42,11 +42,7 @@ int cmd_verify(int argc, char **argv)
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         if (id == CLI_HELP || id == CLI_BAD)
             return cli_next_exit(id);
-        if (id == CLI_ID_QUIET) {
-            quiet = true;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_THREADS) {
+        if (id == CLI_ID_THREADS) {
             if (p.i64 < 1 || p.i64 > 64)
                 return cli_usage_error("verify", "--threads needs a thread count 1..64");
             o.threads = (int)p.i64;
@@ -54,6 +50,8 @@ int cmd_verify(int argc, char **argv)
             files[n_files++] = (char *)p.arg;
         }
     }
+    quiet = p.common.quiet;
+    json = p.common.json;
     if (n_files == 0)
         return cli_usage_error("verify", "no trace file given");
     int status = 0;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture_registry.h"
+#include "cli/capture_parsers.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/suggest.h"
@@ -55,17 +57,14 @@ static const struct verb verbs[] = {
 };
 
 /* The sub-verbs of the dispatching verbs with their grammar (for the completion script).
- * Same order as the dispatch tables of cli/cmd_<verb>.c. */
+ * Same order as the dispatch tables of cli/cmd_<verb>.c. The workloads of `capture` are not
+ * listed here: grammar_at takes them from the capture registry (cli/capture_parsers.h). */
 struct grammar {
     const char *verb, *sub;
     const struct cli_spec *spec;
 };
 
 static const struct grammar grammars[] = {
-    {"capture", "disc", &cmd_capture_disc_spec},
-    {"capture", "kura", &cmd_capture_kura_spec},
-    {"capture", "salca", &cmd_capture_salca_spec},
-    {"capture", "test", &cmd_capture_test_spec},
     {"analyze", "hash", &cmd_analyze_hash_spec},
     {"analyze", "disc", &cmd_analyze_disc_spec},
     {"analyze", "conflicts", &cmd_analyze_conflicts_spec},
@@ -82,6 +81,34 @@ static const struct grammar grammars[] = {
     {"validate", "gpu", &cmd_validate_gpu_spec},
     {NULL, NULL, NULL},
 };
+
+/*
+ * The i-th sub-verb grammar: the captures in registry order, then the rows of `grammars`.
+ * False past the end. The caller has checked capture_parsers_check.
+ */
+static bool grammar_at(size_t i, struct grammar *g)
+{
+    size_t n_cap = capture_registry_count();
+    if (i < n_cap) {
+        const struct capture_parser *cp = capture_parser_find(capture_registry_get(i)->name);
+        *g = (struct grammar){"capture", cp->name, cp->spec};
+        return true;
+    }
+    *g = grammars[i - n_cap];
+    return g->verb != NULL;
+}
+
+/* Prints the space-separated sub-verbs of verb. */
+static void sub_words(FILE *f, const char *verb)
+{
+    bool first = true;
+    struct grammar g;
+    for (size_t i = 0; grammar_at(i, &g); i++)
+        if (!strcmp(g.verb, verb)) {
+            fprintf(f, "%s%s", first ? "" : " ", g.sub);
+            first = false;
+        }
+}
 
 static void usage(FILE *f)
 {
@@ -154,16 +181,10 @@ static void completion_bash(FILE *f)
         if (v->spec && !v->spec->subs)
             continue;
         fprintf(f, "            %s) words=\"", v->name);
-        if (v->spec) {
+        if (v->spec)
             fputs(v->spec->subs, f);
-        } else {
-            bool first = true;
-            for (const struct grammar *g = grammars; g->verb; g++)
-                if (!strcmp(g->verb, v->name)) {
-                    fprintf(f, "%s%s", first ? "" : " ", g->sub);
-                    first = false;
-                }
-        }
+        else
+            sub_words(f, v->name);
         fputs("\" ;;\n", f);
     }
     fputs("        esac; fi\n"
@@ -186,16 +207,12 @@ static void completion_bash(FILE *f)
             continue;
         }
         fprintf(f, "        %s)\n            if [ \"$COMP_CWORD\" -eq 2 ]; then words=\"", v->name);
-        bool first = true;
-        for (const struct grammar *g = grammars; g->verb; g++)
-            if (!strcmp(g->verb, v->name)) {
-                fprintf(f, "%s%s", first ? "" : " ", g->sub);
-                first = false;
-            }
-        fputs(" --help\"; files=0\n            else case \"$sub\" in\n", f);
-        for (const struct grammar *g = grammars; g->verb; g++)
-            if (!strcmp(g->verb, v->name))
-                complete_case(f, "                ", g->sub, g->spec);
+        sub_words(f, v->name);
+        fputs(" --help --list\"; files=0\n            else case \"$sub\" in\n", f);
+        struct grammar g;
+        for (size_t i = 0; grammar_at(i, &g); i++)
+            if (!strcmp(g.verb, v->name))
+                complete_case(f, "                ", g.sub, g.spec);
         fputs("            esac; fi ;;\n", f);
     }
     fputs("        esac\n"
@@ -272,6 +289,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "completion")) {
+        struct errmsg e = {0};
+        if (capture_parsers_check(&e))
+            return cli_fail(e.code, e.text);
         if (argc == 3 && !strcmp(argv[2], "bash")) {
             completion_bash(stdout);
             return 0;

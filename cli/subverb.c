@@ -45,6 +45,13 @@ int subverb_dispatch(const char *verb, const char *what, const struct subverb *t
         list(stdout, verb, what, table, reads_traces);
         return 0;
     }
+    if (!strcmp(argv[1], "--list")) { /* the names alone, one a line, for scripts */
+        if (argc > 2)
+            return cli_usage_error(verb, "--list takes no argument ('%s')", argv[2]);
+        for (const struct subverb *t = table; t->name; t++)
+            printf("%s\n", t->name);
+        return 0;
+    }
     for (const struct subverb *t = table; t->name; t++)
         if (!strcmp(t->name, argv[1]))
             return t->fn(argc - 1, argv + 1);

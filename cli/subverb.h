@@ -16,6 +16,7 @@ struct subverb {
 
 /*
  * Dispatches argv[1] to the table (argv[0] is the verb); prints help and usage errors.
+ * `VERB --list` prints the sub-verb names, one a line, in table order.
  * reads_traces: the verb's sub-verbs open traces, so its help lists --allow-partial (taken
  * by cli_take_trace_options before dispatch).
  */

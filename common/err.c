@@ -3,24 +3,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Indexed by -code: each row is keyed by its enum name, so a new code cannot shift the
+ * texts of the others. */
 static const char *const err_strings[ERR_COUNT_] = {
-    [0] = "success",
-    [1] = "out of memory",
-    [2] = "input/output error",
-    [3] = "corrupt input data",
-    [4] = "input exceeds a limit",
-    [5] = "unsupported format",
-    [6] = "bad configuration",
-    [7] = "bad usage",
-    [8] = "not found",
-    [9] = "external program failed",
-    [10] = "internal error",
-    [11] = "input file cannot be opened",
+    [-ERR_OK] = "success",
+    [-ERR_NOMEM] = "out of memory",
+    [-ERR_IO] = "input/output error",
+    [-ERR_DATA] = "corrupt input data",
+    [-ERR_LIMIT] = "input exceeds a limit",
+    [-ERR_FORMAT] = "unsupported format",
+    [-ERR_CONFIG] = "bad configuration",
+    [-ERR_USAGE] = "bad usage",
+    [-ERR_NOTFOUND] = "not found",
+    [-ERR_EXTERNAL] = "external program failed",
+    [-ERR_INTERNAL] = "internal error",
+    [-ERR_NOINPUT] = "input file cannot be opened",
 };
 
 const char *err_str(int code)
 {
-    if (code > 0 || -code >= ERR_COUNT_)
+    if (code > 0 || -code >= ERR_COUNT_ || !err_strings[-code])
         return "unknown error";
     return err_strings[-code];
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/csv.h"
@@ -277,16 +278,8 @@ static int parse_record(const char *text, size_t len, size_t *pos, char ***field
             p++;
         }
     end_field:
-        if (*n_fields == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            char **nf = mem_realloc(*fields, nc * sizeof *nf);
-            if (!nf) {
-                rc = ERR_NOMEM;
-                goto fail;
-            }
-            *fields = nf;
-            cap = nc;
-        }
+        if ((rc = grow((void **)fields, &cap, *n_fields + 1, sizeof **fields)))
+            goto fail;
         (*fields)[*n_fields] = mem_strdup(f.len ? (const char *)f.data : "");
         if (!(*fields)[*n_fields]) {
             rc = ERR_NOMEM;
@@ -360,18 +353,12 @@ int csv_table_parse(struct csv_table *t, const char *text, size_t len, const cha
                             t->n_cols, name, line);
             goto fail;
         }
-        if (t->n_rows == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char ***nr = mem_realloc(t->rows, nc * sizeof *nr);
-            if (!nr) {
-                for (size_t i = 0; i < nf; i++)
-                    mem_free(fields[i]);
-                mem_free(fields);
-                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-                goto fail;
-            }
-            t->rows = nr;
-            cap = nc;
+        if (grow((void **)&t->rows, &cap, t->n_rows + 1, sizeof *t->rows)) {
+            for (size_t i = 0; i < nf; i++)
+                mem_free(fields[i]);
+            mem_free(fields);
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+            goto fail;
         }
         t->rows[t->n_rows++] = fields;
     }

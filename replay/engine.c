@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/crc32c.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
@@ -747,17 +748,10 @@ static void free_instances(const struct model_ops *m, struct instance *inst, siz
 static int batch_push(struct instance **inst, size_t *n, size_t *cap, struct hw_config *c,
                       size_t ci)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 64, bytes;
-        if (!mem_mul(nc, sizeof **inst, &bytes))
-            return ERR_NOMEM;
-        struct instance *p = mem_realloc(*inst, bytes);
-        if (!p)
-            return ERR_NOMEM;
-        memset(p + *cap, 0, (nc - *cap) * sizeof *p);
-        *inst = p;
-        *cap = nc;
-    }
+    size_t old = *cap;
+    if (grow((void **)inst, cap, *n + 1, sizeof **inst))
+        return ERR_NOMEM;
+    memset(*inst + old, 0, (*cap - old) * sizeof **inst);
     (*inst)[*n].config_index = ci;
     (*inst)[*n].cfg = c;
     (*n)++;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/mem.h"
 #include "replay/kura_analytic.h"
 #include "replay/kura_dma.h"
@@ -337,14 +338,8 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
     s->pe_cycles += res.pe_cycles;
     s->sim_cycles += (uint64_t)res.n_cyc;
     if (s->act_on) {
-        if (s->n_rows == s->cap_rows) {
-            size_t cap = s->cap_rows ? 2 * s->cap_rows : 128;
-            struct kura_step_row *p = mem_realloc(s->rows, cap * sizeof *p);
-            if (!p)
-                return errmsg_set(e, ERR_NOMEM, "out of memory");
-            s->rows = p;
-            s->cap_rows = cap;
-        }
+        if (grow((void **)&s->rows, &s->cap_rows, s->n_rows + 1, sizeof *s->rows))
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         s->rows[s->n_rows++] = (struct kura_step_row){in->step, res.toggles, res.bits_written};
     }
     return 0;

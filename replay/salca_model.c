@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "replay/energy.h"
@@ -330,14 +331,8 @@ static int close_step(struct salca_state *s)
     s->cur.cycles = end - s->run.step_start;
     s->cur.dense_cycles = dend - s->dense.step_start;
     step_add(&s->tot, &s->cur);
-    if (s->n_steps == s->cap_steps) {
-        size_t cap = s->cap_steps ? 2 * s->cap_steps : 64;
-        struct salca_step *p = mem_realloc(s->steps, cap * sizeof *p);
-        if (!p)
-            return ERR_NOMEM;
-        s->steps = p;
-        s->cap_steps = cap;
-    }
+    if (grow((void **)&s->steps, &s->cap_steps, s->n_steps + 1, sizeof *s->steps))
+        return ERR_NOMEM;
     s->steps[s->n_steps++] = s->cur;
     s->run.step_start = end;
     s->dense.step_start = dend;
@@ -377,7 +372,7 @@ static void salca_aux_free(void *shared, void *aux)
     mem_free(aux);
 }
 
-static int grow(struct salca_state *s, size_t n)
+static int reserve_pc(struct salca_state *s, size_t n)
 {
     if (hbm_pc_work_reserve(&s->work, n) < 0)
         return ERR_NOMEM;
@@ -531,7 +526,7 @@ static int salca_consume(void *state, const struct model_record *r, struct errms
     const struct salca_pipe_params *p = &s->run.p;
     uint64_t slots = 0, ideal = hbm_pc_ideal(n_sel, p->map.h_att);
     if (!p->dense) {
-        if ((rc = grow(s, n_sel)) < 0)
+        if ((rc = reserve_pc(s, n_sel)) < 0)
             return errmsg_set(e, rc, "out of memory");
         hbm_pc_map_indices(&p->map, sel->l, sel->h, idx, n_sel, s->pc);
         slots = hbm_pc_slots(&p->policy, s->pc, n_sel, p->map.h_att, &s->work, NULL, 0);

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/crc32c.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/progress.h"
@@ -306,12 +307,52 @@ static void test_crc32c(void **state)
     }
 }
 
+/* grow: first capacity GROW_MIN, doubling, the exact need when larger, overflow refused, and
+ * a failed allocation leaves the array and its capacity as they were. */
+static void test_grow(void **state)
+{
+    (void)state;
+    int *a = NULL;
+    size_t cap = 0;
+    assert_int_equal(grow((void **)&a, &cap, 0, sizeof *a), 0);
+    assert_null(a);
+    assert_int_equal(grow((void **)&a, &cap, 1, sizeof *a), 0);
+    assert_int_equal(cap, GROW_MIN);
+    for (int i = 0; i < GROW_MIN; i++)
+        a[i] = i;
+    assert_int_equal(grow((void **)&a, &cap, GROW_MIN + 1, sizeof *a), 0);
+    assert_int_equal(cap, 2 * GROW_MIN);
+    assert_int_equal(a[GROW_MIN - 1], GROW_MIN - 1); /* contents kept */
+    assert_int_equal(grow((void **)&a, &cap, 1000, sizeof *a), 0);
+    assert_int_equal(cap, 1000);
+    int *before = a;
+    assert_int_equal(grow((void **)&a, &cap, 999, sizeof *a), 0); /* no-op */
+    assert_ptr_equal(a, before);
+    assert_int_equal(grow((void **)&a, &cap, SIZE_MAX / 2, sizeof *a), ERR_LIMIT);
+    assert_int_equal(cap, 1000);
+    mem_fail_after(1);
+    assert_int_equal(grow((void **)&a, &cap, 1001, sizeof *a), ERR_NOMEM);
+    mem_fail_after(0);
+    assert_ptr_equal(a, before);
+    assert_int_equal(cap, 1000);
+    assert_int_equal(a[GROW_MIN - 1], GROW_MIN - 1);
+    mem_free(a);
+}
+
 static void test_err_and_mem(void **state)
 {
     (void)state;
     assert_string_equal(err_str(ERR_DATA), "corrupt input data");
     assert_string_equal(err_str(1), "unknown error");
     assert_string_equal(err_str(-100), "unknown error");
+    /* every code has its own text: none falls through to "unknown error", none repeats */
+    for (int c = 0; c > -ERR_COUNT_; c--) {
+        assert_string_not_equal(err_str(c), "unknown error");
+        for (int d = c + 1; d <= 0; d++)
+            assert_string_not_equal(err_str(c), err_str(d));
+    }
+    assert_string_equal(err_str(ERR_NOINPUT), "input file cannot be opened");
+    assert_string_equal(err_str(ERR_OK), "success");
     assert_int_equal(err_exit_code(0), 0);
     assert_int_equal(err_exit_code(ERR_USAGE), 2);
     assert_int_equal(err_exit_code(ERR_DATA), 3);
@@ -490,9 +531,9 @@ int main(void)
         cmocka_unit_test(test_von_mises),       cmocka_unit_test(test_buf),
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
         cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
-        cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_remove_tree),
-        cmocka_unit_test(test_mkdir_p),         cmocka_unit_test(test_same_path),
-        cmocka_unit_test(test_progress_eta),
+        cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_remove_tree),     cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_same_path),       cmocka_unit_test(test_progress_eta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,14 +18,18 @@ declare -A eq_opt=(
     [info]="--threads=2" [dump]="--limit=1" [verify]="--threads=2" [recover]="--output=x.atr"
     [replay]="--hw=x.json" [sweep]="--hw=x.json" [merge]="--output=x" [energy]="--table=e.json"
     [plot]="--where=mode=all" [report]="--title=T" [demo]="--only=test"
-    [capture/disc]="--steps=3" [capture/kura]="--seed=2" [capture/salca]="--seed=2"
-    [capture/test]="--records=10" [analyze/hash]="--units=8,16" [analyze/disc]="--trace=x.atr"
+    [analyze/hash]="--units=8,16" [analyze/disc]="--trace=x.atr"
     [analyze/conflicts]="--pcs=16" [model/kura]="--size=96x96" [model/salca]="--d=128"
     [export/tiles]="--shape=20x5" [export/hbm-trace]="--steps=0-1" [reproduce]="--threads=2"
     [export/timeline]="--config=0" [import/masks]="--model=micro" [import/selections]="--context=9"
     [model/gpu]="--workload=dit-xl-2" [validate/gpu]="--set=configs/gpu/validation.csv"
     [export/scalesim]="--step=1" [export/chakra]="--mode=ctr"
 )
+
+# Every workload of the capture registry (`capture --list`) has -o FILE.atr: its --opt=value case.
+captures=$("$A" capture --list) || bad "capture --list: exit $?"
+[ -n "$captures" ] || bad "capture --list printed no workload"
+for w in $captures; do eq_opt[capture/$w]="--output=x.atr"; done
 
 # The completion script, sourced once: comp WORDS... prints the candidates for the last word.
 "$A" completion bash > "$tmp/comp.bash" || bad "completion bash exit $?"
@@ -42,15 +46,17 @@ verbs=$("$A" --help | sed -n '/^verbs:/,/^$/p' | awk 'NF && !/^verbs:/ {print $1
 [ -n "$verbs" ] || bad "no verbs in acceltrace --help"
 targets=()
 for v in $verbs; do
-    subs=$("$A" $v --help | sed -n '/^[a-z]*s:$/,/^$/p' | awk 'NF && !/:$/ {print $1}')
-    case $v in capture|analyze|model|export|import|validate) ;; *) subs="";; esac
+    case $v in capture|analyze|model|export|import|validate) subs=$("$A" $v --list) ;; *) subs="";; esac
+    # the listing of `VERB --help` names the same sub-verbs as `VERB --list`, in its order
+    listed=$("$A" $v --help | sed -n '/^[a-z]*s:$/,/^$/p' | awk 'NF && !/:$/ {print $1}')
+    [ "$listed" = "$subs" ] || [ -z "$subs" ] || bad "$v --list ($subs) differs from its --help ($listed)"
     if [ -n "$subs" ]; then
         for s in $subs; do targets+=("$v/$s"); done
         # an unknown sub-verb: exit 2 naming the closest one
         first=$(echo $subs | awk '{print $1}')
         "$A" $v "${first}x" > /dev/null 2> "$tmp/err"; rc=$?
         [ $rc -eq 2 ] && grep -q "did you mean '$first'" "$tmp/err" || bad "$v ${first}x: exit $rc, $(cat "$tmp/err")"
-        [ "$(comp acceltrace $v '')" = "$(echo --help $subs | tr ' ' '\n' | sort | paste -sd' ' -)" ] \
+        [ "$(comp acceltrace $v '')" = "$(echo --help --list $subs | tr ' ' '\n' | sort | paste -sd' ' -)" ] \
             || bad "completion of '$v' sub-verbs: $(comp acceltrace $v '')"
     else
         targets+=("$v")
