@@ -76,7 +76,7 @@ static int tiles_begin(void *self, const struct trace_scan_pos *pos, struct errm
     tp->hh = (int)(hdr->kura->h > 16384 ? 0 : hdr->kura->h);
     tp->hw = (int)(hdr->kura->w > 16384 ? 0 : hdr->kura->w);
     if (tp->step == INT64_MIN && hdr->kura->t >= 2)
-        tp->step = (int64_t)hdr->kura->t - 1; /* spec 7: default i = T-1 */
+        tp->step = (int64_t)hdr->kura->t - 1; /* docs/kura.md#tile-stream-export: default i = T-1 */
     return 0;
 }
 

@@ -155,7 +155,7 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
             kura_sys_eval(e, h, w, nh, nw, &sy);
             double pm = kura_bilinear(p, nh, nw);
             double epx = kura_epx_pj(p, nh, nw, e->f_hz);
-            /* E_px,eff = P·cycles_step/(f·H·W) (spec 8.3) */
+            /* E_px,eff = P·cycles_step/(f·H·W) (docs/kura.md#power-area-and-energy) */
             double eff = 1e9 * pm * (double)an.cycles_step / (e->f_hz * (double)h * w);
             if (json)
                 json_array_append_new(

@@ -32,7 +32,7 @@ enum err {
 const char *err_str(int code);
 
 /*
- * Exit status for a code, as DESIGN.md section 7: 0 ok, 2 usage, 3 bad input data or
+ * Exit status for a code, as docs/design.md#command-line-conventions: 0 ok, 2 usage, 3 bad input data or
  * config (a named input file that cannot be opened counts as bad input), 1 for everything
  * else.
  */

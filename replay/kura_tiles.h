@@ -1,6 +1,6 @@
 /*
  * kura_tiles: per-step inputs of the SA-Kura replay decoded from a KuraStep record, the
- * derived tile streams of an array shape (specs/kura.md sections 7 and 8.2), their check
+ * derived tile streams of an array shape (docs/kura.md#tile-stream-export, docs/kura.md#cycle-accurate-array), their check
  * against stored KuraTiles records, and the RTL stimulus export ($readmemh files).
  *
  * The tile streams are derived by the cycle-accurate simulation (replay/kura_sim) with all
@@ -30,8 +30,8 @@ struct kura_step_info {
     int h, w;                                /* map size */
     int step;                                /* i for REVERSE */
     int role;                                /* ACCELTRACE__KURA_ROLE__... */
-    double c, beta, sigma, k, kref, psi_ref; /* schedule values (spec 2) */
-    struct kura_regs regs;                   /* G, R_s, R_c (spec 5) */
+    double c, beta, sigma, k, kref, psi_ref; /* schedule values (docs/kura.md#sde-and-schedule) */
+    struct kura_regs regs;                   /* G, R_s, R_c (docs/kura.md#fixed-point-drift) */
 };
 
 /*
@@ -60,7 +60,7 @@ int kura_tiles_compare(const struct kura_streams *st, const Acceltrace__KuraTile
                        struct errmsg *e);
 
 /*
- * Activity calibration (spec 8.5): runs the N_h x N_w array with toggle counting over every
+ * Activity calibration (docs/kura.md#switching-activity): runs the N_h x N_w array with toggle counting over every
  * REVERSE step of the kura trace at path and sets *alpha = Σ toggles / Σ bits written and
  * *steps to the number of steps. 0, or ERR_DATA (not a kura trace, no REVERSE step, bad
  * record), ERR_IO, ERR_NOMEM with e set.

@@ -1,5 +1,5 @@
 /*
- * model: the interface every replayed hardware model implements (DESIGN.md section 5).
+ * model: the interface every replayed hardware model implements (docs/design.md#replay-and-sweeps).
  *
  * A model is a table of function pointers (struct model_ops) registered once in
  * replay/model_registry.c. For a sweep of N configs the engine creates N instances with

@@ -1,5 +1,5 @@
 /*
- * salca_model: trace-driven pipeline model of the Salca accelerator (specs/salca.md
+ * salca_model: trace-driven pipeline model of the Salca accelerator (docs/salca.md
  * section 10; docs/models.md#salca-replay) and its replay model "salca".
  */
 #include "replay/salca_model.h"
@@ -28,7 +28,7 @@ const char *salca_stage_name(int k)
 void salca_pipe_params_default(struct salca_pipe_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->d = 128;      /* [derived] spec section 2 */
+    p->d = 128;      /* [derived] docs/salca.md#notation */
     p->r = 64;       /* s_f·d, s_f = 1/2 [paper] */
     p->b_pre = 160;  /* 2·d·s_f + 32 [paper] */
     p->b_att = 2048; /* 16·d [paper] */
@@ -46,7 +46,7 @@ void salca_pipe_params_default(struct salca_pipe_params *p)
     p->alpha_mode = SALCA_ALPHA_MEASURED;
     p->map = (struct hbm_pc_mapping){HBM_PC_MAP_MOD, 16, 0};
     p->policy = (struct hbm_pc_policy_cfg){HBM_PC_INORDER, 16, 1, 128};
-    p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, spec section 10] */
+    p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, docs/salca.md#pipeline-model] */
     p->pool_w = 5;
     hbm_timing_cfg_default(&p->hbm);
     p->hbm.token_bytes = 0; /* b_att/8 */
@@ -70,7 +70,7 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
                               p->h_att, p->chn);
         p->map.h_att = p->h_att;
     } else {
-        /* ASIC_D stripes every token over all chn PCs [decision, spec section 10]. */
+        /* ASIC_D stripes every token over all chn PCs [decision, docs/salca.md#pipeline-model]. */
         p->map.h_att = p->chn;
         p->map.map = HBM_PC_MAP_MOD;
     }
@@ -81,7 +81,7 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
     if (p->policy.depth < 1 || p->policy.window < 1)
         return errmsg_set(e, ERR_CONFIG, "FIFO depth and window must be at least 1");
     struct salca_rat t, bwf;
-    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair [spec section 10]. */
+    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair [docs/salca.md#pipeline-model]. */
     if ((rc = salca_rat_mul(p->bw, p->f_hbm_ghz, &bwf)) < 0 ||
         (rc = salca_rat_mul(salca_rat_int(p->b_att), p->f_cmp_ghz, &t)) < 0 ||
         (rc = salca_rat_div(t, bwf, &p->t_slot)) < 0 ||
@@ -141,7 +141,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
 {
     if (p->dense) {
         /* ASIC_D: stage A only; all n tokens over chn PCs at beta_pre (sequential), at
-         * dense_tokens_per_cycle tokens per cycle [spec section 10, decision]. */
+         * dense_tokens_per_cycle tokens per cycle [docs/salca.md#pipeline-model, decision]. */
         struct salca_rat x;
         if (salca_rat_div(p->t_slot, p->beta_pre, &x) < 0)
             x = p->x_att;
@@ -151,7 +151,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
             p->c_stage[SALCA_ST_A];
         return;
     }
-    /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [spec section 10; paper T_pre]. */
+    /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [docs/salca.md#pipeline-model; paper T_pre]. */
     T[SALCA_ST_P] = max64(ceil_div(n, p->p_pre), ceil_mul(n, p->x_pre)) + p->c_stage[SALCA_ST_P];
     /* Q: ceil(n/64); F: 4 + ceil(n/64): 64-way datapath, T_Q + T_F ~ 2n/64 [paper]. */
     T[SALCA_ST_Q] = ceil_div(n, 64) + p->c_stage[SALCA_ST_Q];
@@ -162,7 +162,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
 
 uint64_t salca_pipe_att_mem(const struct salca_pipe_params *p, uint64_t n_sel, uint64_t slots)
 {
-    /* ceil(slots·t_slot/beta_att) [spec section 10]; global alpha:
+    /* ceil(slots·t_slot/beta_att) [docs/salca.md#pipeline-model]; global alpha:
      * ceil(|S|·alpha·t_slot/(h_att·beta_att)) [paper T_att]. */
     return p->alpha_mode == SALCA_ALPHA_GLOBAL ? ceil_mul(n_sel, p->x_glob)
                                                : ceil_mul(slots, p->x_att);
@@ -211,7 +211,7 @@ void salca_job_activity(const struct salca_pipe_params *p, uint64_t n, uint64_t 
         a->exps = n;
         return;
     }
-    /* spec section 10 "HBM bytes" and "activity counts" */
+    /* docs/salca.md#pipeline-model "HBM bytes" and "activity counts" */
     a->hbm_pre_bytes = ceil_div(n * p->b_pre, 8);
     a->hbm_att_bytes = ceil_div(n_sel * p->b_att, 8);
     a->mac_3x2 = n * p->r;
@@ -243,7 +243,7 @@ void salca_sched_push_at(struct salca_sched *s, const uint64_t T[SALCA_STAGES],
     uint64_t prev = s->t0; /* job available at the sequence start */
     for (int k = 0; k < SALCA_STAGES; k++) {
         /* start[k][j] = max(finish[k][j-1], finish[k-1][j], finish[k+1][j-2]): two buffers
-         * between neighbouring stages [spec section 10, decision]. */
+         * between neighbouring stages [docs/salca.md#pipeline-model, decision]. */
         uint64_t st = max64(s->fin1[k], prev);
         if (k + 1 < SALCA_STAGES)
             st = max64(st, s->fin2[k + 1]);
@@ -328,7 +328,7 @@ int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retenti
         have += mark(sel, n, 0, 4);               /* sinks (StreamingLLM's 4) */
         have += mark(sel, n, (int64_t)n - 16, n); /* locality at the end */
     }
-    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (spec 5.6, w = 5). */
+    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (docs/salca.md#max-pooling, w = 5). */
     while (have < k) {
         int64_t p = (int64_t)rng_below(&r, n);
         have += mark(sel, n, p - 2, p + 3);
@@ -346,13 +346,13 @@ int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retenti
 
 static const struct hw_key salca_keys[] = {
     HW_KEY_STRING("variant", "salca", "salca|dense",
-                  "salca pipeline, or dense = the paper's ASIC_D reference [spec 10]"),
-    HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, spec 2]"),
+                  "salca pipeline, or dense = the paper's ASIC_D reference [docs/salca.md#pipeline-model]"),
+    HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, docs/salca.md#notation]"),
     HW_KEY_FLOAT("s_f", "", 0.001, 1, 0.5, "feature keep ratio [paper]"),
     HW_KEY_INT("w_k", "bits", 1, 16, 2, "key code width [paper]; ASIC_S_4: 4"),
     HW_KEY_INT("factor_bits", "bits", 0, 1024, 32, "per-key FP16 scale + zero [paper]"),
     HW_KEY_INT("chn", "", 1, 1024, 32, "HBM pseudo-channels, one HBM2 [paper]"),
-    HW_KEY_INT("bw", "bits", 1, 65536, 128, "bits per PC per HBM cycle [derived, spec 9]"),
+    HW_KEY_INT("bw", "bits", 1, 65536, 128, "bits per PC per HBM cycle [derived, docs/salca.md#analytic-performance-model]"),
     HW_KEY_FLOAT("f_hbm_ghz", "GHz", 0.001, 100, 1.0, "HBM clock [paper]"),
     HW_KEY_FLOAT("f_cmp_ghz", "GHz", 0.001, 100, 0.5, "compute clock [paper]"),
     HW_KEY_INT("h_pre", "", 1, 1024, 11, "pre-compute PCs, final design [paper]"),
@@ -366,16 +366,16 @@ static const struct hw_key salca_keys[] = {
                   "input: beta_att as given; derived: per job ideal/spread cycles of the HBM "
                   "timing model at the configured policy [decision, issue 19]"),
     HW_KEY_STRING("alpha_mode", "measured", "measured|global",
-                  "alpha from the PC simulation, or one global alpha [spec 10]"),
+                  "alpha from the PC simulation, or one global alpha [docs/salca.md#pipeline-model]"),
     HW_KEY_FLOAT("alpha", "", 0.01, 1000, 1.17, "global alpha [paper]"),
-    HW_KEY_STRING("map", "mod", "mod|xor|hash", "token-to-PC mapping [spec 11]"),
+    HW_KEY_STRING("map", "mod", "mod|xor|hash", "token-to-PC mapping [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("map_seed", "", 0, 9007199254740991.0, 0, "hash map seed [decision]"),
-    HW_KEY_STRING("policy", "inorder", "batch|inorder|window", "issue policy [spec 11]"),
+    HW_KEY_STRING("policy", "inorder", "batch|inorder|window", "issue policy [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("depth", "", 1, 1048576, 1, "in-order FIFO depth D_f [decision]"),
     HW_KEY_INT("window", "", 1, 16777216, 128, "reorder window W [paper: range 128]"),
     HW_KEY_INT("p_iss", "", 0, 4096, 0, "requests issued per slot; 0 = h_att [decision]"),
     HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
-                  "stage A memory time: fast = slots x t_slot / beta_att [spec 10]; timing = "
+                  "stage A memory time: fast = slots x t_slot / beta_att [docs/salca.md#pipeline-model]; timing = "
                   "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
     HW_KEY_STRING("hbm.preset", "hbm2", "hbm2|hbm3|hbm3e",
                   "DRAM timing preset: hbm2 [JEDEC JESD235], hbm3 [Ramulator 2.1 HBM3_6400Mbps], "
@@ -637,7 +637,7 @@ static int act_lookup(void *ctx, const char *name, double *v)
 }
 
 /* Energy of activity counts in J: the table when given, else replay/energy's built-in
- * "salca" (the placeholders of configs/salca-energy.json [decision, spec section 10]). */
+ * "salca" (the placeholders of configs/salca-energy.json [decision, docs/salca.md#pipeline-model]). */
 static int act_energy(const struct salca_state *s, const struct salca_activity *a, double *j)
 {
     const struct energy_table *t = s->has_et ? &s->et : energy_table_builtin("salca");

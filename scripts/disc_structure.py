@@ -4,7 +4,7 @@
 structure of a trained model. All figures are recomputed from the trace.
 
 (a) change: per step k >= 1, d_p90 / d_p50 of DiscStep (the per-token maxima of |x_k -
-    x_{k-1}|, spec 3); clustering: over the tokens kept at step k, the share of their
+    x_{k-1}|, docs/disc.md#ctr-selection); clustering: over the tokens kept at step k, the share of their
     4-neighbours (grid, inside the image) that are kept too, minus the base rate N_k / N;
     steps where CTR keeps every token or none are skipped.
 (b) locality: for each kept mask that was generated at its step, each row of a token

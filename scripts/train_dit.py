@@ -3,7 +3,7 @@
 
 A PixArt-style DiT (capture/disc/dit.c config "trained-small": depth 6, hidden 256, 4 heads,
 patch 2, 4 latent channels, no text conditioning) trained as an eps-prediction denoiser on
-the schedule of specs/disc.md 2.5, on natural photographs that Debian packages install
+the schedule of docs/disc.md#sampler, on natural photographs that Debian packages install
 (configs/models/trained-small.manifest lists them with their sha256), in the latent space of
 a fixed linear encoder fitted on the same photographs.
 

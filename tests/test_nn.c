@@ -1,7 +1,7 @@
 /*
  * Tests of capture/nn kernels against naive double-precision references: linear/GEMM,
  * softmax, LayerNorm, RMSNorm, GELU (tanh form), RoPE, dense attention, masked attention
- * (all-ones mask equals dense within 1e-5 of max|O|: specs/disc.md D4), row subsets and
+ * (all-ones mask equals dense within 1e-5 of max|O|: the ST all-ones check), row subsets and
  * the causal limit, plus the seeded weight generator (substreams by name).
  * Random inputs come from common/rng with the printed seed.
  */

@@ -1,5 +1,5 @@
 /*
- * The .atr reader (DESIGN.md section 3, docs/trace-format.md).
+ * The .atr reader (docs/design.md#the-trace-container, docs/trace-format.md).
  *
  * With one thread, frames are read, checked, decompressed and unpacked one at a time.
  * With opts.threads > 1 the reader keeps a ring of up to `batch` frames read ahead:
@@ -299,7 +299,7 @@ int trace_entry_check(const Acceltrace__IndexEntry *en, const struct trace_frame
 static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* "<what> ('<file>' frame N at offset O)", DESIGN.md section 7. */
+/* "<what> ('<file>' frame N at offset O)", docs/design.md#command-line-conventions. */
 static int frame_err(struct errmsg *e, int code, const char *name, uint64_t number, uint64_t offset,
                      const char *fmt, ...)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """numpy/Python peer of bench/bench_conflicts.c: the same Salca channel-conflict simulation
-(specs/salca.md section 11) of selections written by `bench_conflicts --write FILE`
+(docs/salca.md#conflict-analyzer) of selections written by `bench_conflicts --write FILE`
 (per job: u32 layer, u32 head, u32 count, then count u32 indices; little-endian), 16 PCs,
 mod map, issue width 16, in-order issue with FIFO depth 1 and reorder windows
 16, 32, 64, 128, 256. The mapping and the per-PC queues are built with numpy; the

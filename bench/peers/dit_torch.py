@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference of the DiSC capture's DiT (specs/disc.md 2.2; issue 4 acceptance 6).
+"""PyTorch reference of the DiSC capture's DiT (docs/disc.md#forward-pass; issue 4 acceptance 6).
 
 Builds the same PixArt-Sigma-style model from the safetensors file written by
 `build/bench/bench_disc --dump DIR` (diffusers tensor names, F32), runs one forward pass on
@@ -10,7 +10,7 @@ usage: /usr/bin/python3 bench/peers/dit_torch.py DIR [--threads N] [--reps R] [-
 Prints the max difference normalised by max|eps_C| (pass: <= 1e-4), the largest elementwise
 relative difference over elements with |eps_C| >= 1e-3 max|eps_C|, and the forward time.
 When DIR holds the CTR files bench_disc also writes (ctr_*), it checks the CTR path of
-specs/disc.md 3 the same way: a cached step computing only some tokens.
+docs/disc.md#ctr-selection the same way: a cached step computing only some tokens.
 """
 import argparse
 import json
@@ -52,7 +52,7 @@ def layer_norm(x):
 
 
 def pos_embed(d, g):
-    """2-D sin-cos embedding of spec 2.2: x half then y half, each sin ++ cos."""
+    """2-D sin-cos embedding of docs/disc.md#forward-pass: x half then y half, each sin ++ cos."""
     s = max(1.0, g / 32.0)
     q = d // 4
     w = np.array([10000.0 ** (-j / q) for j in range(q)])
@@ -78,7 +78,7 @@ def attention(q, k, v, heads):
 
 
 def merge(cache, rows, S):
-    """Spec 3: the full token set from the computed rows S and the cached rest."""
+    """docs/disc.md#ctr-selection: the full token set from the computed rows S and the cached rest."""
     if cache is None:
         return rows
     full = cache.clone()
@@ -87,9 +87,9 @@ def merge(cache, rows, S):
 
 
 def forward(W, x, text, t, heads, depth, pe=None, ctr=None):
-    """The forward pass of specs/disc.md 2.2 on a batch: x (B, C_in, L, L), t (B,).
+    """The forward pass of docs/disc.md#forward-pass on a batch: x (B, C_in, L, L), t (B,).
 
-    ctr (specs/disc.md 3): a dict with "caches" (a list per block of [sa, ca, ff] hidden
+    ctr (docs/disc.md#ctr-selection): a dict with "caches" (a list per block of [sa, ca, ff] hidden
     states, None before the first step) and "kept" (a LongTensor of computed tokens, or None
     for all). Only kept rows get Q, cross-attention and the FFN; K and V use all rows; the
     other rows come from the caches, which are then updated."""
@@ -187,7 +187,7 @@ def main():
 
 
 def check_ctr(a, W, x, text, t, heads, depth):
-    """Spec 3 CTR step against the C capture: a dense step at (x, t) fills the caches, a
+    """docs/disc.md#ctr-selection CTR step against the C capture: a dense step at (x, t) fills the caches, a
     step at (ctr_latent, ctr_t) computes only the tokens of ctr_kept.i32. Also prints how
     far the CTR eps is from a dense forward at the same input, so agreement with the C
     side is not a dense result in disguise."""

@@ -2,7 +2,7 @@
 """Trains the DiSC capture's DiT as an eps-prediction denoiser, to measure CTR quality on a
 model that denoises (docs/models.md "Seeded-model quality").
 
-The seeded weights of specs/disc.md 2.3 are an untrained initialisation, so their eps is not
+The seeded weights of docs/disc.md#weights are an untrained initialisation, so their eps is not
 a noise estimate and the sampler drives latents far from unit scale. This script starts from
 those weights (DIR/weights.safetensors and DIR/text.f32 as written by
 `build/bench/bench_disc --dump DIR --forward-only`), trains them with the standard DDPM
@@ -12,7 +12,7 @@ which `acceltrace capture disc --weights` loads.
 Data [decision]: 4-channel Gaussian random fields on the latent grid with power spectrum
 ~ 1/(1 + (f/f0)^2)^2 (f0 = 2 cycles per image), channels mixed by a fixed random 4x4 matrix,
 each sample scaled to unit standard deviation; the caption is the one text embedding of DIR.
-Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps with the schedule of spec 2.5,
+Objective: t uniform in 0..999, x_t = alpha_t x0 + sigma_t eps with the schedule of docs/disc.md#sampler,
 loss = mean((eps_theta(x_t, t)[:4] - eps)^2), AdamW (lr 2e-4 unless --lr, weight decay 0),
 gradient norm clipped at 1, batch B. --init FILE continues from an earlier checkpoint.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""numpy peer of bench/bench_hash_lb.c: the same per-row load-balance counts (specs/disc.md
+"""numpy peer of bench/bench_hash_lb.c: the same per-row load-balance counts (docs/disc.md
 section 8) for 3 hashes (mod, mul with k_odd = 0x9E3779B1, range) x U = 8, 16, 32, 64 over a
 mask file written by `bench_hash_lb --write-mask FILE` (little-endian 64-bit words,
 row-major, LSB-first). Counts come from a one-hot matrix product at U = 64, folded for the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""numpy peer of bench/bench_kura.c: the Kuramoto drift of SA-Kura eq. 3 (specs/kura.md
+"""numpy peer of bench/bench_kura.c: the Kuramoto drift of SA-Kura eq. 3 (docs/kura.md
 sections 2 and 5) on a periodic N x N map, K = 0.03, K_ref = 0.045, psi_ref = 0.
 
   direct: u = K/25 * sum over the 25 offsets of sin(roll(theta) - theta) + K_ref sin(-theta)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent PyTorch forward of the Salca capture's Llama decoder (specs/salca.md 3.2),
+"""Independent PyTorch forward of the Salca capture's Llama decoder (docs/salca.md#model-source),
 written from the Hugging Face LlamaModel semantics: RMSNorm, rotate_half RoPE, repeat_kv
 GQA, causal softmax attention, SwiGLU MLP. Reads the checkpoint, tokens and logits that
 `bench_salca_llama --write DIR` wrote (safetensors parsed by hand: no extra packages),

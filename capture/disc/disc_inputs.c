@@ -1,4 +1,4 @@
-/* disc_inputs: raw f32 and .npy loaders (specs/disc.md 2.4; NumPy NEP 1 .npy format). */
+/* disc_inputs: raw f32 and .npy loaders (docs/disc.md#inputs; NumPy NEP 1 .npy format). */
 #include "capture/disc/disc_inputs.h"
 
 #include <math.h>

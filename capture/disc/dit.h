@@ -1,5 +1,5 @@
 /*
- * dit: a PixArt-Sigma-style diffusion transformer (specs/disc.md 2.1-2.3) with CTR and ST
+ * dit: a PixArt-Sigma-style diffusion transformer (docs/disc.md#model-and-sampler) with CTR and ST
  * executed for real (sections 3-4).
  *
  * Shapes: latent x (C_in, H, W) row-major; tokens N = (H/p)(W/p), token i = gy*G + gx;
@@ -27,7 +27,7 @@
 
 struct thread_pool;
 
-/* Dimensions (spec 2.1). */
+/* Dimensions (docs/disc.md#model-configurations). */
 struct dit_config {
     char name[32];
     int depth;       /* L */
@@ -56,13 +56,13 @@ struct dit_config {
  */
 int dit_config_get(struct dit_config *cfg, const char *name, int image_px, struct errmsg *e);
 
-/* Parameter count of cfg (spec 2.1 [derived]: 610,856,096 for pixart-sigma-xl; 674,834,720
+/* Parameter count of cfg (docs/disc.md#model-configurations [derived]: 610,856,096 for pixart-sigma-xl; 674,834,720
  * learned parameters for dit-xl-2, the fixed sin-cos pos_embed of N*d not counted). */
 uint64_t dit_param_count(const struct dit_config *cfg);
 
 struct dit_model;
 
-/* New model with seeded weights (spec 2.3 init, substreams by diffusers name; DiT configs by
+/* New model with seeded weights (docs/disc.md#weights init, substreams by diffusers name; DiT configs by
  * original DiT name, docs/models.md#dit-xl2). */
 int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
                          struct errmsg *e);
@@ -150,7 +150,7 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                 float *eps);
 
 /*
- * ST mask generation for one computed row (spec 4): P = softmax(s) over n scores (scaled),
+ * ST mask generation for one computed row (docs/disc.md#st-masks): P = softmax(s) over n scores (scaled),
  * bit j of mask_row set when P_j >= theta; an empty row keeps its argmax (the lowest j on
  * ties). p is scratch of n floats. Returns the row's nnz (>= 1).
  */

@@ -336,7 +336,7 @@ class DiscCapture:
         self.tie_eps = a.tie_eps
 
     def mem_estimate(self):
-        """Bytes, as disc_capture.c estimates them (spec 2.1): the float32 parameters, the
+        """Bytes, as disc_capture.c estimates them (docs/disc.md#model-configurations): the float32 parameters, the
         CTR caches and the packed ST masks (plus the score scratch of --st-target)."""
         a, cfg = self.a, self.cfg
         N, d, L, h, B = cfg.tokens, cfg.hidden, cfg.depth, cfg.heads, self.B
@@ -427,7 +427,7 @@ class DiscCapture:
                                         for f, h in zip(a.weights, self.wsha))
         else:
             H.source = "seeded"
-            H.source_detail = "weights from the spec generator (%s)" % self.wsource
+            H.source_detail = "weights from the documented generator (%s)" % self.wsource
         H.source_detail += "; text %s; torch capture" % self.text_source
         d = H.disc
         cfg.fill_disc_header(d)

@@ -1,5 +1,5 @@
 """The DiSC capture's DiT in PyTorch: the PixArt-Sigma-style transformer of
-capture/disc/dit.[ch] (specs/disc.md 2.1-2.3) with CTR caches and ST masks (sections 3-4).
+capture/disc/dit.[ch] (docs/disc.md#model-and-sampler) with CTR caches and ST masks (sections 3-4).
 
 Shapes: latent x (C_in, H, W); tokens N = (H/p)(W/p), token i = gy*G + gx; activations
 (B, N, d); text (T, D_c); linear weights [out, in] with the public diffusers names (the
@@ -216,7 +216,7 @@ def load_weights(cfg, paths):
 
 
 def seeded_weights(cfg, seed):
-    """Weights of the shapes of spec 2.3 from torch's generator (Xavier-uniform block and
+    """Weights of the shapes of docs/disc.md#weights from torch's generator (Xavier-uniform block and
     output linears, N(0, 0.02^2) embedders, N(0, 1)/sqrt(d) scale-shift tables, zero
     biases). Not the C capture's seeded weights: for agreement, load the file written by
     `acceltrace capture disc --save-weights`."""
@@ -238,7 +238,7 @@ def seeded_weights(cfg, seed):
 
 
 def pos_embed(d, g):
-    """2-D sin-cos embedding (spec 2.2) in double as build_pe computes it, then float32."""
+    """2-D sin-cos embedding (docs/disc.md#forward-pass) in double as build_pe computes it, then float32."""
     s = max(1.0, g / 32.0)
     q = d // 4
     w = np.array([10000.0 ** (-j / q) for j in range(q)])
@@ -285,7 +285,7 @@ class DitState:
         self.caches = [[None, None, None] for _ in range(cfg.depth)]
         self.masks = None
         if st:
-            # a row never generated is all ones (spec 4); padding bits stay zero
+            # a row never generated is all ones (docs/disc.md#st-masks); padding bits stay zero
             ones = pack_rows(torch.ones(cfg.tokens, device=device, dtype=torch.bool))
             self.masks = [[ones.expand(cfg.heads, cfg.tokens, -1).clone()
                            for _ in range(cfg.depth)] for _ in range(batch)]
@@ -324,7 +324,7 @@ class Dit:
         return x.view(b, n, self.cfg.heads, self.cfg.head_dim).transpose(1, 2)
 
     def _st_target(self, qh, kh, scale, target, blk, out):
-        """--st-target (spec 4): the smallest float32 alpha in [0, N] whose pooled
+        """--st-target (docs/disc.md#st-masks): the smallest float32 alpha in [0, N] whose pooled
         sparsity over every computed row of every (batch, head) of this block reaches
         target, by bisection on the bit pattern (as self_attention in dit.c). Writes
         out["alpha"][blk], out["short"][blk]; returns theta = alpha / N (float32)."""

@@ -1,4 +1,4 @@
-"""The Llama decoder of specs/salca.md 3.2 in PyTorch (capture/nn/nn_llama.c's model).
+"""The Llama decoder of docs/salca.md#model-source in PyTorch (capture/nn/nn_llama.c's model).
 
 Pre-norm Llama: x = E[tok]; per layer a = RMSNorm(x; g_in), x += W_o Attn(RoPE(W_q a),
 RoPE(W_k a), W_v a), b = RMSNorm(x; g_post), x += W_down (silu(W_gate b) * W_up b);
@@ -400,5 +400,5 @@ class Llama:
 
 
 def argmax(logits):
-    """Greedy token: the first of the largest logits (ties to the lowest id, spec 3.2)."""
+    """Greedy token: the first of the largest logits (ties to the lowest id, docs/salca.md#model-source)."""
     return int(torch.argmax(logits).item())

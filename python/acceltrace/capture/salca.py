@@ -1,6 +1,6 @@
 """The Salca capture in PyTorch: `python3 -m acceltrace.capture salca` (docs/python.md).
 
-The model source of `acceltrace capture salca --source model` (specs/salca.md 3.2-8): the
+The model source of `acceltrace capture salca --source model` (docs/salca.md): the
 task generator of section 4, a dense prefill and greedy decoding on dense logits with the
 project's Llama (llama_model.py: Hugging Face checkpoints or the C capture's seeded tiny
 weights), and on every (step, layer, query head) Salca's selection (5.1-5.11) with the
@@ -9,7 +9,7 @@ plus the substituted runs for top-1 agreement. Records as the C capture writes t
 its order: SalcaPrefill per (l, g), per step SalcaSelect per (l, h, method) and
 SalcaToken, then one Summary; each is appended to the Writer as soon as it is made.
 
-The quantizers run as the spec writes them, in float32 (float64 for the INT8 score map),
+The quantizers run as docs/salca.md writes them, in float32 (float64 for the INT8 score map),
 with the heads of a layer batched: key records, query codes and integer dot products are
 exact, FP16 rounding is torch's round-to-nearest-even after saturation at 65504. Dot
 products, softmax sums and matrix products run in torch's order, not C's, so scores differ
@@ -113,12 +113,12 @@ def encode_indices(idx):
 
 
 def fp16r(x):
-    """fp16(x) as the spec defines it (nearest even, subnormals kept, saturating)."""
+    """fp16(x) as docs/salca.md defines it (nearest even, subnormals kept, saturating)."""
     return x.clamp(-65504.0, 65504.0).half().float()
 
 
 def int8_quant(x):
-    """Symmetric INT8 per row over the last dim: (codes as float, sigma) (spec 5.11)."""
+    """Symmetric INT8 per row over the last dim: (codes as float, sigma) (docs/salca.md#int8-attention)."""
     sg = x.abs().amax(dim=-1) / 127.0
     safe = torch.where(sg == 0, torch.ones_like(sg), sg)
     c = torch.floor(x / safe[..., None] + 0.5).clamp(-127, 127)
@@ -126,7 +126,7 @@ def int8_quant(x):
 
 
 def key_codes(kh):
-    """2-bit asymmetric key records over the heavy channels kh (..., r) (spec 5.2):
+    """2-bit asymmetric key records over the heavy channels kh (..., r) (docs/salca.md#key-records):
     (codes as float, s, z)."""
     mn, mx = kh.amin(dim=-1), kh.amax(dim=-1)
     z = fp16r(mn)
@@ -137,7 +137,7 @@ def key_codes(kh):
 
 
 def int8_scores(a):
-    """Spec 5.5 per row of a (rows, n) float32: uint8 values as float64, lo, hi."""
+    """docs/salca.md#int8-scores per row of a (rows, n) float32: uint8 values as float64, lo, hi."""
     lo, hi = a.amin(dim=1), a.amax(dim=1)
     dlo = lo.double()
     rng = hi.double() - dlo
@@ -161,7 +161,7 @@ def histogram(p8):
 
 
 def threshold(hist, n, K, gt):
-    """Spec 5.9 per row: T = max{b : sum_{c >= b} H[c] >= K} (> K under gt)."""
+    """docs/salca.md#threshold per row: T = max{b : sum_{c >= b} H[c] >= K} (> K under gt)."""
     rev = hist.flip(1).cumsum(1)
     Kt = K[:, None]
     cond = rev > Kt if gt else rev >= Kt
@@ -234,7 +234,7 @@ class Store:
         v8, sv = int8_quant(v)
         self.k8[:, a:b], self.v8[:, a:b] = k8.to(torch.int8), v8.to(torch.int8)
         self.sk[:, a:b], self.sv[:, a:b] = sk, sv
-        if m == 1:  # Quest pages (spec 6): a page's first token sets min and max
+        if m == 1:  # Quest pages (docs/salca.md#baselines): a page's first token sets min and max
             p, ki = a // self.page, self.k[:, a]
             if a % self.page == 0:
                 self.pmin[:, p], self.pmax[:, p] = ki, ki
@@ -264,7 +264,7 @@ class Store:
         self.ks[:, a:b], self.kz[:, a:b] = s, z
 
     def finish_prefill(self):
-        """Spec 5.1: S_j = sum |K[i, j]| in double, I_g = the r largest (ties: lower j),
+        """docs/salca.md#heavy-channels: S_j = sum |K[i, j]| in double, I_g = the r largest (ties: lower j),
         ascending; the prefix-ladder snapshots; key records of the prefill keys."""
         n = self.n
         absk = self.k[:, :n].double().abs()
@@ -444,7 +444,7 @@ class SalcaCapture:
             P = masked_softmax(lg, mask)
             return torch.bmm((P * st.sv[gi, :n])[:, None, :], v8)[:, 0, :]
 
-        # Salca (5.3-5.10); its K is every method's K (spec 6)
+        # Salca (5.3-5.10); its K is every method's K (docs/salca.md#baselines)
         heavy = st.heavy[gi]
         qh = torch.gather(q, 1, heavy)
         sq = qh.abs().amax(dim=1) / 3.0

@@ -1,4 +1,4 @@
-"""LongBench-style prompts of specs/salca.md section 4, as capture/salca/salca_task.c makes
+"""LongBench-style prompts of docs/salca.md#task-generator, as capture/salca/salca_task.c makes
 them (same substreams and draws in the same order, so the same token ids and spans)."""
 import bisect
 import math
