@@ -1,7 +1,7 @@
 /*
- * conflicts_select: selection quality (recall and output cosine vs retention, spec section
- * 12 plot 4), Salca's set overshoot (plot 8) and the structure of the selected sets per head
- * class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
+ * conflicts_select: selection quality (recall and output cosine vs retention,
+ * docs/salca.md#figures plot 4), Salca's set overshoot (plot 8) and the structure of the selected
+ * sets per head class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
  * conflicts analyzer, with their tables and plots. Shared state: conflicts_impl.h.
  */
 #include <jansson.h>
@@ -181,7 +181,8 @@ static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
         c->over_bins = b + 1;
     c->over_n++;
     c->over_sum += (double)ov / (double)s->n_ctx;
-    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n; docs/salca.md#int8-attention] */
+    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n;
+     * docs/salca.md#int8-attention] */
     c->over_above += ov * 10000 > 19 * (uint64_t)s->n_ctx;
     return 0;
 }

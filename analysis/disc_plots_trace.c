@@ -212,7 +212,8 @@ static int trace_views_load(struct trace_views *tv, struct errmsg *e)
     if ((rc = analyzer_run_reader(tv->r, tv->path, &an, 1, NULL, e)) < 0)
         goto out;
     for (size_t i = 0; i < k; i++) {
-        tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN; /* docs/disc.md#trace-records: pooled */
+        /* docs/disc.md#trace-records: pooled */
+        tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN;
         tv->any_mask |= p.tot[i] > 0;
         tv->any_diff |= isfinite(tv->dmax[i]) && tv->dmax[i] > 0;
     }
@@ -366,8 +367,8 @@ static int plot_token_masks(const char *out, const struct trace_views *tv, bool 
 }
 
 /*
- * st_sparsity_heatmap (docs/disc.md#figures item 3): step x block, generation steps marked. decision: one
- * file per trace with masks, st_sparsity_heatmap for the first such trace and
+ * st_sparsity_heatmap (docs/disc.md#figures item 3): step x block, generation steps marked.
+ * decision: one file per trace with masks, st_sparsity_heatmap for the first such trace and
  * st_sparsity_heatmap_<label> for each further one.
  */
 static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
@@ -422,7 +423,8 @@ static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n
     return 0;
 }
 
-/* latent_diff (docs/disc.md#figures item 2): the quantiles and tau_k of each trace that has them. */
+/* latent_diff (docs/disc.md#figures item 2): the quantiles and tau_k of each trace that has them.
+ */
 static int plot_latent(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
                        struct errmsg *e)
 {
@@ -455,9 +457,9 @@ static int plot_latent(const char *out, const struct trace_views *tv, size_t n, 
 }
 
 /*
- * quality_per_step and quality.csv (docs/disc.md#figures item 4): rel_err per step of each compared run
- * of each trace; the final cosine and PSNR in the plot and in quality.csv (columns trace,
- * run, cosine, psnr, rel_err_final).
+ * quality_per_step and quality.csv (docs/disc.md#figures item 4): rel_err per step of each compared
+ * run of each trace; the final cosine and PSNR in the plot and in quality.csv (columns trace, run,
+ * cosine, psnr, rel_err_final).
  */
 static int plot_quality(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
                         struct errmsg *e)
@@ -531,10 +533,10 @@ static int plot_quality(const char *out, const struct trace_views *tv, size_t n,
 }
 
 /*
- * Stacked FLOP bars (docs/disc.md#figures items 5-6, paper Fig. 17): per trace with a Summary one group
- * of three bars (dense, CTR, CTR+ST) split into parts, each in % of that trace's dense
- * total of the parts. With one trace the categories are "dense", "CTR", "CTR+ST"; with
- * several "<label> dense", ... and dashed lines between the groups.
+ * Stacked FLOP bars (docs/disc.md#figures items 5-6, paper Fig. 17): per trace with a Summary one
+ * group of three bars (dense, CTR, CTR+ST) split into parts, each in % of that trace's dense total
+ * of the parts. With one trace the categories are "dense", "CTR", "CTR+ST"; with several "<label>
+ * dense", ... and dashed lines between the groups.
  */
 static int plot_flops(const char *out, const char *name, const char *title,
                       const struct trace_views *tv, size_t n, const char *const *parts,

@@ -58,7 +58,8 @@ struct hash_lb {
 void hash_lb_opts_default(struct hash_lb_opts *o)
 {
     memset(o, 0, sizeof *o);
-    const unsigned b[4] = {3, 4, 5, 6}; /* U = 8, 16, 32, 64 (docs/disc.md#load-balance-analyzer default) */
+    /* U = 8, 16, 32, 64 (docs/disc.md#load-balance-analyzer default) */
+    const unsigned b[4] = {3, 4, 5, 6};
     memcpy(o->bits, b, sizeof b);
     o->n_units = 4;
     o->k_odd = DISC_HASH_K_ODD;
@@ -166,7 +167,8 @@ int hash_lb_new(struct hash_lb **out, const struct hash_lb_opts *o,
         rc = errmsg_set(e, ERR_NOMEM, "cannot start %d threads", o->threads);
         goto fail;
     }
-    /* docs/disc.md#load-balance-analyzer: the recorded sets serve the request only if they cover it entirely */
+    /* docs/disc.md#load-balance-analyzer: the recorded sets serve the request only if they cover it
+     * entirely */
     a->rec_nh = (int)dh->n_lb_hashes;
     a->rec_nu = (int)dh->n_lb_units;
     a->rec_bins = (int)dh->lb_bins;
@@ -211,7 +213,8 @@ fail:
     return rc;
 }
 
-/* Fills acc from the recorded lb_* and bin_* fields (docs/disc.md#trace-records layout). false if malformed. */
+/* Fills acc from the recorded lb_* and bin_* fields (docs/disc.md#trace-records layout). false if
+ * malformed. */
 static bool from_record(const struct hash_lb *a, const Acceltrace__DiscMask *m,
                         struct disc_lb_acc *acc)
 {
@@ -291,7 +294,8 @@ static int emit(struct hash_lb *a, struct entry *en)
     const double total = (double)en->rows * a->n_cols;
     if (en->state == E_READY && en->rows > 0) {
         const struct disc_lb_acc *acc = en->acc;
-        /* docs/disc.md#load-balance-analyzer: matrix bin in integers, pooled in record order; rows = 0 skipped */
+        /* docs/disc.md#load-balance-analyzer: matrix bin in integers, pooled in record order; rows
+         * = 0 skipped */
         int mb =
             disc_lb_bin((uint64_t)en->rows * a->n_cols - en->nnz, (uint64_t)en->rows * a->n_cols);
         pool_add(&a->mat[mb], acc, a->o.n_units, acc->rows, acc->nnz, mb, false);

@@ -483,7 +483,9 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
     }
     if (p) {
-        plot_title(p, "Fixed-point vs float64 drift error per reverse step (docs/kura.md#fixed-point-drift)");
+        plot_title(
+            p,
+            "Fixed-point vs float64 drift error per reverse step (docs/kura.md#fixed-point-drift)");
         plot_xlabel(p, "reverse step i", "");
         plot_ylabel(p, "|d pi/2^31 - u_f64(theta_q)|", "rad");
         plot_logscale(p, false, true);
@@ -535,7 +537,9 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
             if (!p)
                 rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             else {
-                plot_title(p, "Operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)");
+                plot_title(
+                    p,
+                    "Operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)");
                 plot_xlabel(p, "reverse step i", "");
                 plot_ylabel(p, "alpha = toggles / bits written", "");
                 for (int s = 0; s < n_shapes && !rc; s++) {
@@ -592,7 +596,8 @@ static int kp_reverse(struct kp_pass *p, const Acceltrace__KuraStep *ks,
     p->acc.step[i] = info->step;
     p->acc.err_max[i] = ks->drift_err ? ks->drift_err->max : 0;
     p->acc.err_mean[i] = ks->drift_err ? ks->drift_err->mean : 0;
-    p->acc.bound[i] = kura_drift_bound(info->k, info->kref, info->psi_ref); /* docs/kura.md#fixed-point-drift X_i */
+    /* docs/kura.md#fixed-point-drift X_i */
+    p->acc.bound[i] = kura_drift_bound(info->k, info->kref, info->psi_ref);
     kura_sc_map(p->q, (size_t)p->h, (size_t)p->w, p->sc);
     for (int s = 0; s < p->n_shapes; s++) {
         struct kura_sim_opts o = {.activity = true};

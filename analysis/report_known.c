@@ -83,7 +83,8 @@ static const struct known_fig figs[] = {
      "Salca stage utilization (busy over makespan) per reference config"},
     {"step_utilization", Q_UTIL,
      "Salca stage utilization per decode step (salca_final, in-order issue)"},
-    {"kura_activity", Q_UTIL, "SA-Kura operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)"},
+    {"kura_activity", Q_UTIL,
+     "SA-Kura operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)"},
     {"quality_per_step", Q_QUALITY,
      "DiSC relative L2 error of x_{k+1} against the dense run, per step"},
     {"latent_diff", Q_QUALITY,
@@ -104,7 +105,8 @@ static const struct known_fig figs[] = {
      "Salca heavy-channel stability: overlap of a prefill prefix's top-r set with the final one"},
     {"kura_phase_error", Q_QUALITY, "SA-Kura phase error map of the final sample"},
     {"kura_drift_error", Q_QUALITY,
-     "SA-Kura fixed-point against float64 drift error per reverse step (docs/kura.md#fixed-point-drift)"},
+     "SA-Kura fixed-point against float64 drift error per reverse step "
+     "(docs/kura.md#fixed-point-drift)"},
     {"kura_epx_heatmap", Q_DESIGN,
      "SA-Kura compute-only energy per pixel over (N_h, N_w) (eq. 11, fit4) with N_w*(N_h) "
      "(eq. 12)"},

@@ -538,7 +538,8 @@ int cmd_capture_salca(int argc, char **argv)
            source_name(p), p->task, res->n0, (unsigned long long)res->n_raw, res->steps, res->L,
            res->H, res->G, res->d, (unsigned long long)res->selects, res->wall_seconds);
     fputs(res->table, stdout);
-    /* model source: the substituted runs' logits against the dense run's (the end-to-end model check) */
+    /* model source: the substituted runs' logits against the dense run's (the end-to-end model
+     * check) */
     for (int m = 0; m < SALCA_NSLOT; m++)
         if (res->m[m].run && res->m[m].top1 >= 0)
             printf("logit_rel_diff.%s=%.3e\n", res->m[m].name, res->m[m].logit_diff);

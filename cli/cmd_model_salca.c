@@ -180,7 +180,8 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     return plot_finish(p, dir);
 }
 
-/* The reference configs of docs/salca.md#pipeline-model, each under in-order and window-128 issue. */
+/* The reference configs of docs/salca.md#pipeline-model, each under in-order and window-128 issue.
+ */
 static const struct {
     const char *name, *json;
 } refs[] = {

@@ -35,7 +35,8 @@ uint32_t disc_hash_mod(uint64_t j, unsigned b)
 
 uint32_t disc_hash_mul(uint64_t j, unsigned b, uint32_t k_odd)
 {
-    /* docs/disc.md#load-balance-analyzer: ((uint32)(j k_odd)) >> (32 - b) (Knuth multiplicative hashing) */
+    /* docs/disc.md#load-balance-analyzer: ((uint32)(j k_odd)) >> (32 - b) (Knuth multiplicative
+     * hashing) */
     uint32_t x = (uint32_t)(j * (uint64_t)k_odd);
     return b >= 32 ? x : x >> (32 - b);
 }
@@ -77,8 +78,8 @@ int disc_hash_from_name(const char *name)
 
 int disc_lb_bin(uint64_t zeros, uint64_t total)
 {
-    /* docs/disc.md#load-balance-analyzer: min(19, floor(20 zeros / total)) in integers, not floor(20 s) in
-     * double. 20 * zeros cannot overflow for any mask that fits in memory. */
+    /* docs/disc.md#load-balance-analyzer: min(19, floor(20 zeros / total)) in integers, not
+     * floor(20 s) in double. 20 * zeros cannot overflow for any mask that fits in memory. */
     if (total == 0)
         return -1;
     uint64_t b = (20 * zeros) / total;

@@ -30,7 +30,8 @@
 
 struct thread_pool;
 
-#define DISC_HASH_K_ODD 0x9E3779B1u /* Knuth's multiplicative constant, docs/disc.md#load-balance-analyzer */
+/* Knuth's multiplicative constant, docs/disc.md#load-balance-analyzer */
+#define DISC_HASH_K_ODD 0x9E3779B1u
 
 enum disc_hash_kind {
     DISC_HASH_MOD = 0,

@@ -52,7 +52,8 @@ static double round_half_up(double x)
     return floor(x + 0.5);
 }
 
-/* The interpolation of docs/kura.md#fixed-point-drift on the raw LUT (used once to fill sinq_all). */
+/* The interpolation of docs/kura.md#fixed-point-drift on the raw LUT (used once to fill sinq_all).
+ */
 static int16_t sin_q_from_lut(uint16_t u)
 {
     unsigned quad = u >> 14;
@@ -97,7 +98,8 @@ static int16_t quantize_general(double theta)
 {
     if (!isfinite(theta))
         return 0; /* outside the contract; defined rather than undefined */
-    /* docs/kura.md#fixed-point-drift: product first, then one division; wrap16 of the rounded value. */
+    /* docs/kura.md#fixed-point-drift: product first, then one division; wrap16 of the rounded
+     * value. */
     double v = round_half_up((theta * 32768.0) / M_PI);
     v = fmod(v, 65536.0); /* exact on integers; keeps the conversion in range */
     int64_t i = (int64_t)v;
@@ -163,7 +165,8 @@ int kura_regs_init(struct kura_regs *regs, double k, double kref, double psi_ref
 {
     if (!isfinite(k) || !isfinite(kref) || !isfinite(psi_ref) || k < 0 || k > KURA_C_MAX)
         return ERR_USAGE;
-    /* docs/kura.md#fixed-point-drift (paper eq. 7, 8): G = round(K/(25 pi) 2^31), R = round(K_ref trig/pi 2^31). */
+    /* docs/kura.md#fixed-point-drift (paper eq. 7, 8): G = round(K/(25 pi) 2^31), R = round(K_ref
+     * trig/pi 2^31). */
     int rc = reg_round(k / (25.0 * M_PI) * 2147483648.0, &regs->g);
     if (rc == 0)
         rc = reg_round(kref * sin(psi_ref) / M_PI * 2147483648.0, &regs->r_s);

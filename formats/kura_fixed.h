@@ -25,13 +25,14 @@
 
 struct thread_pool;
 
-#define KURA_LUT_N 4097               /* quarter wave 0..pi/2 in 4096 steps plus the guard */
-#define KURA_WINDOW_M 5               /* window side; |N| = 25 including the centre */
-#define KURA_C_MAX 1.2770806449520862 /* largest K_i with d inside int32 (docs/kura.md#sde-and-schedule) */
+#define KURA_LUT_N 4097 /* quarter wave 0..pi/2 in 4096 steps plus the guard */
+#define KURA_WINDOW_M 5 /* window side; |N| = 25 including the centre */
+/* largest K_i with d inside int32 (docs/kura.md#sde-and-schedule) */
+#define KURA_C_MAX 1.2770806449520862
 
 /*
- * wrap(x) of docs/kura.md#sde-and-schedule: the representative of x mod 2 pi in [-pi, pi). x finite.
- * The one angle wrap of the tree: the capture's sampler wraps with it, and phase images
+ * wrap(x) of docs/kura.md#sde-and-schedule: the representative of x mod 2 pi in [-pi, pi). x
+ * finite. The one angle wrap of the tree: the capture's sampler wraps with it, and phase images
  * (formats/kura_png) colour wrapped phases.
  */
 double kura_wrap(double x);
@@ -113,14 +114,15 @@ int kura_fixed_drift_map(const int16_t *q, size_t h, size_t w, const struct kura
                          int32_t *u_q, int32_t *d, struct thread_pool *pool);
 
 /*
- * Float64 reference drift (docs/kura.md#sde-and-schedule, paper eq. 3) by the direct sum: the 25 terms
- * sin(theta_{p+o} - theta_p) added in row-major offset order (dy outer, both from -2),
- * times k/25, plus kref*sin(psi_ref - theta_p). pool may be NULL.
+ * Float64 reference drift (docs/kura.md#sde-and-schedule, paper eq. 3) by the direct sum: the 25
+ * terms sin(theta_{p+o} - theta_p) added in row-major offset order (dy outer, both from -2), times
+ * k/25, plus kref*sin(psi_ref - theta_p). pool may be NULL.
  */
 void kura_float_drift_direct(const double *theta, size_t h, size_t w, double k, double kref,
                              double psi_ref, double *u, struct thread_pool *pool);
 
-/* The same direct sum on theta_q of a Q1.15 map (u^f64(theta_q) of docs/kura.md#fixed-point-drift). */
+/* The same direct sum on theta_q of a Q1.15 map (u^f64(theta_q) of docs/kura.md#fixed-point-drift).
+ */
 int kura_float_drift_direct_q(const int16_t *q, size_t h, size_t w, double k, double kref,
                               double psi_ref, double *u, struct thread_pool *pool);
 

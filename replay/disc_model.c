@@ -44,7 +44,8 @@ uint64_t disc_ceil(double x)
 
 double disc_bw_c(const struct disc_hw *hw)
 {
-    return hw->hbm_gbs / hw->clock_ghz; /* docs/disc.md#replay-configuration [derived]: bytes per cycle */
+    /* docs/disc.md#replay-configuration [derived]: bytes per cycle */
+    return hw->hbm_gbs / hw->clock_ghz;
 }
 
 static unsigned log2u(uint64_t x)
@@ -75,10 +76,12 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     const double bw = (double)bytes / disc_bw_c(hw);
     const uint64_t mac = n_rep * m * ni * no;
     if (mac == 0) {
-        op->cycles = disc_ceil(bw); /* docs/disc.md#cost-of-one-op: no work costs ceil(bytes / BW_c) */
+        /* docs/disc.md#cost-of-one-op: no work costs ceil(bytes / BW_c) */
+        op->cycles = disc_ceil(bw);
         op->mem_bound = true;
     } else {
-        /* docs/disc.md#cost-of-one-op: fill loss only across DPUs, on whichever of N_o and M fills better */
+        /* docs/disc.md#cost-of-one-op: fill loss only across DPUs, on whichever of N_o and M fills
+         * better */
         const double p = hw->dpu_count;
         double fo = (double)no / (p * ceil((double)no / p));
         double fm = (double)m / (p * ceil((double)m / p));
@@ -90,7 +93,8 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.mac = mac;
-    /* docs/disc.md#energy-a100-baseline-and-outputs: sram_rd E_b MAC (1 + 1/P_dpu) (the 1/P part floored), wr E_b n_rep M N_o */
+    /* docs/disc.md#energy-a100-baseline-and-outputs: sram_rd E_b MAC (1 + 1/P_dpu) (the 1/P part
+     * floored), wr E_b n_rep M N_o */
     op->a.sram_rd = eb * mac + eb * mac / (uint64_t)hw->dpu_count;
     op->a.sram_wr = eb * n_rep * m * no;
     op->a.hbm = bytes;
@@ -121,7 +125,8 @@ void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t 
     op_reset(op);
     op->unit = DISC_UNIT_DPU;
     const double bw = (double)bytes / disc_bw_c(hw);
-    /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P dh / (L_lane C_core); the most loaded DPU of each row sets the pace */
+    /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P dh / (L_lane C_core); the most loaded
+     * DPU of each row sets the pace */
     double comp = r_p * dh / ((double)hw->dpu_lanes * hw->cores);
     op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
     op->mem_bound = rows == 0 || bw > comp;
@@ -145,11 +150,13 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, 
     const uint64_t crn = (uint64_t)hw->vpu_cycles[DISC_VC_RENORM];
     double comp;
     if (generated) {
-        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: ((c_sm + c_th) Bh N_k N / S_vpu + c_renorm R_S) / (W_vpu C_core) */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: ((c_sm + c_th) Bh N_k N / S_vpu +
+         * c_renorm R_S) / (W_vpu C_core) */
         comp = ((double)(csm + cth) * (double)dense_elems / hw->vpu_simds + (double)crn * r_s) / cw;
         op->a.vpu_op = (csm + cth) * dense_elems + crn * nnz;
     } else {
-        comp = (double)csm * r_s / cw; /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: c_softmax R_S / (W_vpu C_core) */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: c_softmax R_S / (W_vpu C_core) */
+        comp = (double)csm * r_s / cw;
         op->a.vpu_op = csm * nnz;
     }
     op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
@@ -171,7 +178,8 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
         op->cycles = disc_ceil(bw);
         op->mem_bound = true;
     } else {
-        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: (R_S dh / W_vpu + rows dh / bus) /
+         * C_core, + log2 S_vpu after ceil */
         double comp =
             (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) / hw->cores;
         op->cycles = disc_ceil(fmax(comp, bw)) + log2u((uint64_t)hw->vpu_simds);
@@ -284,7 +292,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     const bool ctr = dm->ctr_on && mode != DISC_MODE_BASELINE;
     const bool st = mode == DISC_MODE_ALL && in->st;
     const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
-    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8;  /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap */
+    /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap */
+    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8;
     const uint64_t ctr_read = ctr ? eb * bb * (n - nk) * d : 0; /* pruned rows of cache_ff */
     const uint64_t ctr_write = ctr ? eb * bb * nk * d : 0;
 
@@ -297,7 +306,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
             op->sel_cycles = disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
             op->cycles += op->sel_cycles;
             op->exposed = op->cycles;
-            op->a.vpu_op += lat; /* docs/disc.md#energy-a100-baseline-and-outputs: one vpu_op per latent element */
+            /* docs/disc.md#energy-a100-baseline-and-outputs: one vpu_op per latent element */
+            op->a.vpu_op += lat;
             op->a.gspm = act;
         }
     }
@@ -325,7 +335,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         vec(&b, "sa_norm", bl, bb * n * d, DISC_VC_NORM_MOD, 0);
         lin(&b, "sa_q", bl, bb * nk, d, d, 0);
         lin(&b, "sa_kv", bl, bb * n, d, 2 * d, blk >= 1 ? ctr_read : 0);
-        /* self-attention: one op for spill, reads on qk and write on pv (docs/disc.md#cost-of-one-op) */
+        /* self-attention: one op for spill, reads on qk and write on pv
+         * (docs/disc.md#cost-of-one-op) */
         uint64_t rd = eb * bb * (nk + 2 * n) * d, wr = eb * bb * nk * d;
         bool spill = (double)(rd + wr) > b.spad;
         uint64_t rows = bh * nk;
@@ -356,7 +367,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         size_t i_o = b.n;
         lin(&b, "sa_o", bl, bb * nk, d, d, 0);
         if (sb && hw->overlap_spmm_proj && i_o < b.n) {
-            /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: SpMM overlaps sa_o; the pair costs max(t_pv, t_o) */
+            /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: SpMM overlaps sa_o; the pair costs
+             * max(t_pv, t_o) */
             struct disc_op *o = &b.ops[i_o];
             o->exposed = o->cycles > pv->cycles ? o->cycles - pv->cycles : 0;
         }
@@ -382,7 +394,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
 void disc_energy_eval(const struct disc_energy *en, const struct disc_act *a, double seconds,
                       struct disc_energy_parts *o)
 {
-    /* docs/disc.md#energy-a100-baseline-and-outputs: energy = sum count e_event + p_static t (pJ -> J) */
+    /* docs/disc.md#energy-a100-baseline-and-outputs: energy = sum count e_event + p_static t (pJ ->
+     * J) */
     o->mac = 1e-12 * (double)a->mac * en->e_mac;
     o->vpu = 1e-12 * (double)a->vpu_op * en->e_vpu_op;
     o->sram = 1e-12 * ((double)a->sram_rd * en->e_sram_rd + (double)a->sram_wr * en->e_sram_wr);
@@ -402,7 +415,8 @@ void disc_hw_default(struct disc_hw *hw)
     hw->dpu_lanes = 64;
     hw->dpu_eta = 0.90;
     hw->vpu_simds = 64;
-    hw->vpu_width = 24; /* calibrated (schema key vpu_width); the docs/disc.md#replay-configuration table has 16 */
+    /* calibrated (schema key vpu_width); the docs/disc.md#replay-configuration table has 16 */
+    hw->vpu_width = 24;
     hw->vpu_bus_elems = 16;
     const int cyc[DISC_VC_COUNT] = {3, 1, 1, 4, 1, 1, 4, 2, 8};
     memcpy(hw->vpu_cycles, cyc, sizeof cyc);
@@ -460,7 +474,8 @@ static int energy_from_table(struct disc_energy *en, const struct energy_table *
 
 void disc_energy_default(struct disc_energy *en)
 {
-    /* docs/disc.md#replay-configuration energy table [decision; placeholders]: replay/energy's built-in "disc" */
+    /* docs/disc.md#replay-configuration energy table [decision; placeholders]: replay/energy's
+     * built-in "disc" */
     memset(en, 0, sizeof *en);
     int rc = energy_from_table(en, energy_table_builtin("disc"), NULL);
     assert(rc == 0); /* the built-in table names only the counts above */
@@ -543,8 +558,8 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_FLOAT("dpu_eta", "", 0.01, 1, 0.90, "fixed DPU efficiency [decision]"),
     HW_KEY_INT("vpu_simds", "", 2, 65536, 64, "S_vpu, SIMD engines per core, power of two"),
     /* calibrated: the smallest of 16, 24, 32, 48, 64 with DiSC_All >= DiSC_CTR at
-     * pixart-sigma-xl 512 px (acceltrace reproduce; docs/models.md, VPU width); the docs/disc.md#replay-configuration
-     * table has 16 */
+     * pixart-sigma-xl 512 px (acceltrace reproduce; docs/models.md, VPU width); the
+     * docs/disc.md#replay-configuration table has 16 */
     HW_KEY_INT("vpu_width", "", 1, 65536, 24,
                "W_vpu, FMA lanes per SIMD engine [calibrated: All >= CTR; docs/disc.md]"),
     HW_KEY_INT("vpu_bus_elems", "", 1, 65536, 16,
@@ -778,7 +793,8 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     if ((rc = disc_dims_from_header(hdr, env->trace_path, dm, &s->steps, e)) < 0)
         goto fail;
     s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
-    /* recorded load-balance sets (docs/disc.md#trace-records header; docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing data" rule) */
+    /* recorded load-balance sets (docs/disc.md#trace-records header;
+     * docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing data" rule) */
     s->lb_nh = (int)dh->n_lb_hashes;
     s->lb_nu = (int)dh->n_lb_units;
     s->lb_hash = -1;
@@ -808,7 +824,8 @@ fail:
     return rc;
 }
 
-/* R_P and R_S of kept mask bits over the computed rows of its step (docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 1). */
+/* R_P and R_S of kept mask bits over the computed rows of its step
+ * (docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 1). */
 static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, size_t len,
                    double *r_p, double *r_s, struct errmsg *e)
 {
@@ -921,7 +938,8 @@ static int consume_mask(struct disc_state *s, const Acceltrace__DiscMask *m, str
     const bool kept = m->bits.len > 0;
     const size_t nlb = (size_t)s->lb_nh * (size_t)s->lb_nu;
     if (s->lb_hash >= 0 && s->lb_up >= 0 && s->lb_us >= 0 && nlb > 0 && m->n_lb_max == nlb) {
-        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P, R_S = recorded lb_max of the configured hash at U = P, S */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P, R_S = recorded lb_max of the
+         * configured hash at U = P, S */
         double r_p = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_up];
         double r_s = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_us];
         cell_add_known(c, r_p, r_s, m->nnz, kept);
@@ -952,7 +970,8 @@ static int disc_consume(void *state, const struct model_record *r, struct errmsg
     }
 }
 
-/* docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing load-balance data": kept masks first, then rho estimates. */
+/* docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing load-balance data": kept masks first,
+ * then rho estimates. */
 static int resolve_pending(struct disc_state *s, struct errmsg *e)
 {
     const uint32_t L = s->dm.depth;
@@ -995,7 +1014,8 @@ static int resolve_pending(struct disc_state *s, struct errmsg *e)
                               "masks to compute it from",
                               disc_hash_name(s->hw.hash), s->hw.dpu_count, s->hw.vpu_simds);
         struct disc_cell *cw = &s->cells[(size_t)p->step * L + p->block];
-        cw->r_p += (double)p->nnz * (rp / nz); /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 2: R = nnz rho */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 2: R = nnz rho */
+        cw->r_p += (double)p->nnz * (rp / nz);
         cw->r_s += (double)p->nnz * (rs / nz);
         s->masks_estimated++;
     }

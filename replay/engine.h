@@ -1,5 +1,6 @@
 /*
- * engine: one-pass replay of a trace against many configs (docs/design.md#data-flow, docs/design.md#replay-and-sweeps).
+ * engine: one-pass replay of a trace against many configs (docs/design.md#data-flow,
+ * docs/design.md#replay-and-sweeps).
  *
  * The engine reads each record once from a record source, lets the model's optional
  * prepare() run once on it, and hands it to every model instance of the current batch;

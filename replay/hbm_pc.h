@@ -85,7 +85,8 @@ void hbm_pc_work_release(struct hbm_pc_work *w);
  * unbounded look-ahead and p_iss >= h_att). */
 uint64_t hbm_pc_max_load(const uint16_t *pc, size_t n, uint32_t h_att);
 
-/* ceil(n/h_att): the slots a perfectly spread job needs (docs/salca.md#conflict-analyzer "ideal"). */
+/* ceil(n/h_att): the slots a perfectly spread job needs (docs/salca.md#conflict-analyzer "ideal").
+ */
 uint64_t hbm_pc_ideal(size_t n, uint32_t h_att);
 
 /*

@@ -21,7 +21,8 @@ static const struct hw_key kura_keys[] = {
     HW_KEY_INT("n_h", "PEs", 1, 4096, 20, "array rows N_h [paper: 5..25]"),
     HW_KEY_INT("n_w", "PEs", 1, 4096, 5, "array columns N_w [paper: 5..25]"),
     HW_KEY_BOOL("cycle_accurate", 0,
-                "run the checked register-level simulation of every step (docs/kura.md#cycle-accurate-array)"),
+                "run the checked register-level simulation of every step "
+                "(docs/kura.md#cycle-accurate-array)"),
     HW_KEY_BOOL("activity", 0,
                 "count operand toggles on the PE inputs (docs/kura.md#switching-activity; implies "
                 "cycle_accurate)"),
@@ -29,14 +30,17 @@ static const struct hw_key kura_keys[] = {
                  "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal): "
                  "H20W5 over the default capture, by 'model kura --calibrate-activity' "
                  "(docs/kura.md#switching-activity)"),
-    HW_KEY_FLOAT("phi", "", 0, 1, 1, "switching fraction of p_hw (docs/kura.md#switching-activity, upper bound 1)"),
+    HW_KEY_FLOAT("phi", "", 0, 1, 1,
+                 "switching fraction of p_hw (docs/kura.md#switching-activity, upper bound 1)"),
     HW_KEY_STRING("coeffs", "", NULL,
                   "coefficient table JSON (docs/kura.md#replay); empty = shipped "
                   "configs/kura_energy.json values"),
-    HW_KEY_FLOAT("t_txn", "cycles", -1, 1e6, -1,
-                 "DMA cycles per transaction; -1 = the table's (docs/kura.md#dma-and-system-level)"),
+    HW_KEY_FLOAT(
+        "t_txn", "cycles", -1, 1e6, -1,
+        "DMA cycles per transaction; -1 = the table's (docs/kura.md#dma-and-system-level)"),
     HW_KEY_BOOL("calibrate_dma", 0,
-                "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles (docs/kura.md#dma-and-system-level)"),
+                "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles "
+                "(docs/kura.md#dma-and-system-level)"),
 };
 
 static const struct hw_schema kura_schema = {
@@ -115,8 +119,8 @@ static int kura_prepare(void *shared, const struct model_record *r, void **aux, 
     *aux = NULL;
     const Acceltrace__Record *rec = r->rec;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES) {
-        /* stored tile streams must equal the derived ones (docs/design.md#data-flow, docs/kura.md#trace-records); they follow
-         * the REVERSE step they belong to */
+        /* stored tile streams must equal the derived ones (docs/design.md#data-flow,
+         * docs/kura.md#trace-records); they follow the REVERSE step they belong to */
         const Acceltrace__KuraTiles *kt = rec->kura_tiles;
         struct kura_streams st;
         if (!sh->last_q || kt->step != sh->last.step)
@@ -251,9 +255,9 @@ static int kura_slice(const struct kura_state *s, const char *track, const char 
 /*
  * Reports one drift step of the system level (replay/kura_dma.h) to the schedule hook:
  * host marshalling, then per tile its input DMA, the array sweep (C_tile; the first tile
- * also the exposed prefill of N_w cycles, docs/kura.md#analytic-timing) and its output DMA, all serialized, then
- * the per-step overhead. The array's slices sum to array_s, the DMA's to dma_s, the host's
- * to host_s.
+ * also the exposed prefill of N_w cycles, docs/kura.md#analytic-timing) and its output DMA, all
+ * serialized, then the per-step overhead. The array's slices sum to array_s, the DMA's to dma_s,
+ * the host's to host_s.
  */
 static int kura_sched_step(struct kura_state *s, int step, int h, int w, struct errmsg *e)
 {
@@ -313,7 +317,8 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
             return src;
     }
     if (!s->sim_on)
-        return 0; /* the analytic figures depend on the map size only (docs/kura.md#analytic-timing) */
+        /* the analytic figures depend on the map size only (docs/kura.md#analytic-timing) */
+        return 0;
     size_t n = (size_t)in->h * in->w;
     if (n > s->uq_cap) {
         int32_t *p = mem_realloc(s->uq_out, n * sizeof *p);
@@ -327,7 +332,8 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
     int rc = kura_sim_run(s->sim, a->sc, in->h, in->w, a->uq, s->uq_out, &o, &res, e);
     if (rc)
         return rc;
-    /* the drained map equals the shared fixed-point drift bit for bit (docs/kura.md#cycle-accurate-array) */
+    /* the drained map equals the shared fixed-point drift bit for bit
+     * (docs/kura.md#cycle-accurate-array) */
     if (memcmp(s->uq_out, a->uq, n * sizeof *a->uq) != 0)
         return errmsg_set(e, ERR_INTERNAL, "H%dW%d step %d: drained map differs from the drift",
                           s->n_h, s->n_w, in->step);

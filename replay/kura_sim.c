@@ -1,6 +1,6 @@
 /*
- * kura_sim: register-level SA-Kura simulation (docs/kura.md#cycle-accurate-array), activity (8.5), streams (7).
- * See kura_sim.h. The controller decodes each cycle into slot k = t / C_tile and phase
+ * kura_sim: register-level SA-Kura simulation (docs/kura.md#cycle-accurate-array), activity (8.5),
+ * streams (7). See kura_sim.h. The controller decodes each cycle into slot k = t / C_tile and phase
  * ph = t mod C_tile: ph < N_w is tile k's prefill (and tile k-1's drain, d = ph),
  * N_w <= ph < N_w + 25 the sweep, ph = N_w + 25 the combine.
  */
@@ -31,12 +31,14 @@ struct kura_sim {
 void kura_sc_map(const int16_t *q, size_t h, size_t w, uint32_t *sc)
 {
     for (size_t i = 0; i < h * w; i++)
-        sc[i] = kura_pack_sc(kura_sin_q(q[i]), kura_cos_q(q[i])); /* docs/kura.md#fixed-point-drift */
+        /* docs/kura.md#fixed-point-drift */
+        sc[i] = kura_pack_sc(kura_sin_q(q[i]), kura_cos_q(q[i]));
 }
 
 uint64_t kura_bits_per_tile(int n_h, int n_w)
 {
-    /* docs/kura.md#switching-activity: N_w + 4 H-moves write W, R and the lanes; 20 V-moves write W; one capture */
+    /* docs/kura.md#switching-activity: N_w + 4 H-moves write W, R and the lanes; 20 V-moves write
+     * W; one capture */
     uint64_t pe = (uint64_t)n_h * n_w;
     return 32u * ((uint64_t)(n_w + 4) * (2 * pe + n_h + 4) + 21 * pe);
 }

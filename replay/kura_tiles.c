@@ -49,7 +49,8 @@ int kura_step_decode(const Acceltrace__KuraStep *ks, int hdr_h, int hdr_w,
                               "kura step %d: schedule K=%g K_ref=%g psi_ref=%g gives no int32 "
                               "registers",
                               ks->step, ks->k, ks->kref, ks->psi_ref);
-        /* registers stored by the capture must be the ones the schedule gives (docs/kura.md#fixed-point-drift) */
+        /* registers stored by the capture must be the ones the schedule gives
+         * (docs/kura.md#fixed-point-drift) */
         if ((ks->g || ks->r_s || ks->r_c) &&
             (ks->g != info->regs.g || ks->r_s != info->regs.r_s || ks->r_c != info->regs.r_c))
             return errmsg_set(e, ERR_DATA,
@@ -457,7 +458,8 @@ int kura_activity_calibrate(const char *path, int n_h, int n_w, double *alpha, u
         rc = errmsg_set(e, ERR_DATA, "no reverse step in '%s'", path);
     if (rc == 0) {
         *steps = c.steps;
-        *alpha = (double)c.tog / (double)c.bits; /* docs/kura.md#switching-activity: Σ toggles / Σ bits */
+        *alpha = (double)c.tog /
+                 (double)c.bits; /* docs/kura.md#switching-activity: Σ toggles / Σ bits */
     }
     mem_free(c.q);
     mem_free(c.sc);

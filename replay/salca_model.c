@@ -81,7 +81,8 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
     if (p->policy.depth < 1 || p->policy.window < 1)
         return errmsg_set(e, ERR_CONFIG, "FIFO depth and window must be at least 1");
     struct salca_rat t, bwf;
-    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair [docs/salca.md#pipeline-model]. */
+    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair
+     * [docs/salca.md#pipeline-model]. */
     if ((rc = salca_rat_mul(p->bw, p->f_hbm_ghz, &bwf)) < 0 ||
         (rc = salca_rat_mul(salca_rat_int(p->b_att), p->f_cmp_ghz, &t)) < 0 ||
         (rc = salca_rat_div(t, bwf, &p->t_slot)) < 0 ||
@@ -328,7 +329,8 @@ int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retenti
         have += mark(sel, n, 0, 4);               /* sinks (StreamingLLM's 4) */
         have += mark(sel, n, (int64_t)n - 16, n); /* locality at the end */
     }
-    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (docs/salca.md#max-pooling, w = 5). */
+    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (docs/salca.md#max-pooling, w =
+     * 5). */
     while (have < k) {
         int64_t p = (int64_t)rng_below(&r, n);
         have += mark(sel, n, p - 2, p + 3);
@@ -345,14 +347,16 @@ int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retenti
 /* ======================= the replay model "salca" ======================= */
 
 static const struct hw_key salca_keys[] = {
-    HW_KEY_STRING("variant", "salca", "salca|dense",
-                  "salca pipeline, or dense = the paper's ASIC_D reference [docs/salca.md#pipeline-model]"),
+    HW_KEY_STRING(
+        "variant", "salca", "salca|dense",
+        "salca pipeline, or dense = the paper's ASIC_D reference [docs/salca.md#pipeline-model]"),
     HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, docs/salca.md#notation]"),
     HW_KEY_FLOAT("s_f", "", 0.001, 1, 0.5, "feature keep ratio [paper]"),
     HW_KEY_INT("w_k", "bits", 1, 16, 2, "key code width [paper]; ASIC_S_4: 4"),
     HW_KEY_INT("factor_bits", "bits", 0, 1024, 32, "per-key FP16 scale + zero [paper]"),
     HW_KEY_INT("chn", "", 1, 1024, 32, "HBM pseudo-channels, one HBM2 [paper]"),
-    HW_KEY_INT("bw", "bits", 1, 65536, 128, "bits per PC per HBM cycle [derived, docs/salca.md#analytic-performance-model]"),
+    HW_KEY_INT("bw", "bits", 1, 65536, 128,
+               "bits per PC per HBM cycle [derived, docs/salca.md#analytic-performance-model]"),
     HW_KEY_FLOAT("f_hbm_ghz", "GHz", 0.001, 100, 1.0, "HBM clock [paper]"),
     HW_KEY_FLOAT("f_cmp_ghz", "GHz", 0.001, 100, 0.5, "compute clock [paper]"),
     HW_KEY_INT("h_pre", "", 1, 1024, 11, "pre-compute PCs, final design [paper]"),
@@ -365,17 +369,21 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_STRING("beta_att_source", "input", "input|derived",
                   "input: beta_att as given; derived: per job ideal/spread cycles of the HBM "
                   "timing model at the configured policy [decision, issue 19]"),
-    HW_KEY_STRING("alpha_mode", "measured", "measured|global",
-                  "alpha from the PC simulation, or one global alpha [docs/salca.md#pipeline-model]"),
+    HW_KEY_STRING(
+        "alpha_mode", "measured", "measured|global",
+        "alpha from the PC simulation, or one global alpha [docs/salca.md#pipeline-model]"),
     HW_KEY_FLOAT("alpha", "", 0.01, 1000, 1.17, "global alpha [paper]"),
-    HW_KEY_STRING("map", "mod", "mod|xor|hash", "token-to-PC mapping [docs/salca.md#conflict-analyzer]"),
+    HW_KEY_STRING("map", "mod", "mod|xor|hash",
+                  "token-to-PC mapping [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("map_seed", "", 0, 9007199254740991.0, 0, "hash map seed [decision]"),
-    HW_KEY_STRING("policy", "inorder", "batch|inorder|window", "issue policy [docs/salca.md#conflict-analyzer]"),
+    HW_KEY_STRING("policy", "inorder", "batch|inorder|window",
+                  "issue policy [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("depth", "", 1, 1048576, 1, "in-order FIFO depth D_f [decision]"),
     HW_KEY_INT("window", "", 1, 16777216, 128, "reorder window W [paper: range 128]"),
     HW_KEY_INT("p_iss", "", 0, 4096, 0, "requests issued per slot; 0 = h_att [decision]"),
     HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
-                  "stage A memory time: fast = slots x t_slot / beta_att [docs/salca.md#pipeline-model]; timing = "
+                  "stage A memory time: fast = slots x t_slot / beta_att "
+                  "[docs/salca.md#pipeline-model]; timing = "
                   "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
     HW_KEY_STRING("hbm.preset", "hbm2", "hbm2|hbm3|hbm3e",
                   "DRAM timing preset: hbm2 [JEDEC JESD235], hbm3 [Ramulator 2.1 HBM3_6400Mbps], "
@@ -637,7 +645,8 @@ static int act_lookup(void *ctx, const char *name, double *v)
 }
 
 /* Energy of activity counts in J: the table when given, else replay/energy's built-in
- * "salca" (the placeholders of configs/salca-energy.json [decision, docs/salca.md#pipeline-model]). */
+ * "salca" (the placeholders of configs/salca-energy.json [decision, docs/salca.md#pipeline-model]).
+ */
 static int act_energy(const struct salca_state *s, const struct salca_activity *a, double *j)
 {
     const struct energy_table *t = s->has_et ? &s->et : energy_table_builtin("salca");

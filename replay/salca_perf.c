@@ -157,12 +157,13 @@ int salca_rat_parse(const char *s, struct salca_rat *out)
 void salca_perf_in_paper(struct salca_perf_in *in)
 {
     memset(in, 0, sizeof *in);
-    in->d = salca_rat_int(128);                      /* [derived] docs/salca.md#notation */
-    in->s_f = (struct salca_rat){1, 2};              /* [paper] */
-    in->w_k = salca_rat_int(2);                      /* [paper] */
-    in->factor_bits = salca_rat_int(32);             /* [paper] two FP16 factors */
-    in->chn = salca_rat_int(32);                     /* [paper] one HBM2, 32 PCs */
-    in->bw = salca_rat_int(128);                     /* [derived] docs/salca.md#analytic-performance-model */
+    in->d = salca_rat_int(128);          /* [derived] docs/salca.md#notation */
+    in->s_f = (struct salca_rat){1, 2};  /* [paper] */
+    in->w_k = salca_rat_int(2);          /* [paper] */
+    in->factor_bits = salca_rat_int(32); /* [paper] two FP16 factors */
+    in->chn = salca_rat_int(32);         /* [paper] one HBM2, 32 PCs */
+    /* [derived] docs/salca.md#analytic-performance-model */
+    in->bw = salca_rat_int(128);
     in->f_hbm_ghz = salca_rat_int(1);                /* [paper] */
     in->f_cmp_ghz = (struct salca_rat){1, 2};        /* [paper] 500 MHz */
     in->alpha = (struct salca_rat){117, 100};        /* [paper] */
@@ -257,9 +258,9 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     TRY(salca_rat_div(out->hbm_bits_per_ns, in->f_cmp_ghz, &budget));
     int64_t chn = in->chn.num;
 
-    /* Pareto front [paper; docs/salca.md#analytic-performance-model]: for m_att = 1, 2, ... the largest m_pre with
-     * (b_pre·m_pre + b_att·m_att)·f_CMP <= B_HBM and ceil(h_pre) + ceil(h_att) <= chn
-     * (decision: the PC sum is checked on the ceilings), until that m_pre is 0. */
+    /* Pareto front [paper; docs/salca.md#analytic-performance-model]: for m_att = 1, 2, ... the
+     * largest m_pre with (b_pre·m_pre + b_att·m_att)·f_CMP <= B_HBM and ceil(h_pre) + ceil(h_att)
+     * <= chn (decision: the PC sum is checked on the ceilings), until that m_pre is 0. */
     for (int64_t m_att = 1;; m_att++) {
         struct salca_rat h_att_real, rest, pc_rest;
         TRY(salca_rat_mul(batt, salca_rat_int(m_att), &t));
@@ -318,7 +319,8 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     TRY(salca_rat_add(t, u, &t));
     TRY(salca_rat_mul(t, in->f_cmp_ghz, &out->design_b_req));
 
-    /* Fixed-PC view: m_x = h_x·bw·f_HBM/(b_x·f_CMP) [docs/salca.md#analytic-performance-model, from paper's h]. */
+    /* Fixed-PC view: m_x = h_x·bw·f_HBM/(b_x·f_CMP) [docs/salca.md#analytic-performance-model, from
+     * paper's h]. */
     out->fixed_h_pre = in->h_pre ? in->h_pre : dp->h_pre;
     out->fixed_h_att = in->h_att ? in->h_att : dp->h_att;
     /* more pseudo-channels than the stack has is an impossible input [decision] */
@@ -395,7 +397,8 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     }
 
     /* ASIC_S_4: w_k 4, s_f 1 [paper: Energon/Sanger style], fixed-PC mode with the fixed
-     * view's PCs [derived, docs/salca.md#analytic-performance-model]; r_min_int uses floor(m_pre). */
+     * view's PCs [derived, docs/salca.md#analytic-performance-model]; r_min_int uses floor(m_pre).
+     */
     struct salca_rat basic;
     TRY(salca_rat_mul(salca_rat_int(4), in->d, &t));
     TRY(salca_rat_add(t, in->factor_bits, &basic));

@@ -80,7 +80,8 @@ struct salca_perf_front {
 
 #define SALCA_PERF_MAX_FRONT 4096
 
-/* Everything the solver derives (docs/salca.md#analytic-performance-model table and further keys). */
+/* Everything the solver derives (docs/salca.md#analytic-performance-model table and further keys).
+ */
 struct salca_perf_out {
     int64_t b_pre, b_att;             /* bits per key (pre-compute) / per K-V pair (attention) */
     struct salca_rat hbm_bits_per_ns; /* bw·chn·f_HBM */
@@ -111,7 +112,8 @@ struct salca_perf_out {
     struct salca_rat conflict_gain; /* alpha_inorder/alpha */
 };
 
-/* Fills in with the paper's inputs (docs/salca.md#analytic-performance-model) and no p, no fixed h. */
+/* Fills in with the paper's inputs (docs/salca.md#analytic-performance-model) and no p, no fixed h.
+ */
 void salca_perf_in_paper(struct salca_perf_in *in);
 
 /*
@@ -124,8 +126,8 @@ void salca_perf_in_paper(struct salca_perf_in *in);
 int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out, struct errmsg *e);
 
 /*
- * Appends the key=value lines of out to b: first the docs/salca.md#analytic-performance-model table lines in its
- * order (bit counts, p, integer m and h with %d; every other value with %.4f), then
+ * Appends the key=value lines of out to b: first the docs/salca.md#analytic-performance-model table
+ * lines in its order (bit counts, p, integer m and h with %d; every other value with %.4f), then
  * further keys (real PC counts, units). 0 or ERR_NOMEM.
  */
 int salca_perf_format(const struct salca_perf_out *out, struct buf *b);

@@ -6,7 +6,8 @@
  *        load the rounded weights; original PixArt names (fused qkv/kv) are aliases; a
  *        missing tensor, wrong shape, wrong dtype, unknown name or truncated file is a
  *        data error naming the tensor;
- *   the text input check  .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes fail;
+ *   the text input check  .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes
+ * fail;
  *   --keep-masks parser counts and errors;
  *   two identical micro captures give identical record payloads;
  *   a run against itself: cosine 1, PSNR +inf, rel_err 0;
@@ -557,7 +558,8 @@ static void test_determinism_and_self_compare(void **state)
     free(b);
 }
 
-/* XL at 2048 px: caches 6.34 GB and masks 14 GiB (docs/disc.md#model-configurations) exceed 1 GiB. */
+/* XL at 2048 px: caches 6.34 GB and masks 14 GiB (docs/disc.md#model-configurations) exceed 1 GiB.
+ */
 static void test_mem_limit(void **state)
 {
     (void)state;
@@ -584,7 +586,8 @@ static void test_mem_limit(void **state)
     assert_int_equal(disc_parse_mem("1TB", &v), ERR_USAGE);
     assert_int_equal(disc_parse_mem("1.5KiB", &v), 0);
     assert_true(v == 1536.0);
-    /* docs/disc.md#model-configurations: a plain decimal number, so no hex, exponent, sign, white space or bare point */
+    /* docs/disc.md#model-configurations: a plain decimal number, so no hex, exponent, sign, white
+     * space or bare point */
     static const char *const bad[] = {"0x10", "1e9", "\t1GiB", " 1GiB", "+1GB",  "-1",
                                       ".5GB", "5.",  "",       "GiB",   "1.2.3", "1GiB "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -1,6 +1,6 @@
 /*
- * Tests of DiSC CTR (docs/disc.md#ctr-selection, docs/disc.md#acceptance-checks): token maxima and threshold on
- * a 4x4x4 latent, the exact pruning target parser and count, tau bisection, and micro
+ * Tests of DiSC CTR (docs/disc.md#ctr-selection, docs/disc.md#acceptance-checks): token maxima and
+ * threshold on a 4x4x4 latent, the exact pruning target parser and count, tau bisection, and micro
  * captures pruning exactly ceil(R N) tokens per step (R = 1 gives empty masks).
  */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
- * Tests of formats/disc_hash: the docs/disc.md#load-balance-analyzer hashes and the one-pass load-balance
- * statistics (docs/disc.md#acceptance-checks).
+ * Tests of formats/disc_hash: the docs/disc.md#load-balance-analyzer hashes and the one-pass
+ * load-balance statistics (docs/disc.md#acceptance-checks).
  */
 #include <math.h>
 #include <setjmp.h>

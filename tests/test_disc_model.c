@@ -56,8 +56,8 @@ static void test_tiny_baseline(void **state)
     (void)state;
     struct disc_hw hw;
     disc_hw_default(&hw);
-    /* the documented the tiny baseline check counts use the docs/disc.md#replay-configuration table's vpu_width 16; the default is now the
-     * calibrated 24 (docs/models.md, VPU width) */
+    /* the documented the tiny baseline check counts use the docs/disc.md#replay-configuration
+     * table's vpu_width 16; the default is now the calibrated 24 (docs/models.md, VPU width) */
     hw.vpu_width = 16;
     struct disc_dims dm;
     disc_dims_preset(&dm, "tiny");
@@ -92,7 +92,8 @@ static void test_tiny_baseline(void **state)
     mem_free(ops);
 }
 
-/* in mode baseline, sum of mac = half the MAC classes of flops_dense (docs/disc.md#quality-and-flop-accounting table). */
+/* in mode baseline, sum of mac = half the MAC classes of flops_dense
+ * (docs/disc.md#quality-and-flop-accounting table). */
 static void test_mac_vs_flops(void **state)
 {
     (void)state;
@@ -107,7 +108,8 @@ static void test_mac_vs_flops(void **state)
     uint64_t mac = 0;
     for (size_t i = 0; i < n; i++)
         mac += ops[i].a.mac;
-    /* docs/disc.md#quality-and-flop-accounting [derived] tiny dense table: total minus sa_softmax, ca_softmax, ffn_act, vec */
+    /* docs/disc.md#quality-and-flop-accounting [derived] tiny dense table: total minus sa_softmax,
+     * ca_softmax, ffn_act, vec */
     const uint64_t total = 79651012608ull, sa_sm = 377487360ull, ca_sm = 110592000ull,
                    act = 150994944ull, vec = 92405760ull;
     assert_int_equal(2 * mac, total - sa_sm - ca_sm - act - vec);
@@ -157,7 +159,8 @@ static double mask_r(const uint64_t *bits, uint32_t rows, uint32_t n, int hash, 
     return (double)acc.max_sum[hash][0];
 }
 
-/* the sparse op check / issue acceptance 3: a perfectly balanced mask gives SDDMM = nnz dh / (P L C). */
+/* the sparse op check / issue acceptance 3: a perfectly balanced mask gives SDDMM = nnz dh / (P L
+ * C). */
 static void test_sparse_balanced(void **state)
 {
     (void)state;
@@ -183,8 +186,8 @@ static void test_sparse_balanced(void **state)
     mem_free(bits);
 }
 
-/* the sparse op check / issue acceptance 3: removing nonzeros (halving density) never increases SDDMM or
- * SpMM cycles, for every hash, on random, banded and block-structured masks. */
+/* the sparse op check / issue acceptance 3: removing nonzeros (halving density) never increases
+ * SDDMM or SpMM cycles, for every hash, on random, banded and block-structured masks. */
 static void test_sparse_monotone(void **state)
 {
     (void)state;
@@ -306,7 +309,8 @@ static void test_ctr_off_equals_baseline(void **state)
     mem_free(b);
 }
 
-/* CTR traffic and the selector (docs/disc.md#cost-of-one-op item 1, 7.3): tiny selector costs 1 + 7. */
+/* CTR traffic and the selector (docs/disc.md#cost-of-one-op item 1, 7.3): tiny selector costs 1
+ * + 7. */
 static void test_ctr_select(void **state)
 {
     (void)state;
@@ -335,8 +339,8 @@ static void test_ctr_select(void **state)
     mem_free(ops);
 }
 
-/* docs/disc.md#cost-of-one-op [derived]: pixart-sigma-xl in mode baseline at B = 1 spills nothing at 512 and
- * only ff_up, ff_gelu and ff_down at 1k. */
+/* docs/disc.md#cost-of-one-op [derived]: pixart-sigma-xl in mode baseline at B = 1 spills nothing
+ * at 512 and only ff_up, ff_gelu and ff_down at 1k. */
 static void test_xl_spill(void **state)
 {
     (void)state;
@@ -398,11 +402,11 @@ static void test_energy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dense_linear),       cmocka_unit_test(test_tiny_baseline),
-        cmocka_unit_test(test_mac_vs_flops), cmocka_unit_test(test_sparse_ops),
-        cmocka_unit_test(test_sparse_balanced),     cmocka_unit_test(test_sparse_monotone),
-        cmocka_unit_test(test_overlap),      cmocka_unit_test(test_ctr_off_equals_baseline),
-        cmocka_unit_test(test_ctr_select),       cmocka_unit_test(test_xl_spill),
+        cmocka_unit_test(test_dense_linear),    cmocka_unit_test(test_tiny_baseline),
+        cmocka_unit_test(test_mac_vs_flops),    cmocka_unit_test(test_sparse_ops),
+        cmocka_unit_test(test_sparse_balanced), cmocka_unit_test(test_sparse_monotone),
+        cmocka_unit_test(test_overlap),         cmocka_unit_test(test_ctr_off_equals_baseline),
+        cmocka_unit_test(test_ctr_select),      cmocka_unit_test(test_xl_spill),
         cmocka_unit_test(test_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -270,8 +270,9 @@ static void test_tiny_closed_form(void **state)
     synth_build(&s, &o);
     struct hw_config *cfg = config("baseline,ctr", false);
     struct errmsg e = {0};
-    /* the tiny baseline check is stated at the docs/disc.md#replay-configuration table's 64x16 VPU; the default vpu_width is now the
-     * calibrated 24 (docs/models.md, VPU width), so the test names the documented width */
+    /* the tiny baseline check is stated at the docs/disc.md#replay-configuration table's 64x16 VPU;
+     * the default vpu_width is now the calibrated 24 (docs/models.md, VPU width), so the test names
+     * the documented width */
     assert_int_equal(hw_config_set_json(cfg, "vpu_width", "16", "test", &e), 0);
     int rc;
     struct model_result *r = replay(&s, cfg, &rc, &e);

@@ -1,6 +1,6 @@
 /*
- * Tests of DiSC ST (docs/disc.md#st-masks, docs/disc.md#acceptance-checks) on micro captures (N = 64, so a
- * mask row is one 64-bit word): all-ones masks match dense attention, every computed row
+ * Tests of DiSC ST (docs/disc.md#st-masks, docs/disc.md#acceptance-checks) on micro captures (N =
+ * 64, so a mask row is one 64-bit word): all-ones masks match dense attention, every computed row
  * keeps >= 1 bit, --st-theta 1 keeps one bit per row, the generate/reuse schedule,
  * unchanged rows outside S_k and at reuse steps, nnz/sparsity bookkeeping, and the
  * --st-target bisection (alpha_b reaches the target, the float below does not).

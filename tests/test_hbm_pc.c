@@ -1,7 +1,7 @@
 /*
  * test_hbm_pc: pseudo-channel mappings and issue policies (docs/salca.md#conflict-analyzer):
- * acceptance test the conflict policy check, the issue's acceptance 4 (alpha = 1 for consecutive tokens, all
- * tokens on one PC, window never worse than in-order, equality with a brute-force
+ * acceptance test the conflict policy check, the issue's acceptance 4 (alpha = 1 for consecutive
+ * tokens, all tokens on one PC, window never worse than in-order, equality with a brute-force
  * simulation on small random cases) and the mapping formulas.
  * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
  */
@@ -41,7 +41,8 @@ static void work_free(struct hbm_pc_work *w)
     free(w);
 }
 
-/* ---- brute-force reference simulations (literal readings of docs/salca.md#conflict-analyzer) ---- */
+/* ---- brute-force reference simulations (literal readings of docs/salca.md#conflict-analyzer) ----
+ */
 
 static uint64_t bf_batch(const uint16_t *pc, size_t n, uint32_t h, uint32_t p_iss, uint64_t *occ,
                          size_t bins, uint64_t *conf)
@@ -382,9 +383,12 @@ static void test_hand_case(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_case),           cmocka_unit_test(test_mappings),
-        cmocka_unit_test(test_conflicts_consecutive),     cmocka_unit_test(test_conflicts_one_pc),
-        cmocka_unit_test(test_conflicts_window_max_load), cmocka_unit_test(test_bruteforce_and_bounds),
+        cmocka_unit_test(test_hand_case),
+        cmocka_unit_test(test_mappings),
+        cmocka_unit_test(test_conflicts_consecutive),
+        cmocka_unit_test(test_conflicts_one_pc),
+        cmocka_unit_test(test_conflicts_window_max_load),
+        cmocka_unit_test(test_bruteforce_and_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

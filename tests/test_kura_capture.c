@@ -1,8 +1,8 @@
 /*
  * Tests of capture/kura/kura_capture without trace files (records through the emit
- * callback): record order and contents (docs/kura.md#trace-records), docs/kura.md#acceptance-checks in the default
- * capture, the determinism check same seed = same record bytes, other seed differs, forced oracle
- * checkpoints = same bytes, thread-count independence, and the other score sources.
+ * callback): record order and contents (docs/kura.md#trace-records), docs/kura.md#acceptance-checks
+ * in the default capture, the determinism check same seed = same record bytes, other seed differs,
+ * forced oracle checkpoints = same bytes, thread-count independence, and the other score sources.
  * for the other generators and schedules is in test_kura_recon.c.
  */
 #include <math.h>
@@ -101,7 +101,8 @@ static void base_params(struct kura_params *p)
     p->reproducible = true; /* the Summary's wall time is 0 */
 }
 
-/* Default capture: record order, sizes, the drift error check per-step max <= 5.83e-6 rad, the reconstruction check bound. */
+/* Default capture: record order, sizes, the drift error check per-step max <= 5.83e-6 rad, the
+ * reconstruction check bound. */
 static void test_default_capture(void **state)
 {
     (void)state;

@@ -1,7 +1,8 @@
 /*
- * Tests of capture/kura/kura_data: the generator check of docs/kura.md (generators are deterministic per
- * seed and finite, image generators stay in [-1, 1]), parameter parsing, and thread-count
- * independence. The PNG hues of the generator check are tested with formats/kura_png (test_kura_png).
+ * Tests of capture/kura/kura_data: the generator check of docs/kura.md (generators are
+ * deterministic per seed and finite, image generators stay in [-1, 1]), parameter parsing, and
+ * thread-count independence. The PNG hues of the generator check are tested with formats/kura_png
+ * (test_kura_png).
  */
 #include <math.h>
 #include <setjmp.h>

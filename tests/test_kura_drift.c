@@ -140,8 +140,8 @@ static void test_ramp(void **state)
             mem_free(q);
             mem_free(uq);
         }
-    printf("unquantized <= %.3g, on theta_q <= %.3g, |u_q - sum_q| <= %.3g (dU %.4g)\n",
-           obs_unq, obs_q, obs_du, kura_delta_u());
+    printf("unquantized <= %.3g, on theta_q <= %.3g, |u_q - sum_q| <= %.3g (dU %.4g)\n", obs_unq,
+           obs_q, obs_du, kura_delta_u());
 }
 
 /* Constant field (generator const): neighbour term zero in float and fixed. */

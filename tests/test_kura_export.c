@@ -156,7 +156,8 @@ static int16_t *uniform_map(int h, int w, uint64_t seed)
     return q;
 }
 
-/* Exports a 13x11 map at one shape and checks counts and the hex-only reference (the export check). */
+/* Exports a 13x11 map at one shape and checks counts and the hex-only reference (the export check).
+ */
 static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want_out)
 {
     char dir[] = "/tmp/acceltrace_kura_export_XXXXXX";
@@ -197,7 +198,8 @@ static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want
             print_error("cycle %zu: reference %s, out.hex %s\n", t, ref.v[t], out.v[t]);
             fail();
         }
-    /* lut.hex reproduces sin_q over all 65,536 codes through the docs/kura.md#fixed-point-drift addressing */
+    /* lut.hex reproduces sin_q over all 65,536 codes through the docs/kura.md#fixed-point-drift
+     * addressing */
     assert_int_equal(lut.n, 4097);
     for (int code = 0; code < 65536; code++) {
         uint16_t u = (uint16_t)code;

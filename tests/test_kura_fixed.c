@@ -1,8 +1,8 @@
 /*
  * Tests of formats/kura_fixed: the bit-exact fixed-point drift of docs/kura.md#fixed-point-drift
- * (LUT and the LUT check, registers, the constant-field check constant field, box-sum map = direct per-pixel definition,
- * error bound on random maps, the c_max limit of the schedule check) and the wrap check angle wrap.
- * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
+ * (LUT and the LUT check, registers, the constant-field check constant field, box-sum map = direct
+ * per-pixel definition, error bound on random maps, the c_max limit of the schedule check) and the
+ * wrap check angle wrap. Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -27,7 +27,8 @@ static uint64_t test_seed(void)
     return seed;
 }
 
-/* docs/kura.md#fixed-point-drift: L[0] = 0, L[2048] = 23170, L[4096] = 32767; the clamp hits k = 4082..4096. */
+/* docs/kura.md#fixed-point-drift: L[0] = 0, L[2048] = 23170, L[4096] = 32767; the clamp hits k =
+ * 4082..4096. */
 static void test_lut_values(void **state)
 {
     (void)state;
@@ -73,7 +74,8 @@ static void test_sin_cos_all_codes(void **state)
         assert_int_equal(kura_sin_q(neg), -s); /* exactly odd */
         assert_int_equal(kura_cos_q(neg), c);  /* exactly even */
     }
-    /* docs/kura.md#fixed-point-drift: the largest sample error is exactly 1 LSB, sin_q at +-pi/2. */
+    /* docs/kura.md#fixed-point-drift: the largest sample error is exactly 1 LSB, sin_q at +-pi/2.
+     */
     assert_true(fabs(max_s - 1.0 / 32768.0) < 1e-12);
     assert_true(fabs(max_c - 1.0 / 32768.0) < 1e-12);
     assert_true(arg_s == 16384 || arg_s == -16384);
@@ -88,7 +90,8 @@ static void test_quantize_and_shift(void **state)
 {
     (void)state;
     assert_int_equal(kura_quantize(0.0), 0);
-    assert_int_equal(kura_quantize(0.7), 7301); /* the activity check: theta_c = 0.7 gives q = 7301 */
+    assert_int_equal(kura_quantize(0.7),
+                     7301); /* the activity check: theta_c = 0.7 gives q = 7301 */
     assert_int_equal(kura_quantize(-M_PI), -32768);
     assert_int_equal(kura_quantize(M_PI), -32768); /* wrap16 of 32768 */
     assert_int_equal(kura_quantize(3 * M_PI), -32768);
@@ -127,7 +130,8 @@ static void test_quantize_and_shift(void **state)
     assert_int_equal(kura_shr_floor(-32769, 15), -2);
 }
 
-/* docs/kura.md#fixed-point-drift: at t100 step 99 (K = 0.03, K_ref = 0.045, psi = 0) G = 820278, R_c = 30760437. */
+/* docs/kura.md#fixed-point-drift: at t100 step 99 (K = 0.03, K_ref = 0.045, psi = 0) G = 820278,
+ * R_c = 30760437. */
 static void test_regs_t100_step99(void **state)
 {
     (void)state;

@@ -1,8 +1,8 @@
 /*
  * Tests of the replay model "kura" (replay/kura_model.c) through the replay engine: one
- * pass over an in-memory kura trace feeds the 25 paper shapes (docs/kura.md#acceptance-checks through the model),
- * the checked cycle-accurate simulation with activity (the activity check per step), and stored KuraTiles
- * checks (a difference is a data error).
+ * pass over an in-memory kura trace feeds the 25 paper shapes (docs/kura.md#acceptance-checks
+ * through the model), the checked cycle-accurate simulation with activity (the activity check per
+ * step), and stored KuraTiles checks (a difference is a data error).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -67,7 +67,8 @@ static void mini_trace_init(struct mini_trace *t, int h, int w, int T, uint64_t 
             ks->role = ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE;
             ks->step = T - i;
             double s = (double)(T - i) / (T - 1);
-            ks->k = 3e-5 * (1 - s) + 0.03 * s; /* t100-like schedule (docs/kura.md#sde-and-schedule) */
+            /* t100-like schedule (docs/kura.md#sde-and-schedule) */
+            ks->k = 3e-5 * (1 - s) + 0.03 * s;
             ks->kref = 1.5 * ks->k;
         } else {
             ks->role = ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL;

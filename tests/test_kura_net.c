@@ -1,7 +1,7 @@
 /*
  * Tests of capture/kura/kura_net (score network kura-score-v1, docs/kura.md#score-network):
- * the score network check. Zero weights = score none; out_conv.bias = (kappa, 0) gives -kappa sin theta; the
- * one-pixel path gives sin theta(r-1, c) cos theta(r, c); one random block matches a
+ * the score network check. Zero weights = score none; out_conv.bias = (kappa, 0) gives -kappa sin
+ * theta; the one-pixel path gives sin theta(r-1, c) cos theta(r, c); one random block matches a
  * float64 reference within 1e-4 relative; bad files (mis-shaped, missing, extra, non-F32
  * tensor, wrong steps) are data errors naming the tensor, and the CLI exits 3.
  * Weight files are written here byte by byte (safetensors with __metadata__).

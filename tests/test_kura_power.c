@@ -1,6 +1,6 @@
 /*
- * Tests of replay/kura_power and replay/kura_dma: docs/kura.md docs/kura.md#acceptance-checks and the
- * shipped coefficient table (configs/kura_energy.json).
+ * Tests of replay/kura_power and replay/kura_dma: docs/kura.md docs/kura.md#acceptance-checks and
+ * the shipped coefficient table (configs/kura_energy.json).
  *
  * The paper numbers asserted here are calibrated (fit4 is fitted through the paper's four
  * E_px points, t_marsh is solved for 641.3 us; docs/models.md), so these tests guard
@@ -61,8 +61,8 @@ static void test_fit_paper_points(void **state)
     kura_energy_default(&e);
     rel_close(e.power_fit4.hw, r.c.hw, 1e-9);
     rel_close(e.power_fit4.fixed, r.c.fixed, 1e-9);
-    /* docs/kura.md#power-area-and-energy: rounded to (0.1959, 0.5093, 1.6788, 30.34) it still gives the points within
-     * 0.02 pJ */
+    /* docs/kura.md#power-area-and-energy: rounded to (0.1959, 0.5093, 1.6788, 30.34) it still gives
+     * the points within 0.02 pJ */
     struct kura_coeffs rounded = {0.1959, 0.5093, 1.6788, 30.34};
     for (int i = 0; i < 4; i++)
         assert_true(fabs(kura_epx_pj(&rounded, PAPER4[i].n_h, PAPER4[i].n_w, 100e6) - PAPER4[i].y) <
@@ -146,7 +146,8 @@ static void test_budget(void **state)
     }
     kura_budget(&e.power_fit4, &e.area_table1, e.f_hz, 2e6, SHAPES, 5, SHAPES, 5, &b);
     assert_false(b.found);
-    /* the tight cases of docs/kura.md#power-area-and-energy: H20W10 0.75% over 4 mm², H20W20 0.8% over 5 mm² */
+    /* the tight cases of docs/kura.md#power-area-and-energy: H20W10 0.75% over 4 mm², H20W20 0.8%
+     * over 5 mm² */
     assert_true(kura_bilinear(&e.area_table1, 20, 10) > 4e6);
     assert_true(kura_bilinear(&e.area_table1, 20, 10) < 4.04e6);
     assert_true(kura_bilinear(&e.area_table1, 20, 20) > 5e6);
@@ -204,7 +205,8 @@ static void test_system(void **state)
     assert_true(fabs(e.t_marsh - shipped) < 1e-12);
     e.t_txn = 38;
     assert_int_equal(kura_dma_calibrate(&e, &em), ERR_CONFIG);
-    /* docs/kura.md#dma-and-system-level: with t_marsh re-solved, H20W5 is the minimum exactly for t_txn = 13..25 */
+    /* docs/kura.md#dma-and-system-level: with t_marsh re-solved, H20W5 is the minimum exactly for
+     * t_txn = 13..25 */
     for (int t = 10; t <= 30; t++) {
         kura_energy_default(&e);
         e.t_txn = t;
@@ -224,8 +226,9 @@ static void test_system(void **state)
 }
 
 /*
- * docs/kura.md#dma-and-system-level: with t_marsh held at the config value (no --calibrate-dma), H20W5 stays the
- * system-level minimum exactly for t_txn = 11..38; H15W5 wins just below, H25W5 just above.
+ * docs/kura.md#dma-and-system-level: with t_marsh held at the config value (no --calibrate-dma),
+ * H20W5 stays the system-level minimum exactly for t_txn = 11..38; H15W5 wins just below, H25W5
+ * just above.
  */
 static void test_system_fixed_marsh(void **state)
 {

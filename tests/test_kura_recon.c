@@ -61,8 +61,8 @@ static void test_recon_generators(void **state)
             struct kura_result res;
             uint8_t d[32];
             run(&p, &res, d, NULL);
-            printf("the reconstruction check t100 %-11s start=%-8s MAE %.7f (<= 0.030558)\n", gens[g],
-                   start ? "forward" : "vonmises", res.recon_mae);
+            printf("the reconstruction check t100 %-11s start=%-8s MAE %.7f (<= 0.030558)\n",
+                   gens[g], start ? "forward" : "vonmises", res.recon_mae);
             assert_true(res.recon_mae <= 0.030558);
             kura_result_release(&res);
         }
@@ -86,7 +86,8 @@ static void test_recon_long_schedules(void **state)
         struct kura_result res;
         uint8_t d[32];
         run(&p, &res, d, NULL);
-        printf("the reconstruction check %s %zux%zu MAE %.5f (<= %.6f)\n", pre[k], p.h, p.w, res.recon_mae, bound[k]);
+        printf("the reconstruction check %s %zux%zu MAE %.5f (<= %.6f)\n", pre[k], p.h, p.w,
+               res.recon_mae, bound[k]);
         assert_true(res.recon_mae <= bound[k]);
         kura_result_release(&res);
     }

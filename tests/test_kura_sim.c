@@ -1,7 +1,7 @@
 /*
- * Tests of replay/kura_sim: the cycle-accurate SA-Kura array (docs/kura.md#cycle-accurate-array) against
- * the shared fixed-point drift (formats/kura_fixed), docs/kura.md#acceptance-checks, and the issue's
- * acceptance 2 (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
+ * Tests of replay/kura_sim: the cycle-accurate SA-Kura array (docs/kura.md#cycle-accurate-array)
+ * against the shared fixed-point drift (formats/kura_fixed), docs/kura.md#acceptance-checks, and
+ * the issue's acceptance 2 (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -33,7 +33,8 @@ static int16_t *uniform_map(int h, int w, uint64_t seed)
     return q;
 }
 
-/* The Q1.15 map of the capture's data generator `name` (docs/kura.md#data-generators) at h x w, seeded. */
+/* The Q1.15 map of the capture's data generator `name` (docs/kura.md#data-generators) at h x w,
+ * seeded. */
 static int16_t *generator_map(const char *name, int h, int w, uint64_t seed)
 {
     struct kura_data_spec spec;
@@ -132,7 +133,8 @@ static void map_release(struct map_ctx *m)
     mem_free(m->d);
 }
 
-/* the cycle-accurate check / acceptance 2: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform map. */
+/* the cycle-accurate check / acceptance 2: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform
+ * map. */
 static void test_all_shapes_37x23(void **state)
 {
     (void)state;
@@ -146,7 +148,8 @@ static void test_all_shapes_37x23(void **state)
     map_release(&m);
 }
 
-/* the cycle-accurate check / acceptance 2: the 25 paper shapes on a 96x96 map (smooth, like a captured step). */
+/* the cycle-accurate check / acceptance 2: the 25 paper shapes on a 96x96 map (smooth, like a
+ * captured step). */
 static void test_paper_shapes_96(void **state)
 {
     (void)state;
@@ -205,7 +208,8 @@ static void test_activity(void **state)
     for (int k = 1; k < 100; k++)
         assert_int_equal(tt[k], 0);
     assert_int_equal(res.toggles, 5508);
-    assert_int_equal(res.bits_written, 13171200ull); /* docs/kura.md#acceptance-checks the activity check */
+    /* docs/kura.md#acceptance-checks the activity check */
+    assert_int_equal(res.bits_written, 13171200ull);
     assert_int_equal(kura_bits_per_tile(20, 5), 131712);
     mem_free(q);
     /* the `uniform` data generator (as `capture kura --data uniform --seed 1`), seed 1:

@@ -1,9 +1,9 @@
 /*
- * Tests of capture/kura/kura_tilestream (tile streams of docs/kura.md#tile-stream-export): the counts of
- * (a 13x11 map at 4x3 and 20x5: 467 and 98 cycles, 112 and 27 valid input lines with n
- * of them first-column lines, 48 and 15 valid outputs), and a reconstruction that reads
- * only the input stream, rebuilds every tile's halo, computes u~_q from it and must match
- * the output stream; plus shapes up to 32x32 on a 37x23 map.
+ * Tests of capture/kura/kura_tilestream (tile streams of docs/kura.md#tile-stream-export): the
+ * counts of (a 13x11 map at 4x3 and 20x5: 467 and 98 cycles, 112 and 27 valid input lines with n of
+ * them first-column lines, 48 and 15 valid outputs), and a reconstruction that reads only the input
+ * stream, rebuilds every tile's halo, computes u~_q from it and must match the output stream; plus
+ * shapes up to 32x32 on a 37x23 map.
  */
 #include <setjmp.h>
 #include <stdarg.h>

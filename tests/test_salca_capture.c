@@ -80,7 +80,8 @@ static void test_full_retention_synthetic(void **state)
     assert_true(r.m[SALCA_M_SALCA].cosine_mean >= 0.999);
 }
 
-/* on tiny, and the end-to-end model check's exactness: rho = 1 with FP32 attention gives top-1 agreement 1. */
+/* on tiny, and the end-to-end model check's exactness: rho = 1 with FP32 attention gives top-1
+ * agreement 1. */
 static void test_full_retention_tiny(void **state)
 {
     (void)state;
@@ -96,7 +97,8 @@ static void test_full_retention_tiny(void **state)
     run(&p, "a4tiny32.atr", &r);
     for (int m = 0; m < SALCA_M_DENSE; m++) {
         assert_true(r.m[m].top1 == 1.0);
-        assert_true(r.m[m].logit_diff >= 0 && r.m[m].logit_diff <= 1e-4); /* the end-to-end model check */
+        assert_true(r.m[m].logit_diff >= 0 &&
+                    r.m[m].logit_diff <= 1e-4); /* the end-to-end model check */
     }
 }
 
@@ -136,8 +138,8 @@ static void test_trace_contents(void **state)
                 assert_true(rec->salca_prefill->heavy.data[a] >
                             rec->salca_prefill->heavy.data[a - 1]);
             assert_int_equal(rec->salca_prefill->n_chan_sum, 128);
-            /* heavy-stability ladder (docs/salca.md#figures plot 7): 64, 128, 256, 512, then n0 = 1024,
-             * r bytes each; the n0 entry is the final set itself */
+            /* heavy-stability ladder (docs/salca.md#figures plot 7): 64, 128, 256, 512, then n0 =
+             * 1024, r bytes each; the n0 entry is the final set itself */
             const Acceltrace__SalcaPrefill *pf = rec->salca_prefill;
             static const uint32_t ladder[] = {64, 128, 256, 512, 1024};
             assert_int_equal(pf->n_prefix_len, 5);
@@ -296,7 +298,8 @@ static void test_same_seed_same_bytes(void **state)
 }
 
 /* calibration on syn single-doc QA, length 8192, rho 0.05: mean Std_TopK recall
- * >= 0.90 and Salca >= 0.80 (docs/salca.md#acceptance-checks; logit_std and c_needle retuned, docs/models.md). */
+ * >= 0.90 and Salca >= 0.80 (docs/salca.md#acceptance-checks; logit_std and c_needle retuned,
+ * docs/models.md). */
 static void test_recall_calibration(void **state)
 {
     (void)state;
@@ -365,8 +368,8 @@ static void test_bad_params(void **state)
     assert_non_null(strstr(errmsg_text(&e), "/nonexistent/checkpoint"));
 }
 
-/* Ablations (docs/salca.md#baselines): the default variant (w_k 2, w_q 3, s_f 1/2) reproduces Salca's
- * selections byte for byte under its own method id; other variants are recorded too. */
+/* Ablations (docs/salca.md#baselines): the default variant (w_k 2, w_q 3, s_f 1/2) reproduces
+ * Salca's selections byte for byte under its own method id; other variants are recorded too. */
 static void test_ablation(void **state)
 {
     (void)state;

@@ -1,11 +1,11 @@
 /*
  * test_salca_model: the Salca trace-driven pipeline model (docs/salca.md#pipeline-model):
- * acceptance test the pipeline check (double-buffered pipeline makespan, global-alpha stage times equal
- * the analytic T_pre/T_att of section 9 within one cycle), the stage formulas at the
- * paper's design point, the scheduler against a brute-force start/finish table, and the
- * replay model "salca" driven with selections generated in the test (records in memory
- * and through the replay engine), its configs and sweep file.
- * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
+ * acceptance test the pipeline check (double-buffered pipeline makespan, global-alpha stage times
+ * equal the analytic T_pre/T_att of section 9 within one cycle), the stage formulas at the paper's
+ * design point, the scheduler against a brute-force start/finish table, and the replay model
+ * "salca" driven with selections generated in the test (records in memory and through the replay
+ * engine), its configs and sweep file. Randomized tests print their seed; ACCELTRACE_SEED overrides
+ * it.
  */
 #include <inttypes.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 /*
- * test_salca_perf: the Salca analytic solver (docs/salca.md#analytic-performance-model), acceptance tests
- * (the section 9 table lines as strings) and the solver rejection check (p outside [1, p'] and infeasible p),
- * and property tests over a grid of other inputs (issue acceptance 3).
+ * test_salca_perf: the Salca analytic solver (docs/salca.md#analytic-performance-model), acceptance
+ * tests (the section 9 table lines as strings) and the solver rejection check (p outside [1, p']
+ * and infeasible p), and property tests over a grid of other inputs (issue acceptance 3).
  *
- * The the solver table check lines are recomputed numbers (the paper's formulas on the paper's inputs): the test
- * guards our arithmetic and reading of section 4 against regressions, it does not test a
- * model against the paper.
+ * The the solver table check lines are recomputed numbers (the paper's formulas on the paper's
+ * inputs): the test guards our arithmetic and reading of section 4 against regressions, it does not
+ * test a model against the paper.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -23,8 +23,8 @@
 #include "common/mem.h"
 #include "replay/salca_perf.h"
 
-/* docs/salca.md#analytic-performance-model table, in its order (the solver table check). Paper: 25, 2, 16/16, 3.9%, 24/2, 1.1, 11/16,
- * 5.8%, ~13%, 1.87x (Salca paper section 4 and Fig. 10 text). */
+/* docs/salca.md#analytic-performance-model table, in its order (the solver table check). Paper: 25,
+ * 2, 16/16, 3.9%, 24/2, 1.1, 11/16, 5.8%, ~13%, 1.87x (Salca paper section 4 and Fig. 10 text). */
 static const char *const a1_lines[] = {
     "b_pre=160",
     "b_att=2048",
@@ -302,7 +302,8 @@ static void test_other_inputs(void **state)
     assert_non_null(o);
     struct salca_perf_in in;
     struct errmsg e = {0};
-    /* Fixed h given: fixed.m_pre = 11·128·1/(160·0.5) = 17.6 (docs/salca.md#analytic-performance-model fixed-PC). */
+    /* Fixed h given: fixed.m_pre = 11·128·1/(160·0.5) = 17.6
+     * (docs/salca.md#analytic-performance-model fixed-PC). */
     salca_perf_in_paper(&in);
     in.h_pre = 11;
     in.h_att = 16;
@@ -326,8 +327,8 @@ static void test_other_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rat_parse),     cmocka_unit_test(test_solver_table_lines),
-        cmocka_unit_test(test_solver_rejects),    cmocka_unit_test(test_other_inputs),
+        cmocka_unit_test(test_rat_parse),      cmocka_unit_test(test_solver_table_lines),
+        cmocka_unit_test(test_solver_rejects), cmocka_unit_test(test_other_inputs),
         cmocka_unit_test(test_property_grid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

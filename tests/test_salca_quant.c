@@ -1,7 +1,8 @@
 /*
- * Tests of capture/salca/salca_quant (docs/salca.md#selection, docs/salca.md#int8-attention): FP16 rounding, the
- * 2-bit key record (the key record check), the 3-bit query (the query scale check), the integer relevance (the relevance check) and the INT8
- * quantizer. Randomized; seed: ACCELTRACE_SEED (default 11), printed.
+ * Tests of capture/salca/salca_quant (docs/salca.md#selection, docs/salca.md#int8-attention): FP16
+ * rounding, the 2-bit key record (the key record check), the 3-bit query (the query scale check),
+ * the integer relevance (the relevance check) and the INT8 quantizer. Randomized; seed:
+ * ACCELTRACE_SEED (default 11), printed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -194,7 +195,8 @@ static void test_relevance(void **state)
     }
 }
 
-/* INT8 (docs/salca.md#int8-attention): codes in [-127, 127], error <= sigma/2, zero vector gives sigma 0. */
+/* INT8 (docs/salca.md#int8-attention): codes in [-127, 127], error <= sigma/2, zero vector gives
+ * sigma 0. */
 static void test_int8(void **state)
 {
     (void)state;

@@ -1,8 +1,10 @@
 /*
- * Tests of capture/salca/salca_select and the job driver (docs/salca.md#selection, docs/salca.md#baselines, docs/salca.md#trace-records):
- * (histogram threshold bounds, random/tied/constant vectors), docs/salca.md#acceptance-checks (pooling), the Std_TopK check
- * (Std_TopK), the Quest bound check (Quest bound), the varint check (delta-varint selections), the overshoot check (mean overshoot), the
- * exact K rule and top-k against qsort. Randomized; seed: ACCELTRACE_SEED (default 7).
+ * Tests of capture/salca/salca_select and the job driver (docs/salca.md#selection,
+ * docs/salca.md#baselines, docs/salca.md#trace-records): (histogram threshold bounds,
+ * random/tied/constant vectors), docs/salca.md#acceptance-checks (pooling), the Std_TopK check
+ * (Std_TopK), the Quest bound check (Quest bound), the varint check (delta-varint selections), the
+ * overshoot check (mean overshoot), the exact K rule and top-k against qsort. Randomized; seed:
+ * ACCELTRACE_SEED (default 7).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -167,7 +169,8 @@ static void build_kv(struct salca_kv *kv, uint32_t n, struct rng *r)
     salca_kv_finish_prefill(kv);
 }
 
-/* (w = 1 monotone in A), the Std_TopK check (Std_TopK), the Quest bound check (Quest bound), the full-retention check at the job level. */
+/* (w = 1 monotone in A), the Std_TopK check (Std_TopK), the Quest bound check (Quest bound), the
+ * full-retention check at the job level. */
 static void test_job(void **state)
 {
     (void)state;
@@ -218,7 +221,8 @@ static void test_job(void **state)
                 assert_true(sc.u[pg] >= salca_dot(q, kv.k + (size_t)i * 128, 128) - 1e-4f);
         /* Quest's |S| is a sum of page sizes */
         assert_int_equal(res[SALCA_M_QUEST].count % 16, 0);
-        /* Quest options (docs/salca.md#baselines): a dense layer keeps all, a page floor raises |S| */
+        /* Quest options (docs/salca.md#baselines): a dense layer keeps all, a page floor raises |S|
+         */
         struct salca_sel_params pq = p;
         pq.quest_all = true;
         salca_job(&kv, q, &pq, 1u << SALCA_M_QUEST, false, &sc, res);
@@ -272,7 +276,8 @@ static void test_sel_coding(void **state)
 }
 
 /* uniform a_i, w = 1, n = 2^16, K uniform in [1311, 5242]: mean overshoot/n = 0.195%
- * +- 0.03% (docs/salca.md#acceptance-checks, derived; the paper's ~0.19% set growth, Salca section on top-k). */
+ * +- 0.03% (docs/salca.md#acceptance-checks, derived; the paper's ~0.19% set growth, Salca section
+ * on top-k). */
 static void test_overshoot(void **state)
 {
     (void)state;

@@ -1,8 +1,8 @@
 /*
- * Tests of capture/salca/salca_task (docs/salca.md#task-generator): the truncation check (truncation keeps the
- * first and last floor(M/2) tokens; mean n_raw within 5% of the target over 2000 draws;
- * spans inside [0, n0)), the mean target over the 21 LongBench tasks, determinism and the
- * family layouts. Seed: ACCELTRACE_SEED (default 3).
+ * Tests of capture/salca/salca_task (docs/salca.md#task-generator): the truncation check
+ * (truncation keeps the first and last floor(M/2) tokens; mean n_raw within 5% of the target over
+ * 2000 draws; spans inside [0, n0)), the mean target over the 21 LongBench tasks, determinism and
+ * the family layouts. Seed: ACCELTRACE_SEED (default 3).
  */
 #include <math.h>
 #include <setjmp.h>

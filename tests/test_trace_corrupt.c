@@ -174,8 +174,8 @@ static void test_flip_every_bit(void **state)
         int n =
             minor ? exercise_opts(copy, golden_len, 1, false, NULL) : exercise(copy, golden_len, 1);
         if (minor) {
-            /* the minor version: docs/design.md#the-trace-container, "a reader accepts any minor of its
-             * major", so these copies are valid traces of another minor version */
+            /* the minor version: docs/design.md#the-trace-container, "a reader accepts any minor of
+             * its major", so these copies are valid traces of another minor version */
             struct src s;
             src_init_mem(&s, copy, golden_len);
             assert_int_equal(trace_verify_src(&s, "golden", NULL, NULL, NULL), 0);

@@ -22,7 +22,8 @@
 #define TRACE_PREAMBLE_BYTES 16
 #define TRACE_FRAME_HEADER_BYTES 12
 #define TRACE_TRAILER_BYTES 16
-#define TRACE_MAX_PAYLOAD (UINT64_C(1) << 30) /* docs/design.md#the-trace-container: payload_len <= 1 GiB */
+#define TRACE_MAX_PAYLOAD                                                                          \
+    (UINT64_C(1) << 30) /* docs/design.md#the-trace-container: payload_len <= 1 GiB */
 #define TRACE_CODEC_RAW 0
 #define TRACE_CODEC_ZSTD 1
 #define TRACE_TYPE_HEADER 1

@@ -116,8 +116,8 @@ double disc_rel_err(const float *x, const float *ref, size_t n)
 
 int disc_parse_mem(const char *s, double *bytes)
 {
-    /* docs/disc.md#model-configurations: digits, optionally a point and digits, then the unit (no sign, exponent,
-     * hex or white space, which strtod alone would accept) */
+    /* docs/disc.md#model-configurations: digits, optionally a point and digits, then the unit (no
+     * sign, exponent, hex or white space, which strtod alone would accept) */
     const char *q = s;
     while (*q >= '0' && *q <= '9')
         q++;
@@ -526,8 +526,8 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         !c->sched.lambda)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     dit_schedule_fill(&c->sched, c->K);
-    /* Text (docs/disc.md#inputs): file or N(0, 1) from substream "text" of the text seed. DiT: the class
-     * label and the null class; the hashes are of the label as int32 little-endian. */
+    /* Text (docs/disc.md#inputs): file or N(0, 1) from substream "text" of the text seed. DiT: the
+     * class label and the null class; the hashes are of the label as int32 little-endian. */
     if (g->class_cond) {
         int32_t lab[2] = {p->class_label, g->classes};
         snprintf(c->text_source, sizeof c->text_source, "class:%d", lab[0]);
@@ -654,7 +654,8 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth;
     size_t words = ((size_t)N + 63) / 64;
-    /* CTR selection (docs/disc.md#ctr-selection): step 0 keeps all; else d_i = max |x_k - x_{k-1}| per token. */
+    /* CTR selection (docs/disc.md#ctr-selection): step 0 keeps all; else d_i = max |x_k - x_{k-1}|
+     * per token. */
     r->tau = NAN;
     r->diff_mean = r->diff_rms = r->diff_max = NAN;
     r->dp50 = r->dp90 = r->dp99 = r->dmax = NAN;
@@ -745,7 +746,8 @@ void disc_mask_set_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a,
     m->bin_std = buf->bstd;
 }
 
-/* Mask statistics over the computed rows (docs/disc.md#st-masks, docs/disc.md#load-balance-analyzer) and the FLOPs of step k. */
+/* Mask statistics over the computed rows (docs/disc.md#st-masks,
+ * docs/disc.md#load-balance-analyzer) and the FLOPs of step k. */
 static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
 {
     struct disc_capture *c = r->c;

@@ -66,7 +66,8 @@ struct disc_params {
     const char *save_weights; /* capture_disc_ops prepare writes the weights here (F32) */
 };
 
-/* Defaults of docs/disc.md#sampler: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare on. */
+/* Defaults of docs/disc.md#sampler: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare
+ * on. */
 void disc_params_default(struct disc_params *p);
 
 /* Quality of one compared run (docs/disc.md#quality-and-flop-accounting). */
@@ -133,8 +134,8 @@ extern const struct capture_ops capture_disc_ops;
 /* The result (after run); owned by c. */
 const struct disc_result *disc_capture_result(const struct disc_capture *c);
 
-/* Metrics of docs/disc.md#quality-and-flop-accounting in double, sums in element order: cosine, PSNR (+inf at MSE 0), and
- * relative L2 error of x against the reference ref. */
+/* Metrics of docs/disc.md#quality-and-flop-accounting in double, sums in element order: cosine,
+ * PSNR (+inf at MSE 0), and relative L2 error of x against the reference ref. */
 double disc_cosine(const float *x, const float *ref, size_t n);
 double disc_psnr(const float *x, const float *ref, size_t n);
 double disc_rel_err(const float *x, const float *ref, size_t n);

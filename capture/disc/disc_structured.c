@@ -529,8 +529,8 @@ static int mask_bits(struct disc_structured *c, struct errmsg *e)
 
 /* ---- records ---- */
 
-/* The CTR token mask of step k (docs/disc.md#ctr-selection: step 0 keeps all; R N tokens pruned after): the
- * tokens of lowest value of the step's smooth field are pruned. */
+/* The CTR token mask of step k (docs/disc.md#ctr-selection: step 0 keeps all; R N tokens pruned
+ * after): the tokens of lowest value of the step's smooth field are pruned. */
 static void select_tokens(struct disc_structured *c, int k)
 {
     const int N = c->N;

@@ -1,6 +1,7 @@
 /*
  * dit: PixArt-Sigma-style DiT forward pass with CTR caches and ST masks
- * (docs/disc.md#forward-pass, docs/disc.md#ctr-selection, docs/disc.md#st-masks). See dit.h for shapes and ownership.
+ * (docs/disc.md#forward-pass, docs/disc.md#ctr-selection, docs/disc.md#st-masks). See dit.h for
+ * shapes and ownership.
  */
 #include "capture/disc/dit.h"
 
@@ -262,7 +263,8 @@ static int build_table(struct dit_model *m)
         return build_table_class(m);
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, p2 = c->patch * c->patch;
-    double tstd = 1.0 / sqrt((double)d); /* scale-shift tables N(0,1)/sqrt(d), docs/disc.md#weights */
+    /* scale-shift tables N(0,1)/sqrt(d), docs/disc.md#weights */
+    double tstd = 1.0 / sqrt((double)d);
     m->t = mem_calloc((size_t)(16 + 22 * c->depth), sizeof *m->t);
     m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
     if (!m->t || !m->blk)
@@ -302,7 +304,8 @@ static int build_table(struct dit_model *m)
     return m->table_rc;
 }
 
-/* 2-D sin-cos positional embedding (docs/disc.md#forward-pass PE): x half then y half, each sin ++ cos. */
+/* 2-D sin-cos positional embedding (docs/disc.md#forward-pass PE): x half then y half, each sin ++
+ * cos. */
 static void build_pe(struct dit_model *m)
 {
     const struct dit_config *c = &m->cfg;
@@ -399,8 +402,8 @@ static struct dit_tensor *find_tensor(struct dit_model *m, const char *name)
 }
 
 /*
- * Maps an original PixArt name to the diffusers name (docs/disc.md#weights table). parts > 1 for fused
- * tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
+ * Maps an original PixArt name to the diffusers name (docs/disc.md#weights table). parts > 1 for
+ * fused tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
  */
 static bool alias_name(const char *name, char *out, size_t cap, int *parts)
 {
@@ -995,8 +998,8 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
     return nnz;
 }
 
-/* Generation rows (docs/disc.md#st-masks): the mask row from P, then the renormalised PV over it from the
- * scores. */
+/* Generation rows (docs/disc.md#st-masks): the mask row from P, then the renormalised PV over it
+ * from the scores. */
 static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct gen_ctx *g = vctx;
@@ -1119,8 +1122,9 @@ static uint32_t float_to_bits(float f)
     return b;
 }
 
-/* Self-attention core of one block for every batch element and head (docs/disc.md#forward-pass, docs/disc.md#st-masks):
- * Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. */
+/* Self-attention core of one block for every batch element and head (docs/disc.md#forward-pass,
+ * docs/disc.md#st-masks): Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk,
+ * d) in m->o. */
 static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                           const struct dit_fwd *f)
 {
@@ -1289,7 +1293,8 @@ static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
 }
 
 /* Cross-attention of block blk for batch element b on the kept rows of m->hs, text K/V
- * (no norm before it), into m->hs and the block's cross-attention cache (docs/disc.md#ctr-selection). */
+ * (no norm before it), into m->hs and the block's cross-attention cache
+ * (docs/disc.md#ctr-selection). */
 static void cross_attention(struct dit_model *m, struct dit_state *s, const struct dit_fwd *f,
                             int blk, int b, size_t chunk_ca, float scale)
 {
@@ -1338,7 +1343,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
     if (s->st && f->st != DIT_ST_OFF && ensure_wscratch(m, f->pool))
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
 
-    /* Timestep embedding and adaLN-single (docs/disc.md#forward-pass); DiT: c_b = temb + y_emb[label_b]. */
+    /* Timestep embedding and adaLN-single (docs/disc.md#forward-pass); DiT: c_b = temb +
+     * y_emb[label_b]. */
     float temb[256], h1[4096]; /* d <= 1152 for every config of dit_config_get */
     timestep_embedding(f->t, temb);
     nn_linear(temb, 1, 256, 256, m->t1_w, m->t1_b, d, h1, d);
@@ -1392,7 +1398,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                     bm[j] = w->sst[j] + m->mod[j];
             }
         }
-        /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows (docs/disc.md#ctr-selection). */
+        /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows
+         * (docs/disc.md#ctr-selection). */
         for (int b = 0; b < B; b++) {
             const float *bm = m->blockmod + (size_t)b * 6 * d;
             const float *sh1 = bm, *sc1 = bm + d;

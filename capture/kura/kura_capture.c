@@ -658,8 +658,8 @@ nomem:
     return errmsg_set(e, ERR_NOMEM, "out of memory for a %zux%zu capture", p->h, p->w);
 }
 
-/* Phase 2, forward pass and reverse start [docs/kura.md#sde-and-schedule]; the data images; the DATA
- * record (theta^0 at step -1). */
+/* Phase 2, forward pass and reverse start [docs/kura.md#sde-and-schedule]; the data images; the
+ * DATA record (theta^0 at step -1). */
 static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn emit, void *ctx,
                        struct errmsg *e)
 {

@@ -28,7 +28,8 @@ struct gen_def {
     struct param_def p[KURA_GEN_MAX_PARAMS];
 };
 
-/* Defaults of docs/kura.md#data-generators. Sizes of fingerprint/wood centres are fractions of H, W. */
+/* Defaults of docs/kura.md#data-generators. Sizes of fingerprint/wood centres are fractions of H,
+ * W. */
 static const struct gen_def gens[KURA_GEN_COUNT_] = {
     [KURA_GEN_GRATING] =
         {"grating",
@@ -178,8 +179,8 @@ static void fp_rows(void *vctx, size_t r0, size_t r1, int worker)
                 const double *vr = x->v + rr * w;
                 for (int dx = -R; dx <= R; dx++) {
                     size_t cc = (size_t)(((long long)c + dx) % (long long)w + (long long)w) % w;
-                    /* docs/kura.md#data-generators: k_p = exp(-(dx^2+dy^2)/(2 sg^2)) cos(2 pi (dy cos O -
-                     * dx sin O)/lambda) */
+                    /* docs/kura.md#data-generators: k_p = exp(-(dx^2+dy^2)/(2 sg^2)) cos(2 pi (dy
+                     * cos O - dx sin O)/lambda) */
                     double k = x->gauss[(dy + R) * side + (dx + R)] *
                                cos(2.0 * M_PI * (dy * co - dx * so) / x->lambda);
                     acc += k * vr[cc];

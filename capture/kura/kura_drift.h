@@ -1,6 +1,6 @@
 /*
- * kura_drift: the drift u_i(theta) the Kuramoto capture uses (docs/kura.md#sde-and-schedule, docs/kura.md#fixed-point-drift),
- * as a reusable evaluator over one map size.
+ * kura_drift: the drift u_i(theta) the Kuramoto capture uses (docs/kura.md#sde-and-schedule,
+ * docs/kura.md#fixed-point-drift), as a reusable evaluator over one map size.
  *
  *   fixed (default): q = quantize(theta), d from formats/kura_fixed (bit-exact with the
  *                    SA-Kura replay), u = d pi/2^31 rad.

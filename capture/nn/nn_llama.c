@@ -18,7 +18,8 @@
 
 void nn_llama_config_tiny(struct nn_llama_config *c)
 {
-    /* docs/salca.md#model-source "tiny": F = 8D/3 rounded up to a multiple of 256 (Llama's rule) = 1536 */
+    /* docs/salca.md#model-source "tiny": F = 8D/3 rounded up to a multiple of 256 (Llama's rule) =
+     * 1536 */
     *c = (struct nn_llama_config){.D = 512,
                                   .L = 4,
                                   .H = 4,
@@ -159,7 +160,8 @@ int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, 
         FILL(y->wup, F * D, WG_NORMAL, "mlp.up_proj.weight");
         FILL(y->wdown, D * F, WG_NORMAL, "mlp.down_proj.weight");
 #undef FILL
-        /* planted outlier pairs (docs/salca.md#model-source tiny_outlier_pairs / tiny_outlier_gain) */
+        /* planted outlier pairs (docs/salca.md#model-source tiny_outlier_pairs / tiny_outlier_gain)
+         */
         uint32_t half = c->d / 2, lo = c->d / 4;
         if (outlier_pairs > half - lo)
             outlier_pairs = half - lo;
@@ -547,7 +549,8 @@ static void add_bias(float *y, const float *b, uint32_t rows, uint32_t n)
             y[(size_t)r * n + j] += b[j];
 }
 
-/* MLP half of a block on rows of x (docs/salca.md#model-source): x += W_down (silu(W_gate b) * W_up b). */
+/* MLP half of a block on rows of x (docs/salca.md#model-source): x += W_down (silu(W_gate b) * W_up
+ * b). */
 static void mlp(const struct nn_llama *m, const struct nn_llama_layer *y, float *x, uint32_t rows,
                 float *a, float *g1, float *u1, float *t)
 {

@@ -10,8 +10,8 @@
  *
  * The cache (struct nn_llama_cache) holds post-RoPE keys and values per (layer, KV head):
  * k[((l*G + g)*cap + pos)*d + j]. Decoding can hand every layer's attention to a caller
- * hook (the capture replaces attention outputs by sparse ones, docs/salca.md#metrics); the hook then owns
- * the KV history and the model's cache may be NULL.
+ * hook (the capture replaces attention outputs by sparse ones, docs/salca.md#metrics); the hook
+ * then owns the KV history and the model's cache may be NULL.
  *
  * Ownership: nn_llama_new_tiny / nn_llama_load return a model freed with nn_llama_free.
  * Functions return 0 or a negative enum err with a message in the errmsg given.
@@ -39,7 +39,8 @@ struct nn_llama_config {
     uint32_t max_pos;   /* maximum position (65536 for tiny) */
 };
 
-/* The built-in tiny config (docs/salca.md#model-source): L 4, D 512, H 4, G 2, d 128, V 4096, F 1536. */
+/* The built-in tiny config (docs/salca.md#model-source): L 4, D 512, H 4, G 2, d 128, V 4096, F
+ * 1536. */
 void nn_llama_config_tiny(struct nn_llama_config *c);
 
 struct nn_llama_layer {
@@ -76,8 +77,8 @@ int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, 
 int nn_llama_load(struct nn_llama **out, const char *path, struct errmsg *e);
 
 /*
- * Parses config.json text into c (docs/salca.md#model-source field list; absent num_key_value_heads = H,
- * absent head_dim = D/H, rope_scaling null or linear). ERR_CONFIG/ERR_FORMAT with message.
+ * Parses config.json text into c (docs/salca.md#model-source field list; absent num_key_value_heads
+ * = H, absent head_dim = D/H, rope_scaling null or linear). ERR_CONFIG/ERR_FORMAT with message.
  */
 int nn_llama_parse_config(const char *json_text, struct nn_llama_config *c, struct errmsg *e);
 
@@ -93,8 +94,8 @@ int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *
 void nn_llama_cache_release(struct nn_llama_cache *c);
 
 /*
- * RoPE of docs/salca.md#model-source on one head vector x (d floats), rotate_half layout, at position
- * pos/factor: (x_j, x_{j+d/2}) turns by (pos/factor) * theta^(-2j/d). Angles in double.
+ * RoPE of docs/salca.md#model-source on one head vector x (d floats), rotate_half layout, at
+ * position pos/factor: (x_j, x_{j+d/2}) turns by (pos/factor) * theta^(-2j/d). Angles in double.
  */
 void nn_llama_rope(float *x, uint32_t d, double pos, double theta, double factor);
 

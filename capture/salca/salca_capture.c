@@ -299,7 +299,8 @@ static json_t *calib_json(const struct salca_capture_params *p, const struct sal
     json_object_set_new(o, "search_tokens", json_integer(c->search_tokens));
     json_object_set_new(o, "c_needle", json_real(c->c_needle));
     json_object_set_new(o, "query_jitter", json_real(c->query_jitter));
-    struct salca_synth_params bk; /* the base keys' heavy structure (docs/salca.md#synthetic-source defaults) */
+    /* the base keys' heavy structure (docs/salca.md#synthetic-source defaults) */
+    struct salca_synth_params bk;
     salca_synth_params_default(&bk);
     json_object_set_new(o, "base_heavy_pairs", json_integer(bk.heavy_pairs));
     json_object_set_new(o, "base_gain_median", json_real(bk.gain_median));
@@ -441,8 +442,9 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
                                 p->variant_text[v]);
 }
 
-/* Writes one CSV row per (sample, method, layer) and one "all" row per method (docs/salca.md#metrics
- * aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L, j mod H). */
+/* Writes one CSV row per (sample, method, layer) and one "all" row per method
+ * (docs/salca.md#metrics aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L,
+ * j mod H). */
 static int write_csv(const struct salca_capture_params *p, const struct salca_task *task,
                      const struct cap *c, uint64_t jobs, double *const *rec, double *const *cos,
                      double *const *ret, double *const *over, struct errmsg *e)
@@ -608,7 +610,8 @@ static int open_source(struct salca_capture *x, struct errmsg *e)
     return rc;
 }
 
-/* Memory as a real KV cache plus the compressed copies (docs/salca.md#synthetic-source last paragraph). */
+/* Memory as a real KV cache plus the compressed copies (docs/salca.md#synthetic-source last
+ * paragraph). */
 static uint64_t estimate(const struct salca_capture *x)
 {
     const struct cap *c = &x->c;
@@ -707,7 +710,8 @@ static int salca_prepare(void *inst, struct errmsg *e)
     const struct salca_capture_params *p = &x->p;
     struct cap *c = &x->c;
     int rc;
-    /* the model's position limit (tiny: 65536, docs/salca.md#model-source); the synthetic source has none */
+    /* the model's position limit (tiny: 65536, docs/salca.md#model-source); the synthetic source
+     * has none */
     if (x->mdl && c->cap_tokens > x->mdl->cfg.max_pos + 1u)
         return errmsg_set(e, ERR_USAGE,
                           "context of %u tokens exceeds the model's maximum "
@@ -908,7 +912,8 @@ static int emit_prefill(struct salca_capture *x, struct capture_sink *sink, stru
             pf.heavy.len = c->r;
             pf.n_chan_sum = c->d;
             pf.chan_sum = cs;
-            /* heavy-set stability snapshots (docs/salca.md#figures plot 7), r bytes per ladder entry */
+            /* heavy-set stability snapshots (docs/salca.md#figures plot 7), r bytes per ladder
+             * entry */
             uint8_t ph[SALCA_PREFIX_MAX * 256];
             for (uint32_t a = 0; a < kv->n_prefix; a++)
                 memcpy(ph + (size_t)a * c->r, kv->prefix_heavy[a], c->r);
@@ -1140,7 +1145,8 @@ static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMeth
     ms->runs_mean_len = jobs ? a->runlen_sum[m] / jobs : 0.0;
 }
 
-/* Phase 5, the summary (docs/salca.md#metrics aggregates): the CSV, the result and the Summary record. */
+/* Phase 5, the summary (docs/salca.md#metrics aggregates): the CSV, the result and the Summary
+ * record. */
 static int emit_summary(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e)
 {
     struct salca_capture_result *res = &x->res;

@@ -185,7 +185,8 @@ void salca_kv_finish_prefill(struct salca_kv *kv)
         const float *k = kv->k + (size_t)i * d;
         for (uint32_t j = 0; j < d; j++)
             kv->chan_sum[j] += fabs((double)k[j]); /* docs/salca.md#heavy-channels, in double */
-        /* the running sums over the first i + 1 keys: a stability snapshot (docs/salca.md#figures) */
+        /* the running sums over the first i + 1 keys: a stability snapshot (docs/salca.md#figures)
+         */
         if (a < kv->n_prefix && i + 1 == kv->prefix_len[a])
             salca_heavy_select(kv->chan_sum, d, kv->r, kv->prefix_heavy[a++]);
     }
@@ -259,7 +260,8 @@ void salca_scratch_release(struct salca_scratch *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-/* Attention on S in the configured precision (docs/salca.md#int8-attention; fp32 for the end-to-end model check). */
+/* Attention on S in the configured precision (docs/salca.md#int8-attention; fp32 for the end-to-end
+ * model check). */
 static void attend(const struct salca_kv *kv, const float *q, float sq8,
                    const struct salca_sel_params *p, struct salca_scratch *sc, const uint32_t *S,
                    uint32_t m, float *o)
@@ -294,7 +296,8 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     }
     float sq8 = salca_int8_quant(q, d, sc->q8);
 
-    /* Salca (docs/salca.md#selection); always run, its K is every method's K (docs/salca.md#baselines) */
+    /* Salca (docs/salca.md#selection); always run, its K is every method's K
+     * (docs/salca.md#baselines) */
     struct salca_method_res *rsal = &res[SALCA_M_SALCA];
     float sq = salca_query_quant(q, kv->heavy, r, sc->qc);
     int32_t Q = salca_relevance_lut(sc->qc, r, sc->lut);
@@ -361,7 +364,8 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     if (!metrics)
         return;
 
-    /* Dense reference (docs/salca.md#baselines, docs/salca.md#metrics): FP32 softmax over all n, o_dense in FP32 */
+    /* Dense reference (docs/salca.md#baselines, docs/salca.md#metrics): FP32 softmax over all n,
+     * o_dense in FP32 */
     struct salca_method_res *dn = &res[SALCA_M_DENSE];
     for (uint32_t i = 0; i < n; i++)
         sc->P[i] = sc->s[i] / rs;
@@ -433,7 +437,8 @@ void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const fl
             Qf += qf[m];
         }
     }
-    /* keys re-encoded with w_k bits (docs/salca.md#key-records generalized), relevance (docs/salca.md#relevance) */
+    /* keys re-encoded with w_k bits (docs/salca.md#key-records generalized), relevance
+     * (docs/salca.md#relevance) */
     float lk = (float)((1u << v->w_k) - 1);
     for (uint32_t i = 0; i < n; i++) {
         const float *k = kv->k + (size_t)i * d;

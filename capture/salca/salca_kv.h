@@ -3,10 +3,11 @@
  * read, and the per-job selection driver (docs/salca.md).
  *
  * A struct salca_kv holds, for up to `cap` tokens: FP32 K and V (post-RoPE keys), the INT8
- * K and V of docs/salca.md#int8-attention with their per-token scales, the Quest page min/max (docs/salca.md#baselines) and,
- * once salca_kv_finish_prefill has fixed the heavy channels I_g (docs/salca.md#heavy-channels), the 2-bit key
- * records of docs/salca.md#key-records (plus their widened FP16 factors). Tokens appended after the prefill
- * are encoded with the same I_g (never recomputed, docs/salca.md#heavy-channels).
+ * K and V of docs/salca.md#int8-attention with their per-token scales, the Quest page min/max
+ * (docs/salca.md#baselines) and, once salca_kv_finish_prefill has fixed the heavy channels I_g
+ * (docs/salca.md#heavy-channels), the 2-bit key records of docs/salca.md#key-records (plus their
+ * widened FP16 factors). Tokens appended after the prefill are encoded with the same I_g (never
+ * recomputed, docs/salca.md#heavy-channels).
  *
  * salca_job runs Dense, Salca and the baselines for one query against one store and
  * computes the metrics of docs/salca.md#metrics. It allocates nothing: all arrays come from a
@@ -67,8 +68,9 @@ struct salca_kv {
     double *chan_sum;   /* (d) S_j over the prefill keys */
     uint8_t *krec;      /* (cap, rb) 2-bit key records */
     float *ks, *kz;     /* (cap) record factors s, z widened to FP32 */
-    /* Heavy-channel stability (docs/salca.md#figures plot 7): the top-r set of the first prefix_len[a]
-     * prefill keys, for the ladder of salca_prefix_ladder(n0) (set by finish_prefill). */
+    /* Heavy-channel stability (docs/salca.md#figures plot 7): the top-r set of the first
+     * prefix_len[a] prefill keys, for the ladder of salca_prefix_ladder(n0) (set by
+     * finish_prefill). */
     uint32_t n_prefix;                           /* ladder entries */
     uint32_t prefix_len[SALCA_PREFIX_MAX];       /* m (tokens), ascending; last = n0 */
     uint8_t prefix_heavy[SALCA_PREFIX_MAX][256]; /* r indices ascending per entry */
@@ -87,11 +89,11 @@ uint64_t salca_kv_bytes(uint32_t d, uint32_t r, uint32_t cap, uint32_t page);
 int salca_kv_append(struct salca_kv *kv, const float *k, const float *v);
 
 /*
- * End of prefill (docs/salca.md#heavy-channels): S_j = sum |K[i, j]| over the tokens held (in double), I_g =
- * the r largest (ties: lower j) stored ascending, and key records for all held tokens.
- * In the same pass over the keys it snapshots the running sums at every ladder length m
- * and keeps their top-r sets (prefix_len, prefix_heavy); the sums are accumulated in the
- * same order, so the entry m = n0 equals heavy.
+ * End of prefill (docs/salca.md#heavy-channels): S_j = sum |K[i, j]| over the tokens held (in
+ * double), I_g = the r largest (ties: lower j) stored ascending, and key records for all held
+ * tokens. In the same pass over the keys it snapshots the running sums at every ladder length m and
+ * keeps their top-r sets (prefix_len, prefix_heavy); the sums are accumulated in the same order, so
+ * the entry m = n0 equals heavy.
  */
 void salca_kv_finish_prefill(struct salca_kv *kv);
 
@@ -154,9 +156,9 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
                struct salca_method_res res[SALCA_M_COUNT]);
 
 /*
- * An ablation variant of Salca (docs/salca.md#baselines: w_k, w_q, s_f, w, rho), run with its own method id.
- * Keys are re-encoded from the FP32 cache with w_k-bit asymmetric codes (levels 0..2^w_k - 1,
- * s = fp16((max - min)/(2^w_k - 1))) over the variant's r heavy channels; the query uses
+ * An ablation variant of Salca (docs/salca.md#baselines: w_k, w_q, s_f, w, rho), run with its own
+ * method id. Keys are re-encoded from the FP32 cache with w_k-bit asymmetric codes (levels 0..2^w_k
+ * - 1, s = fp16((max - min)/(2^w_k - 1))) over the variant's r heavy channels; the query uses
  * w_q-bit symmetric codes (levels +-(2^(w_q-1) - 1)) or FP32 (w_q = 0). With w_k 2, w_q 3
  * and r = d/2 the variant reproduces Salca bit for bit.
  */

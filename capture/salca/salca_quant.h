@@ -67,7 +67,8 @@ float salca_query_quant(const float *q, const uint8_t *heavy, uint32_t r, int8_t
 /*
  * Per-query lookup tables of the integer relevance: for code byte b (r/4 of them) and
  * byte value x, lut[b*256 + x] = sum over the 4 codes of x of q'_{4b+m} * code_m. D_i is
- * then the sum of lut[b*256 + rec[b]] (exact integer arithmetic, docs/salca.md#relevance). lut holds
+ * then the sum of lut[b*256 + rec[b]] (exact integer arithmetic, docs/salca.md#relevance). lut
+ * holds
  * ((r+3)/4)*256 int32. Returns Q = sum_m q'_m.
  */
 int32_t salca_relevance_lut(const int8_t *qc, uint32_t r, int32_t *lut);
@@ -90,9 +91,9 @@ void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t 
                      const float *z, uint32_t r, size_t n, float *out);
 
 /*
- * Symmetric INT8 quantizer over all d values (docs/salca.md#int8-attention): sigma = max|x|/127 (FP32),
- * x8 = clamp(round(x/sigma), -127, 127); all-zero x gives sigma = 0 and x8 = 0.
- * Returns sigma.
+ * Symmetric INT8 quantizer over all d values (docs/salca.md#int8-attention): sigma = max|x|/127
+ * (FP32), x8 = clamp(round(x/sigma), -127, 127); all-zero x gives sigma = 0 and x8 = 0. Returns
+ * sigma.
  */
 float salca_int8_quant(const float *x, uint32_t d, int8_t *x8);
 

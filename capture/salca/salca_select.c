@@ -123,7 +123,8 @@ void salca_int8_scores(const float *a, uint32_t n, uint8_t *out, float *lo_out, 
     }
     double dlo = lo, range = (double)hi - dlo;
     for (uint32_t i = 0; i < n; i++) {
-        /* docs/salca.md#int8-scores: floor((A - lo)*255/(hi - lo) + 0.5) in double, left to right */
+        /* docs/salca.md#int8-scores: floor((A - lo)*255/(hi - lo) + 0.5) in double, left to right
+         */
         double v = floor(((double)a[i] - dlo) * 255.0 / range + 0.5);
         out[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }

@@ -33,20 +33,22 @@ uint64_t salca_ratio_ceil_mul(struct salca_ratio rho, uint64_t n);
 uint32_t salca_k_fixed(uint32_t n, struct salca_ratio rho, uint32_t k_min);
 
 /*
- * Dynamic K rule (docs/salca.md#k-rule): W_b = H[b] exp(kappa (b - 255)) accumulated from bin 255 down;
- * K_dyn = sum_{c>=b} H[c] for the highest b whose running sum reaches p_mass * sum W;
- * returns min(n, max(k_min, K_dyn)).
+ * Dynamic K rule (docs/salca.md#k-rule): W_b = H[b] exp(kappa (b - 255)) accumulated from bin 255
+ * down; K_dyn = sum_{c>=b} H[c] for the highest b whose running sum reaches p_mass * sum W; returns
+ * min(n, max(k_min, K_dyn)).
  */
 uint32_t salca_k_dynamic(const uint32_t hist[256], uint32_t n, double kappa, double p_mass,
                          uint32_t k_min);
 
 /*
- * INT8 scores (docs/salca.md#int8-scores): lo, hi = min, max of a[0..n); out_i = floor((a_i - lo)*255/(hi-lo)
+ * INT8 scores (docs/salca.md#int8-scores): lo, hi = min, max of a[0..n); out_i = floor((a_i -
+ * lo)*255/(hi-lo)
  * + 0.5) in double; all 255 when hi = lo. *lo_out, *hi_out (may be NULL) receive lo, hi.
  */
 void salca_int8_scores(const float *a, uint32_t n, uint8_t *out, float *lo_out, float *hi_out);
 
-/* Max-pool, stride 1, width w odd (docs/salca.md#max-pooling): out_i = max a_u over |u - i| <= w/2. */
+/* Max-pool, stride 1, width w odd (docs/salca.md#max-pooling): out_i = max a_u over |u - i| <= w/2.
+ */
 void salca_maxpool_u8(const uint8_t *a, uint32_t n, uint32_t w, uint8_t *out);
 /* The same on FP32 scores (Pl_TopK, docs/salca.md#baselines). */
 void salca_maxpool_f32(const float *a, uint32_t n, uint32_t w, float *out);
@@ -57,8 +59,8 @@ void salca_histogram(const uint8_t *p, uint32_t n, uint32_t hist[256]);
 enum salca_cmp { SALCA_CMP_GE = 0, SALCA_CMP_GT = 1 };
 
 /*
- * Threshold bin (docs/salca.md#threshold): ge: T = max{b : sum_{c>=b} H[c] >= K}; gt: the same with > K,
- * and T = 0 when n <= K. K >= 1.
+ * Threshold bin (docs/salca.md#threshold): ge: T = max{b : sum_{c>=b} H[c] >= K}; gt: the same with
+ * > K, and T = 0 when n <= K. K >= 1.
  */
 uint32_t salca_threshold(const uint32_t hist[256], uint32_t n, uint32_t K, enum salca_cmp cmp);
 
@@ -83,8 +85,8 @@ uint32_t salca_topk_qsort(const float *s, uint32_t n, uint32_t K, uint32_t *idx,
 float salca_dot(const float *q, const float *k, uint32_t d);
 
 /*
- * Quest upper bounds (docs/salca.md#baselines): for each page p, U_p = sum_j max(q_j M_pj, q_j m_pj) with
- * pmin/pmax [pages][d].
+ * Quest upper bounds (docs/salca.md#baselines): for each page p, U_p = sum_j max(q_j M_pj, q_j
+ * m_pj) with pmin/pmax [pages][d].
  */
 void salca_quest_bounds(const float *q, const float *pmin, const float *pmax, uint32_t pages,
                         uint32_t d, float *u);
@@ -104,8 +106,8 @@ uint32_t salca_quest_select(const float *u, uint32_t pages, uint32_t page, uint3
 void salca_softmax(float *x, uint32_t m);
 
 /*
- * INT8 attention on S (docs/salca.md#int8-attention): logit_i = sq*sk_i*(q8 . k8_i)/sqrt(d) (int32 dot),
- * FP32 softmax over S, o = sum P_i sv_i v8_i. k8/v8 are [n][d] rows, sk/sv their scales.
+ * INT8 attention on S (docs/salca.md#int8-attention): logit_i = sq*sk_i*(q8 . k8_i)/sqrt(d) (int32
+ * dot), FP32 softmax over S, o = sum P_i sv_i v8_i. k8/v8 are [n][d] rows, sk/sv their scales.
  * scratch holds m floats. o receives d floats (0 when m = 0).
  */
 void salca_attend_int8(const int8_t *q8, float sq, const int8_t *k8, const float *sk,

@@ -29,7 +29,8 @@
 #include "capture/salca/salca_task.h"
 #include "common/err.h"
 
-/* Synthetic source parameters; defaults and their origins in docs/salca.md#synthetic-source (docs/models.md). */
+/* Synthetic source parameters; defaults and their origins in docs/salca.md#synthetic-source
+ * (docs/models.md). */
 struct salca_synth_params {
     uint32_t heavy_pairs;     /* P: 4 */
     uint32_t heavy_band_lo;   /* j_lo: 0 means d/4 */
@@ -94,8 +95,8 @@ const float *salca_source_logits(const struct salca_source *s);
 const struct nn_llama *salca_source_model(const struct salca_source *s);
 
 /*
- * The planted heavy channels of KV head (l, g), for tests of the heavy-channel check: synthetic source,
- * the channels of its P heavy pairs; model source, the k_proj rows whose norm exceeds four
+ * The planted heavy channels of KV head (l, g), for tests of the heavy-channel check: synthetic
+ * source, the channels of its P heavy pairs; model source, the k_proj rows whose norm exceeds four
  * times the median row norm of the head (the tiny model's planted outliers). chan has d
  * entries. Returns the number of planted channels.
  */
@@ -103,8 +104,8 @@ uint32_t salca_source_planted(const struct salca_source *s, uint32_t l, uint32_t
 
 /*
  * Prefill: appends the n0 prompt keys and values to kv[l*G + g] (initialized, empty,
- * capacity >= n0 + N) and finishes their prefill (heavy channels, docs/salca.md#heavy-channels). For the
- * model source *first_token receives the greedy token after the prompt (may be NULL).
+ * capacity >= n0 + N) and finishes their prefill (heavy channels, docs/salca.md#heavy-channels).
+ * For the model source *first_token receives the greedy token after the prompt (may be NULL).
  */
 int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *first_token,
                          struct errmsg *e);

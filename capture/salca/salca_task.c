@@ -369,8 +369,8 @@ static int gen_layout(struct gen *g, const struct salca_task_info *t, double c_n
         uint32_t s = needle_at(g, 1, n - tail, 8);
         for (uint32_t i = s; i < s + 8; i++)
             g->tok[i] = zipf_draw(g->z, r);
-        /* docs/salca.md#task-generator: c = 10 = 1.25 c_needle at the documented c_needle 8; the ratio is kept when
-         * c_needle is retuned (docs/models.md) */
+        /* docs/salca.md#task-generator: c = 10 = 1.25 c_needle at the documented c_needle 8; the
+         * ratio is kept when c_needle is retuned (docs/models.md) */
         rc = add_span(g, s, 8, SALCA_SPAN_KEY, (float)(1.25 * c_needle));
         quote(g, n - tail, s, 4);
         break;

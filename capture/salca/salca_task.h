@@ -56,7 +56,8 @@ const struct salca_task_info *salca_task_find(const char *name);
 /* Family name ("single_doc_qa", "multi_doc_qa", "summarization", "few_shot", "code",
  * "synthetic", "passkey"). */
 const char *salca_family_name(enum salca_family f);
-/* Target length in tokens: avg_len * 1.3 (English, code) or * 1.0 (zh), docs/salca.md#task-generator. */
+/* Target length in tokens: avg_len * 1.3 (English, code) or * 1.0 (zh),
+ * docs/salca.md#task-generator. */
 double salca_task_target(const struct salca_task_info *t);
 
 struct salca_task_params {
