@@ -53,7 +53,7 @@ struct conflicts_opts {
     uint32_t depths[CONFLICTS_MAX_DEPTHS]; /* in-order FIFO depths D_f */
     int32_t method;                        /* SalcaSelect.method to analyze; -1 = every method */
     bool per_job;                          /* also write alpha_jobs.csv (one row per job) */
-    /* timing mode (issue 19; NULL = off): every policy is also replayed by replay/
+    /* timing mode (NULL = off): every policy is also replayed by replay/
      * hbm_timing under this configuration (copied) and hbm_time.csv is written */
     const struct hbm_timing_cfg *timing;
     /* with timing: also replay every policy under each preset of hbm_timing_preset_names()

@@ -449,7 +449,7 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e)
     a->masks_csv = NULL;
     if (rc < 0)
         return errmsg_set(e, rc, "cannot write '%s': %s", a->masks_path, strerror(errno));
-    /* nothing to pool would write tables of zeros and exit 0 (issue 17) */
+    /* nothing to pool would write tables of zeros and exit 0 */
     if (a->seen == 0)
         return errmsg_set(e, ERR_DATA, "no disc masks in the trace (captured with ST off?)");
     if (a->skipped == a->seen)

@@ -1,5 +1,5 @@
 /*
- * bench_disc: speed of the DiSC capture's DiT (docs/disc.md; issue 4 performance):
+ * bench_disc: speed of the DiSC capture's DiT (docs/disc.md):
  *   1. one dense forward pass of `tiny` at 512 px (N = 1024 tokens);
  *   2. a step with 50% of the tokens pruned by CTR against a dense step (target >= 1.6x);
  *   3. an ST reuse step with about 60% mask sparsity against the dense step, and the

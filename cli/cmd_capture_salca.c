@@ -211,7 +211,7 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
         p->task = v;
     } else if (id == OPT_STEPS) {
         int64_t x;
-        /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
+        /* 0 steps would write a trace with no jobs and exit 0 */
         if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
             return cli_usage_error(VERB,
                                    "bad step count '%s' (1..1000000, or -1 for the "

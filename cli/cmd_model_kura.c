@@ -523,7 +523,7 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
     }
     if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
-    /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */
+    /* an option the a->mode never reads would be silently ignored: refuse it */
     const struct {
         bool given;
         const char *opt, *modes;

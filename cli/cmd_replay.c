@@ -109,7 +109,7 @@ const struct cli_spec cmd_replay_spec = {
 };
 
 /* Decimal digits only, at most 1000000: sscanf's %u took signs and wrapped values past
- * 32 bits (4294967297/4294967299 read as 1/3; issue 17). */
+ * 32 bits (4294967297/4294967299 read as 1/3). */
 static bool parse_shard_part(const char *s, size_t len, unsigned *out)
 {
     if (len == 0 || len > 7)
@@ -712,7 +712,7 @@ int cmd_replay(int argc, char **argv)
     }
     if ((rc = record_source_trace(&src, trace, 1, &e)))
         goto fail;
-    { /* estimate before anything is built or written (issue 17 item 5) */
+    { /* estimate before anything is built or written */
         struct replay_budget bud;
         if ((rc = replay_budget(&bud, m, sw, &o, src.header(src.ctx), &e)))
             goto fail;

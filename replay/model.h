@@ -28,7 +28,7 @@
  * Errors: new/consume/finish return 0 or a negative enum err and fill e with a message
  * (ERR_DATA for a trace the model cannot replay, ERR_CONFIG for an impossible config).
  *
- * Memory estimates (issue 17 item 5; for batch sizing and --mem-limit). The function to call:
+ * Memory estimates (for batch sizing and --mem-limit). The function to call:
  *
  *   uint64_t model_estimate_bytes(const struct model_ops *m, const struct hw_config *cfg,
  *                                 const Acceltrace__TraceHeader *hdr);

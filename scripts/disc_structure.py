@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Structure figures of a DiSC trace (issue 14, acceptance 1; docs/models.md
+"""Structure figures of a DiSC trace (docs/models.md
 "trained-small"): whether the latent change and the attention masks have the spatial
 structure of a trained model. All figures are recomputed from the trace.
 

@@ -1,13 +1,12 @@
 /*
- * Tests of the DiSC capture as a whole (docs/disc.md#acceptance-checks and issue acceptance 2, 5):
+ * Tests of the DiSC capture as a whole (docs/disc.md#acceptance-checks):
  *   --ctr-tau 0 equals --ctr-off bit for bit in every x_k (micro and tiny at 128 px,
  *        ST off and on); with ST off that is the dense run, bit for bit;
  *   weights written as F32 safetensors give a bit-identical forward; F16/BF16 files
  *        load the rounded weights; original PixArt names (fused qkv/kv) are aliases; a
  *        missing tensor, wrong shape, wrong dtype, unknown name or truncated file is a
  *        data error naming the tensor;
- *   the text input check  .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes
- * fail;
+ *   .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes fail;
  *   --keep-masks parser counts and errors;
  *   two identical micro captures give identical record payloads;
  *   a run against itself: cosine 1, PSNR +inf, rel_err 0;
@@ -66,7 +65,7 @@ static void base(struct disc_params *p, const char *model)
     p->threads = 1;
 }
 
-/* and acceptance 2. */
+/* the CTR tau-0 check. */
 static void test_ctr_tau0_equals_off(void **state)
 {
     (void)state;
@@ -276,7 +275,7 @@ static void expect_load_error(const struct dit_config *c, const char *path, cons
     assert_non_null(strstr(e.text, needle));
 }
 
-/* and acceptance 5. */
+/* the weights check. */
 static void test_weights_files(void **state)
 {
     (void)state;

@@ -159,8 +159,7 @@ static double mask_r(const uint64_t *bits, uint32_t rows, uint32_t n, int hash, 
     return (double)acc.max_sum[hash][0];
 }
 
-/* the sparse op check / issue acceptance 3: a perfectly balanced mask gives SDDMM = nnz dh / (P L
- * C). */
+/* the sparse op check /: a perfectly balanced mask gives SDDMM = nnz dh / (P L C). */
 static void test_sparse_balanced(void **state)
 {
     (void)state;
@@ -186,8 +185,8 @@ static void test_sparse_balanced(void **state)
     mem_free(bits);
 }
 
-/* the sparse op check / issue acceptance 3: removing nonzeros (halving density) never increases
- * SDDMM or SpMM cycles, for every hash, on random, banded and block-structured masks. */
+/* the sparse op check /: removing nonzeros (halving density) never increases SDDMM or
+ * SpMM cycles, for every hash, on random, banded and block-structured masks. */
 static void test_sparse_monotone(void **state)
 {
     (void)state;

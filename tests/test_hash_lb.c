@@ -1,7 +1,7 @@
 /*
  * Tests of analysis/hash_lb, the Fig. 15 analyzer, on traces whose masks are generated
  * here (banded, random, block-structured) and written with traces/trace_writer
- * (docs/disc.md#acceptance-checks; issue 5 acceptance 2).
+ * (docs/disc.md#acceptance-checks).
  */
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
- * Tests of replay/kura_tiles: the section 7 RTL stimulus export (the export check and the
- * issue's acceptance 6) and the check of stored KuraTiles against derived streams.
+ * Tests of replay/kura_tiles: the section 7 RTL stimulus export (docs/kura.md#acceptance-checks
+ *(the export check) and the ) and the check of stored KuraTiles against derived streams.
  *
  * The reference below reads only the exported hex files. It rebuilds each tile's halo
  * field from the columns in in.hex (ctrl bit1 starts a tile, bit0 marks a consumed

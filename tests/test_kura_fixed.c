@@ -1,8 +1,8 @@
 /*
  * Tests of formats/kura_fixed: the bit-exact fixed-point drift of docs/kura.md#fixed-point-drift
- * (LUT and the LUT check, registers, the constant-field check constant field, box-sum map = direct
- * per-pixel definition, error bound on random maps, the c_max limit of the schedule check) and the
- * wrap check angle wrap. Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
+ * (the LUT check, registers, the constant-field check, box-sum map = direct per-pixel definition,
+ * error bound on random maps, the c_max limit of the schedule check) and the wrap check.
+ * Randomized tests print their seed; set KURA_TEST_SEED to repeat one.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
- * Tests of replay/kura_power and replay/kura_dma: docs/kura.md docs/kura.md#acceptance-checks and
- * the shipped coefficient table (configs/kura_energy.json).
+ * Tests of replay/kura_power and replay/kura_dma: docs/kura.md#acceptance-checks and the
+ * shipped coefficient table (configs/kura_energy.json).
  *
  * The paper numbers asserted here are calibrated (fit4 is fitted through the paper's four
  * E_px points, t_marsh is solved for 641.3 us; docs/models.md), so these tests guard

@@ -1,5 +1,5 @@
 /*
- * of docs/kura.md (issue 8 acceptance 4): forward then reverse with the oracle score
+ * of docs/kura.md: forward then reverse with the oracle score
  * reconstructs the data: circular MAE <= 1.15 sqrt(beta_1) sqrt(2/pi) at 96x96 for the
  * grating, fingerprint and wood generators at t100, with --start forward, and for t300 and
  * t1000 (t1000 at 48x48 unless ACCELTRACE_SLOW=1).

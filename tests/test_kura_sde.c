@@ -1,8 +1,8 @@
 /*
  * Tests of capture/kura/kura_sde: the schedule check (schedule), the von Mises check (von Mises
- * terminal draw), the prior and oracle scores of docs/kura.md (the wrap check, the wrap, is tested
- * with formats/kura_fixed in test_kura_fixed). Randomized tests print their seed; KURA_TEST_SEED
- * repeats one.
+ * terminal draw), the prior and oracle scores of docs/kura.md (the wrap check is tested with
+ * formats/kura_fixed in test_kura_fixed).
+ * Randomized tests print their seed; KURA_TEST_SEED repeats one.
  */
 #include <math.h>
 #include <setjmp.h>

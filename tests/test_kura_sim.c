@@ -133,8 +133,7 @@ static void map_release(struct map_ctx *m)
     mem_free(m->d);
 }
 
-/* the cycle-accurate check / acceptance 2: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform
- * map. */
+/* the cycle-accurate check: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform map. */
 static void test_all_shapes_37x23(void **state)
 {
     (void)state;
@@ -148,8 +147,7 @@ static void test_all_shapes_37x23(void **state)
     map_release(&m);
 }
 
-/* the cycle-accurate check / acceptance 2: the 25 paper shapes on a 96x96 map (smooth, like a
- * captured step). */
+/* the cycle-accurate check: the 25 paper shapes on a 96x96 map (smooth, like a captured step). */
 static void test_paper_shapes_96(void **state)
 {
     (void)state;

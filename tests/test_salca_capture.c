@@ -1,5 +1,5 @@
 /*
- * Tests of the Salca capture (docs/salca.md, docs/salca.md#acceptance-checks and the
+ * Tests of the Salca capture (docs/salca.md#acceptance-checks and the
  * issue's needle requirement) on reduced sizes: every test here runs in a few seconds.
  * Traces go to a temporary directory and are read back with the trace reader.
  */

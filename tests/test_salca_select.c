@@ -55,7 +55,8 @@ static void check_threshold(const uint8_t *p, uint32_t n, uint32_t K, enum salca
     assert_int_equal(a, m);
 }
 
-/* and acceptance 2: random, tied and constant vectors, n in [1, 70000]. */
+/* the threshold bounds check and acceptance 2: random, tied and constant vectors, n in [1, 70000].
+ */
 static void test_threshold_property(void **state)
 {
     (void)state;

@@ -8,7 +8,7 @@
  * damaged copy may stream to a clean end under the default options (issue 17: a flipped
  * type byte or a missing index used to end the trace early, silently).
  *
- * Then the damaged-trace policy of the reader (issue 17, "Build what" 1): an index frame
+ * Then the damaged-trace policy of the reader: an index frame
  * in the middle, a missing or damaged index (refused unless allow_partial, then warned
  * once), a payload changed with a recomputed crc (content hash), index keys that disagree
  * with the records (tests/golden/bad/index_key.atr).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference of the DiSC capture's DiT (docs/disc.md#forward-pass; issue 4 acceptance 6).
+"""PyTorch reference of the DiSC capture's DiT (docs/disc.md#forward-pass).
 
 Builds the same PixArt-Sigma-style model from the safetensors file written by
 `build/bench/bench_disc --dump DIR` (diffusers tensor names, F32), runs one forward pass on

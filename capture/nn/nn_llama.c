@@ -242,7 +242,7 @@ int nn_llama_parse_config(const char *text, struct nn_llama_config *c, struct er
     c->eps = json_is_number(v) ? (float)json_number_value(v) : 1e-6f;
     v = json_object_get(root, "rope_theta");
     c->rope_theta = json_is_number(v) ? json_number_value(v) : 10000.0;
-    /* JSON numbers are finite, but 1e300 becomes an inf float eps (issue 17) */
+    /* JSON numbers are finite, but 1e300 becomes an inf float eps */
     if (!(c->eps > 0 && c->eps < 1) || !(c->rope_theta > 1)) {
         rc = errmsg_set(e, ERR_CONFIG, "rms_norm_eps must be in (0, 1) and rope_theta above 1");
         goto done;

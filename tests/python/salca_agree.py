@@ -1,4 +1,4 @@
-"""Compares a C and a torch Salca capture record by record (issue 15, acceptance 3).
+"""Compares a C and a torch Salca capture record by record.
 
 usage: salca_agree.py C.atr TORCH.atr TIES.json [--expect-mismatch]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of `acceltrace capture kura` (issue 8 acceptance 5-6, docs/kura.md
+# End-to-end checks of `acceltrace capture kura` (docs/kura.md
 # docs/kura.md#acceptance-checks): the default capture (96x96 fingerprint, T = 100, fixed drift, oracle) finishes,
 # verifies, meets the docs/kura.md#acceptance-checks bounds and writes PNGs; --reproducible traces are byte-identical
 # for the same seed (also with forced oracle checkpoints and another output name) and differ

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SA-Kura replay CLI (docs/kura.md#tile-stream-export, docs/kura.md#replay, docs/kura.md#acceptance-checks): `model kura` figures (docs/kura.md#acceptance-checks,
-# and the issue's acceptance 3-5), `export tiles` on a captured trace (the export check counts, stored
+# the system-level check), `export tiles` on a captured trace (the export check counts, stored
 # tile streams checked), and the `kura` replay model over the 25-shape sweep when the
 # `replay` verb is present.
 set -euo pipefail
@@ -9,7 +9,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# the area budget check / acceptance 4: the paper's budget answers with the shipped area model (calibrated:
+# the area budget check: the paper's budget answers with the shipped area model (calibrated:
 # fit4 passes through these shapes; a regression guard)
 for pair in 3:H10W10:258.5:2.868 4:H15W15:195.4:3.828 5:H20W15:178.1:4.535 6:H25W20:166.0:5.874; do
     IFS=: read -r mm2 shape e a <<< "$pair"
@@ -45,7 +45,7 @@ grep -q 'at least 4 points' "$d/err.txt" || fail "three-point message: $(cat "$d
   "nw_opt.H5=26.01 nw_opt.H10=22.28 nw_opt.H15=20.46 nw_opt.H20=19.37 nw_opt.H25=18.65 " ] ||
     fail "optimal width"
 
-# docs/kura.md#acceptance-checks / acceptance 5: the grid at 96x96
+# docs/kura.md#acceptance-checks: the grid at 96x96
 "$A" model kura --grid > "$d/grid.csv"
 [ "$(grep -c '^H' "$d/grid.csv")" = 25 ] || fail "grid rows"
 awk -F, '$1 == "H20W5" { if ($6 != 3105 || $4 != 100 || $17 != "641.300" || $19 != "5.8803") exit 1; ok = 1 }
@@ -92,7 +92,7 @@ if "$A" replay --help > /dev/null 2>&1; then
         > /dev/null
     "$A" replay "$d/ts.atr" --hw configs/kura-h20w5.json -o "$d/rts" > /dev/null 2>&1 ||
         fail "replay with stored tiles"
-    # the cycle-accurate check / acceptance 2 on a captured 96x96 step: the checked cycle-accurate array over the
+    # the cycle-accurate check on a captured 96x96 step: the checked cycle-accurate array over the
     # 25 paper shapes (a mismatch with the fixed-point drift fails the replay)
     "$A" capture kura --size 96x96 --steps 3 -q -o "$d/c96.atr" > /dev/null
     printf '{"model": "kura", "cycle_accurate": true}\n' > "$d/ca.json"

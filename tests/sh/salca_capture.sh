@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of `acceltrace capture salca` (issue 6 acceptance 4-6, docs/salca.md
+# End-to-end checks of `acceltrace capture salca` (docs/salca.md
 # docs/salca.md#acceptance-checks): a reduced synthetic capture verifies and prints the summary table; equal
 # parameters give equal bytes (SOURCE_DATE_EPOCH fixes the header time); the tiny model at
 # 4K context with rho = 1 and FP32 attention has top-1 agreement 1 and logits within 1e-4

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped trained-small DiT (docs/models.md#trained-small; issue 14 acceptance 1):
+# The shipped trained-small DiT (docs/models.md#trained-small):
 #  1. configs/models/trained-small.safetensors matches its .sha256 and is F16, <= 20 MB;
 #  2. `capture disc --model trained-small` loads it by default: the header names
 #     trained-small, the file and its sha256, and the null-caption text;
