@@ -1,6 +1,6 @@
 /*
  * cmd_model_kura: `acceltrace model kura`: the SA-Kura analytic, power/area/energy and
- * DMA/system models (docs/models.md#kura) evaluated without a trace.
+ * DMA/system models (docs/models.md#sa-kura-replay) evaluated without a trace.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,11 +94,10 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_model_kura_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace model kura MODE [options]\n"
-        "\n"
-        "SA-Kura drift coprocessor models (docs/models.md#kura): one mode per run, one of\n" MODES
-        ".\n",
+    .usage = "usage: acceltrace model kura MODE [options]\n"
+             "\n"
+             "SA-Kura drift coprocessor models (docs/models.md#sa-kura-replay): one mode per run, "
+             "one of\n" MODES ".\n",
     .opts = opts,
     .positional = "FILE",
 };

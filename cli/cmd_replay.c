@@ -169,7 +169,8 @@ static double cpu_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* What a replay of configs [begin, end) needs (docs/models.md#memory-estimates). */
+/* What a replay of configs [begin, end) needs
+ * (docs/models.md#memory-estimates-replay-engine-convention). */
 struct replay_budget {
     size_t begin, end, n;
     struct model_estimate est;
@@ -194,8 +195,8 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 }
 
 /*
- * Estimates the replay (docs/models.md#memory-estimates) and refuses it (ERR_LIMIT, the
- * one message shape of common/mem.h) when its smallest pass is above the limit: the
+ * Estimates the replay (docs/models.md#memory-estimates-replay-engine-convention) and refuses it
+ * (ERR_LIMIT, the one message shape of common/mem.h) when its smallest pass is above the limit: the
  * program, the results' index of finished configs (it grows over the whole run) and what
  * a pass holds once (shared state, records in flight), plus --batch N
  * instances, or plus the largest single instance when the batch is the engine's to

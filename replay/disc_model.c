@@ -1318,7 +1318,8 @@ static int disc_save(const void *state, struct sink *k, struct errmsg *e)
 }
 
 /* Largest float a checkpointed sum may hold: every count a double holds exactly (2^53);
- * a real trace's sums stay far below it [decision; docs/models.md#checkpoints]. */
+ * a real trace's sums stay far below it [decision;
+ * docs/models.md#checkpoints-replay-engine-convention]. */
 #define DISC_CKPT_MAX_SUM 9007199254740992.0
 
 /* Checks one loaded cell: sums finite, in range, kept part within the whole. */
@@ -1364,10 +1365,10 @@ static int load_steps(struct disc_state *s, struct model_ckpt_in *in, const char
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): flags 0 or 1,
- * kept tokens within the header's, cell sums finite and in [0, 2^53] with their kept part
- * within them, the mask count equal to the cells' and the pending masks within it and
- * within the header's steps and blocks.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * flags 0 or 1, kept tokens within the header's, cell sums finite and in [0, 2^53] with their kept
+ * part within them, the mask count equal to the cells' and the pending masks within it and within
+ * the header's steps and blocks.
  */
 static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -1411,8 +1412,8 @@ static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates): the state; per step its
- * flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention): the state;
+ * per step its flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
  * (step, block) a cell; a pending record (32 bytes, capacity doubled) per mask of the
  * trace (steps x depth x heads x batch), the worst case when no mask carries recorded
  * load-balance data; at finish the op list and one row of 30 columns per mode, and with

@@ -469,9 +469,9 @@ static bool kura_state_ok(const struct kura_state *s)
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): the map size
- * within KURA_MAX_SIDE and set once a step was seen, no counters without the simulation,
- * one row per step with activity and the totals the sums of the rows.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * the map size within KURA_MAX_SIDE and set once a step was seen, no counters without the
+ * simulation, one row per step with activity and the totals the sums of the rows.
  */
 static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -556,9 +556,9 @@ static int kura_shared_load(void *shared, struct model_ckpt_in *in, struct errms
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates). Analytic configs hold the
- * state and one row of 36 columns. A simulated array adds its PE registers (6 words of 4
- * bytes per PE, kura_sim.c), the row/column buffers and the drained u_q map (4 bytes per
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention). Analytic
+ * configs hold the state and one row of 36 columns. A simulated array adds its PE registers (6
+ * words of 4 bytes per PE, kura_sim.c), the row/column buffers and the drained u_q map (4 bytes per
  * pixel); activity adds one step row (24 bytes, capacity doubled) and one 7-column row of
  * kura_steps per REVERSE step. Without a header: a 96x96 t100 capture.
  */

@@ -1048,9 +1048,9 @@ static bool step_sums_equal(const struct salca_step *a, const struct salca_step 
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): the step flag 0
- * or 1, no steps nor open step before the first selection, the open step's number the
- * current one, and the totals equal to the sum of the closed steps.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * the step flag 0 or 1, no steps nor open step before the first selection, the open step's number
+ * the current one, and the totals equal to the sum of the closed steps.
  */
 static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -1100,11 +1100,11 @@ static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates): the state, one step record
- * per decode step (capacity doubled), the per-selection PC and synonym arrays of the
- * largest context (2 + 4 bytes per token, context = n0 + N + 1), one row of 40 columns
- * and, with steps_table, one row of 20 columns per step. Without a header: the tiny
- * synthetic capture's 4096 tokens and 64 steps.
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention): the state,
+ * one step record per decode step (capacity doubled), the per-selection PC and synonym arrays of
+ * the largest context (2 + 4 bytes per token, context = n0 + N + 1), one row of 40 columns and,
+ * with steps_table, one row of 20 columns per step. Without a header: the tiny synthetic capture's
+ * 4096 tokens and 64 steps.
  */
 static uint64_t salca_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
 {

@@ -97,7 +97,8 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
         c->depth = 12, c->hidden = 384, c->heads = 6, c->caption = 4096, c->text_tokens = 300;
         c->image = 512, c->default_steps = 20;
     } else if (!strcmp(name, "trained-small")) {
-        /* shipped weights trained on photographs (docs/models.md#trained-small): no text
+        /* shipped weights trained on photographs
+         * (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): no text
          * conditioning; its caption input is a null caption of 4 x 32 zeros */
         c->depth = 6, c->hidden = 256, c->heads = 4, c->caption = 32, c->text_tokens = 4;
         c->image = 256, c->default_steps = 20;

@@ -40,8 +40,9 @@ const char *salca_method_name(int m);
 /* Id of a method name, or -1: trace_salca_method_id. */
 int salca_method_id(const char *name);
 
-/* Prefix ladder of the heavy-stability record [decision, docs/models.md#salca]: the first
- * SALCA_PREFIX_MIN keys, doubling while below n0, then n0 itself. */
+/* Prefix ladder of the heavy-stability record [decision,
+ * docs/models.md#heavy-channel-stability-and-overshoot]: the first SALCA_PREFIX_MIN keys, doubling
+ * while below n0, then n0 itself. */
 #define SALCA_PREFIX_MIN 64
 #define SALCA_PREFIX_MAX 28 /* 64 * 2^25 is the last power below 2^32, plus n0 */
 
