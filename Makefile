@@ -225,7 +225,7 @@ uninstall:
 	rm -f $(addprefix $(DATADIR)/models/,$(notdir $(INSTALL_MODELS)))
 	-rmdir $(DATADIR)/configs $(DATADIR)/models $(DATADIR) 2> /dev/null
 
-# Retrains the shipped trained-small DiT (docs/models.md#trained-small): the photographs
+# Retrains the shipped trained-small DiT (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): the photographs
 # of configs/models/trained-small.manifest, one thread, fixed seeds; rewrites
 # configs/models/trained-small{.safetensors,.safetensors.sha256,.encoder.safetensors}.
 .PHONY: train-dit

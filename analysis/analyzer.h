@@ -1,6 +1,6 @@
 /*
  * analyzer: the interface of the trace analyzers and the one reader pass that feeds them
- * (DESIGN.md section 1), as replay/model.h and replay/engine are for models.
+ * (docs/design.md#data-flow), as replay/model.h and replay/engine are for models.
  *
  * An analyzer is a vtable and its state. analyzer_run reads a trace once (traces/
  * trace_scan: reader options, so the content-hash check and --allow-partial hold for

@@ -1,5 +1,5 @@
 /*
- * conflicts: the HBM channel-conflict analyzer of Salca traces (specs/salca.md sections 11
+ * conflicts: the HBM channel-conflict analyzer of Salca traces (docs/salca.md#conflict-analyzer
  * and 12; the mechanism itself lives in replay/hbm_pc).
  *
  * Each job (one SalcaSelect: step, layer, query head, selected token indices) is mapped to
@@ -53,7 +53,7 @@ struct conflicts_opts {
     uint32_t depths[CONFLICTS_MAX_DEPTHS]; /* in-order FIFO depths D_f */
     int32_t method;                        /* SalcaSelect.method to analyze; -1 = every method */
     bool per_job;                          /* also write alpha_jobs.csv (one row per job) */
-    /* timing mode (issue 19; NULL = off): every policy is also replayed by replay/
+    /* timing mode (NULL = off): every policy is also replayed by replay/
      * hbm_timing under this configuration (copied) and hbm_time.csv is written */
     const struct hbm_timing_cfg *timing;
     /* with timing: also replay every policy under each preset of hbm_timing_preset_names()
@@ -186,7 +186,7 @@ int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct con
 int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
                             struct conflicts_timing *t);
 
-/* ---- heavy-channel stability and Salca overshoot (spec section 12 plots 7 and 8) ---- */
+/* ---- heavy-channel stability and Salca overshoot (docs/salca.md#figures plots 7 and 8) ---- */
 
 #define CONFLICTS_OVER_BINS_PER_N 2000 /* overshoot bin width 1/2000 of n = 0.05% [decision] */
 #define CONFLICTS_MAX_PREFIX 64        /* ladder entries accepted per SalcaPrefill */

@@ -1,5 +1,5 @@
 /*
- * conflicts_heavy: heavy-channel stability of the conflicts analyzer (spec section 12 plot
+ * conflicts_heavy: heavy-channel stability of the conflicts analyzer (docs/salca.md#figures plot
  * 7): how well the heavy channels found on a prefill prefix match the final set, per
  * layer, from SalcaPrefill records; its table and plot. Shared state: conflicts_impl.h.
  */
@@ -99,7 +99,7 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
         struct stab *row = stab_row(c, p->l, p->prefix_len[a]);
         if (!row)
             return c->err.code;
-        /* spec section 12 plot 7: overlap of the prefix's top-r set with the final I_g */
+        /* docs/salca.md#figures plot 7: overlap of the prefix's top-r set with the final I_g */
         const uint8_t *set = p->prefix_heavy.data + a * r;
         double j = conflicts_jaccard(set, r, p->heavy.data, r);
         row->n++;
@@ -146,7 +146,7 @@ uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_
     return c->prefills;
 }
 
-/* Spec section 12 plot 7: heavy_stability.csv and a line per layer, x the prefix length
+/* docs/salca.md#figures plot 7: heavy_stability.csv and a line per layer, x the prefix length
  * m (log2), y the mean Jaccard overlap of the prefix's top-r set with the final I_g. */
 int conflicts_write_stability(struct conflicts *c, const char *dir, bool *rendered)
 {

@@ -61,7 +61,7 @@ struct job_row {
     uint64_t n, ideal, max_load;
 };
 
-/* Timing mode (issue 19): per policy totals and the running time base (refresh phase). */
+/* Timing mode: per policy totals and the running time base (refresh phase). */
 struct tim {
     struct hbm_timing_cfg cfg;
     struct hbm_timing_work work;

@@ -1,5 +1,5 @@
 /*
- * conflicts_pc: the PC-conflict part of the conflicts analyzer (specs/salca.md section 11;
+ * conflicts_pc: the PC-conflict part of the conflicts analyzer (docs/salca.md#conflict-analyzer;
  * docs/models.md#salca-replay): policies, jobs mapped to the attention pseudo-channels,
  * the timing mode and the feed of a trace pass. Shared state: conflicts_impl.h.
  */
@@ -19,11 +19,13 @@ void conflicts_opts_default(struct conflicts_opts *o)
     o->map.map = HBM_PC_MAP_MOD;
     o->map.h_att = 16; /* design h_att [paper] */
     o->map.seed = 0;
-    /* spec section 11 says att_base = h_pre; 16 is the design point's h_pre (h 16/16, spec
-     * 9), not the final design's 11 (decision; it only renumbers the reported PCs) */
+    /* docs/salca.md#conflict-analyzer says att_base = h_pre; 16 is the design point's h_pre (h
+     * 16/16, docs/salca.md#analytic-performance-model), not the final design's 11 (decision; it
+     * only renumbers the reported PCs) */
     o->att_base = 16;
     o->p_iss = 0;
-    /* in-order, then W in {16, 32, ..., 1024} (spec sections 11 and 12.3) */
+    /* in-order, then W in {16, 32, ..., 1024} (docs/salca.md#conflict-analyzer,
+     * docs/salca.md#figures) */
     static const uint32_t w[] = {0, 16, 32, 64, 128, 256, 512, 1024};
     o->n_windows = sizeof w / sizeof w[0];
     memcpy(o->windows, w, sizeof w);
@@ -343,7 +345,7 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
     for (size_t k = 0; c->cmp && k < c->n_cmp; k++)
         if ((rc = timing_job(c, &c->cmp[k], idx, n)) < 0)
             return rc;
-    /* Conflicts per batch under each mapping (spec section 12 plot 2). */
+    /* Conflicts per batch under each mapping (docs/salca.md#figures plot 2). */
     for (int m = 0; m < 3; m++) {
         if (!c->map_ok[m])
             continue;
@@ -479,7 +481,8 @@ int conflicts_totals(const struct conflicts *c, int group, size_t policy,
         if (gr->ajob_max[policy] > t->alpha_job_max)
             t->alpha_job_max = gr->ajob_max[policy];
     }
-    /* alpha = sum slots / sum ideal, bound = sum max load / sum ideal [spec section 11] */
+    /* alpha = sum slots / sum ideal, bound = sum max load / sum ideal
+     * [docs/salca.md#conflict-analyzer] */
     if (t->ideal) {
         t->alpha = (double)t->slots / (double)t->ideal;
         t->bound = (double)t->max_load / (double)t->ideal;

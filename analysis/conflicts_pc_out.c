@@ -1,7 +1,7 @@
 /*
- * conflicts_pc_out: the PC-conflict tables and plots of the conflicts analyzer (spec
- * section 12 plots 1-3, hbm_time.csv of the timing mode) and conflicts_write, which writes
- * every output of the analyzer. Every table goes through formats/csv. Shared state:
+ * conflicts_pc_out: the PC-conflict tables and plots of the conflicts analyzer
+ * (docs/salca.md#figures plots 1-3, hbm_time.csv of the timing mode) and conflicts_write, which
+ * writes every output of the analyzer. Every table goes through formats/csv. Shared state:
  * conflicts_impl.h.
  */
 #include <errno.h>
@@ -263,7 +263,8 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     int rc = 0;
     double x[CONFLICTS_OCC_BINS > MAX_P_ISS ? CONFLICTS_OCC_BINS : MAX_P_ISS];
     double y[MAX_P_ISS];
-    /* 1. occupancy: batch, in-order D_f, window 128 (or the largest window) [spec 12.1]. */
+    /* 1. occupancy: batch, in-order D_f, window 128 (or the largest window)
+     * [docs/salca.md#figures]. */
     struct plot *p = plot_new("conflict_occupancy", PLOT_LINE);
     if (!p)
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
@@ -295,7 +296,7 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     if ((rc = conflicts_plot_done(c, p, dir, rendered)) < 0)
         return rc;
 
-    /* 2. conflicts per batch per map [spec 12.2]. */
+    /* 2. conflicts per batch per map [docs/salca.md#figures]. */
     if (!(p = plot_new("conflict_per_batch", PLOT_LINE)))
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     plot_title(p, "Conflicts per batch of p_{iss} requests");
@@ -320,7 +321,7 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     if ((rc = conflicts_plot_done(c, p, dir, rendered)) < 0)
         return rc;
 
-    /* 3. alpha vs window per group, bound, paper lines 2.18 and 1.17 [spec 12.3]. */
+    /* 3. alpha vs window per group, bound, paper lines 2.18 and 1.17 [docs/salca.md#figures]. */
     if (!(p = plot_new("alpha_vs_window", PLOT_LINE)))
         return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
     plot_title(p, "Conflict factor α vs reorder window W (W = 0: in-order)");

@@ -1,7 +1,7 @@
 /*
- * conflicts_select: selection quality (recall and output cosine vs retention, spec section
- * 12 plot 4), Salca's set overshoot (plot 8) and the structure of the selected sets per head
- * class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
+ * conflicts_select: selection quality (recall and output cosine vs retention,
+ * docs/salca.md#figures plot 4), Salca's set overshoot (plot 8) and the structure of the selected
+ * sets per head class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
  * conflicts analyzer, with their tables and plots. Shared state: conflicts_impl.h.
  */
 #include <jansson.h>
@@ -150,7 +150,7 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
     return 0;
 }
 
-/* Spec section 12 plot 8: (|S| - K)/n of Salca (method 0) into bins of 1/2000 of n. */
+/* docs/salca.md#figures plot 8: (|S| - K)/n of Salca (method 0) into bins of 1/2000 of n. */
 static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
 {
     if (s->method != 0)
@@ -169,7 +169,8 @@ static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
         c->over_bins = b + 1;
     c->over_n++;
     c->over_sum += (double)ov / (double)s->n_ctx;
-    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n; spec 5.11] */
+    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n;
+     * docs/salca.md#int8-attention] */
     c->over_above += ov * 10000 > 19 * (uint64_t)s->n_ctx;
     return 0;
 }
@@ -377,7 +378,7 @@ int conflicts_write_quality(struct conflicts *c, const char *dir)
     }
     if ((rc = conflicts_csv_close(c, w, dir, "recall_vs_retention.csv")) < 0)
         return rc;
-    /* the cosine plot's own CSV (spec section 12: a CSV beside each plot) */
+    /* the cosine plot's own CSV (docs/salca.md#figures: a CSV beside each plot) */
     if ((rc = conflicts_csv_open(c, dir, "cosine_vs_retention.csv", &w)) < 0)
         return rc;
     static const char *const ccols[] = {"group",          "method",      "rho",      "jobs",
@@ -394,9 +395,9 @@ int conflicts_write_quality(struct conflicts *c, const char *dir)
     }
     return conflicts_csv_close(c, w, dir, "cosine_vs_retention.csv");
 }
-/* Spec section 12 plot 4: x mean |S|/n per rho (log), y mean recall (cosine), a series
+/* docs/salca.md#figures plot 4: x mean |S|/n per rho (log), y mean recall (cosine), a series
  * per method, a panel per group; marks at 5% and 5.8% [paper retention targets]. The
- * spec's 5th-percentile bars are drawn as a dashed series "METHOD p5" in the method's
+ * documented 5th-percentile bars are drawn as a dashed series "METHOD p5" in the method's
  * colour (the plot driver has no error bars; decision). */
 static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bool cosine)
 {
@@ -527,7 +528,7 @@ int conflicts_write_quality_plots(struct conflicts *c, const char *dir, bool *re
     return rc < 0 ? rc : quality_plot(c, dir, rendered, true);
 }
 
-/* Spec section 12 plot 8: overshoot.csv and the histogram of Salca's (|S| - K)/n in bins
+/* docs/salca.md#figures plot 8: overshoot.csv and the histogram of Salca's (|S| - K)/n in bins
  * of 0.05% of n, with a mark at the paper's 0.19%. */
 int conflicts_write_overshoot(struct conflicts *c, const char *dir, bool *rendered)
 {

@@ -1,5 +1,5 @@
 /*
- * disc_plots: DiSC replay figures (specs/disc.md section 9; paper Fig. 18): the views of a
+ * disc_plots: DiSC replay figures (docs/disc.md#figures; paper Fig. 18): the views of a
  * results folder here, the capture views of --trace files in disc_plots_trace.c.
  */
 #include "analysis/disc_plots.h"
@@ -117,8 +117,9 @@ static int plot_results(const char *rdir, const char *out, bool *rendered, struc
     }
     plot_title(p, "Speedup over the A100 roofline (paper Fig. 18a ranges shaded)");
     plot_ylabel(p, "speedup over A100", "x");
-    /* paper Fig. 18a: Baseline 2.64-3.44x, CTR 3.41-4.01x, All 3.47-4.74x (spec 11); each
-     * band behind its own mode's bars (clustered: bar m of category c at c + (m - 1) / 4) */
+    /* paper Fig. 18a: Baseline 2.64-3.44x, CTR 3.41-4.01x, All 3.47-4.74x
+     * (docs/disc.md#paper-numbers); each band behind its own mode's bars (clustered: bar m of
+     * category c at c + (m - 1) / 4) */
     static const double lo18a[MODES] = {2.64, 3.41, 3.47}, hi18a[MODES] = {3.44, 4.01, 4.74};
     for (size_t c = 0; c < ncfg; c++)
         for (int m = 0; m < MODES; m++) {
@@ -182,8 +183,9 @@ static int plot_results(const char *rdir, const char *out, bool *rendered, struc
                               : "DiSC energy over A100 energy (config 0; 'mac' = all on-chip; "
                                 "paper Fig. 18b ranges shaded)");
     plot_ylabel(p, "energy / A100 energy", "");
-    /* paper Fig. 18b: reductions Baseline 46.4-59.3%, CTR 55.3-65.4%, All 61.3-68.1% (spec
-     * 11) as energy ratios 1 - r, each band behind its own bar (histogram bar m at x = m) */
+    /* paper Fig. 18b: reductions Baseline 46.4-59.3%, CTR 55.3-65.4%, All 61.3-68.1%
+     * (docs/disc.md#paper-numbers) as energy ratios 1 - r, each band behind its own bar (histogram
+     * bar m at x = m) */
     static const double red_lo[MODES] = {46.4, 55.3, 61.3}, red_hi[MODES] = {59.3, 65.4, 68.1};
     for (int m = 0; m < MODES; m++) {
         char lab[96];
@@ -255,7 +257,8 @@ static int plot_ops(const char *rdir, const char *out, bool *rendered, struct er
         for (size_t s = 0; s + 1 < ncls; s++)
             if (!strcmp(t.rows[r][c_cls], classes[s]))
                 v[s * ncat + cat] += ex;
-        if (cyc > ex) /* hidden under the overlapped projection (spec 7.3) */
+        if (cyc > ex) /* hidden under the overlapped projection
+                         (docs/disc.md#sparse-ops-ctr-traffic-and-overlap) */
             v[(ncls - 1) * ncat + cat] += cyc - ex;
     }
     struct plot *p = plot_new("cycles_by_op", PLOT_BARS);
@@ -270,7 +273,7 @@ static int plot_ops(const char *rdir, const char *out, bool *rendered, struct er
     plot_extra(p, "set xtics rotate by -60");
     plot_extra(p, "set key outside right top");
     rc = ncat ? plot_bars(p, cats, ncat, classes, ncls, v, true) : 0;
-    if (rc == 0 && ncat) /* spec 9 item 11: hidden SpMM cycles hatched */
+    if (rc == 0 && ncat) /* docs/disc.md#figures item 11: hidden SpMM cycles hatched */
         rc = plot_bars_hatch(p, ncls - 1);
     if (rc < 0) {
         rc = errmsg_set(e, rc, "%s", plot_errmsg(p));

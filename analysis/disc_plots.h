@@ -1,5 +1,5 @@
 /*
- * disc_plots: the DiSC figures of specs/disc.md section 9 (items 1-6 and 9-11),
+ * disc_plots: the DiSC figures of docs/disc.md#figures (items 1-6 and 9-11),
  * drawn from a replay results folder of model "disc" (results.csv, ops.csv) and,
  * optionally, one or more disc traces (up to DISC_PLOTS_MAX_TRACES captures compared in
  * one figure):

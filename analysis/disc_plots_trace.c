@@ -1,5 +1,5 @@
 /*
- * disc_plots_trace: the capture views of `analyze disc --trace` (specs/disc.md section 9):
+ * disc_plots_trace: the capture views of `analyze disc --trace` (docs/disc.md#figures):
  * per-step statistics of each trace gathered in one reader pass, their line plots,
  * sparsity heatmaps, latent-difference, quality and FLOP views.
  */
@@ -216,7 +216,8 @@ static int trace_views_load(struct trace_views *tv, const struct analyzer *extra
     if ((rc = analyzer_run_reader(tv->r, tv->path, an, 1 + n_extra, NULL, e)) < 0)
         goto out;
     for (size_t i = 0; i < k; i++) {
-        tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN; /* spec 6: pooled */
+        /* docs/disc.md#trace-records: pooled */
+        tv->sp[i] = p.tot[i] > 0 ? 100.0 * (1 - p.nnz[i] / p.tot[i]) : NAN;
         tv->any_mask |= p.tot[i] > 0;
         tv->any_diff |= isfinite(tv->dmax[i]) && tv->dmax[i] > 0;
     }
@@ -263,7 +264,7 @@ static int plot_fail(struct plot *p, int rc, struct errmsg *e)
     return rc;
 }
 
-/* prune_per_step and st_sparsity (spec 9 items 1 and 3): one line per trace. */
+/* prune_per_step and st_sparsity (docs/disc.md#figures items 1 and 3): one line per trace. */
 static int plot_step_lines(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
                            struct errmsg *e)
 {
@@ -370,8 +371,8 @@ static int plot_token_masks(const char *out, const struct trace_views *tv, bool 
 }
 
 /*
- * st_sparsity_heatmap (spec 9 item 3): step x block, generation steps marked. decision: one
- * file per trace with masks, st_sparsity_heatmap for the first such trace and
+ * st_sparsity_heatmap (docs/disc.md#figures item 3): step x block, generation steps marked.
+ * decision: one file per trace with masks, st_sparsity_heatmap for the first such trace and
  * st_sparsity_heatmap_<label> for each further one.
  */
 static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
@@ -426,7 +427,8 @@ static int plot_heatmaps(const char *out, const struct trace_views *tv, size_t n
     return 0;
 }
 
-/* latent_diff (spec 9 item 2): the quantiles and tau_k of each trace that has them. */
+/* latent_diff (docs/disc.md#figures item 2): the quantiles and tau_k of each trace that has them.
+ */
 static int plot_latent(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
                        struct errmsg *e)
 {
@@ -459,9 +461,9 @@ static int plot_latent(const char *out, const struct trace_views *tv, size_t n, 
 }
 
 /*
- * quality_per_step and quality.csv (spec 9 item 4): rel_err per step of each compared run
- * of each trace; the final cosine and PSNR in the plot and in quality.csv (columns trace,
- * run, cosine, psnr, rel_err_final).
+ * quality_per_step and quality.csv (docs/disc.md#figures item 4): rel_err per step of each compared
+ * run of each trace; the final cosine and PSNR in the plot and in quality.csv (columns trace, run,
+ * cosine, psnr, rel_err_final).
  */
 static int plot_quality(const char *out, const struct trace_views *tv, size_t n, bool *rendered,
                         struct errmsg *e)
@@ -535,10 +537,10 @@ static int plot_quality(const char *out, const struct trace_views *tv, size_t n,
 }
 
 /*
- * Stacked FLOP bars (spec 9 items 5-6, paper Fig. 17): per trace with a Summary one group
- * of three bars (dense, CTR, CTR+ST) split into parts, each in % of that trace's dense
- * total of the parts. With one trace the categories are "dense", "CTR", "CTR+ST"; with
- * several "<label> dense", ... and dashed lines between the groups.
+ * Stacked FLOP bars (docs/disc.md#figures items 5-6, paper Fig. 17): per trace with a Summary one
+ * group of three bars (dense, CTR, CTR+ST) split into parts, each in % of that trace's dense total
+ * of the parts. With one trace the categories are "dense", "CTR", "CTR+ST"; with several "<label>
+ * dense", ... and dashed lines between the groups.
  */
 static int plot_flops(const char *out, const char *name, const char *title,
                       const struct trace_views *tv, size_t n, const char *const *parts,
@@ -636,7 +638,7 @@ static int plot_all_flops(const char *out, const struct trace_views *tv, size_t 
                       net_members, 7, rendered, e);
 }
 
-/* The capture views of spec 9 items 1-6 from the traces' own records. */
+/* The capture views of docs/disc.md#figures items 1-6 from the traces' own records. */
 int disc_plots_traces(const char *const *traces, size_t n, const struct analyzer *extra,
                       size_t n_extra, const char *out, bool *rendered, struct errmsg *e)
 {

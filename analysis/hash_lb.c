@@ -1,5 +1,5 @@
 /*
- * hash_lb: DiSC hash load-balance analyzer (specs/disc.md sections 8-9, paper Fig. 15).
+ * hash_lb: DiSC hash load-balance analyzer (docs/disc.md, paper Fig. 15).
  */
 #include "analysis/hash_lb.h"
 
@@ -59,7 +59,8 @@ struct hash_lb {
 void hash_lb_opts_default(struct hash_lb_opts *o)
 {
     memset(o, 0, sizeof *o);
-    const unsigned b[4] = {3, 4, 5, 6}; /* U = 8, 16, 32, 64 (spec section 8 default) */
+    /* U = 8, 16, 32, 64 (docs/disc.md#load-balance-analyzer default) */
+    const unsigned b[4] = {3, 4, 5, 6};
     memcpy(o->bits, b, sizeof b);
     o->n_units = 4;
     o->k_odd = DISC_HASH_K_ODD;
@@ -167,7 +168,8 @@ int hash_lb_new(struct hash_lb **out, const struct hash_lb_opts *o,
         rc = errmsg_set(e, ERR_NOMEM, "cannot start %d threads", o->threads);
         goto fail;
     }
-    /* spec 8: the recorded sets serve the request only if they cover it entirely */
+    /* docs/disc.md#load-balance-analyzer: the recorded sets serve the request only if they cover it
+     * entirely */
     a->rec_nh = (int)dh->n_lb_hashes;
     a->rec_nu = (int)dh->n_lb_units;
     a->rec_bins = (int)dh->lb_bins;
@@ -212,7 +214,8 @@ fail:
     return rc;
 }
 
-/* Fills acc from the recorded lb_* and bin_* fields (spec 6 layout). false if malformed. */
+/* Fills acc from the recorded lb_* and bin_* fields (docs/disc.md#trace-records layout). false if
+ * malformed. */
 static bool from_record(const struct hash_lb *a, const Acceltrace__DiscMask *m,
                         struct disc_lb_acc *acc)
 {
@@ -292,7 +295,8 @@ static int emit(struct hash_lb *a, struct entry *en)
     const double total = (double)en->rows * a->n_cols;
     if (en->state == E_READY && en->rows > 0) {
         const struct disc_lb_acc *acc = en->acc;
-        /* spec 8: matrix bin in integers, pooled in record order; rows = 0 skipped */
+        /* docs/disc.md#load-balance-analyzer: matrix bin in integers, pooled in record order; rows
+         * = 0 skipped */
         int mb =
             disc_lb_bin((uint64_t)en->rows * a->n_cols - en->nnz, (uint64_t)en->rows * a->n_cols);
         pool_add(&a->mat[mb], acc, a->o.n_units, acc->rows, acc->nnz, mb, false);
@@ -440,7 +444,7 @@ int hash_lb_finish(struct hash_lb *a, struct errmsg *e)
     a->masks_csv = NULL;
     if (rc < 0)
         return errmsg_set(e, rc, "cannot write '%s': %s", a->masks_path, strerror(errno));
-    /* nothing to pool would write tables of zeros and exit 0 (issue 17) */
+    /* nothing to pool would write tables of zeros and exit 0 */
     if (a->seen == 0)
         return errmsg_set(e, ERR_DATA, "no disc masks in the trace (captured with ST off?)");
     if (a->skipped == a->seen)
@@ -500,7 +504,7 @@ static int write_pools(const struct hash_lb *a, const char *path, const struct h
     return 0;
 }
 
-/* One panel per U, one line per hash, x = bin centre (spec 9 items 7-8). */
+/* One panel per U, one line per hash, x = bin centre (docs/disc.md#figures items 7-8). */
 static int plot_pools(const struct hash_lb *a, const char *dir, const char *name, const char *title,
                       const char *xlabel, const struct hash_lb_pool *pools, bool imbalance,
                       bool *rendered, struct errmsg *e)

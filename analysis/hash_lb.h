@@ -1,5 +1,5 @@
 /*
- * hash_lb: the DiSC hash load-balance analyzer (paper Fig. 15; specs/disc.md sections 8-9).
+ * hash_lb: the DiSC hash load-balance analyzer (paper Fig. 15; docs/disc.md).
  *
  * Streams the DiscStep and DiscMask records of a trace in record order. For each mask it
  * takes the per-mask statistics (sum over computed rows of the per-row std-dev and max of

@@ -1,5 +1,5 @@
 /*
- * kura_plots: SA-Kura figures of specs/kura.md section 9. See kura_plots.h.
+ * kura_plots: SA-Kura figures of docs/kura.md#figures. See kura_plots.h.
  */
 #include "analysis/kura_plots.h"
 
@@ -218,7 +218,7 @@ static int plot_area(const char *dir, const struct kura_energy *en, int h, int w
             plot_extra(p, line);
         }
     }
-    /* spec 9.2: compute-only as open markers, system level as filled ones */
+    /* docs/kura.md#figures: compute-only as open markers, system level as filled ones */
     rc = plot_series(p, 0, "compute-only (eq. 11, fit4)", ax, ec, NS * NS);
     if (!rc)
         rc = plot_series_marker(p, PLOT_MARK_OPEN);
@@ -319,7 +319,7 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
         snprintf(name, sizeof name, "N_h = %d simulated", SHAPES[i]);
         if (!rc)
             rc = plot_series(p, 0, name, x, &ys[i * NS], NS);
-        if (!rc) /* spec 9.3: markers only, visible on the analytic line they match */
+        if (!rc) /* docs/kura.md#figures: markers only, visible on the analytic line they match */
             rc = plot_series_marker(p, PLOT_MARK_OPEN);
     }
     if (rc) {
@@ -329,7 +329,7 @@ static int plot_cycles(const char *dir, const struct kura_energy *en, int h, int
     }
     if ((rc = finish_plot(p, dir, rendered, e)))
         goto done;
-    /* c_px,eff over 1..32 x 1..32 (spec 9.3) */
+    /* c_px,eff over 1..32 x 1..32 (docs/kura.md#figures) */
     {
         static const char *const c2[] = {"n_h", "n_w", "c_px_eff", "utilization"};
         double gx[32], gz[32 * 32];
@@ -476,7 +476,9 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
     }
     if (p) {
-        plot_title(p, "Fixed-point vs float64 drift error per reverse step (spec 5)");
+        plot_title(
+            p,
+            "Fixed-point vs float64 drift error per reverse step (docs/kura.md#fixed-point-drift)");
         plot_xlabel(p, "reverse step i", "");
         plot_ylabel(p, "|d pi/2^31 - u_f64(theta_q)|", "rad");
         plot_logscale(p, false, true);
@@ -528,7 +530,9 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
             if (!p)
                 rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             else {
-                plot_title(p, "Operand toggle rate alpha per reverse step (spec 8.5)");
+                plot_title(
+                    p,
+                    "Operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)");
                 plot_xlabel(p, "reverse step i", "");
                 plot_ylabel(p, "alpha = toggles / bits written", "");
                 for (int s = 0; s < n_shapes && !rc; s++) {
@@ -585,7 +589,8 @@ static int kp_reverse(struct kp_pass *p, const Acceltrace__KuraStep *ks,
     p->acc.step[i] = info->step;
     p->acc.err_max[i] = ks->drift_err ? ks->drift_err->max : 0;
     p->acc.err_mean[i] = ks->drift_err ? ks->drift_err->mean : 0;
-    p->acc.bound[i] = kura_drift_bound(info->k, info->kref, info->psi_ref); /* spec 5 X_i */
+    /* docs/kura.md#fixed-point-drift X_i */
+    p->acc.bound[i] = kura_drift_bound(info->k, info->kref, info->psi_ref);
     kura_sc_map(p->q, (size_t)p->h, (size_t)p->w, p->sc);
     for (int s = 0; s < p->n_shapes; s++) {
         struct kura_sim_opts o = {.activity = true};

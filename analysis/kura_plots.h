@@ -1,5 +1,5 @@
 /*
- * kura_plots: the SA-Kura figures of specs/kura.md section 9, written through
+ * kura_plots: the SA-Kura figures of docs/kura.md#figures, written through
  * analysis/plot.h (gnuplot data + script + PNG) with a normative CSV beside each plot, and
  * phase-map PNGs through formats/kura_png.
  *

@@ -1,5 +1,5 @@
 /*
- * plot: the plot driver (DESIGN.md section 6). A plot is built in memory, then
+ * plot: the plot driver (docs/design.md#analysis-and-plots). A plot is built in memory, then
  * plot_write() writes, in the output folder,
  *   NAME.dat  the data (gnuplot blocks, '#' header lines naming columns and units),
  *   NAME.gp   a gnuplot script that reads NAME.dat and writes NAME.png (or .pdf, .svg, .eps,

@@ -326,7 +326,7 @@ int report_write(const struct report_opts *opts_in, struct report_stats *stats, 
             nr += is_repro(f) ? f->tab.n_rows : 0;
         }
     }
-    /* an empty report would read as a finished report of nothing (issue 17) */
+    /* an empty report would read as a finished report of nothing */
     if (!nf && !nt) {
         rc = errmsg_set(e, ERR_DATA,
                         "nothing to report: no figures (*.png, *.svg) or tables (*.csv) "

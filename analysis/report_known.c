@@ -84,7 +84,8 @@ static const struct known_fig figs[] = {
      "Salca stage utilization (busy over makespan) per reference config"},
     {"step_utilization", Q_UTIL,
      "Salca stage utilization per decode step (salca_final, in-order issue)"},
-    {"kura_activity", Q_UTIL, "SA-Kura operand toggle rate alpha per reverse step (spec 8.5)"},
+    {"kura_activity", Q_UTIL,
+     "SA-Kura operand toggle rate alpha per reverse step (docs/kura.md#switching-activity)"},
     {"quality_per_step", Q_QUALITY,
      "DiSC relative L2 error of x_{k+1} against the dense run, per step"},
     {"latent_diff", Q_QUALITY,
@@ -105,7 +106,8 @@ static const struct known_fig figs[] = {
      "Salca heavy-channel stability: overlap of a prefill prefix's top-r set with the final one"},
     {"kura_phase_error", Q_QUALITY, "SA-Kura phase error map of the final sample"},
     {"kura_drift_error", Q_QUALITY,
-     "SA-Kura fixed-point against float64 drift error per reverse step (spec 5)"},
+     "SA-Kura fixed-point against float64 drift error per reverse step "
+     "(docs/kura.md#fixed-point-drift)"},
     {"kura_epx_heatmap", Q_DESIGN,
      "SA-Kura compute-only energy per pixel over (N_h, N_w) (eq. 11, fit4) with N_w*(N_h) "
      "(eq. 12)"},
@@ -131,12 +133,12 @@ void rep_known_figure(const char *base, int *question, const char **caption)
 const struct rep_gallery rep_galleries[] = {
     {"token_mask_k*", "Token masks",
      "DiSC CTR token masks, one G x G image per step k (white: token kept and computed, black: "
-     "pruned; specs/disc.md 6)"},
+     "pruned; docs/disc.md#trace-records)"},
     {"kura_phase_*", "Phase maps",
      "SA-Kura oscillator phase maps: the data, reverse steps and the final map"},
     {"attn_k*", "Attention masks",
      "DiSC ST attention masks kept per step k, batch, block and head, OR-downsampled to at "
-     "most 2048 px (white = kept; specs/disc.md 6)"},
+     "most 2048 px (white = kept; docs/disc.md#trace-records)"},
     {"latent_*", "Latents",
      "DiSC latent channels in grey (c0..c3) and channels 0-2 as RGB, each min-max scaled; "
      "latent_dense_*: the dense run's"},

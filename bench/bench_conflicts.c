@@ -1,6 +1,6 @@
 /*
  * bench_conflicts: throughput of the Salca channel-conflict analyzer (analysis/conflicts,
- * replay/hbm_pc; specs/salca.md section 11): about 1M selected indices (clustered
+ * replay/hbm_pc; docs/salca.md#conflict-analyzer): about 1M selected indices (clustered
  * selections at 5% retention of 32K-token contexts, the paper's workload shape) replayed
  * against 16 PCs (mod map) under in-order issue (D_f = 1) and reorder windows
  * 16, 32, 64, 128, 256 in one pass (the analyzer also runs batch issue and the

@@ -1,5 +1,5 @@
 /*
- * bench_disc: speed of the DiSC capture's DiT (specs/disc.md 2-4; issue 4 performance):
+ * bench_disc: speed of the DiSC capture's DiT (docs/disc.md):
  *   1. one dense forward pass of `tiny` at 512 px (N = 1024 tokens);
  *   2. a step with 50% of the tokens pruned by CTR against a dense step (target >= 1.6x);
  *   3. an ST reuse step with about 60% mask sparsity against the dense step, and the
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     }
 
     if (dump) {
-        /* CTR reference data (spec 3) for bench/peers/dit_torch.py --ctr: a dense step at
+        /* CTR reference data (docs/disc.md#ctr-selection) for bench/peers/dit_torch.py --ctr: a dense step at
          * (x, t) fills the caches, then a step at (x2, t2) keeps every other token. */
         struct dit_state *cs = NULL;
         float *x2 = mem_alloc(n * 4), *eps2 = mem_alloc(n * 4);

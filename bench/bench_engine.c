@@ -1,5 +1,5 @@
 /*
- * bench_engine: the one-pass engine's scaling (issue 3 acceptance 2). Replays a
+ * bench_engine: the one-pass engine's scaling. Replays a
  * decode-heavy test trace (large repeated fields, zstd frames) with the cheap count model
  * for N = 1, 10 and 100 configs and prints the wall time of each and
  * time(100 configs) / time(1 config) (target <= 1.5), plus bytes read per run, which must

@@ -1,6 +1,6 @@
 /*
  * bench_hash_lb: throughput of the one-pass DiSC load-balance count (formats/disc_hash,
- * specs/disc.md section 8) over one 2k-resolution head: a 16384 x 16384 mask at 60%
+ * docs/disc.md#load-balance-analyzer) over one 2k-resolution head: a 16384 x 16384 mask at 60%
  * sparsity, 3 hashes x 4 unit counts (8, 16, 32, 64) in one pass, with 1 and 2 threads.
  * Prints MB of mask bits per second and a checksum of the statistics. With --write-mask
  * FILE it also saves the mask (little-endian 64-bit words, row-major) so the numpy peer

@@ -1,6 +1,6 @@
 /*
  * bench_kura_sim: speed of the SA-Kura replay (issue acceptance "Performance").
- *   1. cycle-accurate simulation (spec 8.2) in PE-cycles per second, with and without the
+ *   1. cycle-accurate simulation (docs/kura.md#cycle-accurate-array) in PE-cycles per second, with and without the
  *      checks and the activity counting, over the 25 paper shapes on 96x96 maps;
  *   2. its cost relative to the analytic model on the same in-memory trace (replay engine);
  *   3. the 25-configuration analytic sweep over a 1000-step 96x96 trace in one pass vs 25

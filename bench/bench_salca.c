@@ -1,7 +1,7 @@
 /*
- * bench_salca: selection of one head at n = 32K and 128K (specs/salca.md section 5; issue 6
+ * bench_salca: selection of one head at n = 32K and 128K (docs/salca.md#selection; issue 6
  * performance). Compares the histogram threshold (INT8 scores + max-pool + histogram +
- * threshold + filter, the spec 5.5-5.10 path on given FP16 scores) with exact top-k by
+ * threshold + filter, the docs/salca.md#selection path on given FP16 scores) with exact top-k by
  * sorting the FP32 scores (qsort) and by nth_element-style selection, and reports the whole
  * Salca selection (relevance from the 2-bit records + the steps above) in tokens/s per core
  * and the key-record bandwidth it implies (20 bytes per token at d = 128, s_f = 1/2).

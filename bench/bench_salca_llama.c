@@ -1,6 +1,6 @@
 /*
- * bench_salca_llama: the Llama decoder of the Salca capture (capture/nn/nn_llama, specs/
- * salca.md 3.2) on the built-in tiny config: prefill of n tokens and a few cached decode
+ * bench_salca_llama: the Llama decoder of the Salca capture (capture/nn/nn_llama,
+ * docs/salca.md#model-source) on the built-in tiny config: prefill of n tokens and a few cached decode
  * steps, in tokens/s on one core (BLAS single-threaded).
  *
  *   bench_salca_llama [--n N] [--steps S] [--write DIR]

@@ -1,5 +1,5 @@
 /*
- * bench_trace: throughput of the .atr container (issue 2, "Performance").
+ * bench_trace: throughput of the .atr container.
  *
  * Writes and reads a stream of DiscMask-like bitset frames (1024 x 1024 bits = 128 KiB,
  * 50% density, spatially clustered: runs of geometric length along a row, rows copied

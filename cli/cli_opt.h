@@ -163,7 +163,7 @@ int cli_next_exit(int status);
 void cli_help(FILE *f, const struct cli_spec *spec);
 
 /*
- * Reports "unknown option 'ARG'" for spec's verb, with "did you mean '--NAME'?" when a
+ * Reports "unknown option 'ARG'" for documented verb, with "did you mean '--NAME'?" when a
  * table name is close to ARG, and returns 2. Used by cli_next.
  */
 int cli_unknown_option(const struct cli_spec *spec, const char *arg);

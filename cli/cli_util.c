@@ -111,7 +111,7 @@ bool cli_parse_f64(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    /* strtod accepts "nan", "inf" and "infinity"; no option means them (issue 17) */
+    /* strtod accepts "nan", "inf" and "infinity"; no option means them */
     if (errno || end == s || *end || !isfinite(v))
         return false;
     *out = v;

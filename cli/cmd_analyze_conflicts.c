@@ -284,7 +284,7 @@ static int analyze(void *ctx, FILE *out)
     for (size_t f = 0; f < a->n_files && status == 0; f++)
         status = run_file(c, a->files[f], a->group_mode);
     if (status == 0) {
-        /* nothing to analyze is a data error, not empty tables (issue 17) */
+        /* nothing to analyze is a data error, not empty tables */
         struct conflicts_totals t;
         conflicts_totals(c, -1, 0, &t);
         if (t.jobs == 0) {

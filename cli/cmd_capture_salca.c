@@ -211,7 +211,7 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
         p->task = v;
     } else if (id == OPT_STEPS) {
         int64_t x;
-        /* 0 steps would write a trace with no jobs and exit 0 (issue 17) */
+        /* 0 steps would write a trace with no jobs and exit 0 */
         if (!cli_parse_i64(v, &x) || x < -1 || x == 0 || x > 1000000)
             return cli_usage_error(VERB,
                                    "bad step count '%s' (1..1000000, or -1 for the "
@@ -538,7 +538,8 @@ int cmd_capture_salca(int argc, char **argv)
            source_name(p), p->task, res->n0, (unsigned long long)res->n_raw, res->steps, res->L,
            res->H, res->G, res->d, (unsigned long long)res->selects, res->wall_seconds);
     fputs(res->table, stdout);
-    /* model source: the substituted runs' logits against the dense run's (spec A20) */
+    /* model source: the substituted runs' logits against the dense run's (the end-to-end model
+     * check) */
     for (int m = 0; m < SALCA_NSLOT; m++)
         if (res->m[m].run && res->m[m].top1 >= 0)
             printf("logit_rel_diff.%s=%.3e\n", res->m[m].name, res->m[m].logit_diff);

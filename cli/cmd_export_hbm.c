@@ -1,7 +1,7 @@
 /*
  * cmd_export_hbm: `acceltrace export hbm-trace FILE.atr --format ramulator|dramsim3|both
  * -o DIR`: the K/V gather streams of a Salca trace's decode jobs as Ramulator 2 and DRAMsim3
- * request traces (replay/hbm_export; issue 19 item 5), with DIR/README.md and DIR/jobs.csv.
+ * request traces (replay/hbm_export), with DIR/README.md and DIR/jobs.csv.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * cmd_model_kura: `acceltrace model kura`: the SA-Kura analytic, power/area/energy and
- * DMA/system models (docs/models.md#kura) evaluated without a trace.
+ * DMA/system models (docs/models.md#sa-kura-replay) evaluated without a trace.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,11 +95,10 @@ static const struct cli_opt opts[] = {
 
 const struct cli_spec cmd_model_kura_spec = {
     .verb = VERB,
-    .usage =
-        "usage: acceltrace model kura MODE [options]\n"
-        "\n"
-        "SA-Kura drift coprocessor models (docs/models.md#kura): one mode per run, one of\n" MODES
-        ".\n",
+    .usage = "usage: acceltrace model kura MODE [options]\n"
+             "\n"
+             "SA-Kura drift coprocessor models (docs/models.md#sa-kura-replay): one mode per run, "
+             "one of\n" MODES ".\n",
     .opts = opts,
     .positional = "FILE",
 };
@@ -156,7 +155,7 @@ static int do_grid(const struct kura_energy *e, const struct kura_coeffs *p, int
             kura_sys_eval(e, h, w, nh, nw, &sy);
             double pm = kura_bilinear(p, nh, nw);
             double epx = kura_epx_pj(p, nh, nw, e->f_hz);
-            /* E_px,eff = P·cycles_step/(f·H·W) (spec 8.3) */
+            /* E_px,eff = P·cycles_step/(f·H·W) (docs/kura.md#power-area-and-energy) */
             double eff = 1e9 * pm * (double)an.cycles_step / (e->f_hz * (double)h * w);
             if (json)
                 json_array_append_new(
@@ -514,7 +513,7 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
     a->quiet = p.common.quiet;
     if (!a->mode)
         return cli_usage_error(VERB, "give one of " MODES);
-    /* an option the a->mode never reads would be silently ignored (issue 17): refuse it */
+    /* an option the a->mode never reads would be silently ignored: refuse it */
     const struct {
         bool given;
         const char *opt, *modes;

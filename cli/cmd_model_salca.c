@@ -102,7 +102,7 @@ static int plot_finish(struct plot *p, const char *dir)
     return rc;
 }
 
-/* DIR/NAME.csv for a plot's data (spec section 12: a CSV beside each plot), header line
+/* DIR/NAME.csv for a plot's data (docs/salca.md#figures: a CSV beside each plot), header line
  * written; NULL after an error message. */
 static FILE *csv_open(const char *dir, const char *name, const char *header)
 {
@@ -127,7 +127,7 @@ static int csv_close(FILE *f, const char *dir, const char *name)
     return 0;
 }
 
-/* Spec section 12 plot 6: x m_att, y largest m_pre, points labelled with r_min, design point
+/* docs/salca.md#figures plot 6: x m_att, y largest m_pre, points labelled with r_min, design point
  * marked; pareto.csv holds the front. */
 static int pareto_plot(const struct salca_perf_out *o, const char *dir)
 {
@@ -172,7 +172,8 @@ static int pareto_plot(const struct salca_perf_out *o, const char *dir)
     return plot_finish(p, dir);
 }
 
-/* The reference configs of spec section 10, each under in-order and window-128 issue. */
+/* The reference configs of docs/salca.md#pipeline-model, each under in-order and window-128 issue.
+ */
 static const struct {
     const char *name, *json;
 } refs[] = {
@@ -243,14 +244,14 @@ static void print_references(FILE *f, struct model_result *const *res)
             s4_in > 0 ? dense / s4_in : 0);
 }
 
-/* Spec section 12 plots 5 (stage utilization per reference config) and the per-step
+/* docs/salca.md#figures plots 5 (stage utilization per reference config) and the per-step
  * utilization of salca_final, with their CSVs, into plot_dir. 0 or an exit status. */
 static int reference_plots(struct model_result *const *res, const char *plot_dir)
 {
     enum { NI = N_REFS * 2 };
     int status, rc = 0;
     status = cli_output_dir(plot_dir);
-    /* Spec section 12 plot 5: utilization per stage, a group per reference config. */
+    /* docs/salca.md#figures plot 5: utilization per stage, a group per reference config. */
     static const char *const cats[4] = {"P", "Q", "F", "A"};
     const char *series[NI - 1];
     char names[NI][48];

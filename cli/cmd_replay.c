@@ -109,7 +109,7 @@ const struct cli_spec cmd_replay_spec = {
 };
 
 /* Decimal digits only, at most 1000000: sscanf's %u took signs and wrapped values past
- * 32 bits (4294967297/4294967299 read as 1/3; issue 17). */
+ * 32 bits (4294967297/4294967299 read as 1/3). */
 static bool parse_shard_part(const char *s, size_t len, unsigned *out)
 {
     if (len == 0 || len > 7)
@@ -169,7 +169,8 @@ static double cpu_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* What a replay of configs [begin, end) needs (docs/models.md#memory-estimates). */
+/* What a replay of configs [begin, end) needs
+ * (docs/models.md#memory-estimates-replay-engine-convention). */
 struct replay_budget {
     size_t begin, end, n;
     struct model_estimate est;
@@ -194,8 +195,8 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 }
 
 /*
- * Estimates the replay (docs/models.md#memory-estimates) and refuses it (ERR_LIMIT, the
- * one message shape of common/mem.h) when its smallest pass is above the limit: the
+ * Estimates the replay (docs/models.md#memory-estimates-replay-engine-convention) and refuses it
+ * (ERR_LIMIT, the one message shape of common/mem.h) when its smallest pass is above the limit: the
  * program, the results' index of finished configs (it grows over the whole run) and what
  * a pass holds once (shared state, records in flight), plus --batch N
  * instances, or plus the largest single instance when the batch is the engine's to
@@ -702,7 +703,7 @@ int cmd_replay(int argc, char **argv)
     }
     if ((rc = record_source_trace(&src, trace, 1, &e)))
         goto fail;
-    { /* estimate before anything is built or written (issue 17 item 5) */
+    { /* estimate before anything is built or written */
         struct replay_budget bud;
         if ((rc = replay_budget(&bud, m, sw, &o, src.header(src.ctx), &e)))
             goto fail;

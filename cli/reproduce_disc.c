@@ -348,7 +348,7 @@ static int capture_rows(struct repro_table *t, const struct disc_run *r, struct 
     rc = rc ? rc
             : repro_put(t, P, "ST attention sparsity (Table I)", c, NAN, 56.2, 66.1,
                         100 * d->sparsity, "%", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                        "ST alpha 1.0 (spec default, not tuned) on seeded-weight attention");
+                        "ST alpha 1.0 (documented default, not tuned) on seeded-weight attention");
     rc = rc ? rc
             : repro_put(t, P, "FLOP reduction CTR+ST, whole network (Fig. 17b)", c, NAN, 29, 37,
                         100 * (1 - fa / fd), "%", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
@@ -467,7 +467,7 @@ static int speed_rows(struct repro_table *t, const struct disc_run *r, struct er
     int rc = gpu_rows(t, r, 0, I_DEF, I_VPU0, c, cmd,
                       "replay of the capture; no parameter set from any paper number", e);
     /* The default vpu_width was searched for All >= CTR (vpu_row), so All/CTR at the
-     * default is calibrated; at the spec's width 16 it is predicted. */
+     * default is calibrated; at the documented width 16 it is predicted. */
     const int w_def = (int)hw_config_int(r->cfg[I_DEF], "vpu_width");
     const double all = rget(r, I_DEF, 2, "speedup"), ctr = rget(r, I_DEF, 1, "speedup");
     rc = rc ? rc

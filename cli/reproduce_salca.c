@@ -28,7 +28,7 @@
 #define SOLVER_CMD "acceltrace model salca --paper --p-pre 16 --p-att 1"
 
 /* ---------------------------------------------------------------------------------------
- * Solver lines (spec 9): recomputed.
+ * Solver lines (docs/salca.md#analytic-performance-model): recomputed.
  */
 static int solver_rows(struct repro_table *t, struct errmsg *e)
 {

@@ -1,8 +1,8 @@
 /*
  * crc32c: the CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) checksum used by the
- * .atr frames (DESIGN.md section 3). Uses the SSE4.2 crc32 instruction when the CPU has
- * it and a slicing-by-8 table otherwise; both give the same values.
- * Check value: crc32c("123456789") = 0xE3069283.
+ * .atr frames (docs/design.md#the-trace-container). Uses the SSE4.2 crc32 instruction when the CPU
+ * has it and a slicing-by-8 table otherwise; both give the same values. Check value:
+ * crc32c("123456789") = 0xE3069283.
  */
 #ifndef ACCELTRACE_CRC32C_H
 #define ACCELTRACE_CRC32C_H

@@ -32,8 +32,8 @@ enum err {
 const char *err_str(int code);
 
 /*
- * Exit status for a code, as DESIGN.md section 7: 0 ok, 2 usage, 3 bad input data or
- * config (a named input file that cannot be opened counts as bad input), 1 for everything
+ * Exit status for a code, as docs/design.md#command-line-conventions: 0 ok, 2 usage, 3 bad input
+ * data or config (a named input file that cannot be opened counts as bad input), 1 for everything
  * else.
  */
 int err_exit_code(int code);

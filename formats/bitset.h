@@ -1,5 +1,5 @@
 /*
- * bitset: packed 2-D bit matrices (DESIGN.md section 3: "Bitsets are row-major,
+ * bitset: packed 2-D bit matrices (docs/design.md#the-trace-container: "Bitsets are row-major,
  * LSB-first, each row padded to 64-bit words").
  *
  * Layout: row r occupies words [r * words_per_row, (r + 1) * words_per_row); column c of
@@ -95,7 +95,7 @@ int64_t bitset_row_next(const struct bitset *b, uint32_t r, uint32_t from);
 size_t bitset_row_indices(const struct bitset *b, uint32_t r, uint32_t *idx, size_t cap);
 
 /*
- * XOR delta against the previous step's matrix (DESIGN.md section 3): cur ^= prev.
+ * XOR delta against the previous step's matrix (docs/design.md#the-trace-container): cur ^= prev.
  * Applying it twice restores cur. Both must have the same shape: 0 or ERR_USAGE.
  */
 int bitset_xor(struct bitset *cur, const struct bitset *prev);

@@ -1,5 +1,5 @@
 /*
- * disc_hash: DiSC hashes and one-pass load-balance statistics (specs/disc.md section 8).
+ * disc_hash: DiSC hashes and one-pass load-balance statistics (docs/disc.md#load-balance-analyzer).
  */
 #include "formats/disc_hash.h"
 
@@ -29,20 +29,21 @@ struct disc_lb {
 
 uint32_t disc_hash_mod(uint64_t j, unsigned b)
 {
-    /* spec section 8: mod = j & (U - 1) */
+    /* docs/disc.md#load-balance-analyzer: mod = j & (U - 1) */
     return (uint32_t)(j & ((b >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << b)) - 1));
 }
 
 uint32_t disc_hash_mul(uint64_t j, unsigned b, uint32_t k_odd)
 {
-    /* spec section 8: ((uint32)(j k_odd)) >> (32 - b) (Knuth multiplicative hashing) */
+    /* docs/disc.md#load-balance-analyzer: ((uint32)(j k_odd)) >> (32 - b) (Knuth multiplicative
+     * hashing) */
     uint32_t x = (uint32_t)(j * (uint64_t)k_odd);
     return b >= 32 ? x : x >> (32 - b);
 }
 
 uint32_t disc_hash_range(uint64_t j, unsigned b, uint64_t n_cols)
 {
-    /* spec section 8: floor(j U / n_cols) in 64-bit arithmetic */
+    /* docs/disc.md#load-balance-analyzer: floor(j U / n_cols) in 64-bit arithmetic */
     if (n_cols == 0)
         return 0;
     return (uint32_t)((j << b) / n_cols);
@@ -77,8 +78,8 @@ int disc_hash_from_name(const char *name)
 
 int disc_lb_bin(uint64_t zeros, uint64_t total)
 {
-    /* spec section 8: min(19, floor(20 zeros / total)) in integers, not floor(20 s) in
-     * double. 20 * zeros cannot overflow for any mask that fits in memory. */
+    /* docs/disc.md#load-balance-analyzer: min(19, floor(20 zeros / total)) in integers, not
+     * floor(20 s) in double. 20 * zeros cannot overflow for any mask that fits in memory. */
     if (total == 0)
         return -1;
     uint64_t b = (20 * zeros) / total;
@@ -249,7 +250,7 @@ uint64_t disc_lb_count_row(const struct disc_lb *lb, const uint64_t *row, uint32
             const uint64_t base = (uint64_t)w * 64;
             nnz += (uint64_t)__builtin_popcountll(x);
             while (x) {
-                /* spec section 8: one pass, count-trailing-zeros per set bit */
+                /* docs/disc.md#load-balance-analyzer: one pass, count-trailing-zeros per set bit */
                 uint64_t j = base + (uint64_t)__builtin_ctzll(x);
                 x &= x - 1;
                 cmul[(uint32_t)(j * k) >> shift]++;
@@ -306,7 +307,7 @@ void disc_lb_row(const struct disc_lb *lb, const uint64_t *row, uint32_t *scratc
                 level_stats(c, u, nnz, &out->sigma[h][i], &out->max[h][i]);
             if (b == lb->b_min)
                 break;
-            /* spec section 8 [derived]: fold U -> U/2 */
+            /* docs/disc.md#load-balance-analyzer [derived]: fold U -> U/2 */
             size_t half = u / 2;
             if (h == DISC_HASH_MOD) {
                 for (size_t v = 0; v < half; v++)
@@ -407,7 +408,7 @@ double disc_lb_acc_mean_std(const struct disc_lb_acc *acc, int h, int i)
 
 double disc_lb_acc_imbalance(const struct disc_lb_acc *acc, const struct disc_lb *lb, int h, int i)
 {
-    /* spec section 8: imbalance = sum max / sum mu = U sum max / nnz */
+    /* docs/disc.md#load-balance-analyzer: imbalance = sum max / sum mu = U sum max / nnz */
     if (acc->nnz == 0)
         return NAN;
     return (double)((uint64_t)1 << lb->bits[i]) * (double)acc->max_sum[h][i] / (double)acc->nnz;

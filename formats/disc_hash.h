@@ -1,6 +1,6 @@
 /*
  * disc_hash: the DiSC key-index hashes and the one-pass load-balance statistics of an ST
- * attention mask (specs/disc.md section 8; paper Fig. 15).
+ * attention mask (docs/disc.md#load-balance-analyzer; paper Fig. 15).
  *
  * Hashes of a key column j in [0, n_cols) onto U = 2^b units (DPUs or SIMDs), b >= 1:
  *   mod   = j & (U - 1)
@@ -30,7 +30,8 @@
 
 struct thread_pool;
 
-#define DISC_HASH_K_ODD 0x9E3779B1u /* Knuth's multiplicative constant, spec section 8 */
+/* Knuth's multiplicative constant, docs/disc.md#load-balance-analyzer */
+#define DISC_HASH_K_ODD 0x9E3779B1u
 
 enum disc_hash_kind {
     DISC_HASH_MOD = 0,

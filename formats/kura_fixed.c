@@ -1,5 +1,5 @@
 /*
- * kura_fixed: bit-exact fixed-point Kuramoto drift (specs/kura.md section 5).
+ * kura_fixed: bit-exact fixed-point Kuramoto drift (docs/kura.md#fixed-point-drift).
  * See kura_fixed.h for the number formats.
  */
 #include "formats/kura_fixed.h"
@@ -34,10 +34,10 @@ static int32_t sinq_all[65536]; /* int32 so vector gathers apply */
 static uint32_t sincos_all[65536];
 static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
 
-/* Spec section 2 wrap; kura_sde and the phase images use it (kura_fixed.h). */
+/* docs/kura.md#sde-and-schedule wrap; kura_sde and the phase images use it (kura_fixed.h). */
 double kura_wrap(double x)
 {
-    /* Spec section 2: the correction keeps every result in [-pi, pi). */
+    /* docs/kura.md#sde-and-schedule: the correction keeps every result in [-pi, pi). */
     double r = x - 2.0 * M_PI * floor((x + M_PI) / (2.0 * M_PI));
     if (r < -M_PI)
         r += 2.0 * M_PI;
@@ -46,13 +46,14 @@ double kura_wrap(double x)
     return r;
 }
 
-/* Spec section 5: round(x) = floor(x + 0.5) in double. */
+/* docs/kura.md#fixed-point-drift: round(x) = floor(x + 0.5) in double. */
 static double round_half_up(double x)
 {
     return floor(x + 0.5);
 }
 
-/* The interpolation of spec section 5 on the raw LUT (used once to fill sinq_all). */
+/* The interpolation of docs/kura.md#fixed-point-drift on the raw LUT (used once to fill sinq_all).
+ */
 static int16_t sin_q_from_lut(uint16_t u)
 {
     unsigned quad = u >> 14;
@@ -68,7 +69,7 @@ static int16_t sin_q_from_lut(uint16_t u)
 
 static void lut_build(void)
 {
-    /* LUT [paper: quarter wave, 4096 samples; spec section 5: guard and clamp] */
+    /* LUT [paper: quarter wave, 4096 samples; docs/kura.md#fixed-point-drift: guard and clamp] */
     for (int k = 0; k < KURA_LUT_N; k++) {
         double v = round_half_up(32768.0 * sin(M_PI * k / 8192.0));
         lut[k] = (int16_t)(v > 32767.0 ? 32767.0 : v);
@@ -97,7 +98,8 @@ static int16_t quantize_general(double theta)
 {
     if (!isfinite(theta))
         return 0; /* outside the contract; defined rather than undefined */
-    /* Spec section 5: product first, then one division; wrap16 of the rounded value. */
+    /* docs/kura.md#fixed-point-drift: product first, then one division; wrap16 of the rounded
+     * value. */
     double v = round_half_up((theta * 32768.0) / M_PI);
     v = fmod(v, 65536.0); /* exact on integers; keeps the conversion in range */
     int64_t i = (int64_t)v;
@@ -149,7 +151,7 @@ int32_t kura_cos_q(int16_t q)
     return sinq_table()[(uint16_t)((uint16_t)q + 0x4000u)];
 }
 
-/* Rounds x to int32 or fails (spec section 5 registers). */
+/* Rounds x to int32 or fails (docs/kura.md#fixed-point-drift registers). */
 static int reg_round(double x, int32_t *out)
 {
     double v = round_half_up(x);
@@ -163,7 +165,8 @@ int kura_regs_init(struct kura_regs *regs, double k, double kref, double psi_ref
 {
     if (!isfinite(k) || !isfinite(kref) || !isfinite(psi_ref) || k < 0 || k > KURA_C_MAX)
         return ERR_USAGE;
-    /* Spec section 5 (paper eq. 7, 8): G = round(K/(25 pi) 2^31), R = round(K_ref trig/pi 2^31). */
+    /* docs/kura.md#fixed-point-drift (paper eq. 7, 8): G = round(K/(25 pi) 2^31), R = round(K_ref
+     * trig/pi 2^31). */
     int rc = reg_round(k / (25.0 * M_PI) * 2147483648.0, &regs->g);
     if (rc == 0)
         rc = reg_round(kref * sin(psi_ref) / M_PI * 2147483648.0, &regs->r_s);
@@ -386,7 +389,7 @@ static void float_rows(void *vctx, size_t r0, size_t r1, int worker)
         for (size_t c = 0; c < w; c++) {
             double tp = x->theta[r * w + c];
             double sum = 0.0;
-            /* Spec section 5: the 25 terms in row-major offset order, dy outer. */
+            /* docs/kura.md#fixed-point-drift: the 25 terms in row-major offset order, dy outer. */
             for (int dy = -2; dy <= 2; dy++) {
                 const double *row = x->theta + ((r + 3 * h + (size_t)dy) % h) * w;
                 for (int dx = -2; dx <= 2; dx++)
@@ -424,7 +427,7 @@ int kura_float_drift_direct_q(const int16_t *q, size_t h, size_t w, double k, do
     return 0;
 }
 
-/* ---- error bound (spec section 5, derived) ---- */
+/* ---- error bound (docs/kura.md#fixed-point-drift, derived) ---- */
 
 double kura_eps_sample(void)
 {

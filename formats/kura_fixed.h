@@ -1,5 +1,5 @@
 /*
- * kura_fixed: the bit-exact fixed-point Kuramoto drift of SA-Kura (specs/kura.md section 5)
+ * kura_fixed: the bit-exact fixed-point Kuramoto drift of SA-Kura (docs/kura.md#fixed-point-drift)
  * and its float64 direct-sum reference. This is the ONE implementation shared by the
  * Kuramoto capture (which drives the sampler with it and records its error) and the
  * SA-Kura replay (whose cycle-accurate array must reproduce it bit for bit).
@@ -25,13 +25,14 @@
 
 struct thread_pool;
 
-#define KURA_LUT_N 4097               /* quarter wave 0..pi/2 in 4096 steps plus the guard */
-#define KURA_WINDOW_M 5               /* window side; |N| = 25 including the centre */
-#define KURA_C_MAX 1.2770806449520862 /* largest K_i with d inside int32 (spec section 2) */
+#define KURA_LUT_N 4097 /* quarter wave 0..pi/2 in 4096 steps plus the guard */
+#define KURA_WINDOW_M 5 /* window side; |N| = 25 including the centre */
+/* largest K_i with d inside int32 (docs/kura.md#sde-and-schedule) */
+#define KURA_C_MAX 1.2770806449520862
 
 /*
- * wrap(x) of spec section 2: the representative of x mod 2 pi in [-pi, pi). x finite.
- * The one angle wrap of the tree: the capture's sampler wraps with it, and phase images
+ * wrap(x) of docs/kura.md#sde-and-schedule: the representative of x mod 2 pi in [-pi, pi). x
+ * finite. The one angle wrap of the tree: the capture's sampler wraps with it, and phase images
  * (formats/kura_png) colour wrapped phases.
  */
 double kura_wrap(double x);
@@ -48,7 +49,7 @@ static inline int64_t kura_shr_floor(int64_t x, int k)
 
 /*
  * quantize(theta) = wrap16(round((theta*32768)/pi)) with round(x) = floor(x + 0.5)
- * (spec section 5). Any finite theta wraps correctly; a non-finite one gives 0.
+ * (docs/kura.md#fixed-point-drift). Any finite theta wraps correctly; a non-finite one gives 0.
  */
 int16_t kura_quantize(double theta);
 
@@ -64,7 +65,7 @@ int32_t kura_sin_q(int16_t q);
 /* cos_q(q) = sin_q((q + 0x4000) mod 2^16); exactly even. */
 int32_t kura_cos_q(int16_t q);
 
-/* Per-step registers of the post-array datapath (spec section 5, paper eq. 7-8). */
+/* Per-step registers of the post-array datapath (docs/kura.md#fixed-point-drift, paper eq. 7-8). */
 struct kura_regs {
     int32_t g;   /* round(K_i/(25 pi) 2^31) */
     int32_t r_s; /* round(K_ref,i sin(psi_ref)/pi 2^31) */
@@ -113,18 +114,19 @@ int kura_fixed_drift_map(const int16_t *q, size_t h, size_t w, const struct kura
                          int32_t *u_q, int32_t *d, struct thread_pool *pool);
 
 /*
- * Float64 reference drift (spec section 2, paper eq. 3) by the direct sum: the 25 terms
- * sin(theta_{p+o} - theta_p) added in row-major offset order (dy outer, both from -2),
- * times k/25, plus kref*sin(psi_ref - theta_p). pool may be NULL.
+ * Float64 reference drift (docs/kura.md#sde-and-schedule, paper eq. 3) by the direct sum: the 25
+ * terms sin(theta_{p+o} - theta_p) added in row-major offset order (dy outer, both from -2), times
+ * k/25, plus kref*sin(psi_ref - theta_p). pool may be NULL.
  */
 void kura_float_drift_direct(const double *theta, size_t h, size_t w, double k, double kref,
                              double psi_ref, double *u, struct thread_pool *pool);
 
-/* The same direct sum on theta_q of a Q1.15 map (u^f64(theta_q) of spec section 5). */
+/* The same direct sum on theta_q of a Q1.15 map (u^f64(theta_q) of docs/kura.md#fixed-point-drift).
+ */
 int kura_float_drift_direct_q(const int16_t *q, size_t h, size_t w, double k, double kref,
                               double psi_ref, double *u, struct thread_pool *pool);
 
-/* Per-sample LUT error bound eps = 1.5*2^-15 + (pi/8192)^2/8 (spec section 5). */
+/* Per-sample LUT error bound eps = 1.5*2^-15 + (pi/8192)^2/8 (docs/kura.md#fixed-point-drift). */
 double kura_eps_sample(void);
 
 /* Bound on |u_q 2^-15 - u| of the 24-term neighbour sum: 24(2 sqrt2 eps + 2 eps^2) + 2^-16. */

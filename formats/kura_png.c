@@ -1,5 +1,5 @@
 /*
- * kura_png: HSV phase maps and grey maps (specs/kura.md section 9.6).
+ * kura_png: HSV phase maps and grey maps (docs/kura.md#figures).
  */
 #include "formats/kura_png.h"
 
@@ -11,7 +11,7 @@
 
 void kura_png_hue(double theta, uint8_t rgb[3])
 {
-    /* Spec section 9.6: hue = (theta + pi)/(2 pi), S = V = 1; standard HSV sectors. */
+    /* docs/kura.md#figures: hue = (theta + pi)/(2 pi), S = V = 1; standard HSV sectors. */
     double hue = (kura_wrap(theta) + M_PI) / (2.0 * M_PI);
     double h6 = hue * 6.0;
     int sec = (int)floor(h6);

@@ -1,5 +1,5 @@
 /*
- * kura_png: phase maps and error maps as PNG images (specs/kura.md section 9.6), written
+ * kura_png: phase maps and error maps as PNG images (docs/kura.md#figures), written
  * through formats/png. One pixel per phase. Phase maps are HSV with hue = (theta + pi)/(2 pi)
  * and S = V = 1 (so -pi is red, -pi/3 green and pi/3 blue); grey maps scale [lo, hi] to
  * black..white, clamped.

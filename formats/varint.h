@@ -1,6 +1,6 @@
 /*
  * varint: unsigned LEB128 varints and the delta coding of sorted index lists
- * (specs/salca.md section 8; also used by other records).
+ * (docs/salca.md#trace-records; also used by other records).
  *
  * A varint stores 7 bits per byte, least significant group first; the high bit of a byte
  * says another byte follows. A u64 takes 1..10 bytes. Decoding rejects truncated input,

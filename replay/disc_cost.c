@@ -42,7 +42,8 @@ uint64_t disc_ceil(double x)
 
 double disc_bw_c(const struct disc_hw *hw)
 {
-    return hw->hbm_gbs / hw->clock_ghz; /* spec 7.1 [derived]: bytes per cycle */
+    /* docs/disc.md#replay-configuration [derived]: bytes per cycle */
+    return hw->hbm_gbs / hw->clock_ghz;
 }
 
 unsigned disc_log2u(uint64_t x)
@@ -73,10 +74,12 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     const double bw = (double)bytes / disc_bw_c(hw);
     const uint64_t mac = n_rep * m * ni * no;
     if (mac == 0) {
-        op->cycles = disc_ceil(bw); /* spec 7.2: no work costs ceil(bytes / BW_c) */
+        /* docs/disc.md#cost-of-one-op: no work costs ceil(bytes / BW_c) */
+        op->cycles = disc_ceil(bw);
         op->mem_bound = true;
     } else {
-        /* spec 7.2: fill loss only across DPUs, on whichever of N_o and M fills better */
+        /* docs/disc.md#cost-of-one-op: fill loss only across DPUs, on whichever of N_o and M fills
+         * better */
         const double p = hw->dpu_count;
         double fo = (double)no / (p * ceil((double)no / p));
         double fm = (double)m / (p * ceil((double)m / p));
@@ -88,7 +91,8 @@ void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t 
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
     op->a.mac = mac;
-    /* spec 7.4: sram_rd E_b MAC (1 + 1/P_dpu) (the 1/P part floored), wr E_b n_rep M N_o */
+    /* docs/disc.md#energy-a100-baseline-and-outputs: sram_rd E_b MAC (1 + 1/P_dpu) (the 1/P part
+     * floored), wr E_b n_rep M N_o */
     op->a.sram_rd = eb * mac + eb * mac / (uint64_t)hw->dpu_count;
     op->a.sram_wr = eb * n_rep * m * no;
     op->a.hbm = bytes;
@@ -101,13 +105,13 @@ void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_
     op->unit = DISC_UNIT_VPU;
     const double bw = (double)bytes / disc_bw_c(hw);
     const uint64_t c = (uint64_t)hw->vpu_cycles[vc];
-    /* spec 7.2: ceil(max(E c / (C S W), bytes / BW_c)) */
+    /* docs/disc.md#cost-of-one-op: ceil(max(E c / (C S W), bytes / BW_c)) */
     double comp = (double)e * (double)c / ((double)hw->cores * hw->vpu_simds * hw->vpu_width);
     op->cycles = e == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
     op->mem_bound = e == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.vpu_op = e * c; /* spec 7.4: E c */
+    op->a.vpu_op = e * c; /* docs/disc.md#energy-a100-baseline-and-outputs: E c */
     op->a.sram_rd = eb * e * (uint64_t)n_in;
     op->a.sram_wr = eb * e;
     op->a.hbm = bytes;
@@ -119,13 +123,14 @@ void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t 
     op_reset(op);
     op->unit = DISC_UNIT_DPU;
     const double bw = (double)bytes / disc_bw_c(hw);
-    /* spec 7.3: R_P dh / (L_lane C_core); the most loaded DPU of each row sets the pace */
+    /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P dh / (L_lane C_core); the most loaded
+     * DPU of each row sets the pace */
     double comp = r_p * dh / ((double)hw->dpu_lanes * hw->cores);
     op->cycles = rows == 0 ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
     op->mem_bound = rows == 0 || bw > comp;
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.mac = (uint64_t)dh * nnz; /* spec 7.4 */
+    op->a.mac = (uint64_t)dh * nnz; /* docs/disc.md#energy-a100-baseline-and-outputs */
     op->a.sram_rd = eb * dh * (nnz + rows);
     op->a.sram_wr = eb * nnz;
     op->a.hbm = bytes;
@@ -143,11 +148,13 @@ void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, 
     const uint64_t crn = (uint64_t)hw->vpu_cycles[DISC_VC_RENORM];
     double comp;
     if (generated) {
-        /* spec 7.3: ((c_sm + c_th) Bh N_k N / S_vpu + c_renorm R_S) / (W_vpu C_core) */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: ((c_sm + c_th) Bh N_k N / S_vpu +
+         * c_renorm R_S) / (W_vpu C_core) */
         comp = ((double)(csm + cth) * (double)dense_elems / hw->vpu_simds + (double)crn * r_s) / cw;
         op->a.vpu_op = (csm + cth) * dense_elems + crn * nnz;
     } else {
-        comp = (double)csm * r_s / cw; /* spec 7.3: c_softmax R_S / (W_vpu C_core) */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: c_softmax R_S / (W_vpu C_core) */
+        comp = (double)csm * r_s / cw;
         op->a.vpu_op = csm * nnz;
     }
     op->cycles = (nnz == 0 && dense_elems == 0) ? disc_ceil(bw) : disc_ceil(fmax(comp, bw));
@@ -169,7 +176,8 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
         op->cycles = disc_ceil(bw);
         op->mem_bound = true;
     } else {
-        /* spec 7.3: (R_S dh / W_vpu + rows dh / bus) / C_core, + log2 S_vpu after ceil */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: (R_S dh / W_vpu + rows dh / bus) /
+         * C_core, + log2 S_vpu after ceil */
         double comp =
             (r_s * dh / hw->vpu_width + (double)rows * dh / hw->vpu_bus_elems) / hw->cores;
         op->cycles = disc_ceil(fmax(comp, bw)) + disc_log2u((uint64_t)hw->vpu_simds);
@@ -177,7 +185,7 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
     }
     op->exposed = op->cycles;
     const uint64_t eb = (uint64_t)hw->elem_bytes;
-    op->a.vpu_op = (uint64_t)dh * nnz; /* spec 7.4 */
+    op->a.vpu_op = (uint64_t)dh * nnz; /* docs/disc.md#energy-a100-baseline-and-outputs */
     op->a.sram_rd = eb * nnz * (1 + (uint64_t)dh);
     op->a.sram_wr = eb * rows * dh;
     op->a.bus = rows * dh * (uint64_t)hw->vpu_simds;
@@ -222,15 +230,15 @@ static struct disc_op *next_op(struct builder *b, const char *name, const char *
     return op;
 }
 
-/* Linear op (M, N_i, N_o) with weights; extra = CTR cache traffic (spec 7.2-7.3). */
+/* Linear op (M, N_i, N_o) with weights; extra = CTR cache traffic (docs/disc.md#replay-model). */
 static void lin(struct builder *b, const char *name, int block, uint64_t m, uint64_t ni,
                 uint64_t no, uint64_t extra)
 {
     struct disc_op *op = next_op(b, name, "linear", block);
     if (!op)
         return;
-    uint64_t weights = b->eb * (ni * no + no); /* spec 7.2: read once per pass */
-    uint64_t act = b->eb * m * (ni + no);      /* spec 7.2 activation bytes */
+    uint64_t weights = b->eb * (ni * no + no); /* docs/disc.md#cost-of-one-op: read once per pass */
+    uint64_t act = b->eb * m * (ni + no);      /* docs/disc.md#cost-of-one-op activation bytes */
     uint64_t spill = (double)act > b->spad ? act : 0;
     disc_op_dpu(b->hw, 1, m, ni, no, weights + spill + extra, op);
     op->a.gspm = act;
@@ -242,13 +250,13 @@ static void vec(struct builder *b, const char *name, int block, uint64_t e, int 
     if (!op)
         return;
     int n_in = (vc == DISC_VC_RESIDUAL || vc == DISC_VC_GATE_RESIDUAL) ? 2 : 1;
-    uint64_t act = b->eb * e * (uint64_t)(n_in + 1); /* spec 7.2 */
+    uint64_t act = b->eb * e * (uint64_t)(n_in + 1); /* docs/disc.md#cost-of-one-op */
     uint64_t spill = (double)act > b->spad ? act : 0;
     disc_op_vpu(b->hw, e, vc, n_in, spill + extra, op);
     op->a.gspm = act;
 }
 
-/* PixArt's cross-attention of one block over the T text tokens (spec 7.2). */
+/* PixArt's cross-attention of one block over the T text tokens (docs/disc.md#cost-of-one-op). */
 static void cross_attention(struct builder *b, const struct disc_dims *dm, int bl, uint64_t nk,
                             uint64_t ctr_write)
 {
@@ -282,11 +290,12 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
     const bool ctr = dm->ctr_on && mode != DISC_MODE_BASELINE;
     const bool st = mode == DISC_MODE_ALL && in->st;
     const uint64_t lat = (uint64_t)dm->cin * dm->lat_h * dm->lat_w;
-    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8;  /* spec 7.3 */
+    /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap */
+    const uint64_t mask_bytes = bh * nk * ((n + 63) / 64) * 8;
     const uint64_t ctr_read = ctr ? eb * bb * (n - nk) * d : 0; /* pruned rows of cache_ff */
     const uint64_t ctr_write = ctr ? eb * bb * nk * d : 0;
 
-    /* 1. token selector (spec 7.2 item 1) */
+    /* 1. token selector (docs/disc.md#cost-of-one-op item 1) */
     if (ctr && in->k >= 1) {
         struct disc_op *op = next_op(&b, "ctr_select", "select", -1);
         if (op) {
@@ -295,11 +304,12 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
             op->sel_cycles = disc_ceil((double)lat / ((double)hw->cores * hw->selector_width));
             op->cycles += op->sel_cycles;
             op->exposed = op->cycles;
-            op->a.vpu_op += lat; /* spec 7.4: one vpu_op per latent element */
+            /* docs/disc.md#energy-a100-baseline-and-outputs: one vpu_op per latent element */
+            op->a.vpu_op += lat;
             op->a.gspm = act;
         }
     }
-    /* 2. embeddings (spec 7.2 item 2) */
+    /* 2. embeddings (docs/disc.md#cost-of-one-op item 2) */
     lin(&b, "t_embed1", -1, 1, 256, d, 0);
     lin(&b, "t_embed2", -1, 1, d, d, 0);
     if (dm->class_cond) {
@@ -323,7 +333,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         vec(&b, "sa_norm", bl, bb * n * d, DISC_VC_NORM_MOD, 0);
         lin(&b, "sa_q", bl, bb * nk, d, d, 0);
         lin(&b, "sa_kv", bl, bb * n, d, 2 * d, blk >= 1 ? ctr_read : 0);
-        /* self-attention: one op for spill, reads on qk and write on pv (spec 7.2) */
+        /* self-attention: one op for spill, reads on qk and write on pv
+         * (docs/disc.md#cost-of-one-op) */
         uint64_t rd = eb * bb * (nk + 2 * n) * d, wr = eb * bb * nk * d;
         bool spill = (double)(rd + wr) > b.spad;
         uint64_t rows = bh * nk;
@@ -354,7 +365,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
         size_t i_o = b.n;
         lin(&b, "sa_o", bl, bb * nk, d, d, 0);
         if (sb && hw->overlap_spmm_proj && i_o < b.n) {
-            /* spec 7.3: SpMM overlaps sa_o; the pair costs max(t_pv, t_o) */
+            /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: SpMM overlaps sa_o; the pair costs
+             * max(t_pv, t_o) */
             struct disc_op *o = &b.ops[i_o];
             o->exposed = o->cycles > pv->cycles ? o->cycles - pv->cycles : 0;
         }
@@ -380,7 +392,8 @@ size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int m
 void disc_energy_eval(const struct disc_energy *en, const struct disc_act *a, double seconds,
                       struct disc_energy_parts *o)
 {
-    /* spec 7.4: energy = sum count e_event + p_static t (pJ -> J) */
+    /* docs/disc.md#energy-a100-baseline-and-outputs: energy = sum count e_event + p_static t (pJ ->
+     * J) */
     o->mac = 1e-12 * (double)a->mac * en->e_mac;
     o->vpu = 1e-12 * (double)a->vpu_op * en->e_vpu_op;
     o->sram = 1e-12 * ((double)a->sram_rd * en->e_sram_rd + (double)a->sram_wr * en->e_sram_wr);
@@ -400,7 +413,8 @@ void disc_hw_default(struct disc_hw *hw)
     hw->dpu_lanes = 64;
     hw->dpu_eta = 0.90;
     hw->vpu_simds = 64;
-    hw->vpu_width = 24; /* calibrated (schema key vpu_width); the spec 7.1 table has 16 */
+    /* calibrated (schema key vpu_width); the docs/disc.md#replay-configuration table has 16 */
+    hw->vpu_width = 24;
     hw->vpu_bus_elems = 16;
     const int cyc[DISC_VC_COUNT] = {3, 1, 1, 4, 1, 1, 4, 2, 8};
     memcpy(hw->vpu_cycles, cyc, sizeof cyc);
@@ -458,7 +472,8 @@ static int energy_from_table(struct disc_energy *en, const struct energy_table *
 
 void disc_energy_default(struct disc_energy *en)
 {
-    /* spec 7.1 energy table [decision; placeholders]: replay/energy's built-in "disc" */
+    /* docs/disc.md#replay-configuration energy table [decision; placeholders]: replay/energy's
+     * built-in "disc" */
     memset(en, 0, sizeof *en);
     int rc = energy_from_table(en, energy_table_builtin("disc"), NULL);
     assert(rc == 0); /* the built-in table names only the counts above */

@@ -34,10 +34,10 @@ static const struct hw_key disc_keys[] = {
     HW_KEY_FLOAT("dpu_eta", "", 0.01, 1, 0.90, "fixed DPU efficiency [decision]"),
     HW_KEY_INT("vpu_simds", "", 2, 65536, 64, "S_vpu, SIMD engines per core, power of two"),
     /* calibrated: the smallest of 16, 24, 32, 48, 64 with DiSC_All >= DiSC_CTR at
-     * pixart-sigma-xl 512 px (acceltrace reproduce; docs/models.md, VPU width); the spec 7.1
-     * table has 16 */
+     * pixart-sigma-xl 512 px (acceltrace reproduce; docs/models.md, VPU width); the
+     * docs/disc.md#replay-configuration table has 16 */
     HW_KEY_INT("vpu_width", "", 1, 65536, 24,
-               "W_vpu, FMA lanes per SIMD engine [calibrated: All >= CTR; spec 16]"),
+               "W_vpu, FMA lanes per SIMD engine [calibrated: All >= CTR; docs/disc.md]"),
     HW_KEY_INT("vpu_bus_elems", "", 1, 65536, 16,
                "reduced output elements per cycle on the reduction bus [decision]"),
     HW_KEY_INT("vpu_cycles.norm_mod", "", 0, 1000, 3, "lane-cycles per element, LN+modulate"),
@@ -97,7 +97,7 @@ static int parse_modes(const char *s, bool modes[DISC_MODES])
 
 static int disc_check(const struct hw_config *cfg, struct errmsg *e)
 {
-    /* spec 7.1: the hashes and log2 S_vpu need powers of two */
+    /* docs/disc.md#replay-configuration: the hashes and log2 S_vpu need powers of two */
     if (!is_pow2(hw_config_int(cfg, "dpu_count")))
         return errmsg_set(e, ERR_CONFIG, "dpu_count must be a power of two >= 2");
     if (!is_pow2(hw_config_int(cfg, "vpu_simds")))
@@ -269,7 +269,8 @@ static int disc_new(void **state, const struct hw_config *cfg, const struct mode
     if ((rc = disc_dims_from_header(hdr, env->trace_path, dm, &s->steps, e)) < 0)
         goto fail;
     s->st_on = dh->st_mode && dh->st_mode[0] && strcmp(dh->st_mode, "off") != 0;
-    /* recorded load-balance sets (spec 6 header; spec 7.3 "missing data" rule) */
+    /* recorded load-balance sets (docs/disc.md#trace-records header;
+     * docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing data" rule) */
     s->lb_nh = (int)dh->n_lb_hashes;
     s->lb_nu = (int)dh->n_lb_units;
     s->lb_hash = -1;
@@ -299,7 +300,8 @@ fail:
     return rc;
 }
 
-/* R_P and R_S of kept mask bits over the computed rows of its step (spec 7.3 rule 1). */
+/* R_P and R_S of kept mask bits over the computed rows of its step
+ * (docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 1). */
 static int recount(struct disc_state *s, uint32_t step, const uint8_t *bits, size_t len,
                    double *r_p, double *r_s, struct errmsg *e)
 {
@@ -413,7 +415,8 @@ static int consume_mask(struct disc_state *s, const Acceltrace__DiscMask *m, str
     const bool kept = m->bits.len > 0;
     const size_t nlb = (size_t)s->lb_nh * (size_t)s->lb_nu;
     if (s->lb_hash >= 0 && s->lb_up >= 0 && s->lb_us >= 0 && nlb > 0 && m->n_lb_max == nlb) {
-        /* spec 7.3: R_P, R_S = recorded lb_max of the configured hash at U = P, S */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap: R_P, R_S = recorded lb_max of the
+         * configured hash at U = P, S */
         double r_p = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_up];
         double r_s = (double)m->lb_max[(size_t)s->lb_hash * s->lb_nu + s->lb_us];
         cell_add_known(c, r_p, r_s, m->nnz, kept);
@@ -444,7 +447,8 @@ static int disc_consume(void *state, const struct model_record *r, struct errmsg
     }
 }
 
-/* spec 7.3 "missing load-balance data": kept masks first, then rho estimates. */
+/* docs/disc.md#sparse-ops-ctr-traffic-and-overlap "missing load-balance data": kept masks first,
+ * then rho estimates. */
 static int resolve_pending(struct disc_state *s, struct errmsg *e)
 {
     const uint32_t L = s->dm.depth;
@@ -487,7 +491,8 @@ static int resolve_pending(struct disc_state *s, struct errmsg *e)
                               "masks to compute it from",
                               disc_hash_name(s->hw.hash), s->hw.dpu_count, s->hw.vpu_simds);
         struct disc_cell *cw = &s->cells[(size_t)p->step * L + p->block];
-        cw->r_p += (double)p->nnz * (rp / nz); /* spec 7.3 rule 2: R = nnz rho */
+        /* docs/disc.md#sparse-ops-ctr-traffic-and-overlap rule 2: R = nnz rho */
+        cw->r_p += (double)p->nnz * (rp / nz);
         cw->r_s += (double)p->nnz * (rs / nz);
         s->masks_estimated++;
     }
@@ -790,7 +795,8 @@ static int disc_save(const void *state, struct sink *k, struct errmsg *e)
 }
 
 /* Largest float a checkpointed sum may hold: every count a double holds exactly (2^53);
- * a real trace's sums stay far below it [decision; docs/models.md#checkpoints]. */
+ * a real trace's sums stay far below it [decision;
+ * docs/models.md#checkpoints-replay-engine-convention]. */
 #define DISC_CKPT_MAX_SUM 9007199254740992.0
 
 /* Checks one loaded cell: sums finite, in range, kept part within the whole. */
@@ -836,10 +842,10 @@ static int load_steps(struct disc_state *s, struct model_ckpt_in *in, const char
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): flags 0 or 1,
- * kept tokens within the header's, cell sums finite and in [0, 2^53] with their kept part
- * within them, the mask count equal to the cells' and the pending masks within it and
- * within the header's steps and blocks.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * flags 0 or 1, kept tokens within the header's, cell sums finite and in [0, 2^53] with their kept
+ * part within them, the mask count equal to the cells' and the pending masks within it and within
+ * the header's steps and blocks.
  */
 static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -883,8 +889,8 @@ static int disc_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates): the state; per step its
- * flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention): the state;
+ * per step its flags, kept count, token-mask pointer and token bitset (N bits in 64-bit words); per
  * (step, block) a cell; a pending record (32 bytes, capacity doubled) per mask of the
  * trace (steps x depth x heads x batch), the worst case when no mask carries recorded
  * load-balance data; at finish the op list and one row of 30 columns per mode, and with

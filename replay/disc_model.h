@@ -1,23 +1,24 @@
 /*
- * disc_model: the DiSC core-array replay model (specs/disc.md section 7; docs/models.md#disc).
+ * disc_model: the DiSC core-array replay model (docs/disc.md#replay-model; docs/models.md#disc).
  *
  * C_core cores, each with P_dpu DPUs of L_lane MAC lanes, a VPU of S_vpu SIMD engines of
  * W_vpu FMA lanes with a reduction bus, and a token selector; HBM of BW_c bytes per cycle.
- * Per sampler step the op sequence of spec 7.2 runs one op after another; each op costs
- *   DPU: ceil(max(MAC / (C P L fill eta), bytes / BW_c))
- *   VPU: ceil(max(E c / (C S W), bytes / BW_c))
- * and in mode `all` the self-attention becomes SDDMM (DPU, hash-placed), sparse softmax and
- * SpMM (VPU + reduction bus) whose cost is set by the per-row most loaded unit summed over
- * rows (R_P at U = P_dpu, R_S at U = S_vpu: the DiscMask lb_max fields, spec 7.3). The SpMM
- * overlaps the output projection. Every op also reports activity counts (MACs, VPU
- * lane-ops, SRAM, scratchpad, HBM bytes, bus elements) that an energy table turns into
- * joules (spec 7.4), so energy can be recomputed from ops.csv without replaying.
+ * Per sampler step the op sequence of docs/disc.md#cost-of-one-op runs one op after another; each
+ * op costs DPU: ceil(max(MAC / (C P L fill eta), bytes / BW_c)) VPU: ceil(max(E c / (C S W), bytes
+ * / BW_c)) and in mode `all` the self-attention becomes SDDMM (DPU, hash-placed), sparse softmax
+ * and SpMM (VPU + reduction bus) whose cost is set by the per-row most loaded unit summed over rows
+ * (R_P at U = P_dpu, R_S at U = S_vpu: the DiscMask lb_max fields,
+ * docs/disc.md#sparse-ops-ctr-traffic-and-overlap). The SpMM overlaps the output projection. Every
+ * op also reports activity counts (MACs, VPU lane-ops, SRAM, scratchpad, HBM bytes, bus elements)
+ * that an energy table turns into joules (docs/disc.md#energy-a100-baseline-and-outputs), so energy
+ * can be recomputed from ops.csv without replaying.
  *
  * The pure functions (disc_op_*, disc_step_ops, disc_energy_*) never fail and never
  * allocate; the model registered as "disc" (model_disc_ops) wraps them for the replay
  * engine: it reads the trace header, DiscStep and DiscMask records, estimates the load
- * balance of masks whose statistics are missing (spec 7.3 rule) and reports one results
- * row per mode plus the ops table. Ownership: plain caller-owned structs throughout.
+ * balance of masks whose statistics are missing (docs/disc.md#sparse-ops-ctr-traffic-and-overlap
+ * rule) and reports one results row per mode plus the ops table. Ownership: plain caller-owned
+ * structs throughout.
  */
 #ifndef ACCELTRACE_DISC_MODEL_H
 #define ACCELTRACE_DISC_MODEL_H
@@ -31,7 +32,8 @@
 
 struct Acceltrace__TraceHeader;
 
-/* Lane-cycles per element of each VPU class (spec 7.1 vpu_cycles), in this order. */
+/* Lane-cycles per element of each VPU class (docs/disc.md#replay-configuration vpu_cycles), in this
+ * order. */
 enum disc_vclass {
     DISC_VC_NORM_MOD,
     DISC_VC_RESIDUAL,
@@ -46,7 +48,7 @@ enum disc_vclass {
 };
 extern const char *const disc_vclass_names[DISC_VC_COUNT];
 
-/* The hardware of spec 7.1 (configs/disc-a100-matched.json). */
+/* The hardware of docs/disc.md#replay-configuration (configs/disc-a100-matched.json). */
 struct disc_hw {
     double clock_ghz;              /* core clock, GHz */
     int cores;                     /* C_core */
@@ -66,13 +68,14 @@ struct disc_hw {
     bool overlap_spmm_proj;        /* SpMM overlaps sa_o (max rule) */
 };
 
-/* Energy per event (configs/disc-energy.json), pJ, and static power in W (spec 7.4). */
+/* Energy per event (configs/disc-energy.json), pJ, and static power in W
+ * (docs/disc.md#energy-a100-baseline-and-outputs). */
 struct disc_energy {
     double e_mac, e_vpu_op, e_sram_rd, e_sram_wr, e_gspm, e_hbm, e_bus; /* pJ (per B) */
     double p_static_w;
 };
 
-/* Model dimensions of the trace (spec 2.1 notation). */
+/* Model dimensions of the trace (docs/disc.md#model-configurations notation). */
 struct disc_dims {
     uint32_t depth; /* L */
     uint32_t d;     /* hidden */
@@ -97,7 +100,7 @@ const char *disc_mode_name(int mode);
  * engines; powers of two in a checked config). */
 unsigned disc_log2u(uint64_t x);
 
-/* Activity counts of one op (spec 7.4 table). */
+/* Activity counts of one op (docs/disc.md#energy-a100-baseline-and-outputs table). */
 struct disc_act {
     uint64_t mac;     /* MACs on DPU lanes */
     uint64_t vpu_op;  /* VPU lane-ops (element-wise, softmax, SpMM FMA, selector) */
@@ -158,21 +161,26 @@ uint64_t disc_ceil(double x);
 double disc_bw_c(const struct disc_hw *hw);
 
 /*
- * Dense DPU op: n_rep repetitions of (m x ni)(ni x no) with `bytes` of HBM traffic (spec
- * 7.2). Fills cycles, exposed and the activity counts mac/sram (not gspm/hbm).
+ * Dense DPU op: n_rep repetitions of (m x ni)(ni x no) with `bytes` of HBM traffic
+ * (docs/disc.md#cost-of-one-op). Fills cycles, exposed and the activity counts mac/sram (not
+ * gspm/hbm).
  */
 void disc_op_dpu(const struct disc_hw *hw, uint64_t n_rep, uint64_t m, uint64_t ni, uint64_t no,
                  uint64_t bytes, struct disc_op *op);
-/* VPU element-wise op: e elements of class vc reading n_in operands (spec 7.2). */
+/* VPU element-wise op: e elements of class vc reading n_in operands (docs/disc.md#cost-of-one-op).
+ */
 void disc_op_vpu(const struct disc_hw *hw, uint64_t e, int vc, int n_in, uint64_t bytes,
                  struct disc_op *op);
-/* SDDMM of a reuse step (spec 7.3): R_P dh / (L C), not derated by eta. */
+/* SDDMM of a reuse step (docs/disc.md#sparse-ops-ctr-traffic-and-overlap): R_P dh / (L C), not
+ * derated by eta. */
 void disc_op_sddmm(const struct disc_hw *hw, double r_p, uint64_t nnz, uint64_t rows, uint32_t dh,
                    uint64_t bytes, struct disc_op *op);
-/* Sparse softmax (spec 7.3); generated: also thresholds the dense rows (dense_elems). */
+/* Sparse softmax (docs/disc.md#sparse-ops-ctr-traffic-and-overlap); generated: also thresholds the
+ * dense rows (dense_elems). */
 void disc_op_softmax_sparse(const struct disc_hw *hw, double r_s, uint64_t nnz, bool generated,
                             uint64_t dense_elems, uint64_t bytes, struct disc_op *op);
-/* SpMM on the VPU with the reduction bus (spec 7.3): + log2 S_vpu after the ceiling. */
+/* SpMM on the VPU with the reduction bus (docs/disc.md#sparse-ops-ctr-traffic-and-overlap): + log2
+ * S_vpu after the ceiling. */
 void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t rows, uint32_t dh,
                   uint64_t bytes, struct disc_op *op);
 
@@ -180,7 +188,7 @@ void disc_op_spmm(const struct disc_hw *hw, double r_s, uint64_t nnz, uint64_t r
 size_t disc_step_ops_max(uint32_t depth);
 
 /*
- * The op sequence of one step (spec 7.2-7.3) in mode `mode`. For the DiT family
+ * The op sequence of one step (docs/disc.md#replay-model) in mode `mode`. For the DiT family
  * (dm->class_cond) the embeddings are the timestep MLP and the class-embedding add, each
  * block starts with its adaLN-Zero modulation linear (B x d -> 6d) and has no
  * cross-attention, and the final layer has its own modulation (d -> 2d); the rest is
@@ -190,7 +198,8 @@ size_t disc_step_ops_max(uint32_t depth);
 size_t disc_step_ops(const struct disc_hw *hw, const struct disc_dims *dm, int mode,
                      const struct disc_step_in *in, struct disc_op *ops, size_t cap);
 
-/* Energy in joules of activity counts a plus static power over `seconds` (spec 7.4). */
+/* Energy in joules of activity counts a plus static power over `seconds`
+ * (docs/disc.md#energy-a100-baseline-and-outputs). */
 struct disc_energy_parts {
     double mac, vpu, sram, gspm, hbm, bus, stat, total; /* J */
 };
@@ -229,8 +238,9 @@ bool disc_header_class_cond(const struct Acceltrace__TraceHeader *hdr);
 int disc_dims_from_header(const struct Acceltrace__TraceHeader *hdr, const char *trace_path,
                           struct disc_dims *dm, uint32_t *steps, struct errmsg *e);
 
-/* Fills the tiny / micro / pixart-sigma-xl / dit-micro / dit-xl-2 dimensions (spec 2.1 and
- * docs/models.md#dit-xl2 at each model's default image size; B = 1, CTR on). */
+/* Fills the tiny / micro / pixart-sigma-xl / dit-micro / dit-xl-2 dimensions
+ * (docs/disc.md#model-configurations and docs/models.md#dit-xl2 at each model's default image size;
+ * B = 1, CTR on). */
 void disc_dims_preset(struct disc_dims *dm, const char *model);
 
 #endif

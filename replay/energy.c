@@ -158,10 +158,10 @@ fail:
     return rc;
 }
 
-/* The built-in tables (energy.h): configs/disc-energy.json, specs/disc.md 7.1 [decision;
- * placeholders], and configs/salca-energy.json, specs/salca.md section 10 [decision]: HBM
- * 3.9 pJ/bit, 3b x 2b MAC 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC
- * 0.23 pJ, exp 2 pJ. */
+/* The built-in tables (energy.h): configs/disc-energy.json, docs/disc.md#replay-configuration
+ * [decision; placeholders], and configs/salca-energy.json, docs/salca.md#pipeline-model [decision]:
+ * HBM 3.9 pJ/bit, 3b x 2b MAC 0.03 pJ, 8-bit compare and histogram update 0.03 pJ, INT8 MAC 0.23
+ * pJ, exp 2 pJ. */
 static char *builtin_components[] = {"model"};
 /* count, component, pJ (W for static terms), is_static */
 static struct energy_event disc_events[] = {

@@ -1,5 +1,5 @@
 /*
- * energy: energy tables applied to activity counts (DESIGN.md section 1: models emit
+ * energy: energy tables applied to activity counts (docs/design.md#data-flow: models emit
  * counts; energy is a separate table, so it can be recomputed without replaying).
  *
  * Convention (docs/models.md "Energy tables"): a JSON file

@@ -1,5 +1,6 @@
 /*
- * engine: one-pass replay of a trace against many configs (DESIGN.md sections 1 and 5).
+ * engine: one-pass replay of a trace against many configs (docs/design.md#data-flow,
+ * docs/design.md#replay-and-sweeps).
  *
  * The engine reads each record once from a record source, lets the model's optional
  * prepare() run once on it, and hands it to every model instance of the current batch;
@@ -127,10 +128,10 @@ struct engine_opts {
 /* Memory the instances of one pass may take by default (8 GiB) [decision]. */
 #define ENGINE_DEFAULT_MEM_LIMIT ((uint64_t)8 << 30)
 /* Instances of one default pass at most, whatever the memory limit [decision;
- * docs/models.md#memory-estimates]: one more read of the trace per 16384 configs costs the
- * demo sweeps under 2% of their time (decode per record / consume per record and config,
- * measured by `replay --dry-run`: count 160, salca 60, disc 265, kura < 1), while the memory
- * of a large grid stops growing with it (a 10^6-config count grid: 43 MB of instances, not
+ * docs/models.md#memory-estimates-replay-engine-convention]: one more read of the trace per 16384
+ * configs costs the demo sweeps under 2% of their time (decode per record / consume per record and
+ * config, measured by `replay --dry-run`: count 160, salca 60, disc 265, kura < 1), while the
+ * memory of a large grid stops growing with it (a 10^6-config count grid: 43 MB of instances, not
  * 2.6 GB; the salca model: 1.1 GiB, not the whole default limit). --batch overrides it. */
 #define ENGINE_MAX_BATCH_CONFIGS ((size_t)16384)
 /* Passes of a sweep whose model cannot checkpoint: a kill loses at most a quarter of the

@@ -162,7 +162,8 @@ static int gpu_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
     return 0;
 }
 
-/* Memory estimate (docs/models.md#memory-estimates): the state and one row of 10 columns. */
+/* Memory estimate (docs/models.md#memory-estimates-replay-engine-convention): the state and one row
+ * of 10 columns. */
 static uint64_t gpu_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
 {
     (void)cfg;

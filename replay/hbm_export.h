@@ -1,6 +1,6 @@
 /*
  * hbm_export: Salca's K/V gather streams as request traces for cycle-level DRAM simulators
- * (issue 19 item 5; docs/models.md "HBM timing mode"), so that the timing mode
+ * (docs/models.md "HBM timing mode"), so that the timing mode
  * (replay/hbm_timing) can be checked against Ramulator 2 and DRAMsim3 on any selection.
  *
  * A job (layer l, head h, ascending token indices) becomes, token by token in index order,

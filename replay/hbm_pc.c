@@ -1,6 +1,6 @@
 /*
  * hbm_pc: pseudo-channel mapping and issue policies of Salca's attention gathers
- * (specs/salca.md section 11; docs/models.md#salca-replay).
+ * (docs/salca.md#conflict-analyzer; docs/models.md#salca-replay).
  */
 #include "replay/hbm_pc.h"
 
@@ -76,7 +76,7 @@ int hbm_pc_mapping_check(const struct hbm_pc_mapping *m, struct errmsg *e)
     return 0;
 }
 
-/* seed_h = splitmix64(seed ^ (l << 16) ^ h) [spec section 11]. */
+/* seed_h = splitmix64(seed ^ (l << 16) ^ h) [docs/salca.md#conflict-analyzer]. */
 static uint64_t job_seed(const struct hbm_pc_mapping *m, uint32_t l, uint32_t h)
 {
     return rng_mix64(m->seed ^ ((uint64_t)l << 16) ^ (uint64_t)h);
@@ -154,7 +154,8 @@ void hbm_pc_work_release(struct hbm_pc_work *w)
 
 uint64_t hbm_pc_ideal(size_t n, uint32_t h_att)
 {
-    return ((uint64_t)n + h_att - 1) / h_att; /* ceil(N_sel/h_att) [spec section 11] */
+    /* ceil(N_sel/h_att) [docs/salca.md#conflict-analyzer] */
+    return ((uint64_t)n + h_att - 1) / h_att;
 }
 
 uint64_t hbm_pc_max_load(const uint16_t *pc, size_t n, uint32_t h_att)
@@ -190,7 +191,8 @@ uint64_t hbm_pc_batch(const uint16_t *pc, size_t n, uint32_t h_att, uint32_t p_i
             if (w->cnt[p] > mx)
                 mx = w->cnt[p];
         }
-        slots += mx; /* a batch lasts as long as its most loaded PC [spec section 11] */
+        /* a batch lasts as long as its most loaded PC [docs/salca.md#conflict-analyzer] */
+        slots += mx;
         if (conf)
             conf[len - distinct]++;
         if (occ) {
@@ -235,7 +237,8 @@ uint64_t hbm_pc_inorder(const uint16_t *pc, size_t n, uint32_t h_att, uint32_t p
     memset(w->cnt, 0, sizeof w->cnt[0] * h_att);
     while (nxt < n || inflight > 0) {
         slots++;
-        /* Issue in order; a full FIFO stops issue for this slot [spec section 11]. */
+        /* Issue in order; a full FIFO stops issue for this slot [docs/salca.md#conflict-analyzer].
+         */
         for (uint32_t k = 0; k < p_iss && nxt < n; k++) {
             uint32_t p = pc[nxt];
             if (w->cnt[p] >= depth)

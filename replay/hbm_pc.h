@@ -1,7 +1,7 @@
 /*
  * hbm_pc: the HBM pseudo-channel (PC) mapping of Salca's K/V gathers and the issue
  * policies that turn one job's selected tokens into PC service slots
- * (specs/salca.md section 11; the resulting alpha is the paper's conflict factor in T_att).
+ * (docs/salca.md#conflict-analyzer; the resulting alpha is the paper's conflict factor in T_att).
  *
  * A job is one (step, layer, query head) selection: ascending token indices i. Each token's
  * K/V pair lives on one of h_att attention PCs (att_base + map(i)); a PC serves one token
@@ -85,7 +85,8 @@ void hbm_pc_work_release(struct hbm_pc_work *w);
  * unbounded look-ahead and p_iss >= h_att). */
 uint64_t hbm_pc_max_load(const uint16_t *pc, size_t n, uint32_t h_att);
 
-/* ceil(n/h_att): the slots a perfectly spread job needs (spec section 11 "ideal"). */
+/* ceil(n/h_att): the slots a perfectly spread job needs (docs/salca.md#conflict-analyzer "ideal").
+ */
 uint64_t hbm_pc_ideal(size_t n, uint32_t h_att);
 
 /*

@@ -218,7 +218,7 @@ void hbm_timing_cfg_default(struct hbm_timing_cfg *c)
     memset(c, 0, sizeof *c);
     c->t = presets[0];
     c->layout = HBM_TIMING_KV_BG;
-    c->token_bytes = 256; /* K 128 B + V 128 B per token (issue 19) */
+    c->token_bytes = 256; /* K 128 B + V 128 B per token */
     c->refresh = true;
     c->occupancy = HBM_TIMING_OCC_REQUEST; /* Ramulator 2's read buffer (docs/models.md) */
 }

@@ -1,5 +1,5 @@
 /*
- * hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19; docs/models.md
+ * hbm_timing: the timing mode of the HBM pseudo-channel model (docs/models.md
  * "HBM timing mode"). hbm_pc counts service slots of zero-latency PCs; this module replays
  * the same K/V gathers against per-PC DRAM timing: stack IDs (SIDs) x bank groups x banks
  * with one open row each, column reads spaced by nCCDS (other bank group of the SID), nCCDL

@@ -1,5 +1,5 @@
 /*
- * hw_config: hardware configurations of replayed models (DESIGN.md section 5).
+ * hw_config: hardware configurations of replayed models (docs/design.md#replay-and-sweeps).
  *
  * Each model declares its keys in C as a struct hw_schema: name, type, unit, inclusive
  * range, default and a one-line doc. A config file is a JSON object

@@ -1,5 +1,6 @@
 /*
- * kura_analytic: analytic SA-Kura timing (spec 8.1, paper eq. 9). See kura_analytic.h.
+ * kura_analytic: analytic SA-Kura timing (docs/kura.md#analytic-timing, paper eq. 9). See
+ * kura_analytic.h.
  */
 #include "replay/kura_analytic.h"
 
@@ -13,7 +14,8 @@ void kura_analytic_eval(int h, int w, int n_h, int n_w, double f_hz, struct kura
     out->tiles_x = (w + n_w - 1) / n_w;
     out->n_tiles = (int64_t)out->tiles_y * out->tiles_x;
     out->c_tile = kura_c_tile(n_w); /* paper eq. 9 */
-    /* spec 8.1 [decision]: drains hide under the next prefill, the first prefill does not */
+    /* docs/kura.md#analytic-timing [decision]: drains hide under the next prefill, the first
+     * prefill does not */
     out->cycles_step = out->n_tiles * out->c_tile + n_w;
     out->t_px = f_hz * n_h * n_w / (double)out->c_tile;                      /* paper 3.3 */
     out->c_px = 1.0 / n_h + (double)KURA_SWEEP_CYCLES / ((double)n_h * n_w); /* paper 3.3 */

@@ -1,5 +1,5 @@
 /*
- * kura_analytic: the analytic timing model of the SA-Kura array (specs/kura.md section
+ * kura_analytic: the analytic timing model of the SA-Kura array (docs/kura.md section
  * 8.1, paper eq. 9) and the tiling every SA-Kura model shares (section 8).
  *
  * Tiles are N_h x N_w with origins (ty·N_h, tx·N_w) in row-major order (tx fastest);
@@ -16,13 +16,13 @@
 
 #include <stdint.h>
 
-/* The analytic figures of one array shape on one H x W map (spec 8.1). */
+/* The analytic figures of one array shape on one H x W map (docs/kura.md#analytic-timing). */
 struct kura_analytic {
     int n_h, n_w;         /* array shape */
     int tiles_y, tiles_x; /* ceil(H/N_h), ceil(W/N_w) */
     int64_t n_tiles;      /* tiles_y·tiles_x */
     int64_t c_tile;       /* N_w + 26 cycles (paper eq. 9) */
-    int64_t cycles_step;  /* n·C_tile + N_w cycles per drift step (spec 8.1) */
+    int64_t cycles_step;  /* n·C_tile + N_w cycles per drift step (docs/kura.md#analytic-timing) */
     double t_px;          /* f·N_h·N_w/C_tile, pixels per second [paper] */
     double c_px;          /* 1/N_h + 26/(N_h·N_w), cycles per pixel [paper] */
     double c_px_eff;      /* cycles_step/(H·W) */

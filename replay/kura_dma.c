@@ -1,11 +1,11 @@
 /*
- * kura_dma: SA-Kura DMA/system-level model (spec 8.4). See kura_dma.h.
+ * kura_dma: SA-Kura DMA/system-level model (docs/kura.md#dma-and-system-level). See kura_dma.h.
  */
 #include "replay/kura_dma.h"
 
 #include "replay/kura_analytic.h"
 
-/* Cycles of one transaction of `words` bank words (spec 8.4). */
+/* Cycles of one transaction of `words` bank words (docs/kura.md#dma-and-system-level). */
 static int64_t txn_cycles(const struct kura_energy *e, int64_t words)
 {
     int64_t bits = words * e->word_bits;
@@ -16,7 +16,7 @@ static int64_t txn_cycles(const struct kura_energy *e, int64_t words)
 void kura_dma_tile_split(const struct kura_energy *e, int n_h, int n_w, int64_t *in_cycles,
                          int64_t *out_cycles)
 {
-    /* spec 8.4: N_w + 4 halo columns in, N_w result columns out */
+    /* docs/kura.md#dma-and-system-level: N_w + 4 halo columns in, N_w result columns out */
     *in_cycles = (int64_t)(n_w + 4) * txn_cycles(e, n_h + 4);
     *out_cycles = (int64_t)n_w * txn_cycles(e, n_h);
 }
@@ -29,7 +29,7 @@ void kura_sys_eval(const struct kura_energy *e, int h, int w, int n_h, int n_w,
     out->n_h = n_h;
     out->n_w = n_w;
     out->cycles_step = an.cycles_step;
-    /* spec 8.4: serialized with compute */
+    /* docs/kura.md#dma-and-system-level: serialized with compute */
     int64_t in, o;
     kura_dma_tile_split(e, n_h, n_w, &in, &o);
     out->dma_tile = in + o;

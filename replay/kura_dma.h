@@ -1,5 +1,5 @@
 /*
- * kura_dma: the DMA and system-level model of the SA-Kura SoC (specs/kura.md section 8.4).
+ * kura_dma: the DMA and system-level model of the SA-Kura SoC (docs/kura.md#dma-and-system-level).
  *
  * Per tile, serialized with compute: N_w + 4 input transactions of one halo-extended
  * column (N_h + 4 words) and N_w output transactions of one column (N_h words). A
@@ -17,7 +17,7 @@
 
 struct kura_sys {
     int n_h, n_w;
-    int64_t cycles_step; /* compute cycles (spec 8.1) */
+    int64_t cycles_step; /* compute cycles (docs/kura.md#analytic-timing) */
     int64_t dma_tile;    /* DMA cycles per tile */
     int64_t dma_step;    /* DMA cycles per step (n tiles) */
     double marsh_cycles; /* t_marsh·H·W */

@@ -1,5 +1,5 @@
 /*
- * kura_model: the replay model "kura" of the SA-Kura array (spec 8). See kura_model.h.
+ * kura_model: the replay model "kura" of the SA-Kura array (docs/kura.md#replay). See kura_model.h.
  */
 #include "replay/kura_model.h"
 
@@ -22,22 +22,26 @@ static const struct hw_key kura_keys[] = {
     HW_KEY_INT("n_h", "PEs", 1, 4096, 20, "array rows N_h [paper: 5..25]"),
     HW_KEY_INT("n_w", "PEs", 1, 4096, 5, "array columns N_w [paper: 5..25]"),
     HW_KEY_BOOL("cycle_accurate", 0,
-                "run the checked register-level simulation of every step (spec 8.2)"),
+                "run the checked register-level simulation of every step "
+                "(docs/kura.md#cycle-accurate-array)"),
     HW_KEY_BOOL("activity", 0,
-                "count operand toggles on the PE inputs (spec 8.5; implies "
+                "count operand toggles on the PE inputs (docs/kura.md#switching-activity; implies "
                 "cycle_accurate)"),
     HW_KEY_FLOAT("alpha_cal", "", 0, 1, 0.4744,
                  "reference toggle rate for p_hw' = p_hw(1 - phi + phi alpha/alpha_cal): "
                  "H20W5 over the default capture, by 'model kura --calibrate-activity' "
-                 "(spec 8.5)"),
-    HW_KEY_FLOAT("phi", "", 0, 1, 1, "switching fraction of p_hw (spec 8.5, upper bound 1)"),
+                 "(docs/kura.md#switching-activity)"),
+    HW_KEY_FLOAT("phi", "", 0, 1, 1,
+                 "switching fraction of p_hw (docs/kura.md#switching-activity, upper bound 1)"),
     HW_KEY_STRING("coeffs", "", NULL,
-                  "coefficient table JSON (spec 8.3-8.4); empty = shipped "
+                  "coefficient table JSON (docs/kura.md#replay); empty = shipped "
                   "configs/kura_energy.json values"),
-    HW_KEY_FLOAT("t_txn", "cycles", -1, 1e6, -1,
-                 "DMA cycles per transaction; -1 = the table's (spec 8.4)"),
+    HW_KEY_FLOAT(
+        "t_txn", "cycles", -1, 1e6, -1,
+        "DMA cycles per transaction; -1 = the table's (docs/kura.md#dma-and-system-level)"),
     HW_KEY_BOOL("calibrate_dma", 0,
-                "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles (spec 8.4)"),
+                "re-solve t_marsh so H20W5 at 96x96 takes 64,130 cycles "
+                "(docs/kura.md#dma-and-system-level)"),
 };
 
 static const struct hw_schema kura_schema = {
@@ -116,8 +120,8 @@ static int kura_prepare(void *shared, const struct model_record *r, void **aux, 
     *aux = NULL;
     const Acceltrace__Record *rec = r->rec;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_KURA_TILES) {
-        /* stored tile streams must equal the derived ones (DESIGN.md 1, spec 6); they follow
-         * the REVERSE step they belong to */
+        /* stored tile streams must equal the derived ones (docs/design.md#data-flow,
+         * docs/kura.md#trace-records); they follow the REVERSE step they belong to */
         const Acceltrace__KuraTiles *kt = rec->kura_tiles;
         struct kura_streams st;
         if (!sh->last_q || kt->step != sh->last.step)
@@ -252,9 +256,9 @@ static int kura_slice(const struct kura_state *s, const char *track, const char 
 /*
  * Reports one drift step of the system level (replay/kura_dma.h) to the schedule hook:
  * host marshalling, then per tile its input DMA, the array sweep (C_tile; the first tile
- * also the exposed prefill of N_w cycles, spec 8.1) and its output DMA, all serialized, then
- * the per-step overhead. The array's slices sum to array_s, the DMA's to dma_s, the host's
- * to host_s.
+ * also the exposed prefill of N_w cycles, docs/kura.md#analytic-timing) and its output DMA, all
+ * serialized, then the per-step overhead. The array's slices sum to array_s, the DMA's to dma_s,
+ * the host's to host_s.
  */
 static int kura_sched_step(struct kura_state *s, int step, int h, int w, struct errmsg *e)
 {
@@ -314,7 +318,8 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
             return src;
     }
     if (!s->sim_on)
-        return 0; /* the analytic figures depend on the map size only (spec 8.1) */
+        /* the analytic figures depend on the map size only (docs/kura.md#analytic-timing) */
+        return 0;
     size_t n = (size_t)in->h * in->w;
     if (n > s->uq_cap) {
         int32_t *p = mem_realloc(s->uq_out, n * sizeof *p);
@@ -328,7 +333,8 @@ static int kura_consume(void *state, const struct model_record *r, struct errmsg
     int rc = kura_sim_run(s->sim, a->sc, in->h, in->w, a->uq, s->uq_out, &o, &res, e);
     if (rc)
         return rc;
-    /* the drained map equals the shared fixed-point drift bit for bit (spec 8.2) */
+    /* the drained map equals the shared fixed-point drift bit for bit
+     * (docs/kura.md#cycle-accurate-array) */
     if (memcmp(s->uq_out, a->uq, n * sizeof *a->uq) != 0)
         return errmsg_set(e, ERR_INTERNAL, "H%dW%d step %d: drained map differs from the drift",
                           s->n_h, s->n_w, in->step);
@@ -358,7 +364,7 @@ static int kura_finish(void *state, struct model_result *res, struct errmsg *e)
     double px = (double)h * w;
     double p_fit = kura_bilinear(&en->power_fit4, s->n_h, s->n_w);
     double alpha = s->bits ? (double)s->toggles / (double)s->bits : NAN;
-    /* spec 8.5: p_hw' = p_hw (1 - phi + phi alpha/alpha_cal) */
+    /* docs/kura.md#switching-activity: p_hw' = p_hw (1 - phi + phi alpha/alpha_cal) */
     struct kura_coeffs scaled = en->power_fit4;
     double ratio = s->alpha_cal > 0 ? alpha / s->alpha_cal : NAN;
     scaled.hw = en->power_fit4.hw * (1 - s->phi + s->phi * ratio);
@@ -458,9 +464,9 @@ static bool kura_state_ok(const struct kura_state *s)
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): the map size
- * within KURA_MAX_SIDE and set once a step was seen, no counters without the simulation,
- * one row per step with activity and the totals the sums of the rows.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * the map size within KURA_MAX_SIDE and set once a step was seen, no counters without the
+ * simulation, one row per step with activity and the totals the sums of the rows.
  */
 static int kura_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -545,9 +551,9 @@ static int kura_shared_load(void *shared, struct model_ckpt_in *in, struct errms
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates). Analytic configs hold the
- * state and one row of 36 columns. A simulated array adds its PE registers (6 words of 4
- * bytes per PE, kura_sim.c), the row/column buffers and the drained u_q map (4 bytes per
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention). Analytic
+ * configs hold the state and one row of 36 columns. A simulated array adds its PE registers (6
+ * words of 4 bytes per PE, kura_sim.c), the row/column buffers and the drained u_q map (4 bytes per
  * pixel); activity adds one step row (24 bytes, capacity doubled) and one 7-column row of
  * kura_steps per REVERSE step. Without a header: a 96x96 t100 capture.
  */

@@ -1,5 +1,5 @@
 /*
- * kura_model: the replay model "kura" of the SA-Kura array (specs/kura.md section 8).
+ * kura_model: the replay model "kura" of the SA-Kura array (docs/kura.md#replay).
  *
  * The analytic timing model and the tiling it shares with the other SA-Kura parts live
  * below it in replay/kura_analytic.h, which this header includes for the callers of

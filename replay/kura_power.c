@@ -17,13 +17,16 @@ void kura_energy_default(struct kura_energy *e)
 {
     memset(e, 0, sizeof *e);
     e->f_hz = 100e6; /* paper section 4: 100 MHz */
-    /* fit4: eq. 11 solved exactly through the paper's four compute-only points (spec 8.3). */
+    /* fit4: eq. 11 solved exactly through the paper's four compute-only points
+     * (docs/kura.md#power-area-and-energy). */
     e->power_fit4 = (struct kura_coeffs){0.19588743568595118, 0.50928282471230624,
                                          1.6787616354424371, 30.336367385412991};
-    /* table1: Table 1 (H20W5) split per PE / per row / fixed (spec 8.3). */
+    /* table1: Table 1 (H20W5) split per PE / per row / fixed (docs/kura.md#power-area-and-energy).
+     */
     e->power_table1 = (struct kura_coeffs){0.2008, 0.0, 1.135, 41.724};
     e->area_table1 = (struct kura_coeffs){5051.18, 0.0, 65644.95, 1706844.0};
-    /* DMA model (spec 8.4): t_marsh = 30725/9216 calibrates H20W5 at 96x96 to 64,130 cycles. */
+    /* DMA model (docs/kura.md#dma-and-system-level): t_marsh = 30725/9216 calibrates H20W5 at 96x96
+     * to 64,130 cycles. */
     e->t_txn = 16.0;
     e->t_step = 0.0;
     e->t_marsh = 30725.0 / 9216.0;

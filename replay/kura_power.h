@@ -1,5 +1,5 @@
 /*
- * kura_power: power, area and energy of the SA-Kura array (specs/kura.md section 8.3,
+ * kura_power: power, area and energy of the SA-Kura array (docs/kura.md#power-area-and-energy,
  * paper eq. 10-13) and the coefficient tables they use (configs/kura_energy.json).
  *
  * Coefficients are bilinear in the array shape: X = c_hw·N_h·N_w + c_w·N_w + c_h·N_h +
@@ -30,19 +30,24 @@ struct kura_coeffs {
 
 /* The whole coefficient table (configs/kura_energy.json). */
 struct kura_energy {
-    double f_hz;                     /* clock, 100e6 [paper] */
-    struct kura_coeffs power_fit4;   /* compute-only power, mW (spec 8.3 fit4) */
-    struct kura_coeffs power_table1; /* system-level power, mW (spec 8.3 table1) */
-    struct kura_coeffs area_table1;  /* area incl. SoC shell, µm² (spec 8.3 table1) */
-    double t_txn;                    /* DMA cycles per transaction (spec 8.4) */
-    double t_step;                   /* DMA cycles per step (spec 8.4) */
-    double t_marsh;                  /* marshalling cycles per pixel (spec 8.4) */
-    int bus_bits;                    /* interconnect width, 128 [paper] */
-    int word_bits;                   /* bank word, 32 [paper] */
-    double rocket_ms;                /* Rocket-only drift latency, 123.8 ms [paper] */
-    double rocket_mw;                /* Rocket-only power, 30.38 mW [paper] */
-    double jetson_nj_px;             /* Jetson CUDA energy, 270.57 nJ/px [paper] */
-    double jetson_latency_ratio;     /* Jetson step / H20W5 step, 6.57 [paper] */
+    double f_hz; /* clock, 100e6 [paper] */
+    /* compute-only power, mW (docs/kura.md#power-area-and-energy fit4) */
+    struct kura_coeffs power_fit4;
+    /* system-level power, mW (docs/kura.md#power-area-and-energy table1) */
+    struct kura_coeffs power_table1;
+    /* area incl. SoC shell, µm² (docs/kura.md#power-area-and-energy table1) */
+    struct kura_coeffs area_table1;
+    /* DMA cycles per transaction (docs/kura.md#dma-and-system-level) */
+    double t_txn;
+    double t_step; /* DMA cycles per step (docs/kura.md#dma-and-system-level) */
+    /* marshalling cycles per pixel (docs/kura.md#dma-and-system-level) */
+    double t_marsh;
+    int bus_bits;                /* interconnect width, 128 [paper] */
+    int word_bits;               /* bank word, 32 [paper] */
+    double rocket_ms;            /* Rocket-only drift latency, 123.8 ms [paper] */
+    double rocket_mw;            /* Rocket-only power, 30.38 mW [paper] */
+    double jetson_nj_px;         /* Jetson CUDA energy, 270.57 nJ/px [paper] */
+    double jetson_latency_ratio; /* Jetson step / H20W5 step, 6.57 [paper] */
 };
 
 /* Fills e with the shipped values (identical to configs/kura_energy.json). */
@@ -67,7 +72,7 @@ double kura_epx_pj(const struct kura_coeffs *p, int n_h, int n_w, double f_hz);
 /* Paper eq. 12: N_w*(N_h) = sqrt(26·(p_h + p_fixed/N_h)/(p_hw + p_w/N_h)). */
 double kura_nw_opt(const struct kura_coeffs *p, int n_h);
 
-/* What a fit point measures (spec 8.3 --fit columns). */
+/* What a fit point measures (docs/kura.md#power-area-and-energy --fit columns). */
 enum kura_fit_kind { KURA_FIT_EPX_PJ = 0, KURA_FIT_P_MW = 1, KURA_FIT_AREA_UM2 = 2 };
 
 struct kura_fit_point {
@@ -82,10 +87,10 @@ struct kura_fit_result {
 };
 
 /*
- * Least squares for the four coefficients by Householder QR (spec 8.3 --fit). Rows are
- * 1e9·(C_tile/f)·[1, 1/N_h, 1/N_w, 1/(N_h·N_w)] for E_px in pJ, and [N_h·N_w, N_w, N_h, 1]
- * for power and area. residuals (n values, may be NULL) receives y - fitted. Fewer than
- * 4 points or rank < 4 is ERR_DATA. 0 or a negative enum err.
+ * Least squares for the four coefficients by Householder QR (docs/kura.md#power-area-and-energy
+ * --fit). Rows are 1e9·(C_tile/f)·[1, 1/N_h, 1/N_w, 1/(N_h·N_w)] for E_px in pJ, and [N_h·N_w, N_w,
+ * N_h, 1] for power and area. residuals (n values, may be NULL) receives y - fitted. Fewer than 4
+ * points or rank < 4 is ERR_DATA. 0 or a negative enum err.
  */
 int kura_fit(const struct kura_fit_point *pts, size_t n, enum kura_fit_kind kind, double f_hz,
              struct kura_fit_result *out, double *residuals, struct errmsg *em);
@@ -94,7 +99,8 @@ int kura_fit(const struct kura_fit_point *pts, size_t n, enum kura_fit_kind kind
 double kura_fit_predict(const struct kura_coeffs *c, enum kura_fit_kind kind, int n_h, int n_w,
                         double f_hz);
 
-/* Result of an area-budget search (spec 8.3 --budget). found = 0 when nothing fits. */
+/* Result of an area-budget search (docs/kura.md#power-area-and-energy --budget). found = 0 when
+ * nothing fits. */
 struct kura_budget_result {
     int found;
     int n_h, n_w;

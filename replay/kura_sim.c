@@ -1,6 +1,6 @@
 /*
- * kura_sim: register-level SA-Kura simulation (spec 8.2), activity (8.5), streams (7).
- * See kura_sim.h. The controller decodes each cycle into slot k = t / C_tile and phase
+ * kura_sim: register-level SA-Kura simulation (docs/kura.md#cycle-accurate-array), activity (8.5),
+ * streams (7). See kura_sim.h. The controller decodes each cycle into slot k = t / C_tile and phase
  * ph = t mod C_tile: ph < N_w is tile k's prefill (and tile k-1's drain, d = ph),
  * N_w <= ph < N_w + 25 the sweep, ph = N_w + 25 the combine.
  */
@@ -31,12 +31,14 @@ struct kura_sim {
 void kura_sc_map(const int16_t *q, size_t h, size_t w, uint32_t *sc)
 {
     for (size_t i = 0; i < h * w; i++)
-        sc[i] = kura_pack_sc(kura_sin_q(q[i]), kura_cos_q(q[i])); /* spec 5 */
+        /* docs/kura.md#fixed-point-drift */
+        sc[i] = kura_pack_sc(kura_sin_q(q[i]), kura_cos_q(q[i]));
 }
 
 uint64_t kura_bits_per_tile(int n_h, int n_w)
 {
-    /* spec 8.5: N_w + 4 H-moves write W, R and the lanes; 20 V-moves write W; one capture */
+    /* docs/kura.md#switching-activity: N_w + 4 H-moves write W, R and the lanes; 20 V-moves write
+     * W; one capture */
     uint64_t pe = (uint64_t)n_h * n_w;
     return 32u * ((uint64_t)(n_w + 4) * (2 * pe + n_h + 4) + 21 * pe);
 }
@@ -161,7 +163,7 @@ static inline void wr(struct act *a, uint32_t *reg, uint32_t v)
     *reg = v;
 }
 
-/* H-move with halo column s->col (spec 8.2), at the end of a cycle. */
+/* H-move with halo column s->col (docs/kura.md#cycle-accurate-array), at the end of a cycle. */
 static void h_move(struct kura_sim *s, struct act *a)
 {
     int nh = s->n_h, nw = s->n_w;
@@ -179,12 +181,12 @@ static void h_move(struct kura_sim *s, struct act *a)
         memmove(rbrow, rbrow + 1, (size_t)(nw - 1) * sizeof *rbrow);
         rbrow[nw - 1] = s->lane[nh + v];
     }
-    /* R holds the post-move W (spec 8.2) */
+    /* R holds the post-move W (docs/kura.md#cycle-accurate-array) */
     for (size_t p = 0; p < (size_t)nh * nw; p++)
         wr(a, &s->snap[p], s->wk[p]);
 }
 
-/* V-move v = 1..4 (spec 8.2). */
+/* V-move v = 1..4 (docs/kura.md#cycle-accurate-array). */
 static void v_move(struct kura_sim *s, int v, struct act *a)
 {
     int nh = s->n_h, nw = s->n_w;

@@ -1,5 +1,5 @@
 /*
- * kura_sim: cycle-accurate simulation of the SA-Kura offset-sweep array (specs/kura.md
+ * kura_sim: cycle-accurate simulation of the SA-Kura offset-sweep array (docs/kura.md
  * section 8.2) with operand switching activity (section 8.5) and the per-cycle interface
  * streams of the RTL stimulus export (section 7).
  *
@@ -48,7 +48,8 @@ static inline int32_t kura_word_cos(uint32_t wd)
  */
 void kura_sc_map(const int16_t *q, size_t h, size_t w, uint32_t *sc);
 
-/* Per-cycle interface streams of one step (spec section 7; the KuraTiles layout). */
+/* Per-cycle interface streams of one step (docs/kura.md#tile-stream-export; the KuraTiles layout).
+ */
 struct kura_streams {
     int n_h, n_w;
     int64_t n_tiles, n_cyc;

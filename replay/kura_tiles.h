@@ -1,7 +1,8 @@
 /*
  * kura_tiles: per-step inputs of the SA-Kura replay decoded from a KuraStep record, the
- * derived tile streams of an array shape (specs/kura.md sections 7 and 8.2), their check
- * against stored KuraTiles records, and the RTL stimulus export ($readmemh files).
+ * derived tile streams of an array shape (docs/kura.md#tile-stream-export,
+ * docs/kura.md#cycle-accurate-array), their check against stored KuraTiles records, and the RTL
+ * stimulus export ($readmemh files).
  *
  * The tile streams are derived by the cycle-accurate simulation (replay/kura_sim) with all
  * of its checks on, so an export is only written when the array reproduces the shared
@@ -30,8 +31,8 @@ struct kura_step_info {
     int h, w;                                /* map size */
     int step;                                /* i for REVERSE */
     int role;                                /* ACCELTRACE__KURA_ROLE__... */
-    double c, beta, sigma, k, kref, psi_ref; /* schedule values (spec 2) */
-    struct kura_regs regs;                   /* G, R_s, R_c (spec 5) */
+    double c, beta, sigma, k, kref, psi_ref; /* schedule values (docs/kura.md#sde-and-schedule) */
+    struct kura_regs regs;                   /* G, R_s, R_c (docs/kura.md#fixed-point-drift) */
 };
 
 /*
@@ -60,9 +61,9 @@ int kura_tiles_compare(const struct kura_streams *st, const Acceltrace__KuraTile
                        struct errmsg *e);
 
 /*
- * Activity calibration (spec 8.5): runs the N_h x N_w array with toggle counting over every
- * REVERSE step of the kura trace at path and sets *alpha = Σ toggles / Σ bits written and
- * *steps to the number of steps. 0, or ERR_DATA (not a kura trace, no REVERSE step, bad
+ * Activity calibration (docs/kura.md#switching-activity): runs the N_h x N_w array with toggle
+ * counting over every REVERSE step of the kura trace at path and sets *alpha = Σ toggles / Σ bits
+ * written and *steps to the number of steps. 0, or ERR_DATA (not a kura trace, no REVERSE step, bad
  * record), ERR_IO, ERR_NOMEM with e set.
  */
 int kura_activity_calibrate(const char *path, int n_h, int n_w, double *alpha, uint64_t *steps,

@@ -1,5 +1,5 @@
 /*
- * model: the interface every replayed hardware model implements (DESIGN.md section 5).
+ * model: the interface every replayed hardware model implements (docs/design.md#replay-and-sweeps).
  *
  * A model is a table of function pointers (struct model_ops) registered once in
  * replay/model_registry.c. For a sweep of N configs the engine creates N instances with
@@ -28,7 +28,7 @@
  * Errors: new/consume/finish return 0 or a negative enum err and fill e with a message
  * (ERR_DATA for a trace the model cannot replay, ERR_CONFIG for an impossible config).
  *
- * Memory estimates (issue 17 item 5; for batch sizing and --mem-limit). The function to call:
+ * Memory estimates (for batch sizing and --mem-limit). The function to call:
  *
  *   uint64_t model_estimate_bytes(const struct model_ops *m, const struct hw_config *cfg,
  *                                 const Acceltrace__TraceHeader *hdr);
@@ -155,7 +155,8 @@ struct model_ops {
      * workload's default capture): what new() allocates, what consume() grows to and the
      * rows finish() adds (MODEL_RESULT_ROW_BYTES each). Must not allocate, fail or
      * look at anything but cfg and hdr; a few microseconds at most (it runs per config of
-     * a sweep before anything is built). Formulas are in docs/models.md#memory-estimates.
+     * a sweep before anything is built). Formulas are in
+     * docs/models.md#memory-estimates-replay-engine-convention.
      */
     uint64_t (*estimate_bytes)(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr);
     /*
@@ -170,7 +171,8 @@ struct model_ops {
 
 /* Engine bytes per instance besides the model's own: the struct the engine keeps for it
  * (with its 512-byte error message) and the config copy [measured: 1.0 KB per config held,
- * count model, 10^5 configs, --batch 100, docs/models.md#memory-estimates]. */
+ * count model, 10^5 configs, --batch 100,
+ * docs/models.md#memory-estimates-replay-engine-convention]. */
 #define MODEL_INSTANCE_OVERHEAD_BYTES 1024u
 /* Bytes of one result row of n_cols columns held until it is written: the column array
  * (at least 16 slots of 56 bytes) and each column's name and unit [measured: a 5-column
@@ -213,7 +215,7 @@ int model_ckpt_get_bools(struct model_ckpt_in *in, bool *dst, size_t n);
 /*
  * Whether x, a float read from a checkpoint, is finite and in [lo, hi]. Load hooks check
  * every float so before anything converts it to an integer (out of range, that conversion
- * is undefined behaviour) or divides by it (docs/models.md#checkpoints).
+ * is undefined behaviour) or divides by it (docs/models.md#checkpoints-replay-engine-convention).
  */
 bool model_ckpt_in_range(double x, double lo, double hi);
 /*

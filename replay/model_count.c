@@ -168,8 +168,8 @@ static int count_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates): the state and its one row (two
- * with split_rows) of at most 5 columns; nothing grows with the trace.
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention): the state
+ * and its one row (two with split_rows) of at most 5 columns; nothing grows with the trace.
  */
 static uint64_t count_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
 {

@@ -1,5 +1,5 @@
 /*
- * results: the results folder of a replay (DESIGN.md section 5).
+ * results: the results folder of a replay (docs/design.md#replay-and-sweeps).
  *
  *   DIR/results.csv     one row per (config[, labels]): key columns, every config key,
  *                       then the model's labels, counts and metrics; header cells are

@@ -44,8 +44,8 @@ struct model_result {
     struct res_row *rows;
     size_t n, cap;
     /* The first error of a result_* call, sticky (model.h). Kept small (one is held per
-     * instance of a batch, docs/models.md#memory-estimates): the message is allocated,
-     * and err_what is the fixed text used when that allocation fails. */
+     * instance of a batch, docs/models.md#memory-estimates-replay-engine-convention): the message
+     * is allocated, and err_what is the fixed text used when that allocation fails. */
     int err;              /* 0 none, else a negative enum err */
     char *err_text;       /* its message, or NULL */
     const char *err_what; /* fixed fallback message */

@@ -20,14 +20,16 @@
 __extension__ typedef unsigned __int128 salca_u128;
 
 static const struct hw_key salca_keys[] = {
-    HW_KEY_STRING("variant", "salca", "salca|dense",
-                  "salca pipeline, or dense = the paper's ASIC_D reference [spec 10]"),
-    HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, spec 2]"),
+    HW_KEY_STRING(
+        "variant", "salca", "salca|dense",
+        "salca pipeline, or dense = the paper's ASIC_D reference [docs/salca.md#pipeline-model]"),
+    HW_KEY_INT("d", "", 1, 4096, 128, "head dimension [derived, docs/salca.md#notation]"),
     HW_KEY_FLOAT("s_f", "", 0.001, 1, 0.5, "feature keep ratio [paper]"),
     HW_KEY_INT("w_k", "bits", 1, 16, 2, "key code width [paper]; ASIC_S_4: 4"),
     HW_KEY_INT("factor_bits", "bits", 0, 1024, 32, "per-key FP16 scale + zero [paper]"),
     HW_KEY_INT("chn", "", 1, 1024, 32, "HBM pseudo-channels, one HBM2 [paper]"),
-    HW_KEY_INT("bw", "bits", 1, 65536, 128, "bits per PC per HBM cycle [derived, spec 9]"),
+    HW_KEY_INT("bw", "bits", 1, 65536, 128,
+               "bits per PC per HBM cycle [derived, docs/salca.md#analytic-performance-model]"),
     HW_KEY_FLOAT("f_hbm_ghz", "GHz", 0.001, 100, 1.0, "HBM clock [paper]"),
     HW_KEY_FLOAT("f_cmp_ghz", "GHz", 0.001, 100, 0.5, "compute clock [paper]"),
     HW_KEY_INT("h_pre", "", 1, 1024, 11, "pre-compute PCs, final design [paper]"),
@@ -40,17 +42,21 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_STRING("beta_att_source", "input", "input|derived",
                   "input: beta_att as given; derived: per job ideal/spread cycles of the HBM "
                   "timing model at the configured policy [decision, issue 19]"),
-    HW_KEY_STRING("alpha_mode", "measured", "measured|global",
-                  "alpha from the PC simulation, or one global alpha [spec 10]"),
+    HW_KEY_STRING(
+        "alpha_mode", "measured", "measured|global",
+        "alpha from the PC simulation, or one global alpha [docs/salca.md#pipeline-model]"),
     HW_KEY_FLOAT("alpha", "", 0.01, 1000, 1.17, "global alpha [paper]"),
-    HW_KEY_STRING("map", "mod", "mod|xor|hash", "token-to-PC mapping [spec 11]"),
+    HW_KEY_STRING("map", "mod", "mod|xor|hash",
+                  "token-to-PC mapping [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("map_seed", "", 0, 9007199254740991.0, 0, "hash map seed [decision]"),
-    HW_KEY_STRING("policy", "inorder", "batch|inorder|window", "issue policy [spec 11]"),
+    HW_KEY_STRING("policy", "inorder", "batch|inorder|window",
+                  "issue policy [docs/salca.md#conflict-analyzer]"),
     HW_KEY_INT("depth", "", 1, 1048576, 1, "in-order FIFO depth D_f [decision]"),
     HW_KEY_INT("window", "", 1, 16777216, 128, "reorder window W [paper: range 128]"),
     HW_KEY_INT("p_iss", "", 0, 4096, 0, "requests issued per slot; 0 = h_att [decision]"),
     HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
-                  "stage A memory time: fast = slots x t_slot / beta_att [spec 10]; timing = "
+                  "stage A memory time: fast = slots x t_slot / beta_att "
+                  "[docs/salca.md#pipeline-model]; timing = "
                   "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
     HW_KEY_STRING("hbm.preset", "hbm2", "hbm2|hbm3|hbm3e",
                   "DRAM timing preset: hbm2 [JEDEC JESD235], hbm3 [Ramulator 2.1 HBM3_6400Mbps], "
@@ -299,7 +305,8 @@ static int act_lookup(void *ctx, const char *name, double *v)
 }
 
 /* Energy of activity counts in J: the table when given, else replay/energy's built-in
- * "salca" (the placeholders of configs/salca-energy.json [decision, spec section 10]). */
+ * "salca" (the placeholders of configs/salca-energy.json [decision, docs/salca.md#pipeline-model]).
+ */
 static int act_energy(const struct salca_state *s, const struct salca_activity *a, double *j)
 {
     const struct energy_table *t = s->has_et ? &s->et : energy_table_builtin("salca");
@@ -695,9 +702,9 @@ static bool step_sums_equal(const struct salca_step *a, const struct salca_step 
 }
 
 /*
- * Every value is checked before it is used (docs/models.md#checkpoints): the step flag 0
- * or 1, no steps nor open step before the first selection, the open step's number the
- * current one, and the totals equal to the sum of the closed steps.
+ * Every value is checked before it is used (docs/models.md#checkpoints-replay-engine-convention):
+ * the step flag 0 or 1, no steps nor open step before the first selection, the open step's number
+ * the current one, and the totals equal to the sum of the closed steps.
  */
 static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 {
@@ -747,11 +754,11 @@ static int salca_load(void *state, struct model_ckpt_in *in, struct errmsg *e)
 }
 
 /*
- * Memory estimate (model.h; docs/models.md#memory-estimates): the state, one step record
- * per decode step (capacity doubled), the per-selection PC and synonym arrays of the
- * largest context (2 + 4 bytes per token, context = n0 + N + 1), one row of 40 columns
- * and, with steps_table, one row of 20 columns per step. Without a header: the tiny
- * synthetic capture's 4096 tokens and 64 steps.
+ * Memory estimate (model.h; docs/models.md#memory-estimates-replay-engine-convention): the state,
+ * one step record per decode step (capacity doubled), the per-selection PC and synonym arrays of
+ * the largest context (2 + 4 bytes per token, context = n0 + N + 1), one row of 40 columns and,
+ * with steps_table, one row of 20 columns per step. Without a header: the tiny synthetic capture's
+ * 4096 tokens and 64 steps.
  */
 static uint64_t salca_estimate(const struct hw_config *cfg, const Acceltrace__TraceHeader *hdr)
 {

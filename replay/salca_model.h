@@ -1,5 +1,5 @@
 /*
- * salca_model: the trace-driven pipeline model of the Salca accelerator (specs/salca.md
+ * salca_model: the trace-driven pipeline model of the Salca accelerator (docs/salca.md
  * section 10) and its replay-engine wrapper (model "salca", replay/model.h).
  *
  * Per job (step t, layer l, query head h, one selection method) the model computes four
@@ -72,17 +72,17 @@ struct salca_pipe_params {
     struct salca_rat x_dram; /* tCK·f_CMP: compute cycles per DRAM cycle (timing) */
 };
 
-/* The paper's final design (h 11/16, p 16/1, spec section 10 salca_final), measured alpha
- * with in-order issue D_f = 1 and the mod map. */
+/* The paper's final design (h 11/16, p 16/1, docs/salca.md#pipeline-model salca_final), measured
+ * alpha with in-order issue D_f = 1 and the mod map. */
 void salca_pipe_params_default(struct salca_pipe_params *p);
 
 /* Validates p and computes the derived rationals. 0 or ERR_CONFIG with e set. */
 int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e);
 
 /*
- * Stage times of one job (spec section 10): n keys in context, n_sel selected tokens and
- * `slots` PC slots from the issue policy (ignored in global alpha mode and for dense,
- * where the slots are ceil(n/chn)). T receives P, Q, F, A including c_stage.
+ * Stage times of one job (docs/salca.md#pipeline-model): n keys in context, n_sel selected tokens
+ * and `slots` PC slots from the issue policy (ignored in global alpha mode and for dense, where the
+ * slots are ceil(n/chn)). T receives P, Q, F, A including c_stage.
  */
 void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_t n_sel,
                           uint64_t slots, uint64_t T[SALCA_STAGES]);
@@ -105,7 +105,7 @@ uint64_t salca_pipe_att_mem_derived(const struct salca_pipe_params *p, uint64_t 
 /* hbm_timing cycles as compute cycles: ceil(cycles · x_dram). */
 uint64_t salca_pipe_dram_to_cmp(const struct salca_pipe_params *p, uint64_t cycles);
 
-/* Activity counts of one job (spec section 10 "activity counts"). */
+/* Activity counts of one job (docs/salca.md#pipeline-model "activity counts"). */
 struct salca_activity {
     uint64_t hbm_pre_bytes; /* n·b_pre/8 */
     uint64_t hbm_att_bytes; /* |S|·b_att/8 = 256·|S| at d = 128 */
@@ -153,9 +153,9 @@ int salca_synth_parse(const char *s, enum salca_synth_kind *out);
  * analysis/conflicts): writes a sorted selection of about k = ceil(retention·n) indices of
  * [0, n) into idx (capacity n), *count its size. Uniform: exactly k, selection sampling.
  * Clustered: 4 sinks, the last 16 tokens, then peaks each selecting [p - 2, p + 2], the
- * reach of the default pool width 5, spec 5.6, until k are covered. Needle: 4 sinks, the
- * last 64 tokens, two 64-token spans, then clustered peaks. Deterministic in (seed, a, b).
- * 0, ERR_USAGE (n = 0, retention outside (0, 1], bad kind) or ERR_NOMEM.
+ * reach of the default pool width 5, docs/salca.md#max-pooling, until k are covered. Needle: 4
+ * sinks, the last 64 tokens, two 64-token spans, then clustered peaks. Deterministic in (seed, a,
+ * b). 0, ERR_USAGE (n = 0, retention outside (0, 1], bad kind) or ERR_NOMEM.
  */
 int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retention, uint64_t seed,
                           uint64_t a, uint64_t b, uint32_t *idx, size_t *count);

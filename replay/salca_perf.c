@@ -1,6 +1,6 @@
 /*
- * salca_perf: the Salca analytic performance model (specs/salca.md section 9; paper
- * section 4, "performance model"). Formulas cite the paper or the spec; see
+ * salca_perf: the Salca analytic performance model (docs/salca.md#analytic-performance-model; paper
+ * section 4, "performance model"). Formulas cite the paper or docs/salca.md; see
  * docs/models.md#salca-replay for the derivations.
  */
 #include "replay/salca_perf.h"
@@ -169,12 +169,13 @@ int salca_rat_parse(const char *s, struct salca_rat *out)
 void salca_perf_in_paper(struct salca_perf_in *in)
 {
     memset(in, 0, sizeof *in);
-    in->d = salca_rat_int(128);                      /* [derived] spec section 2 */
-    in->s_f = (struct salca_rat){1, 2};              /* [paper] */
-    in->w_k = salca_rat_int(2);                      /* [paper] */
-    in->factor_bits = salca_rat_int(32);             /* [paper] two FP16 factors */
-    in->chn = salca_rat_int(32);                     /* [paper] one HBM2, 32 PCs */
-    in->bw = salca_rat_int(128);                     /* [derived] spec section 9 */
+    in->d = salca_rat_int(128);          /* [derived] docs/salca.md#notation */
+    in->s_f = (struct salca_rat){1, 2};  /* [paper] */
+    in->w_k = salca_rat_int(2);          /* [paper] */
+    in->factor_bits = salca_rat_int(32); /* [paper] two FP16 factors */
+    in->chn = salca_rat_int(32);         /* [paper] one HBM2, 32 PCs */
+    /* [derived] docs/salca.md#analytic-performance-model */
+    in->bw = salca_rat_int(128);
     in->f_hbm_ghz = salca_rat_int(1);                /* [paper] */
     in->f_cmp_ghz = (struct salca_rat){1, 2};        /* [paper] 500 MHz */
     in->alpha = (struct salca_rat){117, 100};        /* [paper] */
@@ -422,7 +423,8 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
     TRY(salca_rat_add(t, u, &t));
     TRY(salca_rat_mul(t, in->f_cmp_ghz, &out->design_b_req));
 
-    /* Fixed-PC view: m_x = h_x·bw·f_HBM/(b_x·f_CMP) [spec section 9, from paper's h]. */
+    /* Fixed-PC view: m_x = h_x·bw·f_HBM/(b_x·f_CMP) [docs/salca.md#analytic-performance-model, from
+     * paper's h]. */
     out->fixed_h_pre = in->h_pre ? in->h_pre : dp->h_pre;
     out->fixed_h_att = in->h_att ? in->h_att : dp->h_att;
     /* more pseudo-channels than the stack has is an impossible input [decision] */
@@ -448,7 +450,8 @@ int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out,
         return rc;
 
     /* ASIC_S_4: w_k 4, s_f 1 [paper: Energon/Sanger style], fixed-PC mode with the fixed
-     * view's PCs [derived, spec section 9]; r_min_int uses floor(m_pre). */
+     * view's PCs [derived, docs/salca.md#analytic-performance-model]; r_min_int uses floor(m_pre).
+     */
     struct salca_rat basic;
     TRY(salca_rat_mul(salca_rat_int(4), in->d, &t));
     TRY(salca_rat_add(t, in->factor_bits, &basic));
@@ -480,7 +483,7 @@ overflow:
 int salca_perf_format(const struct salca_perf_out *o, struct buf *b)
 {
     const struct salca_perf_front *dp = &o->front[o->design_idx];
-    /* The spec section 9 table, in its order. */
+    /* The docs/salca.md#analytic-performance-model table, in its order. */
     P("b_pre=%lld\nb_att=%lld\n", (long long)o->b_pre, (long long)o->b_att);
     P("hbm_bits_per_ns=%.4f\n", salca_rat_d(o->hbm_bits_per_ns));
     for (size_t i = 0; i < o->n_front; i++) {

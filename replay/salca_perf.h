@@ -1,5 +1,5 @@
 /*
- * salca_perf: the Salca paper's analytic performance model as a solver (specs/salca.md
+ * salca_perf: the Salca paper's analytic performance model as a solver (docs/salca.md
  * section 9, paper section 4 "performance model").
  *
  * Inputs are held as exact rationals (0.95 = 19/20) so that every comparison and every
@@ -55,7 +55,7 @@ double salca_rat_d(struct salca_rat a);
 /* The integer v as a rational. */
 struct salca_rat salca_rat_int(int64_t v);
 
-/* Solver inputs (spec section 9); defaults from salca_perf_in_paper. */
+/* Solver inputs (docs/salca.md#analytic-performance-model); defaults from salca_perf_in_paper. */
 struct salca_perf_in {
     struct salca_rat d;             /* head dimension, 128 [derived] */
     struct salca_rat s_f;           /* feature keep ratio, 1/2 [paper] */
@@ -84,7 +84,8 @@ struct salca_perf_front {
 
 #define SALCA_PERF_MAX_FRONT 4096
 
-/* Everything the solver derives (spec section 9 table and further keys). */
+/* Everything the solver derives (docs/salca.md#analytic-performance-model table and further keys).
+ */
 struct salca_perf_out {
     int64_t b_pre, b_att;             /* bits per key (pre-compute) / per K-V pair (attention) */
     struct salca_rat hbm_bits_per_ns; /* bw·chn·f_HBM */
@@ -115,7 +116,8 @@ struct salca_perf_out {
     struct salca_rat conflict_gain; /* alpha_inorder/alpha */
 };
 
-/* Fills in with the paper's inputs (spec section 9) and no p, no fixed h. */
+/* Fills in with the paper's inputs (docs/salca.md#analytic-performance-model) and no p, no fixed h.
+ */
 void salca_perf_in_paper(struct salca_perf_in *in);
 
 /*
@@ -128,8 +130,8 @@ void salca_perf_in_paper(struct salca_perf_in *in);
 int salca_perf_solve(const struct salca_perf_in *in, struct salca_perf_out *out, struct errmsg *e);
 
 /*
- * Appends the key=value lines of out to b: first the spec section 9 table lines in its
- * order (bit counts, p, integer m and h with %d; every other value with %.4f), then
+ * Appends the key=value lines of out to b: first the docs/salca.md#analytic-performance-model table
+ * lines in its order (bit counts, p, integer m and h with %d; every other value with %.4f), then
  * further keys (real PC counts, units). 0 or ERR_NOMEM.
  */
 int salca_perf_format(const struct salca_perf_out *out, struct buf *b);

@@ -24,7 +24,7 @@ const char *salca_stage_name(int k)
 void salca_pipe_params_default(struct salca_pipe_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->d = 128;      /* [derived] spec section 2 */
+    p->d = 128;      /* [derived] docs/salca.md#notation */
     p->r = 64;       /* s_f·d, s_f = 1/2 [paper] */
     p->b_pre = 160;  /* 2·d·s_f + 32 [paper] */
     p->b_att = 2048; /* 16·d [paper] */
@@ -42,7 +42,7 @@ void salca_pipe_params_default(struct salca_pipe_params *p)
     p->alpha_mode = SALCA_ALPHA_MEASURED;
     p->map = (struct hbm_pc_mapping){HBM_PC_MAP_MOD, 16, 0};
     p->policy = (struct hbm_pc_policy_cfg){HBM_PC_INORDER, 16, 1, 128};
-    p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, spec section 10] */
+    p->dense_tokens_per_cycle = 4; /* ASIC_D [decision, docs/salca.md#pipeline-model] */
     p->pool_w = 5;
     hbm_timing_cfg_default(&p->hbm);
     p->hbm.token_bytes = 0; /* b_att/8 */
@@ -66,7 +66,7 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
                               p->h_att, p->chn);
         p->map.h_att = p->h_att;
     } else {
-        /* ASIC_D stripes every token over all chn PCs [decision, spec section 10]. */
+        /* ASIC_D stripes every token over all chn PCs [decision, docs/salca.md#pipeline-model]. */
         p->map.h_att = p->chn;
         p->map.map = HBM_PC_MAP_MOD;
     }
@@ -77,7 +77,8 @@ int salca_pipe_params_finish(struct salca_pipe_params *p, struct errmsg *e)
     if (p->policy.depth < 1 || p->policy.window < 1)
         return errmsg_set(e, ERR_CONFIG, "FIFO depth and window must be at least 1");
     struct salca_rat t, bwf;
-    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair [spec section 10]. */
+    /* t_slot = b_att·f_CMP/(bw·f_HBM): cycles one PC needs per K-V pair
+     * [docs/salca.md#pipeline-model]. */
     if ((rc = salca_rat_mul(p->bw, p->f_hbm_ghz, &bwf)) < 0 ||
         (rc = salca_rat_mul(salca_rat_int(p->b_att), p->f_cmp_ghz, &t)) < 0 ||
         (rc = salca_rat_div(t, bwf, &p->t_slot)) < 0 ||
@@ -137,7 +138,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
 {
     if (p->dense) {
         /* ASIC_D: stage A only; all n tokens over chn PCs at beta_pre (sequential), at
-         * dense_tokens_per_cycle tokens per cycle [spec section 10, decision]. */
+         * dense_tokens_per_cycle tokens per cycle [docs/salca.md#pipeline-model, decision]. */
         struct salca_rat x;
         if (salca_rat_div(p->t_slot, p->beta_pre, &x) < 0)
             x = p->x_att;
@@ -147,7 +148,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
             p->c_stage[SALCA_ST_A];
         return;
     }
-    /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [spec section 10; paper T_pre]. */
+    /* P: max(ceil(n/p_pre), ceil(n·x_pre)) [docs/salca.md#pipeline-model; paper T_pre]. */
     T[SALCA_ST_P] = max64(ceil_div(n, p->p_pre), ceil_mul(n, p->x_pre)) + p->c_stage[SALCA_ST_P];
     /* Q: ceil(n/64); F: 4 + ceil(n/64): 64-way datapath, T_Q + T_F ~ 2n/64 [paper]. */
     T[SALCA_ST_Q] = ceil_div(n, 64) + p->c_stage[SALCA_ST_Q];
@@ -158,7 +159,7 @@ void salca_pipe_job_times(const struct salca_pipe_params *p, uint64_t n, uint64_
 
 uint64_t salca_pipe_att_mem(const struct salca_pipe_params *p, uint64_t n_sel, uint64_t slots)
 {
-    /* ceil(slots·t_slot/beta_att) [spec section 10]; global alpha:
+    /* ceil(slots·t_slot/beta_att) [docs/salca.md#pipeline-model]; global alpha:
      * ceil(|S|·alpha·t_slot/(h_att·beta_att)) [paper T_att]. */
     return p->alpha_mode == SALCA_ALPHA_GLOBAL ? ceil_mul(n_sel, p->x_glob)
                                                : ceil_mul(slots, p->x_att);
@@ -207,7 +208,7 @@ void salca_job_activity(const struct salca_pipe_params *p, uint64_t n, uint64_t 
         a->exps = n;
         return;
     }
-    /* spec section 10 "HBM bytes" and "activity counts" */
+    /* docs/salca.md#pipeline-model "HBM bytes" and "activity counts" */
     a->hbm_pre_bytes = ceil_div(n * p->b_pre, 8);
     a->hbm_att_bytes = ceil_div(n_sel * p->b_att, 8);
     a->mac_3x2 = n * p->r;
@@ -239,7 +240,7 @@ void salca_sched_push_at(struct salca_sched *s, const uint64_t T[SALCA_STAGES],
     uint64_t prev = s->t0; /* job available at the sequence start */
     for (int k = 0; k < SALCA_STAGES; k++) {
         /* start[k][j] = max(finish[k][j-1], finish[k-1][j], finish[k+1][j-2]): two buffers
-         * between neighbouring stages [spec section 10, decision]. */
+         * between neighbouring stages [docs/salca.md#pipeline-model, decision]. */
         uint64_t st = max64(s->fin1[k], prev);
         if (k + 1 < SALCA_STAGES)
             st = max64(st, s->fin2[k + 1]);
@@ -324,7 +325,8 @@ int salca_synth_selection(enum salca_synth_kind kind, uint32_t n, double retenti
         have += mark(sel, n, 0, 4);               /* sinks (StreamingLLM's 4) */
         have += mark(sel, n, (int64_t)n - 16, n); /* locality at the end */
     }
-    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (spec 5.6, w = 5). */
+    /* Peaks: pool width 5 selects [p - 2, p + 2] around each one (docs/salca.md#max-pooling, w =
+     * 5). */
     while (have < k) {
         int64_t p = (int64_t)rng_below(&r, n);
         have += mark(sel, n, p - 2, p + 3);

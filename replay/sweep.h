@@ -1,5 +1,5 @@
 /*
- * sweep: expands a grid file into hardware configs (DESIGN.md section 5).
+ * sweep: expands a grid file into hardware configs (docs/design.md#replay-and-sweeps).
  *
  * A grid is a JSON object whose members, in file order, are the axes of a cartesian
  * product (the last axis varies fastest):

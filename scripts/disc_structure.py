@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Structure figures of a DiSC trace (issue 14, acceptance 1; docs/models.md
+"""Structure figures of a DiSC trace (docs/models.md
 "trained-small"): whether the latent change and the attention masks have the spatial
 structure of a trained model. All figures are recomputed from the trace.
 
 (a) change: per step k >= 1, d_p90 / d_p50 of DiscStep (the per-token maxima of |x_k -
-    x_{k-1}|, spec 3); clustering: over the tokens kept at step k, the share of their
+    x_{k-1}|, docs/disc.md#ctr-selection); clustering: over the tokens kept at step k, the share of their
     4-neighbours (grid, inside the image) that are kept too, minus the base rate N_k / N;
     steps where CTR keeps every token or none are skipped.
 (b) locality: for each kept mask that was generated at its step, each row of a token

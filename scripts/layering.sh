@@ -266,6 +266,16 @@ for f in $(git ls-files -- 'python/*.py' 2> /dev/null); do
         }' "$f"
 done >> "$tmp/violations"
 
+# 4. citations: no committed text file cites material that does not ship with the project
+#    (design notes or workload specs kept outside the repository, their numbered sections,
+#    or the paper excerpts they came with); the project's own design, decisions and sources
+#    are in docs/design.md and docs/{disc,salca,kura}.md. The fuzz corpora are data and are
+#    not checked. Key: cite:FILE
+cite_re='DESIGN[.]md|specs/[a-z]+[.]md|[(]spec [0-9]|[[]spec [0-9]|seeds/[0-9]{3}'
+git grep -nIE "$cite_re" -- . ':!tests/fuzz/corpus' 2> /dev/null |
+    awk -F: '!seen[$1]++ { printf "cite:%s: %s line %s cites a file outside the repository\n", $1, $1, $2 }' \
+    >> "$tmp/violations"
+
 # Apply the allow-list.
 : > "$tmp/allowed"
 if [ -f "$allow" ]; then

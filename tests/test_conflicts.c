@@ -1,5 +1,5 @@
 /*
- * test_conflicts: the channel-conflict analyzer (specs/salca.md sections 11-12; issue
+ * test_conflicts: the channel-conflict analyzer (docs/salca.md; issue
  * acceptance 4-5): totals and aggregates, SalcaSelect decoding through a real .atr trace
  * written by the test (uniform, clustered and needle selections), the method filter,
  * malformed lists, the synthetic generators, the CSV outputs, and the paper neighbourhood

@@ -1,16 +1,16 @@
 /*
- * Tests of the DiSC capture as a whole (specs/disc.md 10 and issue acceptance 2, 5):
- *   D2   --ctr-tau 0 equals --ctr-off bit for bit in every x_k (micro and tiny at 128 px,
+ * Tests of the DiSC capture as a whole (docs/disc.md#acceptance-checks):
+ *   --ctr-tau 0 equals --ctr-off bit for bit in every x_k (micro and tiny at 128 px,
  *        ST off and on); with ST off that is the dense run, bit for bit;
- *   D11  weights written as F32 safetensors give a bit-identical forward; F16/BF16 files
+ *   weights written as F32 safetensors give a bit-identical forward; F16/BF16 files
  *        load the rounded weights; original PixArt names (fused qkv/kv) are aliases; a
  *        missing tensor, wrong shape, wrong dtype, unknown name or truncated file is a
  *        data error naming the tensor;
- *   D12  .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes fail;
- *   D13  --keep-masks parser counts and errors;
- *   D14  two identical micro captures give identical record payloads;
- *   D15  a run against itself: cosine 1, PSNR +inf, rel_err 0;
- *   D16  the memory estimate of pixart-sigma-xl at 2048 px exceeds 1 GiB (the CLI refusal
+ *   .npy (<f4, <f2; 2-D and 3-D) and raw text load identically; wrong sizes fail;
+ *   --keep-masks parser counts and errors;
+ *   two identical micro captures give identical record payloads;
+ *   a run against itself: cosine 1, PSNR +inf, rel_err 0;
+ *   the memory estimate of pixart-sigma-xl at 2048 px exceeds 1 GiB (the CLI refusal
  *        is in tests/sh/disc_capture.sh).
  */
 #include <setjmp.h>
@@ -59,8 +59,8 @@ static void base(struct disc_params *p, const char *model)
     p->threads = 1;
 }
 
-/* D2 and acceptance 2. */
-static void test_d2_tau0_equals_off(void **state)
+/* the CTR tau-0 check. */
+static void test_ctr_tau0_equals_off(void **state)
 {
     (void)state;
     const char *models[2] = {"micro", "tiny"};
@@ -269,8 +269,8 @@ static void expect_load_error(const struct dit_config *c, const char *path, cons
     assert_non_null(strstr(e.text, needle));
 }
 
-/* D11 and acceptance 5. */
-static void test_d11_weights(void **state)
+/* the weights check. */
+static void test_weights_files(void **state)
 {
     (void)state;
     struct dit_config c;
@@ -379,8 +379,8 @@ static void write_npy(const char *p, const char *descr, const char *shape, const
     fclose(f);
 }
 
-/* D12 */
-static void test_d12_text(void **state)
+/* the text input check */
+static void test_text_inputs(void **state)
 {
     (void)state;
     enum { T = 16, DC = 32 };
@@ -423,7 +423,7 @@ static void test_d12_text(void **state)
     assert_int_equal(disc_text_load(p, T, DC, got, &e), ERR_DATA);
 }
 
-/* D13: parser counts and errors; a micro run keeps exactly the selected masks. */
+/* parser counts and errors; a micro run keeps exactly the selected masks. */
 struct keepc {
     int kept, total;
     int wrong;
@@ -445,7 +445,7 @@ static int keep_hook(void *ctx, const Acceltrace__Record *rec, const struct trac
     return 0;
 }
 
-static void test_d13_keep(void **state)
+static void test_keep_masks(void **state)
 {
     (void)state;
     struct disc_keep k;
@@ -492,7 +492,7 @@ static void test_d13_keep(void **state)
     disc_capture_free(c);
 }
 
-/* D14: identical options give identical record payloads. */
+/* identical options give identical record payloads. */
 struct packs {
     size_t n;
     uint8_t *buf[512];
@@ -512,7 +512,7 @@ static int pack_hook(void *ctx, const Acceltrace__Record *rec, const struct trac
     return 0;
 }
 
-static void test_d14_d15_determinism(void **state)
+static void test_determinism_and_self_compare(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -528,7 +528,7 @@ static void test_d14_d15_determinism(void **state)
         free(a->buf[i]);
         free(b->buf[i]);
     }
-    /* D15 */
+    /* the self-comparison check */
     const struct disc_result *r = disc_capture_result(c1);
     assert_true(disc_cosine(r->latent, r->latent, r->n_latent) == 1.0);
     assert_true(isinf(disc_psnr(r->latent, r->latent, r->n_latent)));
@@ -543,8 +543,9 @@ static void test_d14_d15_determinism(void **state)
     free(b);
 }
 
-/* D16: XL at 2048 px: caches 6.34 GB and masks 14 GiB (spec 2.1) exceed 1 GiB. */
-static void test_d16_mem(void **state)
+/* XL at 2048 px: caches 6.34 GB and masks 14 GiB (docs/disc.md#model-configurations) exceed 1 GiB.
+ */
+static void test_mem_limit(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -570,7 +571,8 @@ static void test_d16_mem(void **state)
     assert_int_equal(disc_parse_mem("1TB", &v), ERR_USAGE);
     assert_int_equal(disc_parse_mem("1.5KiB", &v), 0);
     assert_true(v == 1536.0);
-    /* spec 2.1: a plain decimal number, so no hex, exponent, sign, white space or bare point */
+    /* docs/disc.md#model-configurations: a plain decimal number, so no hex, exponent, sign, white
+     * space or bare point */
     static const char *const bad[] = {"0x10", "1e9", "\t1GiB", " 1GiB", "+1GB",  "-1",
                                       ".5GB", "5.",  "",       "GiB",   "1.2.3", "1GiB "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -586,12 +588,12 @@ static void test_d16_mem(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d2_tau0_equals_off),
-        cmocka_unit_test(test_d11_weights),
-        cmocka_unit_test(test_d12_text),
-        cmocka_unit_test(test_d13_keep),
-        cmocka_unit_test(test_d14_d15_determinism),
-        cmocka_unit_test(test_d16_mem),
+        cmocka_unit_test(test_ctr_tau0_equals_off),
+        cmocka_unit_test(test_weights_files),
+        cmocka_unit_test(test_text_inputs),
+        cmocka_unit_test(test_keep_masks),
+        cmocka_unit_test(test_determinism_and_self_compare),
+        cmocka_unit_test(test_mem_limit),
     };
     return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -1,6 +1,6 @@
 /*
- * Tests of DiSC CTR (specs/disc.md 3, acceptance D1 and D3): token maxima and threshold on
- * a 4x4x4 latent, the exact pruning target parser and count, tau bisection, and micro
+ * Tests of DiSC CTR (docs/disc.md#ctr-selection, docs/disc.md#acceptance-checks): token maxima and
+ * threshold on a 4x4x4 latent, the exact pruning target parser and count, tau bisection, and micro
  * captures pruning exactly ceil(R N) tokens per step (R = 1 gives empty masks).
  */
 #include <setjmp.h>
@@ -17,8 +17,8 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_ctr.h"
 
-/* D1: C_in x H x W = 4x4x4, G = 2, N = 4; one element of token (1, 0) changes. */
-static void test_d1_select(void **state)
+/* C_in x H x W = 4x4x4, G = 2, N = 4; one element of token (1, 0) changes. */
+static void test_ctr_select(void **state)
 {
     (void)state;
     float prev[64] = {0}, x[64] = {0}, d[4];
@@ -140,8 +140,8 @@ static void run_d3(const char *R, int image, uint64_t want_pruned, bool full)
     disc_capture_free(c);
 }
 
-/* D3 on micro (N = 64): ceil(R N) pruned at every k >= 1. */
-static void test_d3_targets(void **state)
+/* on micro (N = 64): ceil(R N) pruned at every k >= 1. */
+static void test_ctr_targets(void **state)
 {
     (void)state;
     run_d3("0", 0, 0, false);
@@ -154,10 +154,10 @@ static void test_d3_targets(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d1_select),
+        cmocka_unit_test(test_ctr_select),
         cmocka_unit_test(test_target_parse),
         cmocka_unit_test(test_tau_bisection),
-        cmocka_unit_test(test_d3_targets),
+        cmocka_unit_test(test_ctr_targets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

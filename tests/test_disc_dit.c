@@ -453,7 +453,7 @@ static void test_capture(void **state)
 }
 
 /* CTR caches without a cross-attention cache: --ctr-tau 0 equals --ctr-off bit for bit in
- * every x_k (as D2 for the PixArt configs), with ST off and on, with CFG. */
+ * every x_k (as the CTR tau-0 check for the PixArt configs), with ST off and on, with CFG. */
 static void test_ctr_tau0(void **state)
 {
     (void)state;

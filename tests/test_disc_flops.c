@@ -1,8 +1,8 @@
 /*
- * Tests of the DiSC FLOP tallies (specs/disc.md 5, acceptance D9): the tiny dense forward
- * equals the section 5 table class by class exactly; CFG doubles every class except embed
- * (2,142,142,464 for tiny); the ctr and all tallies of a micro capture equal the closed
- * forms evaluated here on the recorded N_k and mask nnz.
+ * Tests of the DiSC FLOP tallies (docs/disc.md#quality-and-flop-accounting, the FLOP tally check):
+ * the tiny dense forward equals the section 5 table class by class exactly; CFG doubles every class
+ * except embed (2,142,142,464 for tiny); the ctr and all tallies of a micro capture equal the
+ * closed forms evaluated here on the recorded N_k and mask nnz.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +26,8 @@ static void test_tiny_table(void **state)
     assert_int_equal(dit_config_get(&c, "tiny", 0, &e), 0);
     uint64_t d[DISC_F_COUNT] = {0}, cr[DISC_F_COUNT] = {0}, a[DISC_F_COUNT] = {0};
     disc_flops_step(&c, 1, (uint64_t)c.tokens, DISC_FLOP_ST_OFF, NULL, d, cr, a);
-    /* spec 5 [derived] table: tiny, dense, one forward pass at B = 1 */
+    /* docs/disc.md#quality-and-flop-accounting [derived] table: tiny, dense, one forward pass at B
+     * = 1 */
     const uint64_t want[DISC_F_COUNT] = {
         10871635968ull, 9663676416ull,  377487360ull, 9663676416ull, 3623878656ull, 3623878656ull,
         2123366400ull,  2831155200ull,  110592000ull, 2831155200ull, 3623878656ull, 14495514624ull,

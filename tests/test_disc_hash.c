@@ -1,6 +1,6 @@
 /*
- * Tests of formats/disc_hash: the spec section 8 hashes and the one-pass load-balance
- * statistics (specs/disc.md D17-D21).
+ * Tests of formats/disc_hash: the docs/disc.md#load-balance-analyzer hashes and the one-pass
+ * load-balance statistics (docs/disc.md#acceptance-checks).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,8 +25,8 @@ static void set_bit(uint64_t *row, uint64_t j)
     row[j >> 6] |= (uint64_t)1 << (j & 63);
 }
 
-/* D17: hash values. */
-static void test_d17_hash_values(void **state)
+/* hash values. */
+static void test_hash_values(void **state)
 {
     (void)state;
     const uint32_t want[8] = {0, 39, 15, 54, 30, 5, 45, 20};
@@ -37,7 +37,7 @@ static void test_d17_hash_values(void **state)
     assert_int_equal(disc_hash_range(999, 3, 1000), 7);
     assert_int_equal(disc_hash_range(124, 3, 1000), 0);
     assert_int_equal(disc_hash_mod(1027, 6), 3);
-    /* range equals MSB_b(j) for a power-of-two n_cols (spec section 8) */
+    /* range equals MSB_b(j) for a power-of-two n_cols (docs/disc.md#load-balance-analyzer) */
     for (uint64_t j = 0; j < 1024; j += 37)
         assert_int_equal(disc_hash_range(j, 4, 1024), (uint32_t)(j >> 6));
     assert_int_equal(disc_hash_from_name("mul"), DISC_HASH_MUL);
@@ -52,8 +52,8 @@ static struct disc_lb *std_lb(uint64_t n_cols)
     return lb;
 }
 
-/* D18: one nonzero per DPU per row at U = 64 -> sigma 0 and imbalance 1 for U <= 64. */
-static void test_d18_one_per_unit(void **state)
+/* one nonzero per DPU per row at U = 64 -> sigma 0 and imbalance 1 for U <= 64. */
+static void test_one_per_unit(void **state)
 {
     (void)state;
     const uint64_t n = 1024;
@@ -86,8 +86,8 @@ static void test_d18_one_per_unit(void **state)
     disc_lb_free(lb);
 }
 
-/* D19: c nonzeros on one unit -> sigma = c sqrt(U-1)/U and imbalance U. */
-static void test_d19_one_unit(void **state)
+/* c nonzeros on one unit -> sigma = c sqrt(U-1)/U and imbalance U. */
+static void test_one_unit(void **state)
 {
     (void)state;
     const uint64_t n = 1024;
@@ -120,8 +120,8 @@ static void test_d19_one_unit(void **state)
     disc_lb_free(lb);
 }
 
-/* D20: a dense row of 1024 columns. */
-static void test_d20_dense_row(void **state)
+/* a dense row of 1024 columns. */
+static void test_dense_row(void **state)
 {
     (void)state;
     struct disc_lb *lb = std_lb(1024);
@@ -138,7 +138,7 @@ static void test_d20_dense_row(void **state)
         assert_true(rs.sigma[DISC_HASH_MOD][i] == 0.0);
         assert_true(rs.sigma[DISC_HASH_RANGE][i] == 0.0);
         assert_int_equal(rs.max[DISC_HASH_MOD][i], 1024u >> (3 + i));
-        /* spec D20 gives 7 significant digits */
+        /* the dense-row check gives 7 significant digits */
         assert_true(fabs(rs.sigma[DISC_HASH_MUL][i] - sig[i]) < 5e-8);
         assert_int_equal(rs.max[DISC_HASH_MUL][i], mx[i]);
     }
@@ -184,8 +184,8 @@ static void assert_acc_equal(const struct disc_lb_acc *a, const struct disc_lb_a
     assert_memory_equal(a, b, sizeof *a);
 }
 
-/* D21: folded counts equal direct counts on random masks. */
-static void test_d21_fold_random(void **state)
+/* folded counts equal direct counts on random masks. */
+static void test_fold_random(void **state)
 {
     (void)state;
     struct rng r;
@@ -215,8 +215,8 @@ static void test_d21_fold_random(void **state)
     }
 }
 
-/* D21: row-sparsity bins by integer arithmetic (800 and 900 of 1000). */
-static void test_d21_bins(void **state)
+/* row-sparsity bins by integer arithmetic (800 and 900 of 1000). */
+static void test_row_sparsity_bins(void **state)
 {
     (void)state;
     struct disc_lb *lb = std_lb(1000);
@@ -238,8 +238,8 @@ static void test_d21_bins(void **state)
     disc_lb_free(lb);
 }
 
-/* D21: a diagonal-band mask equals a brute-force count, for 1 and 2 threads. */
-static void test_d21_band_brute_threads(void **state)
+/* a diagonal-band mask equals a brute-force count, for 1 and 2 threads. */
+static void test_band_brute_threads(void **state)
 {
     (void)state;
     const uint32_t n = 1000, band = 70;
@@ -329,10 +329,10 @@ static void test_custom_units(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d17_hash_values),        cmocka_unit_test(test_d18_one_per_unit),
-        cmocka_unit_test(test_d19_one_unit),           cmocka_unit_test(test_d20_dense_row),
-        cmocka_unit_test(test_d21_fold_random),        cmocka_unit_test(test_d21_bins),
-        cmocka_unit_test(test_d21_band_brute_threads), cmocka_unit_test(test_custom_units),
+        cmocka_unit_test(test_hash_values),        cmocka_unit_test(test_one_per_unit),
+        cmocka_unit_test(test_one_unit),           cmocka_unit_test(test_dense_row),
+        cmocka_unit_test(test_fold_random),        cmocka_unit_test(test_row_sparsity_bins),
+        cmocka_unit_test(test_band_brute_threads), cmocka_unit_test(test_custom_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,8 +19,8 @@
 #include "replay/disc_model.h"
 #include "tests/helpers/test_helpers.h"
 
-/* D23: dense linear with C_core = 1, eta = 1. */
-static void test_d23_linear(void **state)
+/* dense linear with C_core = 1, eta = 1. */
+static void test_dense_linear(void **state)
 {
     (void)state;
     struct disc_hw hw;
@@ -43,14 +43,14 @@ static uint64_t find_cycles(const struct disc_op *ops, size_t n, const char *nam
     return 0;
 }
 
-/* D24: tiny, mode baseline, disc-a100-matched as the spec states it (64x16 VPU). */
-static void test_d24_tiny_baseline(void **state)
+/* tiny, mode baseline, disc-a100-matched as the workload doc states it (64x16 VPU). */
+static void test_tiny_baseline(void **state)
 {
     (void)state;
     struct disc_hw hw;
     disc_hw_default(&hw);
-    /* the spec's D24 counts use the spec 7.1 table's vpu_width 16; the default is now the
-     * calibrated 24 (docs/models.md, VPU width) */
+    /* the documented the tiny baseline check counts use the docs/disc.md#replay-configuration
+     * table's vpu_width 16; the default is now the calibrated 24 (docs/models.md, VPU width) */
     hw.vpu_width = 16;
     struct disc_dims dm;
     disc_dims_preset(&dm, "tiny");
@@ -85,8 +85,9 @@ static void test_d24_tiny_baseline(void **state)
     mem_free(ops);
 }
 
-/* D28: in mode baseline, sum of mac = half the MAC classes of flops_dense (spec 5 table). */
-static void test_d28_mac_vs_flops(void **state)
+/* in mode baseline, sum of mac = half the MAC classes of flops_dense
+ * (docs/disc.md#quality-and-flop-accounting table). */
+static void test_mac_vs_flops(void **state)
 {
     (void)state;
     struct disc_hw hw;
@@ -100,7 +101,8 @@ static void test_d28_mac_vs_flops(void **state)
     uint64_t mac = 0;
     for (size_t i = 0; i < n; i++)
         mac += ops[i].a.mac;
-    /* spec 5 [derived] tiny dense table: total minus sa_softmax, ca_softmax, ffn_act, vec */
+    /* docs/disc.md#quality-and-flop-accounting [derived] tiny dense table: total minus sa_softmax,
+     * ca_softmax, ffn_act, vec */
     const uint64_t total = 79651012608ull, sa_sm = 377487360ull, ca_sm = 110592000ull,
                    act = 150994944ull, vec = 92405760ull;
     assert_int_equal(2 * mac, total - sa_sm - ca_sm - act - vec);
@@ -117,8 +119,8 @@ static struct disc_hw d25_hw(void)
     return hw;
 }
 
-/* D25: sparse ops with C_core = 1, 64 DPUs/SIMDs/lanes, W = bus = 16, dh = 64. */
-static void test_d25_sparse_ops(void **state)
+/* sparse ops with C_core = 1, 64 DPUs/SIMDs/lanes, W = bus = 16, dh = 64. */
+static void test_sparse_ops(void **state)
 {
     (void)state;
     struct disc_hw hw = d25_hw();
@@ -150,8 +152,8 @@ static double mask_r(const uint64_t *bits, uint32_t rows, uint32_t n, int hash, 
     return (double)acc.max_sum[hash][0];
 }
 
-/* D25 / issue acceptance 3: a perfectly balanced mask gives SDDMM = nnz dh / (P L C). */
-static void test_d25_balanced(void **state)
+/* the sparse op check /: a perfectly balanced mask gives SDDMM = nnz dh / (P L C). */
+static void test_sparse_balanced(void **state)
 {
     (void)state;
     struct disc_hw hw = d25_hw();
@@ -176,9 +178,9 @@ static void test_d25_balanced(void **state)
     mem_free(bits);
 }
 
-/* D25 / issue acceptance 3: removing nonzeros (halving density) never increases SDDMM or
+/* the sparse op check /: removing nonzeros (halving density) never increases SDDMM or
  * SpMM cycles, for every hash, on random, banded and block-structured masks. */
-static void test_d25_monotone(void **state)
+static void test_sparse_monotone(void **state)
 {
     (void)state;
     struct disc_hw hw = d25_hw();
@@ -231,9 +233,9 @@ static void test_d25_monotone(void **state)
     mem_free(half);
 }
 
-/* D26: sa_pv + sa_o cost the max with overlap on and the sum with it off; exposed cycles
+/* sa_pv + sa_o cost the max with overlap on and the sum with it off; exposed cycles
  * add up to the step total either way. */
-static void test_d26_overlap(void **state)
+static void test_overlap(void **state)
 {
     (void)state;
     struct disc_hw hw;
@@ -279,8 +281,8 @@ static void test_d26_overlap(void **state)
 }
 
 /* Mode ctr with N_k = N and mode baseline agree except for CTR traffic/selector, which a
- * --ctr-off trace does not have (D27's model-level half). */
-static void test_d27_ctr_off_equals_baseline(void **state)
+ * --ctr-off trace does not have (the CTR-off baseline check's model-level half). */
+static void test_ctr_off_equals_baseline(void **state)
 {
     (void)state;
     struct disc_hw hw;
@@ -299,7 +301,8 @@ static void test_d27_ctr_off_equals_baseline(void **state)
     mem_free(b);
 }
 
-/* CTR traffic and the selector (spec 7.2 item 1, 7.3): tiny selector costs 1 + 7. */
+/* CTR traffic and the selector (docs/disc.md#cost-of-one-op item 1, 7.3): tiny selector costs 1
+ * + 7. */
 static void test_ctr_select(void **state)
 {
     (void)state;
@@ -328,8 +331,8 @@ static void test_ctr_select(void **state)
     mem_free(ops);
 }
 
-/* Spec 7.2 [derived]: pixart-sigma-xl in mode baseline at B = 1 spills nothing at 512 and
- * only ff_up, ff_gelu and ff_down at 1k. */
+/* docs/disc.md#cost-of-one-op [derived]: pixart-sigma-xl in mode baseline at B = 1 spills nothing
+ * at 512 and only ff_up, ff_gelu and ff_down at 1k. */
 static void test_xl_spill(void **state)
 {
     (void)state;
@@ -391,11 +394,11 @@ static void test_energy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d23_linear),       cmocka_unit_test(test_d24_tiny_baseline),
-        cmocka_unit_test(test_d28_mac_vs_flops), cmocka_unit_test(test_d25_sparse_ops),
-        cmocka_unit_test(test_d25_balanced),     cmocka_unit_test(test_d25_monotone),
-        cmocka_unit_test(test_d26_overlap),      cmocka_unit_test(test_d27_ctr_off_equals_baseline),
-        cmocka_unit_test(test_ctr_select),       cmocka_unit_test(test_xl_spill),
+        cmocka_unit_test(test_dense_linear),    cmocka_unit_test(test_tiny_baseline),
+        cmocka_unit_test(test_mac_vs_flops),    cmocka_unit_test(test_sparse_ops),
+        cmocka_unit_test(test_sparse_balanced), cmocka_unit_test(test_sparse_monotone),
+        cmocka_unit_test(test_overlap),         cmocka_unit_test(test_ctr_off_equals_baseline),
+        cmocka_unit_test(test_ctr_select),      cmocka_unit_test(test_xl_spill),
         cmocka_unit_test(test_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

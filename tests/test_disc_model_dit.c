@@ -5,9 +5,9 @@
  * cross-attention and one adaLN-single.
  *
  * The replayed MACs of a real capture are checked against the capture's own FLOP tallies
- * (capture/disc/disc_flops.c, the closed forms of spec 5 on the recorded N_k): two
- * independent codings of the same network, the replay's op list (predicted) against the
- * capture's class sums (recomputed). Run on a dit-micro and a PixArt micro capture made
+ * (capture/disc/disc_flops.c, the closed forms of docs/disc.md#quality-and-flop-accounting on the
+ * recorded N_k): two independent codings of the same network, the replay's op list (predicted)
+ * against the capture's class sums (recomputed). Run on a dit-micro and a PixArt micro capture made
  * in-process, in modes baseline (dense tally) and ctr (CTR tally). The DiT-XL/2 op list
  * at 256 and 512 px is checked against the multiply-adds of DiT's paper (Table 1), and the
  * DiSC time by unit (dpu_s, vpu_s, hbm_s, selector_s) against the total.
@@ -47,7 +47,8 @@ struct seen {
     struct errmsg err;
 };
 
-/* The FLOP classes that are not multiply-adds (spec 5: softmax, GELU, vector ops). */
+/* The FLOP classes that are not multiply-adds (docs/disc.md#quality-and-flop-accounting: softmax,
+ * GELU, vector ops). */
 static bool mac_class(size_t c)
 {
     return c != DISC_F_SA_SOFTMAX && c != DISC_F_CA_SOFTMAX && c != DISC_F_FFN_ACT &&

@@ -1,7 +1,7 @@
 /*
  * Trace-level tests of the "disc" replay model (replay/disc_model.c) on synthetic disc
- * records built here: specs/disc.md D27, D29, D31 and the issue's closed-form check
- * (DiSC_Baseline on tiny with CTR and ST off = the spec 7.2 dense count).
+ * records built here: docs/disc.md#acceptance-checks and the issue's closed-form check
+ * (DiSC_Baseline on tiny with CTR and ST off = the docs/disc.md#cost-of-one-op dense count).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -262,7 +262,7 @@ static void assert_rows_equal(const struct model_result *a, size_t ra, const str
 }
 
 /* Issue acceptance 3: with CTR and ST off, DiSC_Baseline on tiny = the closed-form count
- * (spec D24: 296,035 cycles per step), through the whole model. */
+ * (the tiny baseline check: 296,035 cycles per step), through the whole model. */
 static void test_tiny_closed_form(void **state)
 {
     (void)state;
@@ -271,8 +271,9 @@ static void test_tiny_closed_form(void **state)
     synth_build(&s, &o);
     struct hw_config *cfg = config("baseline,ctr", false);
     struct errmsg e = {0};
-    /* spec D24 is stated at the spec 7.1 table's 64x16 VPU; the default vpu_width is now the
-     * calibrated 24 (docs/models.md, VPU width), so the test names the spec's width */
+    /* the tiny baseline check is stated at the docs/disc.md#replay-configuration table's 64x16 VPU;
+     * the default vpu_width is now the calibrated 24 (docs/models.md, VPU width), so the test names
+     * the documented width */
     assert_int_equal(hw_config_set_json(cfg, "vpu_width", "16", "test", &e), 0);
     int rc;
     struct model_result *r = replay(&s, cfg, &rc, &e);
@@ -287,9 +288,9 @@ static void test_tiny_closed_form(void **state)
     synth_free(&s);
 }
 
-/* D27: baseline on any trace = ctr on a --ctr-off trace (ST on or off); mode all without
+/* baseline on any trace = ctr on a --ctr-off trace (ST on or off); mode all without
  * DiscMask records is a data error. */
-static void test_d27(void **state)
+static void test_baseline_equals_ctr_off_trace(void **state)
 {
     (void)state;
     struct hw_config *cfg = config("baseline,ctr,all", false);
@@ -328,9 +329,9 @@ static void test_d27(void **state)
     hw_config_free(cfg);
 }
 
-/* D31: every mask kept and the lb fields removed replays identically; with half the masks
+/* every mask kept and the lb fields removed replays identically; with half the masks
  * kept, masks_estimated is the number missing. */
-static void test_d31(void **state)
+static void test_missing_statistics(void **state)
 {
     (void)state;
     struct hw_config *cfg = config("baseline,ctr,all", false);
@@ -376,7 +377,7 @@ static void test_d31(void **state)
     hw_config_free(cfg);
 }
 
-/* Config checks of spec 7.1: powers of two, odd constant. */
+/* Config checks of docs/disc.md#replay-configuration: powers of two, odd constant. */
 static void test_config_checks(void **state)
 {
     (void)state;
@@ -506,7 +507,7 @@ static void test_bad_records(void **state)
     hw_config_free(cfg);
 }
 
-/* ---- D29 through the engine and results files ---- */
+/* ---- the energy recompute check through the engine and results files ---- */
 
 static void run_engine(const struct synth *s, const char *dir, const struct energy_table *t)
 {
@@ -531,7 +532,7 @@ static void run_engine(const struct synth *s, const char *dir, const struct ener
     record_source_close(&src);
 }
 
-static void test_d29_energy_recompute(void **state)
+static void test_energy_recompute(void **state)
 {
     (void)state;
     struct synth_opts o = {.model = "micro", .steps = 3, .ctr = true, .st = true, .lb = true};
@@ -606,12 +607,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_closed_form),
-        cmocka_unit_test(test_d27),
-        cmocka_unit_test(test_d31),
+        cmocka_unit_test(test_baseline_equals_ctr_off_trace),
+        cmocka_unit_test(test_missing_statistics),
         cmocka_unit_test(test_config_checks),
         cmocka_unit_test(test_bad_records),
         cmocka_unit_test(test_halving_density),
-        cmocka_unit_test(test_d29_energy_recompute),
+        cmocka_unit_test(test_energy_recompute),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

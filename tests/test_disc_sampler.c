@@ -1,5 +1,5 @@
 /*
- * Tests of the DiSC sampler (specs/disc.md 2.5, acceptance D10): timestep lists for K = 20
+ * Tests of the DiSC sampler (docs/disc.md#sampler, the sampler check): timestep lists for K = 20
  * and K = 6 (half away from zero, not numpy's half to even), and a model stub with eps = 0
  * giving x_K = x_0 / alpha_999 (factor 157.41046, relative 1e-6) for DPM-Solver++ 2M and
  * DDIM.
@@ -38,7 +38,7 @@ static int zero_eps(void *ctx, int k, uint32_t t, const float *x, float *eps)
 static void test_zero_model(void **state)
 {
     (void)state;
-    /* 1/sqrt(alpha_bar_999) of the linear schedule (spec D10). */
+    /* 1/sqrt(alpha_bar_999) of the linear schedule (the sampler check). */
     assert_true(fabs(1.0 / sqrt(dit_alpha_bar(999)) / 157.41046 - 1.0) < 1e-6);
     for (int kind = 0; kind < 2; kind++)
         for (int K = 6; K <= 20; K += 14) {

@@ -1,6 +1,6 @@
 /*
- * Tests of DiSC ST (specs/disc.md 4, acceptance D4-D8) on micro captures (N = 64, so a
- * mask row is one 64-bit word): all-ones masks match dense attention, every computed row
+ * Tests of DiSC ST (docs/disc.md#st-masks, docs/disc.md#acceptance-checks) on micro captures (N =
+ * 64, so a mask row is one 64-bit word): all-ones masks match dense attention, every computed row
  * keeps >= 1 bit, --st-theta 1 keeps one bit per row, the generate/reuse schedule,
  * unchanged rows outside S_k and at reuse steps, nnz/sparsity bookkeeping, and the
  * --st-target bisection (alpha_b reaches the target, the float below does not).
@@ -100,8 +100,8 @@ static void micro(struct disc_params *p)
     p->compare_dense = false;
 }
 
-/* D4: --ctr-off --st-alpha 0 (all-ones masks) against --ctr-off --st-off. */
-static void test_d4_all_ones(void **state)
+/* --ctr-off --st-alpha 0 (all-ones masks) against --ctr-off --st-off. */
+static void test_st_all_ones(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -128,8 +128,8 @@ static void test_d4_all_ones(void **state)
     free(t);
 }
 
-/* D5, D6, D7 on one micro run with CTR on, K = 6, every mask kept. */
-static void test_d5_d6_d7(void **state)
+/* docs/disc.md#acceptance-checks on one micro run with CTR on, K = 6, every mask kept. */
+static void test_st_rows_reuse_nnz(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -153,15 +153,15 @@ static void test_d5_d6_d7(void **state)
                     assert_int_equal(t->row_nnz[k][blk][h][r], pc);
                     bool computed = (t->tok[k] >> r) & 1;
                     if (computed) {
-                        assert_true(pc >= 1); /* D5: every computed row keeps a bit */
+                        assert_true(pc >= 1); /* the ST row check: every computed row keeps a bit */
                         nnz += t->row_nnz[k][blk][h][r];
                         pop += pc;
                     }
-                    /* D6: rows outside S_k, and every row at reuse steps, are unchanged */
+                    /* rows outside S_k, and every row at reuse steps, are unchanged */
                     if (k > 0 && (!computed || k % 2 == 1))
                         assert_true(t->rows[k][blk][h][r] == t->rows[k - 1][blk][h][r]);
                 }
-                /* D7 */
+                /* the ST nnz check */
                 assert_int_equal(t->nnz[k][blk][h], nnz);
                 assert_int_equal(pop, nnz);
                 double sp = 1.0 - (double)nnz / ((double)t->nk[k] * N);
@@ -180,8 +180,8 @@ static void test_d5_d6_d7(void **state)
     free(t);
 }
 
-/* D5: an absolute theta of 1 keeps exactly one bit (the argmax) per computed row. */
-static void test_d5_theta_one(void **state)
+/* an absolute theta of 1 keeps exactly one bit (the argmax) per computed row. */
+static void test_st_theta_one(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -203,8 +203,8 @@ static void test_d5_theta_one(void **state)
     free(t);
 }
 
-/* D5: the argmax rule on single rows (theta above every probability). */
-static void test_d5_argmax_row(void **state)
+/* the argmax rule on single rows (theta above every probability). */
+static void test_st_argmax_row(void **state)
 {
     (void)state;
     float s[100], p[100];
@@ -240,8 +240,8 @@ static double step0_sparsity(const struct col *t, int blk)
     return 1.0 - nnz / cells;
 }
 
-/* D8: --st-target 0.6; alpha_b reaches it, the float below alpha_b does not. */
-static void test_d8_target(void **state)
+/* --st-target 0.6; alpha_b reaches it, the float below alpha_b does not. */
+static void test_st_target(void **state)
 {
     (void)state;
     struct disc_params p;
@@ -291,9 +291,9 @@ static void test_d8_target(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_d4_all_ones),  cmocka_unit_test(test_d5_d6_d7),
-        cmocka_unit_test(test_d5_theta_one), cmocka_unit_test(test_d5_argmax_row),
-        cmocka_unit_test(test_d8_target),
+        cmocka_unit_test(test_st_all_ones),  cmocka_unit_test(test_st_rows_reuse_nnz),
+        cmocka_unit_test(test_st_theta_one), cmocka_unit_test(test_st_argmax_row),
+        cmocka_unit_test(test_st_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

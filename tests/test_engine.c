@@ -648,7 +648,7 @@ static void test_alloc_failures(void **state)
     }
 }
 
-/* ---- checkpoints (issue 17 item 6) ---- */
+/* ---- checkpoints ---- */
 
 /* The count model, killed (SIGKILL) when it is handed record kill_at; it notes the first
  * record it sees. One thread only (the globals are not shared between threads). */

@@ -1,7 +1,7 @@
 /*
  * Tests of analysis/hash_lb, the Fig. 15 analyzer, on traces whose masks are generated
  * here (banded, random, block-structured) and written with traces/trace_writer
- * (specs/disc.md D21, D22; issue 5 acceptance 2).
+ * (docs/disc.md#acceptance-checks).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -206,9 +206,9 @@ static struct hash_lb *run(const char *trace, const char *outdir, int threads, c
     return a;
 }
 
-/* D22: statistics recorded inline equal the analyzer's recount of kept bits, bit for bit,
+/* statistics recorded inline equal the analyzer's recount of kept bits, bit for bit,
  * whether the step record comes before or after its masks. */
-static void test_d22_record_equals_recount(void **state)
+static void test_record_equals_recount(void **state)
 {
     (void)state;
     struct gen_opts g1 = {.with_lb = true, .keep_all = true};
@@ -233,8 +233,8 @@ static void test_d22_record_equals_recount(void **state)
     hash_lb_free(b);
 }
 
-/* D21: results are identical for 1 and 2 threads (recounted masks, other unit counts). */
-static void test_d21_threads(void **state)
+/* results are identical for 1 and 2 threads (recounted masks, other unit counts). */
+static void test_threads_identical(void **state)
 {
     (void)state;
     struct gen_opts g = {.with_lb = false, .keep_all = true};
@@ -359,7 +359,7 @@ static void test_nothing_to_pool_is_data_error(void **state)
     hash_lb_free(a);
 }
 
-/* The unit-list parser rejects what spec 8 does not allow. */
+/* The unit-list parser rejects what docs/disc.md#load-balance-analyzer does not allow. */
 static void test_parse_units(void **state)
 {
     (void)state;
@@ -394,8 +394,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_units),
-        cmocka_unit_test(test_d22_record_equals_recount),
-        cmocka_unit_test(test_d21_threads),
+        cmocka_unit_test(test_record_equals_recount),
+        cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_band_brute_force),
         cmocka_unit_test(test_nothing_to_pool_is_data_error),
     };

@@ -1,7 +1,7 @@
 /*
- * test_hbm_pc: pseudo-channel mappings and issue policies (specs/salca.md section 11):
- * acceptance test A16, the issue's acceptance 4 (alpha = 1 for consecutive tokens, all
- * tokens on one PC, window never worse than in-order, equality with a brute-force
+ * test_hbm_pc: pseudo-channel mappings and issue policies (docs/salca.md#conflict-analyzer):
+ * acceptance test the conflict policy check, the issue's acceptance 4 (alpha = 1 for consecutive
+ * tokens, all tokens on one PC, window never worse than in-order, equality with a brute-force
  * simulation on small random cases) and the mapping formulas.
  * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
  */
@@ -34,7 +34,8 @@ static void work_free(struct hbm_pc_work *w)
     free(w);
 }
 
-/* ---- brute-force reference simulations (literal readings of spec section 11) ---- */
+/* ---- brute-force reference simulations (literal readings of docs/salca.md#conflict-analyzer) ----
+ */
 
 static uint64_t bf_batch(const uint16_t *pc, size_t n, uint32_t h, uint32_t p_iss, uint64_t *occ,
                          size_t bins, uint64_t *conf)
@@ -155,7 +156,7 @@ static size_t gen_random(struct rng *r, uint32_t *idx, size_t max_n, uint32_t un
 
 #define BINS 64
 
-static void test_a16_consecutive(void **state)
+static void test_conflicts_consecutive(void **state)
 {
     (void)state;
     uint32_t hs[] = {4, 16, 32};
@@ -184,7 +185,7 @@ static void test_a16_consecutive(void **state)
     work_free(w);
 }
 
-static void test_a16_one_pc(void **state)
+static void test_conflicts_one_pc(void **state)
 {
     (void)state;
     struct hbm_pc_work *w = work_new(4096);
@@ -205,7 +206,7 @@ static void test_a16_one_pc(void **state)
             for (uint32_t W = 1; W <= 256; W *= 4)
                 assert_int_equal(hbm_pc_window(pc, n, h, p_iss, W, w, NULL, 0), n);
         }
-        /* alpha = N_sel/ceil(N_sel/h_att): 17 tokens, 16 PCs -> 8.5 (spec A16). */
+        /* alpha = N_sel/ceil(N_sel/h_att): 17 tokens, 16 PCs -> 8.5 (the conflict policy check). */
         double alpha = (double)n / (double)hbm_pc_ideal(n, h);
         if (n == 17)
             assert_true(alpha == 8.5);
@@ -216,7 +217,7 @@ static void test_a16_one_pc(void **state)
 }
 
 /* Window with W >= N_sel (and p_iss = h_att) takes exactly max per-PC load slots. */
-static void test_a16_window_max_load(void **state)
+static void test_conflicts_window_max_load(void **state)
 {
     (void)state;
     uint64_t seed = th_seed(20261130);
@@ -375,9 +376,12 @@ static void test_hand_case(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_case),           cmocka_unit_test(test_mappings),
-        cmocka_unit_test(test_a16_consecutive),     cmocka_unit_test(test_a16_one_pc),
-        cmocka_unit_test(test_a16_window_max_load), cmocka_unit_test(test_bruteforce_and_bounds),
+        cmocka_unit_test(test_hand_case),
+        cmocka_unit_test(test_mappings),
+        cmocka_unit_test(test_conflicts_consecutive),
+        cmocka_unit_test(test_conflicts_one_pc),
+        cmocka_unit_test(test_conflicts_window_max_load),
+        cmocka_unit_test(test_bruteforce_and_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * test_hbm_timing: the timing mode of the HBM pseudo-channel model (issue 19, acceptance 2):
+ * test_hbm_timing: the timing mode of the HBM pseudo-channel model:
  * hand-computed small cases on the HBM2 preset, never faster than the zero-latency bound
  * (the fast mode's slots x t_tok), all tokens on one PC at N_sel token times, K and V in one
  * bank slower than the default layout, refresh adds time.

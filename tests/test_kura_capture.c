@@ -1,9 +1,9 @@
 /*
  * Tests of capture/kura/kura_capture without trace files (records through the emit
- * callback): record order and contents (spec section 6), K8 and K9 in the default
- * capture, K10 same seed = same record bytes, other seed differs, forced oracle
- * checkpoints = same bytes, thread-count independence, and the other score sources.
- * K9 for the other generators and schedules is in test_kura_recon.c.
+ * callback): record order and contents (docs/kura.md#trace-records), docs/kura.md#acceptance-checks
+ * in the default capture, the determinism check same seed = same record bytes, other seed differs,
+ * forced oracle checkpoints = same bytes, thread-count independence, and the other score sources.
+ * for the other generators and schedules is in test_kura_recon.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -101,7 +101,8 @@ static void base_params(struct kura_params *p)
     p->reproducible = true; /* the Summary's wall time is 0 */
 }
 
-/* Default capture: record order, sizes, K8 per-step max <= 5.83e-6 rad, K9 bound. */
+/* Default capture: record order, sizes, the drift error check per-step max <= 5.83e-6 rad, the
+ * reconstruction check bound. */
 static void test_default_capture(void **state)
 {
     (void)state;
@@ -118,11 +119,11 @@ static void test_default_capture(void **state)
     assert_int_equal(x.phase_len, 2 * 96 * 96);
     assert_true(x.errs_present && !x.errs_absent);
     assert_true(x.order_ok);
-    /* K8: every step's max <= 5.83e-6 rad in the default capture */
+    /* every step's max <= 5.83e-6 rad in the default capture */
     assert_true(x.max_step_err <= 5.83e-6);
     assert_true(res.drift_err_max == x.max_step_err);
     assert_true(res.drift_err_max <= res.drift_bound_max);
-    /* K9 (t100): MAE <= 1.15 sqrt(beta_1) sqrt(2/pi) = 0.030558 */
+    /* (t100): MAE <= 1.15 sqrt(beta_1) sqrt(2/pi) = 0.030558 */
     printf("default: recon MAE %.5f (bound %.5f, expected ~0.0266), max %.4f, drift err max "
            "%.3g mean %.3g, forward end R %.3f\n",
            res.recon_mae, res.recon_bound, res.recon_max, res.drift_err_max, res.drift_err_mean,
@@ -133,8 +134,8 @@ static void test_default_capture(void **state)
     kura_result_release(&res);
 }
 
-/* K10: same seed same bytes; other seed differs; checkpoints and threads change nothing. */
-static void test_k10_determinism(void **state)
+/* same seed same bytes; other seed differs; checkpoints and threads change nothing. */
+static void test_determinism(void **state)
 {
     (void)state;
     struct kura_params p;
@@ -356,7 +357,7 @@ static void test_png_folders(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_capture),  cmocka_unit_test(test_k10_determinism),
+        cmocka_unit_test(test_default_capture),  cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_scores_and_modes), cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_mem_estimate),     cmocka_unit_test(test_png_folders),
     };

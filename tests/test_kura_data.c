@@ -1,7 +1,8 @@
 /*
- * Tests of capture/kura/kura_data: K12 of specs/kura.md (generators are deterministic per
- * seed and finite, image generators stay in [-1, 1]), parameter parsing, and thread-count
- * independence. The PNG hues of K12 are tested with formats/kura_png (test_kura_png).
+ * Tests of capture/kura/kura_data: the generator check of docs/kura.md (generators are
+ * deterministic per seed and finite, image generators stay in [-1, 1]), parameter parsing, and
+ * thread-count independence. The PNG hues of the generator check are tested with formats/kura_png
+ * (test_kura_png).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -22,8 +23,8 @@
 
 static const char *names[] = {"grating", "fingerprint", "wood", "const", "ramp", "uniform"};
 
-/* K12: deterministic, finite, in range; seeds matter exactly where randomness is used. */
-static void test_k12_generators(void **state)
+/* deterministic, finite, in range; seeds matter exactly where randomness is used. */
+static void test_generators(void **state)
 {
     (void)state;
     size_t h = 40, w = 33, n = h * w;
@@ -79,7 +80,7 @@ static void test_fingerprint_normalized(void **state)
     mem_free(x);
 }
 
-/* Grating formula at one pixel (spec section 4). */
+/* Grating formula at one pixel (docs/kura.md#data-generators). */
 static void test_grating_formula(void **state)
 {
     (void)state;
@@ -116,7 +117,7 @@ static void test_params(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k12_generators),
+        cmocka_unit_test(test_generators),
         cmocka_unit_test(test_fingerprint_normalized),
         cmocka_unit_test(test_grating_formula),
         cmocka_unit_test(test_params),

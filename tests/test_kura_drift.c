@@ -1,6 +1,6 @@
 /*
- * Tests of capture/kura/kura_drift and the drift acceptance of issue 8 / specs/kura.md:
- * K4 (separable box sums = direct sum within 1e-12 rad), K6 (periodic ramps), constant
+ * Tests of capture/kura/kura_drift and the drift acceptance of issue 8 / docs/kura.md:
+ * (separable box sums = direct sum within 1e-12 rad), the ramp check (periodic ramps), constant
  * fields, the fixed-vs-float property test on random fields of several sizes through the
  * capture's evaluator, and thread-count independence.
  * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
@@ -33,8 +33,8 @@ static double *uniform_map(struct rng *r, size_t n)
     return t;
 }
 
-/* K4: box-sum path = direct sum within 1e-12 rad on uniform 5x5, 7x13 and 96x96 maps. */
-static void test_k4_box_equals_direct(void **state)
+/* box-sum path = direct sum within 1e-12 rad on uniform 5x5, 7x13 and 96x96 maps. */
+static void test_box_equals_direct(void **state)
 {
     (void)state;
     struct rng r;
@@ -65,7 +65,7 @@ static void test_k4_box_equals_direct(void **state)
         mem_free(ub2);
     }
     pool_free(pool);
-    printf("K4: worst |box - direct| = %.3g rad\n", worst);
+    printf("worst |box - direct| = %.3g rad\n", worst);
     /* far outside the fast sin/cos range (libm fallback): theta + 2 pi 200000 gives the
      * same drift within the input's own rounding (ulp(1.3e6) = 2.3e-10) */
     size_t n = 9 * 11;
@@ -83,8 +83,8 @@ static void test_k4_box_equals_direct(void **state)
     mem_free(u2);
 }
 
-/* K6: periodic ramps. */
-static void test_k6_ramp(void **state)
+/* periodic ramps. */
+static void test_ramp(void **state)
 {
     (void)state;
     const int nxy[3][2] = {{1, 0}, {0, 1}, {2, 3}};
@@ -133,8 +133,8 @@ static void test_k6_ramp(void **state)
             mem_free(q);
             mem_free(uq);
         }
-    printf("K6: unquantized <= %.3g, on theta_q <= %.3g, |u_q - sum_q| <= %.3g (dU %.4g)\n",
-           obs_unq, obs_q, obs_du, kura_delta_u());
+    printf("unquantized <= %.3g, on theta_q <= %.3g, |u_q - sum_q| <= %.3g (dU %.4g)\n", obs_unq,
+           obs_q, obs_du, kura_delta_u());
 }
 
 /* Constant field (generator const): neighbour term zero in float and fixed. */
@@ -214,8 +214,8 @@ static void test_fixed_vs_float_property(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k4_box_equals_direct),
-        cmocka_unit_test(test_k6_ramp),
+        cmocka_unit_test(test_box_equals_direct),
+        cmocka_unit_test(test_ramp),
         cmocka_unit_test(test_constant_field),
         cmocka_unit_test(test_fixed_vs_float_property),
     };

@@ -1,6 +1,6 @@
 /*
- * Tests of replay/kura_tiles: the section 7 RTL stimulus export (specs/kura.md, R9 and the
- * issue's acceptance 6) and the check of stored KuraTiles against derived streams.
+ * Tests of replay/kura_tiles: the section 7 RTL stimulus export (docs/kura.md#acceptance-checks
+ *(the export check) and the ) and the check of stored KuraTiles against derived streams.
  *
  * The reference below reads only the exported hex files. It rebuilds each tile's halo
  * field from the columns in in.hex (ctrl bit1 starts a tile, bit0 marks a consumed
@@ -156,7 +156,8 @@ static int16_t *uniform_map(int h, int w, uint64_t seed)
     return q;
 }
 
-/* Exports a 13x11 map at one shape and checks counts and the hex-only reference (R9). */
+/* Exports a 13x11 map at one shape and checks counts and the hex-only reference (the export check).
+ */
 static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want_out)
 {
     char dir[] = "/tmp/acceltrace_kura_export_XXXXXX";
@@ -197,7 +198,8 @@ static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want
             print_error("cycle %zu: reference %s, out.hex %s\n", t, ref.v[t], out.v[t]);
             fail();
         }
-    /* lut.hex reproduces sin_q over all 65,536 codes through the spec 5 addressing */
+    /* lut.hex reproduces sin_q over all 65,536 codes through the docs/kura.md#fixed-point-drift
+     * addressing */
     assert_int_equal(lut.n, 4097);
     for (int code = 0; code < 65536; code++) {
         uint16_t u = (uint16_t)code;
@@ -243,7 +245,7 @@ static void export_and_check(int nh, int nw, int want_cyc, int want_in, int want
     mem_free(q);
 }
 
-/* R9: 13x11 at 4x3 (467 lines, 112 valid in, 48 valid out) and at 20x5 (98, 27, 15). */
+/* 13x11 at 4x3 (467 lines, 112 valid in, 48 valid out) and at 20x5 (98, 27, 15). */
 static void test_export_r9(void **state)
 {
     (void)state;
@@ -321,7 +323,7 @@ static void test_step_decode(void **state)
     struct errmsg e = {0};
     assert_int_equal(kura_step_decode(&ks, 0, 0, &info, &q, &e), 0);
     assert_int_equal(q[1], (int16_t)(uint16_t)(37 | (0x81 << 8)));
-    /* spec 5: at t100 step 99, G = 820278 and R_c = 30760437 */
+    /* docs/kura.md#fixed-point-drift: at t100 step 99, G = 820278 and R_c = 30760437 */
     assert_int_equal(info.regs.g, 820278);
     assert_int_equal(info.regs.r_c, 30760437);
     mem_free(q);

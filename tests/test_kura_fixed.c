@@ -1,7 +1,7 @@
 /*
- * Tests of formats/kura_fixed: the bit-exact fixed-point drift of specs/kura.md section 5
- * (LUT and K7, registers, K5 constant field, box-sum map = direct per-pixel definition,
- * K8 error bound on random maps, the c_max limit of K1) and the K2 angle wrap.
+ * Tests of formats/kura_fixed: the bit-exact fixed-point drift of docs/kura.md#fixed-point-drift
+ * (the LUT check, registers, the constant-field check, box-sum map = direct per-pixel definition,
+ * error bound on random maps, the c_max limit of the schedule check) and the wrap check.
  * Randomized tests print their seed; set ACCELTRACE_SEED to repeat one.
  */
 #include <math.h>
@@ -20,7 +20,8 @@
 #include "formats/kura_fixed.h"
 #include "tests/helpers/test_helpers.h"
 
-/* Spec section 5: L[0] = 0, L[2048] = 23170, L[4096] = 32767; the clamp hits k = 4082..4096. */
+/* docs/kura.md#fixed-point-drift: L[0] = 0, L[2048] = 23170, L[4096] = 32767; the clamp hits k =
+ * 4082..4096. */
 static void test_lut_values(void **state)
 {
     (void)state;
@@ -41,8 +42,8 @@ static void test_lut_values(void **state)
     assert_int_equal(clamped, 15);
 }
 
-/* K7: all 65,536 codes; |sin_q/2^15 - sin theta_q| <= 2^-15, cos alike; odd and even. */
-static void test_k7_sin_cos_all_codes(void **state)
+/* all 65,536 codes; |sin_q/2^15 - sin theta_q| <= 2^-15, cos alike; odd and even. */
+static void test_sin_cos_all_codes(void **state)
 {
     (void)state;
     double max_s = 0, max_c = 0;
@@ -66,7 +67,8 @@ static void test_k7_sin_cos_all_codes(void **state)
         assert_int_equal(kura_sin_q(neg), -s); /* exactly odd */
         assert_int_equal(kura_cos_q(neg), c);  /* exactly even */
     }
-    /* Spec section 5: the largest sample error is exactly 1 LSB, sin_q at +-pi/2. */
+    /* docs/kura.md#fixed-point-drift: the largest sample error is exactly 1 LSB, sin_q at +-pi/2.
+     */
     assert_true(fabs(max_s - 1.0 / 32768.0) < 1e-12);
     assert_true(fabs(max_c - 1.0 / 32768.0) < 1e-12);
     assert_true(arg_s == 16384 || arg_s == -16384);
@@ -81,7 +83,8 @@ static void test_quantize_and_shift(void **state)
 {
     (void)state;
     assert_int_equal(kura_quantize(0.0), 0);
-    assert_int_equal(kura_quantize(0.7), 7301); /* spec R8: theta_c = 0.7 gives q = 7301 */
+    assert_int_equal(kura_quantize(0.7),
+                     7301); /* the activity check: theta_c = 0.7 gives q = 7301 */
     assert_int_equal(kura_quantize(-M_PI), -32768);
     assert_int_equal(kura_quantize(M_PI), -32768); /* wrap16 of 32768 */
     assert_int_equal(kura_quantize(3 * M_PI), -32768);
@@ -120,7 +123,8 @@ static void test_quantize_and_shift(void **state)
     assert_int_equal(kura_shr_floor(-32769, 15), -2);
 }
 
-/* Spec section 5: at t100 step 99 (K = 0.03, K_ref = 0.045, psi = 0) G = 820278, R_c = 30760437. */
+/* docs/kura.md#fixed-point-drift: at t100 step 99 (K = 0.03, K_ref = 0.045, psi = 0) G = 820278,
+ * R_c = 30760437. */
 static void test_regs_t100_step99(void **state)
 {
     (void)state;
@@ -131,13 +135,13 @@ static void test_regs_t100_step99(void **state)
     assert_int_equal(g.r_s, 0);
     assert_int_not_equal(kura_regs_init(&g, -1e-9, 0, 0), 0);
     assert_int_not_equal(kura_regs_init(&g, NAN, 0, 0), 0);
-    /* Worst-step bound of spec section 5: 5.83e-6 rad at t100. */
+    /* Worst-step bound of docs/kura.md#fixed-point-drift: 5.83e-6 rad at t100. */
     assert_true(fabs(kura_drift_bound(0.03, 0.045, 0) - 5.83e-6) < 0.005e-6);
     assert_true(fabs(kura_delta_u() - 3.124e-3) < 0.001e-3);
     assert_true(fabs(kura_eps_sample() - 4.579e-5) < 0.001e-5);
 }
 
-/* K1 (limit part): c_max is accepted and gives d = 2^31 - 1 on the spec's map; one ulp
+/* (limit part): c_max is accepted and gives d = 2^31 - 1 on the documented map; one ulp
  * above gives d = 2^31 and is rejected. */
 static void test_c_max_limit(void **state)
 {
@@ -162,8 +166,8 @@ static void test_c_max_limit(void **state)
     assert_int_equal(kura_fixed_drift_map(q, 5, 5, &h, NULL, d, NULL), -3 /* ERR_DATA */);
 }
 
-/* K5: constant 5x5 field for every q: u_q = 0, d = reference term, float neighbour term 0. */
-static void test_k5_constant_field(void **state)
+/* constant 5x5 field for every q: u_q = 0, d = reference term, float neighbour term 0. */
+static void test_constant_field(void **state)
 {
     (void)state;
     struct kura_regs g;
@@ -225,10 +229,10 @@ static void test_map_equals_pixel(void **state)
     pool_free(pool);
 }
 
-/* K8: >= 100 uniform maps, sides 5..70, K in {3e-5, 0.01, 0.03}, K_ref = 1.5 K, psi = 0:
+/* >= 100 uniform maps, sides 5..70, K in {3e-5, 0.01, 0.03}, K_ref = 1.5 K, psi = 0:
  * every pixel |d pi/2^31 - u_f64(theta_q)| <= X_i (observed about 0.3 X_i). Also the
  * neighbour part alone: |u_q 2^-15 - sum| <= dU. */
-static void test_k8_error_bound(void **state)
+static void test_error_bound(void **state)
 {
     (void)state;
     uint64_t seed = th_seed(20261130u);
@@ -266,12 +270,12 @@ static void test_k8_error_bound(void **state)
         mem_free(u);
         mem_free(nb);
     }
-    printf("K8: worst error / X_i = %.3f, worst |u_q 2^-15 - sum| = %.3g (dU %.4g)\n", worst_ratio,
+    printf("worst error / X_i = %.3f, worst |u_q 2^-15 - sum| = %.3g (dU %.4g)\n", worst_ratio,
            worst_du, kura_delta_u());
 }
 
-/* K2: wrap keeps [-pi, pi), sin/cos within 1e-12, and exact near multiples of pi. */
-static void test_k2_wrap(void **state)
+/* wrap keeps [-pi, pi), sin/cos within 1e-12, and exact near multiples of pi. */
+static void test_wrap(void **state)
 {
     (void)state;
     struct rng r;
@@ -304,14 +308,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lut_values),
-        cmocka_unit_test(test_k7_sin_cos_all_codes),
+        cmocka_unit_test(test_sin_cos_all_codes),
         cmocka_unit_test(test_quantize_and_shift),
         cmocka_unit_test(test_regs_t100_step99),
         cmocka_unit_test(test_c_max_limit),
-        cmocka_unit_test(test_k5_constant_field),
+        cmocka_unit_test(test_constant_field),
         cmocka_unit_test(test_map_equals_pixel),
-        cmocka_unit_test(test_k8_error_bound),
-        cmocka_unit_test(test_k2_wrap),
+        cmocka_unit_test(test_error_bound),
+        cmocka_unit_test(test_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /*
  * Tests of the replay model "kura" (replay/kura_model.c) through the replay engine: one
- * pass over an in-memory kura trace feeds the 25 paper shapes (R1, R7 through the model),
- * the checked cycle-accurate simulation with activity (R8 per step), and stored KuraTiles
- * checks (a difference is a data error).
+ * pass over an in-memory kura trace feeds the 25 paper shapes (docs/kura.md#acceptance-checks
+ * through the model), the checked cycle-accurate simulation with activity (the activity check per
+ * step), and stored KuraTiles checks (a difference is a data error).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -67,7 +67,8 @@ static void mini_trace_init(struct mini_trace *t, int h, int w, int T, uint64_t 
             ks->role = ACCELTRACE__KURA_ROLE__KURA_ROLE_REVERSE;
             ks->step = T - i;
             double s = (double)(T - i) / (T - 1);
-            ks->k = 3e-5 * (1 - s) + 0.03 * s; /* t100-like schedule (spec 2) */
+            /* t100-like schedule (docs/kura.md#sde-and-schedule) */
+            ks->k = 3e-5 * (1 - s) + 0.03 * s;
             ks->kref = 1.5 * ks->k;
         } else {
             ks->role = ACCELTRACE__KURA_ROLE__KURA_ROLE_FINAL;
@@ -149,7 +150,7 @@ static const char *cell(const struct csv_table *tb, size_t row, const char *col)
     return tb->rows[row][c];
 }
 
-/* R1/R7 through the model: the 25-shape sweep in one pass. */
+/* docs/kura.md#acceptance-checks through the model: the 25-shape sweep in one pass. */
 static void test_sweep_25(void **state)
 {
     (void)state;
@@ -183,7 +184,7 @@ static void test_sweep_25(void **state)
         if (best < 0 || ep < best_e)
             best = (int)i, best_e = ep;
     }
-    /* R7: H20W5 (row 15) at 641.3 us and 5.880 nJ/px is the system-level minimum; both
+    /* H20W5 (row 15) at 641.3 us and 5.880 nJ/px is the system-level minimum; both
      * values are calibrated (t_marsh solved for 641.3 us), so this guards regressions */
     assert_int_equal(best, 15);
     assert_string_equal(cell(&tb, 15, "n_h"), "20");
@@ -219,7 +220,7 @@ static void test_activity_rows(void **state)
     assert_int_equal(tb.n_rows, 3);
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(atol(cell(&tb, i, "step")), 3 - (long)i);
-        assert_int_equal(atoll(cell(&tb, i, "bits_written")), 13171200ll); /* R8 */
+        assert_int_equal(atoll(cell(&tb, i, "bits_written")), 13171200ll); /* the activity check */
         double a = atof(cell(&tb, i, "alpha"));
         assert_true(a > 0.45 && a < 0.55); /* uniform random maps */
     }

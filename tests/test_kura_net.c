@@ -1,7 +1,7 @@
 /*
- * Tests of capture/kura/kura_net (score network kura-score-v1, specs/kura.md section 3.1):
- * K11. Zero weights = score none; out_conv.bias = (kappa, 0) gives -kappa sin theta; the
- * one-pixel path gives sin theta(r-1, c) cos theta(r, c); one random block matches a
+ * Tests of capture/kura/kura_net (score network kura-score-v1, docs/kura.md#score-network):
+ * the score network check. Zero weights = score none; out_conv.bias = (kappa, 0) gives -kappa sin
+ * theta; the one-pixel path gives sin theta(r-1, c) cos theta(r, c); one random block matches a
  * float64 reference within 1e-4 relative; bad files (mis-shaped, missing, extra, non-F32
  * tensor, wrong steps) are data errors naming the tensor, and the CLI exits 3.
  * Weight files are written here byte by byte (safetensors with __metadata__).
@@ -158,7 +158,7 @@ static int emit(void *ctx, const Acceltrace__Record *rec)
     return 0;
 }
 
-/* K11: zero weights give the same records as --score none. */
+/* zero weights give the same records as --score none. */
 static void test_zero_equals_none(void **state)
 {
     (void)state;
@@ -189,7 +189,7 @@ static void test_zero_equals_none(void **state)
     unlink(path);
 }
 
-/* K11: out_conv.bias = (kappa, 0) alone gives s = -kappa sin theta within 1e-6. */
+/* out_conv.bias = (kappa, 0) alone gives s = -kappa sin theta within 1e-6. */
 static void test_bias_only(void **state)
 {
     (void)state;
@@ -216,7 +216,7 @@ static void test_bias_only(void **state)
     unlink(path);
 }
 
-/* K11: in_conv.weight[0,1,0,1] = out_conv.weight[1,0,1,1] = 1 gives
+/* in_conv.weight[0,1,0,1] = out_conv.weight[1,0,1,1] = 1 gives
  * s(r, c) = sin theta(r-1, c) cos theta(r, c) (circular padding). */
 static void test_shift_path(void **state)
 {
@@ -266,7 +266,7 @@ static void ref_conv(const double *in, int cin, size_t h, size_t w, const float 
             }
 }
 
-/* K11: one random block against a float64 implementation of section 3.1, 1e-4 relative. */
+/* one random block against a float64 implementation of section 3.1, 1e-4 relative. */
 static void test_random_block(void **state)
 {
     (void)state;
@@ -369,7 +369,7 @@ static void expect_bad(struct model *m, const char *needle, int t)
     unlink(path);
 }
 
-/* K11: bad weights are data errors naming the tensor; the CLI exits 3. */
+/* bad weights are data errors naming the tensor; the CLI exits 3. */
 static void test_bad_files(void **state)
 {
     (void)state;

@@ -1,6 +1,6 @@
 /*
- * Tests of formats/kura_png: the phase-map hues of specs/kura.md section 9.6 (K12) and the
- * phase and grey images written as PNG files.
+ * Tests of formats/kura_png: the phase-map hues of docs/kura.md#figures (the generator check) and
+ * the phase and grey images written as PNG files.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,7 +16,8 @@
 
 #include "formats/kura_png.h"
 
-/* K12 / spec 9.6: hue = (theta + pi)/(2 pi), S = V = 1: -pi red, -pi/3 green, pi/3 blue. */
+/* the generator check / docs/kura.md#figures: hue = (theta + pi)/(2 pi), S = V = 1: -pi red, -pi/3
+ * green, pi/3 blue. */
 static void test_png_hues(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /*
- * Tests of replay/kura_power and replay/kura_dma: specs/kura.md acceptance R3-R7 and the
+ * Tests of replay/kura_power and replay/kura_dma: docs/kura.md#acceptance-checks and the
  * shipped coefficient table (configs/kura_energy.json).
  *
  * The paper numbers asserted here are calibrated (fit4 is fitted through the paper's four
@@ -37,7 +37,7 @@ static void rel_close(double got, double want, double rel)
     }
 }
 
-/* R3: the exact fit through the paper's four points gives fit4 and R^2 = 1. */
+/* the exact fit through the paper's four points gives fit4 and R^2 = 1. */
 static void test_fit_paper_points(void **state)
 {
     (void)state;
@@ -45,7 +45,7 @@ static void test_fit_paper_points(void **state)
     struct errmsg em = {0};
     double res[4];
     assert_int_equal(kura_fit(PAPER4, 4, KURA_FIT_EPX_PJ, 100e6, &r, res, &em), 0);
-    /* spec 8.3 fit4 (rounded to 6-7 digits in the spec) */
+    /* docs/kura.md#power-area-and-energy fit4 (rounded to 6-7 digits in docs/kura.md) */
     rel_close(r.c.hw, 0.195887, 1e-4);
     rel_close(r.c.w, 0.509283, 1e-4);
     rel_close(r.c.h, 1.678762, 1e-4);
@@ -61,15 +61,15 @@ static void test_fit_paper_points(void **state)
     kura_energy_default(&e);
     rel_close(e.power_fit4.hw, r.c.hw, 1e-9);
     rel_close(e.power_fit4.fixed, r.c.fixed, 1e-9);
-    /* spec 8.3: rounded to (0.1959, 0.5093, 1.6788, 30.34) it still gives the points within
-     * 0.02 pJ */
+    /* docs/kura.md#power-area-and-energy: rounded to (0.1959, 0.5093, 1.6788, 30.34) it still gives
+     * the points within 0.02 pJ */
     struct kura_coeffs rounded = {0.1959, 0.5093, 1.6788, 30.34};
     for (int i = 0; i < 4; i++)
         assert_true(fabs(kura_epx_pj(&rounded, PAPER4[i].n_h, PAPER4[i].n_w, 100e6) - PAPER4[i].y) <
                     0.02);
 }
 
-/* R3: noisy grid from fit4 recovers the coefficients within 5%, R^2 > 0.999; 3 points fail. */
+/* noisy grid from fit4 recovers the coefficients within 5%, R^2 > 0.999; 3 points fail. */
 static void test_fit_noisy_grid(void **state)
 {
     (void)state;
@@ -108,7 +108,7 @@ static void test_fit_noisy_grid(void **state)
     rel_close(fr.c.fixed, 1706844, 1e-9);
 }
 
-/* R4: N_w*(N_h) by eq. 12 with fit4 (spec 8.3 values). */
+/* N_w*(N_h) by eq. 12 with fit4 (docs/kura.md#power-area-and-energy values). */
 static void test_nw_opt(void **state)
 {
     (void)state;
@@ -119,7 +119,7 @@ static void test_nw_opt(void **state)
         assert_true(fabs(kura_nw_opt(&e.power_fit4, SHAPES[i]) - want[i]) < 0.01);
 }
 
-/* R5: area budgets give the paper's answers (section 4.2); calibrated (fit4 passes through
+/* area budgets give the paper's answers (section 4.2); calibrated (fit4 passes through
  * these four shapes), so a regression guard of the area model and the search. */
 static void test_budget(void **state)
 {
@@ -146,14 +146,15 @@ static void test_budget(void **state)
     }
     kura_budget(&e.power_fit4, &e.area_table1, e.f_hz, 2e6, SHAPES, 5, SHAPES, 5, &b);
     assert_false(b.found);
-    /* the tight cases of spec 8.3: H20W10 0.75% over 4 mm², H20W20 0.8% over 5 mm² */
+    /* the tight cases of docs/kura.md#power-area-and-energy: H20W10 0.75% over 4 mm², H20W20 0.8%
+     * over 5 mm² */
     assert_true(kura_bilinear(&e.area_table1, 20, 10) > 4e6);
     assert_true(kura_bilinear(&e.area_table1, 20, 10) < 4.04e6);
     assert_true(kura_bilinear(&e.area_table1, 20, 20) > 5e6);
     assert_true(kura_bilinear(&e.area_table1, 20, 20) < 5.05e6);
 }
 
-/* R6: Table 1 totals for H20W5. */
+/* Table 1 totals for H20W5. */
 static void test_table1(void **state)
 {
     (void)state;
@@ -161,11 +162,11 @@ static void test_table1(void **state)
     kura_energy_default(&e);
     assert_true(fabs(kura_bilinear(&e.area_table1, 20, 5) - 3524861.0) < 0.5);
     assert_true(fabs(kura_bilinear(&e.power_table1, 20, 5) - 84.504) < 1e-9);
-    /* spec 8.3 cross-check: P_fit4(H20W5) = 86.05 mW */
+    /* docs/kura.md#power-area-and-energy cross-check: P_fit4(H20W5) = 86.05 mW */
     assert_true(fabs(kura_bilinear(&e.power_fit4, 20, 5) - 86.05) < 0.005);
 }
 
-/* R7: system level at 96x96: H20W5 641.3 us, 5.880 nJ/px, the minimum; Rocket ratios. */
+/* system level at 96x96: H20W5 641.3 us, 5.880 nJ/px, the minimum; Rocket ratios. */
 static void test_system(void **state)
 {
     (void)state;
@@ -188,7 +189,7 @@ static void test_system(void **state)
         }
     assert_int_equal(best.n_h, 20);
     assert_int_equal(best.n_w, 5);
-    /* spec 8.4 derived values */
+    /* docs/kura.md#dma-and-system-level derived values */
     kura_sys_eval(&e, 96, 96, 15, 5, &s);
     assert_true(fabs(s.t_us - 755.3) < 0.05 && fabs(s.e_px_nj - 6.049) < 0.001);
     kura_sys_eval(&e, 96, 96, 25, 5, &s);
@@ -204,7 +205,8 @@ static void test_system(void **state)
     assert_true(fabs(e.t_marsh - shipped) < 1e-12);
     e.t_txn = 38;
     assert_int_equal(kura_dma_calibrate(&e, &em), ERR_CONFIG);
-    /* spec 8.4: with t_marsh re-solved, H20W5 is the minimum exactly for t_txn = 13..25 */
+    /* docs/kura.md#dma-and-system-level: with t_marsh re-solved, H20W5 is the minimum exactly for
+     * t_txn = 13..25 */
     for (int t = 10; t <= 30; t++) {
         kura_energy_default(&e);
         e.t_txn = t;
@@ -224,8 +226,9 @@ static void test_system(void **state)
 }
 
 /*
- * Spec 8.4: with t_marsh held at the config value (no --calibrate-dma), H20W5 stays the
- * system-level minimum exactly for t_txn = 11..38; H15W5 wins just below, H25W5 just above.
+ * docs/kura.md#dma-and-system-level: with t_marsh held at the config value (no --calibrate-dma),
+ * H20W5 stays the system-level minimum exactly for t_txn = 11..38; H15W5 wins just below, H25W5
+ * just above.
  */
 static void test_system_fixed_marsh(void **state)
 {
@@ -256,7 +259,7 @@ static void test_system_fixed_marsh(void **state)
     }
 }
 
-/* R1: tiles and cycles per step of the 25 shapes at 96x96 (spec 8.1 table). */
+/* tiles and cycles per step of the 25 shapes at 96x96 (docs/kura.md#analytic-timing table). */
 static void test_analytic_table(void **state)
 {
     (void)state;

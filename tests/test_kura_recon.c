@@ -1,5 +1,5 @@
 /*
- * K9 of specs/kura.md (issue 8 acceptance 4): forward then reverse with the oracle score
+ * of docs/kura.md: forward then reverse with the oracle score
  * reconstructs the data: circular MAE <= 1.15 sqrt(beta_1) sqrt(2/pi) at 96x96 for the
  * grating, fingerprint and wood generators at t100, with --start forward, and for t300 and
  * t1000 (t1000 at 48x48 unless ACCELTRACE_SLOW=1).
@@ -44,10 +44,10 @@ static void base_params(struct kura_params *p)
     p->reproducible = true;
 }
 
-/* K9: oracle reconstruction at 96x96 per generator, t100, and with --start forward. The
+/* oracle reconstruction at 96x96 per generator, t100, and with --start forward. The
  * MAEs agree to ~1e-5 across generators: after the oracle re-centres, the error is the last
  * step's noise sigma_1 eps, and eps comes from the same seeded stream. */
-static void test_k9_generators(void **state)
+static void test_recon_generators(void **state)
 {
     (void)state;
     const char *gens[] = {"grating", "fingerprint", "wood"};
@@ -61,15 +61,15 @@ static void test_k9_generators(void **state)
             struct kura_result res;
             uint8_t d[32];
             run(&p, &res, d, NULL);
-            printf("K9 t100 %-11s start=%-8s MAE %.7f (<= 0.030558)\n", gens[g],
-                   start ? "forward" : "vonmises", res.recon_mae);
+            printf("the reconstruction check t100 %-11s start=%-8s MAE %.7f (<= 0.030558)\n",
+                   gens[g], start ? "forward" : "vonmises", res.recon_mae);
             assert_true(res.recon_mae <= 0.030558);
             kura_result_release(&res);
         }
 }
 
-/* K9 for t300 (<= 0.016764) and t1000 (<= 0.009836) with the fingerprint. */
-static void test_k9_long_schedules(void **state)
+/* for t300 (<= 0.016764) and t1000 (<= 0.009836) with the fingerprint. */
+static void test_recon_long_schedules(void **state)
 {
     (void)state;
     const char *pre[] = {"t300", "t1000"};
@@ -86,7 +86,8 @@ static void test_k9_long_schedules(void **state)
         struct kura_result res;
         uint8_t d[32];
         run(&p, &res, d, NULL);
-        printf("K9 %s %zux%zu MAE %.5f (<= %.6f)\n", pre[k], p.h, p.w, res.recon_mae, bound[k]);
+        printf("the reconstruction check %s %zux%zu MAE %.5f (<= %.6f)\n", pre[k], p.h, p.w,
+               res.recon_mae, bound[k]);
         assert_true(res.recon_mae <= bound[k]);
         kura_result_release(&res);
     }
@@ -95,8 +96,8 @@ static void test_k9_long_schedules(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k9_generators),
-        cmocka_unit_test(test_k9_long_schedules),
+        cmocka_unit_test(test_recon_generators),
+        cmocka_unit_test(test_recon_long_schedules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

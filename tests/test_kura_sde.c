@@ -1,6 +1,6 @@
 /*
- * Tests of capture/kura/kura_sde: K1 (schedule), K3 (von Mises terminal draw), the prior
- * and oracle scores of specs/kura.md sections 2-3 (K2, the wrap, is tested with
+ * Tests of capture/kura/kura_sde: the schedule check (schedule), the von Mises check (von Mises
+ * terminal draw), the prior and oracle scores of docs/kura.md (the wrap check is tested with
  * formats/kura_fixed in test_kura_fixed).
  * Randomized tests print their seed; ACCELTRACE_SEED repeats one.
  */
@@ -27,7 +27,7 @@ static void check_preset(const char *name, int t_exp, double kappa_exp)
     assert_int_equal(t, t_exp);
     struct kura_schedule s;
     assert_int_equal(kura_schedule_init(&s, name, t, c0, ce, b0, be, NULL), 0);
-    /* K1: kappa within 1e-12 */
+    /* kappa within 1e-12 */
     assert_true(fabs(s.kappa - kappa_exp) < 1e-12);
     /* endpoints exact */
     assert_true(s.c[0] == c0 && s.beta[0] == b0);
@@ -41,8 +41,8 @@ static void check_preset(const char *name, int t_exp, double kappa_exp)
     kura_schedule_release(&s);
 }
 
-/* K1: kappa 1.2 (t100, t1000), 8/7 (t300); exact endpoints; linear interior; c_max. */
-static void test_k1_schedule(void **state)
+/* kappa 1.2 (t100, t1000), 8/7 (t300); exact endpoints; linear interior; c_max. */
+static void test_schedule(void **state)
 {
     (void)state;
     check_preset("t100", 100, 1.2);
@@ -51,10 +51,10 @@ static void test_k1_schedule(void **state)
     struct kura_schedule s;
     assert_int_equal(kura_schedule_init(&s, "t100", 100, 3e-5, 0.03, 1e-4, 0.1, NULL), 0);
     assert_true(s.c[99] == 0.03 && s.beta[99] == 0.1);
-    /* prior kappa_i = 1.2 within 1e-12 at every t100 step (spec section 3) */
+    /* prior kappa_i = 1.2 within 1e-12 at every t100 step (docs/kura.md#score-sources) */
     for (int i = 0; i < 100; i++)
         assert_true(fabs(kura_prior_kappa(&s, i) - 1.2) < 1e-12);
-    /* K9 threshold at t100: 0.030558 */
+    /* threshold at t100: 0.030558 */
     assert_true(fabs(kura_recon_bound(&s) - 0.030558) < 5e-7);
     kura_schedule_release(&s);
     /* c_end = c_max accepted; the next double up rejected */
@@ -73,7 +73,7 @@ static void test_k1_schedule(void **state)
     assert_int_equal(
         kura_preset("t42", &(int){0}, &(double){0}, &(double){0}, &(double){0}, &(double){0}, NULL),
         ERR_USAGE);
-    /* t300, t1000 thresholds (spec K9): 0.016764 and 0.009836 */
+    /* t300, t1000 thresholds (the reconstruction check): 0.016764 and 0.009836 */
     int t;
     double c0, ce, b0, be;
     kura_preset("t300", &t, &c0, &ce, &b0, &be, NULL);
@@ -86,8 +86,8 @@ static void test_k1_schedule(void **state)
     kura_schedule_release(&s);
 }
 
-/* K3: kappa = 1.2, 10^6 draws: mean cos = I1/I0 = 0.51278 +- 0.003, mean sin = 0 +- 0.003. */
-static void test_k3_von_mises(void **state)
+/* kappa = 1.2, 10^6 draws: mean cos = I1/I0 = 0.51278 +- 0.003, mean sin = 0 +- 0.003. */
+static void test_von_mises(void **state)
 {
     (void)state;
     struct rng r;
@@ -100,12 +100,12 @@ static void test_k3_von_mises(void **state)
         sc += cos(th);
         ss += sin(th);
     }
-    printf("K3: mean cos %.5f (0.51278), mean sin %.5f\n", sc / n, ss / n);
+    printf("mean cos %.5f (0.51278), mean sin %.5f\n", sc / n, ss / n);
     assert_true(fabs(sc / n - 0.51278) < 0.003);
     assert_true(fabs(ss / n) < 0.003);
 }
 
-/* Spec section 3: oracle score, including the min-shift case |delta| > 38.6 sigma. */
+/* docs/kura.md#score-sources: oracle score, including the min-shift case |delta| > 38.6 sigma. */
 static void test_oracle_score(void **state)
 {
     (void)state;
@@ -145,8 +145,8 @@ static void test_mapping_and_stats(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_k1_schedule),
-        cmocka_unit_test(test_k3_von_mises),
+        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_von_mises),
         cmocka_unit_test(test_oracle_score),
         cmocka_unit_test(test_mapping_and_stats),
     };

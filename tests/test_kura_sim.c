@@ -1,7 +1,7 @@
 /*
- * Tests of replay/kura_sim: the cycle-accurate SA-Kura array (specs/kura.md 8.2) against
- * the shared fixed-point drift (formats/kura_fixed), acceptance R2 and R8, and the issue's
- * acceptance 2 (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
+ * Tests of replay/kura_sim: the cycle-accurate SA-Kura array (docs/kura.md#cycle-accurate-array)
+ * against the shared fixed-point drift (formats/kura_fixed), docs/kura.md#acceptance-checks, and
+ * the issue's acceptance 2 (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -33,7 +33,8 @@ static int16_t *uniform_map(int h, int w, uint64_t seed)
     return q;
 }
 
-/* The Q1.15 map of the capture's data generator `name` (spec 4) at h x w, seeded. */
+/* The Q1.15 map of the capture's data generator `name` (docs/kura.md#data-generators) at h x w,
+ * seeded. */
 static int16_t *generator_map(const char *name, int h, int w, uint64_t seed)
 {
     struct kura_data_spec spec;
@@ -119,7 +120,7 @@ static void map_init(struct map_ctx *m, int16_t *q, int h, int w)
     m->d = mem_alloc((size_t)h * w * sizeof *m->d);
     assert_true(m->sc && m->uq && m->d);
     kura_sc_map(q, h, w, m->sc);
-    /* t100 last step: K = 0.03, K_ref = 0.045 (spec 2) */
+    /* t100 last step: K = 0.03, K_ref = 0.045 (docs/kura.md#sde-and-schedule) */
     assert_int_equal(kura_regs_init(&m->regs, 0.03, 0.045, 0.0), 0);
     assert_int_equal(kura_fixed_drift_map(q, h, w, &m->regs, m->uq, m->d, NULL), 0);
 }
@@ -132,7 +133,7 @@ static void map_release(struct map_ctx *m)
     mem_free(m->d);
 }
 
-/* R2 / acceptance 2: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform map. */
+/* the cycle-accurate check: every (N_h, N_w) in 1..32 x 1..32 on a 37x23 uniform map. */
 static void test_all_shapes_37x23(void **state)
 {
     (void)state;
@@ -146,7 +147,7 @@ static void test_all_shapes_37x23(void **state)
     map_release(&m);
 }
 
-/* R2 / acceptance 2: the 25 paper shapes on a 96x96 map (smooth, like a captured step). */
+/* the cycle-accurate check: the 25 paper shapes on a 96x96 map (smooth, like a captured step). */
 static void test_paper_shapes_96(void **state)
 {
     (void)state;
@@ -179,14 +180,14 @@ static void test_check_detects(void **state)
     map_release(&m);
 }
 
-/* R8: activity on a constant map (theta_c = 0.7) and a uniform map at H20W5, 96x96. */
+/* activity on a constant map (theta_c = 0.7) and a uniform map at H20W5, 96x96. */
 static void test_activity(void **state)
 {
     (void)state;
     int16_t *q = mem_alloc(96 * 96 * sizeof *q);
     assert_non_null(q);
     int16_t qc = kura_quantize(0.7);
-    assert_int_equal(qc, 7301); /* spec 10 R8 */
+    assert_int_equal(qc, 7301); /* docs/kura.md#acceptance-checks the activity check */
     for (int i = 0; i < 96 * 96; i++)
         q[i] = qc;
     uint32_t *sc = mem_alloc(96 * 96 * sizeof *sc);
@@ -205,11 +206,12 @@ static void test_activity(void **state)
     for (int k = 1; k < 100; k++)
         assert_int_equal(tt[k], 0);
     assert_int_equal(res.toggles, 5508);
-    assert_int_equal(res.bits_written, 13171200ull); /* spec 10 R8 */
+    /* docs/kura.md#acceptance-checks the activity check */
+    assert_int_equal(res.bits_written, 13171200ull);
     assert_int_equal(kura_bits_per_tile(20, 5), 131712);
     mem_free(q);
     /* the `uniform` data generator (as `capture kura --data uniform --seed 1`), seed 1:
-       alpha in [0.45, 0.55] (spec 10 R8) */
+       alpha in [0.45, 0.55] (docs/kura.md#acceptance-checks the activity check) */
     uint64_t seed = 1;
     printf("seed %llu\n", (unsigned long long)seed);
     q = generator_map("uniform", 96, 96, seed);

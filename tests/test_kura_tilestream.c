@@ -1,9 +1,9 @@
 /*
- * Tests of capture/kura/kura_tilestream (tile streams of specs/kura.md section 7): the counts of
- * R9 (a 13x11 map at 4x3 and 20x5: 467 and 98 cycles, 112 and 27 valid input lines with n
- * of them first-column lines, 48 and 15 valid outputs), and a reconstruction that reads
- * only the input stream, rebuilds every tile's halo, computes u~_q from it and must match
- * the output stream; plus shapes up to 32x32 on a 37x23 map.
+ * Tests of capture/kura/kura_tilestream (tile streams of docs/kura.md#tile-stream-export): the
+ * counts of (a 13x11 map at 4x3 and 20x5: 467 and 98 cycles, 112 and 27 valid input lines with n of
+ * them first-column lines, 48 and 15 valid outputs), and a reconstruction that reads only the input
+ * stream, rebuilds every tile's halo, computes u~_q from it and must match the output stream; plus
+ * shapes up to 32x32 on a 37x23 map.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,8 +106,8 @@ static void counts(const struct kura_tilestream *t, uint32_t *vin, uint32_t *fir
     }
 }
 
-/* R9 counts of specs/kura.md section 10 on a 13x11 map. */
-static void test_r9_counts(void **state)
+/* counts of docs/kura.md#acceptance-checks on a 13x11 map. */
+static void test_export_counts(void **state)
 {
     (void)state;
     int16_t *q;
@@ -167,7 +167,7 @@ static void test_parse_shape(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_r9_counts),
+        cmocka_unit_test(test_export_counts),
         cmocka_unit_test(test_many_shapes),
         cmocka_unit_test(test_parse_shape),
     };

@@ -1,9 +1,9 @@
 /*
  * Tests of capture/nn kernels against naive double-precision references: linear/GEMM,
  * softmax, LayerNorm, RMSNorm, GELU (tanh form), RoPE, dense attention, masked attention
- * (all-ones mask equals dense within 1e-5 of max|O|: specs/disc.md D4), row subsets and
- * the causal limit, plus the seeded weight generator (substreams by name).
- * Random inputs come from common/rng with the printed seed.
+ * (all-ones mask equals dense within 1e-5 of max|O|: docs/disc.md#acceptance-checks (the ST
+ * all-ones check)), row subsets and the causal limit, plus the seeded weight generator (substreams
+ * by name). Random inputs come from common/rng with the printed seed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,7 +197,8 @@ static void test_attention(void **state)
             assert_true(fabs(ref[i * DH + c] - o1[i * LD + c]) < 1e-5);
             mx = fmax(mx, fabs(o1[i * LD + c]));
         }
-    /* All-ones mask: the sparse path equals the dense path within 1e-5 max|O| (D4). */
+    /* All-ones mask: the sparse path equals the dense path within 1e-5 max|O| (the ST all-ones
+     * check, docs/disc.md#acceptance-checks). */
     a.mask = ones;
     a.mask_words = 1;
     a.o = o2;

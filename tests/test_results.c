@@ -3,7 +3,7 @@
  * with torn last rows), formats/jsonl, the model_result row API (names, tables, values),
  * results folders refusing changed columns, and merge refusing torn or overlapping shards;
  * the folder lock, resume refusing corrupt middle lines and saying what it drops, manifests
- * refusing changed runs, merge streaming in config order through temporaries (issue 17).
+ * refusing changed runs, merge streaming in config order through temporaries.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * Tests of the Salca capture (specs/salca.md 3-8, acceptance A4, A10, A14, A19 and the
+ * Tests of the Salca capture (docs/salca.md#acceptance-checks and the
  * issue's needle requirement) on reduced sizes: every test here runs in a few seconds.
  * Traces go to a temporary directory and are read back with the trace reader.
  */
@@ -46,7 +46,7 @@ static void run(const struct salca_capture_params *p, const char *name,
         fail_msg("capture failed: %s", errmsg_text(&e));
 }
 
-/* A4: rho = 1 selects every token for every method; recall 1, cosine >= 0.999. */
+/* rho = 1 selects every token for every method; recall 1, cosine >= 0.999. */
 static void check_all_tokens(const struct salca_capture_result *r)
 {
     for (int m = 0; m < SALCA_M_DENSE; m++) {
@@ -59,7 +59,7 @@ static void check_all_tokens(const struct salca_capture_result *r)
     }
 }
 
-static void test_a4_synthetic(void **state)
+static void test_full_retention_synthetic(void **state)
 {
     (void)state;
     struct salca_capture_params p;
@@ -70,7 +70,7 @@ static void test_a4_synthetic(void **state)
     run(&p, "a4syn.atr", &r);
     check_all_tokens(&r);
     /* at 8K the worst single job can fall to 0.996 (INT8 K/V on a peaked softmax, also
-     * with the spec's logit_std 2.5); the mean stays above the bound */
+     * with the documented logit_std 2.5); the mean stays above the bound */
     p.length = 8192;
     p.steps = 2;
     p.seed = 4;
@@ -80,8 +80,9 @@ static void test_a4_synthetic(void **state)
     assert_true(r.m[SALCA_M_SALCA].cosine_mean >= 0.999);
 }
 
-/* A4 on tiny, and A20's exactness: rho = 1 with FP32 attention gives top-1 agreement 1. */
-static void test_a4_tiny(void **state)
+/* on tiny, and the end-to-end model check's exactness: rho = 1 with FP32 attention gives top-1
+ * agreement 1. */
+static void test_full_retention_tiny(void **state)
 {
     (void)state;
     struct salca_capture_params p;
@@ -96,7 +97,8 @@ static void test_a4_tiny(void **state)
     run(&p, "a4tiny32.atr", &r);
     for (int m = 0; m < SALCA_M_DENSE; m++) {
         assert_true(r.m[m].top1 == 1.0);
-        assert_true(r.m[m].logit_diff >= 0 && r.m[m].logit_diff <= 1e-4); /* A20 */
+        assert_true(r.m[m].logit_diff >= 0 &&
+                    r.m[m].logit_diff <= 1e-4); /* the end-to-end model check */
     }
 }
 
@@ -136,8 +138,8 @@ static void test_trace_contents(void **state)
                 assert_true(rec->salca_prefill->heavy.data[a] >
                             rec->salca_prefill->heavy.data[a - 1]);
             assert_int_equal(rec->salca_prefill->n_chan_sum, 128);
-            /* heavy-stability ladder (spec 12 plot 7): 64, 128, 256, 512, then n0 = 1024,
-             * r bytes each; the n0 entry is the final set itself */
+            /* heavy-stability ladder (docs/salca.md#figures plot 7): 64, 128, 256, 512, then n0 =
+             * 1024, r bytes each; the n0 entry is the final set itself */
             const Acceltrace__SalcaPrefill *pf = rec->salca_prefill;
             static const uint32_t ladder[] = {64, 128, 256, 512, 1024};
             assert_int_equal(pf->n_prefix_len, 5);
@@ -182,7 +184,7 @@ static void test_trace_contents(void **state)
     trace_reader_free(rd);
 }
 
-/* threshold_cmp gt (spec 5.9-5.10): overshoot in [1, H[T]] whenever K < n. */
+/* threshold_cmp gt (docs/salca.md#selection): overshoot in [1, H[T]] whenever K < n. */
 static void test_threshold_gt(void **state)
 {
     (void)state;
@@ -214,8 +216,8 @@ static void test_threshold_gt(void **state)
     trace_reader_free(rd);
 }
 
-/* A10: I_g holds every planted channel, synthetic and tiny. */
-static void test_a10(void **state)
+/* I_g holds every planted channel, synthetic and tiny. */
+static void test_heavy_channels_planted(void **state)
 {
     (void)state;
     for (int model = 0; model < 2; model++) {
@@ -275,8 +277,8 @@ static int files_equal(const char *a, const char *b)
     return eq;
 }
 
-/* A14: same config and seed give byte-identical traces (also across thread counts). */
-static void test_a14(void **state)
+/* same config and seed give byte-identical traces (also across thread counts). */
+static void test_same_seed_same_bytes(void **state)
 {
     (void)state;
     struct salca_capture_params p;
@@ -295,9 +297,10 @@ static void test_a14(void **state)
     assert_false(files_equal(a, b));
 }
 
-/* A19: calibration on syn single-doc QA, length 8192, rho 0.05: mean Std_TopK recall
- * >= 0.90 and Salca >= 0.80 (spec 13; logit_std and c_needle retuned, docs/models.md). */
-static void test_a19(void **state)
+/* calibration on syn single-doc QA, length 8192, rho 0.05: mean Std_TopK recall
+ * >= 0.90 and Salca >= 0.80 (docs/salca.md#acceptance-checks; logit_std and c_needle retuned,
+ * docs/models.md). */
+static void test_recall_calibration(void **state)
 {
     (void)state;
     struct salca_capture_params p;
@@ -306,7 +309,7 @@ static void test_a19(void **state)
     p.methods = (1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK);
     struct salca_capture_result r;
     run(&p, "a19.atr", &r);
-    printf("A19: std_topk recall %.4f, salca recall %.4f\n", r.m[SALCA_M_STD_TOPK].recall_mean,
+    printf("std_topk recall %.4f, salca recall %.4f\n", r.m[SALCA_M_STD_TOPK].recall_mean,
            r.m[SALCA_M_SALCA].recall_mean);
     assert_true(r.m[SALCA_M_STD_TOPK].recall_mean >= 0.90);
     assert_true(r.m[SALCA_M_SALCA].recall_mean >= 0.80);
@@ -365,8 +368,8 @@ static void test_bad_params(void **state)
     assert_non_null(strstr(errmsg_text(&e), "/nonexistent/checkpoint"));
 }
 
-/* Ablations (spec 6): the default variant (w_k 2, w_q 3, s_f 1/2) reproduces Salca's
- * selections byte for byte under its own method id; other variants are recorded too. */
+/* Ablations (docs/salca.md#baselines): the default variant (w_k 2, w_q 3, s_f 1/2) reproduces
+ * Salca's selections byte for byte under its own method id; other variants are recorded too. */
 static void test_ablation(void **state)
 {
     (void)state;
@@ -479,13 +482,13 @@ int main(void)
 {
     nn_set_threads(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a4_synthetic),
-        cmocka_unit_test(test_a4_tiny),
+        cmocka_unit_test(test_full_retention_synthetic),
+        cmocka_unit_test(test_full_retention_tiny),
         cmocka_unit_test(test_trace_contents),
         cmocka_unit_test(test_threshold_gt),
-        cmocka_unit_test(test_a10),
-        cmocka_unit_test(test_a14),
-        cmocka_unit_test(test_a19),
+        cmocka_unit_test(test_heavy_channels_planted),
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_recall_calibration),
         cmocka_unit_test(test_needles),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_ablation),

@@ -1,10 +1,10 @@
 /*
- * Dynamic K end to end (specs/salca.md 5.8): a small synthetic capture with k_rule =
+ * Dynamic K end to end (docs/salca.md#k-rule): a small synthetic capture with k_rule =
  * dynamic (`capture salca --dynamic`) and two ablation variants, read back; for every
- * SalcaSelect record of salca and of the variants, K must equal the spec's definition
+ * SalcaSelect record of salca and of the variants, K must equal the documented definition
  * evaluated on the record's own histogram with kappa = (hi - lo)·s_q/(255·sqrt(d))
  * recomputed here from the same source (the same Q/K/V), and the record's histogram must
- * be the one of those scores. The K rule below is written from the spec, not taken from
+ * be the one of those scores. The K rule below is written from docs/salca.md#k-rule, not taken from
  * salca_select.c.
  */
 #include <math.h>
@@ -37,9 +37,9 @@
 
 static char dir[256];
 
-/* Spec 5.8, literally: W_b = H[b] exp(kappa (b - 255)); sum W and the running sum from bin
- * 255 down; K_dyn = sum_{c >= b} H[c] for the highest b whose running sum reaches
- * p_mass sum W; K = min(n, max(K_min, K_dyn)). */
+/* docs/salca.md#k-rule, literally: W_b = H[b] exp(kappa (b - 255)); sum W and the running sum from
+ * bin 255 down; K_dyn = sum_{c >= b} H[c] for the highest b whose running sum reaches p_mass sum W;
+ * K = min(n, max(K_min, K_dyn)). */
 static uint32_t k_spec(const uint32_t *hist, uint32_t n, double kappa, double p_mass,
                        uint32_t k_min)
 {
@@ -69,8 +69,8 @@ static void pooled_hist(const float *a, uint32_t n, uint32_t pool, uint8_t *a8, 
     salca_histogram(p8, n, hist);
 }
 
-/* The FP32-query variant's relevance (spec 6 ablation, docs/models.md): keys re-encoded
- * with 2-bit asymmetric codes over the heavy channels, a_i = fp16(s·sum_m q_m c_im +
+/* The FP32-query variant's relevance (docs/salca.md#baselines ablation, docs/models.md): keys
+ * re-encoded with 2-bit asymmetric codes over the heavy channels, a_i = fp16(s·sum_m q_m c_im +
  * z·sum_m q_m) in FP32. */
 static void relevance_fp32_query(const struct salca_kv *kv, const uint8_t *heavy, const float *q,
                                  float *a)
@@ -216,8 +216,9 @@ static void test_dynamic_k(void **state)
                 double kappa = ((double)hi - lo) * sq / (255.0 * sqrt((double)D_));
                 uint32_t K = k_spec(x[0].hist, n, kappa, p.sel.p_mass, p.sel.k_min);
                 if (x[0].K != K)
-                    fail_msg("t %u l %u h %u: salca K %u, spec 5.8 gives %u (kappa %.6g)", t, l, h,
-                             x[0].K, K, kappa);
+                    fail_msg(
+                        "t %u l %u h %u: salca K %u, docs/salca.md#k-rule gives %u (kappa %.6g)", t,
+                        l, h, x[0].K, K, kappa);
                 /* T and |S| follow from K (ge): T = max{b : sum_{c>=b} H[c] >= K} */
                 uint64_t above = 0;
                 int T = 255;
@@ -228,7 +229,7 @@ static void test_dynamic_k(void **state)
                 assert_int_equal(x[0].count, above);
                 binding += K > p.sel.k_min && K < n;
                 checked++;
-                /* every method takes Salca's K (spec 6) */
+                /* every method takes Salca's K (docs/salca.md#baselines) */
                 assert_int_equal(x[1].K, K);
                 /* variant 16 is Salca bit for bit: same K through the variant's kappa */
                 assert_int_equal(x[2].K, K);
@@ -240,8 +241,9 @@ static void test_dynamic_k(void **state)
                 kappa = ((double)hi - lo) * 1.0 / (255.0 * sqrt((double)D_));
                 K = k_spec(x[3].hist, n, kappa, p.sel.p_mass, p.sel.k_min);
                 if (x[3].K != K)
-                    fail_msg("t %u l %u h %u: variant 17 K %u, spec 5.8 gives %u (kappa %.6g)", t,
-                             l, h, x[3].K, K, kappa);
+                    fail_msg("t %u l %u h %u: variant 17 K %u, docs/salca.md#k-rule gives %u "
+                             "(kappa %.6g)",
+                             t, l, h, x[3].K, K, kappa);
             }
     }
     /* the rule must have decided K (not the floor or n) in most jobs for this to test it */
@@ -259,8 +261,8 @@ static void test_dynamic_k(void **state)
     free(lut);
 }
 
-/* The spec rule above against the library's on random histograms (kappa 0 .. 2): both
- * read spec 5.8, so they must agree exactly. Seed printed. */
+/* The documented rule above against the library's on random histograms (kappa 0 .. 2): both
+ * read docs/salca.md#k-rule, so they must agree exactly. Seed printed. */
 static void test_k_rule_random(void **state)
 {
     (void)state;

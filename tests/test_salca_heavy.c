@@ -1,5 +1,5 @@
 /*
- * Heavy-channel stability and Salca overshoot (specs/salca.md section 12 plots 7 and 8):
+ * Heavy-channel stability and Salca overshoot (docs/salca.md#figures plots 7 and 8):
  * the prefix ladder, the prefix top-r sets of salca_kv_finish_prefill on a hand-built K
  * whose channel ranking changes at known prefix lengths (ties: lower j), the Jaccard rows of
  * the conflicts analyzer, records without the ladder (older traces), malformed ladders, and

@@ -1,6 +1,6 @@
 /*
- * Tests of capture/nn/nn_llama (specs/salca.md 3.2, acceptance A15): cached decode equals a
- * full uncached forward; chunked prefill equals token-by-token; RoPE dot products depend
+ * Tests of capture/nn/nn_llama (docs/salca.md#model-source, the Llama model check): cached decode
+ * equals a full uncached forward; chunked prefill equals token-by-token; RoPE dot products depend
  * only on the position difference; GQA with duplicated KV heads equals MHA; checkpoints
  * written as F32/F16/BF16 safetensors load back exactly under the documented names; a
  * missing or misshapen tensor fails naming it; linear rope_scaling equals RoPE at m/f and

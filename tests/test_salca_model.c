@@ -1,11 +1,11 @@
 /*
- * test_salca_model: the Salca trace-driven pipeline model (specs/salca.md section 10):
- * acceptance test A17 (double-buffered pipeline makespan, global-alpha stage times equal
- * the analytic T_pre/T_att of section 9 within one cycle), the stage formulas at the
- * paper's design point, the scheduler against a brute-force start/finish table, and the
- * replay model "salca" driven with selections generated in the test (records in memory
- * and through the replay engine), its configs and sweep file.
- * Randomized tests print their seed; ACCELTRACE_SEED overrides it.
+ * test_salca_model: the Salca trace-driven pipeline model (docs/salca.md#pipeline-model):
+ * acceptance test the pipeline check (double-buffered pipeline makespan, global-alpha stage times
+ * equal the analytic T_pre/T_att of section 9 within one cycle), the stage formulas at the paper's
+ * design point, the scheduler against a brute-force start/finish table, and the replay model
+ * "salca" driven with selections generated in the test (records in memory and through the replay
+ * engine), its configs and sweep file. Randomized tests print their seed; ACCELTRACE_SEED overrides
+ * it.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -61,7 +61,7 @@ static void test_stage_times(void **state)
     (void)state;
     struct salca_pipe_params p;
     params(&p);
-    /* t_slot = 2048·0.5/(128·1) = 8 cycles per token per PC [spec section 10] */
+    /* t_slot = 2048·0.5/(128·1) = 8 cycles per token per PC [docs/salca.md#pipeline-model] */
     assert_int_equal(p.t_slot.num, 8);
     assert_int_equal(p.t_slot.den, 1);
     uint64_t T[4];
@@ -88,7 +88,7 @@ static void test_stage_times(void **state)
     salca_pipe_job_times(&d, 32768, 32768, 1024, T);
     assert_int_equal(T[SALCA_ST_P] + T[SALCA_ST_Q] + T[SALCA_ST_F], 0);
     assert_int_equal(T[SALCA_ST_A], 8624);
-    /* activity: 256 B per selected token, 20 B per key [spec section 10] */
+    /* activity: 256 B per selected token, 20 B per key [docs/salca.md#pipeline-model] */
     struct salca_activity a;
     salca_job_activity(&p, 32768, 1639, &a);
     assert_int_equal(a.hbm_pre_bytes, 32768 * 20);
@@ -103,8 +103,8 @@ static void test_stage_times(void **state)
     assert_non_null(strstr(e.text, "17 + 16"));
 }
 
-/* A17: one job takes sum T_k; J identical jobs take sum T_k + (J - 1)·max T_k. */
-static void test_a17_pipeline(void **state)
+/* one job takes sum T_k; J identical jobs take sum T_k + (J - 1)·max T_k. */
+static void test_pipeline_double_buffered(void **state)
 {
     (void)state;
     uint64_t seed = th_seed(11);
@@ -142,7 +142,7 @@ static void test_a17_pipeline(void **state)
     assert_int_equal(salca_sched_end(&s), sum4(T) + 31 * max4(T));
 }
 
-/* Brute force: the full start/finish table of the spec's recursion for random jobs. */
+/* Brute force: the full start/finish table of the documented recursion for random jobs. */
 static void test_sched_bruteforce(void **state)
 {
     (void)state;
@@ -185,9 +185,9 @@ static void test_sched_bruteforce(void **state)
     }
 }
 
-/* A17: global alpha 1.17, |S| = r_q·n, non-binding p: T_P, T_A equal section 9's T_pre and
+/* global alpha 1.17, |S| = r_q·n, non-binding p: T_P, T_A equal section 9's T_pre and
  * T_att in fixed-PC mode with the same h within one cycle. */
-static void test_a17_matches_analytic(void **state)
+static void test_pipeline_matches_analytic(void **state)
 {
     (void)state;
     uint32_t hs[][2] = {{16, 16}, {11, 16}, {8, 24}, {20, 8}};
@@ -551,8 +551,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stage_times),      cmocka_unit_test(test_a17_pipeline),
-        cmocka_unit_test(test_sched_bruteforce), cmocka_unit_test(test_a17_matches_analytic),
+        cmocka_unit_test(test_stage_times),      cmocka_unit_test(test_pipeline_double_buffered),
+        cmocka_unit_test(test_sched_bruteforce), cmocka_unit_test(test_pipeline_matches_analytic),
         cmocka_unit_test(test_model_records),    cmocka_unit_test(test_configs_and_engine),
         cmocka_unit_test(test_alloc_failures),
     };

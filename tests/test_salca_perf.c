@@ -1,11 +1,11 @@
 /*
- * test_salca_perf: the Salca analytic solver (specs/salca.md section 9), acceptance tests
- * A1 (the section 9 table lines as strings) and A2 (p outside [1, p'] and infeasible p),
- * and property tests over a grid of other inputs (issue acceptance 3).
+ * test_salca_perf: the Salca analytic solver (docs/salca.md#analytic-performance-model), acceptance
+ * tests (the section 9 table lines as strings) and the solver rejection check (p outside [1, p']
+ * and infeasible p), and property tests over a grid of other inputs (issue acceptance 3).
  *
- * The A1 lines are recomputed numbers (the paper's formulas on the paper's inputs): the test
- * guards our arithmetic and reading of section 4 against regressions, it does not test a
- * model against the paper.
+ * The the solver table check lines are recomputed numbers (the paper's formulas on the paper's
+ * inputs): the test guards our arithmetic and reading of section 4 against regressions, it does not
+ * test a model against the paper.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -23,8 +23,8 @@
 #include "common/mem.h"
 #include "replay/salca_perf.h"
 
-/* Spec section 9 table, in its order (A1). Paper: 25, 2, 16/16, 3.9%, 24/2, 1.1, 11/16,
- * 5.8%, ~13%, 1.87x (Salca paper section 4 and Fig. 10 text). */
+/* docs/salca.md#analytic-performance-model table, in its order (the solver table check). Paper: 25,
+ * 2, 16/16, 3.9%, 24/2, 1.1, 11/16, 5.8%, ~13%, 1.87x (Salca paper section 4 and Fig. 10 text). */
 static const char *const a1_lines[] = {
     "b_pre=160",
     "b_att=2048",
@@ -64,7 +64,7 @@ static const char *const a1_lines[] = {
     "conflict_gain=1.8632",
 };
 
-static void test_a1_table_lines(void **state)
+static void test_solver_table_lines(void **state)
 {
     (void)state;
     struct salca_perf_in in;
@@ -99,7 +99,7 @@ static int solve_p(int64_t p_pre, int64_t p_att, struct salca_perf_out *out, str
     return salca_perf_solve(&in, out, e);
 }
 
-static void test_a2_rejects(void **state)
+static void test_solver_rejects(void **state)
 {
     (void)state;
     struct salca_perf_out *out = mem_alloc(sizeof *out);
@@ -302,7 +302,8 @@ static void test_other_inputs(void **state)
     assert_non_null(o);
     struct salca_perf_in in;
     struct errmsg e = {0};
-    /* Fixed h given: fixed.m_pre = 11·128·1/(160·0.5) = 17.6 (spec section 9 fixed-PC). */
+    /* Fixed h given: fixed.m_pre = 11·128·1/(160·0.5) = 17.6
+     * (docs/salca.md#analytic-performance-model fixed-PC). */
     salca_perf_in_paper(&in);
     in.h_pre = 11;
     in.h_att = 16;
@@ -326,8 +327,8 @@ static void test_other_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rat_parse),     cmocka_unit_test(test_a1_table_lines),
-        cmocka_unit_test(test_a2_rejects),    cmocka_unit_test(test_other_inputs),
+        cmocka_unit_test(test_rat_parse),      cmocka_unit_test(test_solver_table_lines),
+        cmocka_unit_test(test_solver_rejects), cmocka_unit_test(test_other_inputs),
         cmocka_unit_test(test_property_grid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

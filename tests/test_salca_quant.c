@@ -1,7 +1,8 @@
 /*
- * Tests of capture/salca/salca_quant (specs/salca.md 5.2-5.4, 5.11): FP16 rounding, the
- * 2-bit key record (A7), the 3-bit query (A8), the integer relevance (A9) and the INT8
- * quantizer. Randomized; seed: ACCELTRACE_SEED (default 11), printed.
+ * Tests of capture/salca/salca_quant (docs/salca.md#selection, docs/salca.md#int8-attention): FP16
+ * rounding, the 2-bit key record (the key record check), the 3-bit query (the query scale check),
+ * the integer relevance (the relevance check) and the INT8 quantizer. Randomized; seed:
+ * ACCELTRACE_SEED (default 11), printed.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -50,7 +51,7 @@ static void heavy_first(uint8_t *heavy, uint32_t r)
         heavy[m] = (uint8_t)(2 * m); /* every other channel, ascending */
 }
 
-/* A7: 20 bytes at d = 128, s_f = 1/2; codes in [0, 3]; the stated error bound. */
+/* 20 bytes at d = 128, s_f = 1/2; codes in [0, 3]; the stated error bound. */
 static void test_key_record(void **state)
 {
     (void)state;
@@ -79,7 +80,7 @@ static void test_key_record(void **state)
             unsigned c = salca_key_record_code(rec, m);
             assert_true(c <= 3);
             double err = fabs((double)dq[m] - k[heavy[m]]);
-            /* spec A7: |k^ - k| <= s/2 + 2^-10 (|z| + 3s) + 2^-23 */
+            /* the key record check: |k^ - k| <= s/2 + 2^-10 (|z| + 3s) + 2^-23 */
             double bound = s / 2.0 + 0x1p-10 * (fabs(z) + 3.0 * s) + 0x1p-23;
             if (err > bound)
                 fail_msg("trial %d channel %u: error %g > bound %g (s %g z %g)", trial, m, err,
@@ -105,7 +106,7 @@ static void test_key_record(void **state)
     assert_int_equal(rec[18] | rec[19] << 8, 0x0000);
 }
 
-/* A8: codes in [-3, 3]; scaling q by c > 0 leaves S unchanged. */
+/* codes in [-3, 3]; scaling q by c > 0 leaves S unchanged. */
 static void test_query_scaling(void **state)
 {
     (void)state;
@@ -158,7 +159,7 @@ static void test_query_scaling(void **state)
     salca_kv_release(&kv);
 }
 
-/* A9: A_i equals sum_j q'_j k^_ij in double within the stated bound. */
+/* A_i equals sum_j q'_j k^_ij in double within the stated bound. */
 static void test_relevance(void **state)
 {
     (void)state;
@@ -195,7 +196,8 @@ static void test_relevance(void **state)
     }
 }
 
-/* INT8 (spec 5.11): codes in [-127, 127], error <= sigma/2, zero vector gives sigma 0. */
+/* INT8 (docs/salca.md#int8-attention): codes in [-127, 127], error <= sigma/2, zero vector gives
+ * sigma 0. */
 static void test_int8(void **state)
 {
     (void)state;

@@ -1,8 +1,10 @@
 /*
- * Tests of capture/salca/salca_select and the job driver (specs/salca.md 5.5-5.10, 6, 8):
- * A3 (histogram threshold bounds, random/tied/constant vectors), A5, A6 (pooling), A11
- * (Std_TopK), A12 (Quest bound), A13 (delta-varint selections), A21 (mean overshoot), the
- * exact K rule and top-k against qsort. Randomized; seed: ACCELTRACE_SEED (default 7).
+ * Tests of capture/salca/salca_select and the job driver (docs/salca.md#selection,
+ * docs/salca.md#baselines, docs/salca.md#trace-records): (histogram threshold bounds,
+ * random/tied/constant vectors), docs/salca.md#acceptance-checks (pooling), the Std_TopK check
+ * (Std_TopK), the Quest bound check (Quest bound), the varint check (delta-varint selections), the
+ * overshoot check (mean overshoot), the exact K rule and top-k against qsort. Randomized; seed:
+ * ACCELTRACE_SEED (default 7).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -23,7 +25,7 @@
 
 static uint64_t seed = 7;
 
-/* Checks the A3 properties of one threshold selection. */
+/* Checks the threshold bounds check properties of one threshold selection. */
 static void check_threshold(const uint8_t *p, uint32_t n, uint32_t K, enum salca_cmp cmp,
                             uint32_t *idx)
 {
@@ -54,7 +56,8 @@ static void check_threshold(const uint8_t *p, uint32_t n, uint32_t K, enum salca
     assert_int_equal(a, m);
 }
 
-/* A3 and acceptance 2: random, tied and constant vectors, n in [1, 70000]. */
+/* the threshold bounds check and acceptance 2: random, tied and constant vectors, n in [1, 70000].
+ */
 static void test_threshold_property(void **state)
 {
     (void)state;
@@ -80,7 +83,7 @@ static void test_threshold_property(void **state)
     free(idx);
 }
 
-/* A6: w = 1 is the identity; an impulse pooled with w = 5 gives 5 equal values. */
+/* w = 1 is the identity; an impulse pooled with w = 5 gives 5 equal values. */
 static void test_pool(void **state)
 {
     (void)state;
@@ -102,7 +105,7 @@ static void test_pool(void **state)
         assert_true(fo[i] == ((i >= 2 && i <= 4) ? 5.0f : 0.0f));
 }
 
-/* Exact ratio K rule (spec 5.8), including rho = 0.07 where a double is off by one. */
+/* Exact ratio K rule (docs/salca.md#k-rule), including rho = 0.07 where a double is off by one. */
 static void test_k_rule(void **state)
 {
     (void)state;
@@ -168,7 +171,8 @@ static void build_kv(struct salca_kv *kv, uint32_t n, struct rng *r)
     salca_kv_finish_prefill(kv);
 }
 
-/* A5 (w = 1 monotone in A), A11 (Std_TopK), A12 (Quest bound), A4 at the job level. */
+/* (w = 1 monotone in A), the Std_TopK check (Std_TopK), the Quest bound check (Quest bound), the
+ * full-retention check at the job level. */
 static void test_job(void **state)
 {
     (void)state;
@@ -192,7 +196,7 @@ static void test_job(void **state)
                                      .p_mass = 0.95,
                                      .cmp = SALCA_CMP_GE};
         salca_job(&kv, q, &p, all, true, &sc, res);
-        /* A5: with w = 1, A_i > A_j and j in S imply i in S */
+        /* with w = 1, A_i > A_j and j in S imply i in S */
         const struct salca_method_res *x = &res[SALCA_M_SALCA];
         float minA = INFINITY;
         for (uint32_t a = 0; a < x->count; a++)
@@ -203,15 +207,15 @@ static void test_job(void **state)
             bool in = a < x->count && x->idx[a] == i;
             a += in;
             if (!in && sc.a[i] > minA)
-                fail_msg("A5: token %u (A %g) not selected though %g is", i, sc.a[i], minA);
+                fail_msg("token %u (A %g) not selected though %g is", i, sc.a[i], minA);
         }
-        /* A11: exactly K; best recall among methods with |S| <= K */
+        /* exactly K; best recall among methods with |S| <= K */
         const struct salca_method_res *st = &res[SALCA_M_STD_TOPK];
         assert_int_equal(st->count, st->K);
         for (int m = 0; m < SALCA_M_DENSE; m++)
             if (res[m].count <= st->K)
                 assert_true(st->recall >= res[m].recall - 1e-6);
-        /* A12: U_page >= max q.k_i over the page */
+        /* U_page >= max q.k_i over the page */
         uint32_t pages = (n + 15) / 16;
         salca_quest_bounds(q, kv.pmin, kv.pmax, pages, 128, sc.u);
         for (uint32_t pg = 0; pg < pages; pg++)
@@ -219,7 +223,8 @@ static void test_job(void **state)
                 assert_true(sc.u[pg] >= salca_dot(q, kv.k + (size_t)i * 128, 128) - 1e-4f);
         /* Quest's |S| is a sum of page sizes */
         assert_int_equal(res[SALCA_M_QUEST].count % 16, 0);
-        /* Quest options (spec 6): a dense layer keeps all, a page floor raises |S| */
+        /* Quest options (docs/salca.md#baselines): a dense layer keeps all, a page floor raises |S|
+         */
         struct salca_sel_params pq = p;
         pq.quest_all = true;
         salca_job(&kv, q, &pq, 1u << SALCA_M_QUEST, false, &sc, res);
@@ -228,7 +233,7 @@ static void test_job(void **state)
         pq.quest_min_pages = 100;
         salca_job(&kv, q, &pq, 1u << SALCA_M_QUEST, false, &sc, res);
         assert_int_equal(res[SALCA_M_QUEST].count, 1600);
-        /* A4 at the job level: rho = 1 keeps every token, recall 1, cosine >= 0.999 */
+        /* at the job level: rho = 1 keeps every token, recall 1, cosine >= 0.999 */
         p.rho = (struct salca_ratio){1, 1};
         p.pool = 5;
         salca_job(&kv, q, &p, all, true, &sc, res);
@@ -242,7 +247,7 @@ static void test_job(void **state)
     salca_kv_release(&kv);
 }
 
-/* A13: selections round-trip through the delta-varint coding; runs cost one byte each. */
+/* selections round-trip through the delta-varint coding; runs cost one byte each. */
 static void test_sel_coding(void **state)
 {
     (void)state;
@@ -272,8 +277,9 @@ static void test_sel_coding(void **state)
     buf_release(&b);
 }
 
-/* A21: uniform a_i, w = 1, n = 2^16, K uniform in [1311, 5242]: mean overshoot/n = 0.195%
- * +- 0.03% (spec 13, derived; the paper's ~0.19% set growth, Salca section on top-k). */
+/* uniform a_i, w = 1, n = 2^16, K uniform in [1311, 5242]: mean overshoot/n = 0.195%
+ * +- 0.03% (docs/salca.md#acceptance-checks, derived; the paper's ~0.19% set growth, Salca section
+ * on top-k). */
 static void test_overshoot(void **state)
 {
     (void)state;

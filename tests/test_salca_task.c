@@ -1,8 +1,8 @@
 /*
- * Tests of capture/salca/salca_task (specs/salca.md section 4): A18 (truncation keeps the
- * first and last floor(M/2) tokens; mean n_raw within 5% of the target over 2000 draws;
- * spans inside [0, n0)), the mean target over the 21 LongBench tasks, determinism and the
- * family layouts. Seed: ACCELTRACE_SEED (default 3).
+ * Tests of capture/salca/salca_task (docs/salca.md#task-generator): the truncation check
+ * (truncation keeps the first and last floor(M/2) tokens; mean n_raw within 5% of the target over
+ * 2000 draws; spans inside [0, n0)), the mean target over the 21 LongBench tasks, determinism and
+ * the family layouts. Seed: ACCELTRACE_SEED (default 3).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 
 static uint64_t seed = 3;
 
-/* A18: mean of 2000 draws per task within 5% of the target. */
+/* mean of 2000 draws per task within 5% of the target. */
 static void test_lengths(void **state)
 {
     (void)state;
@@ -40,11 +40,11 @@ static void test_lengths(void **state)
         }
     }
     assert_int_equal(longbench, 21);
-    /* spec 4 [derived]: the mean target over the 21 tasks is 10,542 tokens */
+    /* docs/salca.md#task-generator [derived]: the mean target over the 21 tasks is 10,542 tokens */
     assert_true(fabs(sum_target / 21 - 10542) < 1);
 }
 
-/* A18: middle truncation keeps exactly the first and last floor(M/2) tokens. */
+/* middle truncation keeps exactly the first and last floor(M/2) tokens. */
 static void test_truncation(void **state)
 {
     (void)state;

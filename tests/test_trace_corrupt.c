@@ -8,7 +8,7 @@
  * damaged copy may stream to a clean end under the default options (issue 17: a flipped
  * type byte or a missing index used to end the trace early, silently).
  *
- * Then the damaged-trace policy of the reader (issue 17, "Build what" 1): an index frame
+ * Then the damaged-trace policy of the reader: an index frame
  * in the middle, a missing or damaged index (refused unless allow_partial, then warned
  * once), a payload changed with a recomputed crc (content hash), index keys that disagree
  * with the records (tests/golden/bad/index_key.atr).
@@ -174,8 +174,8 @@ static void test_flip_every_bit(void **state)
         int n =
             minor ? exercise_opts(copy, golden_len, 1, false, NULL) : exercise(copy, golden_len, 1);
         if (minor) {
-            /* the minor version: DESIGN.md section 3, "a reader accepts any minor of its
-             * major", so these copies are valid traces of another minor version */
+            /* the minor version: docs/design.md#the-trace-container, "a reader accepts any minor of
+             * its major", so these copies are valid traces of another minor version */
             struct src s;
             src_init_mem(&s, copy, golden_len);
             assert_int_equal(trace_verify_src(&s, "golden", NULL, NULL, NULL), 0);

@@ -1,6 +1,6 @@
 /*
  * Tests of formats/varint: LEB128 edge values, malformed input, and the delta coding of
- * sorted index lists (specs/salca.md section 8). Seed: ACCELTRACE_SEED (default 5).
+ * sorted index lists (docs/salca.md#trace-records). Seed: ACCELTRACE_SEED (default 5).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,7 +57,8 @@ static void test_index_lists(void **state)
     (void)state;
     struct buf b;
     buf_init(&b);
-    /* a run of m consecutive indices costs varint(i_0) + m - 1 bytes (spec section 8) */
+    /* a run of m consecutive indices costs varint(i_0) + m - 1 bytes (docs/salca.md#trace-records)
+     */
     uint32_t run[6] = {1000, 1001, 1002, 1003, 1004, 1005};
     assert_int_equal(varint_encode_indices(&b, run, 6), 0);
     assert_int_equal(b.len, 2 + 5);

@@ -1,7 +1,7 @@
 /*
  * trace_disc: the DiSC load-balance recount of a kept mask from its bits, for every
  * reader of disc traces (replay/disc_model for R_P and R_S of hardware other than the
- * recorded one, analysis/hash_lb for the std-dev vs sparsity pools; specs/disc.md section
+ * recorded one, analysis/hash_lb for the std-dev vs sparsity pools; docs/disc.md section
  * 7.3 rule 1, docs/models.md#disc).
  *
  * A DiscMask keeps its bits as a serialized N x N bitset (formats/bitset); the rows that

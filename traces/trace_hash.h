@@ -1,5 +1,5 @@
 /*
- * trace_hash: the content hash of a .atr trace (TraceIndex.content_hash, DESIGN.md
+ * trace_hash: the content hash of a .atr trace (TraceIndex.content_hash, docs/design.md
  * section 3, docs/trace-format.md "Content hash"), streamed over the decompressed payloads
  * of every frame before the index, header included.
  *

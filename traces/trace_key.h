@@ -1,6 +1,7 @@
 /*
  * trace_key: the index keys of a frame, (step, layer, head), and the per-record-type rule
- * that derives them from a record's fields (DESIGN.md section 3, docs/trace-format.md).
+ * that derives them from a record's fields (docs/design.md#the-trace-container,
+ * docs/trace-format.md).
  *
  * The writer indexes a frame under the key its caller passes, or under trace_record_key()
  * when the caller passes NULL; `acceltrace recover` rebuilds the index of a .partial file

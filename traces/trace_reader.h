@@ -1,5 +1,5 @@
 /*
- * trace_reader: reads a .atr trace (DESIGN.md section 3, docs/trace-format.md).
+ * trace_reader: reads a .atr trace (docs/design.md#the-trace-container, docs/trace-format.md).
  *
  * Streaming: trace_reader_next returns the records after the header in file order.
  * Random access: when the file has a valid index, trace_reader_find looks up the frame

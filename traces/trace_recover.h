@@ -1,7 +1,7 @@
 /*
  * trace_recover: turns the .partial file of a killed writer (or any damaged trace whose
  * header frame is intact) into a valid trace holding every complete frame before the
- * first incomplete or damaged one (DESIGN.md section 3). Frames are copied verbatim;
+ * first incomplete or damaged one (docs/design.md#the-trace-container). Frames are copied verbatim;
  * the index is rebuilt with keys from trace_record_key() and a new content hash.
  */
 #ifndef ACCELTRACE_TRACE_RECOVER_H

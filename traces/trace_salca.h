@@ -2,7 +2,7 @@
  * trace_salca: what a SalcaSelect record means, for every reader of Salca traces (the
  * replay model and the analyzers): the fixed method ids and their names, the names of the
  * K rule, and the decoding of the selected token list (formats/salca_records.proto,
- * specs/salca.md section 8).
+ * docs/salca.md#trace-records).
  *
  * The method table is the one of salca_records.proto: ids are fixed, a trace's header may
  * name further ids (SalcaHeader.methods). Decoding bounds every length by the record's own

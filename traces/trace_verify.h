@@ -1,6 +1,6 @@
 /*
- * trace_verify: checks a whole .atr trace (DESIGN.md section 3): preamble, every frame
- * (header fields, crc32c, zstd, protobuf, record type), the trailer and the index (every
+ * trace_verify: checks a whole .atr trace (docs/design.md#the-trace-container): preamble, every
+ * frame (header fields, crc32c, zstd, protobuf, record type), the trailer and the index (every
  * entry against the frame it describes, frame count, content hash: XXH3-128, or SHA-256 in
  * traces written before it, traces/trace_hash.h).
  */

@@ -1,5 +1,5 @@
 /*
- * The .atr writer (DESIGN.md section 3, docs/trace-format.md). Frames are packed,
+ * The .atr writer (docs/design.md#the-trace-container, docs/trace-format.md). Frames are packed,
  * compressed and queued in `out`; `out` goes to the file when it passes flush_bytes, so
  * every byte that reaches the file is a whole frame and a killed writer leaves a prefix
  * of complete frames (plus at most one partly written one) that recover can use.

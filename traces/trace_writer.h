@@ -1,5 +1,5 @@
 /*
- * trace_writer: writes a .atr trace (DESIGN.md section 3, docs/trace-format.md).
+ * trace_writer: writes a .atr trace (docs/design.md#the-trace-container, docs/trace-format.md).
  *
  * The writer creates NAME.atr.partial exclusively (O_EXCL; TRACE_WRITER_TMP_SUFFIX), writes
  * the preamble and the header frame, then one frame per trace_writer_append. Each frame is

@@ -1,6 +1,6 @@
 /*
  * disc_capture: runs the DiT sampler with CTR and ST for real and writes the DiSC records
- * (specs/disc.md 2-6). See disc_capture.h for the call sequence.
+ * (docs/disc.md). See disc_capture.h for the call sequence.
  */
 #include "capture/disc/disc_capture.h"
 
@@ -75,7 +75,7 @@ void disc_params_default(struct disc_params *p)
     p->mem_limit_bytes = 16.0 * 1073741824.0;
 }
 
-/* ---- metrics (spec 5) ---- */
+/* ---- metrics (docs/disc.md#quality-and-flop-accounting) ---- */
 
 double disc_cosine(const float *x, const float *ref, size_t n)
 {
@@ -116,8 +116,8 @@ double disc_rel_err(const float *x, const float *ref, size_t n)
 
 int disc_parse_mem(const char *s, double *bytes)
 {
-    /* spec 2.1: digits, optionally a point and digits, then the unit (no sign, exponent,
-     * hex or white space, which strtod alone would accept) */
+    /* docs/disc.md#model-configurations: digits, optionally a point and digits, then the unit (no
+     * sign, exponent, hex or white space, which strtod alone would accept) */
     const char *q = s;
     while (*q >= '0' && *q <= '9')
         q++;
@@ -209,7 +209,7 @@ int disc_capture_new(struct disc_capture **out, const struct disc_params *p, str
     rc = disc_keep_parse(&c->keep, p->keep_masks, c->cfg.depth, c->cfg.heads, c->K, c->B, e);
     if (rc)
         goto fail;
-    /* Memory estimate (spec 2.1). */
+    /* Memory estimate (docs/disc.md#model-configurations). */
     double N = c->cfg.tokens, d = c->cfg.hidden, L = c->cfg.depth, h = c->cfg.heads, B = c->B;
     c->mem_est = 4.0 * (double)dit_param_count(&c->cfg);
     if (p->ctr != DISC_CTR_OFF) /* DiT blocks keep no cross-attention cache */
@@ -308,7 +308,7 @@ static void disc_provenance(struct disc_capture *c, Acceltrace__TraceHeader *h)
     size_t n = sizeof c->src_detail, o = 0;
     if (!p->n_weight_files) {
         h->source = "seeded";
-        o += (size_t)snprintf(c->src_detail, n, "weights from the spec generator (%s)",
+        o += (size_t)snprintf(c->src_detail, n, "weights from the documented generator (%s)",
                               c->weights_source);
     } else {
         h->source = c->shipped_sha[0] ? "trained-small" : "checkpoint";
@@ -526,8 +526,8 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         !c->sched.lambda)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     dit_schedule_fill(&c->sched, c->K);
-    /* Text (spec 2.4): file or N(0, 1) from substream "text" of the text seed. DiT: the class
-     * label and the null class; the hashes are of the label as int32 little-endian. */
+    /* Text (docs/disc.md#inputs): file or N(0, 1) from substream "text" of the text seed. DiT: the
+     * class label and the null class; the hashes are of the label as int32 little-endian. */
     if (g->class_cond) {
         int32_t lab[2] = {p->class_label, g->classes};
         snprintf(c->text_source, sizeof c->text_source, "class:%d", lab[0]);
@@ -576,7 +576,7 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
         if (rc)
             return errmsg_set(e, rc, "%s", dit_model_errmsg(c->model));
     }
-    /* Initial latent x_0 ~ N(0, I), substream "latent", (c, y, x) order (spec 2.4). */
+    /* Initial latent x_0 ~ N(0, I), substream "latent", (c, y, x) order (docs/disc.md#inputs). */
     struct rng r;
     rng_stream(&r, p->seed, "latent", 0, 0);
     for (size_t i = 0; i < n_lat; i++)
@@ -654,7 +654,8 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth;
     size_t words = ((size_t)N + 63) / 64;
-    /* CTR selection (spec 3): step 0 keeps all; else d_i = max |x_k - x_{k-1}| per token. */
+    /* CTR selection (docs/disc.md#ctr-selection): step 0 keeps all; else d_i = max |x_k - x_{k-1}|
+     * per token. */
     r->tau = NAN;
     r->diff_mean = r->diff_rms = r->diff_max = NAN;
     r->dp50 = r->dp90 = r->dp99 = r->dmax = NAN;
@@ -682,7 +683,7 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
             r->tokmask[i >> 6] |= 1ull << (i & 63);
     }
     memcpy(r->prev, x, r->n * sizeof(float));
-    /* ST schedule (spec 4): generate when k mod K_r = 0, else reuse. */
+    /* ST schedule (docs/disc.md#st-masks): generate when k mod K_r = 0, else reuse. */
     r->gen = r->st_on && k % c->p.st_refresh == 0;
     struct dit_fwd f = {.t = (double)t,
                         .kept = r->kept,
@@ -705,7 +706,7 @@ static int eps_cb(void *vr, int k, uint32_t t, const float *x, float *eps)
     if (rc)
         return errmsg_set(r->e, rc, "%s", dit_model_errmsg(c->model));
     if (c->B == 2) {
-        /* CFG (spec 2.5): eps = eps_u + w (eps_c - eps_u), batch 0 = cond, 1 = null. */
+        /* CFG (docs/disc.md#sampler): eps = eps_u + w (eps_c - eps_u), batch 0 = cond, 1 = null. */
         float w = (float)c->p.cfg_scale;
         const float *ec = r->epsb, *eu = r->epsb + r->n;
         for (size_t i = 0; i < r->n; i++)
@@ -745,7 +746,8 @@ void disc_mask_set_lb(Acceltrace__DiscMask *m, const struct disc_lb_acc *a,
     m->bin_std = buf->bstd;
 }
 
-/* Mask statistics over the computed rows (spec 4, 8) and the FLOPs of step k. */
+/* Mask statistics over the computed rows (docs/disc.md#st-masks,
+ * docs/disc.md#load-balance-analyzer) and the FLOPs of step k. */
 static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
 {
     struct disc_capture *c = r->c;
@@ -783,7 +785,7 @@ static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
     return 0;
 }
 
-/* The DiscStep record of step k (spec 6) and its token-mask image. */
+/* The DiscStep record of step k (docs/disc.md#trace-records) and its token-mask image. */
 static int emit_step_record(struct run *r, int k, const float *xn, uint64_t *fd, uint64_t *fc,
                             uint64_t *fa)
 {
@@ -998,7 +1000,7 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
         rc = errmsg_set(e, ERR_NOMEM, "out of memory for the sampler run");
         goto done;
     }
-    /* Effective theta per block (spec 4): alpha/N in FP32, or the absolute theta. */
+    /* Effective theta per block (docs/disc.md#st-masks): alpha/N in FP32, or the absolute theta. */
     for (int b = 0; b < L; b++) {
         if (c->p.st == DISC_ST_ALPHA) {
             float a = c->p.st_alpha_block ? c->p.st_alpha_block[b] : c->p.st_alpha;
@@ -1077,7 +1079,7 @@ static int write_summary(struct disc_capture *c, struct capture_sink *sink, stru
         sc += (double)res->flops_ctr[i];
         sa += (double)res->flops_all[i];
     }
-    /* Fig. 17 quantities (spec 5). */
+    /* Fig. 17 quantities (docs/disc.md#quality-and-flop-accounting). */
     s.reduction_ctr = 1.0 - fc / fd;
     s.reduction_st = (fc - fa) / fd;
     s.sa_reduction_ctr = 1.0 - sc / sd;
@@ -1091,7 +1093,7 @@ static int write_summary(struct disc_capture *c, struct capture_sink *sink, stru
     s.masks_kept = res->masks_kept;
     Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
     sm.workload = (char *)capture_disc_ops.name;
-    /* wall_seconds stays 0: no DiSC record holds wall-clock time (spec 6). */
+    /* wall_seconds stays 0: no DiSC record holds wall-clock time (docs/disc.md#trace-records). */
     sm.disc = &s;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
     rec.body_case = ACCELTRACE__RECORD__BODY_SUMMARY;

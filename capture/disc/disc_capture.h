@@ -1,5 +1,5 @@
 /*
- * disc_capture: the DiSC capture (specs/disc.md 2-6). Runs a DiT denoising loop with CTR
+ * disc_capture: the DiSC capture (docs/disc.md). Runs a DiT denoising loop with CTR
  * and ST executed for real, scores it against the dense run, and emits TraceHeader,
  * DiscStep, DiscMask and Summary records.
  *
@@ -66,10 +66,11 @@ struct disc_params {
     const char *save_weights; /* capture_disc_ops prepare writes the weights here (F32) */
 };
 
-/* Defaults of spec 2.5: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare on. */
+/* Defaults of docs/disc.md#sampler: tiny, dpm2m, CTR target 0.40, ST alpha 1.0, refresh 2, compare
+ * on. */
 void disc_params_default(struct disc_params *p);
 
-/* Quality of one compared run (spec 5). */
+/* Quality of one compared run (docs/disc.md#quality-and-flop-accounting). */
 struct disc_quality {
     bool valid;
     double cosine, psnr;
@@ -106,7 +107,7 @@ typedef int (*disc_record_fn)(void *ctx, const Acceltrace__Record *rec,
 int disc_capture_new(struct disc_capture **out, const struct disc_params *p, struct errmsg *e);
 void disc_capture_free(struct disc_capture *c);
 
-/* The memory estimate in bytes (spec 2.1) and the model config. */
+/* The memory estimate in bytes (docs/disc.md#model-configurations) and the model config. */
 double disc_capture_mem_estimate(const struct disc_capture *c);
 const struct dit_config *disc_capture_config(const struct disc_capture *c);
 
@@ -133,8 +134,8 @@ extern const struct capture_ops capture_disc_ops;
 /* The result (after run); owned by c. */
 const struct disc_result *disc_capture_result(const struct disc_capture *c);
 
-/* Metrics of spec 5 in double, sums in element order: cosine, PSNR (+inf at MSE 0), and
- * relative L2 error of x against the reference ref. */
+/* Metrics of docs/disc.md#quality-and-flop-accounting in double, sums in element order: cosine,
+ * PSNR (+inf at MSE 0), and relative L2 error of x against the reference ref. */
 double disc_cosine(const float *x, const float *ref, size_t n);
 double disc_psnr(const float *x, const float *ref, size_t n);
 double disc_rel_err(const float *x, const float *ref, size_t n);

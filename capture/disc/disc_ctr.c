@@ -1,4 +1,4 @@
-/* disc_ctr: CTR selection, specs/disc.md section 3 ([paper] selection, [decision] details). */
+/* disc_ctr: CTR selection, docs/disc.md#ctr-selection ([paper] selection, [decision] details). */
 #include "capture/disc/disc_ctr.h"
 
 #include <ctype.h>

@@ -1,7 +1,7 @@
 /*
- * disc_ctr: CTR token selection (specs/disc.md 3): per-token latent change, the threshold
- * tau for a pruning target, the kept set, and the DiscStep difference statistics.
- * Latents are FP32 (C_in, H, W); token i = gy*G + gx covers a p x p patch of every channel.
+ * disc_ctr: CTR token selection (docs/disc.md#ctr-selection): per-token latent change, the
+ * threshold tau for a pruning target, the kept set, and the DiscStep difference statistics. Latents
+ * are FP32 (C_in, H, W); token i = gy*G + gx covers a p x p patch of every channel.
  */
 #ifndef ACCELTRACE_DISC_CTR_H
 #define ACCELTRACE_DISC_CTR_H
@@ -13,7 +13,8 @@
 
 /*
  * Parses a pruning target R: one digit, optionally a point and 1 to 9 digits, 0 <= R <= 1
- * (spec 3). R = *num / 10^*frac_digits exactly. ERR_USAGE (message in e) otherwise.
+ * (docs/disc.md#ctr-selection). R = *num / 10^*frac_digits exactly. ERR_USAGE (message in e)
+ * otherwise.
  */
 int disc_ctr_parse_target(const char *s, uint64_t *num, int *frac_digits, struct errmsg *e);
 

@@ -1,4 +1,5 @@
-/* disc_flops: the closed forms of specs/disc.md section 5 (table "class / dense / CTR / ST"). */
+/* disc_flops: the closed forms of docs/disc.md#quality-and-flop-accounting (table "class / dense /
+ * CTR / ST"). */
 #include "capture/disc/disc_flops.h"
 
 static const char *names[DISC_F_COUNT] = {
@@ -10,8 +11,8 @@ const char *disc_flop_name(int cls)
     return cls >= 0 && cls < DISC_F_COUNT ? names[cls] : "?";
 }
 
-/* One block, one batch element, Nk computed rows, dense attention (spec 5, CTR column;
- * Nk = N gives the dense column). */
+/* One block, one batch element, Nk computed rows, dense attention
+ * (docs/disc.md#quality-and-flop-accounting, CTR column; Nk = N gives the dense column). */
 static void block_ctr(const struct dit_config *c, uint64_t Nk, uint64_t *f)
 {
     uint64_t N = (uint64_t)c->tokens, d = (uint64_t)c->hidden, h = (uint64_t)c->heads;
@@ -38,7 +39,7 @@ static void block_ctr(const struct dit_config *c, uint64_t Nk, uint64_t *f)
     f[DISC_F_VEC] += 7 * N * d + 12 * Nk * d;
 }
 
-/* Once per forward pass: embed and the final LN (spec 5). */
+/* Once per forward pass: embed and the final LN (docs/disc.md#quality-and-flop-accounting). */
 static void per_pass(const struct dit_config *c, uint64_t B, uint64_t *f)
 {
     uint64_t N = (uint64_t)c->tokens, d = (uint64_t)c->hidden, T = (uint64_t)c->text_tokens;
@@ -73,7 +74,8 @@ void disc_flops_step(const struct dit_config *c, int B, uint64_t n_kept, enum di
         }
         if (st == DISC_FLOP_ST_OFF)
             continue;
-        /* Replace the dense attention terms of "all" by the ST column (spec 5). */
+        /* Replace the dense attention terms of "all" by the ST column
+         * (docs/disc.md#quality-and-flop-accounting). */
         uint64_t nnz = nnz_block[blk], Bu = (uint64_t)B;
         all[DISC_F_SA_SOFTMAX] -= Bu * 5 * h * n_kept * N;
         all[DISC_F_SA_PV] -= Bu * 2 * n_kept * N * d;

@@ -1,6 +1,6 @@
 /*
- * disc_flops: FLOP tallies of the DiT per op class (specs/disc.md section 5; the Fig. 17
- * breakdown). A MAC is 2 FLOP, biases are not counted; per-element costs: softmax 5,
+ * disc_flops: FLOP tallies of the DiT per op class (docs/disc.md#quality-and-flop-accounting; the
+ * Fig. 17 breakdown). A MAC is 2 FLOP, biases are not counted; per-element costs: softmax 5,
  * threshold 1, GELU 8, LN+modulate 7, gate+residual 2, residual 1, ST renormalisation 2
  * per kept entry. Counts are exact 64-bit integers. Class-conditional DiT configs have no
  * cross-attention (the ca_* classes stay 0, no residual after it) and count their per-block

@@ -1,4 +1,4 @@
-/* disc_inputs: raw f32 and .npy loaders (specs/disc.md 2.4; NumPy NEP 1 .npy format). */
+/* disc_inputs: raw f32 and .npy loaders (docs/disc.md#inputs; NumPy NEP 1 .npy format). */
 #include "capture/disc/disc_inputs.h"
 
 #include <math.h>
@@ -35,7 +35,7 @@ static bool npy_shape(const char *h, long *dims, int *nd)
 }
 
 /* Index of the first NaN or Inf of x[0..n), or n: such a text embedding would make the
- * whole capture NaN (issue 17). */
+ * whole capture NaN. */
 static size_t first_nonfinite(const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)

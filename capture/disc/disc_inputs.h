@@ -1,5 +1,5 @@
 /*
- * disc_inputs: text-embedding files for the DiSC capture (specs/disc.md 2.4): raw
+ * disc_inputs: text-embedding files for the DiSC capture (docs/disc.md#inputs): raw
  * little-endian float32 (T x D_c, row-major) or .npy format 1.0/2.0 with descr '<f4' or
  * '<f2', C order, shape (T, D_c) or (1, T, D_c). Any mismatch is ERR_DATA naming the file.
  */

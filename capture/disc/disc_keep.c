@@ -1,4 +1,4 @@
-/* disc_keep: --keep-masks parser (specs/disc.md 4). */
+/* disc_keep: --keep-masks parser (docs/disc.md#st-masks). */
 #include "capture/disc/disc_keep.h"
 
 #include <stdlib.h>

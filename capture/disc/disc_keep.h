@@ -1,5 +1,5 @@
 /*
- * disc_keep: the --keep-masks selection (specs/disc.md 4):
+ * disc_keep: the --keep-masks selection (docs/disc.md#st-masks):
  *   SEL = "none" | item (";" item)*,  item = key "=" ("all" | "none" | range ("," range)*),
  *   key in {blocks, heads, steps, batch}, range = int | int "-" int.
  * A missing key means all; "none" keeps nothing; repeated indices merge. Errors (index out

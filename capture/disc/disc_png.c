@@ -1,4 +1,4 @@
-/* disc_png: capture images (specs/disc.md 6, --png). */
+/* disc_png: capture images (docs/disc.md#trace-records, --png). */
 #include "capture/disc/disc_png.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /*
- * disc_png: the --png images of the DiSC capture (specs/disc.md 6): every latent channel in
- * grey and channels 0-2 as RGB (each min-max scaled), the token mask of every step (G x G,
- * white = kept) and kept attention masks (N x N, white = attended), OR-downsampled so no
- * side exceeds 2048 px. Files are written with formats/png.
+ * disc_png: the --png images of the DiSC capture (docs/disc.md#trace-records): every latent channel
+ * in grey and channels 0-2 as RGB (each min-max scaled), the token mask of every step (G x G, white
+ * = kept) and kept attention masks (N x N, white = attended), OR-downsampled so no side exceeds
+ * 2048 px. Files are written with formats/png.
  */
 #ifndef ACCELTRACE_DISC_PNG_H
 #define ACCELTRACE_DISC_PNG_H

@@ -529,8 +529,8 @@ static int mask_bits(struct disc_structured *c, struct errmsg *e)
 
 /* ---- records ---- */
 
-/* The CTR token mask of step k (spec 3: step 0 keeps all; R N tokens pruned after): the
- * tokens of lowest value of the step's smooth field are pruned. */
+/* The CTR token mask of step k (docs/disc.md#ctr-selection: step 0 keeps all; R N tokens pruned
+ * after): the tokens of lowest value of the step's smooth field are pruned. */
 static void select_tokens(struct disc_structured *c, int k)
 {
     const int N = c->N;
@@ -702,7 +702,7 @@ static int emit_summary(struct disc_structured *c, struct capture_sink *sink, st
         sc += (double)c->flops_ctr[i];
         sa += (double)c->flops_all[i];
     }
-    /* Fig. 17 quantities (spec 5), as the capture's */
+    /* Fig. 17 quantities (docs/disc.md#quality-and-flop-accounting), as the capture's */
     s.reduction_ctr = 1.0 - fc / fd;
     s.reduction_st = (fc - fa) / fd;
     s.sa_reduction_ctr = 1.0 - sc / sd;

@@ -1,7 +1,7 @@
 /*
  * disc_structured: a structured synthetic source of DiSC attention masks (docs/models.md,
  * "Structured synthetic masks"). It runs no DiT: it writes the DiscStep, DiscMask and
- * Summary records a real `capture disc` writes (specs/disc.md 6), from a generator whose
+ * Summary records a real `capture disc` writes (docs/disc.md#trace-records), from a generator whose
  * structure is set by parameters, so replay, `analyze hash` and `analyze disc` run on it
  * unchanged at any N up to 2k (N = 16384) for sensitivity studies. Its traces are labelled
  * source = "synthetic-structured"; the parameters are in params_json and source_detail.

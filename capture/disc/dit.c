@@ -1,6 +1,7 @@
 /*
  * dit: PixArt-Sigma-style DiT forward pass with CTR caches and ST masks
- * (specs/disc.md 2.2, 3, 4). See dit.h for shapes and ownership.
+ * (docs/disc.md#forward-pass, docs/disc.md#ctr-selection, docs/disc.md#st-masks). See dit.h for
+ * shapes and ownership.
  */
 #include "capture/disc/dit.h"
 
@@ -81,7 +82,7 @@ struct dit_state {
     const struct dit_config *cfg;
 };
 
-/* ---- configurations (spec 2.1) ---- */
+/* ---- configurations (docs/disc.md#model-configurations) ---- */
 
 int dit_config_get(struct dit_config *c, const char *name, int image_px, struct errmsg *e)
 {
@@ -96,7 +97,8 @@ int dit_config_get(struct dit_config *c, const char *name, int image_px, struct 
         c->depth = 12, c->hidden = 384, c->heads = 6, c->caption = 4096, c->text_tokens = 300;
         c->image = 512, c->default_steps = 20;
     } else if (!strcmp(name, "trained-small")) {
-        /* shipped weights trained on photographs (docs/models.md#trained-small): no text
+        /* shipped weights trained on photographs
+         * (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): no text
          * conditioning; its caption input is a null caption of 4 x 32 zeros */
         c->depth = 6, c->hidden = 256, c->heads = 4, c->caption = 32, c->text_tokens = 4;
         c->image = 256, c->default_steps = 20;
@@ -198,7 +200,7 @@ static size_t tensor_numel(const struct dit_tensor *t)
 }
 
 /* Linear weight [out, in] + bias [out]: weights Xavier or N(0, 0.02^2), biases 0
- * (spec 2.3). Errors stay in m->table_rc. */
+ * (docs/disc.md#weights). Errors stay in m->table_rc. */
 static void add_linear(struct dit_model *m, const char *base, int out, int in, bool xavier,
                        float **w, float **b)
 {
@@ -262,7 +264,8 @@ static int build_table(struct dit_model *m)
         return build_table_class(m);
     const struct dit_config *c = &m->cfg;
     int d = c->hidden, p2 = c->patch * c->patch;
-    double tstd = 1.0 / sqrt((double)d); /* scale-shift tables N(0,1)/sqrt(d), spec 2.3 */
+    /* scale-shift tables N(0,1)/sqrt(d), docs/disc.md#weights */
+    double tstd = 1.0 / sqrt((double)d);
     m->t = mem_calloc((size_t)(16 + 22 * c->depth), sizeof *m->t);
     m->blk = mem_calloc((size_t)c->depth, sizeof *m->blk);
     if (!m->t || !m->blk)
@@ -302,7 +305,8 @@ static int build_table(struct dit_model *m)
     return m->table_rc;
 }
 
-/* 2-D sin-cos positional embedding (spec 2.2 PE): x half then y half, each sin ++ cos. */
+/* 2-D sin-cos positional embedding (docs/disc.md#forward-pass PE): x half then y half, each sin ++
+ * cos. */
 static void build_pe(struct dit_model *m)
 {
     const struct dit_config *c = &m->cfg;
@@ -399,8 +403,8 @@ static struct dit_tensor *find_tensor(struct dit_model *m, const char *name)
 }
 
 /*
- * Maps an original PixArt name to the diffusers name (spec 2.3 table). parts > 1 for fused
- * tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
+ * Maps an original PixArt name to the diffusers name (docs/disc.md#weights table). parts > 1 for
+ * fused tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
  */
 static bool alias_name(const char *name, char *out, size_t cap, int *parts)
 {
@@ -836,7 +840,7 @@ int dit_model_set_text(struct dit_model *m, int n_batch, int b, const float *tex
     if (!h)
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
     float *y = m->y + (size_t)b * T * d;
-    /* Caption projection (spec 2.2): y = Lc2(GELU_tanh(Lc1(text))). */
+    /* Caption projection (docs/disc.md#forward-pass): y = Lc2(GELU_tanh(Lc1(text))). */
     nn_linear(text, (int)T, c->caption, c->caption, m->c1_w, m->c1_b, (int)d, h, (int)d);
     nn_gelu_tanh(h, T * d);
     nn_linear(h, (int)T, (int)d, (int)d, m->c2_w, m->c2_b, (int)d, y, (int)d);
@@ -902,7 +906,7 @@ int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch
         s->masks = mem_alloc(nw * sizeof(uint64_t));
         if (!s->masks)
             goto fail;
-        /* A row never generated is all ones (spec 4); padding bits stay zero. */
+        /* A row never generated is all ones (docs/disc.md#st-masks); padding bits stay zero. */
         uint64_t last = N % 64 ? (1ull << (N % 64)) - 1 : ~0ull;
         for (size_t r = 0; r < nw / s->words; r++) {
             for (size_t w = 0; w + 1 < s->words; w++)
@@ -938,7 +942,7 @@ uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head)
 
 /* ---- forward ---- */
 
-/* y = LN(x) * (1 + scale) + shift over rows (spec 2.2; LN eps 1e-6, no affine). */
+/* y = LN(x) * (1 + scale) + shift over rows (docs/disc.md#forward-pass; LN eps 1e-6, no affine). */
 static void ln_modulate(const float *x, float *y, int rows, int d, const float *shift,
                         const float *scale)
 {
@@ -950,7 +954,7 @@ static void ln_modulate(const float *x, float *y, int rows, int d, const float *
     }
 }
 
-/* Timestep embedding temb(t) (spec 2.2): cos ++ sin of t * 10000^(-i/128). */
+/* Timestep embedding temb(t) (docs/disc.md#forward-pass): cos ++ sin of t * 10000^(-i/128). */
 static void timestep_embedding(double t, float *out)
 {
     for (int i = 0; i < 128; i++) {
@@ -995,8 +999,8 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
     return nnz;
 }
 
-/* Generation rows (spec 4): the mask row from P, then the renormalised PV over it from the
- * scores. */
+/* Generation rows (docs/disc.md#st-masks): the mask row from P, then the renormalised PV over it
+ * from the scores. */
 static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct gen_ctx *g = vctx;
@@ -1023,7 +1027,7 @@ struct reuse_ctx {
     float scale;
 };
 
-/* Reuse rows (spec 4): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM. */
+/* Reuse rows (docs/disc.md#st-masks): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM. */
 static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct reuse_ctx *g = vctx;
@@ -1091,7 +1095,7 @@ static int ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
 }
 
 /* Pooled nnz over rows of the probability store for theta = alpha/N, after the argmax
- * rule (spec 4, --st-target). */
+ * rule (docs/disc.md#st-masks, --st-target). */
 static uint64_t store_nnz(const float *store, size_t rows, int N, float theta)
 {
     uint64_t nnz = 0;
@@ -1119,8 +1123,9 @@ static uint32_t float_to_bits(float f)
     return b;
 }
 
-/* Self-attention core of one block for every batch element and head (spec 2.2 and 4):
- * Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. */
+/* Self-attention core of one block for every batch element and head (docs/disc.md#forward-pass,
+ * docs/disc.md#st-masks): Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk,
+ * d) in m->o. */
 static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                           const struct dit_fwd *f)
 {
@@ -1152,7 +1157,7 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                 nn_softmax_rows(p, nk, N, N);
             }
         /* The smallest FP32 alpha in [0, N] whose pooled sparsity reaches the target, by
-         * bisection on the bit pattern (spec 4); sparsity in double. */
+         * bisection on the bit pattern (docs/disc.md#st-masks); sparsity in double. */
         float fN = (float)N;
         double total = (double)rows * N;
         uint32_t lo = 0, hi = float_to_bits(fN);
@@ -1251,7 +1256,7 @@ static void residual(float *out, const float *x, const float *g, const float *y,
 }
 
 /* The final layer on all tokens of every batch element and the unpatchify into eps
- * (spec 2.2; DiT: shift, scale = adaLN_modulation(SiLU(c_b))). */
+ * (docs/disc.md#forward-pass; DiT: shift, scale = adaLN_modulation(SiLU(c_b))). */
 static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
 {
     const struct dit_config *c = &m->cfg;
@@ -1289,7 +1294,8 @@ static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
 }
 
 /* Cross-attention of block blk for batch element b on the kept rows of m->hs, text K/V
- * (no norm before it), into m->hs and the block's cross-attention cache (spec 3a). */
+ * (no norm before it), into m->hs and the block's cross-attention cache
+ * (docs/disc.md#ctr-selection). */
 static void cross_attention(struct dit_model *m, struct dit_state *s, const struct dit_fwd *f,
                             int blk, int b, size_t chunk_ca, float scale)
 {
@@ -1338,7 +1344,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
     if (s->st && f->st != DIT_ST_OFF && ensure_wscratch(m, f->pool))
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
 
-    /* Timestep embedding and adaLN-single (spec 2.2); DiT: c_b = temb + y_emb[label_b]. */
+    /* Timestep embedding and adaLN-single (docs/disc.md#forward-pass); DiT: c_b = temb +
+     * y_emb[label_b]. */
     float temb[256], h1[4096]; /* d <= 1152 for every config of dit_config_get */
     timestep_embedding(f->t, temb);
     nn_linear(temb, 1, 256, 256, m->t1_w, m->t1_b, d, h1, d);
@@ -1392,7 +1399,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                     bm[j] = w->sst[j] + m->mod[j];
             }
         }
-        /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows (spec 3). */
+        /* 1. A = LN-modulate(X) on all rows; K, V on all rows; Q on kept rows
+         * (docs/disc.md#ctr-selection). */
         for (int b = 0; b < B; b++) {
             const float *bm = m->blockmod + (size_t)b * 6 * d;
             const float *sh1 = bm, *sc1 = bm + d;

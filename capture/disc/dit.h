@@ -1,5 +1,5 @@
 /*
- * dit: a PixArt-Sigma-style diffusion transformer (specs/disc.md 2.1-2.3) with CTR and ST
+ * dit: a PixArt-Sigma-style diffusion transformer (docs/disc.md#model-and-sampler) with CTR and ST
  * executed for real (sections 3-4).
  *
  * Shapes: latent x (C_in, H, W) row-major; tokens N = (H/p)(W/p), token i = gy*G + gx;
@@ -27,7 +27,7 @@
 
 struct thread_pool;
 
-/* Dimensions (spec 2.1). */
+/* Dimensions (docs/disc.md#model-configurations). */
 struct dit_config {
     char name[32];
     int depth;       /* L */
@@ -56,14 +56,15 @@ struct dit_config {
  */
 int dit_config_get(struct dit_config *cfg, const char *name, int image_px, struct errmsg *e);
 
-/* Parameter count of cfg (spec 2.1 [derived]: 610,856,096 for pixart-sigma-xl; 674,834,720
- * learned parameters for dit-xl-2, the fixed sin-cos pos_embed of N*d not counted). */
+/* Parameter count of cfg (docs/disc.md#model-configurations [derived]: 610,856,096 for
+ * pixart-sigma-xl; 674,834,720 learned parameters for dit-xl-2, the fixed sin-cos pos_embed of N*d
+ * not counted). */
 uint64_t dit_param_count(const struct dit_config *cfg);
 
 struct dit_model;
 
-/* New model with seeded weights (spec 2.3 init, substreams by diffusers name; DiT configs by
- * original DiT name, docs/models.md#dit-xl2). */
+/* New model with seeded weights (docs/disc.md#weights init, substreams by diffusers name; DiT
+ * configs by original DiT name, docs/models.md#dit-xl2). */
 int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
                          struct errmsg *e);
 
@@ -131,9 +132,9 @@ struct dit_fwd {
     int n_kept;          /* N_k; kept may be NULL when n_kept = N */
     enum dit_st_mode st;
     const float *theta; /* [L] effective theta per block (generate) */
-    /* ST target: when st_target >= 0 at a generation step, alpha_b is chosen per block (spec
-     * 4) and written to alpha_out[b], theta to theta_out[b]; short_out[b] = true when even
-     * alpha = N falls short. */
+    /* ST target: when st_target >= 0 at a generation step, alpha_b is chosen per block
+     * (docs/disc.md#st-masks) and written to alpha_out[b], theta to theta_out[b]; short_out[b] =
+     * true when even alpha = N falls short. */
     double st_target;
     float *alpha_out;
     float *theta_out;
@@ -150,8 +151,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                 float *eps);
 
 /*
- * ST mask generation for one computed row (spec 4): P = softmax(s) over n scores (scaled),
- * bit j of mask_row set when P_j >= theta; an empty row keeps its argmax (the lowest j on
+ * ST mask generation for one computed row (docs/disc.md#st-masks): P = softmax(s) over n scores
+ * (scaled), bit j of mask_row set when P_j >= theta; an empty row keeps its argmax (the lowest j on
  * ties). p is scratch of n floats. Returns the row's nnz (>= 1).
  */
 size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_row, float *p);

@@ -1,4 +1,4 @@
-/* dit_sampler: specs/disc.md 2.5 (DPM-Solver++ 2M, Lu et al. 2022, Alg. 2; DDIM eta = 0). */
+/* dit_sampler: docs/disc.md#sampler (DPM-Solver++ 2M, Lu et al. 2022, Alg. 2; DDIM eta = 0). */
 #include "capture/disc/dit_sampler.h"
 
 #include <math.h>

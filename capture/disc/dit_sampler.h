@@ -1,6 +1,6 @@
 /*
  * dit_sampler: the DDPM schedule and the DPM-Solver++ 2M / DDIM samplers of the DiSC capture
- * (specs/disc.md 2.5). The model is a callback, so the samplers are tested with stubs.
+ * (docs/disc.md#sampler). The model is a callback, so the samplers are tested with stubs.
  * Latents are FP32 (C_in, H, W); coefficients are computed in double.
  */
 #ifndef ACCELTRACE_DIT_SAMPLER_H
@@ -21,7 +21,7 @@ struct dit_schedule {
     double *lambda; /* [K + 1] */
 };
 
-/* t_k = round_half_away(999 (K - k) / K) in double (spec 2.5). */
+/* t_k = round_half_away(999 (K - k) / K) in double (docs/disc.md#sampler). */
 uint32_t dit_timestep(int k, int K);
 
 /* alpha_bar_t of the linear beta schedule 1e-4 .. 0.02 over 1000 steps, in double. */

@@ -1,5 +1,5 @@
 /*
- * kura_capture: Kuramoto orientation-diffusion capture (specs/kura.md sections 1-7).
+ * kura_capture: Kuramoto orientation-diffusion capture (docs/kura.md).
  */
 #include "capture/kura/kura_capture.h"
 
@@ -75,7 +75,7 @@ uint64_t kura_capture_mem_estimate(const struct kura_params *p)
      * orientation, scratch and own map (3 x 8 B); one record packed and compressed in the
      * writer (2 x 2 B) */
     uint64_t per_px = 8 * 8 + 2 + 2 * 18 + 3 * 8 + 4;
-    /* oracle (spec section 3): the whole trajectory while T H W 8 <= --oracle-mem, else
+    /* oracle (docs/kura.md#score-sources): the whole trajectory while T H W 8 <= --oracle-mem, else
      * ceil(sqrt T) segment maps, (T-2)/seg + 1 checkpoints and two scratch maps */
     if (p->score == KURA_SCORE_ORACLE) {
         uint64_t traj = sat_madd(t * 8, n, 0);
@@ -340,7 +340,7 @@ struct run {
     uint64_t pg_done;
 };
 
-/* Forward step i [spec section 2]: next = wrap(prev + u_i(prev) + sigma_i eps), and
+/* Forward step i [docs/kura.md#sde-and-schedule]: next = wrap(prev + u_i(prev) + sigma_i eps), and
  * mu = wrap(prev + u_i(prev)) when mu is not NULL. */
 static int forward_step(struct run *r, int i, const double *prev, double *next, double *mu)
 {
@@ -396,7 +396,7 @@ static int forward_pass(struct run *r)
     return 0;
 }
 
-/* mu_i of the oracle (spec section 3), from memory or by recomputing its segment. */
+/* mu_i of the oracle (docs/kura.md#score-sources), from memory or by recomputing its segment. */
 static int oracle_mu(struct run *r, int i, const double **mu)
 {
     size_t n = r->n;
@@ -635,7 +635,7 @@ static int run_setup(struct run *r, double **theta, struct errmsg *e)
         !r->phase_bytes || !*theta)
         goto nomem;
     if (p->score == KURA_SCORE_ORACLE) {
-        /* Spec section 3: keep the trajectory while T H W 8 bytes <= --oracle-mem. */
+        /* docs/kura.md#score-sources: keep the trajectory while T H W 8 bytes <= --oracle-mem. */
         uint64_t need = (uint64_t)T * n * 8;
         r->ckpt = need > p->oracle_mem_bytes;
         r->seg_len = (int)ceil(sqrt((double)T));
@@ -658,8 +658,8 @@ nomem:
     return errmsg_set(e, ERR_NOMEM, "out of memory for a %zux%zu capture", p->h, p->w);
 }
 
-/* Phase 2, forward pass and reverse start [spec section 2]; the data images; the DATA
- * record (theta^0 at step -1). */
+/* Phase 2, forward pass and reverse start [docs/kura.md#sde-and-schedule]; the data images; the
+ * DATA record (theta^0 at step -1). */
 static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn emit, void *ctx,
                        struct errmsg *e)
 {
@@ -693,7 +693,7 @@ static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn
     return rc ? emit_failed(e, rc) : 0;
 }
 
-/* Score s_i(theta) into r->s [spec section 3]. */
+/* Score s_i(theta) into r->s [docs/kura.md#score-sources]. */
 static int run_score(struct run *r, int i, const double *theta, struct errmsg *e)
 {
     const struct kura_params *p = r->p;
@@ -734,7 +734,7 @@ struct drift_acc {
 };
 
 /* Phase 3, one reverse step i: drift, REVERSE record and its tile frames, image, score and
- * the update theta <- wrap(theta - u + beta s + sigma eps) [spec section 2]. */
+ * the update theta <- wrap(theta - u + beta s + sigma eps) [docs/kura.md#sde-and-schedule]. */
 static int run_reverse_step(struct run *r, int i, double *theta, kura_emit_fn emit, void *ctx,
                             struct drift_acc *a, struct kura_result *res, struct errmsg *e)
 {

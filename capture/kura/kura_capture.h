@@ -1,9 +1,9 @@
 /*
- * kura_capture: the Kuramoto orientation-diffusion capture (specs/kura.md sections 1-7).
+ * kura_capture: the Kuramoto orientation-diffusion capture (docs/kura.md).
  *
  * Runs the forward pass from a procedural data map, then the reverse-time sampler with the
  * chosen drift (fixed point by default) and score source, and emits the trace records in
- * the order of spec section 6: KuraStep DATA (step -1), for i = T-1..1 KuraStep REVERSE
+ * the order of docs/kura.md#trace-records: KuraStep DATA (step -1), for i = T-1..1 KuraStep REVERSE
  * (the map the drift reads) followed by its KuraTiles frames (one per requested shape),
  * KuraStep FINAL (step 0), then Summary. Records go to an emit callback, so the algorithm
  * is testable without a trace file; capture_kura_ops wires it to the capture driver.
@@ -64,7 +64,7 @@ struct kura_params {
 /* Metrics of a finished capture. theta0/theta_final are owned (kura_result_release). */
 struct kura_result {
     double recon_mae, recon_max; /* circular error of theta_final vs theta^0 (rad) */
-    double recon_bound;          /* K9 threshold (rad) */
+    double recon_bound;          /* the reconstruction check threshold (rad) */
     double forward_end_r;        /* order parameter of the forward end state */
     bool drift_checked;
     double drift_err_max, drift_err_mean; /* over all REVERSE steps (rad) */
@@ -100,7 +100,7 @@ void kura_result_release(struct kura_result *r);
 typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
 
 /*
- * Runs the capture, emitting every record after the header in spec section 6 order.
+ * Runs the capture, emitting every record after the header in docs/kura.md#trace-records order.
  * res may be NULL; otherwise it is filled on success (release with kura_result_release).
  * 0, or a negative err with e set (ERR_USAGE bad parameters, ERR_DATA/ERR_IO weights,
  * ERR_NOMEM, or the emit callback's code).

@@ -1,5 +1,5 @@
 /*
- * kura_data: procedural data generators (specs/kura.md section 4) [decision].
+ * kura_data: procedural data generators (docs/kura.md#data-generators) [decision].
  */
 #include "capture/kura/kura_data.h"
 
@@ -28,7 +28,8 @@ struct gen_def {
     struct param_def p[KURA_GEN_MAX_PARAMS];
 };
 
-/* Defaults of spec section 4. Sizes of fingerprint/wood centres are fractions of H, W. */
+/* Defaults of docs/kura.md#data-generators. Sizes of fingerprint/wood centres are fractions of H,
+ * W. */
 static const struct gen_def gens[KURA_GEN_COUNT_] = {
     [KURA_GEN_GRATING] =
         {"grating",
@@ -178,8 +179,8 @@ static void fp_rows(void *vctx, size_t r0, size_t r1, int worker)
                 const double *vr = x->v + rr * w;
                 for (int dx = -R; dx <= R; dx++) {
                     size_t cc = (size_t)(((long long)c + dx) % (long long)w + (long long)w) % w;
-                    /* spec section 4: k_p = exp(-(dx^2+dy^2)/(2 sg^2)) cos(2 pi (dy cos O -
-                     * dx sin O)/lambda) */
+                    /* docs/kura.md#data-generators: k_p = exp(-(dx^2+dy^2)/(2 sg^2)) cos(2 pi (dy
+                     * cos O - dx sin O)/lambda) */
                     double k = x->gauss[(dy + R) * side + (dx + R)] *
                                cos(2.0 * M_PI * (dy * co - dx * so) / x->lambda);
                     acc += k * vr[cc];
@@ -209,7 +210,7 @@ static int gen_fingerprint(const double *p, size_t h, size_t w, struct rng *rg, 
     double rd = p[6] * (double)h, cd = p[7] * (double)w;
     for (size_t r = 0; r < h; r++)
         for (size_t c = 0; c < w; c++)
-            /* zero-pole model, angle from +c toward +r (spec section 4) */
+            /* zero-pole model, angle from +c toward +r (docs/kura.md#data-generators) */
             orient[r * w + c] = 0.5 * (atan2((double)r - rc, (double)c - cc) -
                                        atan2((double)r - rd, (double)c - cd));
     for (int dy = -R; dy <= R; dy++)

@@ -1,5 +1,5 @@
 /*
- * kura_data: the procedural data generators of specs/kura.md section 4 (no downloaded
+ * kura_data: the procedural data generators of docs/kura.md#data-generators (no downloaded
  * data). Image generators (grating, fingerprint, wood) give x in [-1, 1], mapped to
  * theta = 0.9 pi x; test fields (const, ramp, uniform) give theta directly. Every
  * generator is deterministic given its size, parameters and seed, and independent of the

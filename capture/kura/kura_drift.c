@@ -1,5 +1,5 @@
 /*
- * kura_drift: fixed and float drift evaluation for the Kuramoto capture (specs/kura.md
+ * kura_drift: fixed and float drift evaluation for the Kuramoto capture (docs/kura.md
  * sections 2 and 5).
  */
 #include "capture/kura/kura_drift.h"
@@ -150,7 +150,7 @@ int kura_drift_eval(struct kura_drift *dr, const double *theta, enum kura_drift_
  * the nearest integer uses the 1.5*2^52 shifter (exact in round-to-nearest). Values out of
  * range get garbage here and the count of them is returned; the caller redoes those with
  * libm.
- * [decision: speed; K4 bounds the effect at 1e-12 rad]
+ * [decision: speed; the box-sum check bounds the effect at 1e-12 rad]
  */
 KURA_HOT static size_t fast_sincos_n(size_t n, const double *restrict x, double *restrict sn,
                                      double *restrict cs)

@@ -1,16 +1,16 @@
 /*
- * kura_drift: the drift u_i(theta) the Kuramoto capture uses (specs/kura.md sections 2, 5),
- * as a reusable evaluator over one map size.
+ * kura_drift: the drift u_i(theta) the Kuramoto capture uses (docs/kura.md#sde-and-schedule,
+ * docs/kura.md#fixed-point-drift), as a reusable evaluator over one map size.
  *
  *   fixed (default): q = quantize(theta), d from formats/kura_fixed (bit-exact with the
  *                    SA-Kura replay), u = d pi/2^31 rad.
  *   float:           the float64 direct sum of SA-Kura eq. 3 on the unquantized theta.
  * With check on, the evaluator also computes u^f64(theta_q) by the direct sum and the
- * per-step max and mean of |d pi/2^31 - u^f64(theta_q)| (spec section 5).
+ * per-step max and mean of |d pi/2^31 - u^f64(theta_q)| (docs/kura.md#fixed-point-drift).
  *
  * kura_float_drift_box is the separable reformulation (S, C as 5x5 box sums of sin/cos,
  * u = K/25 (cos theta_p S - sin theta_p C) + reference): the fast float path for the
- * benchmark, equal to the direct sum within 1e-12 rad (K4).
+ * benchmark, equal to the direct sum within 1e-12 rad (the box-sum check).
  * The evaluator borrows the thread pool (may be NULL); results do not depend on it.
  */
 #ifndef ACCELTRACE_KURA_DRIFT_H

@@ -1,5 +1,5 @@
 /*
- * kura_net: score network kura-score-v1 (specs/kura.md section 3.1) [decision].
+ * kura_net: score network kura-score-v1 (docs/kura.md#score-network) [decision].
  */
 #include "capture/kura/kura_net.h"
 
@@ -279,7 +279,7 @@ int kura_net_score(struct kura_net *n, const double *theta, size_t h, size_t w, 
         x[p] = (float)cos(theta[p]);
         x[hw + p] = (float)sin(theta[p]);
     }
-    /* step embedding, then SiLU (spec section 3.1) */
+    /* step embedding, then SiLU (docs/kura.md#score-network) */
     for (int k = 0; k < E / 2; k++) {
         double om = pow(10000.0, -2.0 * k / E);
         emb[k] = (float)sin(step * om);

@@ -1,5 +1,5 @@
 /*
- * kura_net: the score network `kura-score-v1` of specs/kura.md section 3.1 [decision],
+ * kura_net: the score network `kura-score-v1` of docs/kura.md#score-network [decision],
  * loaded from a safetensors file (capture/nn/safetensors) and evaluated in float32.
  *
  *   x = (cos theta, sin theta); h = conv(x, in_conv);

@@ -1,5 +1,5 @@
 /*
- * kura_sde: schedule, mapping and the simple score sources (specs/kura.md
+ * kura_sde: schedule, mapping and the simple score sources (docs/kura.md
  * sections 2-3).
  */
 #include "capture/kura/kura_sde.h"
@@ -14,7 +14,7 @@
 int kura_preset(const char *name, int *t, double *c0, double *c_end, double *beta0,
                 double *beta_end, struct errmsg *e)
 {
-    /* Spec section 2 table [decision; values from the public code]. */
+    /* docs/kura.md#sde-and-schedule table [decision; values from the public code]. */
     static const struct {
         const char *name;
         int t;
@@ -62,7 +62,7 @@ int kura_schedule_init(struct kura_schedule *s, const char *preset, int t, doubl
         return errmsg_set(e, ERR_NOMEM, "out of memory for the schedule");
     }
     for (int i = 0; i < t; i++) {
-        /* Spec section 2: s = i/(T-1) in double; both endpoints exact. */
+        /* docs/kura.md#sde-and-schedule: s = i/(T-1) in double; both endpoints exact. */
         double f = (double)i / (double)(t - 1);
         s->c[i] = c0 * (1.0 - f) + c_end * f;
         s->beta[i] = beta0 * (1.0 - f) + beta_end * f;
@@ -138,7 +138,7 @@ void kura_circ_err(const double *a, const double *b, size_t n, double *mae, doub
 
 double kura_oracle_score(double theta, double mu, double sigma)
 {
-    /* Spec section 3: 7 terms k = -3..3 and the mandatory min-shift. */
+    /* docs/kura.md#score-sources: 7 terms k = -3..3 and the mandatory min-shift. */
     double delta = kura_wrap(theta - mu);
     double z[7], zmin2 = INFINITY;
     for (int k = -3; k <= 3; k++) {

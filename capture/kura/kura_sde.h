@@ -1,5 +1,5 @@
 /*
- * kura_sde: the Kuramoto orientation-diffusion SDE of specs/kura.md sections 2-3 without
+ * kura_sde: the Kuramoto orientation-diffusion SDE of docs/kura.md without
  * the drift itself and without angle wrapping (kura_wrap, in formats/kura_fixed.h, below
  * capture and analysis both): the schedule presets (t100, t300, t1000) with their
  * validation, the terminal von Mises concentration, the image <-> phase mapping, the
@@ -17,13 +17,13 @@
 
 #include "common/err.h"
 
-/* Spec section 2 constants [derived from the public code]. */
+/* docs/kura.md#sde-and-schedule constants [derived from the public code]. */
 #define KURA_KREF_GAIN 1.5  /* K_ref,i = 1.5 c_i */
 #define KURA_PSI_REF 0.0    /* reference phase (rad) */
 #define KURA_R_END 0.5      /* R_end of the terminal concentration */
 #define KURA_X_TO_THETA 0.9 /* theta = 0.9 pi x */
 
-/* Schedule of spec section 2; index i = 0..t-1. */
+/* Schedule of docs/kura.md#sde-and-schedule; index i = 0..t-1. */
 struct kura_schedule {
     int t;                  /* T (>= 3) */
     char preset[16];        /* "t100", "t300", "t1000" or "custom" */
@@ -57,10 +57,10 @@ void kura_schedule_release(struct kura_schedule *s);
 /* K_ref,i = 1.5 c_i. */
 double kura_kref(const struct kura_schedule *s, int i);
 
-/* kappa_i = (R_end + 1.5) c_i/(0.5 beta_i) of the prior score (spec section 3). */
+/* kappa_i = (R_end + 1.5) c_i/(0.5 beta_i) of the prior score (docs/kura.md#score-sources). */
 double kura_prior_kappa(const struct kura_schedule *s, int i);
 
-/* theta = 0.9 pi x and back x = clamp(theta/(0.9 pi), -1, 1) (spec section 2). */
+/* theta = 0.9 pi x and back x = clamp(theta/(0.9 pi), -1, 1) (docs/kura.md#sde-and-schedule). */
 double kura_x_to_theta(double x);
 double kura_theta_to_x(double theta);
 
@@ -70,11 +70,11 @@ double kura_order_r(const double *theta, size_t n);
 /* Circular error |wrap(a - b)|: mean into *mae, max into *max (either may be NULL). */
 void kura_circ_err(const double *a, const double *b, size_t n, double *mae, double *max);
 
-/* Oracle score [spec section 3]: 7-term wrapped-Gaussian score of theta around mu, std
+/* Oracle score [docs/kura.md#score-sources]: 7-term wrapped-Gaussian score of theta around mu, std
  * sigma, with the min-shift of the exponents (rad^-1). */
 double kura_oracle_score(double theta, double mu, double sigma);
 
-/* K9 threshold 1.15 sqrt(beta_1) sqrt(2/pi) (rad). */
+/* threshold 1.15 sqrt(beta_1) sqrt(2/pi) (rad). */
 double kura_recon_bound(const struct kura_schedule *s);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * kura_tilestream: tile streams of specs/kura.md section 7 (schedule of section 8.2).
+ * kura_tilestream: tile streams of docs/kura.md#tile-stream-export (schedule of section 8.2).
  */
 #include "capture/kura/kura_tilestream.h"
 
@@ -26,7 +26,7 @@ int kura_tilestream_build(struct kura_tilestream *t, const int16_t *q, const int
         return ERR_USAGE;
     uint64_t n_ty = (h + n_h - 1) / n_h, n_tx = (w + n_w - 1) / n_w;
     uint64_t n = n_ty * n_tx;
-    uint64_t n_cyc = n_w + n * (uint64_t)(n_w + 26); /* spec section 7 */
+    uint64_t n_cyc = n_w + n * (uint64_t)(n_w + 26); /* docs/kura.md#tile-stream-export */
     if (n_cyc > (1u << 30) / (n_h + 4))
         return ERR_USAGE;
     t->n_h = n_h;

@@ -1,6 +1,6 @@
 /*
  * kura_tilestream: the per-cycle tile streams of one Q1.15 phase map for an N_h x N_w SA-Kura
- * array, in the layout of specs/kura.md section 7 (the interface of the section 8.2
+ * array, in the layout of docs/kura.md#tile-stream-export (the interface of the section 8.2
  * schedule), as stored in KuraTiles records.
  *
  * Tiles are N_h x N_w with origin (ty N_h, tx N_w), row-major with tx fastest; n =

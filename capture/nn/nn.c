@@ -84,7 +84,7 @@ static inline void exp8_inplace(float *x, int n)
         p = p * z + r + 1.0f;
         /* 2^n from those bits in unsigned arithmetic: a NaN input gives some finite or
          * infinite scale times p = NaN, so NaN in is NaN out; a float-to-int conversion
-         * of NaN would be undefined and the signed multiply could overflow (issue 17) */
+         * of NaN would be undefined and the signed multiply could overflow */
         u.u = (t.u - 0x4B400000u + 127u) << 23;
         x[j] = p * u.f;
     }

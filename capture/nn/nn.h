@@ -55,7 +55,7 @@ void nn_rmsnorm(const float *x, float *y, int rows, int d, int ld, float eps, co
  * in gives NaN out, with no undefined behaviour on the way. */
 void nn_exp_clamped(float *x, size_t n);
 
-/* GELU, tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) (PixArt, specs/disc.md 2.2),
+/* GELU, tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) (PixArt, docs/disc.md#forward-pass),
  * evaluated as x e/(e + 1), e = exp(2 sqrt(2/pi)(x + 0.044715x^3)). */
 void nn_gelu_tanh(float *x, size_t n);
 

@@ -1,5 +1,5 @@
 /*
- * nn_llama: Llama decoder of specs/salca.md 3.2 on top of capture/nn (BLAS GEMMs,
+ * nn_llama: Llama decoder of docs/salca.md#model-source on top of capture/nn (BLAS GEMMs,
  * RMSNorm, SiLU, causal attention) and the safetensors reader.
  */
 #include "capture/nn/nn_llama.h"
@@ -18,7 +18,8 @@
 
 void nn_llama_config_tiny(struct nn_llama_config *c)
 {
-    /* spec 3.2 "tiny": F = 8D/3 rounded up to a multiple of 256 (Llama's rule) = 1536 */
+    /* docs/salca.md#model-source "tiny": F = 8D/3 rounded up to a multiple of 256 (Llama's rule) =
+     * 1536 */
     *c = (struct nn_llama_config){.D = 512,
                                   .L = 4,
                                   .H = 4,
@@ -137,7 +138,7 @@ int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, 
         rc = errmsg_set(e, ERR_NOMEM, "out of memory for the tiny model");
         goto fail;
     }
-    /* spec 3.2: linear weights N(0, 0.02^2), norm weights 1 */
+    /* docs/salca.md#model-source: linear weights N(0, 0.02^2), norm weights 1 */
     wg_fill(m->emb, V * D, WG_NORMAL, 0.02, 0, 0, seed, "model.embed_tokens.weight");
     wg_fill(m->lm, V * D, WG_NORMAL, 0.02, 0, 0, seed, "lm_head.weight");
     wg_fill(m->g_final, D, WG_ONES, 0, 0, 0, seed, "model.norm.weight");
@@ -159,7 +160,8 @@ int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, 
         FILL(y->wup, F * D, WG_NORMAL, "mlp.up_proj.weight");
         FILL(y->wdown, D * F, WG_NORMAL, "mlp.down_proj.weight");
 #undef FILL
-        /* planted outlier pairs (spec 3.2 tiny_outlier_pairs / tiny_outlier_gain) */
+        /* planted outlier pairs (docs/salca.md#model-source tiny_outlier_pairs / tiny_outlier_gain)
+         */
         uint32_t half = c->d / 2, lo = c->d / 4;
         if (outlier_pairs > half - lo)
             outlier_pairs = half - lo;
@@ -240,7 +242,7 @@ int nn_llama_parse_config(const char *text, struct nn_llama_config *c, struct er
     c->eps = json_is_number(v) ? (float)json_number_value(v) : 1e-6f;
     v = json_object_get(root, "rope_theta");
     c->rope_theta = json_is_number(v) ? json_number_value(v) : 10000.0;
-    /* JSON numbers are finite, but 1e300 becomes an inf float eps (issue 17) */
+    /* JSON numbers are finite, but 1e300 becomes an inf float eps */
     if (!(c->eps > 0 && c->eps < 1) || !(c->rope_theta > 1)) {
         rc = errmsg_set(e, ERR_CONFIG, "rms_norm_eps must be in (0, 1) and rope_theta above 1");
         goto done;
@@ -435,7 +437,7 @@ int nn_llama_load(struct nn_llama **out, const char *path, struct errmsg *e)
         if ((rc = load_tensor(&sh, path, "lm_head.weight", m->lm, V, D, 2, e)))
             goto fail;
     } else {
-        m->lm = m->emb; /* spec 3.2: absent lm_head is tied to E */
+        m->lm = m->emb; /* docs/salca.md#model-source: absent lm_head is tied to E */
         m->tied = true;
     }
     char name[160];
@@ -518,7 +520,7 @@ static float *cache_row(const struct nn_llama_cache *c, float *base, uint32_t l,
 void nn_llama_rope(float *x, uint32_t d, double pos, double theta, double factor)
 {
     uint32_t half = d / 2;
-    double m = pos / factor; /* spec 3.2: linear scaling divides positions by f */
+    double m = pos / factor; /* docs/salca.md#model-source: linear scaling divides positions by f */
     for (uint32_t j = 0; j < half; j++) {
         double ang = m * pow(theta, -2.0 * j / d);
         float c = (float)cos(ang), s = (float)sin(ang);
@@ -547,7 +549,8 @@ static void add_bias(float *y, const float *b, uint32_t rows, uint32_t n)
             y[(size_t)r * n + j] += b[j];
 }
 
-/* MLP half of a block on rows of x (spec 3.2): x += W_down (silu(W_gate b) * W_up b). */
+/* MLP half of a block on rows of x (docs/salca.md#model-source): x += W_down (silu(W_gate b) * W_up
+ * b). */
 static void mlp(const struct nn_llama *m, const struct nn_llama_layer *y, float *x, uint32_t rows,
                 float *a, float *g1, float *u1, float *t)
 {
@@ -622,7 +625,7 @@ int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, con
                            c->d * sizeof(float));
                 }
             for (uint32_t h = 0; h < c->H; h++) {
-                uint32_t g = h * c->G / c->H; /* spec 2: HF repeat_kv order */
+                uint32_t g = h * c->G / c->H; /* docs/salca.md#notation: HF repeat_kv order */
                 struct nn_attn at = {
                     .n_q = (int)rows,
                     .n_k = (int)(pos0 + rows),
@@ -759,7 +762,7 @@ uint32_t nn_llama_argmax(const float *logits, uint32_t V)
     uint32_t best = 0;
     for (uint32_t i = 1; i < V; i++)
         if (logits[i] > logits[best])
-            best = i; /* strict >: ties go to the lowest id (spec 3.2) */
+            best = i; /* strict >: ties go to the lowest id (docs/salca.md#model-source) */
     return best;
 }
 

@@ -1,17 +1,17 @@
 /*
- * nn_llama: a pre-norm Llama-architecture decoder (specs/salca.md section 3.2): RMSNorm,
+ * nn_llama: a pre-norm Llama-architecture decoder (docs/salca.md#model-source): RMSNorm,
  * RoPE (rotate_half, optional linear scaling), grouped-query attention with a KV cache,
  * SwiGLU MLP, FP32 throughout, GEMMs through capture/nn (BLAS).
  *
  * Weights come from the built-in seeded `tiny` config (nn_llama_new_tiny) or from a
  * Hugging Face Llama checkpoint directory (config.json + model.safetensors or a sharded
- * model.safetensors.index.json) with the tensor names of the spec's table. Linear weights
+ * model.safetensors.index.json) with the tensor names of the documented table. Linear weights
  * are [out, in] (y = W x). Query head h reads KV head floor(h*G/H) (HF repeat_kv order).
  *
  * The cache (struct nn_llama_cache) holds post-RoPE keys and values per (layer, KV head):
  * k[((l*G + g)*cap + pos)*d + j]. Decoding can hand every layer's attention to a caller
- * hook (the capture replaces attention outputs by sparse ones, spec 7); the hook then owns
- * the KV history and the model's cache may be NULL.
+ * hook (the capture replaces attention outputs by sparse ones, docs/salca.md#metrics); the hook
+ * then owns the KV history and the model's cache may be NULL.
  *
  * Ownership: nn_llama_new_tiny / nn_llama_load return a model freed with nn_llama_free.
  * Functions return 0 or a negative enum err with a message in the errmsg given.
@@ -39,7 +39,8 @@ struct nn_llama_config {
     uint32_t max_pos;   /* maximum position (65536 for tiny) */
 };
 
-/* The built-in tiny config (spec 3.2): L 4, D 512, H 4, G 2, d 128, V 4096, F 1536. */
+/* The built-in tiny config (docs/salca.md#model-source): L 4, D 512, H 4, G 2, d 128, V 4096, F
+ * 1536. */
 void nn_llama_config_tiny(struct nn_llama_config *c);
 
 struct nn_llama_layer {
@@ -62,22 +63,22 @@ struct nn_llama {
  * Builds the tiny model from seed (capture/nn weightgen, one substream per HF tensor name):
  * linear weights N(0, 0.02^2), norm gains 1, untied lm_head; then per (l, g) scales k_proj
  * rows j and j + d/2 of outlier_pairs distinct pairs j in [d/4, d/2) by outlier_gain
- * (spec 3.2; 0 pairs or gain 1 disables). cfg may be NULL for the tiny config.
+ * (docs/salca.md#model-source; 0 pairs or gain 1 disables). cfg may be NULL for the tiny config.
  */
 int nn_llama_new_tiny(struct nn_llama **out, const struct nn_llama_config *cfg, uint64_t seed,
                       uint32_t outlier_pairs, float outlier_gain, struct errmsg *e);
 
 /*
  * Loads a checkpoint: path is a directory holding config.json and model.safetensors (or
- * model.safetensors.index.json with its shards). Every tensor of the spec's table must be
+ * model.safetensors.index.json with its shards). Every tensor of the documented table must be
  * present with its shape (lm_head absent: tied to the embedding); a mismatch or a missing
  * tensor is ERR_DATA naming it; an unsupported rope_scaling type is ERR_FORMAT naming it.
  */
 int nn_llama_load(struct nn_llama **out, const char *path, struct errmsg *e);
 
 /*
- * Parses config.json text into c (spec 3.2 field list; absent num_key_value_heads = H,
- * absent head_dim = D/H, rope_scaling null or linear). ERR_CONFIG/ERR_FORMAT with message.
+ * Parses config.json text into c (docs/salca.md#model-source field list; absent num_key_value_heads
+ * = H, absent head_dim = D/H, rope_scaling null or linear). ERR_CONFIG/ERR_FORMAT with message.
  */
 int nn_llama_parse_config(const char *json_text, struct nn_llama_config *c, struct errmsg *e);
 
@@ -93,8 +94,8 @@ int nn_llama_cache_init(struct nn_llama_cache *c, const struct nn_llama_config *
 void nn_llama_cache_release(struct nn_llama_cache *c);
 
 /*
- * RoPE of spec 3.2 on one head vector x (d floats), rotate_half layout, at position
- * pos/factor: (x_j, x_{j+d/2}) turns by (pos/factor) * theta^(-2j/d). Angles in double.
+ * RoPE of docs/salca.md#model-source on one head vector x (d floats), rotate_half layout, at
+ * position pos/factor: (x_j, x_{j+d/2}) turns by (pos/factor) * theta^(-2j/d). Angles in double.
  */
 void nn_llama_rope(float *x, uint32_t d, double pos, double theta, double factor);
 

@@ -336,7 +336,7 @@ int st_tensor_to_f32(const struct st_tensor_info *t, const char *file, const int
             out[i] = t->dtype == ST_F16 ? st_f16_to_f32(h) : st_bf16_to_f32(h);
         }
     }
-    /* a NaN or Inf weight spreads through every later activation: refuse it (issue 17) */
+    /* a NaN or Inf weight spreads through every later activation: refuse it */
     if (bad != UINT64_MAX)
         return errmsg_set(e, ERR_DATA,
                           "tensor '%s' in '%s' has a non-finite value (%s) at "

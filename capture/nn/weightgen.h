@@ -10,7 +10,7 @@
  *   WG_NORMAL           N(0, param^2)            (Box-Muller, rng_normal)
  *   WG_UNIFORM          U(-param, param)         (param * (2u - 1), u = rng_uniform)
  *   WG_XAVIER_UNIFORM   U(+-sqrt(6/(fan_in + fan_out)))  (Glorot & Bengio 2010)
- * Models document which init each tensor uses (specs/disc.md 2.3 for the DiT).
+ * Models document which init each tensor uses (docs/disc.md#weights for the DiT).
  */
 #ifndef ACCELTRACE_WEIGHTGEN_H
 #define ACCELTRACE_WEIGHTGEN_H

@@ -35,17 +35,20 @@
 
 /* Parameters of the calibrated source (defaults and their origins in docs/models.md). */
 struct salca_calib_params {
-    double retrieval_frac;  /* share of KV heads that are retrieval heads: 0.5 (DuoAttention,
-                               GQA Llama-3-8B results) */
-    double logit_std;       /* background logit std sigma (1; input) */
-    uint32_t sink_tokens;   /* attention sinks: 4 (StreamingLLM) */
-    double c_sink;          /* sink logit boost: 10 (input; spec 3.3 c_sink) */
+    double retrieval_frac; /* share of KV heads that are retrieval heads: 0.5 (DuoAttention,
+                              GQA Llama-3-8B results) */
+    double logit_std;      /* background logit std sigma (1; input) */
+    uint32_t sink_tokens;  /* attention sinks: 4 (StreamingLLM) */
+    /* sink logit boost: 10 (input; docs/salca.md#synthetic-source c_sink) */
+    double c_sink;
     uint32_t local_tokens;  /* band every head keeps: 100 (MInference's kept diagonals) */
     double c_local;         /* its boost: 10 (input, = c_sink) */
     uint32_t stream_window; /* streaming heads' recent window: 256 (DuoAttention recent) */
     uint32_t search_tokens; /* prompt length the budgets refer to: 30000 (MInference) */
-    double c_needle;        /* the task's needle relevance: 8 (spec 3.3 before A19) */
-    double query_jitter;    /* zeta: 0.2 (spec 3.3) */
+    /* the task's needle relevance: 8 (docs/salca.md#synthetic-source before the recall calibration
+     * check) */
+    double c_needle;
+    double query_jitter; /* zeta: 0.2 (docs/salca.md#synthetic-source) */
 };
 
 void salca_calib_params_default(struct salca_calib_params *p);

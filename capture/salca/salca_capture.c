@@ -1,5 +1,5 @@
 /*
- * salca_capture: the capture driver of specs/salca.md sections 3-8 (see the header).
+ * salca_capture: the capture driver of docs/salca.md (see the header).
  */
 #include "capture/salca/salca_capture.h"
 
@@ -219,7 +219,7 @@ static void job_worker(void *ctx, size_t begin, size_t end, int worker)
     }
 }
 
-/* Substituted run of one method (spec 7, top-1 agreement): per-method stores. */
+/* Substituted run of one method (docs/salca.md#metrics, top-1 agreement): per-method stores. */
 struct subst {
     struct cap *c;
     int method;          /* slot */
@@ -299,7 +299,8 @@ static json_t *calib_json(const struct salca_capture_params *p, const struct sal
     json_object_set_new(o, "search_tokens", json_integer(c->search_tokens));
     json_object_set_new(o, "c_needle", json_real(c->c_needle));
     json_object_set_new(o, "query_jitter", json_real(c->query_jitter));
-    struct salca_synth_params bk; /* the base keys' heavy structure (spec 3.3 defaults) */
+    /* the base keys' heavy structure (docs/salca.md#synthetic-source defaults) */
+    struct salca_synth_params bk;
     salca_synth_params_default(&bk);
     json_object_set_new(o, "base_heavy_pairs", json_integer(bk.heavy_pairs));
     json_object_set_new(o, "base_gain_median", json_real(bk.gain_median));
@@ -441,8 +442,9 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
                                 p->variant_text[v]);
 }
 
-/* Writes one CSV row per (sample, method, layer) and one "all" row per method (spec 7
- * aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L, j mod H). */
+/* Writes one CSV row per (sample, method, layer) and one "all" row per method
+ * (docs/salca.md#metrics aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L,
+ * j mod H). */
 static int write_csv(const struct salca_capture_params *p, const struct salca_task *task,
                      const struct cap *c, uint64_t jobs, double *const *rec, double *const *cos,
                      double *const *ret, double *const *over, struct errmsg *e)
@@ -495,7 +497,7 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
 
 /* ---- the capture: state and phases ---- */
 
-/* Per-slot aggregates over the jobs (spec 7). */
+/* Per-slot aggregates over the jobs (docs/salca.md#metrics). */
 struct salca_acc {
     double *recall[SALCA_NSLOT], *cos[SALCA_NSLOT]; /* (N L H) per job */
     double *ret[SALCA_NSLOT], *over[SALCA_NSLOT];   /* (N L H) per job */
@@ -608,7 +610,8 @@ static int open_source(struct salca_capture *x, struct errmsg *e)
     return rc;
 }
 
-/* Memory as a real KV cache plus the compressed copies (spec 3.3 last paragraph). */
+/* Memory as a real KV cache plus the compressed copies (docs/salca.md#synthetic-source last
+ * paragraph). */
 static uint64_t estimate(const struct salca_capture *x)
 {
     const struct cap *c = &x->c;
@@ -644,7 +647,7 @@ static int salca_open(void **inst, const void *params, struct errmsg *e)
         return rc;
     struct cap *c = &x->c;
     salca_source_dims(x->src, &c->L, &c->H, &c->G, &c->d);
-    c->r = c->d / 2; /* r = s_f d, s_f = 1/2 (spec 2) */
+    c->r = c->d / 2; /* r = s_f d, s_f = 1/2 (docs/salca.md#notation) */
     c->cap_tokens = c->n0 + c->N + 1;
     x->mdl = salca_source_model(x->src);
     x->subst_on = x->mdl && x->p.top1;
@@ -700,14 +703,15 @@ static int alloc_state(struct salca_capture *x, struct errmsg *e)
 }
 
 /* Phase 2: checks that need the dims, the state, the prefill, the variants' own heavy
- * channels from the same prefill sums (spec 5.1) and the header's JSON. */
+ * channels from the same prefill sums (docs/salca.md#heavy-channels) and the header's JSON. */
 static int salca_prepare(void *inst, struct errmsg *e)
 {
     struct salca_capture *x = inst;
     const struct salca_capture_params *p = &x->p;
     struct cap *c = &x->c;
     int rc;
-    /* the model's position limit (tiny: 65536, spec 3.2); the synthetic source has none */
+    /* the model's position limit (tiny: 65536, docs/salca.md#model-source); the synthetic source
+     * has none */
     if (x->mdl && c->cap_tokens > x->mdl->cfg.max_pos + 1u)
         return errmsg_set(e, ERR_USAGE,
                           "context of %u tokens exceeds the model's maximum "
@@ -908,7 +912,8 @@ static int emit_prefill(struct salca_capture *x, struct capture_sink *sink, stru
             pf.heavy.len = c->r;
             pf.n_chan_sum = c->d;
             pf.chan_sum = cs;
-            /* heavy-set stability snapshots (spec 12 plot 7), r bytes per ladder entry */
+            /* heavy-set stability snapshots (docs/salca.md#figures plot 7), r bytes per ladder
+             * entry */
             uint8_t ph[SALCA_PREFIX_MAX * 256];
             for (uint32_t a = 0; a < kv->n_prefix; a++)
                 memcpy(ph + (size_t)a * c->r, kv->prefix_heavy[a], c->r);
@@ -924,7 +929,7 @@ static int emit_prefill(struct salca_capture *x, struct capture_sink *sink, stru
     return rc;
 }
 
-/* Phase 4b, the substituted runs start from the dense prefill (spec 7). */
+/* Phase 4b, the substituted runs start from the dense prefill (docs/salca.md#metrics). */
 static int subst_setup(struct salca_capture *x, struct errmsg *e)
 {
     struct cap *c = &x->c;
@@ -1140,7 +1145,8 @@ static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMeth
     ms->runs_mean_len = jobs ? a->runlen_sum[m] / jobs : 0.0;
 }
 
-/* Phase 5, the summary (spec 7 aggregates): the CSV, the result and the Summary record. */
+/* Phase 5, the summary (docs/salca.md#metrics aggregates): the CSV, the result and the Summary
+ * record. */
 static int emit_summary(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e)
 {
     struct salca_capture_result *res = &x->res;
@@ -1177,7 +1183,7 @@ static int emit_summary(struct salca_capture *x, struct capture_sink *sink, stru
     ss.table = res->table;
     Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
     sm.workload = (char *)capture_salca_ops.name;
-    /* wall time stays out of the record so equal runs give equal bytes (A14) */
+    /* wall time stays out of the record so equal runs give equal bytes (the determinism check) */
     sm.wall_seconds = 0;
     sm.salca = &ss;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;

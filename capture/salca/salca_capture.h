@@ -2,7 +2,7 @@
  * salca_capture: `acceltrace capture salca`: generates a task, runs a Q/K/V source through
  * prefill and N decode steps, runs Salca and the baselines on every (step, layer, query
  * head), scores them against dense attention and writes a .atr trace
- * (specs/salca.md sections 3-8):
+ * (docs/salca.md):
  *   header (TraceHeader.salca), SalcaPrefill per (l, g), per step: SalcaSelect per
  *   (l, h, method) in that order, SalcaToken (model source), then one Summary.
  * It runs under the capture driver (capture/capture.h) as capture_salca_ops: open loads the
@@ -21,7 +21,7 @@
 #include "capture/salca/salca_source.h"
 #include "common/err.h"
 
-/* Ablation variants per run; they take method ids 16, 17, ... (spec 6). */
+/* Ablation variants per run; they take method ids 16, 17, ... (docs/salca.md#baselines). */
 #define SALCA_MAX_VARIANTS 8
 /* Result slots: the built-in methods (enum salca_method), then the variants. */
 #define SALCA_NSLOT (SALCA_M_COUNT + SALCA_MAX_VARIANTS)
@@ -60,11 +60,11 @@ struct salca_capture_params {
     const char *csv_path;            /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
-/* Defaults of the spec and the issue: calibrated source, narrativeqa, length 32768, 64 steps,
+/* Defaults: calibrated source, narrativeqa, length 32768, 64 steps,
  * retention 0.05, K_min 64, pool 5, ge, INT8 attention, all methods. */
 void salca_capture_params_default(struct salca_capture_params *p);
 
-/* Per-method aggregates (spec 7). */
+/* Per-method aggregates (docs/salca.md#metrics). */
 struct salca_capture_method {
     bool run;
     uint32_t id;   /* method id in the trace */

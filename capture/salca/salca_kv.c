@@ -1,6 +1,6 @@
 /*
  * salca_kv: per-(layer, KV head) cache with every compressed copy, and the job driver that
- * runs Salca and its baselines on one query (specs/salca.md sections 5-7).
+ * runs Salca and its baselines on one query (docs/salca.md).
  */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -128,7 +128,7 @@ int salca_kv_append(struct salca_kv *kv, const float *k, const float *v)
     memcpy(kv->v + (size_t)i * d, v, d * sizeof(float));
     kv->sk[i] = salca_int8_quant(k, d, kv->k8 + (size_t)i * d);
     kv->sv[i] = salca_int8_quant(v, d, kv->v8 + (size_t)i * d);
-    /* Quest page metadata, updated on append (spec 6) */
+    /* Quest page metadata, updated on append (docs/salca.md#baselines) */
     uint32_t p = i / kv->page;
     float *mn = kv->pmin + (size_t)p * d, *mx = kv->pmax + (size_t)p * d;
     if (i % kv->page == 0) {
@@ -155,7 +155,7 @@ void salca_heavy_select(const double *sum, uint32_t d, uint32_t r, uint8_t *heav
         int best = -1;
         for (uint32_t j = 0; j < d; j++)
             if (!taken[j] && (best < 0 || sum[j] > sum[best]))
-                best = (int)j; /* strict >: ties keep the lower j (spec 5.1) */
+                best = (int)j; /* strict >: ties keep the lower j (docs/salca.md#heavy-channels) */
         taken[best] = true;
     }
     uint32_t m = 0;
@@ -184,8 +184,9 @@ void salca_kv_finish_prefill(struct salca_kv *kv)
     for (uint32_t i = 0; i < kv->n; i++) {
         const float *k = kv->k + (size_t)i * d;
         for (uint32_t j = 0; j < d; j++)
-            kv->chan_sum[j] += fabs((double)k[j]); /* spec 5.1, in double */
-        /* the running sums over the first i + 1 keys: a stability snapshot (spec 12.7) */
+            kv->chan_sum[j] += fabs((double)k[j]); /* docs/salca.md#heavy-channels, in double */
+        /* the running sums over the first i + 1 keys: a stability snapshot (docs/salca.md#figures)
+         */
         if (a < kv->n_prefix && i + 1 == kv->prefix_len[a])
             salca_heavy_select(kv->chan_sum, d, kv->r, kv->prefix_heavy[a++]);
     }
@@ -259,7 +260,8 @@ void salca_scratch_release(struct salca_scratch *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-/* Attention on S in the configured precision (spec 5.11; fp32 for the A20 check). */
+/* Attention on S in the configured precision (docs/salca.md#int8-attention; fp32 for the end-to-end
+ * model check). */
 static void attend(const struct salca_kv *kv, const float *q, float sq8,
                    const struct salca_sel_params *p, struct salca_scratch *sc, const uint32_t *S,
                    uint32_t m, float *o)
@@ -294,7 +296,8 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     }
     float sq8 = salca_int8_quant(q, d, sc->q8);
 
-    /* Salca (spec 5.3-5.10); always run, its K is every method's K (spec 6) */
+    /* Salca (docs/salca.md#selection); always run, its K is every method's K
+     * (docs/salca.md#baselines) */
     struct salca_method_res *rsal = &res[SALCA_M_SALCA];
     float sq = salca_query_quant(q, kv->heavy, r, sc->qc);
     int32_t Q = salca_relevance_lut(sc->qc, r, sc->lut);
@@ -305,7 +308,7 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     salca_histogram(sc->p8, n, rsal->hist);
     uint32_t K;
     if (p->k_mode == SALCA_K_DYNAMIC) {
-        /* spec 5.8: kappa = (hi - lo) s_q / (255 sqrt(d)) */
+        /* docs/salca.md#k-rule: kappa = (hi - lo) s_q / (255 sqrt(d)) */
         double kappa = ((double)hi - (double)lo) * (double)sq / (255.0 * sqrt((double)d));
         K = salca_k_dynamic(rsal->hist, n, kappa, p->p_mass, p->k_min);
     } else {
@@ -349,7 +352,7 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
         uint32_t pages = (n + kv->page - 1) / kv->page;
         salca_quest_bounds(q, kv->pmin, kv->pmax, pages, d, sc->u);
         x->K = K;
-        /* spec 6 options: quest_dense_layers (all pages), quest_min_pages */
+        /* docs/salca.md#baselines options: quest_dense_layers (all pages), quest_min_pages */
         uint32_t kq = p->quest_all ? n : K;
         if ((uint64_t)p->quest_min_pages * kv->page > kq)
             kq = (uint32_t)((uint64_t)p->quest_min_pages * kv->page > n
@@ -361,7 +364,8 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     if (!metrics)
         return;
 
-    /* Dense reference (spec 6, 7): FP32 softmax over all n, o_dense in FP32 */
+    /* Dense reference (docs/salca.md#baselines, docs/salca.md#metrics): FP32 softmax over all n,
+     * o_dense in FP32 */
     struct salca_method_res *dn = &res[SALCA_M_DENSE];
     for (uint32_t i = 0; i < n; i++)
         sc->P[i] = sc->s[i] / rs;
@@ -381,7 +385,7 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
     dn->overlap = 1.0;
     dn->runs = 1;
 
-    /* Metrics (spec 7); overlap against Std_TopK's set */
+    /* Metrics (docs/salca.md#metrics); overlap against Std_TopK's set */
     uint32_t *mark = sc->mark;
     memset(mark, 0, n * sizeof *mark);
     const struct salca_method_res *st = &res[SALCA_M_STD_TOPK];
@@ -410,7 +414,7 @@ void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const fl
     memset(out, 0, sizeof *out);
     out->idx = sc->vidx;
     out->o = sc->vo;
-    /* query codes (spec 5.3 generalized to w_q bits; FP32 keeps q) */
+    /* query codes (docs/salca.md#query-codes generalized to w_q bits; FP32 keeps q) */
     float qf[256];
     int32_t qi[256];
     float sq = 1.0f;
@@ -433,7 +437,8 @@ void salca_variant_job(const struct salca_kv *kv, const uint8_t *heavy, const fl
             Qf += qf[m];
         }
     }
-    /* keys re-encoded with w_k bits (spec 5.2 generalized), relevance (spec 5.4) */
+    /* keys re-encoded with w_k bits (docs/salca.md#key-records generalized), relevance
+     * (docs/salca.md#relevance) */
     float lk = (float)((1u << v->w_k) - 1);
     for (uint32_t i = 0; i < n; i++) {
         const float *k = kv->k + (size_t)i * d;

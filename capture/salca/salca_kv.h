@@ -1,15 +1,16 @@
 /*
  * salca_kv: the KV cache of one (layer, KV head) with every copy the selection methods
- * read, and the per-job selection driver (specs/salca.md sections 5-7).
+ * read, and the per-job selection driver (docs/salca.md).
  *
  * A struct salca_kv holds, for up to `cap` tokens: FP32 K and V (post-RoPE keys), the INT8
- * K and V of spec 5.11 with their per-token scales, the Quest page min/max (spec 6) and,
- * once salca_kv_finish_prefill has fixed the heavy channels I_g (spec 5.1), the 2-bit key
- * records of spec 5.2 (plus their widened FP16 factors). Tokens appended after the prefill
- * are encoded with the same I_g (never recomputed, spec 5.1).
+ * K and V of docs/salca.md#int8-attention with their per-token scales, the Quest page min/max
+ * (docs/salca.md#baselines) and, once salca_kv_finish_prefill has fixed the heavy channels I_g
+ * (docs/salca.md#heavy-channels), the 2-bit key records of docs/salca.md#key-records (plus their
+ * widened FP16 factors). Tokens appended after the prefill are encoded with the same I_g (never
+ * recomputed, docs/salca.md#heavy-channels).
  *
  * salca_job runs Dense, Salca and the baselines for one query against one store and
- * computes the metrics of spec 7. It allocates nothing: all arrays come from a
+ * computes the metrics of docs/salca.md#metrics. It allocates nothing: all arrays come from a
  * struct salca_scratch sized for the largest n. Thread safety: distinct scratches may run
  * jobs on the same store concurrently (the store is only read).
  */
@@ -39,8 +40,9 @@ const char *salca_method_name(int m);
 /* Id of a method name, or -1: trace_salca_method_id. */
 int salca_method_id(const char *name);
 
-/* Prefix ladder of the heavy-stability record [decision, docs/models.md#salca]: the first
- * SALCA_PREFIX_MIN keys, doubling while below n0, then n0 itself. */
+/* Prefix ladder of the heavy-stability record [decision,
+ * docs/models.md#heavy-channel-stability-and-overshoot]: the first SALCA_PREFIX_MIN keys, doubling
+ * while below n0, then n0 itself. */
 #define SALCA_PREFIX_MIN 64
 #define SALCA_PREFIX_MAX 28 /* 64 * 2^25 is the last power below 2^32, plus n0 */
 
@@ -59,7 +61,7 @@ struct salca_kv {
     uint32_t page;      /* Quest page size (tokens) */
     size_t rb;          /* bytes per key record */
     float *k, *v;       /* (cap, d) FP32 */
-    int8_t *k8, *v8;    /* (cap, d) INT8 (spec 5.11) */
+    int8_t *k8, *v8;    /* (cap, d) INT8 (docs/salca.md#int8-attention) */
     float *sk, *sv;     /* (cap) INT8 scales */
     float *pmin, *pmax; /* (cap/page + 1, d) Quest page key min/max */
     bool heavy_ready;   /* I_g fixed */
@@ -67,8 +69,9 @@ struct salca_kv {
     double *chan_sum;   /* (d) S_j over the prefill keys */
     uint8_t *krec;      /* (cap, rb) 2-bit key records */
     float *ks, *kz;     /* (cap) record factors s, z widened to FP32 */
-    /* Heavy-channel stability (spec 12 plot 7): the top-r set of the first prefix_len[a]
-     * prefill keys, for the ladder of salca_prefix_ladder(n0) (set by finish_prefill). */
+    /* Heavy-channel stability (docs/salca.md#figures plot 7): the top-r set of the first
+     * prefix_len[a] prefill keys, for the ladder of salca_prefix_ladder(n0) (set by
+     * finish_prefill). */
     uint32_t n_prefix;                           /* ladder entries */
     uint32_t prefix_len[SALCA_PREFIX_MAX];       /* m (tokens), ascending; last = n0 */
     uint8_t prefix_heavy[SALCA_PREFIX_MAX][256]; /* r indices ascending per entry */
@@ -87,11 +90,11 @@ uint64_t salca_kv_bytes(uint32_t d, uint32_t r, uint32_t cap, uint32_t page);
 int salca_kv_append(struct salca_kv *kv, const float *k, const float *v);
 
 /*
- * End of prefill (spec 5.1): S_j = sum |K[i, j]| over the tokens held (in double), I_g =
- * the r largest (ties: lower j) stored ascending, and key records for all held tokens.
- * In the same pass over the keys it snapshots the running sums at every ladder length m
- * and keeps their top-r sets (prefix_len, prefix_heavy); the sums are accumulated in the
- * same order, so the entry m = n0 equals heavy.
+ * End of prefill (docs/salca.md#heavy-channels): S_j = sum |K[i, j]| over the tokens held (in
+ * double), I_g = the r largest (ties: lower j) stored ascending, and key records for all held
+ * tokens. In the same pass over the keys it snapshots the running sums at every ladder length m and
+ * keeps their top-r sets (prefix_len, prefix_heavy); the sums are accumulated in the same order, so
+ * the entry m = n0 equals heavy.
  */
 void salca_kv_finish_prefill(struct salca_kv *kv);
 
@@ -110,7 +113,7 @@ struct salca_sel_params {
     enum salca_cmp cmp;       /* threshold comparison */
     bool attn_fp32;           /* attention on S in FP32 instead of INT8 */
     uint32_t quest_min_pages; /* Quest keeps at least this many pages (0) */
-    bool quest_all;           /* Quest keeps every page (a dense layer, spec 6) */
+    bool quest_all;           /* Quest keeps every page (a dense layer, docs/salca.md#baselines) */
 };
 
 /* Result of one method in one job. */
@@ -146,7 +149,7 @@ void salca_scratch_release(struct salca_scratch *sc);
  * Runs one job: query q (d floats, post-RoPE) against the store's n tokens, for every
  * method whose bit (1u << id) is in mask. Dense is always computed when `metrics` is true
  * (recall, cosine and overlap need it); Salca's K is computed in every case and used by
- * all methods (spec 6). res[id] is filled for the methods run. The store must have
+ * all methods (docs/salca.md#baselines). res[id] is filled for the methods run. The store must have
  * finished its prefill.
  */
 void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel_params *p,
@@ -154,9 +157,9 @@ void salca_job(const struct salca_kv *kv, const float *q, const struct salca_sel
                struct salca_method_res res[SALCA_M_COUNT]);
 
 /*
- * An ablation variant of Salca (spec 6: w_k, w_q, s_f, w, rho), run with its own method id.
- * Keys are re-encoded from the FP32 cache with w_k-bit asymmetric codes (levels 0..2^w_k - 1,
- * s = fp16((max - min)/(2^w_k - 1))) over the variant's r heavy channels; the query uses
+ * An ablation variant of Salca (docs/salca.md#baselines: w_k, w_q, s_f, w, rho), run with its own
+ * method id. Keys are re-encoded from the FP32 cache with w_k-bit asymmetric codes (levels 0..2^w_k
+ * - 1, s = fp16((max - min)/(2^w_k - 1))) over the variant's r heavy channels; the query uses
  * w_q-bit symmetric codes (levels +-(2^(w_q-1) - 1)) or FP32 (w_q = 0). With w_k 2, w_q 3
  * and r = d/2 the variant reproduces Salca bit for bit.
  */

@@ -1,7 +1,7 @@
 /*
- * salca_quant: bit-exact quantizers of specs/salca.md sections 5.2-5.4 and 5.11.
+ * salca_quant: bit-exact quantizers of docs/salca.md#selection, docs/salca.md#int8-attention.
  * Contraction of a*b + c into an FMA would change results, so it is disabled for this file
- * (spec "Conventions": bit-exact paths are compiled with -ffp-contract=off).
+ * (docs/salca.md#conventions: bit-exact paths are compiled with -ffp-contract=off).
  */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -23,7 +23,7 @@ uint16_t salca_fp16_bits(float x)
     if (a > 0x7f800000u)
         return 0x7e00u; /* NaN */
     if (a == 0x7f800000u)
-        return (uint16_t)(sign | 0x7bffu); /* +-inf saturates (spec Conventions) */
+        return (uint16_t)(sign | 0x7bffu); /* +-inf saturates (docs/salca.md#conventions) */
     int e = (int)(a >> 23) - 127 + 15;
     uint32_t mant = a & 0x7fffffu;
     if (e >= 31)
@@ -91,7 +91,7 @@ void salca_key_record_encode(const float *k, const uint8_t *heavy, uint32_t r, u
         if (x > mx)
             mx = x;
     }
-    /* spec 5.2: z = fp16(min k_j), s = fp16((max k_j - min k_j)/3) */
+    /* docs/salca.md#key-records: z = fp16(min k_j), s = fp16((max k_j - min k_j)/3) */
     uint16_t zb = salca_fp16_bits(mn);
     uint16_t sb = salca_fp16_bits((mx - mn) / 3.0f);
     float z = salca_fp16_to_f32(zb), s = salca_fp16_to_f32(sb);
@@ -137,7 +137,7 @@ float salca_query_quant(const float *q, const uint8_t *heavy, uint32_t r, int8_t
         if (a > amax)
             amax = a;
     }
-    float sq = amax / 3.0f; /* spec 5.3 */
+    float sq = amax / 3.0f; /* docs/salca.md#query-codes */
     for (uint32_t m = 0; m < r; m++) {
         if (sq == 0.0f) {
             qc[m] = 0;
@@ -176,7 +176,7 @@ void salca_relevance(const int32_t *lut, int32_t Q, const uint8_t *recs, size_t 
     float qf = (float)Q;
     for (size_t i = 0; i < n; i++) {
         int32_t D = salca_relevance_dot(lut, recs + i * rb, nb);
-        /* spec 5.4: A_i = s_i*D_i + z_i*Q in FP32, rounded to FP16 */
+        /* docs/salca.md#relevance: A_i = s_i*D_i + z_i*Q in FP32, rounded to FP16 */
         float a = s[i] * (float)D + z[i] * qf;
         out[i] = salca_fp16_round(a);
     }
@@ -190,7 +190,7 @@ float salca_int8_quant(const float *x, uint32_t d, int8_t *x8)
         if (a > amax)
             amax = a;
     }
-    float sg = amax / 127.0f; /* spec 5.11 */
+    float sg = amax / 127.0f; /* docs/salca.md#int8-attention */
     for (uint32_t j = 0; j < d; j++) {
         if (sg == 0.0f) {
             x8[j] = 0;

@@ -1,5 +1,5 @@
 /*
- * salca_select: selection steps of specs/salca.md 5.5-5.11, baselines (6), metrics (7).
+ * salca_select: selection steps of docs/salca.md#selection, baselines (6), metrics (7).
  * Compiled without FP contraction: the INT8 score formula must round as written.
  */
 #if defined(__clang__)
@@ -63,7 +63,7 @@ int salca_ratio_parse(const char *s, struct salca_ratio *out)
 
 uint64_t salca_ratio_ceil_mul(struct salca_ratio rho, uint64_t n)
 {
-    /* spec 5.8: (n*num + den - 1) div den; num, den < 10^18 and n < 2^32 keep this in
+    /* docs/salca.md#k-rule: (n*num + den - 1) div den; num, den < 10^18 and n < 2^32 keep this in
      * range for the ratios the CLI accepts (retention <= 1 has num <= den). */
     u128 v = (u128)n * rho.num + rho.den - 1;
     return (uint64_t)(v / rho.den);
@@ -123,7 +123,8 @@ void salca_int8_scores(const float *a, uint32_t n, uint8_t *out, float *lo_out, 
     }
     double dlo = lo, range = (double)hi - dlo;
     for (uint32_t i = 0; i < n; i++) {
-        /* spec 5.5: floor((A - lo)*255/(hi - lo) + 0.5) in double, left to right */
+        /* docs/salca.md#int8-scores: floor((A - lo)*255/(hi - lo) + 0.5) in double, left to right
+         */
         double v = floor(((double)a[i] - dlo) * 255.0 / range + 0.5);
         out[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
@@ -191,7 +192,7 @@ uint32_t salca_filter(const uint8_t *p, uint32_t n, uint32_t T, uint32_t *idx)
     return m;
 }
 
-/* Order for top-k: larger score first, then lower index (spec 6 ties). */
+/* Order for top-k: larger score first, then lower index (docs/salca.md#baselines ties). */
 static inline bool before(const float *s, uint32_t a, uint32_t b)
 {
     return s[a] > s[b] || (s[a] == s[b] && a < b);
@@ -312,7 +313,7 @@ void salca_quest_bounds(const float *q, const float *pmin, const float *pmax, ui
         const float *mn = pmin + (size_t)p * d, *mx = pmax + (size_t)p * d;
         float acc = 0.0f;
         for (uint32_t j = 0; j < d; j++) {
-            /* spec 6 (Quest): U = sum_j max(q_j M_j, q_j m_j) */
+            /* docs/salca.md#baselines (Quest): U = sum_j max(q_j M_j, q_j m_j) */
             float a = q[j] * mx[j], b = q[j] * mn[j];
             acc += a > b ? a : b;
         }
@@ -369,7 +370,7 @@ void salca_attend_int8(const int8_t *q8, float sq, const int8_t *k8, const float
         int32_t dot = 0;
         for (uint32_t j = 0; j < d; j++)
             dot += (int32_t)q8[j] * kr[j];
-        /* spec 5.11: sigma_q*sigma_k*(q8.k8)/sqrt(d) */
+        /* docs/salca.md#int8-attention: sigma_q*sigma_k*(q8.k8)/sqrt(d) */
         scratch[a] = sq * sk[i] * (float)dot / rs;
     }
     salca_softmax(scratch, m);

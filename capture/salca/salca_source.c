@@ -1,5 +1,5 @@
 /*
- * salca_source: synthetic (specs/salca.md 3.3) and model (3.2) Q/K/V sources.
+ * salca_source: synthetic (docs/salca.md#synthetic-source) and model (3.2) Q/K/V sources.
  */
 #include "capture/salca/salca_source.h"
 
@@ -14,8 +14,9 @@
 
 void salca_synth_params_default(struct salca_synth_params *p)
 {
-    /* spec 3.3 table; origins in docs/models.md "Salca capture". logit_std and c_needle
-     * are retuned by A19 as the spec directs (2.5 -> 5, 8 -> 24): see docs/models.md */
+    /* docs/salca.md#synthetic-source table; origins in docs/models.md "Salca capture". logit_std
+     * and c_needle are retuned by the recall calibration check as docs/salca.md directs (2.5 -> 5,
+     * 8 -> 24): see docs/models.md */
     *p = (struct salca_synth_params){
         .heavy_pairs = 4,
         .heavy_band_lo = 0,
@@ -102,10 +103,12 @@ static void gamma_dir(struct rng *r, const float *gamma, uint32_t d, float *out)
 
 static double lambda_l(const struct salca_source *s, uint32_t l)
 {
-    return l < s->p.early_layers ? s->p.early_layer_scale : 1.0; /* spec 3.3 lambda_l */
+    /* docs/salca.md#synthetic-source lambda_l */
+    return l < s->p.early_layers ? s->p.early_layer_scale : 1.0;
 }
 
-/* Relevance c_i of prompt token i (spec 3.3 step 7: task profile + sink + locality). */
+/* Relevance c_i of prompt token i (docs/salca.md#synthetic-source step 7: task profile + sink +
+ * locality). */
 static double relevance(const struct salca_source *s, uint32_t i)
 {
     const struct salca_task *t = s->task;
@@ -127,8 +130,8 @@ static void rope_row(float *cs, uint32_t d, uint32_t pos)
     }
 }
 
-/* Base key x = gamma * (mu + eps), RoPE at its position (spec 3.3 step 4; theta 10000,
- * f = 1) with the position's cos/sin row cs. */
+/* Base key x = gamma * (mu + eps), RoPE at its position (docs/salca.md#synthetic-source step 4;
+ * theta 10000, f = 1) with the position's cos/sin row cs. */
 static void base_key(const struct syn_group *gr, uint32_t d, struct rng *r, const float *cs,
                      float *kb)
 {
@@ -182,8 +185,8 @@ int salca_source_open_synth(struct salca_source **out, const struct salca_synth_
                 gr->gamma[j] = 1.0f;
                 gr->mu[j] = 0.0f;
             }
-            /* spec 3.3 steps 1-3: P distinct pairs in [j_lo, d/2), shared log-normal gain,
-             * fixed-sign means on both channels of a pair */
+            /* docs/salca.md#synthetic-source steps 1-3: P distinct pairs in [j_lo, d/2), shared
+             * log-normal gain, fixed-sign means on both channels of a pair */
             bool taken[128] = {false};
             for (uint32_t a = 0; a < p->heavy_pairs; a++) {
                 uint32_t j;
@@ -314,7 +317,8 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
             rng_stream(&rv, s->seed, "syn.value", l, g);
             for (uint32_t i = 0; i < n0; i++)
                 base_key(gr, d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
-            /* spec 3.3 step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std sigma_L */
+            /* docs/salca.md#synthetic-source step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std
+             * sigma_L */
             double asum = 0;
             uint32_t nh = 0;
             for (uint32_t h = 0; h < s->H; h++) {
@@ -372,7 +376,7 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
             struct rng r;
             rng_stream(&r, s->seed, "syn.step.kv", (uint64_t)l * s->G + g, t);
             base_key(gr, d, &r, cs, k);
-            /* generated tokens get c = c_loc (spec 3.3 step 7) */
+            /* generated tokens get c = c_loc (docs/salca.md#synthetic-source step 7) */
             float w = (float)s->p.c_loc * lam * (rsd / gr->abar);
             for (uint32_t j = 0; j < d; j++)
                 k[j] += w * gr->vg[j];
@@ -389,7 +393,7 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
             rng_stream(&r, s->seed, "syn.query", (uint64_t)l * s->H + h, t);
             gamma_dir(&r, gr->gamma, d, dir);
             float *qo = q + ((size_t)l * s->H + h) * d;
-            /* spec 3.3 step 6: q = a_q unit(v_h + zeta unit(gamma * xi_t)) */
+            /* docs/salca.md#synthetic-source step 6: q = a_q unit(v_h + zeta unit(gamma * xi_t)) */
             for (uint32_t j = 0; j < d; j++)
                 qo[j] = hd->vh[j] + (float)s->p.query_jitter * dir[j];
             unit(qo, d);
@@ -423,7 +427,8 @@ int salca_source_open_calib(struct salca_source **out, const struct salca_calib_
     int rc = salca_calib_check_dims(L, H, G, e);
     if (rc)
         return rc;
-    /* the base keys keep the synthetic source's heavy RoPE pairs (spec 3.3 steps 1-4) */
+    /* the base keys keep the synthetic source's heavy RoPE pairs (docs/salca.md#synthetic-source
+     * steps 1-4) */
     struct salca_synth_params sp;
     salca_synth_params_default(&sp);
     sp.query_jitter = p->query_jitter;
@@ -526,8 +531,8 @@ static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct err
             for (uint32_t a = 0; a < hpg; a++) {
                 uint32_t h = g * hpg + a;
                 struct cal_head *c = &s->ch[l * s->H + h];
-                /* a_q: the base keys' logits along e have std sigma (spec 3.3 step 6);
-                 * kappa = sqrt(d) / a_q: a profile value B adds B logits */
+                /* a_q: the base keys' logits along e have std sigma (docs/salca.md#synthetic-source
+                 * step 6); kappa = sqrt(d) / a_q: a profile value B adds B logits */
                 double m1 = 0, m2 = 0;
                 for (uint32_t i = 0; i < n0; i++) {
                     double y = salca_dot(c->e, kb + (size_t)i * d, d);
@@ -633,7 +638,8 @@ bool salca_source_is_calibrated(const struct salca_source *s)
 }
 
 /* Dense decode hook of the model source: appends the new token to the stores, records the
- * queries and attends densely in FP32 over every key (the reference trajectory, spec 3.2). */
+ * queries and attends densely in FP32 over every key (the reference trajectory,
+ * docs/salca.md#model-source). */
 static void dense_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
                        float *out)
 {

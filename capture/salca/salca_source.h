@@ -1,5 +1,5 @@
 /*
- * salca_source: the Q/K/V sources of specs/salca.md section 3 behind one interface.
+ * salca_source: the Q/K/V sources of docs/salca.md#tensor-sources behind one interface.
  *
  *   synthetic  the statistical KV generator of 3.3 (heavy RoPE pairs with log-normal gains,
  *              persistent offsets, sinks, locality, task relevance planted along a group
@@ -29,7 +29,8 @@
 #include "capture/salca/salca_task.h"
 #include "common/err.h"
 
-/* Synthetic source parameters; defaults and their origins in spec 3.3 (docs/models.md). */
+/* Synthetic source parameters; defaults and their origins in docs/salca.md#synthetic-source
+ * (docs/models.md). */
 struct salca_synth_params {
     uint32_t heavy_pairs;     /* P: 4 */
     uint32_t heavy_band_lo;   /* j_lo: 0 means d/4 */
@@ -38,12 +39,12 @@ struct salca_synth_params {
     double heavy_mean;        /* m_h: 2 */
     double head_spread;       /* eta: 0.3 */
     double query_jitter;      /* zeta: 0.2 */
-    double logit_std;         /* sigma_L: 5 (spec 2.5, retuned by A19) */
+    double logit_std;         /* sigma_L: 5 (2.5 before the recall calibration) */
     uint32_t sink_tokens;     /* 4 */
     double c_sink;            /* 10 */
     double c_loc;             /* 4 */
     double tau_loc;           /* 64 */
-    double c_needle;          /* 24 (spec 8, retuned by A19) */
+    double c_needle;          /* 24 (8 before the recall calibration) */
     double early_layer_scale; /* lambda for l < early_layers: 0.3 */
     uint32_t early_layers;    /* 2 */
 };
@@ -94,8 +95,8 @@ const float *salca_source_logits(const struct salca_source *s);
 const struct nn_llama *salca_source_model(const struct salca_source *s);
 
 /*
- * The planted heavy channels of KV head (l, g), for tests of spec A10: synthetic source,
- * the channels of its P heavy pairs; model source, the k_proj rows whose norm exceeds four
+ * The planted heavy channels of KV head (l, g), for tests of the heavy-channel check: synthetic
+ * source, the channels of its P heavy pairs; model source, the k_proj rows whose norm exceeds four
  * times the median row norm of the head (the tiny model's planted outliers). chan has d
  * entries. Returns the number of planted channels.
  */
@@ -103,8 +104,8 @@ uint32_t salca_source_planted(const struct salca_source *s, uint32_t l, uint32_t
 
 /*
  * Prefill: appends the n0 prompt keys and values to kv[l*G + g] (initialized, empty,
- * capacity >= n0 + N) and finishes their prefill (heavy channels, spec 5.1). For the
- * model source *first_token receives the greedy token after the prompt (may be NULL).
+ * capacity >= n0 + N) and finishes their prefill (heavy channels, docs/salca.md#heavy-channels).
+ * For the model source *first_token receives the greedy token after the prompt (may be NULL).
  */
 int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *first_token,
                          struct errmsg *e);

@@ -1,7 +1,7 @@
 /*
- * salca_task: LongBench-style prompts (specs/salca.md section 4). Lengths, max generation
+ * salca_task: LongBench-style prompts (docs/salca.md#task-generator). Lengths, max generation
  * lengths and the 31500-token limit are LongBench's (task.md and config); layouts and
- * relevance profiles are the spec's decisions.
+ * relevance profiles are the documented decisions.
  */
 #include "capture/salca/salca_task.h"
 
@@ -77,7 +77,7 @@ double salca_task_target(const struct salca_task_info *t)
 {
     if (t->family == SALCA_FAM_PASSKEY)
         return PASSKEY_TARGET;
-    return t->avg_len * (t->zh ? 1.0 : 1.3); /* spec 4 */
+    return t->avg_len * (t->zh ? 1.0 : 1.3); /* docs/salca.md#task-generator */
 }
 
 void salca_task_params_default(struct salca_task_params *p)
@@ -87,7 +87,7 @@ void salca_task_params_default(struct salca_task_params *p)
     p->max_len = 31500;
     p->max_new = 128;
     p->vocab = 4096;
-    p->c_needle = 24.0; /* A19 retuning, docs/models.md */
+    p->c_needle = 24.0; /* the recall calibration check retuning, docs/models.md */
 }
 
 static void task_stream(struct rng *r, const struct salca_task_info *t, uint64_t seed,
@@ -98,7 +98,7 @@ static void task_stream(struct rng *r, const struct salca_task_info *t, uint64_t
     rng_stream(r, seed, purpose, sample, 0);
 }
 
-/* spec 4: n_raw = max(256, round(exp(mu + 0.6 z))), mu = ln(target) - 0.18 */
+/* docs/salca.md#task-generator: n_raw = max(256, round(exp(mu + 0.6 z))), mu = ln(target) - 0.18 */
 static uint64_t draw_n_raw(const struct salca_task_info *t, struct rng *r)
 {
     double mu = log(salca_task_target(t)) - 0.18;
@@ -369,8 +369,8 @@ static int gen_layout(struct gen *g, const struct salca_task_info *t, double c_n
         uint32_t s = needle_at(g, 1, n - tail, 8);
         for (uint32_t i = s; i < s + 8; i++)
             g->tok[i] = zipf_draw(g->z, r);
-        /* spec 4: c = 10 = 1.25 c_needle at the spec's c_needle 8; the ratio is kept when
-         * c_needle is retuned (docs/models.md) */
+        /* docs/salca.md#task-generator: c = 10 = 1.25 c_needle at the documented c_needle 8; the
+         * ratio is kept when c_needle is retuned (docs/models.md) */
         rc = add_span(g, s, 8, SALCA_SPAN_KEY, (float)(1.25 * c_needle));
         quote(g, n - tail, s, 4);
         break;

@@ -1,5 +1,5 @@
 /*
- * salca_task: the LongBench-style task generator of specs/salca.md section 4.
+ * salca_task: the LongBench-style task generator of docs/salca.md#task-generator.
  *
  * A task (name from LongBench, or one of the seven family names, which pick the family's
  * first task) yields a prompt of n0 tokens: model token ids (BOS 1 at position 0, 2 =
@@ -56,7 +56,8 @@ const struct salca_task_info *salca_task_find(const char *name);
 /* Family name ("single_doc_qa", "multi_doc_qa", "summarization", "few_shot", "code",
  * "synthetic", "passkey"). */
 const char *salca_family_name(enum salca_family f);
-/* Target length in tokens: avg_len * 1.3 (English, code) or * 1.0 (zh), spec 4. */
+/* Target length in tokens: avg_len * 1.3 (English, code) or * 1.0 (zh),
+ * docs/salca.md#task-generator. */
 double salca_task_target(const struct salca_task_info *t);
 
 struct salca_task_params {
@@ -66,7 +67,7 @@ struct salca_task_params {
     uint32_t max_len; /* M, truncation limit (31500) */
     uint32_t max_new; /* cap of N (128) */
     uint32_t vocab;   /* V for model ids (>= 64) */
-    double c_needle;  /* needle relevance (spec 3.3) */
+    double c_needle;  /* needle relevance (docs/salca.md#synthetic-source) */
 };
 
 void salca_task_params_default(struct salca_task_params *p);

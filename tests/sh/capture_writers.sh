@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace writers that must not mix or destroy data (issue 17, "Build what" 2;
+# Trace writers that must not mix or destroy data (see
 # docs/trace-format.md "Concurrent writers"):
 #  - two captures to one path started together, 10 times: every outcome is a valid trace
 #    plus a clear refusal (exit 2), or two valid traces one after the other; never a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The demo writes out/report.md whose links all resolve (issue 3 acceptance 7) and its HTML
-# twin out/report.html with one section and headline table per workload (issue 18; the
+# The demo writes out/report.md whose links all resolve and its HTML
+# twin out/report.html with one section and headline table per workload (the
 # browser check is tests/sh/report_html.sh). By default
 # only the engine's own "test" workload runs (seconds); ACCELTRACE_SLOW=1 runs the whole
 # demo as `make demo` does, with every workload that has demo steps.

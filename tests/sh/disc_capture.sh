@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# DiSC capture CLI (specs/disc.md 2-6, 10): a micro capture that verify accepts and whose
+# DiSC capture CLI (docs/disc.md): a micro capture that verify accepts and whose
 # info shows step, mask and summary records; --png images; usage errors (exit 2) for bad
-# options, a keep-masks index out of range (D13) and the memory limit (D16, estimate
+# options, a keep-masks index out of range (the keep-masks check) and the memory limit (the memory-limit check, estimate
 # printed); data errors (exit 3) naming the tensor or file for a truncated checkpoint, a
 # wrong-size text file; a checkpoint written by --save-weights reproduces the seeded run.
 # ACCELTRACE_SLOW=1 adds the default tiny capture (issue acceptance 4).
@@ -65,13 +65,13 @@ if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
     grep -Eq "^disc_step +20 " "$tmp/info" && grep -Eq "^disc_mask +1440 " "$tmp/info" &&
         grep -Eq "^summary +1 " "$tmp/info" || { echo "FAIL tiny info"; fail=1; }
     grep "main vs dense" "$tmp/err"
-    # D2 at the tiny defaults (512 px, 20 steps, ST on): --ctr-tau 0 equals --ctr-off in
-    # the final latent, bit for bit (the quick D2 test runs tiny at 128 px, 3 steps).
+    # at the tiny defaults (512 px, 20 steps, ST on): --ctr-tau 0 equals --ctr-off in
+    # the final latent, bit for bit (the quick CTR tau-0 test runs tiny at 128 px, 3 steps).
     "$A" capture disc -q --ctr-tau 0 --no-compare-dense -o "$tmp/tau0.atr"; check "tau 0" 0 $?
     "$A" capture disc -q --ctr-off --no-compare-dense -o "$tmp/off.atr"; check "ctr off" 0 $?
     l0=$("$A" dump --type summary "$tmp/tau0.atr" | grep -o '"latent":\[[^]]*\]')
     l1=$("$A" dump --type summary "$tmp/off.atr" | grep -o '"latent":\[[^]]*\]')
-    [ -n "$l0" ] && [ "$l0" = "$l1" ] || { echo "FAIL D2 at tiny defaults"; fail=1; }
+    [ -n "$l0" ] && [ "$l0" = "$l1" ] || { echo "FAIL the CTR tau-0 check at tiny defaults"; fail=1; }
 fi
 [ $fail -eq 0 ] && echo "disc capture cli ok"
 exit $fail

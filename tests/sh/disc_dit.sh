@@ -4,7 +4,7 @@
 # class label and the null class; a checkpoint written by --save-weights (original DiT
 # names) reproduces the seeded run; usage errors (exit 2) for --text with a DiT config and
 # a size dit-xl-2 does not allow. ACCELTRACE_SLOW=1 adds dit-xl-2 at 256 px with seeded
-# weights (issue 13 acceptance 5; about a minute on 2 cores).
+# weights (about a minute on 2 cores).
 set -u
 A=${ACCELTRACE:?}
 fail=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end DiSC replay on a real micro capture (specs/disc.md D22, D27, D31 and issue 5
+# End-to-end DiSC replay on a real micro capture (docs/disc.md#acceptance-checks and issue 5
 # acceptance 4): capture -> replay (one config, then the sweep in one pass) -> analyze hash
 # -> analyze disc. Needs only the acceltrace binary ($ACCELTRACE).
 set -euo pipefail
@@ -30,7 +30,7 @@ R=$(unq "$T/r/results.csv")
 for row in 1 2 3; do
     awk -v s="$(col "$R" speedup $row)" 'BEGIN { exit !(s > 1) }' || fail "speedup row $row"
 done
-# ops.csv exposed cycles add up to the mode's cycles (spec D26)
+# ops.csv exposed cycles add up to the mode's cycles (the overlap check)
 O=$(unq "$T/r/ops.csv")
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { h = $i; sub(/ \[.*\]$/, "", h); c[h] = i } next }
          { s[$c["mode"]] += $c["exposed_cycles"] }
@@ -49,13 +49,13 @@ grep -q "in 1 pass(es)" "$T/s.log" || fail "sweep not in one pass"
 $A plot "$T/s" --y speedup -o "$T/sf" 2> /dev/null || fail "plot of the sweep"
 [ -s "$T/sf/speedup_vs_dpu_count.gp" ] || fail "sweep plot script"
 
-# D31: a U outside the recorded set recounts kept masks and estimates the 16 others
+# a U outside the recorded set recounts kept masks and estimates the 16 others
 sed 's/"dpu_count": 64/"dpu_count": 256/' configs/disc-a100-matched.json > "$T/u256.json"
 $A replay "$T/m.atr" --hw "$T/u256.json" -o "$T/u" 2> "$T/u.log" || fail "U=256: $(cat "$T/u.log")"
 U=$(unq "$T/u/results.csv")
 [ "$(col "$U" masks_estimated 3)" = 16 ] || fail "masks_estimated $(col "$U" masks_estimated 3) != 16"
 
-# D27: baseline = ctr on a --ctr-off trace; mode all without masks exits 3
+# baseline = ctr on a --ctr-off trace; mode all without masks exits 3
 $A capture disc --model micro --ctr-off -o "$T/off.atr" > /dev/null 2>&1 || fail "ctr-off capture"
 $A replay "$T/off.atr" --hw configs/disc-a100-matched.json -o "$T/off" 2> /dev/null || fail "replay off"
 F=$(unq "$T/off/results.csv")
@@ -71,7 +71,7 @@ rc=$?
 set -e
 [ $rc = 3 ] || fail "mode all without masks: exit $rc, want 3"
 
-# D22: inline statistics = the analyzer's recount of kept masks, bit for bit
+# inline statistics = the analyzer's recount of kept masks, bit for bit
 $A analyze hash "$T/m.atr" -o "$T/h1" --no-plots > /dev/null || fail "analyze hash"
 $A analyze hash "$T/m.atr" -o "$T/h2" --units 8,16,32,64,256 --no-plots > /dev/null || fail "analyze hash 256"
 [ -s "$T/h1/hash_matrix.csv" ] && [ -s "$T/h1/hash_row.csv" ] || fail "hash CSVs missing"
@@ -88,7 +88,7 @@ for f in speedup energy cycles_by_op prune_per_step st_sparsity st_sparsity_heat
          latent_diff quality_per_step flops_self_attention flops_network; do
     [ -s "$T/p/$f.gp" ] && [ -s "$T/p/$f.dat" ] || fail "plot $f"
 done
-# spec 9 items 4-6 against the trace's own Summary: the quality table repeats its cosine
+# docs/disc.md#figures items 4-6 against the trace's own Summary: the quality table repeats its cosine
 # and PSNR, the dense bar is 100%, and the CTR and CTR+ST bars are 100 (1 - reduction).
 S=$($A dump --type summary "$T/m.atr")
 sv() { printf '%s\n' "$S" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
@@ -106,7 +106,7 @@ awk -F, -v rc="$(sv reduction_ctr)" -v rs="$(sv reduction_st)" '
     END { if (!near(tot["dense"], 100) || !near(tot["CTR"], 100 * (1 - rc)) ||
               !near(tot["CTR+ST"], 100 * (1 - rc - rs))) exit 1 }' "$T/p/flops_network.csv" ||
     fail "flops_network bars do not match the Summary reductions"
-# several captures in one figure (spec 9 items 1, 5, 6): the main trace and the --st-off one
+# several captures in one figure (docs/disc.md#figures items 1, 5, 6): the main trace and the --st-off one
 $A analyze disc "$T/r" --trace "$T/m.atr" --trace "$T/nost.atr" -o "$T/p2" 2> /dev/null ||
     fail "analyze disc with two traces"
 # one gnuplot block per trace, named by its file name without directory and .atr

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop check of the DiSC capture's DiT (specs/disc.md 2.2 and 3; issue 4 acceptance 6)
+# Interop check of the DiSC capture's DiT (docs/disc.md#forward-pass, docs/disc.md#ctr-selection)
 # against an independent PyTorch forward (bench/peers/dit_torch.py) on micro: one dense
 # forward, and one CTR step (a dense step fills the caches, then a step at a new latent and
 # timestep computes every other token and takes the rest from the caches) agree within

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `acceltrace export hbm-trace` (issue 19 item 5, acceptance 3; docs/models.md#hbm-timing-mode):
+# `acceltrace export hbm-trace` (docs/models.md#hbm-timing-mode):
 # on a small Salca capture both trace files parse line by line in their readers' formats,
 # every address decodes (bit map of replay/hbm_export.h) to the PC that the mod / xor map
 # gives its token (indices read back from `acceltrace dump`) with K and V in neighbouring

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The salca replay model's HBM keys (issue 19 items 2-3; docs/models.md#hbm-timing-mode):
+# The salca replay model's HBM keys (docs/models.md#hbm-timing-mode):
 # on a small capture the default (fast, beta_att 0.55 input) is what it was (beta_att_used
 # 0.55 up to rounding, same cycles as an explicit hbm.mode fast); hbm.mode timing never
 # beats the zero-latency ideal, is slower with K and V in one bank and with refresh;

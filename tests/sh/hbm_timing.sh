@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `acceltrace analyze conflicts --timing` (issue 19; docs/models.md#hbm-timing-mode): on a
+# `acceltrace analyze conflicts --timing` (docs/models.md#hbm-timing-mode): on a
 # small Salca capture the timing mode writes hbm_time.csv with its columns and one row per
 # policy, never beats the ideal, leaves the fast-mode files byte-identical, and honours
 # --steps, --layout and --refresh; bad options exit 2.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end checks of `acceltrace capture kura` (issue 8 acceptance 5-6, specs/kura.md
-# K8-K10): the default capture (96x96 fingerprint, T = 100, fixed drift, oracle) finishes,
-# verifies, meets the K8/K9 bounds and writes PNGs; --reproducible traces are byte-identical
+# End-to-end checks of `acceltrace capture kura` (docs/kura.md
+# docs/kura.md#acceptance-checks): the default capture (96x96 fingerprint, T = 100, fixed drift, oracle) finishes,
+# verifies, meets the docs/kura.md#acceptance-checks bounds and writes PNGs; --reproducible traces are byte-identical
 # for the same seed (also with forced oracle checkpoints and another output name) and differ
 # for another seed; tile streams are stored; bad usage exits 2.
 set -u
@@ -21,8 +21,8 @@ cat "$T/def.out"
 echo "default capture: $(echo "$t1 - $t0" | bc) s"
 "$A" verify "$T/def.atr" || fail "verify of the default capture"
 mae=$(get recon_mae "$T/def.out"); emax=$(get drift_err_max "$T/def.out")
-le "$mae" 0.030558 || fail "K9: recon MAE $mae > 0.030558"
-le "$emax" 5.83e-6 || fail "K8: drift error $emax > 5.83e-6"
+le "$mae" 0.030558 || fail "recon MAE $mae > 0.030558"
+le "$emax" 5.83e-6 || fail "drift error $emax > 5.83e-6"
 for f in data.png data_x.png final.png final_x.png error.png step_0099.png step_0009.png; do
     [ -s "$T/png/$f" ] || fail "missing png $f"
 done
@@ -36,9 +36,9 @@ S="--size 40x36 --reproducible -q"
 "$A" capture kura $S --seed 5 --oracle-mem 1K -o "$T/c.atr" > "$T/c.out" || fail "capture c"
 "$A" capture kura $S --seed 6 -o "$T/d.atr" > /dev/null || fail "capture d"
 [ "$(get oracle_checkpoints "$T/c.out")" = 1 ] || fail "--oracle-mem 1K did not checkpoint"
-cmp -s "$T/a.atr" "$T/b.atr" || fail "K10: same seed gave different bytes"
-cmp -s "$T/a.atr" "$T/c.atr" || fail "K10: oracle checkpoints changed the bytes"
-cmp -s "$T/a.atr" "$T/d.atr" && fail "K10: different seeds gave the same bytes"
+cmp -s "$T/a.atr" "$T/b.atr" || fail "same seed gave different bytes"
+cmp -s "$T/a.atr" "$T/c.atr" || fail "oracle checkpoints changed the bytes"
+cmp -s "$T/a.atr" "$T/d.atr" && fail "different seeds gave the same bytes"
 # without --reproducible only the header and the summary's wall time may differ
 "$A" capture kura --size 40x36 -q --seed 5 -o "$T/e.atr" > /dev/null || fail "capture e"
 cmp -s "$T/a.atr" "$T/e.atr" && echo "note: non-reproducible trace equal (unexpected but harmless)"

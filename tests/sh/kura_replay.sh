@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# SA-Kura replay CLI (specs/kura.md sections 7, 8, 10): `model kura` figures (R1, R4, R5,
-# R7 and the issue's acceptance 3-5), `export tiles` on a captured trace (R9 counts, stored
+# SA-Kura replay CLI (docs/kura.md#tile-stream-export, docs/kura.md#replay, docs/kura.md#acceptance-checks): `model kura` figures (docs/kura.md#acceptance-checks,
+# the system-level check), `export tiles` on a captured trace (the export check counts, stored
 # tile streams checked), and the `kura` replay model over the 25-shape sweep when the
 # `replay` verb is present.
 set -euo pipefail
@@ -9,7 +9,7 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# R5 / acceptance 4: the paper's budget answers with the shipped area model (calibrated:
+# the area budget check: the paper's budget answers with the shipped area model (calibrated:
 # fit4 passes through these shapes; a regression guard)
 for pair in 3:H10W10:258.5:2.868 4:H15W15:195.4:3.828 5:H20W15:178.1:4.535 6:H25W20:166.0:5.874; do
     IFS=: read -r mm2 shape e a <<< "$pair"
@@ -23,7 +23,7 @@ out=$("$A" model kura --budget 2 2>&1) && rc=0 || rc=$?
 echo "$out" | grep -q "no shape fits --budget 2 mm^2: the smallest of --shapes, H5W5, takes 2.161 mm^2" ||
     fail "budget 2 reason: $out"
 
-# acceptance 3 / R3: fit through the paper's four compute-only points (calibrated; guards
+# acceptance 3 / the power fit check: fit through the paper's four compute-only points (calibrated; guards
 # the fit against regressions)
 printf 'n_h,n_w,e_px_pj\n10,10,258.5\n15,15,195.4\n20,15,178.1\n25,20,166.0\n' > "$d/p4.csv"
 "$A" model kura --fit "$d/p4.csv" > "$d/fit.txt"
@@ -40,12 +40,12 @@ set -e
 [ "$rc" = 3 ] || fail "three points exit $rc"
 grep -q 'at least 4 points' "$d/err.txt" || fail "three-point message: $(cat "$d/err.txt")"
 
-# R4: N_w* by eq. 12
+# N_w* by eq. 12
 [ "$("$A" model kura --optimal-width | tr '\n' ' ')" = \
   "nw_opt.H5=26.01 nw_opt.H10=22.28 nw_opt.H15=20.46 nw_opt.H20=19.37 nw_opt.H25=18.65 " ] ||
     fail "optimal width"
 
-# R1, R7 / acceptance 5: the grid at 96x96
+# docs/kura.md#acceptance-checks: the grid at 96x96
 "$A" model kura --grid > "$d/grid.csv"
 [ "$(grep -c '^H' "$d/grid.csv")" = 25 ] || fail "grid rows"
 awk -F, '$1 == "H20W5" { if ($6 != 3105 || $4 != 100 || $17 != "641.300" || $19 != "5.8803") exit 1; ok = 1 }
@@ -58,7 +58,7 @@ set +e
 set -e
 [ "$rc" = 2 ] || fail "bad size exit $rc"
 
-# export tiles on a captured 13x11 trace with stored 4x3 streams (R9 counts)
+# export tiles on a captured 13x11 trace with stored 4x3 streams (the export check counts)
 "$A" capture kura --size 13x11 --steps 4 --data uniform --tile-streams 4x3 -q -o "$d/t.atr" \
     > /dev/null
 "$A" export tiles "$d/t.atr" --shape 4x3 -o "$d/x" > "$d/export.txt"
@@ -92,7 +92,7 @@ if "$A" replay --help > /dev/null 2>&1; then
         > /dev/null
     "$A" replay "$d/ts.atr" --hw configs/kura-h20w5.json -o "$d/rts" > /dev/null 2>&1 ||
         fail "replay with stored tiles"
-    # R2 / acceptance 2 on a captured 96x96 step: the checked cycle-accurate array over the
+    # the cycle-accurate check on a captured 96x96 step: the checked cycle-accurate array over the
     # 25 paper shapes (a mismatch with the fixed-point drift fails the replay)
     "$A" capture kura --size 96x96 --steps 3 -q -o "$d/c96.atr" > /dev/null
     printf '{"model": "kura", "cycle_accurate": true}\n' > "$d/ca.json"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# SA-Kura activity calibration (specs/kura.md 8.5): alpha_cal over the default capture at
+# SA-Kura activity calibration (docs/kura.md#switching-activity): alpha_cal over the default capture at
 # H20W5 must match the replay model's shipped default (0.4744), and a uniform map toggles
-# about half the bits written (R8).
+# about half the bits written (the activity check).
 set -euo pipefail
 A=${ACCELTRACE:-build/acceltrace}
 d=$(mktemp -d)

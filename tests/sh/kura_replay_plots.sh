@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SA-Kura figures (specs/kura.md section 9): `model kura --plots` writes every CSV (the
+# SA-Kura figures (docs/kura.md#figures): `model kura --plots` writes every CSV (the
 # normative data) and the gnuplot inputs; the CSVs hold the paper's budget answers (calibrated,
 # a regression guard), equal
 # analytic and cycle-accurate cycles, and per-step drift error and activity of a trace.
@@ -20,7 +20,7 @@ done
 # Fig. 6: the best shape per budget (paper: H10W10, H15W15, H20W15, H25W20)
 [ "$(awk -F, '$7 != "" && NR > 1 { print $1 ":" $7 }' "$d/p/kura_area_epx.csv" | tr '\n' ' ')" = \
   "H10W10:3 H15W15:4 H20W15:5 H25W20:6 " ] || fail "budget labels"
-# cycles: the simulated step equals the analytic one for all 25 shapes (R1/R2)
+# cycles: the simulated step equals the analytic one for all 25 shapes (docs/kura.md#acceptance-checks)
 [ "$(awk -F, 'NR > 1 && $3 == $4' "$d/p/kura_cycles_shape.csv" | wc -l)" = 25 ] ||
     fail "cycles vs simulation"
 # per-step rows: 5 reverse steps, 2 shapes; errors within the bound X_i

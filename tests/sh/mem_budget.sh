@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory budgets (issue 17 item 5): jobs estimate before they allocate and refuse above
+# Memory budgets: jobs estimate before they allocate and refuse above
 # --mem-limit with one message shape, exit 3, leaving no file; a 10^6-config grid and a
 # 16384x16384 kura capture are refused with an estimate at under 100 MB peak RSS; grid sizes
 # are arithmetic (2x10^7 refused before anything is expanded); `replay --dry-run` prints the

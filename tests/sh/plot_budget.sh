@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `plot` streams results.jsonl through its --where filters (issue 17, results files
+# `plot` streams results.jsonl through its --where filters (results files
 # streamed): only the kept rows count against --mem-limit, a budget too small for them is
 # exit 3 naming the file and line, and a FIFO in place of results.jsonl is refused at once.
 set -u

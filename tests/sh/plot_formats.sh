@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `plot` output formats and layout (issue 18): --format pdf passes pdfinfo, svg passes
+# `plot` output formats and layout: --format pdf passes pdfinfo, svg passes
 # xmllint, eps starts with the PostScript magic; --series/--style colour and dash by two
 # keys; --facet makes one panel per value; more than 8 series in one panel become facets on
 # their own, or exit 2 naming the keys; sentinel x values are a category; --where is in the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provenance (issue 14 item 4): every capture's header names what made its data
+# Provenance: every capture's header names what made its data
 # (TraceHeader.source, source_detail; docs/trace-format.md), and `info` shows it:
 # seeded and checkpoint DiT weights (with the file's sha256), the synthetic and model Salca
 # sources, the Kuramoto generator, the test records.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The save/load checkpoint hooks of the kura, salca, disc and gpu models (issue 17 item 6):
+# The save/load checkpoint hooks of the kura, salca, disc and gpu models:
 # a replay stopped at every checkpoint (--time-limit 0, a checkpoint after every group of
 # a few records, so they fall at odd places: between a kura step and its stored tiles,
 # inside a salca decode step) and rerun until done ends with every table byte-identical

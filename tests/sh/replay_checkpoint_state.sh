@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoint state is checked before it is used (docs/models.md#checkpoints): a replay
+# Checkpoint state is checked before it is used (docs/models.md#checkpoints-replay-engine-convention): a replay
 # stopped at a checkpoint, whose saved model state is then edited (a flag that is not 0
 # or 1, a float sum out of range, counters that disagree) with the CRC recomputed, is
 # refused on the rerun with exit 3 and a message naming the checkpoint file, the model,

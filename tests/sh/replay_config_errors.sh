@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Config errors exit 3 and name the file, the JSON path and the line and column
-# (issue 3 acceptance 3): unknown key, wrong type, out of range, bad JSON, missing extends
+# unknown key, wrong type, out of range, bad JSON, missing extends
 # target; grid errors likewise; a good config with extends passes.
 set -euo pipefail
 A=${ACCELTRACE:?}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instance memory of a large grid stays bounded (replay/engine.h ENGINE_MAX_BATCH_CONFIGS,
-# docs/models.md#memory-estimates): a 33-byte grid of 10^5 count configs replays in passes
+# docs/models.md#memory-estimates-replay-engine-convention): a 33-byte grid of 10^5 count configs replays in passes
 # of at most 16384 instances, under the default limit and under --mem-limit 64MiB, with
 # every row written and a peak RSS under 100 MB (one pass of all 10^5 instances took 268
 # MB), and its dry run says so. Peak RSS is the child's ru_maxrss through Debian's Python.

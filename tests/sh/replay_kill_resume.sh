@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGKILL a 100-config sweep midway, rerun: finished rows are skipped and the final files
-# equal an uninterrupted run's byte for byte (issue 3 acceptance 4). The count model's
+# equal an uninterrupted run's byte for byte. The count model's
 # `spin` key makes each pass slow enough to be killed between batches and mid-write.
 set -euo pipefail
 A=${ACCELTRACE:?}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `acceltrace plot` on a replayed sweep: scripts name axes with units and titles; PNGs are
 # rendered when gnuplot is on PATH; without gnuplot on PATH the run still succeeds, writes
-# data and scripts and warns once (issue 3 acceptance 6). `acceltrace report` links them.
+# data and scripts and warns once. `acceltrace report` links them.
 set -euo pipefail
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

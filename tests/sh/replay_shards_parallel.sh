@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --shard 1/3, 2/3, 3/3 + merge equal the unsharded run; the GNU parallel command that
 # `acceltrace sweep --emit parallel` prints runs the shards and the merge end to end; the
-# Slurm script is well-formed; merge refuses mixed traces (issue 3 acceptance 5). Without
+# Slurm script is well-formed; merge refuses mixed traces. Without
 # GNU parallel (scripts/deps.sh installs it) the test runs the rest and ends SKIP (exit 77),
 # never a pass.
 set -euo pipefail

@@ -60,7 +60,7 @@ grep -q '<h3>Design space</h3>' "$H" || fail "kura figures not grouped by questi
 grep -q 'command: <code>acceltrace plot ' "$H" || fail "a plot's command not shown"
 grep -q 'config hash <code>[0-9a-f]\{16\}' "$H" || fail "no config hash"
 grep -q 'SA-Kura system time per step' "$H" || fail "no kura headline"
-# every section says what made its data (the trace header's source, issue 14 item 4)
+# every section says what made its data (the trace header's source)
 [ "$(grep -c '<p class="data">Data: ' "$H")" -eq "$n_sec" ] || fail "a section without Data"
 grep -q '<p class="data">Data: synthetic (' "$H" || fail "the demo trace's source not shown"
 grep -q "Data: no capture (solver lines" "$H" || fail "reproduce kura's data line"

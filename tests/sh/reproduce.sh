@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `acceltrace reproduce all --quick` (issue 13 acceptance 1, 2, 4): exits 0 and writes
+# `acceltrace reproduce all --quick`: exits 0 and writes
 # reproduce.csv and reproduce.md; the columns are the fixed ones; every status is from the
 # vocabulary; calibrated and not-modelled rows have a basis; the label rule holds (numbers
 # produced by a solver or fit are calibrated, never predicted: the SA-Kura headlines and the
@@ -114,7 +114,7 @@ if bad:
     print('\n'.join(bad)); sys.exit(1)
 print('%d rows ok' % len(rows))
 PYEOF
-# what made each run's data: the trace headers' sources (issue 14 item 4)
+# what made each run's data: the trace headers' sources
 [ "$(head -1 "$T/R/sources.csv")" = paper_id,data,source,source_detail ]
 grep -q '^disc,.*,seeded,' "$T/R/sources.csv" || { echo "no disc source"; exit 1; }
 grep -q '^salca,.*,synthetic-calibrated,' "$T/R/sources.csv" || { echo "no salca source"; exit 1; }

@@ -3,7 +3,7 @@
 # in results.csv AND results.jsonl of every table, keeps every other column (salca's
 # energy_gain_vs_dense among them) and records the table in the manifest, so that
 # replay + energy equals replay --energy byte for byte and a later replay --energy T
-# resumes the folder (issue 17 "Results folders").
+# resumes the folder (docs/design.md#trust-interfaces-and-python).
 set -euo pipefail
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two replays into one results folder started together, 10 times (issue 17, acceptance 3):
+# Two replays into one results folder started together, 10 times:
 # every outcome is one complete folder (each config once, equal to a lone run's files) plus
 # either a clear refusal naming the folder (exit 2) or a second run that found everything
 # done. Before the lock both wrote every row (200 rows of 100 configs).

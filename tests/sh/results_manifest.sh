@@ -2,7 +2,7 @@
 # Results folders carry manifest.json (trace, base config, grid, energy table, version,
 # shard); a rerun with any of them changed is refused naming what changed, before anything
 # in the folder is touched, so a second sweep never appends its config_index 0..N again
-# (issue 17 "Results folders"). The same run again is accepted and does nothing.
+# (docs/design.md#trust-interfaces-and-python). The same run again is accepted and does nothing.
 set -euo pipefail
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

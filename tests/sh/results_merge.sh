@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# merge (issue 17 "Writers that mix or destroy"): shards of a sweep with a secondary table
+# merge: shards of a sweep with a secondary table
 # (disc's ops) merge, streamed, into files equal to an unsharded run's, with the run's
 # manifest (shard dropped); the output folder is locked (a held folder is refused, as is
 # energy on it); each file goes through a temporary and a rename, so a failing write

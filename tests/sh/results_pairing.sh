@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # analyze disc RES --trace X checks the pairing: the first --trace must be the trace RES
 # was replayed from (content hash in the manifest / rows); otherwise exit 3 naming both and
-# nothing drawn (issue 17 "Results folders"). Further --trace files are comparisons.
+# nothing drawn (docs/design.md#trust-interfaces-and-python). Further --trace files are comparisons.
 set -euo pipefail
 A=${ACCELTRACE:?}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

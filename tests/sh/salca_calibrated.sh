@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The calibrated Salca source (issue 14 item 3; docs/models.md, "Calibrated Salca source")
+# The calibrated Salca source (docs/models.md, "Calibrated Salca source")
 # at a reduced length: it is the default source and names itself in the header; the head
 # classes follow the DuoAttention retrieval fraction; `analyze conflicts` writes
 # selection_structure.csv per head class with the sink and recent-16 hit rates and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end checks of `acceltrace capture salca` (issue 6 acceptance 4-6, specs/salca.md
-# A14, A20): a reduced synthetic capture verifies and prints the summary table; equal
+# End-to-end checks of `acceltrace capture salca` (docs/salca.md
+# docs/salca.md#acceptance-checks): a reduced synthetic capture verifies and prints the summary table; equal
 # parameters give equal bytes (SOURCE_DATE_EPOCH fixes the header time); the tiny model at
 # 4K context with rho = 1 and FP32 attention has top-1 agreement 1 and logits within 1e-4
 # of dense; bad usage exits 2, bad checkpoints exit 3 with a message naming the problem.
@@ -35,27 +35,27 @@ if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
     grep -E "^salca " "$T/default.out" | grep -q " 1/1$" || fail "default: salca missed the needle"
 fi
 
-# 2. A14 through the CLI: same parameters and seed, same bytes; thread count irrelevant
+# 2. the determinism check through the CLI: same parameters and seed, same bytes; thread count irrelevant
 (cd "$T" && "$A" capture salca --source synthetic -q --length 2048 --steps 2 --task passkey --threads 1 \
     -o same.atr > /dev/null) || fail "capture a"
 mkdir "$T/b"
 (cd "$T/b" && "$A" capture salca --source synthetic -q --length 2048 --steps 2 --task passkey --threads 1 \
     -o same.atr > /dev/null) || fail "capture b"
-cmp -s "$T/same.atr" "$T/b/same.atr" || fail "A14: equal runs gave different bytes"
+cmp -s "$T/same.atr" "$T/b/same.atr" || fail "equal runs gave different bytes"
 
-# 3. A20: tiny model, 4K context, 16 steps, rho = 1 with FP32 attention: top-1 agreement 1
+# 3. the end-to-end model check: tiny model, 4K context, 16 steps, rho = 1 with FP32 attention: top-1 agreement 1
 "$A" capture salca -q --source model --length 4096 --steps 16 --retention 1 \
     --attn-precision fp32 --methods salca,quest -o "$T/tiny.atr" > "$T/tiny.out" \
     || fail "tiny model capture"
 cat "$T/tiny.out"
 "$A" verify "$T/tiny.atr" > /dev/null || fail "verify of the tiny capture"
 [ "$(grep -cE '^(salca|quest) .* 1\.000 ' "$T/tiny.out")" -eq 2 ] \
-    || fail "A20: top-1 agreement below 1 with rho = 1"
-# A20: the substituted runs' logits match the dense run's within 1e-4 (relative to the
+    || fail "top-1 agreement below 1 with rho = 1"
+# the substituted runs' logits match the dense run's within 1e-4 (relative to the
 # largest dense logit, every step), one line per method
-[ "$(grep -c '^logit_rel_diff\.' "$T/tiny.out")" -eq 2 ] || fail "A20: no logit_rel_diff lines"
+[ "$(grep -c '^logit_rel_diff\.' "$T/tiny.out")" -eq 2 ] || fail "no logit_rel_diff lines"
 awk -F= '/^logit_rel_diff\./ { if (!($2 >= 0 && $2 <= 1e-4)) bad = 1 } END { exit bad }' \
-    "$T/tiny.out" || fail "A20: logits differ from dense by more than 1e-4"
+    "$T/tiny.out" || fail "logits differ from dense by more than 1e-4"
 
 # 4. usage errors exit 2 with a message
 expect() { # code, args...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop check of the Salca capture's Llama decoder (specs/salca.md 3.2, A15) against an
+# Interop check of the Salca capture's Llama decoder (docs/salca.md#model-source, the Llama model check) against an
 # independent PyTorch forward (bench/peers/salca_llama_torch.py): the tiny model's logits
 # after a 256-token prefill and 4 cached decode steps agree within 1e-4 relative and give
 # the same argmax. Skipped (exit 77, counted by tests/run.sh) when /usr/bin/python3 has no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `acceltrace analyze conflicts` (specs/salca.md sections 11-12): synthetic selections and
+# `acceltrace analyze conflicts` (docs/salca.md): synthetic selections and
 # a small real Salca capture; every output file is written, alpha per policy is printed,
 # alpha >= bound, window never worse than in-order D_f = 1, bad options exit 2.
 set -eu
@@ -71,7 +71,7 @@ head -1 "$tmp/out_mod/alpha_vs_window.csv" | grep -q 'alpha_all'
 [ "$(($(wc -l < "$tmp/out_jobs/alpha_jobs.csv") - 1))" -eq 16 ]
 head -1 "$tmp/out_jobs/alpha_jobs.csv" | grep -q 'slots_window_128'
 
-# spec 12.4 retention sweep: one capture per rho, then one analyze over all of them gives a
+# the retention sweep of docs/salca.md#figures: one capture per rho, then one analyze over all of them gives a
 # point per (method, rho) in recall_vs_retention.csv and cosine_vs_retention.csv; each plot
 # has a mean and a dashed 5th-percentile series per method; with 4 jobs per point the p5
 # (nearest rank) is the minimum, so p5 <= mean

@@ -18,7 +18,7 @@ R="$tmp/r1/results.csv"
 awk -v c="$(col "$R" cycles 1)" -v t="$(col "$R" tokens_per_s 1)" -v a="$(col "$R" alpha_measured 1)" \
     -v s="$(col "$R" speedup_vs_dense 1)" -v e="$(col "$R" energy_j 1)" \
     'BEGIN { exit !(c > 0 && t > 0 && a >= 1 && s > 1 && s < 20 && e > 0) }'
-# 20 B per key (160 bits) and 256 B per selected token [spec section 10]
+# 20 B per key (160 bits) and 256 B per selected token [docs/salca.md#pipeline-model]
 awk -v h="$(col "$R" hbm_bytes 1)" -v n="$(col "$R" context_tokens 1)" -v k="$(col "$R" selected_tokens 1)" \
     'BEGIN { exit !(h == 20 * n + 256 * k) }'
 for u in util_p util_q util_f util_a; do
@@ -37,7 +37,7 @@ n=$(($(wc -l < "$tmp/r2/results.csv") - 1))
 "$A" plot "$tmp/r2" --x retention --y tokens_per_s --where window=128 -o "$tmp/figs" 2> /dev/null
 [ "$(grep -c '^# block' "$tmp/figs/tokens_per_s_vs_retention.dat")" -eq 8 ]
 if grep -q 'bottleneck=' "$tmp/figs/tokens_per_s_vs_retention.gp"; then echo "label split"; exit 1; fi
-# the reference configs of spec section 10 over the trace, with the plots
+# the reference configs of docs/salca.md#pipeline-model over the trace, with the plots
 "$A" model salca --paper --trace "$tmp/s.atr" --plot "$tmp/plots" > "$tmp/ref.txt" 2> /dev/null
 grep -q '^b_pre=160$' "$tmp/ref.txt"
 for k in compare.salca_final_inorder_vs_asic_d compare.salca_final_window_128_vs_asic_d \
@@ -50,7 +50,7 @@ awk -F= '/^ref.salca_final.inorder.cycles=/ {i = $2} /^ref.salca_final.window_12
 for f in pareto.gp stage_utilization.gp step_utilization.gp pareto.dat; do
     [ -s "$tmp/plots/$f" ] || { echo "missing plot $f"; exit 1; }
 done
-# a CSV beside each plot (spec 12): the paper front (spec 9: m_pre 38, 25, 12 at m_att
+# a CSV beside each plot (docs/salca.md#figures): the paper front (docs/salca.md#analytic-performance-model: m_pre 38, 25, 12 at m_att
 # 1, 2, 3; design point m_att 2), 7 config rows whose utilizations match the ref.* lines,
 # one row per decode step
 grep -qx '2,25,16,16,0.039586,1' "$tmp/plots/pareto.csv"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `acceltrace model salca`: spec salca A1 (the section 9 table lines, compared as strings,
-# in order, at the head of the output) and A2 (rejected p, exit status 2, messages). The
-# A1 lines are recomputed (the paper's formulas on its inputs): a regression guard of our
+# `acceltrace model salca`: the solver table check (the section 9 table lines, compared as strings,
+# in order, at the head of the output) and the solver rejection check (rejected p, exit status 2, messages). The
+# lines are recomputed (the paper's formulas on its inputs): a regression guard of our
 # arithmetic, not a test of a model against the paper.
 set -eu
 A=${ACCELTRACE:?}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Salca torch capture against the C capture (issue 15 acceptance 3): on the tiny Llama
+# The Salca torch capture against the C capture: on the tiny Llama
 # (seeded weights, built in both), `python3 -m acceltrace.capture salca` and `acceltrace
 # capture salca --source model` give the same heavy channels, dense tokens and selected
 # sets per (t, l, h, method), identical away from score ties (counted and printed by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Damaged traces through the CLI (issue 17, "Build what" 1): replay, analyze, export, dump
+# Damaged traces through the CLI: replay, analyze, export, dump
 # and verify on damaged copies of small real captures.
 #   1. a middle frame whose record-type byte reads 10 (index) is a data error (exit 3)
 #      naming the file and the frame, for every verb (it used to end the trace silently);

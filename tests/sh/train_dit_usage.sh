@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/train_dit.py refuses impossible recipe settings before it loads anything
-# (docs/models.md#trained-small): --min-snr below 0, --ema-decay outside (0, 1) and
+# (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): --min-snr below 0, --ema-decay outside (0, 1) and
 # --scales below 128 px or not numbers exit 2 with a message naming the option; a
 # --decode without an output PNG exits 2 as well.
 # Skipped (exit 77) when /usr/bin/python3 lacks numpy.

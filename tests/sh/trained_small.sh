@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped trained-small DiT (docs/models.md#trained-small; issue 14 acceptance 1):
+# The shipped trained-small DiT (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers):
 #  1. configs/models/trained-small.safetensors matches its .sha256 and is F16, <= 20 MB;
 #  2. `capture disc --model trained-small` loads it by default: the header names
 #     trained-small, the file and its sha256, and the null-caption text;
@@ -67,7 +67,7 @@ rc=$?
 grep -q "sha256" "$T/bad.err" || fail "changed weights: message $(cat "$T/bad.err")"
 [ ! -e "$T/bad.atr" ] || fail "changed weights: a trace was written"
 
-# 4. structure figures (docs/models.md#trained-small reports which criteria hold)
+# 4. structure figures (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers reports which criteria hold)
 PYTHONPATH=python /usr/bin/python3 scripts/disc_structure.py "$T/ts.atr" --json > "$T/s.json" ||
     fail "disc_structure"
 PYTHONPATH=python /usr/bin/python3 scripts/disc_structure.py "$T/ts.atr"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DiSC replay on a real tiny capture (specs/disc.md D22, D24 end to end). The capture takes
+# DiSC replay on a real tiny capture (docs/disc.md#acceptance-checks end to end). The capture takes
 # minutes, so this is a slow test: `make test-slow` runs it (tests/run.sh with
 # ACCELTRACE_SLOW=1 runs tests/slow/ after the rest); `make test` does not list it.
 set -euo pipefail
@@ -14,14 +14,14 @@ col() {
 }
 $A capture disc --model tiny --keep-masks 'blocks=0;heads=0;steps=all' -o "$T/t.atr" \
     > /dev/null 2>&1 || fail "tiny capture"
-# spec D24 is stated at the spec 7.1 table's 64x16 VPU; the default vpu_width is now the
+# the tiny baseline check is stated at the docs/disc.md#replay-configuration table's 64x16 VPU; the default vpu_width is now the
 # calibrated 24 (docs/models.md, VPU width), so the check runs the shipped config at 16
 sed 's/"vpu_width": 24,/"vpu_width": 16,/' configs/disc-a100-matched.json > "$T/hw16.json"
 grep -q '"vpu_width": 16,' "$T/hw16.json" || fail "configs/disc-a100-matched.json has no vpu_width 24 line"
 $A replay "$T/t.atr" --hw "$T/hw16.json" -o "$T/r" 2> /dev/null || fail "replay"
-# D24: 20 steps of tiny in mode baseline take 5,920,700 cycles
+# 20 steps of tiny in mode baseline take 5,920,700 cycles
 [ "$(col "$T/r/results.csv" cycles 1)" = 5920700 ] || fail "baseline cycles $(col "$T/r/results.csv" cycles 1)"
-# D22 on tiny: recorded statistics of the kept masks = the analyzer's recount
+# on tiny: recorded statistics of the kept masks = the analyzer's recount
 $A analyze hash "$T/t.atr" -o "$T/h1" --no-plots > /dev/null || fail "analyze hash"
 $A analyze hash "$T/t.atr" -o "$T/h2" --units 8,16,32,64,256 --no-plots > /dev/null || fail "analyze 256"
 n1=$(awk -F, 'NR > 1 && $3 == 0 && $4 == 0' "$T/h1/hash_masks.csv" | cut -d, -f1-8,10-33 | sort | md5sum)

@@ -439,7 +439,7 @@ class DiscCapture(Capture):
                                         for f, h in zip(a.weights, self.wsha))
         else:
             H.source = "seeded"
-            H.source_detail = "weights from the spec generator (%s)" % self.wsource
+            H.source_detail = "weights from the documented generator (%s)" % self.wsource
         H.source_detail += "; text %s; torch capture" % self.text_source
         d = H.disc
         cfg.fill_disc_header(d)

@@ -9,7 +9,7 @@ plus the substituted runs for top-1 agreement. Records as the C capture writes t
 its order: SalcaPrefill per (l, g), per step SalcaSelect per (l, h, method) and
 SalcaToken, then one Summary; each is appended to the Writer as soon as it is made.
 
-The quantizers run as the spec writes them, in float32 (float64 for the INT8 score map),
+The quantizers run as docs/salca.md writes them, in float32 (float64 for the INT8 score map),
 with the heads of a layer batched: key records, query codes and integer dot products are
 exact, FP16 rounding is torch's round-to-nearest-even after saturation at 65504. Dot
 products, softmax sums and matrix products run in torch's order, not C's, so scores differ
@@ -109,7 +109,7 @@ def encode_indices(idx):
 
 
 def fp16r(x):
-    """fp16(x) as the spec defines it (nearest even, subnormals kept, saturating)."""
+    """fp16(x) as docs/salca.md defines it (nearest even, subnormals kept, saturating)."""
     return x.clamp(-65504.0, 65504.0).half().float()
 
 
@@ -133,7 +133,7 @@ def key_codes(kh):
 
 
 def int8_scores(a):
-    """Spec 5.5 per row of a (rows, n) float32: uint8 values as float64, lo, hi."""
+    """docs/salca.md#int8-scores per row of a (rows, n) float32: uint8 values as float64, lo, hi."""
     lo, hi = a.amin(dim=1), a.amax(dim=1)
     dlo = lo.double()
     rng = hi.double() - dlo
@@ -157,7 +157,7 @@ def histogram(p8):
 
 
 def threshold(hist, n, K, gt):
-    """Spec 5.9 per row: T = max{b : sum_{c >= b} H[c] >= K} (> K under gt)."""
+    """docs/salca.md#threshold per row: T = max{b : sum_{c >= b} H[c] >= K} (> K under gt)."""
     rev = hist.flip(1).cumsum(1)
     Kt = K[:, None]
     cond = rev > Kt if gt else rev >= Kt
@@ -260,7 +260,7 @@ class Store:
         self.ks[:, a:b], self.kz[:, a:b] = s, z
 
     def finish_prefill(self):
-        """Spec 5.1: S_j = sum |K[i, j]| in double, I_g = the r largest (ties: lower j),
+        """docs/salca.md#heavy-channels: S_j = sum |K[i, j]| in double, I_g = the r largest (ties: lower j),
         ascending; the prefix-ladder snapshots; key records of the prefill keys."""
         n = self.n
         absk = self.k[:, :n].double().abs()
