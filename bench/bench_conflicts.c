@@ -7,7 +7,7 @@
  * conflicts-per-batch histograms of all three maps). Prints selected indices per second
  * and a checksum (total slots per policy) that the numpy peer prints too.
  * Then the timing mode over the same jobs, and the write rate of `export hbm-trace`
- * (replay/hbm_export, both formats, to a temporary file; issue 19 target >= 100 MB/s).
+ * (replay/hbm_export, both formats, to a temporary file target >= 100 MB/s).
  * With --write FILE it saves the selections (per job: u32 layer, u32 head, u32 count, then
  * count u32 indices; little-endian) for bench/peers/conflicts_numpy.py.
  *

@@ -1,6 +1,6 @@
 /*
  * bench_kura: drift evaluations per second of the Kuramoto capture on an N x N uniform
- * phase map (default 1024x1024), docs/kura.md#fixed-point-drift and issue 8 "Performance":
+ * phase map (default 1024x1024), docs/kura.md#fixed-point-drift, performance targets:
  *   fixed  quantize + bit-exact fixed drift by integer box sums + u = d pi/2^31
  *   float  separable box sums of sin/cos in float64 (kura_float_drift_box)
  *   direct the float64 direct 25-term sum (the trace's reference), for scale

@@ -1,5 +1,5 @@
 /*
- * bench_kura_sim: speed of the SA-Kura replay (issue acceptance "Performance").
+ * bench_kura_sim: speed of the SA-Kura replay.
  *   1. cycle-accurate simulation (docs/kura.md#cycle-accurate-array) in PE-cycles per second, with and without the
  *      checks and the activity counting, over the 25 paper shapes on 96x96 maps;
  *   2. its cost relative to the analytic model on the same in-memory trace (replay engine);

@@ -1,5 +1,5 @@
 /*
- * bench_salca: selection of one head at n = 32K and 128K (docs/salca.md#selection; issue 6
+ * bench_salca: selection of one head at n = 32K and 128K (docs/salca.md#selection
  * performance). Compares the histogram threshold (INT8 scores + max-pool + histogram +
  * threshold + filter, the docs/salca.md#selection path on given FP16 scores) with exact top-k by
  * sorting the FP32 scores (qsort) and by nth_element-style selection, and reports the whole

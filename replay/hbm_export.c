@@ -1,6 +1,6 @@
 /*
- * hbm_export: K/V gather streams as Ramulator 2 / DRAMsim3 request traces (issue 19 item 5;
- * docs/models.md "HBM timing mode").
+ * hbm_export: K/V gather streams as Ramulator 2 / DRAMsim3 request traces
+ * (docs/models.md "HBM timing mode").
  */
 #include "replay/hbm_export.h"
 

@@ -1,6 +1,6 @@
 /*
- * hbm_timing: DRAM timing of Salca's K/V gathers per pseudo-channel (issue 19;
- * docs/models.md "HBM timing mode").
+ * hbm_timing: DRAM timing of Salca's K/V gathers per pseudo-channel
+ * (docs/models.md "HBM timing mode").
  */
 #include "replay/hbm_timing.h"
 

@@ -41,7 +41,7 @@ static const struct hw_key salca_keys[] = {
                  "HBM efficiency, attention; 0.55 is the paper's setting [paper]"),
     HW_KEY_STRING("beta_att_source", "input", "input|derived",
                   "input: beta_att as given; derived: per job ideal/spread cycles of the HBM "
-                  "timing model at the configured policy [decision, issue 19]"),
+                  "timing model at the configured policy [decision]"),
     HW_KEY_STRING(
         "alpha_mode", "measured", "measured|global",
         "alpha from the PC simulation, or one global alpha [docs/salca.md#pipeline-model]"),
@@ -57,13 +57,13 @@ static const struct hw_key salca_keys[] = {
     HW_KEY_STRING("hbm.mode", "fast", "fast|timing",
                   "stage A memory time: fast = slots x t_slot / beta_att "
                   "[docs/salca.md#pipeline-model]; timing = "
-                  "HBM timing model cycles (banks, rows, latency, refresh) [decision, issue 19]"),
+                  "HBM timing model cycles (banks, rows, latency, refresh) [decision]"),
     HW_KEY_STRING("hbm.preset", "hbm2", "hbm2|hbm3|hbm3e",
                   "DRAM timing preset: hbm2 [JEDEC JESD235], hbm3 [Ramulator 2.1 HBM3_6400Mbps], "
                   "hbm3e [gem5 HBM_9600_8H_1x64]; docs/models.md#hbm-timing-mode"),
     HW_KEY_STRING("hbm.layout", "kv_bg", "kv_bg|one_bg|same_bank",
                   "K/V placement in a PC: K|V across bank groups, in one bank group, or K and "
-                  "V arrays in one bank [decision, issue 19]"),
+                  "V arrays in one bank [decision]"),
     HW_KEY_INT("hbm.token_bytes", "B", 0, 65536, 0,
                "bytes per token per PC (K half, V half); 0 = b_att/8 [derived]"),
     HW_KEY_BOOL("hbm.refresh", 1, "model refresh (all-bank tRFC/tREFI) [JEDEC JESD235]"),
@@ -71,7 +71,7 @@ static const struct hw_key salca_keys[] = {
                 "per-bank refresh tRFCpb/tREFIpb instead of all-bank (hbm3, hbm3e) [preset]"),
     HW_KEY_STRING("hbm.occupancy", "request", "request|command|data",
                   "a token counts against D_f / W until its data is back, its last or its "
-                  "first read command [decision, issue 19]"),
+                  "first read command [decision]"),
     HW_KEY_INT("c_stage.p", "cycles", 0, 1000000, 0, "fill depth of stage P [decision]"),
     HW_KEY_INT("c_stage.q", "cycles", 0, 1000000, 0, "fill depth of stage Q [decision]"),
     HW_KEY_INT("c_stage.f", "cycles", 0, 1000000, 0, "fill depth of stage F [decision]"),

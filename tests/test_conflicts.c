@@ -1,6 +1,6 @@
 /*
- * test_conflicts: the channel-conflict analyzer (docs/salca.md; issue
- * acceptance 4-5): totals and aggregates, SalcaSelect decoding through a real .atr trace
+ * test_conflicts: the channel-conflict analyzer (docs/salca.md):
+ * totals and aggregates, SalcaSelect decoding through a real .atr trace
  * written by the test (uniform, clustered and needle selections), the method filter,
  * malformed lists, the synthetic generators, the CSV outputs, and the paper neighbourhood
  * of alpha for clustered selections at 5% retention of 32K tokens.

@@ -1,6 +1,6 @@
 /*
  * Tests of replay/disc_model (cost functions and the checks of docs/models.md#disc)
- * (the GPU baseline: tests/test_gpu_model.c), plus the issue's model-sanity checks.
+ * (the GPU baseline: tests/test_gpu_model.c), plus the model-sanity checks.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
  * Trace-level tests of the "disc" replay model (replay/disc_model.c) on synthetic disc
- * records built here: docs/disc.md#acceptance-checks and the issue's closed-form check
+ * records built here: docs/disc.md#acceptance-checks and the closed-form check
  * (DiSC_Baseline on tiny with CTR and ST off = the docs/disc.md#cost-of-one-op dense count).
  */
 #include <math.h>

@@ -331,7 +331,7 @@ static void test_band_brute_force(void **state)
     hash_lb_free(a);
 }
 
-/* Issue 17: a unit count outside the recorded set with no kept bits leaves nothing to
+/* A unit count outside the recorded set with no kept bits leaves nothing to
  * pool: ERR_DATA naming the recorded set and --keep-masks, not tables of zeros. */
 static void test_nothing_to_pool_is_data_error(void **state)
 {

@@ -1,6 +1,6 @@
 /*
- * test_hbm_export: Ramulator 2 / DRAMsim3 request traces of the K/V gathers (issue 19
- * acceptance 3): the address bit map round-trips; exported traces read back line by line,
+ * test_hbm_export: Ramulator 2 / DRAMsim3 request traces of the K/V gathers:
+ * the address bit map round-trips; exported traces read back line by line,
  * every address decodes to the PC hbm_pc maps its token to and to the bank group, bank, row
  * and columns hbm_timing places its K or V half at, in the order hbm_timing reads them;
  * DRAMsim3 cycles follow the ideal issue rate. Randomized; the seed is printed and

@@ -1,6 +1,6 @@
 /*
  * test_hbm_pc: pseudo-channel mappings and issue policies (docs/salca.md#conflict-analyzer):
- * acceptance test the conflict policy check, the issue's acceptance 4 (alpha = 1 for consecutive
+ * acceptance test the conflict policy check, the acceptance check (alpha = 1 for consecutive
  * tokens, all tokens on one PC, window never worse than in-order, equality with a brute-force
  * simulation on small random cases) and the mapping formulas.
  * Randomized tests print their seed; ACCELTRACE_SEED overrides it.

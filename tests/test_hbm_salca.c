@@ -1,6 +1,6 @@
 /*
- * test_hbm_salca: the HBM timing model inside the Salca pipeline (issue 19 items 2-3;
- * docs/models.md "HBM timing mode", "In the pipeline"): stage A's memory part in the
+ * test_hbm_salca: the HBM timing model inside the Salca pipeline
+ * (docs/models.md "HBM timing mode", "In the pipeline"): stage A's memory part in the
  * timing mode and with beta_att derived, by hand on small numbers; the defaults keep the
  * paper's beta_att 0.55; hbm settings are checked only when used.
  */

@@ -59,7 +59,7 @@ static void test_preset_and_check(void **state)
     (void)state;
     struct hbm_timing_cfg c;
     hbm_timing_cfg_default(&c);
-    /* issue 19's HBM2 2000 Mbps values (JEDEC JESD235) */
+    /* the HBM2 2000 Mbps values of the Ramulator comparison (JEDEC JESD235) */
     assert_string_equal(c.t.name, "hbm2");
     assert_int_equal(c.t.nRCD, 14);
     assert_int_equal(c.t.nRC, 48);
@@ -304,7 +304,7 @@ static void test_one_pc(void **state)
 }
 
 /* K and V in one bank (two activations per token) is slower than K | V across bank groups,
- * in order and with a window (issue 19: 1.3-1.5x at D_f 1 in Ramulator). */
+ * in order and with a window (the reference: 1.3-1.5x at D_f 1 in Ramulator). */
 static void test_same_bank_slower(void **state)
 {
     (void)state;

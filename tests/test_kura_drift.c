@@ -1,5 +1,5 @@
 /*
- * Tests of capture/kura/kura_drift and the drift acceptance of issue 8 / docs/kura.md:
+ * Tests of capture/kura/kura_drift and the drift acceptance of docs/kura.md:
  * (separable box sums = direct sum within 1e-12 rad), the ramp check (periodic ramps), constant
  * fields, the fixed-vs-float property test on random fields of several sizes through the
  * capture's evaluator, and thread-count independence.

@@ -1,7 +1,7 @@
 /*
  * Tests of replay/kura_sim: the cycle-accurate SA-Kura array (docs/kura.md#cycle-accurate-array)
  * against the shared fixed-point drift (formats/kura_fixed), docs/kura.md#acceptance-checks, and
- * the issue's acceptance 2 (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
+ * the acceptance check (every shape in 1..32 x 1..32 on 37x23, the 25 paper shapes on 96x96).
  */
 #include <math.h>
 #include <setjmp.h>

@@ -236,7 +236,7 @@ static void test_attention(void **state)
             assert_true(fabs(ref[i * DH + c] - o2[i * LD + c]) < 1e-5);
 }
 
-/* Issue 17: the exp kernel is NaN-safe (NaN in, NaN out, no undefined behaviour: the old
+/* The exp kernel is NaN-safe (NaN in, NaN out, no undefined behaviour: the old
  * float-to-int conversion of NaN and its signed multiply trip UBSan) at every position of
  * the 8-wide body and the tail; +-inf clamp to the ends; finite values stay within 2 ulp. */
 static void test_exp_nan_safe(void **state)

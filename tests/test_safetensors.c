@@ -88,7 +88,7 @@ static void test_roundtrip(void **state)
     }
 }
 
-/* Issue 17: a NaN or Inf weight is a data error naming the tensor and the element, in
+/* A NaN or Inf weight is a data error naming the tensor and the element, in
  * every dtype; finite neighbours (and the largest finite values) still load. */
 static void test_non_finite_refused(void **state)
 {
@@ -120,7 +120,7 @@ static void test_non_finite_refused(void **state)
         }
 }
 
-/* Issue 17: a FIFO is refused at once (opening it would wait for a writer forever). */
+/* A FIFO is refused at once (opening it would wait for a writer forever). */
 static void test_fifo_refused(void **state)
 {
     (void)state;

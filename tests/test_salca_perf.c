@@ -1,7 +1,7 @@
 /*
  * test_salca_perf: the Salca analytic solver (docs/salca.md#analytic-performance-model), acceptance
  * tests (the section 9 table lines as strings) and the solver rejection check (p outside [1, p']
- * and infeasible p), and property tests over a grid of other inputs (issue acceptance 3).
+ * and infeasible p), and property tests over a grid of other inputs.
  *
  * The the solver table check lines are recomputed numbers (the paper's formulas on the paper's
  * inputs): the test guards our arithmetic and reading of section 4 against regressions, it does not

@@ -1,11 +1,11 @@
 /*
- * Corruption sweep of the container (issue acceptance 4): the golden trace
+ * Corruption sweep of the container: the golden trace
  * tests/golden/ok/small.atr truncated at every byte offset, and with every single bit
  * flipped in turn, is opened, streamed, searched through the index and verified from
  * memory. Nothing may crash, hang or leak (run under ASan by `make asan`); verify must
  * reject every damaged copy with a message naming the file, a frame number and an offset
  * (except flips of the minor version, which give valid traces of another minor), and no
- * damaged copy may stream to a clean end under the default options (issue 17: a flipped
+ * damaged copy may stream to a clean end under the default options (a flipped
  * type byte or a missing index used to end the trace early, silently).
  *
  * Then the damaged-trace policy of the reader: an index frame
@@ -226,7 +226,7 @@ static int stream(const uint8_t *data, size_t n, const struct trace_reader_opts 
 /*
  * Each of frames 1..12 typed as the index (record_type 10; the crc covers the payload
  * only, so it stays valid): a data error at that frame, not the end, with or without the
- * index, with allow_partial and with 2 threads. Before issue 17 the stream ended there.
+ * index, with allow_partial and with 2 threads. Before this check the stream ended there.
  */
 static void test_index_frame_in_middle(void **state)
 {

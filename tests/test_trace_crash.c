@@ -1,5 +1,5 @@
 /*
- * Crash safety (issue acceptance 5): a writer child killed with SIGKILL after N frames
+ * Crash safety: a writer child killed with SIGKILL after N frames
  * leaves NAME.atr.partial; trace_recover turns it into a trace that verifies and holds
  * exactly the frames completed before the kill.
  *

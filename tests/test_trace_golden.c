@@ -207,7 +207,8 @@ static void write_bad(void)
     ix.content_hash = bad_hash;
     spit_with_index(BAD_DIR "/index_hash.atr", ok, n, io, &ix);
 
-    /* the index says layer 12345 for frame 5 (issue 17: verify passed it, find followed it) */
+    /* the index says layer 12345 for frame 5 (before the check, verify passed it, find followed it)
+     */
     ix = *trace_reader_index(r);
     Acceltrace__IndexEntry **entries = malloc(ix.n_entries * sizeof *entries);
     assert_non_null(entries);

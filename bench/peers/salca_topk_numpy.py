@@ -2,7 +2,7 @@
 """Peer for bench_salca: exact top-k of one head's FP32 scores with numpy (argpartition,
 the nth_element-style peer, and a full argsort), at n = 32K and 128K with K = ceil(0.05 n).
 With --vs BENCH it runs bench/bench_salca and prints the speed ratio of our histogram
-threshold over each numpy path (the issue's target: >= 5x over sorting at 32K)."""
+threshold over each numpy path (the target: >= 5x over sorting at 32K)."""
 import re
 import subprocess
 import sys

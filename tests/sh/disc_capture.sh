@@ -4,7 +4,7 @@
 # options, a keep-masks index out of range (the keep-masks check) and the memory limit (the memory-limit check, estimate
 # printed); data errors (exit 3) naming the tensor or file for a truncated checkpoint, a
 # wrong-size text file; a checkpoint written by --save-weights reproduces the seeded run.
-# ACCELTRACE_SLOW=1 adds the default tiny capture (issue acceptance 4).
+# ACCELTRACE_SLOW=1 adds the default tiny capture.
 set -u
 A=${ACCELTRACE:?}
 fail=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/disc_structure.py --reference (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): the issue-14 (a)
+# scripts/disc_structure.py --reference (docs/models.md#trained-small-shipped-weights-measured-not-paper-numbers): the (a)
 # figures on an ideal denoiser's path x_k = alpha_k x0 + sigma_k eps.
 #  1. on the schedule of a real capture, a smooth x0 (a bright half-image) gives kept
 #     tokens that cluster (P(neighbour kept | kept) - base >= 0.2 at some step) and white

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end DiSC replay on a real micro capture (docs/disc.md#acceptance-checks and issue 5
-# acceptance 4): capture -> replay (one config, then the sweep in one pass) -> analyze hash
+# End-to-end DiSC replay on a real micro capture (docs/disc.md#acceptance-checks):
+# capture -> replay (one config, then the sweep in one pass) -> analyze hash
 # -> analyze disc. Needs only the acceltrace binary ($ACCELTRACE).
 set -euo pipefail
 A=${ACCELTRACE:-build/acceltrace}
@@ -40,7 +40,7 @@ for row in 1 2 3; do
     grep -qx "$m $cyc" "$T/ops_sum" || fail "ops.csv exposed cycles of $m != $cyc"
 done
 
-# the sweep: 4 x 3 x 3 configs in one pass (issue acceptance 4)
+# the sweep: 4 x 3 x 3 configs in one pass
 $A replay "$T/m.atr" --hw configs/disc-a100-matched.json --sweep configs/disc-sweep.json \
     -o "$T/s" 2> "$T/s.log" || fail "sweep: $(cat "$T/s.log")"
 grep -q "replayed 36 of 36 configs" "$T/s.log" || fail "sweep config count: $(cat "$T/s.log")"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 19 acceptance 1 (docs/models.md#hbm-timing-mode): on the default Salca capture's
+# The default-run check (docs/models.md#hbm-timing-mode): on the default Salca capture's
 # first 256 jobs (decode steps 0-15; `capture salca --steps 16` selects the same tokens as
 # the default 64-step capture's first 16 steps), the timing mode at its default occupancy
 # (request: Ramulator 2's read buffer semantics) gives time_over_ideal 2.3-2.8 at in-order
 # D_f 1 and 1.15-1.35 at window 128 (Ramulator 2.1: 2.76 and 1.30 measured on the same
-# export, 2.53 and 1.25 in the issue). The data occupancy (tokens counted until their data
+# export, 2.53 and 1.25 in the reference run). The data occupancy (tokens counted until their data
 # is back) is a different front end and lies well above the band at D_f 1.
 set -eu
 A=${ACCELTRACE:?}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Python interop (issue acceptance 8): tests/interop/read_trace.py reads traces with
+# Python interop: tests/interop/read_trace.py reads traces with
 # Debian's python3-protobuf and python3-zstandard only and must print the same record
 # counts per type as `acceltrace info`, and checks each index's content hash (XXH3-128 through
 # python3-xxhash). Skipped (exit 77, counted by tests/run.sh) when

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 "no silent zeros" and bad-input cases: nothing to analyze is exit 3 naming what
+# "No silent zeros" and bad-input cases: nothing to analyze is exit 3 naming what
 # is missing, options that do not apply are refused, empty step counts and non-finite
 # option values are usage errors, NaN checkpoints are data errors, `report` on an empty
 # folder says so, --shard does not wrap, and FIFOs given as inputs are refused at once

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 acceptance 4: a 240-config single-pass replay SIGKILLed at about 70% of its run
+# A 240-config single-pass replay SIGKILLed at about 70% of its run
 # resumes from the engine's last checkpoint (DIR/replay.ckpt) and ends with results.csv and
 # results.jsonl byte-identical to an uninterrupted run. The rerun's share of the full run's
 # time is measured and printed, never asserted (target <= 40%; docs/performance.md).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `acceltrace report` renders a self-contained HTML page that a real browser loads (issue
-# 18 acceptance 2). A small tree made in seconds: a demo workload folder (capture, replay
+# `acceltrace report` renders a self-contained HTML page that a real browser loads.
+# A small tree made in seconds: a demo workload folder (capture, replay
 # with a sweep, plots), a tiny SA-Kura run (capture 24x24, replay, model kura --plots: the
 # figures and the raw phase maps of a gallery), `reproduce kura --quick` (ours vs paper) and
 # an unrelated folder the report must leave out. Checked without a browser: the folders

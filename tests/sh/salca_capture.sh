@@ -25,7 +25,7 @@ done
 # Salca recalls the planted needle (column 'needles' = 1/1)
 grep -E "^salca " "$T/syn.out" | grep -q " 1/1$" || fail "salca missed the needle"
 
-# 1b. the default capture (32K context, 64 steps, 4 layers, all methods) on 2
+# 1b. the default capture (32K context, 64 steps, 4 layers, all methods) on 2
 # threads: 5-35 s depending on the machine's load, so only with ACCELTRACE_SLOW=1
 if [ "${ACCELTRACE_SLOW:-0}" = 1 ]; then
     "$A" capture salca --source synthetic -q --threads 2 -o "$T/default.atr" > "$T/default.out" \

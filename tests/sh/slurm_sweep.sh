@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The script `acceltrace sweep --emit slurm` prints runs on a real single-node Slurm (issue 17
-# item 9): munged, slurmctld and slurmd from Debian's packages are started by hand on
+# The script `acceltrace sweep --emit slurm` prints runs on a real single-node Slurm:
+# munged, slurmctld and slurmd from Debian's packages are started by hand on
 # localhost with a generated slurm.conf, key and state in a temp folder (free high ports),
 # the script is run from another folder into an output folder whose name holds $, " and a
 # space, and the merge job's results must equal an unsharded replay byte for byte. A second

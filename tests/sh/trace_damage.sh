@@ -115,7 +115,7 @@ expect 3 s_mid.atr conflicts "$tmp/s_mid.atr"
 grep -q "frame $((ns / 2)) " "$tmp/err" || bad "analyze on s_mid.atr: no frame number"
 dmg settype "$tmp/k.atr" "$tmp/k_mid.atr" $((nk / 2))
 expect 3 k_mid.atr tiles "$tmp/k_mid.atr"
-# the example: a disc_step frame (type 2) is one bit from the index's type (10)
+# the example: a disc_step frame (type 2) is one bit from the index's type (10)
 ds=$(dmg last "$tmp/d.atr" - 2)
 dmg settype "$tmp/d.atr" "$tmp/d_mid.atr" "$ds"
 expect 3 d_mid.atr "$A" analyze hash "$tmp/d_mid.atr" -o "$tmp/dh_mid"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 acceptance 2: the structured mask source at paper scale. One 2k block of
+# The structured mask source at paper scale. One 2k block of
 # PixArt-Sigma-XL shapes (N = 16384, 16 heads, 4 steps) is written, verified, and
 # `analyze hash` on it covers >= 15 of the 20 matrix-sparsity bins. The capture's time is
 # printed (docs/performance.md records it); it is not asserted, as it depends on the load of

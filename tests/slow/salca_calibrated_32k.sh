@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 acceptance 3: the calibrated Salca source at 32K (docs/models.md, "Calibrated
+# The calibrated Salca source at 32K (docs/models.md, "Calibrated
 # Salca source"). Four captures at retentions 0.02, 0.05, 0.1 and 0.2 (--length 32768, 64
 # steps, every method), then `analyze conflicts` over them; prints the figures and checks:
 # sinks selected in >= 90% of Salca's selections and all of the last 16 tokens in >= 90%,
