@@ -4,10 +4,14 @@
  * (capture/capture_registry.c); each workload's options are parsed by its own
  * cli/cmd_capture_<name>.c, paired with its name by one row of `parsers` below.
  */
+#include "cli/cmd_capture.h"
+
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/capture_registry.h"
+#include "cli/cli.h"
 #include "cli/subverb.h"
 
 int cmd_capture_disc(int argc, char **argv);
@@ -52,4 +56,28 @@ int cmd_capture(int argc, char **argv)
     struct subverb table[N_PARSERS + 1];
     build_table(table);
     return subverb_dispatch("capture", "workload", table, argc, argv, false);
+}
+
+int cmd_capture_resume_check(const struct capture_ops *ops, bool resume)
+{
+    if (!resume || (ops->checkpoint_save && ops->checkpoint_load))
+        return 0;
+    return cli_usage_error("capture", "capture %s cannot resume", ops->name);
+}
+
+int cmd_capture_run(const struct capture_ops *ops, void *inst, const char *out,
+                    const struct capture_opts *o, struct errmsg *e)
+{
+    if (o->resume && !o->quiet && !progress_global_quiet) {
+        uint64_t unit = 0;
+        struct errmsg pe = {0};
+        int rc = capture_checkpoint_unit(out, &unit, &pe);
+        if (!rc)
+            fprintf(stderr, "acceltrace: resuming '%s' at unit %llu of its checkpoint\n", out,
+                    (unsigned long long)unit);
+        else if (rc == ERR_NOTFOUND)
+            fprintf(stderr, "acceltrace: no checkpoint '%s%s': starting fresh\n", out,
+                    CAPTURE_CKPT_SUFFIX);
+    }
+    return capture_run(ops, inst, out, o, e);
 }
