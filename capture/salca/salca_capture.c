@@ -1,7 +1,7 @@
 /*
  * salca_capture: the capture driver of specs/salca.md sections 3-8 (see the header).
  */
-#include "capture/salca/salca_capture.h"
+#include "capture/salca/salca_capture_impl.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -21,33 +21,6 @@
 #include "formats/trace.pb-c.h"
 #include "formats/varint.h"
 #include "traces/trace_salca.h"
-
-#define ALL_METHODS                                                                                \
-    ((1u << SALCA_M_SALCA) | (1u << SALCA_M_STD_TOPK) | (1u << SALCA_M_PL_TOPK) |                  \
-     (1u << SALCA_M_FULL_FEAT) | (1u << SALCA_M_QUEST))
-#define MAX_NEEDLES 8
-
-/* Slot s runs in this capture: a selected built-in method or a configured variant. */
-static bool slot_on(const struct salca_capture_params *p, int s)
-{
-    if (s < SALCA_M_DENSE)
-        return (p->methods >> s) & 1u;
-    return s >= SALCA_M_COUNT && (uint32_t)(s - SALCA_M_COUNT) < p->n_variants;
-}
-
-/* Method id of slot s in the trace: the enum for built-ins, 16 + k for variant k. */
-static uint32_t slot_id(int s)
-{
-    return s < SALCA_M_COUNT ? (uint32_t)s : 16u + (uint32_t)(s - SALCA_M_COUNT);
-}
-
-static void slot_name(int s, char *out, size_t n)
-{
-    if (s < SALCA_M_COUNT)
-        snprintf(out, n, "%s", salca_method_name(s));
-    else
-        snprintf(out, n, "abl%u", slot_id(s));
-}
 
 int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v, struct errmsg *e)
 {
@@ -126,31 +99,6 @@ void salca_capture_params_default(struct salca_capture_params *p)
     p->zstd_level = 3;
 }
 
-/* Result of one (job, method) kept until the step's records are written. */
-struct job_res {
-    uint32_t K, T, count, runs;
-    double recall, cosine, overlap;
-    bool has_hist;
-    uint32_t hist[256];
-    struct buf sel;
-    float cov[MAX_NEEDLES]; /* share of each needle span's dense mass selected */
-};
-
-struct cap {
-    const struct salca_capture_params *p;
-    uint32_t L, H, G, d, r, n0, N, cap_tokens;
-    struct salca_kv *kv;      /* (L*G) dense-run stores */
-    struct salca_scratch *sc; /* (threads) */
-    struct thread_pool *pool;
-    float *q;           /* (L*H*d) queries of the step */
-    struct job_res *jr; /* (L*H*SALCA_NSLOT) */
-    uint8_t *vheavy;    /* (variants, L*G, 256) heavy channels per variant */
-    struct salca_variant var[SALCA_MAX_VARIANTS];
-    const struct salca_span *needles[MAX_NEEDLES];
-    uint32_t n_needles;
-    int enc_err;
-};
-
 /* Lower bound of x in the ascending idx[0..m). */
 static uint32_t lower_bound(const uint32_t *idx, uint32_t m, uint32_t x)
 {
@@ -219,13 +167,6 @@ static void job_worker(void *ctx, size_t begin, size_t end, int worker)
     }
 }
 
-/* Substituted run of one method (spec 7, top-1 agreement): per-method stores. */
-struct subst {
-    struct cap *c;
-    int method;          /* slot */
-    struct salca_kv *kv; /* (L*G) this run's own decode-time cache */
-};
-
 static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
                        float *out)
 {
@@ -253,289 +194,7 @@ static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, co
     }
 }
 
-/* Name of a K rule in params_json and the header: the trace's own (traces/trace_salca). */
-static const char *k_rule_name(enum salca_k_mode m)
-{
-    return trace_salca_k_mode_name((enum trace_salca_k_mode)m);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void stats(double *v, uint64_t n, double *mean, double *median, double *p5)
-{
-    if (n == 0) {
-        *mean = *median = *p5 = 0;
-        return;
-    }
-    double s = 0;
-    for (uint64_t i = 0; i < n; i++)
-        s += v[i];
-    *mean = s / (double)n;
-    qsort(v, n, sizeof *v, cmp_double);
-    *median = v[(n - 1) / 2];
-    *p5 = v[(uint64_t)floor(0.05 * (double)(n - 1))];
-}
-
-/* The calibrated source's parameters and its per-head map (head_class: 'R' retrieval or
- * 'S' streaming per capture (l, h), row-major; head_pattern: the MInference budget code). */
-static json_t *calib_json(const struct salca_capture_params *p, const struct salca_source *src,
-                          uint32_t L, uint32_t H, uint32_t G)
-{
-    const struct salca_calib_params *c = &p->calib;
-    json_t *o = json_object();
-    json_object_set_new(o, "model", json_string("Llama-3.1-8B-Instruct"));
-    json_object_set_new(o, "data", json_string(salca_calib_sources));
-    json_object_set_new(o, "retrieval_frac", json_real(c->retrieval_frac));
-    json_object_set_new(o, "logit_std", json_real(c->logit_std));
-    json_object_set_new(o, "sink_tokens", json_integer(c->sink_tokens));
-    json_object_set_new(o, "c_sink", json_real(c->c_sink));
-    json_object_set_new(o, "local_tokens", json_integer(c->local_tokens));
-    json_object_set_new(o, "c_local", json_real(c->c_local));
-    json_object_set_new(o, "stream_window", json_integer(c->stream_window));
-    json_object_set_new(o, "search_tokens", json_integer(c->search_tokens));
-    json_object_set_new(o, "c_needle", json_real(c->c_needle));
-    json_object_set_new(o, "query_jitter", json_real(c->query_jitter));
-    struct salca_synth_params bk; /* the base keys' heavy structure (spec 3.3 defaults) */
-    salca_synth_params_default(&bk);
-    json_object_set_new(o, "base_heavy_pairs", json_integer(bk.heavy_pairs));
-    json_object_set_new(o, "base_gain_median", json_real(bk.gain_median));
-    json_object_set_new(o, "base_gain_sigma", json_real(bk.gain_sigma));
-    json_object_set_new(o, "base_heavy_mean", json_real(bk.heavy_mean));
-    json_t *ml = json_array(), *mh = json_array(), *boost = json_object();
-    for (uint32_t l = 0; l < L; l++)
-        json_array_append_new(ml, json_integer(salca_calib_model_layer(l, L)));
-    for (uint32_t h = 0; h < H; h++)
-        json_array_append_new(mh, json_integer(salca_calib_model_q(h, H, G)));
-    json_object_set_new(o, "model_layers", ml);
-    json_object_set_new(o, "model_q_heads", mh);
-    char *cls = mem_alloc((size_t)L * H + 1), *pat = mem_alloc((size_t)L * H + 1);
-    for (uint32_t i = 0; cls && pat && i < L * H; i++) {
-        cls[i] = salca_source_head_retrieval(src, i / H, i % H, &pat[i]) ? 'R' : 'S';
-        char key[2] = {pat[i], 0};
-        const struct salca_calib_pattern *pt = salca_calib_pattern(
-            salca_calib_model_layer(i / H, L), salca_calib_model_q(i % H, H, G));
-        json_object_set_new(boost, key, json_real(salca_calib_boost(pt, c)));
-    }
-    if (cls && pat) {
-        cls[L * H] = pat[L * H] = 0;
-        json_object_set_new(o, "head_class", json_string(cls));
-        json_object_set_new(o, "head_pattern", json_string(pat));
-    }
-    json_object_set_new(o, "pattern_boost", boost);
-    mem_free(cls);
-    mem_free(pat);
-    return o;
-}
-
-static char *params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                         uint32_t N, json_t *cal)
-{
-    json_t *o = json_object();
-    const struct salca_synth_params *s = &p->synth;
-    json_object_set_new(o, "source",
-                        json_string(p->model        ? "model"
-                                    : p->calibrated ? "calibrated"
-                                                    : "synthetic"));
-    json_object_set_new(o, "checkpoint", json_string(p->checkpoint ? p->checkpoint : ""));
-    json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
-    json_object_set_new(o, "task", json_string(t->info->name));
-    json_object_set_new(o, "sample", json_integer(p->sample));
-    json_object_set_new(o, "length", json_integer(p->length));
-    json_object_set_new(o, "max_ctx", json_integer(p->max_len));
-    json_object_set_new(o, "max_new", json_integer(p->max_new));
-    json_object_set_new(o, "steps", json_integer(N));
-    json_object_set_new(o, "retention", json_string(p->rho_text));
-    json_object_set_new(o, "k_min", json_integer(p->sel.k_min));
-    json_object_set_new(o, "k_rule", json_string(k_rule_name(p->sel.k_mode)));
-    json_object_set_new(o, "p_mass", json_real(p->sel.p_mass));
-    json_object_set_new(o, "pool", json_integer(p->sel.pool));
-    json_object_set_new(o, "threshold_cmp", json_string(p->sel.cmp == SALCA_CMP_GT ? "gt" : "ge"));
-    json_object_set_new(o, "attn_precision", json_string(p->sel.attn_fp32 ? "fp32" : "int8"));
-    json_object_set_new(o, "methods", json_integer(p->methods));
-    json_object_set_new(o, "no_hist", json_boolean(p->no_hist));
-    json_object_set_new(o, "top1", json_boolean(p->top1));
-    json_object_set_new(o, "quest_page", json_integer(p->quest_page));
-    json_object_set_new(o, "quest_dense_layers", json_integer(p->quest_dense_layers));
-    json_object_set_new(o, "quest_min_pages", json_integer(p->sel.quest_min_pages));
-    json_object_set_new(o, "tiny_outlier_pairs", json_integer(p->tiny_outlier_pairs));
-    json_object_set_new(o, "tiny_outlier_gain", json_real(p->tiny_outlier_gain));
-    json_t *sy = json_object();
-    json_object_set_new(sy, "heavy_pairs", json_integer(s->heavy_pairs));
-    json_object_set_new(sy, "heavy_band_lo", json_integer(s->heavy_band_lo));
-    json_object_set_new(sy, "gain_median", json_real(s->gain_median));
-    json_object_set_new(sy, "gain_sigma", json_real(s->gain_sigma));
-    json_object_set_new(sy, "heavy_mean", json_real(s->heavy_mean));
-    json_object_set_new(sy, "head_spread", json_real(s->head_spread));
-    json_object_set_new(sy, "query_jitter", json_real(s->query_jitter));
-    json_object_set_new(sy, "logit_std", json_real(s->logit_std));
-    json_object_set_new(sy, "sink_tokens", json_integer(s->sink_tokens));
-    json_object_set_new(sy, "c_sink", json_real(s->c_sink));
-    json_object_set_new(sy, "c_loc", json_real(s->c_loc));
-    json_object_set_new(sy, "tau_loc", json_real(s->tau_loc));
-    json_object_set_new(sy, "c_needle", json_real(s->c_needle));
-    json_object_set_new(sy, "early_layer_scale", json_real(s->early_layer_scale));
-    json_object_set_new(sy, "early_layers", json_integer(s->early_layers));
-    json_object_set_new(o, "synthetic", sy);
-    if (cal)
-        json_object_set_new(o, "calibrated", cal);
-    char *txt = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(o);
-    return txt;
-}
-
-static char *model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H, uint32_t G,
-                        uint32_t d, const struct nn_llama *m)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "L", json_integer(L));
-    json_object_set_new(o, "H", json_integer(H));
-    json_object_set_new(o, "G", json_integer(G));
-    json_object_set_new(o, "d", json_integer(d));
-    if (m) {
-        json_object_set_new(o, "D", json_integer(m->cfg.D));
-        json_object_set_new(o, "F", json_integer(m->cfg.F));
-        json_object_set_new(o, "V", json_integer(m->cfg.V));
-        json_object_set_new(o, "rope_theta", json_real(m->cfg.rope_theta));
-        json_object_set_new(o, "rope_factor", json_real(m->cfg.rope_factor));
-        json_object_set_new(o, "name", json_string(p->checkpoint ? p->checkpoint : "tiny"));
-    } else {
-        json_object_set_new(o, "name", json_string("synthetic"));
-    }
-    char *txt = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(o);
-    return txt;
-}
-
-static void fill_table(struct salca_capture_result *res, const struct salca_capture_params *p)
-{
-    size_t off = 0, cap = sizeof res->table;
-    off +=
-        (size_t)snprintf(res->table + off, cap - off, "%-10s %7s %8s %8s %8s %8s %9s %9s %6s %8s\n",
-                         "method", "jobs", "recall", "rec_p5", "cosine", "cos_p5", "retention",
-                         "overshoot", "top1", "needles");
-    for (int m = 0; m < SALCA_NSLOT && off < cap; m++) {
-        const struct salca_capture_method *x = &res->m[m];
-        if (!x->run)
-            continue;
-        char top1[16], nd[24];
-        if (x->top1 >= 0)
-            snprintf(top1, sizeof top1, "%.3f", x->top1);
-        else
-            snprintf(top1, sizeof top1, "-");
-        if (x->spans_total)
-            snprintf(nd, sizeof nd, "%u/%u", x->spans_recalled, x->spans_total);
-        else
-            snprintf(nd, sizeof nd, "-");
-        off += (size_t)snprintf(res->table + off, cap - off,
-                                "%-10s %7llu %8.4f %8.4f %8.4f %8.4f %8.3f%% %8.3f%% %6s %8s\n",
-                                x->name, (unsigned long long)x->jobs, x->recall_mean, x->recall_p5,
-                                x->cosine_mean, x->cosine_p5, 100 * x->retention_mean,
-                                100 * x->overshoot_mean, top1, nd);
-    }
-    for (uint32_t v = 0; v < p->n_variants && off < cap; v++)
-        off += (size_t)snprintf(res->table + off, cap - off, "abl%u: salca with %s\n", 16 + v,
-                                p->variant_text[v]);
-}
-
-/* Writes one CSV row per (sample, method, layer) and one "all" row per method (spec 7
- * aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L, j mod H). */
-static int write_csv(const struct salca_capture_params *p, const struct salca_task *task,
-                     const struct cap *c, uint64_t jobs, double *const *rec, double *const *cos,
-                     double *const *ret, double *const *over, struct errmsg *e)
-{
-    FILE *f = fopen(p->csv_path, "w");
-    if (!f)
-        return errmsg_set(e, ERR_IO, "cannot create '%s'", p->csv_path);
-    double *buf = mem_alloc((jobs + 1) * 4 * sizeof(double));
-    if (!buf) {
-        fclose(f);
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    }
-    fprintf(f, "sample,task,method,layer,jobs,recall_mean,recall_median,recall_p5,"
-               "cosine_mean,cosine_median,cosine_p5,retention_mean,overshoot_mean\n");
-    for (int m = 0; m < SALCA_NSLOT; m++) {
-        if (!slot_on(p, m))
-            continue;
-        for (int64_t l = 0; l <= (int64_t)c->L; l++) { /* l == L: every layer */
-            uint64_t k = 0;
-            double *r = buf, *co = buf + jobs + 1, sr = 0, so = 0;
-            for (uint64_t j = 0; j < jobs; j++) {
-                if (l < (int64_t)c->L && (int64_t)((j / c->H) % c->L) != l)
-                    continue;
-                r[k] = rec[m][j];
-                co[k] = cos[m][j];
-                sr += ret[m][j];
-                so += over[m][j];
-                k++;
-            }
-            double rm, rmed, rp5, cm, cmed, cp5;
-            stats(r, k, &rm, &rmed, &rp5);
-            stats(co, k, &cm, &cmed, &cp5);
-            char layer[24];
-            if (l < (int64_t)c->L)
-                snprintf(layer, sizeof layer, "%lld", (long long)l);
-            else
-                snprintf(layer, sizeof layer, "all");
-            char name[16];
-            slot_name(m, name, sizeof name);
-            fprintf(f, "%u,%s,%s,%s,%llu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", p->sample,
-                    task->info->name, name, layer, (unsigned long long)k, rm, rmed, rp5, cm, cmed,
-                    cp5, k ? sr / k : 0, k ? so / k : 0);
-        }
-    }
-    mem_free(buf);
-    if (fclose(f) != 0)
-        return errmsg_set(e, ERR_IO, "cannot write '%s'", p->csv_path);
-    return 0;
-}
-
 /* ---- the capture: state and phases ---- */
-
-/* Per-slot aggregates over the jobs (spec 7). */
-struct salca_acc {
-    double *recall[SALCA_NSLOT], *cos[SALCA_NSLOT]; /* (N L H) per job */
-    double *ret[SALCA_NSLOT], *over[SALCA_NSLOT];   /* (N L H) per job */
-    double ret_sum[SALCA_NSLOT], over_sum[SALCA_NSLOT];
-    uint64_t agree[SALCA_NSLOT]; /* substituted runs' top-1 agreements */
-    double ldiff[SALCA_NSLOT], runlen_sum[SALCA_NSLOT];
-    float cov_min[SALCA_NSLOT][MAX_NEEDLES];
-    double cov_sum[SALCA_NSLOT][MAX_NEEDLES];
-    uint64_t cov_n[MAX_NEEDLES];
-    uint64_t jobs_done;
-};
-
-/* Storage behind the SalcaHeader. */
-struct salca_hdr_store {
-    Acceltrace__SalcaHeader sh;
-    Acceltrace__SalcaSynthParams sy;
-    Acceltrace__SalcaMethodInfo mi[SALCA_NSLOT], *mip[SALCA_NSLOT];
-    Acceltrace__SalcaSpan *spans, **spp;
-    char src_detail[1024];
-};
-
-/* One capture (capture_salca_ops instance). */
-struct salca_capture {
-    struct salca_capture_params p;
-    double t_start;
-    struct cap c;
-    const struct salca_task_info *ti;
-    struct salca_task task;
-    struct salca_source *src;
-    const struct nn_llama *mdl; /* the source's model; NULL for synthetic */
-    bool subst_on;              /* substituted runs for top-1 agreement */
-    uint32_t threads;
-    uint64_t need; /* memory estimate (bytes) */
-    struct subst sub[SALCA_NSLOT];
-    struct salca_acc acc;
-    uint32_t token; /* the next decode input token */
-    char *pj, *mj;  /* params and model JSON (jansson's malloc) */
-    struct salca_hdr_store hs;
-    struct salca_capture_result res;
-};
 
 const struct salca_capture_result *salca_capture_result(const void *inst)
 {
@@ -732,9 +391,9 @@ static int salca_prepare(void *inst, struct errmsg *e)
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
     x->pj =
-        params_json(p, &x->task, c->N,
-                    p->calibrated && !p->model ? calib_json(p, x->src, c->L, c->H, c->G) : NULL);
-    x->mj = model_json(p, c->L, c->H, c->G, c->d, x->mdl);
+        salca_params_json(p, &x->task, c->N,
+                    p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
+    x->mj = salca_model_json(p, c->L, c->H, c->G, c->d, x->mdl);
     if (!x->pj || !x->mj)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     return 0;
@@ -1090,102 +749,6 @@ static int decode_steps(struct salca_capture *x, struct capture_sink *sink, stru
     return rc;
 }
 
-/* Phase 5a, one slot's aggregates into the result and its SalcaMethodSummary. */
-static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMethodSummary *ms)
-{
-    struct salca_acc *a = &x->acc;
-    const struct cap *c = &x->c;
-    uint64_t jobs = a->jobs_done;
-    struct salca_capture_method *r = &x->res.m[m];
-    r->run = true;
-    r->id = slot_id(m);
-    slot_name(m, r->name, sizeof r->name);
-    r->jobs = jobs;
-    stats(a->recall[m], jobs, &r->recall_mean, &r->recall_median, &r->recall_p5);
-    stats(a->cos[m], jobs, &r->cosine_mean, &r->cosine_median, &r->cosine_p5);
-    r->recall_min = jobs ? a->recall[m][0] : 0; /* sorted by stats() */
-    r->cosine_min = jobs ? a->cos[m][0] : 0;
-    r->retention_mean = jobs ? a->ret_sum[m] / jobs : 0;
-    r->overshoot_mean = jobs ? a->over_sum[m] / jobs : 0;
-    r->top1 = x->subst_on && c->N ? (double)a->agree[m] / c->N : -1.0;
-    r->logit_diff = x->subst_on ? a->ldiff[m] : -1.0;
-    r->spans_total = c->n_needles;
-    r->span_coverage_min = 1.0;
-    r->span_mass_mean = 1.0;
-    for (uint32_t i = 0; i < c->n_needles; i++) {
-        /* a needle span counts as recalled when the jobs keep on average >= 90% of its
-         * dense attention mass (layers >= early_layers for synthetic) */
-        double mean = a->cov_n[i] ? a->cov_sum[m][i] / a->cov_n[i] : 1.0;
-        r->spans_recalled += mean >= 0.9;
-        if (mean < r->span_mass_mean)
-            r->span_mass_mean = mean;
-        if (a->cov_min[m][i] < r->span_coverage_min)
-            r->span_coverage_min = a->cov_min[m][i];
-    }
-    acceltrace__salca_method_summary__init(ms);
-    ms->method = slot_id(m);
-    ms->name = r->name;
-    ms->jobs = r->jobs;
-    ms->recall_mean = r->recall_mean;
-    ms->recall_median = r->recall_median;
-    ms->recall_p5 = r->recall_p5;
-    ms->cosine_mean = r->cosine_mean;
-    ms->cosine_median = r->cosine_median;
-    ms->cosine_p5 = r->cosine_p5;
-    ms->retention_mean = r->retention_mean;
-    ms->overshoot_mean = r->overshoot_mean;
-    ms->top1_agreement = r->top1;
-    ms->spans_total = r->spans_total;
-    ms->spans_recalled = r->spans_recalled;
-    ms->runs_mean_len = jobs ? a->runlen_sum[m] / jobs : 0.0;
-}
-
-/* Phase 5, the summary (spec 7 aggregates): the CSV, the result and the Summary record. */
-static int emit_summary(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e)
-{
-    struct salca_capture_result *res = &x->res;
-    const struct cap *c = &x->c;
-    res->n0 = c->n0;
-    res->n_raw = x->task.n_raw;
-    res->steps = c->N;
-    res->L = c->L;
-    res->H = c->H;
-    res->G = c->G;
-    res->d = c->d;
-    if (x->p.csv_path) {
-        int rc = write_csv(&x->p, &x->task, c, x->acc.jobs_done, x->acc.recall, x->acc.cos,
-                           x->acc.ret, x->acc.over, e);
-        if (rc)
-            return rc;
-    }
-    Acceltrace__SalcaMethodSummary ms[SALCA_NSLOT], *msp[SALCA_NSLOT];
-    size_t nm = 0;
-    for (int m = 0; m < SALCA_NSLOT; m++) {
-        if (!slot_on(&x->p, m))
-            continue;
-        summarize_slot(x, m, &ms[nm]);
-        msp[nm] = &ms[nm];
-        nm++;
-    }
-    fill_table(res, &x->p);
-    res->wall_seconds = progress_now_s() - x->t_start;
-    Acceltrace__SalcaSummary ss = ACCELTRACE__SALCA_SUMMARY__INIT;
-    ss.n_methods = nm;
-    ss.methods = msp;
-    ss.selects = res->selects;
-    ss.sel_bytes = res->sel_bytes;
-    ss.table = res->table;
-    Acceltrace__Summary sm = ACCELTRACE__SUMMARY__INIT;
-    sm.workload = (char *)capture_salca_ops.name;
-    /* wall time stays out of the record so equal runs give equal bytes (A14) */
-    sm.wall_seconds = 0;
-    sm.salca = &ss;
-    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
-    rec.body_case = ACCELTRACE__RECORD__BODY_SUMMARY;
-    rec.summary = &sm;
-    return capture_emit(sink, &rec, NULL, e);
-}
-
 /* The records after the header: prefill, per step selects and token, then the summary. */
 static int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e)
 {
@@ -1196,7 +759,7 @@ static int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e)
     if (!rc)
         rc = decode_steps(x, sink, e);
     if (!rc)
-        rc = emit_summary(x, sink, e);
+        rc = salca_emit_summary(x, sink, e);
     return rc;
 }
 
