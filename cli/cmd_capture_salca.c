@@ -44,6 +44,7 @@ enum {
     OPT_ZSTD_LEVEL,
     OPT_MEM_LIMIT_GIB,
     OPT_RESUME,
+    OPT_LAYER_MAJOR,
     OPT_U32 = 100, /* OPT_U32 + k: the k-th integer option of parse_args */
     OPT_SYN = 200, /* OPT_SYN + k: the k-th --syn-* option */
     OPT_CAL = 300, /* OPT_CAL + k: the k-th --cal-* option */
@@ -143,6 +144,9 @@ static const struct cli_opt opts[] = {
      CLI_OPT_DEPRECATED},
     {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, "no progress on stderr", 0},
     CMD_CAPTURE_OPT_RESUME(OPT_RESUME),
+    {OPT_LAYER_MAJOR, "layer-major", 0, CLI_ARG_NONE, NULL,
+     "hold one layer's K/V at a time (records per layer,\nthen per step); chosen without it when "
+     "every layer\nwould exceed --mem-limit (docs/models.md 'Salca\nmemory plan')", 0},
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON document on stdout: the trace (file, bytes,\nrecords), the run and per method "
      "its recall, cosine,\nretention and overshoot", 0},
@@ -447,6 +451,8 @@ static int parse_args(int argc, char **argv, struct salca_args *a)
             p->sel.k_mode = SALCA_K_DYNAMIC;
         } else if (id == OPT_RESUME) {
             a->resume = true;
+        } else if (id == OPT_LAYER_MAJOR) {
+            p->layer_major = true;
         } else if (id == OPT_NO_HIST) {
             p->no_hist = true;
         } else if (id == OPT_NO_TOP1) {

@@ -99,103 +99,6 @@ void salca_capture_params_default(struct salca_capture_params *p)
     p->zstd_level = 3;
 }
 
-/* Lower bound of x in the ascending idx[0..m). */
-static uint32_t lower_bound(const uint32_t *idx, uint32_t m, uint32_t x)
-{
-    uint32_t lo = 0, hi = m;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (idx[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void job_worker(void *ctx, size_t begin, size_t end, int worker)
-{
-    struct cap *c = ctx;
-    struct salca_method_res res[SALCA_M_COUNT], vres;
-    for (size_t j = begin; j < end; j++) {
-        uint32_t l = (uint32_t)(j / c->H), h = (uint32_t)(j % c->H);
-        const struct salca_kv *kv = &c->kv[l * c->G + h * c->G / c->H];
-        const float *q = c->q + j * c->d;
-        struct salca_sel_params sp = c->p->sel;
-        sp.quest_all = l < c->p->quest_dense_layers;
-        salca_job(kv, q, &sp, c->p->methods, true, &c->sc[worker], res);
-        for (int m = 0; m < SALCA_NSLOT; m++) {
-            if (!slot_on(c->p, m))
-                continue;
-            struct job_res *x = &c->jr[j * SALCA_NSLOT + m];
-            const struct salca_method_res *y = &res[m < SALCA_M_COUNT ? m : 0];
-            if (m >= SALCA_M_COUNT) {
-                uint32_t vi = (uint32_t)(m - SALCA_M_COUNT), gi = l * c->G + h * c->G / c->H;
-                salca_variant_job(kv, c->vheavy + ((size_t)vi * c->L * c->G + gi) * 256, q,
-                                  &c->var[vi], &c->p->sel, true, &c->sc[worker],
-                                  &res[SALCA_M_DENSE], &vres);
-                y = &vres;
-            }
-            x->K = y->K;
-            x->T = y->T;
-            x->count = y->count;
-            x->runs = y->runs;
-            x->recall = y->recall;
-            x->cosine = y->cosine;
-            x->overlap = y->overlap;
-            x->has_hist = y->has_hist && !c->p->no_hist;
-            if (x->has_hist)
-                memcpy(x->hist, y->hist, sizeof x->hist);
-            buf_clear(&x->sel);
-            int rc = varint_encode_indices(&x->sel, y->idx, y->count);
-            if (rc)
-                c->enc_err = rc;
-            /* needle recall: the share of the span's dense attention mass that S keeps */
-            const float *P = c->sc[worker].P;
-            for (uint32_t a = 0; a < c->n_needles; a++) {
-                const struct salca_span *s = c->needles[a];
-                uint32_t b0 = lower_bound(y->idx, y->count, s->start);
-                uint32_t b1 = lower_bound(y->idx, y->count, s->start + s->len);
-                double in = 0, all = 0;
-                for (uint32_t b = b0; b < b1; b++)
-                    in += P[y->idx[b]];
-                for (uint32_t i = s->start; i < s->start + s->len; i++)
-                    all += P[i];
-                x->cov[a] = all > 0 ? (float)(in / all) : 1.0f;
-            }
-        }
-    }
-}
-
-static void subst_hook(void *ctx, uint32_t l, const float *q, const float *k, const float *v,
-                       float *out)
-{
-    struct subst *s = ctx;
-    struct cap *c = s->c;
-    struct salca_method_res res[SALCA_M_COUNT];
-    for (uint32_t g = 0; g < c->G; g++)
-        (void)salca_kv_append(&s->kv[l * c->G + g], k + (size_t)g * c->d, v + (size_t)g * c->d);
-    for (uint32_t h = 0; h < c->H; h++) {
-        uint32_t gi = l * c->G + h * c->G / c->H;
-        const struct salca_kv *kv = &s->kv[gi];
-        const float *qh = q + (size_t)h * c->d;
-        if (s->method < SALCA_M_COUNT) {
-            struct salca_sel_params sp = c->p->sel;
-            sp.quest_all = l < c->p->quest_dense_layers;
-            salca_job(kv, qh, &sp, 1u << s->method, false, &c->sc[0], res);
-            memcpy(out + (size_t)h * c->d, res[s->method].o, c->d * sizeof(float));
-        } else {
-            struct salca_method_res vres;
-            uint32_t vi = (uint32_t)(s->method - SALCA_M_COUNT);
-            salca_variant_job(kv, c->vheavy + ((size_t)vi * c->L * c->G + gi) * 256, qh,
-                              &c->var[vi], &c->p->sel, false, &c->sc[0], NULL, &vres);
-            memcpy(out + (size_t)h * c->d, vres.o, c->d * sizeof(float));
-        }
-    }
-}
-
-/* ---- the capture: state and phases ---- */
-
 const struct salca_capture_result *salca_capture_result(const void *inst)
 {
     return &((const struct salca_capture *)inst)->res;
@@ -272,9 +175,16 @@ static uint64_t estimate(const struct salca_capture *x)
 {
     const struct cap *c = &x->c;
     uint32_t n_methods = (uint32_t)__builtin_popcount(x->p.methods);
+    uint64_t n_slots = n_methods + x->p.n_variants;
     uint64_t store = salca_kv_bytes(c->d, c->r, c->cap_tokens, x->p.quest_page);
-    uint64_t need = store * c->L * c->G * (1 + (x->subst_on ? n_methods : 0)) +
+    /* the stores held at once: every layer's, or one layer's in the layer-major plan */
+    uint64_t layers = c->layer_major ? 1 : c->L;
+    uint64_t need = store * layers * c->G * (1 + (x->subst_on ? n_methods : 0)) +
                     (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
+    /* the aggregates: recall, cosine, retention and overshoot of every job and slot */
+    need += (uint64_t)c->N * c->L * c->H * 4 * 8 * n_slots;
+    if (!x->mdl) /* the prefill's base keys and RoPE table, the calibrated boosts */
+        need += 2ull * c->n0 * c->d * 4 + (uint64_t)c->n0 * (c->H / c->G) * 4;
     if (x->mdl)
         need += nn_llama_param_floats(&x->mdl->cfg) * 4ull + 2ull * c->L * c->G * c->n0 * c->d * 4 +
                 256ull * c->n0 * 4;
@@ -307,7 +217,17 @@ static int salca_open(void **inst, const void *params, struct errmsg *e)
     c->cap_tokens = c->n0 + c->N + 1;
     x->mdl = salca_source_model(x->src);
     x->subst_on = x->mdl && x->p.top1;
+    c->n_l = c->L;
     x->need = estimate(x);
+    /* the layer-major plan when asked for, or when every layer's stores would not fit the
+     * memory limit; the model source runs its layers in sequence and cannot
+     * (docs/models.md#salca-memory-plan) */
+    if (!x->mdl &&
+        (x->p.layer_major || (x->p.mem_limit_bytes && x->need > x->p.mem_limit_bytes))) {
+        c->layer_major = true;
+        c->n_l = 1;
+        x->need = estimate(x);
+    }
     return 0;
 }
 
@@ -323,13 +243,13 @@ static int alloc_state(struct salca_capture *x, struct errmsg *e)
     const struct salca_capture_params *p = &x->p;
     struct cap *c = &x->c;
     int rc;
-    c->kv = mem_calloc((size_t)c->L * c->G, sizeof *c->kv);
+    c->kv = mem_calloc((size_t)c->n_l * c->G, sizeof *c->kv);
     c->sc = mem_calloc(x->threads, sizeof *c->sc);
-    c->q = mem_alloc((size_t)c->L * c->H * c->d * sizeof(float));
-    c->jr = mem_calloc((size_t)c->L * c->H * SALCA_NSLOT, sizeof *c->jr);
+    c->q = mem_alloc((size_t)c->n_l * c->H * c->d * sizeof(float));
+    c->jr = mem_calloc((size_t)c->n_l * c->H * SALCA_NSLOT, sizeof *c->jr);
     if (!c->kv || !c->sc || !c->q || !c->jr)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < c->L * c->G; i++)
+    for (uint32_t i = 0; i < c->G * c->n_l && !c->layer_major; i++)
         if ((rc = salca_kv_init(&c->kv[i], c->d, c->r, c->cap_tokens, p->quest_page)))
             return errmsg_set(e, rc, "cannot allocate the KV stores");
     for (uint32_t i = 0; i < x->threads; i++)
@@ -379,19 +299,20 @@ static int salca_prepare(void *inst, struct errmsg *e)
             return rc;
     if ((rc = alloc_state(x, e)))
         return rc;
-    if ((rc = salca_source_prefill(x->src, c->kv, &x->token, e)))
+    /* the layer-major plan generates each layer in run() */
+    if (!c->layer_major && (rc = salca_source_prefill(x->src, c->kv, &x->token, e)))
         return rc;
     if (p->n_variants) {
         c->vheavy = mem_calloc((size_t)p->n_variants * c->L * c->G, 256);
         if (!c->vheavy)
             return errmsg_set(e, ERR_NOMEM, "out of memory");
-        for (uint32_t v = 0; v < p->n_variants; v++)
+        for (uint32_t v = 0; v < p->n_variants && !c->layer_major; v++)
             for (uint32_t i = 0; i < c->L * c->G; i++)
                 salca_heavy_select(c->kv[i].chan_sum, c->d, c->var[v].r,
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
     x->pj =
-        salca_params_json(p, &x->task, c->N,
+        salca_params_json(p, &x->task, c->N, c->layer_major,
                     p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
     x->mj = salca_model_json(p, c->L, c->H, c->G, c->d, x->mdl);
     if (!x->pj || !x->mj)
@@ -548,221 +469,6 @@ static int salca_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg 
     return 0;
 }
 
-/* Phase 4a, the SalcaPrefill records, one per (l, g). */
-static int emit_prefill(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e)
-{
-    const struct cap *c = &x->c;
-    int rc = 0;
-    for (uint32_t l = 0; l < c->L && !rc; l++)
-        for (uint32_t g = 0; g < c->G && !rc; g++) {
-            const struct salca_kv *kv = &c->kv[l * c->G + g];
-            float cs[256];
-            for (uint32_t j = 0; j < c->d; j++)
-                cs[j] = (float)kv->chan_sum[j];
-            Acceltrace__SalcaPrefill pf = ACCELTRACE__SALCA_PREFILL__INIT;
-            pf.l = l;
-            pf.g = g;
-            pf.n0 = c->n0;
-            pf.heavy.data = (uint8_t *)kv->heavy;
-            pf.heavy.len = c->r;
-            pf.n_chan_sum = c->d;
-            pf.chan_sum = cs;
-            /* heavy-set stability snapshots (spec 12 plot 7), r bytes per ladder entry */
-            uint8_t ph[SALCA_PREFIX_MAX * 256];
-            for (uint32_t a = 0; a < kv->n_prefix; a++)
-                memcpy(ph + (size_t)a * c->r, kv->prefix_heavy[a], c->r);
-            pf.n_prefix_len = kv->n_prefix;
-            pf.prefix_len = (uint32_t *)kv->prefix_len;
-            pf.prefix_heavy.data = ph;
-            pf.prefix_heavy.len = (size_t)kv->n_prefix * c->r;
-            Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
-            rec.body_case = ACCELTRACE__RECORD__BODY_SALCA_PREFILL;
-            rec.salca_prefill = &pf;
-            rc = capture_emit(sink, &rec, NULL, e);
-        }
-    return rc;
-}
-
-/* Phase 4b, the substituted runs start from the dense prefill (spec 7). */
-static int subst_setup(struct salca_capture *x, struct errmsg *e)
-{
-    struct cap *c = &x->c;
-    for (int m = 0; m < SALCA_NSLOT; m++) {
-        if (!slot_on(&x->p, m))
-            continue;
-        x->sub[m].c = c;
-        x->sub[m].method = m;
-        x->sub[m].kv = mem_calloc((size_t)c->L * c->G, sizeof *x->sub[m].kv);
-        if (!x->sub[m].kv)
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < c->L * c->G; i++) {
-            int rc = salca_kv_copy(&x->sub[m].kv[i], &c->kv[i]);
-            if (rc)
-                return errmsg_set(e, rc, "out of memory for the substituted runs");
-        }
-    }
-    return 0;
-}
-
-/* Adds job result r of slot m (layer l, context n) to the aggregates at job index j. */
-static void acc_add(struct salca_capture *x, int m, uint32_t l, uint32_t n, uint64_t j,
-                    const struct job_res *r)
-{
-    struct salca_acc *a = &x->acc;
-    a->recall[m][j] = r->recall;
-    a->cos[m][j] = r->cosine;
-    a->ret_sum[m] += (double)r->count / n;
-    a->over_sum[m] += ((double)r->count - r->K) / n;
-    a->ret[m][j] = (double)r->count / n;
-    a->runlen_sum[m] += r->runs ? (double)r->count / r->runs : 0.0;
-    a->over[m][j] = ((double)r->count - r->K) / n;
-    bool counted = x->mdl || l >= x->p.synth.early_layers;
-    for (uint32_t i = 0; i < x->c.n_needles && counted; i++) {
-        if (r->cov[i] < a->cov_min[m][i])
-            a->cov_min[m][i] = r->cov[i];
-        a->cov_sum[m][i] += r->cov[i];
-    }
-}
-
-/* Phase 4c, the SalcaSelect records of decode step t, per (l, h, method) in that order. */
-static int emit_selects(struct salca_capture *x, uint32_t t, struct capture_sink *sink,
-                        struct errmsg *e)
-{
-    const struct cap *c = &x->c;
-    uint32_t n = c->n0 + t + 1;
-    int rc = 0;
-    for (uint32_t l = 0; l < c->L && !rc; l++)
-        for (uint32_t h = 0; h < c->H && !rc; h++) {
-            size_t j = (size_t)l * c->H + h;
-            for (int m = 0; m < SALCA_NSLOT && !rc; m++) {
-                if (!slot_on(&x->p, m))
-                    continue;
-                struct job_res *r = &c->jr[j * SALCA_NSLOT + m];
-                Acceltrace__SalcaSelect s = ACCELTRACE__SALCA_SELECT__INIT;
-                s.t = t;
-                s.l = l;
-                s.h = h;
-                s.g = h * c->G / c->H;
-                s.method = slot_id(m);
-                s.n_ctx = n;
-                s.k = r->K;
-                s.threshold = r->T;
-                s.count = r->count;
-                s.sel.data = r->sel.data;
-                s.sel.len = r->sel.len;
-                s.recall = r->recall;
-                s.cosine = r->cosine;
-                s.overshoot = (int64_t)r->count - (int64_t)r->K;
-                s.runs = r->runs;
-                s.overlap = r->overlap;
-                if (r->has_hist) {
-                    s.n_hist = 256;
-                    s.hist = r->hist;
-                }
-                Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
-                rec.body_case = ACCELTRACE__RECORD__BODY_SALCA_SELECT;
-                rec.salca_select = &s;
-                if ((rc = capture_emit(sink, &rec, NULL, e)))
-                    break;
-                x->res.selects++;
-                x->res.sel_bytes += r->sel.len;
-                acc_add(x, m, l, n, x->acc.jobs_done, r);
-            }
-            if (x->mdl || l >= x->p.synth.early_layers)
-                for (uint32_t a = 0; a < c->n_needles; a++)
-                    x->acc.cov_n[a]++;
-            x->acc.jobs_done++;
-        }
-    return rc;
-}
-
-/* Phase 4d, the substituted runs of step t (teacher-forced: the dense input token, each
- * method's own cache) and their SalcaToken record; next is the dense run's token. */
-static int emit_token(struct salca_capture *x, uint32_t t, uint32_t next, float *logits,
-                      struct capture_sink *sink, struct errmsg *e)
-{
-    const struct nn_llama *mdl = x->mdl;
-    Acceltrace__SalcaToken tk = ACCELTRACE__SALCA_TOKEN__INIT;
-    uint32_t ids[SALCA_NSLOT], toks[SALCA_NSLOT];
-    size_t k = 0;
-    int rc = 0;
-    for (int m = 0; m < SALCA_NSLOT && !rc; m++) {
-        if (!slot_on(&x->p, m))
-            continue;
-        rc = nn_llama_decode(mdl, NULL, x->c.n0 + t, x->token, subst_hook, &x->sub[m], logits, e);
-        ids[k] = slot_id(m);
-        toks[k] = rc ? 0 : nn_llama_argmax(logits, mdl->cfg.V);
-        const float *dl = salca_source_logits(x->src);
-        double md = 0, mx = 0;
-        for (uint32_t i = 0; i < mdl->cfg.V && !rc; i++) {
-            md = fmax(md, fabs((double)logits[i] - dl[i]));
-            mx = fmax(mx, fabs((double)dl[i]));
-        }
-        if (mx > 0 && md / mx > x->acc.ldiff[m])
-            x->acc.ldiff[m] = md / mx;
-        x->acc.agree[m] += toks[k] == next;
-        k++;
-    }
-    if (rc)
-        return rc;
-    tk.t = t;
-    tk.dense_token = next;
-    tk.n_methods = k;
-    tk.methods = ids;
-    tk.n_tokens = k;
-    tk.tokens = toks;
-    Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
-    rec.body_case = ACCELTRACE__RECORD__BODY_SALCA_TOKEN;
-    rec.salca_token = &tk;
-    return capture_emit(sink, &rec, NULL, e);
-}
-
-/* Phase 4, the decode steps: source step, the selection jobs on the pool, their records
- * and the substituted runs. */
-static int decode_steps(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e)
-{
-    struct cap *c = &x->c;
-    int rc = 0;
-    capture_progress_begin(sink, c->N);
-    float *logits = x->mdl ? mem_alloc(x->mdl->cfg.V * sizeof(float)) : NULL;
-    if (x->mdl && !logits)
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    for (uint32_t t = 0; t < c->N && !rc; t++) {
-        uint32_t next = 0;
-        if ((rc = salca_source_step(x->src, t, x->token, c->kv, c->q, &next, e)))
-            break;
-        c->enc_err = 0;
-        pool_for(c->pool, (size_t)c->L * c->H, job_worker, c);
-        if (c->enc_err) {
-            rc = errmsg_set(e, c->enc_err, "cannot encode a selection");
-            break;
-        }
-        if ((rc = emit_selects(x, t, sink, e)))
-            break;
-        if (x->subst_on && (rc = emit_token(x, t, next, logits, sink, e)))
-            break;
-        x->token = next;
-        capture_progress_update(sink, t + 1);
-    }
-    mem_free(logits);
-    capture_progress_end(sink);
-    return rc;
-}
-
-/* The records after the header: prefill, per step selects and token, then the summary. */
-static int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e)
-{
-    struct salca_capture *x = inst;
-    int rc = emit_prefill(x, sink, e);
-    if (!rc && x->subst_on)
-        rc = subst_setup(x, e);
-    if (!rc)
-        rc = decode_steps(x, sink, e);
-    if (!rc)
-        rc = salca_emit_summary(x, sink, e);
-    return rc;
-}
-
 static void salca_close(void *inst)
 {
     struct salca_capture *x = inst;
@@ -781,13 +487,13 @@ static void salca_close(void *inst)
         mem_free(x->acc.cos[m]);
     }
     if (c->kv)
-        for (uint32_t i = 0; i < c->L * c->G; i++)
+        for (uint32_t i = 0; i < c->n_l * c->G; i++)
             salca_kv_release(&c->kv[i]);
     if (c->sc)
         for (uint32_t i = 0; i < x->threads; i++)
             salca_scratch_release(&c->sc[i]);
     if (c->jr)
-        for (size_t i = 0; i < (size_t)c->L * c->H * SALCA_NSLOT; i++)
+        for (size_t i = 0; i < (size_t)c->n_l * c->H * SALCA_NSLOT; i++)
             buf_release(&c->jr[i].sel);
     mem_free(c->kv);
     mem_free(c->vheavy);
@@ -814,6 +520,8 @@ const struct capture_ops capture_salca_ops = {
     .header = salca_header,
     .run = salca_run,
     .close = salca_close,
+    .checkpoint_save = salca_ckpt_save,
+    .checkpoint_load = salca_ckpt_load,
 };
 
 int salca_capture_run(const struct salca_capture_params *p, const char *out_path,

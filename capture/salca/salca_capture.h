@@ -44,6 +44,9 @@ struct salca_capture_params {
     uint32_t n_variants;                       /* ablation variants (<= SALCA_MAX_VARIANTS) */
     char variant_text[SALCA_MAX_VARIANTS][64]; /* "w_k=4,w_q=fp32" (salca_variant_parse) */
     bool no_hist;
+    /* the layer-major memory plan even when every layer fits (synthetic and calibrated
+     * sources; docs/models.md#salca-memory-plan) */
+    bool layer_major;
     bool top1;                /* model: substituted runs for top-1 agreement */
     int threads;              /* worker threads (>= 1) */
     uint64_t mem_limit_bytes; /* 8 GiB; 0: no limit (as capture_opts) */

@@ -78,7 +78,18 @@ struct cap {
     const struct salca_span *needles[MAX_NEEDLES];
     uint32_t n_needles;
     int enc_err;
+    /* the memory plan (docs/models.md#salca-memory-plan): the stores, queries and job
+     * results hold layers [l_lo, l_lo + n_l); all L (resident, step-major records) or one
+     * at a time (layer_major: records per layer, then per step) */
+    bool layer_major;
+    uint32_t l_lo, n_l;
 };
+
+/* Layer of job j of the aggregates: step-major (t, l, h) or layer-major (l, t, h). */
+static inline uint32_t salca_job_layer(const struct cap *c, uint64_t j)
+{
+    return c->layer_major ? (uint32_t)(j / ((uint64_t)c->N * c->H)) : (uint32_t)((j / c->H) % c->L);
+}
 
 /* Substituted run of one method (spec 7, top-1 agreement): per-method stores. */
 struct subst {
@@ -124,6 +135,8 @@ struct salca_capture {
     struct subst sub[SALCA_NSLOT];
     struct salca_acc acc;
     uint32_t token; /* the next decode input token */
+    bool resumed;          /* checkpoint_load ran: run() starts at the sink's resume_unit */
+    uint32_t resume_token; /* the checkpoint's next input token (checked after the replay) */
     char *pj, *mj;  /* params and model JSON (jansson's malloc) */
     struct salca_hdr_store hs;
     struct salca_capture_result res;
@@ -134,7 +147,7 @@ json_t *salca_calib_json(const struct salca_capture_params *p, const struct salc
                          uint32_t L, uint32_t H, uint32_t G);
 /* params_json and model_json of the header (jansson's malloc; free with free). */
 char *salca_params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                        uint32_t N, json_t *cal);
+                        uint32_t N, bool layer_major, json_t *cal);
 char *salca_model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H, uint32_t G,
                        uint32_t d, const struct nn_llama *m);
 
@@ -142,6 +155,9 @@ char *salca_model_json(const struct salca_capture_params *p, uint32_t L, uint32_
 void salca_stats(double *v, uint64_t n, double *mean, double *median, double *p5);
 /* The result, the CSV and the Summary record after the last decode step. 0 or an err. */
 int salca_emit_summary(struct salca_capture *x, struct capture_sink *sink, struct errmsg *e);
+
+/* salca_decode.c: capture_salca_ops.run: every record after the header. */
+int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e);
 
 /* salca_ckpt.c: the checkpoint hooks of capture_salca_ops (docs/trace-format.md#checkpoints). */
 int salca_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e);

@@ -58,9 +58,12 @@ json_t *salca_calib_json(const struct salca_capture_params *p, const struct salc
 }
 
 char *salca_params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                         uint32_t N, json_t *cal)
+                         uint32_t N, bool layer_major, json_t *cal)
 {
     json_t *o = json_object();
+    /* only the layer-major plan says so: the step-major traces keep their bytes */
+    if (layer_major)
+        json_object_set_new(o, "record_order", json_string("layer-major"));
     const struct salca_synth_params *s = &p->synth;
     json_object_set_new(o, "source",
                         json_string(p->model        ? "model"

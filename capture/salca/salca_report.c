@@ -64,7 +64,7 @@ static void fill_table(struct salca_capture_result *res, const struct salca_capt
 }
 
 /* Writes one CSV row per (sample, method, layer) and one "all" row per method (spec 7
- * aggregates). Job j of the arrays is (t, l, h) = (j / (L H), (j / H) mod L, j mod H). */
+ * aggregates). Job j of the arrays is in layer salca_job_layer(c, j). */
 static int write_csv(const struct salca_capture_params *p, const struct salca_task *task,
                      const struct cap *c, uint64_t jobs, double *const *rec, double *const *cos,
                      double *const *ret, double *const *over, struct errmsg *e)
@@ -86,7 +86,7 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
             uint64_t k = 0;
             double *r = buf, *co = buf + jobs + 1, sr = 0, so = 0;
             for (uint64_t j = 0; j < jobs; j++) {
-                if (l < (int64_t)c->L && (int64_t)((j / c->H) % c->L) != l)
+                if (l < (int64_t)c->L && (int64_t)salca_job_layer(c, j) != l)
                     continue;
                 r[k] = rec[m][j];
                 co[k] = cos[m][j];
