@@ -13,6 +13,7 @@
 
 #include "analysis/reproduce.h"
 #include "capture/nn/nn.h"
+#include "capture/capture_registry.h"
 #include "capture/salca/salca_capture.h"
 #include "cli/reproduce_runs.h"
 #include "common/mem.h"
@@ -327,7 +328,20 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
         p.threads = o->threads;
     p.command_line = "acceltrace reproduce";
     nn_set_threads(1); /* as `capture salca`: parallelism comes from the job threads */
-    int rc = salca_capture_run(&p, path, res, e);
+    const struct capture_ops *ops = capture_registry_find("salca");
+    struct capture_opts co;
+    capture_opts_default(&co);
+    co.mem_limit_bytes = p.mem_limit_bytes;
+    co.quiet = p.quiet;
+    co.command_line = p.command_line;
+    co.utc_time = "";
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, e);
+    if (!rc)
+        rc = capture_run(ops, inst, path, &co, e);
+    if (inst)
+        *res = *salca_capture_result(inst);
+    ops->close(inst);
     char what[160];
     snprintf(what, sizeof what, "the Salca capture (%s source, %u layers x %u heads, %u steps)",
              src, g->layers, g->heads, g->steps);

@@ -21,6 +21,7 @@
 
 #include "analysis/conflicts.h"
 #include "capture/salca/salca_capture.h"
+#include "tests/helpers/capture_helpers.h"
 #include "capture/salca/salca_kv.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -285,7 +286,7 @@ static void test_capture_overshoot(void **state)
     snprintf(path, sizeof path, "%s/cap.atr", dir);
     struct errmsg e = {0};
     struct salca_capture_result res;
-    if (salca_capture_run(&p, path, &res, &e))
+    if (test_capture_salca(&p, path, &res, &e))
         fail_msg("capture failed: %s", errmsg_text(&e));
 
     struct conflicts_opts o;

@@ -138,6 +138,9 @@ static int validate(const struct kura_params *p, struct errmsg *e)
 
 /* ---- the run ---- */
 
+/* Receives each record after the header; 0 or a negative err to stop. */
+typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
+
 struct run {
     const struct kura_params *p;
     struct kura_schedule sch;
@@ -742,11 +745,6 @@ static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx
     return rc;
 }
 
-int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                      struct kura_result *res, struct errmsg *e)
-{
-    return exec_phases(p, emit, ctx, NULL, NULL, res, e);
-}
 
 /* ---- the capture interface ---- */
 
@@ -840,6 +838,13 @@ static int kura_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path,
 const struct kura_result *kura_capture_result(const void *inst)
 {
     return &((const struct kura_capture *)inst)->res;
+}
+
+void kura_capture_take_result(void *inst, struct kura_result *out)
+{
+    struct kura_capture *c = inst;
+    *out = c->res;
+    memset(&c->res, 0, sizeof c->res);
 }
 
 static int kura_open(void **inst, const void *params, struct errmsg *e)

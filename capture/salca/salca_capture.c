@@ -523,24 +523,3 @@ const struct capture_ops capture_salca_ops = {
     .checkpoint_save = salca_ckpt_save,
     .checkpoint_load = salca_ckpt_load,
 };
-
-int salca_capture_run(const struct salca_capture_params *p, const char *out_path,
-                      struct salca_capture_result *res, struct errmsg *e)
-{
-    memset(res, 0, sizeof *res);
-    struct capture_opts o;
-    capture_opts_default(&o);
-    o.zstd_level = p->zstd_level;
-    o.mem_limit_bytes = p->mem_limit_bytes;
-    o.quiet = p->quiet;
-    o.command_line = p->command_line;
-    o.utc_time = p->utc_time ? p->utc_time : "";
-    void *inst = NULL;
-    int rc = capture_salca_ops.open(&inst, p, e);
-    if (!rc)
-        rc = capture_run(&capture_salca_ops, inst, out_path, &o, e);
-    if (inst)
-        *res = *salca_capture_result(inst);
-    capture_salca_ops.close(inst);
-    return rc;
-}
