@@ -295,9 +295,9 @@ static int ckpt_read(const char *ckpt_path, struct ckpt_head *h, char **data, si
         return errmsg_set(e, ERR_NOTFOUND, "no checkpoint '%s'", ckpt_path);
     int rc = io_read_file(ckpt_path, CKPT_MAX_BYTES, data, len, e);
     if (rc)
-        return rc == ERR_LIMIT ? errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint: over 1 GiB",
-                                            ckpt_path)
-                               : rc;
+        return rc == ERR_LIMIT
+                   ? errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint: over 1 GiB", ckpt_path)
+                   : rc;
     const uint8_t *b = (const uint8_t *)*data;
     size_t n = *len;
     if (n < CKPT_HEAD_BYTES + 4 || memcmp(b, CKPT_MAGIC, 8) != 0) {
@@ -305,11 +305,13 @@ static int ckpt_read(const char *ckpt_path, struct ckpt_head *h, char **data, si
                         ckpt_path, n);
         goto fail;
     }
-    uint32_t ver = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 |
-                   (uint32_t)b[11] << 24;
+    uint32_t ver =
+        (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24;
     if (ver != CKPT_VERSION) {
-        rc = errmsg_set(e, ERR_DATA, "checkpoint '%s' has version %u (this build reads %u) at "
-                        "offset 8", ckpt_path, ver, CKPT_VERSION);
+        rc = errmsg_set(e, ERR_DATA,
+                        "checkpoint '%s' has version %u (this build reads %u) at "
+                        "offset 8",
+                        ckpt_path, ver, CKPT_VERSION);
         goto fail;
     }
     h->n_bytes = get64(b + 112);
@@ -382,8 +384,8 @@ static int drop_partial(const char *path, struct errmsg *e)
  */
 static int resume_open(const struct capture_ops *ops, void *inst, const char *path,
                        const char *ckpt_path, const struct trace_writer_opts *wo,
-                       const char *params_hash, struct capture_sink *sink,
-                       struct trace_writer **w, struct errmsg *e)
+                       const char *params_hash, struct capture_sink *sink, struct trace_writer **w,
+                       struct errmsg *e)
 {
     *w = NULL;
     struct ckpt_head h;
@@ -480,7 +482,10 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
     snprintf(label, sizeof label, "%s capture", ops->name);
     struct capture_sink sink = {.append = writer_append, .flush = writer_flush, .quiet = o->quiet};
     sink.progress.label = label;
-    struct ckpt_ctx ck = {.ops = ops, .inst = inst, .sink = &sink, .params_hash = st.params_hash,
+    struct ckpt_ctx ck = {.ops = ops,
+                          .inst = inst,
+                          .sink = &sink,
+                          .params_hash = st.params_hash,
                           .interval_s = o->checkpoint_interval_s,
                           .t_last_s = progress_now_s()};
     if (resumable && !(ck.path = path_plus(path, CAPTURE_CKPT_SUFFIX)))

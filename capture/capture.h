@@ -51,7 +51,7 @@ struct capture_sink {
     /* Optional: makes every record appended so far durable against a killed process
      * (write(2) of the writer's buffer); called at each progress unit. 0 or an err. */
     int (*flush)(void *ctx);
-    uint64_t records;         /* records appended so far (a resumed run: in the file too) */
+    uint64_t records; /* records appended so far (a resumed run: in the file too) */
     /* 0: a fresh run; else run() starts at this unit, the state of the units before it
      * loaded by checkpoint_load (their records are in the file already) */
     uint64_t resume_unit;
@@ -126,8 +126,7 @@ struct capture_ops {
     /* Reads what checkpoint_save wrote into a prepared inst (called after prepare, before
      * run); a file from other parameters or a bad layout is ERR_DATA naming the file and
      * byte offset (ftell(f) is the offset in the file). */
-    int (*checkpoint_load)(void *inst, uint64_t unit, FILE *f, const char *path,
-                           struct errmsg *e);
+    int (*checkpoint_load)(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e);
 };
 
 /* Options of the driver: what every capture shares. */

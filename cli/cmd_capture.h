@@ -10,10 +10,13 @@
 
 /* The --resume row of a capture verb's option table, with the verb's own id. */
 #define CMD_CAPTURE_OPT_RESUME(id)                                                                 \
-    {id, "resume", 0, CLI_ARG_NONE, NULL,                                                         \
-     "continue a killed capture of the same -o FILE and\nparameters from FILE.ckpt (without "     \
-     "one: start\nfresh)",                                                                       \
-     0}
+    {                                                                                              \
+        id, "resume", 0, CLI_ARG_NONE, NULL,                                                       \
+            "continue a killed capture of the same -o FILE and\nparameters from FILE.ckpt "        \
+            "(without "                                                                            \
+            "one: start\nfresh)",                                                                  \
+            0                                                                                      \
+    }
 
 /* 0 when ops can resume or resume is false; else the exit status of "capture NAME cannot
  * resume" (2), printed. Call it before ops->open (which may load a model). */

@@ -16,7 +16,15 @@
 
 #define VERB "capture test"
 
-enum { OPT_RECORDS = 1, OPT_PER_STEP, OPT_NUMBERS, OPT_BLOB_BYTES, OPT_SEED, OPT_LEVEL, OPT_RESUME };
+enum {
+    OPT_RECORDS = 1,
+    OPT_PER_STEP,
+    OPT_NUMBERS,
+    OPT_BLOB_BYTES,
+    OPT_SEED,
+    OPT_LEVEL,
+    OPT_RESUME
+};
 
 static const struct cli_opt opts[] = {
     {OPT_RECORDS, "records", 0, CLI_ARG_STRING, "N", "records after the header (default 1000)", 0},

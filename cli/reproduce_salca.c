@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "analysis/reproduce.h"
-#include "capture/nn/nn.h"
 #include "capture/capture_registry.h"
+#include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
 #include "cli/reproduce_runs.h"
 #include "common/mem.h"

@@ -19,12 +19,12 @@
 #include <cmocka.h>
 
 #include "capture/kura/kura_capture.h"
-#include "tests/helpers/capture_helpers.h"
 #include "capture/kura/kura_sde.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
 #include "formats/kura_fixed.h"
+#include "tests/helpers/capture_helpers.h"
 
 /* Collects what the capture emits: a hash of all packed records plus order checks. */
 struct sink_ctx {
@@ -303,8 +303,8 @@ static void test_alloc_failures(void **state)
 }
 
 /* The image folder is made with its parents (io_mkdir_p); one that cannot be made is an I/O
- * error naming it, from the ops run through test_capture_kura and from the driver's prepare, which refuses
- * before any trace file exists. */
+ * error naming it, from the ops run through test_capture_kura and from the driver's prepare, which
+ * refuses before any trace file exists. */
 static void test_png_folders(void **state)
 {
     (void)state;

@@ -20,12 +20,12 @@
 #include <cmocka.h>
 
 #include "capture/kura/kura_capture.h"
-#include "tests/helpers/capture_helpers.h"
 #include "capture/kura/kura_net.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/sha256.h"
+#include "tests/helpers/capture_helpers.h"
 
 #define MAXT 64
 

@@ -16,11 +16,11 @@
 
 #include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
-#include "tests/helpers/capture_helpers.h"
 #include "capture/salca/salca_source.h"
 #include "capture/salca/salca_task.h"
 #include "common/mem.h"
 #include "formats/varint.h"
+#include "tests/helpers/capture_helpers.h"
 #include "traces/trace_reader.h"
 
 static char dir[256];

@@ -20,11 +20,11 @@
 
 #include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
-#include "tests/helpers/capture_helpers.h"
 #include "capture/salca/salca_quant.h"
 #include "capture/salca/salca_source.h"
 #include "capture/salca/salca_task.h"
 #include "common/mem.h"
+#include "tests/helpers/capture_helpers.h"
 #include "traces/trace_reader.h"
 
 #define L_ 2

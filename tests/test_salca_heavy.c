@@ -21,11 +21,11 @@
 
 #include "analysis/conflicts.h"
 #include "capture/salca/salca_capture.h"
-#include "tests/helpers/capture_helpers.h"
 #include "capture/salca/salca_kv.h"
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/varint.h"
+#include "tests/helpers/capture_helpers.h"
 #include "traces/trace_reader.h"
 
 static char dir[] = "/tmp/test_salca_heavy_XXXXXX";

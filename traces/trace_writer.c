@@ -11,10 +11,10 @@
 #include "traces/trace_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -348,9 +348,8 @@ static int lock_tmp(struct trace_writer *w)
 {
     if (flock(w->sink.fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
         return 0; /* a file system without locks: nothing to refuse */
-    return errmsg_set(&w->err, ERR_USAGE,
-                      "'%s' is in use: another capture is writing '%s'", w->tmp_path,
-                      w->final_path);
+    return errmsg_set(&w->err, ERR_USAGE, "'%s' is in use: another capture is writing '%s'",
+                      w->tmp_path, w->final_path);
 }
 
 static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
@@ -526,8 +525,8 @@ int trace_writer_reopen(struct trace_writer **out, const char *path,
     struct stat st;
     w->sink.fd = open(w->tmp_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (w->sink.fd < 0 || fstat(w->sink.fd, &st) != 0) {
-        rc = errmsg_set(&w->err, errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
-                        "cannot resume '%s': %s", w->tmp_path, strerror(errno));
+        rc = errmsg_set(&w->err, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot resume '%s': %s",
+                        w->tmp_path, strerror(errno));
         goto fail;
     }
     if (!S_ISREG(st.st_mode)) {

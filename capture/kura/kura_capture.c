@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "capture/kura/kura_header.h"
+#include "capture/kura/kura_capture_impl.h"
 #include "capture/kura/kura_net.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
@@ -699,17 +699,17 @@ static int run_finish(struct run *r, double **theta, double fwd_r, const struct 
 }
 
 struct kura_capture;
-static int resume_state(struct kura_capture *c, struct run *r, double *theta,
-                        struct drift_acc *acc, struct kura_result *res);
-static int reverse_done(struct kura_capture *c, struct run *r, double *theta,
-                        struct drift_acc *acc, struct errmsg *e);
+static int resume_state(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct kura_result *res);
+static int reverse_done(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct errmsg *e);
 
 /* The four phases; sink (may be NULL) lends its progress reporter; c (may be NULL) is the
  * capture instance whose checkpoints the reverse steps write and whose loaded state a
  * resumed run (sink->resume_unit > 0) starts from. */
 static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                       struct capture_sink *sink, struct kura_capture *c,
-                       struct kura_result *res, struct errmsg *e)
+                       struct capture_sink *sink, struct kura_capture *c, struct kura_result *res,
+                       struct errmsg *e)
 {
     double t_start = progress_now_s();
     struct run r;
@@ -745,7 +745,6 @@ static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx
     return rc;
 }
 
-
 /* ---- the capture interface ---- */
 
 struct kura_capture {
@@ -766,8 +765,8 @@ struct kura_capture {
 
 /* A resumed run after its forward pass: the state of the checkpoint; returns the first
  * reverse step to run. Units: T - 1 forward steps, then one per reverse step. */
-static int resume_state(struct kura_capture *c, struct run *r, double *theta,
-                        struct drift_acc *acc, struct kura_result *res)
+static int resume_state(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct kura_result *res)
 {
     memcpy(theta, c->rs_theta, r->n * sizeof(double));
     *acc = c->rs_acc;
@@ -781,8 +780,8 @@ static int resume_state(struct kura_capture *c, struct run *r, double *theta,
 
 /* After a reverse step: the map, the drift statistics and the tile bytes so far are the
  * whole state of the units done (the forward pass is recomputed on resume). */
-static int reverse_done(struct kura_capture *c, struct run *r, double *theta,
-                        struct drift_acc *acc, struct errmsg *e)
+static int reverse_done(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct errmsg *e)
 {
     c->live_theta = theta;
     c->live_acc = acc;
@@ -804,8 +803,7 @@ static int kura_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
     return 0;
 }
 
-static int kura_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path,
-                          struct errmsg *e)
+static int kura_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e)
 {
     struct kura_capture *c = inst;
     uint32_t head[2] = {0, 0};
@@ -829,8 +827,10 @@ static int kura_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path,
     off = ftell(f);
     if (fread(&c->rs_acc, sizeof c->rs_acc, 1, f) != 1 || fread(&c->rs_tile_bytes, 8, 1, f) != 1 ||
         fread(c->rs_theta, sizeof(double), n, f) != n || fgetc(f) != EOF)
-        return errmsg_set(e, ERR_DATA, "checkpoint '%s': kura state at offset %ld is truncated "
-                          "or too long", path, off);
+        return errmsg_set(e, ERR_DATA,
+                          "checkpoint '%s': kura state at offset %ld is truncated "
+                          "or too long",
+                          path, off);
     c->rs_unit = u;
     return 0;
 }

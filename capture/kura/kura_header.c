@@ -1,7 +1,7 @@
 /*
- * kura_header: the workload part of a kura trace's header (see kura_header.h).
+ * kura_header: the workload part of a kura trace's header (see kura_capture_impl.h).
  */
-#include "capture/kura/kura_header.h"
+#include "capture/kura/kura_capture_impl.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -222,8 +222,7 @@ static int salca_open(void **inst, const void *params, struct errmsg *e)
     /* the layer-major plan when asked for, or when every layer's stores would not fit the
      * memory limit; the model source runs its layers in sequence and cannot
      * (docs/models.md#salca-memory-plan) */
-    if (!x->mdl &&
-        (x->p.layer_major || (x->p.mem_limit_bytes && x->need > x->p.mem_limit_bytes))) {
+    if (!x->mdl && (x->p.layer_major || (x->p.mem_limit_bytes && x->need > x->p.mem_limit_bytes))) {
         c->layer_major = true;
         c->n_l = 1;
         x->need = estimate(x);
@@ -311,9 +310,9 @@ static int salca_prepare(void *inst, struct errmsg *e)
                 salca_heavy_select(c->kv[i].chan_sum, c->d, c->var[v].r,
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
-    x->pj =
-        salca_params_json(p, &x->task, c->N, c->layer_major,
-                    p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
+    x->pj = salca_params_json(
+        p, &x->task, c->N, c->layer_major,
+        p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
     x->mj = salca_model_json(p, c->L, c->H, c->G, c->d, x->mdl);
     if (!x->pj || !x->mj)
         return errmsg_set(e, ERR_NOMEM, "out of memory");

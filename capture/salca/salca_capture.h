@@ -61,7 +61,7 @@ struct salca_capture_params {
     bool quiet;               /* no progress */
     const char *command_line; /* for the header (may be NULL) */
     const char *utc_time;     /* for the header (NULL: "") */
-    const char *csv_path;            /* per-(sample, method, layer) aggregates; NULL: none */
+    const char *csv_path;     /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
 /* Defaults of the spec and the issue: calibrated source, narrativeqa, length 32768, 64 steps,

@@ -134,10 +134,10 @@ struct salca_capture {
     uint64_t need; /* memory estimate (bytes) */
     struct subst sub[SALCA_NSLOT];
     struct salca_acc acc;
-    uint32_t token; /* the next decode input token */
+    uint32_t token;        /* the next decode input token */
     bool resumed;          /* checkpoint_load ran: run() starts at the sink's resume_unit */
     uint32_t resume_token; /* the checkpoint's next input token (checked after the replay) */
-    char *pj, *mj;  /* params and model JSON (jansson's malloc) */
+    char *pj, *mj;         /* params and model JSON (jansson's malloc) */
     struct salca_hdr_store hs;
     struct salca_capture_result res;
 };

@@ -46,7 +46,7 @@ int salca_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
     const struct salca_capture *x = inst;
     const struct cap *c = &x->c;
     const struct salca_acc *a = &x->acc;
-    uint32_t head[7] = {SALCA_CKPT_VERSION, c->L,          c->H,        c->N,
+    uint32_t head[7] = {SALCA_CKPT_VERSION, c->L,           c->H,        c->N,
                         slot_mask(&x->p),   c->layer_major, c->n_needles};
     uint64_t counts[4] = {unit, a->jobs_done, x->res.selects, x->res.sel_bytes};
     bool ok = put(f, head, 4, 7) && put(f, counts, 8, 4) && put(f, &x->token, 4, 1);
@@ -75,7 +75,7 @@ int salca_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct
     struct salca_capture *x = inst;
     const struct cap *c = &x->c;
     struct salca_acc *a = &x->acc;
-    uint32_t head[7] = {0}, want[7] = {SALCA_CKPT_VERSION, c->L,          c->H,        c->N,
+    uint32_t head[7] = {0}, want[7] = {SALCA_CKPT_VERSION, c->L,           c->H,        c->N,
                                        slot_mask(&x->p),   c->layer_major, c->n_needles};
     uint64_t counts[4] = {0};
     long off = ftell(f);
@@ -86,8 +86,7 @@ int salca_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct
                           path, off);
     off = ftell(f);
     uint64_t units = (uint64_t)c->N * (c->layer_major ? c->L : 1);
-    if (!get(f, counts, 8, 4) || counts[0] != unit || unit > units ||
-        counts[1] != jobs_at(c, unit))
+    if (!get(f, counts, 8, 4) || counts[0] != unit || unit > units || counts[1] != jobs_at(c, unit))
         return errmsg_set(e, ERR_DATA,
                           "checkpoint '%s': unit or job count at offset %ld does not fit this run",
                           path, off);
@@ -110,7 +109,8 @@ int salca_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct
     }
     off = ftell(f);
     if (!ok || !get(f, a->cov_n, 8, MAX_NEEDLES) || fgetc(f) != EOF)
-        return errmsg_set(e, ERR_DATA, "checkpoint '%s': salca state truncated or too long at "
+        return errmsg_set(e, ERR_DATA,
+                          "checkpoint '%s': salca state truncated or too long at "
                           "offset %ld",
                           path, off);
     x->resumed = true;

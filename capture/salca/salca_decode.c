@@ -414,8 +414,8 @@ int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e)
     float *logits = x->mdl ? mem_alloc(x->mdl->cfg.V * sizeof(float)) : NULL;
     if (x->mdl && !logits)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
-    int rc = x->c.layer_major ? run_layer_major(x, sink, logits, e)
-                              : run_resident(x, sink, logits, e);
+    int rc =
+        x->c.layer_major ? run_layer_major(x, sink, logits, e) : run_resident(x, sink, logits, e);
     mem_free(logits);
     capture_progress_end(sink);
     if (!rc)

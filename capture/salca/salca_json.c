@@ -9,7 +9,7 @@
 /* The calibrated source's parameters and its per-head map (head_class: 'R' retrieval or
  * 'S' streaming per capture (l, h), row-major; head_pattern: the MInference budget code). */
 json_t *salca_calib_json(const struct salca_capture_params *p, const struct salca_source *src,
-                          uint32_t L, uint32_t H, uint32_t G)
+                         uint32_t L, uint32_t H, uint32_t G)
 {
     const struct salca_calib_params *c = &p->calib;
     json_t *o = json_object();
@@ -58,7 +58,7 @@ json_t *salca_calib_json(const struct salca_capture_params *p, const struct salc
 }
 
 char *salca_params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                         uint32_t N, bool layer_major, json_t *cal)
+                        uint32_t N, bool layer_major, json_t *cal)
 {
     json_t *o = json_object();
     /* only the layer-major plan says so: the step-major traces keep their bytes */
@@ -117,7 +117,7 @@ char *salca_params_json(const struct salca_capture_params *p, const struct salca
 }
 
 char *salca_model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H, uint32_t G,
-                        uint32_t d, const struct nn_llama *m)
+                       uint32_t d, const struct nn_llama *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "L", json_integer(L));

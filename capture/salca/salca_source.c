@@ -704,7 +704,8 @@ int salca_source_step_layers(struct salca_source *s, uint32_t t, uint32_t l_lo, 
     if (s->model_src || l_lo >= l_hi || l_hi > s->L)
         return errmsg_set(e, ERR_INTERNAL, "layers %u..%u of this source cannot be generated alone",
                           l_lo, l_hi);
-    return s->calib ? calib_step(s, t, l_lo, l_hi, kv, q, e) : synth_step(s, t, l_lo, l_hi, kv, q, e);
+    return s->calib ? calib_step(s, t, l_lo, l_hi, kv, q, e)
+                    : synth_step(s, t, l_lo, l_hi, kv, q, e);
 }
 
 int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,

@@ -167,8 +167,7 @@ static int synth_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
     return 0;
 }
 
-static int synth_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path,
-                           struct errmsg *e)
+static int synth_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e)
 {
     const struct synth_capture *c = inst;
     uint32_t ver = 0;

@@ -1,10 +1,11 @@
 /*
- * kura_header: the workload part of a kura trace's header: params_json (only the parameters
- * that change the records), model_json, the provenance and the KuraHeader
- * (docs/models.md#kura). The strings live in a struct kura_header_store the caller owns.
+ * kura_capture_impl: private to the kura capture (kura_capture.c, kura_header.c): the
+ * workload part of a kura trace's header: params_json (only the parameters that change the
+ * records), model_json, the provenance and the KuraHeader (docs/models.md#kuramoto-capture). The
+ * strings live in a struct kura_header_store the caller owns.
  */
-#ifndef ACCELTRACE_KURA_HEADER_H
-#define ACCELTRACE_KURA_HEADER_H
+#ifndef ACCELTRACE_KURA_CAPTURE_IMPL_H
+#define ACCELTRACE_KURA_CAPTURE_IMPL_H
 
 #include "capture/kura/kura_capture.h"
 #include "common/err.h"
