@@ -505,8 +505,13 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
         errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
     trace_writer_free(w); /* removes the .partial unless finished */
     /* finished, or failed (its .partial removed): the checkpoint has nothing to resume */
-    if (ck.path && w)
+    if (ck.path && w) {
+        char *tmp = path_plus(ck.path, ".tmp"); /* a killed checkpoint write's leftover */
         unlink(ck.path);
+        if (tmp)
+            unlink(tmp);
+        mem_free(tmp);
+    }
 out:
     mem_free(ck.path);
     return rc;
