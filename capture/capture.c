@@ -5,11 +5,17 @@
  */
 #include "capture/capture.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "common/crc32c.h"
+#include "common/io.h"
 #include "common/mem.h"
 #include "common/sha256.h"
 #include "common/version.h"
@@ -28,6 +34,8 @@ void capture_progress_begin(struct capture_sink *s, uint64_t total)
 {
     const char *label = s->progress.label ? s->progress.label : "capture";
     progress_init(&s->progress, label, total, s->quiet);
+    if (s->resume_unit <= total) /* the rate counts this run's units only */
+        s->progress.done0 = s->progress.done = s->resume_unit;
     s->progress_on = true;
 }
 
@@ -54,6 +62,17 @@ void capture_opts_default(struct capture_opts *o)
     memset(o, 0, sizeof *o);
     o->zstd_level = 3;
     o->mem_limit_bytes = (uint64_t)8 << 30;
+    o->checkpoint_interval_s = 60;
+    const char *ci = getenv("ACCELTRACE_CHECKPOINT_INTERVAL");
+    char *end;
+    double v = ci ? strtod(ci, &end) : -1;
+    if (ci && end != ci && !*end && v >= 0)
+        o->checkpoint_interval_s = v;
+}
+
+int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e)
+{
+    return s->checkpoint ? s->checkpoint(s->checkpoint_ctx, unit, e) : 0;
 }
 
 /* ISO 8601 of t (UTC). */
@@ -79,6 +98,17 @@ void capture_header_common(const struct capture_ops *ops, const struct capture_o
     memset(st, 0, sizeof *st);
     hdr->producer = (char *)(ops->producer ? ops->producer : ACCELTRACE_PRODUCER);
     hdr->workload = (char *)ops->name;
+    /* the hash is computed for every capture (a checkpoint is checked against it) but
+     * only a header that may vary with the environment carries it */
+    const char *pj = hdr->params_json ? hdr->params_json : "";
+    const char *mj = hdr->model_json ? hdr->model_json : "";
+    struct sha256 s;
+    uint8_t dg[32];
+    sha256_init(&s);
+    sha256_update(&s, pj, strlen(pj));
+    sha256_update(&s, mj, strlen(mj));
+    sha256_final(&s, dg);
+    sha256_to_hex(dg, st->params_hash);
     if (ops->fixed_header) { /* equal parameters, equal files, in any environment */
         hdr->command_line = "";
         hdr->utc_time = "1970-01-01T00:00:00Z";
@@ -91,15 +121,6 @@ void capture_header_common(const struct capture_ops *ops, const struct capture_o
         header_time(o, st->utc);
         hdr->utc_time = st->utc;
     }
-    const char *pj = hdr->params_json ? hdr->params_json : "";
-    const char *mj = hdr->model_json ? hdr->model_json : "";
-    struct sha256 s;
-    uint8_t dg[32];
-    sha256_init(&s);
-    sha256_update(&s, pj, strlen(pj));
-    sha256_update(&s, mj, strlen(mj));
-    sha256_final(&s, dg);
-    sha256_to_hex(dg, st->params_hash);
     hdr->params_hash = st->params_hash;
 }
 
@@ -134,6 +155,305 @@ static int check_memory(const struct capture_ops *ops, const void *inst,
                              ops->mem_hint ? ops->mem_hint : "raise --mem-limit");
 }
 
+/* ---- checkpoints (docs/trace-format.md#checkpoints) ---- */
+
+#define CKPT_MAGIC "ACCTCKPT"
+#define CKPT_VERSION 1u
+#define CKPT_HEAD_BYTES 120u /* magic .. workload length; the workload's bytes follow */
+#define CKPT_MAX_BYTES ((uint64_t)1 << 30)
+
+/* What the fixed part of a checkpoint holds. */
+struct ckpt_head {
+    char params_hash[65];
+    uint64_t unit, length, records, frames, n_bytes;
+};
+
+/* The driver's checkpoint state (struct capture_sink.checkpoint_ctx). */
+struct ckpt_ctx {
+    const struct capture_ops *ops;
+    void *inst;
+    struct trace_writer *w;
+    struct capture_sink *sink;
+    char *path; /* PATH.ckpt */
+    const char *params_hash;
+    double interval_s, t_last_s;
+};
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* path + suffix; NULL out of memory (free with mem_free). */
+static char *path_plus(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), m = strlen(suffix);
+    char *p = mem_alloc(n + m + 1);
+    if (p) {
+        memcpy(p, path, n);
+        memcpy(p + n, suffix, m + 1);
+    }
+    return p;
+}
+
+/* Writes n bytes to path through path.tmp: fsync, rename, directory fsync. */
+static int write_atomic(const char *path, const uint8_t *data, size_t n, struct errmsg *e)
+{
+    char *tmp = path_plus(path, ".tmp");
+    if (!tmp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    size_t off = 0;
+    while (fd >= 0 && off < n) {
+        ssize_t k = write(fd, data + off, n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        off += (size_t)k;
+    }
+    if (fd < 0 || off < n || fsync(fd) != 0) {
+        rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s': %s", tmp, strerror(errno));
+    }
+    if (fd >= 0 && close(fd) != 0 && !rc)
+        rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s': %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path) != 0)
+        rc = errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (rc)
+        unlink(tmp);
+    else
+        io_sync_parent_dir(path);
+    mem_free(tmp);
+    return rc;
+}
+
+/* The driver's capture_sink.checkpoint: rate-limited, flushes the trace, then writes the
+ * fixed part, the workload's bytes and a CRC-32C of everything before it. */
+static int driver_checkpoint(void *ctx, uint64_t unit, struct errmsg *e)
+{
+    struct ckpt_ctx *c = ctx;
+    double now = progress_now_s();
+    if (c->interval_s > 0 && now - c->t_last_s < c->interval_s)
+        return 0;
+    int rc = trace_writer_flush(c->w);
+    if (rc)
+        return errmsg_set(e, rc, "%s", trace_writer_errmsg(c->w));
+    char *wb = NULL;
+    size_t wn = 0;
+    uint8_t *all = NULL;
+    FILE *f = open_memstream(&wb, &wn);
+    if (!f)
+        return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+    rc = c->ops->checkpoint_save(c->inst, unit, f, e);
+    if (fclose(f) != 0 && !rc)
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+    if (rc)
+        goto out;
+    size_t n = CKPT_HEAD_BYTES + wn + 4;
+    if (!(all = mem_calloc(1, n))) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+        goto out;
+    }
+    memcpy(all, CKPT_MAGIC, 8);
+    all[8] = CKPT_VERSION; /* u32 LE */
+    memcpy(all + 16, c->params_hash, strlen(c->params_hash));
+    put64(all + 80, unit);
+    put64(all + 88, trace_writer_offset(c->w));
+    put64(all + 96, c->sink->records);
+    put64(all + 104, trace_writer_frames(c->w));
+    put64(all + 112, wn);
+    if (wn)
+        memcpy(all + CKPT_HEAD_BYTES, wb, wn);
+    uint32_t crc = crc32c_update(0, all, n - 4);
+    for (int i = 0; i < 4; i++)
+        all[n - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+    rc = write_atomic(c->path, all, n, e);
+    c->t_last_s = progress_now_s();
+out:
+    free(wb); /* open_memstream's buffer is malloc's */
+    mem_free(all);
+    return rc;
+}
+
+/* Reads and checks ckpt_path (magic, version, lengths, CRC) into *h and *data (the whole
+ * file; free with mem_free). ERR_NOTFOUND when it does not exist; ERR_DATA naming it. */
+static int ckpt_read(const char *ckpt_path, struct ckpt_head *h, char **data, size_t *len,
+                     struct errmsg *e)
+{
+    *data = NULL;
+    if (access(ckpt_path, F_OK) != 0 && errno == ENOENT)
+        return errmsg_set(e, ERR_NOTFOUND, "no checkpoint '%s'", ckpt_path);
+    int rc = io_read_file(ckpt_path, CKPT_MAX_BYTES, data, len, e);
+    if (rc)
+        return rc == ERR_LIMIT
+                   ? errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint: over 1 GiB", ckpt_path)
+                   : rc;
+    const uint8_t *b = (const uint8_t *)*data;
+    size_t n = *len;
+    if (n < CKPT_HEAD_BYTES + 4 || memcmp(b, CKPT_MAGIC, 8) != 0) {
+        rc = errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint (bad magic or %zu bytes, offset 0)",
+                        ckpt_path, n);
+        goto fail;
+    }
+    uint32_t ver =
+        (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24;
+    if (ver != CKPT_VERSION) {
+        rc = errmsg_set(e, ERR_DATA,
+                        "checkpoint '%s' has version %u (this build reads %u) at "
+                        "offset 8",
+                        ckpt_path, ver, CKPT_VERSION);
+        goto fail;
+    }
+    h->n_bytes = get64(b + 112);
+    if (h->n_bytes != n - CKPT_HEAD_BYTES - 4) {
+        rc = errmsg_set(e, ERR_DATA,
+                        "checkpoint '%s' is truncated or damaged: offset 112 says %llu workload "
+                        "bytes, the file holds %zu",
+                        ckpt_path, (unsigned long long)h->n_bytes, n - CKPT_HEAD_BYTES - 4);
+        goto fail;
+    }
+    uint32_t crc = (uint32_t)b[n - 4] | (uint32_t)b[n - 3] << 8 | (uint32_t)b[n - 2] << 16 |
+                   (uint32_t)b[n - 1] << 24;
+    if (crc != crc32c_update(0, b, n - 4)) {
+        rc = errmsg_set(e, ERR_DATA, "bad checksum in checkpoint '%s' (at offset %zu)", ckpt_path,
+                        n - 4);
+        goto fail;
+    }
+    memcpy(h->params_hash, b + 16, 64);
+    h->params_hash[64] = 0;
+    h->unit = get64(b + 80);
+    h->length = get64(b + 88);
+    h->records = get64(b + 96);
+    h->frames = get64(b + 104);
+    return 0;
+fail:
+    mem_free(*data);
+    *data = NULL;
+    return rc;
+}
+
+int capture_checkpoint_unit(const char *path, uint64_t *unit, struct errmsg *e)
+{
+    char *cp = path_plus(path, CAPTURE_CKPT_SUFFIX), *data = NULL;
+    if (!cp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    struct ckpt_head h;
+    size_t n;
+    int rc = ckpt_read(cp, &h, &data, &n, e);
+    if (!rc)
+        *unit = h.unit;
+    mem_free(data);
+    mem_free(cp);
+    return rc;
+}
+
+/* Removes path.partial for a fresh start of --resume, unless a writer holds it. */
+static int drop_partial(const char *path, struct errmsg *e)
+{
+    char *tp = path_plus(path, TRACE_WRITER_TMP_SUFFIX);
+    if (!tp)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    int rc = 0;
+    int fd = open(tp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+            rc = errmsg_set(e, ERR_USAGE, "'%s' is in use: another capture is writing '%s'", tp,
+                            path);
+        else
+            unlink(tp);
+        close(fd);
+    }
+    mem_free(tp);
+    return rc;
+}
+
+/*
+ * The writer of a resumed run: reads path.ckpt, checks its params hash against this run's,
+ * reopens path.partial at the recorded length and loads the workload's state into inst.
+ * *w NULL with 0 returned: no checkpoint (or no .partial for it), start fresh.
+ */
+static int resume_open(const struct capture_ops *ops, void *inst, const char *path,
+                       const char *ckpt_path, const struct trace_writer_opts *wo,
+                       const char *params_hash, struct capture_sink *sink, struct trace_writer **w,
+                       struct errmsg *e)
+{
+    *w = NULL;
+    struct ckpt_head h;
+    char *data = NULL, *tp = NULL;
+    size_t n = 0;
+    FILE *f = NULL;
+    int rc = ckpt_read(ckpt_path, &h, &data, &n, e);
+    if (rc == ERR_NOTFOUND)
+        return drop_partial(path, e);
+    if (rc)
+        return rc;
+    if (strcmp(h.params_hash, params_hash) != 0) {
+        rc = errmsg_set(e, ERR_USAGE,
+                        "checkpoint '%s' is of other parameters (params hash %s, this run %s): "
+                        "rerun with the parameters of the killed run, or remove it",
+                        ckpt_path, h.params_hash, params_hash);
+        goto out;
+    }
+    if (!(tp = path_plus(path, TRACE_WRITER_TMP_SUFFIX))) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (access(tp, F_OK) != 0 && errno == ENOENT) {
+        /* a finished or removed trace's leftover: start fresh */
+        unlink(ckpt_path);
+        goto out;
+    }
+    /* the workload's state first: a bad one leaves the .partial as it was */
+    f = fmemopen(data, n - 4, "rb");
+    if (!f || fseek(f, CKPT_HEAD_BYTES, SEEK_SET) != 0) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", ckpt_path);
+        goto out;
+    }
+    if ((rc = ops->checkpoint_load(inst, h.unit, f, ckpt_path, e)))
+        goto out;
+    if ((rc = trace_writer_reopen(w, path, wo, h.length, h.frames, e)))
+        goto out;
+    sink->resume_unit = h.unit;
+    sink->records = h.records;
+out:
+    if (f)
+        fclose(f);
+    mem_free(tp);
+    mem_free(data);
+    return rc;
+}
+
+/* The writer of the run: a fresh one, or the reopened .partial of a resumed run. */
+static int open_writer(const struct capture_ops *ops, void *inst, const char *path,
+                       const struct capture_opts *o, const Acceltrace__TraceHeader *hdr,
+                       struct ckpt_ctx *ck, struct capture_sink *sink, struct trace_writer **w,
+                       struct errmsg *e)
+{
+    struct trace_writer_opts wo;
+    trace_writer_opts_default(&wo);
+    wo.zstd_level = o->zstd_level;
+    *w = NULL;
+    int rc = 0;
+    if (o->resume)
+        rc = resume_open(ops, inst, path, ck->path, &wo, ck->params_hash, sink, w, e);
+    if (!rc && !*w) {
+        rc = trace_writer_open(w, path, &wo, hdr, e);
+        if (!rc && ck->path)
+            unlink(ck->path); /* a stale checkpoint must not meet this new .partial */
+    }
+    return rc;
+}
+
 int capture_run(const struct capture_ops *ops, void *inst, const char *path,
                 const struct capture_opts *o, struct errmsg *e)
 {
@@ -142,6 +462,9 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
         capture_opts_default(&def);
         o = &def;
     }
+    bool resumable = ops->checkpoint_save && ops->checkpoint_load;
+    if (o->resume && !resumable)
+        return errmsg_set(e, ERR_USAGE, "capture %s cannot resume", ops->name);
     int rc = check_memory(ops, inst, o, e);
     if (!rc && ops->prepare)
         rc = ops->prepare(inst, e);
@@ -155,22 +478,41 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
         return errmsg_set(e, ERR_INTERNAL, "capture %s: its header names no source", ops->name);
     capture_header_common(ops, o, &hdr, &st);
 
-    struct trace_writer_opts wo;
-    trace_writer_opts_default(&wo);
-    wo.zstd_level = o->zstd_level;
-    struct trace_writer *w = NULL;
-    if ((rc = trace_writer_open(&w, path, &wo, &hdr, e)))
-        return rc;
-
     char label[64];
     snprintf(label, sizeof label, "%s capture", ops->name);
-    struct capture_sink sink = {
-        .append = writer_append, .ctx = w, .flush = writer_flush, .quiet = o->quiet};
+    struct capture_sink sink = {.append = writer_append, .flush = writer_flush, .quiet = o->quiet};
     sink.progress.label = label;
+    struct ckpt_ctx ck = {.ops = ops,
+                          .inst = inst,
+                          .sink = &sink,
+                          .params_hash = st.params_hash,
+                          .interval_s = o->checkpoint_interval_s,
+                          .t_last_s = progress_now_s()};
+    if (resumable && !(ck.path = path_plus(path, CAPTURE_CKPT_SUFFIX)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    struct trace_writer *w = NULL;
+    if ((rc = open_writer(ops, inst, path, o, &hdr, &ck, &sink, &w, e)))
+        goto out;
+    sink.ctx = w;
+    ck.w = w;
+    if (resumable) {
+        sink.checkpoint = driver_checkpoint;
+        sink.checkpoint_ctx = &ck;
+    }
     rc = ops->run(inst, &sink, e);
     capture_progress_end(&sink);
     if (!rc && (rc = trace_writer_finish(w)))
         errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
     trace_writer_free(w); /* removes the .partial unless finished */
+    /* finished, or failed (its .partial removed): the checkpoint has nothing to resume */
+    if (ck.path && w) {
+        char *tmp = path_plus(ck.path, ".tmp"); /* a killed checkpoint write's leftover */
+        unlink(ck.path);
+        if (tmp)
+            unlink(tmp);
+        mem_free(tmp);
+    }
+out:
+    mem_free(ck.path);
     return rc;
 }

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 #include "common/progress.h"
@@ -50,7 +51,13 @@ struct capture_sink {
     /* Optional: makes every record appended so far durable against a killed process
      * (write(2) of the writer's buffer); called at each progress unit. 0 or an err. */
     int (*flush)(void *ctx);
-    uint64_t records;         /* records appended so far */
+    uint64_t records; /* records appended so far (a resumed run: in the file too) */
+    /* 0: a fresh run; else run() starts at this unit, the state of the units before it
+     * loaded by checkpoint_load (their records are in the file already) */
+    uint64_t resume_unit;
+    /* The driver's checkpoint writer (capture_checkpoint); NULL: no checkpoints. */
+    int (*checkpoint)(void *ctx, uint64_t unit, struct errmsg *e);
+    void *checkpoint_ctx;
     struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
     bool quiet;               /* no progress on stderr */
     bool progress_on;         /* capture_progress_begin was called */
@@ -60,7 +67,22 @@ struct capture_sink {
 int capture_emit(struct capture_sink *s, const Acceltrace__Record *rec, const struct trace_key *key,
                  struct errmsg *e);
 
-/* Starts the sink's progress report of `total` units (again: restarts it). */
+/*
+ * Called by a workload's run() at a boundary where units [0, unit) are complete and
+ * emitted (a DiSC step, a Salca decode step or layer, a kura sample):
+ *     for (uint64_t u = sink->resume_unit; u < n_units; u++) {
+ *         ... emit the records of unit u ...
+ *         if ((rc = capture_checkpoint(sink, u + 1, e))) goto fail;
+ *     }
+ * No-op (0) when s->checkpoint is NULL. The driver's writes a checkpoint at most every
+ * ACCELTRACE_CHECKPOINT_INTERVAL seconds (default 60; 0: at every boundary): it flushes the
+ * trace writer and replaces PATH.ckpt (docs/trace-format.md#checkpoints). 0 or an err.
+ */
+int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e);
+
+/* Starts the sink's progress report of `total` units (again: restarts it). A resumed run
+ * counts the units before s->resume_unit as done before the start, so the estimate of the
+ * time left comes from the units this run did. */
 void capture_progress_begin(struct capture_sink *s, uint64_t total);
 /* Sets the units done. */
 void capture_progress_update(struct capture_sink *s, uint64_t done);
@@ -96,6 +118,15 @@ struct capture_ops {
     int (*run)(void *inst, struct capture_sink *sink, struct errmsg *e);
     /* Frees inst; NULL is a no-op. */
     void (*close)(void *inst);
+    /* Optional (NULL: the workload cannot resume; `--resume` on it is ERR_USAGE "capture
+     * NAME cannot resume"). Writes the state the run needs to continue at unit `unit`
+     * (every record of the units before it has been emitted) to f, in the workload's own
+     * layout starting with a version word. 0 or an err with e set. */
+    int (*checkpoint_save)(void *inst, uint64_t unit, FILE *f, struct errmsg *e);
+    /* Reads what checkpoint_save wrote into a prepared inst (called after prepare, before
+     * run); a file from other parameters or a bad layout is ERR_DATA naming the file and
+     * byte offset (ftell(f) is the offset in the file). */
+    int (*checkpoint_load)(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e);
 };
 
 /* Options of the driver: what every capture shares. */
@@ -108,9 +139,14 @@ struct capture_opts {
     bool reproducible;
     const char *command_line; /* for the header; NULL = "" */
     const char *utc_time;     /* header time as given; NULL = SOURCE_DATE_EPOCH or now */
+    /* Continue the killed run of path from path.ckpt (see capture_run) */
+    bool resume;
+    /* Seconds between checkpoints of a workload that can resume (0: every boundary) */
+    double checkpoint_interval_s;
 };
 
-/* Defaults: level 3, 8 GiB, progress on, not reproducible, no command line. */
+/* Defaults: level 3, 8 GiB, progress on, not reproducible, no command line, no resume,
+ * a checkpoint every 60 s or every ACCELTRACE_CHECKPOINT_INTERVAL seconds when set. */
 void capture_opts_default(struct capture_opts *o);
 
 /* Storage behind the common header strings capture_header_common sets. */
@@ -138,5 +174,24 @@ void capture_header_common(const struct capture_ops *ops, const struct capture_o
  */
 int capture_run(const struct capture_ops *ops, void *inst, const char *path,
                 const struct capture_opts *o, struct errmsg *e);
+
+/*
+ * Resumable captures (docs/trace-format.md#checkpoints). A run of ops with checkpoint_save
+ * writes path.ckpt at the boundaries its run() reports (capture_checkpoint), removes a stale
+ * one when it starts fresh and removes its own when it finishes. With o->resume, capture_run
+ * (after the memory check, prepare and the header) reads path.ckpt: its params hash must be
+ * this run's (else ERR_USAGE naming both); path.partial is cut to the recorded length and
+ * reopened (traces/trace_writer.h trace_writer_reopen), ops->checkpoint_load reads the
+ * workload's state and run() starts at the recorded unit. Without a checkpoint (or without
+ * the .partial it belongs to) the run starts fresh, replacing a .partial no writer holds.
+ * A bad checkpoint is ERR_DATA naming the file and the byte offset.
+ */
+
+/* The checkpoint path of a trace path: path + CAPTURE_CKPT_SUFFIX. */
+#define CAPTURE_CKPT_SUFFIX ".ckpt"
+
+/* The unit path.ckpt records in *unit: 0, ERR_NOTFOUND when there is none, ERR_DATA when
+ * it is not a checkpoint (message in e). For the caller's "resuming at" line. */
+int capture_checkpoint_unit(const char *path, uint64_t *unit, struct errmsg *e);
 
 #endif

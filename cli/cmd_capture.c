@@ -4,7 +4,10 @@
  * (capture/capture_registry.c); each workload's options are parsed by its own
  * cli/cmd_capture_<name>.c, found by its name in cli/capture_parsers.c.
  */
+#include "cli/cmd_capture.h"
+
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/capture_registry.h"
@@ -29,4 +32,28 @@ int cmd_capture(int argc, char **argv)
     }
     table[n] = (struct subverb){NULL, NULL, NULL};
     return subverb_dispatch("capture", "workload", table, argc, argv, false);
+}
+
+int cmd_capture_resume_check(const struct capture_ops *ops, bool resume)
+{
+    if (!resume || (ops->checkpoint_save && ops->checkpoint_load))
+        return 0;
+    return cli_usage_error("capture", "capture %s cannot resume", ops->name);
+}
+
+int cmd_capture_run(const struct capture_ops *ops, void *inst, const char *out,
+                    const struct capture_opts *o, struct errmsg *e)
+{
+    if (o->resume && !o->quiet && !progress_global_quiet) {
+        uint64_t unit = 0;
+        struct errmsg pe = {0};
+        int rc = capture_checkpoint_unit(out, &unit, &pe);
+        if (!rc)
+            fprintf(stderr, "acceltrace: resuming '%s' at unit %llu of its checkpoint\n", out,
+                    (unsigned long long)unit);
+        else if (rc == ERR_NOTFOUND)
+            fprintf(stderr, "acceltrace: no checkpoint '%s%s': starting fresh\n", out,
+                    CAPTURE_CKPT_SUFFIX);
+    }
+    return capture_run(ops, inst, out, o, e);
 }

@@ -14,6 +14,7 @@
 #include "capture/kura/kura_tilestream.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_capture.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"
@@ -45,6 +46,7 @@ enum {
     OPT_PNG,
     OPT_PNG_EVERY,
     OPT_ZSTD_LEVEL,
+    OPT_RESUME,
     OPT_REPRODUCIBLE,
 };
 
@@ -91,6 +93,7 @@ static const struct cli_opt opts[] = {
      "header time from SOURCE_DATE_EPOCH (else 1970), empty\ncommand line, wall time 0: same "
      "seed, same bytes", 0},
     {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, "no progress on stderr", 0},
+    CMD_CAPTURE_OPT_RESUME(OPT_RESUME),
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON object on stdout: the stdout lines as members\n(numbers as numbers) and the "
      "trace (file, bytes, records)", 0},
@@ -209,6 +212,7 @@ struct kura_args {
     struct sched_opts so;
     int64_t zlevel;
     bool json;
+    bool resume;
 };
 
 /* The schedule and image options; 0, the exit status of a usage error, or -1 when id is
@@ -316,6 +320,9 @@ static int parse_run_option(struct kura_args *a, const struct cli_parser *ps)
     case CLI_ID_QUIET:
         p->quiet = true;
         return 0;
+    case OPT_RESUME:
+        a->resume = true;
+        return 0;
     case CLI_ID_JSON:
         a->json = true;
         return 0;
@@ -397,11 +404,15 @@ static int run_capture(void *ctx, FILE *f)
     o.quiet = p->quiet;
     o.reproducible = p->reproducible;
     o.command_line = cli_command_line();
+    o.resume = a->resume;
+    int rc = cmd_capture_resume_check(ops, o.resume);
+    if (rc)
+        return rc;
     struct errmsg e = {0};
     void *inst = NULL;
-    int rc = ops->open(&inst, &a->p, &e);
+    rc = ops->open(&inst, &a->p, &e);
     if (!rc)
-        rc = capture_run(ops, inst, a->out, &o, &e);
+        rc = cmd_capture_run(ops, inst, a->out, &o, &e);
     if (rc) {
         ops->close(inst);
         return rc == ERR_USAGE ? cli_usage_error(VERB, "%s", errmsg_text(&e))

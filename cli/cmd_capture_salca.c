@@ -14,6 +14,7 @@
 #include "capture/salca/salca_task.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_capture.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "common/progress.h"
@@ -42,6 +43,8 @@ enum {
     OPT_NO_TOP1,
     OPT_ZSTD_LEVEL,
     OPT_MEM_LIMIT_GIB,
+    OPT_RESUME,
+    OPT_LAYER_MAJOR,
     OPT_U32 = 100, /* OPT_U32 + k: the k-th integer option of parse_args */
     OPT_SYN = 200, /* OPT_SYN + k: the k-th --syn-* option */
     OPT_CAL = 300, /* OPT_CAL + k: the k-th --cal-* option */
@@ -140,6 +143,10 @@ static const struct cli_opt opts[] = {
     {OPT_MEM_LIMIT_GIB, "mem-limit-gib", 0, CLI_ARG_STRING, "X", "--mem-limit XGiB",
      CLI_OPT_DEPRECATED},
     {CLI_ID_QUIET, "quiet", 'q', CLI_ARG_NONE, NULL, "no progress on stderr", 0},
+    CMD_CAPTURE_OPT_RESUME(OPT_RESUME),
+    {OPT_LAYER_MAJOR, "layer-major", 0, CLI_ARG_NONE, NULL,
+     "hold one layer's K/V at a time (records per layer,\nthen per step); chosen without it when "
+     "every layer\nwould exceed --mem-limit (docs/models.md 'Salca\nmemory plan')", 0},
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON document on stdout: the trace (file, bytes,\nrecords), the run and per method "
      "its recall, cosine,\nretention and overshoot", 0},
@@ -416,6 +423,7 @@ struct salca_args {
     struct salca_capture_params p;
     const char *out;
     bool json;
+    bool resume;
 };
 
 /* The options into a (a->p holds the defaults); 0 to run, -1 when the help or the task
@@ -441,6 +449,10 @@ static int parse_args(int argc, char **argv, struct salca_args *a)
             return -1;
         } else if (id == OPT_DYNAMIC) {
             p->sel.k_mode = SALCA_K_DYNAMIC;
+        } else if (id == OPT_RESUME) {
+            a->resume = true;
+        } else if (id == OPT_LAYER_MAJOR) {
+            p->layer_major = true;
         } else if (id == OPT_NO_HIST) {
             p->no_hist = true;
         } else if (id == OPT_NO_TOP1) {
@@ -516,11 +528,16 @@ int cmd_capture_salca(int argc, char **argv)
     o.mem_limit_bytes = p->mem_limit_bytes;
     o.quiet = p->quiet;
     o.command_line = cli_command_line(); /* time: SOURCE_DATE_EPOCH or now (capture.h) */
+    o.resume = a->resume;
+    if ((st = cmd_capture_resume_check(ops, o.resume))) {
+        mem_free(a);
+        return st;
+    }
     struct errmsg e = {0};
     void *inst = NULL;
     int rc = ops->open(&inst, p, &e);
     if (!rc)
-        rc = capture_run(ops, inst, a->out, &o, &e);
+        rc = cmd_capture_run(ops, inst, a->out, &o, &e);
     if (rc < 0) {
         ops->close(inst);
         mem_free(a);

@@ -10,12 +10,21 @@
 #include "capture/synth/synth_capture.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_capture.h"
 #include "common/err.h"
 #include "common/mem.h"
 
 #define VERB "capture test"
 
-enum { OPT_RECORDS = 1, OPT_PER_STEP, OPT_NUMBERS, OPT_BLOB_BYTES, OPT_SEED, OPT_LEVEL };
+enum {
+    OPT_RECORDS = 1,
+    OPT_PER_STEP,
+    OPT_NUMBERS,
+    OPT_BLOB_BYTES,
+    OPT_SEED,
+    OPT_LEVEL,
+    OPT_RESUME
+};
 
 static const struct cli_opt opts[] = {
     {OPT_RECORDS, "records", 0, CLI_ARG_STRING, "N", "records after the header (default 1000)", 0},
@@ -29,6 +38,7 @@ static const struct cli_opt opts[] = {
     CLI_OPT_MEM_LIMIT("refuse to start above this memory estimate (default 8GiB)"),
     CLI_OPT_OUTPUT("FILE.atr", "the trace to write (required)"),
     CLI_OPT_QUIET,
+    CMD_CAPTURE_OPT_RESUME(OPT_RESUME),
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON document on stdout: the trace (file, bytes,\nrecords, content hash)", 0},
     CLI_OPT_END,
@@ -77,6 +87,7 @@ int cmd_capture_test(int argc, char **argv)
     struct synth_capture_params p;
     synth_capture_params_default(&p);
     uint64_t mem_limit = (uint64_t)8 << 30;
+    bool resume = false;
     struct cli_parser ps;
     cli_parser_init(&ps, &cmd_capture_test_spec, argc, argv);
     for (int id; (id = cli_next(&ps)) != CLI_END;) {
@@ -87,7 +98,9 @@ int cmd_capture_test(int argc, char **argv)
             return cli_usage_error(VERB, "unknown option '%s'", ps.arg);
         if (cli_is_common(id))
             continue;
-        if (id == CLI_ID_MEM_LIMIT) {
+        if (id == OPT_RESUME) {
+            resume = true;
+        } else if (id == CLI_ID_MEM_LIMIT) {
             if (ps.u64 == 0)
                 return cli_usage_error(VERB, "bad --mem-limit '%s' (a size like 8GiB)", ps.arg);
             mem_limit = ps.u64;
@@ -107,12 +120,13 @@ int cmd_capture_test(int argc, char **argv)
     capture_opts_default(&o);
     o.zstd_level = p.zstd_level;
     o.mem_limit_bytes = mem_limit;
-    o.quiet = true;
+    o.quiet = quiet;
+    o.resume = resume;
     struct errmsg e = {0};
     void *inst = NULL;
     int rc = ops->open(&inst, &p, &e);
     if (!rc)
-        rc = capture_run(ops, inst, out, &o, &e);
+        rc = cmd_capture_run(ops, inst, out, &o, &e);
     ops->close(inst);
     if (rc)
         return cli_fail(rc, errmsg_text(&e));

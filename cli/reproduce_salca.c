@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/reproduce.h"
+#include "capture/capture_registry.h"
 #include "capture/nn/nn.h"
 #include "capture/salca/salca_capture.h"
 #include "cli/reproduce_runs.h"
@@ -121,47 +123,70 @@ static double get(const struct model_result *r, const char *name)
     return v;
 }
 
-/* Replays the trace at path through every config of cfg_json, as `model salca --trace`. */
-static int replay_configs(const char *path, struct salca_out *out, struct errmsg *e)
+/* The configs of cfg_json as models fed by one analyzer pass over the trace. */
+struct config_models {
+    const struct model_ops *m;
+    void *st[N_CFG];
+    struct hw_config *cfg[N_CFG];
+    uint64_t k; /* records handed so far */
+};
+
+/* The trace starts: a model per config, with the header as its environment. */
+static int models_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    const struct model_ops *m = model_registry_find("salca");
-    if (!m)
-        return errmsg_set(e, ERR_INTERNAL, "model 'salca' is not registered");
-    void *st[N_CFG] = {0};
-    struct hw_config *cfg[N_CFG] = {0};
-    struct model_result *res[N_CFG] = {0};
-    struct trace_reader *r = NULL;
-    int rc = trace_reader_open(&r, path, NULL, e);
-    if (rc < 0)
-        return rc;
-    struct model_env env = {trace_reader_header(r), path, NULL, NULL};
+    struct config_models *c = self;
+    struct model_env env = {trace_reader_header(pos->r), pos->path, NULL, NULL};
+    int rc = 0;
     for (int i = 0; i < N_CFG && !rc; i++) {
         char json[512];
         snprintf(json, sizeof json, "{\"model\": \"salca\", %s}", cfg_json[i]);
-        rc = hw_config_parse(&cfg[i], json, "reproduce", m->schema, e);
-        rc = rc ? rc : m->new (&st[i], cfg[i], &env, e);
+        rc = hw_config_parse(&c->cfg[i], json, "reproduce", c->m->schema, e);
+        rc = rc ? rc : c->m->new (&c->st[i], c->cfg[i], &env, e);
     }
-    Acceltrace__Record *rec = NULL;
-    uint64_t k = 0;
-    int got = 0;
-    while (!rc && (got = trace_reader_next(r, &rec, NULL)) == 1) {
-        struct model_record mr = {rec, NULL, k++};
-        void *aux = NULL;
-        rc = m->prepare ? m->prepare(NULL, &mr, &aux, e) : 0;
-        mr.aux = aux;
-        for (int i = 0; i < N_CFG && !rc; i++)
-            rc = m->consume(st[i], &mr, e);
-        if (m->aux_free && aux)
-            m->aux_free(NULL, aux);
-        trace_record_free(rec);
-    }
-    if (!rc && got < 0)
-        rc = errmsg_set(e, got, "%s", trace_reader_errmsg(r));
+    return rc;
+}
+
+/* One record to every config's model, as the replay engine hands it. */
+static int models_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                         struct errmsg *e)
+{
+    struct config_models *c = self;
+    (void)pos;
+    struct model_record mr = {*rec, NULL, c->k++};
+    void *aux = NULL;
+    int rc = c->m->prepare ? c->m->prepare(NULL, &mr, &aux, e) : 0;
+    mr.aux = aux;
+    for (int i = 0; i < N_CFG && !rc; i++)
+        rc = c->m->consume(c->st[i], &mr, e);
+    if (c->m->aux_free && aux)
+        c->m->aux_free(NULL, aux);
+    return rc;
+}
+
+static const struct analyzer_ops config_models_ops = {
+    .name = "salca configs",
+    .begin = models_begin,
+    .record = models_record,
+};
+
+/* Replays the trace at path through every config of cfg_json, as `model salca --trace`,
+ * in one analyzer pass (analysis/analyzer.h: the reader checks the content hash). */
+static int replay_configs(const char *path, struct salca_out *out, struct errmsg *e)
+{
+    struct config_models c = {.m = model_registry_find("salca")};
+    if (!c.m)
+        return errmsg_set(e, ERR_INTERNAL, "model 'salca' is not registered");
+    struct model_result *res[N_CFG] = {0};
+    struct analyzer a = {&config_models_ops, &c};
+    struct analyzer_opts ao;
+    analyzer_opts_default(&ao);
+    ao.scan.quiet = true;
+    int rc = analyzer_run(path, &a, 1, &ao, e);
     for (int i = 0; i < N_CFG && !rc; i++) {
         if (!(res[i] = model_result_new()))
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         else
-            rc = m->finish(st[i], res[i], e);
+            rc = c.m->finish(c.st[i], res[i], e);
         out->cycles[i] = get(res[i], "cycles");
         out->alpha[i] = get(res[i], "alpha_measured");
         out->seconds[i] = get(res[i], "seconds");
@@ -172,11 +197,11 @@ static int replay_configs(const char *path, struct salca_out *out, struct errmsg
         }
     }
     for (int i = 0; i < N_CFG; i++) {
-        m->free(st[i]);
-        hw_config_free(cfg[i]);
+        if (c.st[i])
+            c.m->free(c.st[i]);
+        hw_config_free(c.cfg[i]);
         model_result_free(res[i]);
     }
-    trace_reader_free(r);
     return rc;
 }
 
@@ -327,7 +352,20 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
         p.threads = o->threads;
     p.command_line = "acceltrace reproduce";
     nn_set_threads(1); /* as `capture salca`: parallelism comes from the job threads */
-    int rc = salca_capture_run(&p, path, res, e);
+    const struct capture_ops *ops = capture_registry_find("salca");
+    struct capture_opts co;
+    capture_opts_default(&co);
+    co.mem_limit_bytes = p.mem_limit_bytes;
+    co.quiet = p.quiet;
+    co.command_line = p.command_line;
+    co.utc_time = "";
+    void *inst = NULL;
+    int rc = ops->open(&inst, &p, e);
+    if (!rc)
+        rc = capture_run(ops, inst, path, &co, e);
+    if (inst)
+        *res = *salca_capture_result(inst);
+    ops->close(inst);
     char what[160];
     snprintf(what, sizeof what, "the Salca capture (%s source, %u layers x %u heads, %u steps)",
              src, g->layers, g->heads, g->steps);

@@ -19,6 +19,7 @@ void progress_init(struct progress *p, const char *label, uint64_t total, bool q
     p->label = label;
     p->total = total;
     p->done = 0;
+    p->done0 = 0;
     p->quiet = quiet || progress_global_quiet;
     p->tty = isatty(STDERR_FILENO);
     p->t_start_s = p->t_last_s = progress_now_s();
@@ -35,12 +36,12 @@ void progress_eta_text(const struct progress *p, double now, char *buf, size_t n
         snprintf(buf, n, "%s", "");
         return;
     }
-    if (!p->done || el < 1.0) {
+    if (p->done <= p->done0 || el < 1.0) {
         snprintf(buf, n, " eta ?");
         return;
     }
     /* the rate so far, straight line: work done per second since the start */
-    double left = el * (double)(p->total - p->done) / (double)p->done;
+    double left = el * (double)(p->total - p->done) / (double)(p->done - p->done0);
     if (left < 60)
         snprintf(buf, n, " eta %.0fs", left);
     else if (left < 3600)

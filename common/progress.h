@@ -17,6 +17,7 @@ struct progress {
     const char *label;
     uint64_t total; /* units of work; 0 when unknown */
     uint64_t done;
+    uint64_t done0; /* units done before t_start_s (a resumed run): not in the rate */
     bool quiet;
     bool tty;
     double t_start_s; /* monotonic seconds at start */

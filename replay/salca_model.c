@@ -231,6 +231,15 @@ static int salca_new(void **state, const struct hw_config *cfg, const struct mod
                      struct errmsg *e)
 {
     *state = NULL;
+    /* the pipeline schedule below runs the selections step by step; a layer-major capture
+     * (docs/models.md#salca-memory-plan) holds them layer by layer and would be scheduled
+     * as one-layer steps, so it is refused rather than timed wrongly */
+    const char *pj = env->hdr ? env->hdr->params_json : NULL;
+    if (pj && strstr(pj, "\"record_order\":\"layer-major\""))
+        return errmsg_set(e, ERR_DATA,
+                          "'%s' is a layer-major salca capture (records per layer, then per "
+                          "step): the salca model needs step order; capture it step-major",
+                          env->trace_path ? env->trace_path : "trace");
     struct salca_state *s = mem_calloc(1, sizeof *s);
     if (!s)
         return errmsg_set(e, ERR_NOMEM, "out of memory");

@@ -5,6 +5,10 @@
  * the fixed header of the synthetic traces); capture_run with a small fake source: the
  * memory refusal comes before prepare and leaves nothing on disk, a failing run leaves no
  * trace and no .partial, a finished run gives a readable trace with every record.
+ * Resumable captures: a run that dies (_exit in a child) after a checkpoint resumes to the
+ * uninterrupted run's bytes; a workload without hooks, a checkpoint of other parameters, a
+ * damaged checkpoint and a checkpoint whose workload part is bad are refused, naming the
+ * file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,6 +26,7 @@
 #include "capture/capture.h"
 #include "capture/capture_registry.h"
 #include "capture/synth/synth_capture.h"
+#include "common/crc32c.h"
 #include "common/sha256.h"
 #include "common/version.h"
 #include "tests/helpers/test_helpers.h"
@@ -349,6 +355,193 @@ static void test_synth_same_bytes(void **state)
     unlink(b);
 }
 
+/* ---- resumable captures ---- */
+
+/* The synthetic capture, but the process ends (_exit, as a kill) at record die_at. */
+static uint64_t die_at;
+static int (*real_append)(void *, const Acceltrace__Record *, const struct trace_key *,
+                          struct errmsg *);
+
+static int dying_append(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key,
+                        struct errmsg *e)
+{
+    static uint64_t n;
+    if (++n > die_at)
+        _exit(0);
+    return real_append(ctx, rec, key, e);
+}
+
+static int dying_run(void *inst, struct capture_sink *sink, struct errmsg *e)
+{
+    real_append = sink->append;
+    sink->append = dying_append;
+    return capture_registry_find("test")->run(inst, sink, e);
+}
+
+/* Runs the test capture of n records into path; die > 0: in a child that dies there. */
+static int run_synth(const char *path, uint64_t n, uint64_t die, bool resume, struct errmsg *e)
+{
+    struct capture_ops ops = *capture_registry_find("test");
+    struct synth_capture_params p;
+    synth_capture_params_default(&p);
+    p.n_records = n;
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.quiet = true;
+    o.resume = resume;
+    o.checkpoint_interval_s = 0; /* a checkpoint at every record */
+    if (die) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            die_at = die;
+            ops.run = dying_run;
+            void *inst = NULL;
+            if (ops.open(&inst, &p, e) == 0)
+                (void)capture_run(&ops, inst, path, &o, e);
+            _exit(1); /* it should have died first */
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : ERR_INTERNAL;
+    }
+    void *inst = NULL;
+    int rc = ops.open(&inst, &p, e);
+    if (!rc)
+        rc = capture_run(&ops, inst, path, &o, e);
+    ops.close(inst);
+    return rc;
+}
+
+static void test_resume_same_bytes(void **state)
+{
+    (void)state;
+    char ref[512], path[512], part[560], ckpt[560], h1[65], h2[65];
+    th_path(ref, sizeof ref, "ref.atr");
+    th_path(path, sizeof path, "res.atr");
+    snprintf(part, sizeof part, "%s.partial", path);
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+    struct errmsg e = {0};
+    assert_int_equal(run_synth(ref, 300, 0, false, &e), 0);
+    assert_int_equal(run_synth(path, 300, 120, false, &e), 0);
+    assert_true(th_exists(part));
+    assert_true(th_exists(ckpt));
+    uint64_t unit = 0;
+    assert_int_equal(capture_checkpoint_unit(path, &unit, &e), 0);
+    assert_int_equal(unit, 120); /* records 0..119 appended; the 121st died */
+    /* dies again later, then finishes */
+    assert_int_equal(run_synth(path, 300, 100, true, &e), 0);
+    assert_int_equal(capture_checkpoint_unit(path, &unit, &e), 0);
+    assert_int_equal(unit, 220);
+    assert_int_equal(run_synth(path, 300, 0, true, &e), 0);
+    assert_false(th_exists(part));
+    assert_false(th_exists(ckpt));
+    file_sha256(ref, h1);
+    file_sha256(path, h2);
+    assert_string_equal(h1, h2);
+    /* --resume without a checkpoint starts fresh */
+    assert_int_equal(run_synth(path, 300, 0, true, &e), 0);
+    file_sha256(path, h2);
+    assert_string_equal(h1, h2);
+    unlink(ref);
+    unlink(path);
+}
+
+static void test_resume_without_hooks(void **state)
+{
+    (void)state;
+    char path[512];
+    th_path(path, sizeof path, "nohooks.atr");
+    struct fake params = {.n = 3};
+    struct errmsg e = {0};
+    void *inst = NULL;
+    assert_int_equal(fake_ops.open(&inst, &params, &e), 0);
+    struct capture_opts o;
+    capture_opts_default(&o);
+    o.quiet = true;
+    o.resume = true;
+    assert_int_equal(capture_run(&fake_ops, inst, path, &o, &e), ERR_USAGE);
+    assert_string_equal(e.text, "capture fake cannot resume");
+    assert_false(((struct fake *)inst)->prepared);
+    fake_ops.close(inst);
+    assert_false(th_exists(path));
+}
+
+/* Reads the whole file into a malloc'd buffer. */
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*n);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+static void test_resume_refusals(void **state)
+{
+    (void)state;
+    char path[512], part[560], ckpt[560];
+    th_path(path, sizeof path, "bad.atr");
+    snprintf(part, sizeof part, "%s.partial", path);
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+    struct errmsg e = {0};
+    assert_int_equal(run_synth(path, 200, 50, false, &e), 0);
+    size_t n;
+    uint8_t *good = slurp(ckpt, &n);
+    assert_true(n > 124);
+    /* other parameters: refused naming both params hashes, nothing touched */
+    assert_int_equal(run_synth(path, 201, 0, true, &e), ERR_USAGE);
+    assert_non_null(strstr(e.text, ckpt));
+    char hash[65];
+    memcpy(hash, good + 16, 64);
+    hash[64] = 0;
+    assert_non_null(strstr(e.text, hash));
+    assert_non_null(strstr(e.text, "this run"));
+    assert_true(th_exists(part));
+    /* a damaged byte: the checksum names the file */
+    uint8_t *bad = malloc(n);
+    memcpy(bad, good, n);
+    bad[n - 10] ^= 0x40;
+    spit(ckpt, bad, n);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "bad checksum"));
+    assert_non_null(strstr(e.text, ckpt));
+    /* a truncated file */
+    spit(ckpt, good, 60);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, ckpt));
+    /* the workload's part bad under a valid checksum: its version word (offset 120) */
+    memcpy(bad, good, n);
+    bad[120] = 9;
+    uint32_t crc = crc32c_update(0, bad, n - 4);
+    for (int i = 0; i < 4; i++)
+        bad[n - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+    spit(ckpt, bad, n);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, ckpt));
+    assert_non_null(strstr(e.text, "offset 120"));
+    assert_true(th_exists(part)); /* a refused resume leaves the .partial for recover */
+    /* the good checkpoint resumes */
+    spit(ckpt, good, n);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), 0);
+    assert_false(th_exists(ckpt));
+    free(good);
+    free(bad);
+    unlink(path);
+}
+
 int main(void)
 {
     if (!th_tmpdir_make("capture"))
@@ -361,6 +554,9 @@ int main(void)
         cmocka_unit_test(test_run_refuses_no_source),
         cmocka_unit_test(test_run_writes_trace),
         cmocka_unit_test(test_synth_same_bytes),
+        cmocka_unit_test(test_resume_same_bytes),
+        cmocka_unit_test(test_resume_without_hooks),
+        cmocka_unit_test(test_resume_refusals),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (th_tmpdir_remove() != 0)

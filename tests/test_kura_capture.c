@@ -24,6 +24,7 @@
 #include "common/mem.h"
 #include "common/sha256.h"
 #include "formats/kura_fixed.h"
+#include "tests/helpers/capture_helpers.h"
 
 /* Collects what the capture emits: a hash of all packed records plus order checks. */
 struct sink_ctx {
@@ -84,7 +85,7 @@ static void run(const struct kura_params *p, struct kura_result *res, uint8_t di
     memset(&x, 0, sizeof x);
     sha256_init(&x.h);
     struct errmsg e = {0};
-    int rc = kura_capture_exec(p, sink, &x, res, &e);
+    int rc = test_capture_kura(p, sink, &x, res, &e);
     if (rc)
         printf("capture failed: %s\n", errmsg_text(&e));
     assert_int_equal(rc, 0);
@@ -219,10 +220,10 @@ static void test_scores_and_modes(void **state)
     /* bad parameters are usage errors */
     struct errmsg e = {0};
     p.h = 4;
-    assert_int_equal(kura_capture_exec(&p, sink, &x, NULL, &e), ERR_USAGE);
+    assert_int_equal(test_capture_kura(&p, sink, &x, NULL, &e), ERR_USAGE);
     p.h = 32;
     p.c_end = 2.0;
-    assert_int_equal(kura_capture_exec(&p, sink, &x, NULL, &e), ERR_USAGE);
+    assert_int_equal(test_capture_kura(&p, sink, &x, NULL, &e), ERR_USAGE);
     printf("rejected: %s\n", errmsg_text(&e));
 }
 
@@ -258,7 +259,7 @@ static void test_mem_estimate(void **state)
      * the 8th on fails, and the refusal still says ERR_LIMIT */
     struct errmsg e = {0};
     mem_fail_after(8);
-    int rc = kura_capture_exec(&p, null_sink, NULL, NULL, &e);
+    int rc = test_capture_kura(&p, null_sink, NULL, NULL, &e);
     mem_fail_after(0);
     assert_int_equal(rc, ERR_LIMIT);
     if (!strstr(e.text, "capture kura of a 16384x16384 map over 100 steps needs about 76.5 GiB, "
@@ -266,7 +267,7 @@ static void test_mem_estimate(void **state)
         fail_msg("message: %s", e.text);
     p.h = p.w = 96;
     p.mem_limit_bytes = 1u << 20;
-    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_LIMIT);
+    assert_int_equal(test_capture_kura(&p, null_sink, NULL, NULL, &e), ERR_LIMIT);
 }
 
 /* Allocation failures at every point of a small capture (with tiles, oracle checkpoints
@@ -288,7 +289,7 @@ static void test_alloc_failures(void **state)
         struct errmsg e = {0};
         struct kura_result res;
         mem_fail_after(k);
-        int rc = kura_capture_exec(&p, null_sink, NULL, &res, &e);
+        int rc = test_capture_kura(&p, null_sink, NULL, &res, &e);
         mem_fail_after(0);
         if (rc == 0) {
             kura_result_release(&res);
@@ -303,8 +304,8 @@ static void test_alloc_failures(void **state)
 }
 
 /* The image folder is made with its parents (io_mkdir_p); one that cannot be made is an I/O
- * error naming it, from kura_capture_exec and from the driver's prepare, which refuses
- * before any trace file exists. */
+ * error naming it, from the ops run through test_capture_kura and from the driver's prepare, which
+ * refuses before any trace file exists. */
 static void test_png_folders(void **state)
 {
     (void)state;
@@ -319,7 +320,7 @@ static void test_png_folders(void **state)
     snprintf(nested, sizeof nested, "%s/a/b", root);
     p.png_dir = nested;
     struct errmsg e = {0};
-    int rc = kura_capture_exec(&p, null_sink, NULL, NULL, &e);
+    int rc = test_capture_kura(&p, null_sink, NULL, NULL, &e);
     if (rc)
         fail_msg("capture with images in '%s': %s", nested, errmsg_text(&e));
     struct stat st;
@@ -334,7 +335,7 @@ static void test_png_folders(void **state)
     snprintf(want, sizeof want, "cannot create folder '%s'", bad);
     p.png_dir = bad;
     /* a file named as a folder: the command line's mistake (usage) */
-    assert_int_equal(kura_capture_exec(&p, null_sink, NULL, NULL, &e), ERR_USAGE);
+    assert_int_equal(test_capture_kura(&p, null_sink, NULL, NULL, &e), ERR_USAGE);
     if (!strstr(errmsg_text(&e), want))
         fail_msg("message: %s", errmsg_text(&e));
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "capture/kura/kura_capture.h"
+#include "tests/helpers/capture_helpers.h"
 
 static int sink(void *ctx, const Acceltrace__Record *rec)
 {
@@ -30,7 +31,7 @@ static void run(const struct kura_params *p, struct kura_result *res, uint8_t di
     (void)digest;
     (void)unused;
     struct errmsg e = {0};
-    int rc = kura_capture_exec(p, sink, NULL, res, &e);
+    int rc = test_capture_kura(p, sink, NULL, res, &e);
     if (rc)
         printf("capture failed: %s\n", errmsg_text(&e));
     assert_int_equal(rc, 0);

@@ -20,6 +20,7 @@
 #include "capture/salca/salca_task.h"
 #include "common/mem.h"
 #include "formats/varint.h"
+#include "tests/helpers/capture_helpers.h"
 #include "traces/trace_reader.h"
 
 static char dir[256];
@@ -41,7 +42,7 @@ static void run(const struct salca_capture_params *p, const char *name,
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct errmsg e = {0};
-    int rc = salca_capture_run(p, path, res, &e);
+    int rc = test_capture_salca(p, path, res, &e);
     if (rc)
         fail_msg("capture failed: %s", errmsg_text(&e));
 }
@@ -350,21 +351,21 @@ static void test_bad_params(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/bad.atr", dir);
     p.task = "nosuch";
-    assert_int_equal(salca_capture_run(&p, path, &r, &e), ERR_USAGE);
+    assert_int_equal(test_capture_salca(&p, path, &r, &e), ERR_USAGE);
     p.task = "qasper";
     p.sel.pool = 4;
-    assert_int_equal(salca_capture_run(&p, path, &r, &e), ERR_USAGE);
+    assert_int_equal(test_capture_salca(&p, path, &r, &e), ERR_USAGE);
     p.sel.pool = 5;
     p.mem_limit_bytes = 1000;
-    assert_int_equal(salca_capture_run(&p, path, &r, &e), ERR_LIMIT);
+    assert_int_equal(test_capture_salca(&p, path, &r, &e), ERR_LIMIT);
     assert_non_null(strstr(errmsg_text(&e), ", above --mem-limit 1000 B; ")); /* common/mem.h */
     p.mem_limit_bytes = 8ull << 30;
     p.length = 100;
-    assert_int_equal(salca_capture_run(&p, path, &r, &e), ERR_USAGE);
+    assert_int_equal(test_capture_salca(&p, path, &r, &e), ERR_USAGE);
     p.length = 1024;
     p.model = true;
     p.checkpoint = "/nonexistent/checkpoint";
-    assert_true(salca_capture_run(&p, path, &r, &e) < 0);
+    assert_true(test_capture_salca(&p, path, &r, &e) < 0);
     assert_non_null(strstr(errmsg_text(&e), "/nonexistent/checkpoint"));
 }
 
@@ -446,7 +447,7 @@ static void test_alloc_failures(void **state)
     int ok = 0;
     for (long k = 1; k < 5000 && !ok; k += k < 300 ? 1 : 17) {
         mem_fail_after(k);
-        int rc = salca_capture_run(&p, path, &r, &e);
+        int rc = test_capture_salca(&p, path, &r, &e);
         mem_fail_after(0);
         assert_true(rc <= 0);
         ok = rc == 0;

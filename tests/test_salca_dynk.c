@@ -24,6 +24,7 @@
 #include "capture/salca/salca_source.h"
 #include "capture/salca/salca_task.h"
 #include "common/mem.h"
+#include "tests/helpers/capture_helpers.h"
 #include "traces/trace_reader.h"
 
 #define L_ 2
@@ -131,7 +132,7 @@ static void test_dynamic_k(void **state)
     snprintf(path, sizeof path, "%s/dynk.atr", dir);
     struct salca_capture_result *res = calloc(1, sizeof *res);
     struct errmsg e = {0};
-    if (salca_capture_run(&p, path, res, &e) != 0)
+    if (test_capture_salca(&p, path, res, &e) != 0)
         fail_msg("capture failed: %s", errmsg_text(&e));
     free(res);
 

@@ -25,6 +25,7 @@
 #include "common/io.h"
 #include "common/mem.h"
 #include "formats/varint.h"
+#include "tests/helpers/capture_helpers.h"
 #include "tests/helpers/test_helpers.h"
 #include "traces/trace_reader.h"
 
@@ -284,7 +285,7 @@ static void test_capture_overshoot(void **state)
     snprintf(path, sizeof path, "%s/cap.atr", th_tmpdir());
     struct errmsg e = {0};
     struct salca_capture_result res;
-    if (salca_capture_run(&p, path, &res, &e))
+    if (test_capture_salca(&p, path, &res, &e))
         fail_msg("capture failed: %s", errmsg_text(&e));
 
     struct conflicts_opts o;

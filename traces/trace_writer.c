@@ -11,9 +11,11 @@
 #include "traces/trace_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include "common/mem.h"
 #include "traces/trace_hash.h"
 #include "traces/trace_internal.h"
+#include "traces/trace_reader.h"
 
 struct trace_writer {
     struct trace_writer_opts opts;
@@ -151,6 +154,32 @@ int trace_writer_flush(struct trace_writer *w)
     return write_out(w);
 }
 
+/* Records the index row of a frame at `offset` and hashes its raw payload. */
+static int index_row(struct trace_writer *w, uint64_t offset, uint32_t type,
+                     const struct trace_key *key, size_t stored_len, const uint8_t *raw,
+                     size_t raw_len)
+{
+    if (w->n_entries == w->cap_entries) {
+        size_t nc = w->cap_entries ? w->cap_entries * 2 : 256, bytes;
+        if (!mem_mul(nc, sizeof *w->entries, &bytes))
+            return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
+        struct trace_entry *e = mem_realloc(w->entries, bytes);
+        if (!e)
+            return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
+        w->entries = e;
+        w->cap_entries = nc;
+    }
+    struct trace_entry *e = &w->entries[w->n_entries++];
+    e->offset = offset;
+    e->type = type;
+    e->key = *key;
+    e->stored_bytes = (uint32_t)stored_len;
+    e->raw_bytes = raw_len;
+    w->frames++;
+    trace_hash_update(&w->hash, raw, raw_len);
+    return 0;
+}
+
 /* Queues one frame (header + stored payload) and records its index row. */
 static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, const uint8_t *stored,
                        size_t stored_len, const uint8_t *raw, size_t raw_len,
@@ -175,18 +204,6 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
     if (indexed && key->step >= 0)
         w->last_step = key->step;
     uint64_t offset = w->sink.offset + w->out.len;
-    if (indexed) {
-        if (w->n_entries == w->cap_entries) {
-            size_t nc = w->cap_entries ? w->cap_entries * 2 : 256, bytes;
-            if (!mem_mul(nc, sizeof *w->entries, &bytes))
-                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
-            struct trace_entry *e = mem_realloc(w->entries, bytes);
-            if (!e)
-                return set_err(w, ERR_NOMEM, "out of memory for the index of '%s'", w->final_path);
-            w->entries = e;
-            w->cap_entries = nc;
-        }
-    }
     if (stored_len >= (1u << 20)) {
         /* a large frame goes straight to the file instead of through a copy in `out` */
         int rc = write_out(w);
@@ -198,14 +215,9 @@ static int queue_frame(struct trace_writer *w, uint32_t type, uint8_t codec, con
         return set_err(w, ERR_NOMEM, "out of memory writing '%s'", w->final_path);
     }
     if (indexed) {
-        struct trace_entry *e = &w->entries[w->n_entries++];
-        e->offset = offset;
-        e->type = type;
-        e->key = *key;
-        e->stored_bytes = (uint32_t)stored_len;
-        e->raw_bytes = raw_len;
-        w->frames++;
-        trace_hash_update(&w->hash, raw, raw_len);
+        int rc = index_row(w, offset, type, key, stored_len, raw, raw_len);
+        if (rc)
+            return rc;
     }
     if (w->out.len >= w->opts.flush_bytes || w->opts.fsync_each ||
         (w->opts.flush_interval_s > 0 && mono_s() - w->t_write_s >= w->opts.flush_interval_s)) {
@@ -274,8 +286,10 @@ static int check_not_folder(const char *path, struct errmsg *e)
     return 0;
 }
 
-static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
-                         const struct trace_writer_opts *opts, struct errmsg *e)
+/* A writer with its buffers, hash and zstd context but no file yet; ERR_NOMEM with the
+ * message in e. */
+static int writer_alloc(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                        const struct trace_writer_opts *opts, struct errmsg *e)
 {
     *out = NULL;
     struct trace_writer *w = mem_calloc(1, sizeof *w);
@@ -320,6 +334,31 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
         if (w->opts.zstd_workers > 0)
             ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, w->opts.zstd_workers);
     }
+    *out = w;
+    return 0;
+fail:
+    copy_err(e, rc, errmsg_text(&w->err));
+    trace_writer_free(w);
+    return rc;
+}
+
+/* Takes the advisory lock that tells a resumed capture the .partial is in use (flock: it
+ * belongs to this open file, so a reader of the same file elsewhere does not drop it). */
+static int lock_tmp(struct trace_writer *w)
+{
+    if (flock(w->sink.fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+        return 0; /* a file system without locks: nothing to refuse */
+    return errmsg_set(&w->err, ERR_USAGE, "'%s' is in use: another capture is writing '%s'",
+                      w->tmp_path, w->final_path);
+}
+
+static int writer_create(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                         const struct trace_writer_opts *opts, struct errmsg *e)
+{
+    struct trace_writer *w;
+    int rc = writer_alloc(&w, final_path, tmp_path, opts, e);
+    if (rc)
+        return rc;
     if ((rc = check_not_folder(final_path, &w->err)))
         goto fail;
     /* O_EXCL: the temporary is this writer's alone. Another writer of the same target (or
@@ -350,6 +389,8 @@ static int writer_create(struct trace_writer **out, const char *final_path, cons
     w->tmp_dev = st.st_dev;
     w->tmp_ino = st.st_ino;
     w->created = true;
+    if ((rc = lock_tmp(w)))
+        goto fail;
     uint8_t pre[TRACE_PREAMBLE_BYTES];
     memcpy(pre, TRACE_MAGIC, 8);
     trace_put_u16(pre + 8, TRACE_MAJOR);
@@ -367,19 +408,29 @@ fail:
     return rc;
 }
 
+/* The temporary path of a trace path (path + TRACE_WRITER_TMP_SUFFIX); NULL out of memory.
+ * Free with mem_free. */
+static char *tmp_name(const char *path)
+{
+    size_t n = strlen(path);
+    char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
+    if (tmp) {
+        memcpy(tmp, path, n);
+        memcpy(tmp + n, TRACE_WRITER_TMP_SUFFIX, sizeof TRACE_WRITER_TMP_SUFFIX);
+    }
+    return tmp;
+}
+
 int trace_writer_open(struct trace_writer **out, const char *path,
                       const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
                       struct errmsg *e)
 {
     *out = NULL;
-    size_t n = strlen(path);
-    char *tmp = mem_alloc(n + sizeof TRACE_WRITER_TMP_SUFFIX);
+    char *tmp = tmp_name(path);
     if (!tmp) {
         copy_err(e, ERR_NOMEM, "out of memory");
         return ERR_NOMEM;
     }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, TRACE_WRITER_TMP_SUFFIX, sizeof TRACE_WRITER_TMP_SUFFIX);
     struct trace_writer *w;
     int rc = writer_create(&w, path, tmp, opts, e);
     mem_free(tmp);
@@ -400,6 +451,115 @@ int trace_writer_open(struct trace_writer **out, const char *path,
     }
     *out = w;
     return 0;
+}
+
+/*
+ * Rebuilds the index rows, the content hash, the frame count and the step of the last
+ * frame from the frames of w->tmp_path (already cut to its checkpointed length), as
+ * trace_recover reads them: keys from trace_record_key. The scan must end exactly at
+ * `length` with `frames` frames, else the file is not the one the checkpoint describes.
+ */
+static int rebuild_index(struct trace_writer *w, uint64_t length, uint64_t frames)
+{
+    struct trace_reader_opts ro;
+    trace_reader_opts_default(&ro);
+    ro.ignore_index = true;
+    ro.allow_partial = false;
+    struct trace_reader *r = NULL;
+    struct errmsg oe = {0};
+    int rc = trace_reader_open(&r, w->tmp_path, &ro, &oe);
+    if (rc) {
+        set_err(w, ERR_DATA, "cannot resume '%s': %s", w->tmp_path, errmsg_text(&oe));
+        goto out;
+    }
+    for (bool first = true;; first = false) {
+        if (!first) {
+            Acceltrace__Record *rec;
+            int nr = trace_reader_next(r, &rec, NULL);
+            trace_record_free(rec);
+            if (nr < 0) {
+                rc = set_err(w, ERR_DATA, "cannot resume '%s': %s", w->tmp_path,
+                             trace_reader_errmsg(r));
+                goto out;
+            }
+            if (nr == 0)
+                break;
+        }
+        const struct trace_frame_info *fi = trace_reader_last_frame(r);
+        const uint8_t *stored, *raw;
+        size_t stored_len, raw_len;
+        trace_reader_last_payload(r, &stored, &stored_len, &raw, &raw_len);
+        if ((rc = index_row(w, fi->offset, fi->type, &fi->key, stored_len, raw, raw_len)))
+            goto out;
+        if (fi->key.step >= 0)
+            w->last_step = fi->key.step;
+    }
+    if (w->frames != frames) {
+        rc = set_err(w, ERR_DATA,
+                     "cannot resume '%s': its first %llu bytes hold %llu frames, the checkpoint "
+                     "says %llu",
+                     w->tmp_path, (unsigned long long)length, (unsigned long long)w->frames,
+                     (unsigned long long)frames);
+        goto out;
+    }
+out:
+    trace_reader_free(r);
+    return rc;
+}
+
+int trace_writer_reopen(struct trace_writer **out, const char *path,
+                        const struct trace_writer_opts *opts, uint64_t length, uint64_t frames,
+                        struct errmsg *e)
+{
+    *out = NULL;
+    char *tmp = tmp_name(path);
+    if (!tmp) {
+        copy_err(e, ERR_NOMEM, "out of memory");
+        return ERR_NOMEM;
+    }
+    struct trace_writer *w;
+    int rc = writer_alloc(&w, path, tmp, opts, e);
+    mem_free(tmp);
+    if (rc)
+        return rc;
+    struct stat st;
+    w->sink.fd = open(w->tmp_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (w->sink.fd < 0 || fstat(w->sink.fd, &st) != 0) {
+        rc = errmsg_set(&w->err, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot resume '%s': %s",
+                        w->tmp_path, strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = errmsg_set(&w->err, ERR_USAGE, "cannot resume '%s': not a regular file", w->tmp_path);
+        goto fail;
+    }
+    w->tmp_dev = st.st_dev;
+    w->tmp_ino = st.st_ino;
+    if ((rc = lock_tmp(w)))
+        goto fail;
+    if ((uint64_t)st.st_size < length || length < TRACE_PREAMBLE_BYTES) {
+        rc = errmsg_set(&w->err, ERR_DATA,
+                        "cannot resume '%s': it holds %llu bytes, the checkpoint needs %llu",
+                        w->tmp_path, (unsigned long long)st.st_size, (unsigned long long)length);
+        goto fail;
+    }
+    /* the frames after the checkpoint go: the run emits them again */
+    if (ftruncate(w->sink.fd, (off_t)length) != 0 || lseek(w->sink.fd, 0, SEEK_END) < 0) {
+        rc = errmsg_set(&w->err, ERR_IO, "cannot cut '%s' to %llu bytes: %s", w->tmp_path,
+                        (unsigned long long)length, strerror(errno));
+        goto fail;
+    }
+    w->sink.offset = length;
+    w->created = true; /* from here on it is this writer's: a failed run removes it */
+    if ((rc = rebuild_index(w, length, frames)))
+        goto fail;
+    *out = w;
+    return 0;
+fail:
+    copy_err(e, rc, errmsg_text(&w->err));
+    w->created = false; /* a refused resume leaves the file as it found it */
+    trace_writer_free(w);
+    return rc;
 }
 
 int trace_writer_open_raw(struct trace_writer **out, const char *final_path, const char *tmp_path,
@@ -565,4 +725,9 @@ void trace_writer_free(struct trace_writer *w)
     mem_free(w->final_path);
     mem_free(w->tmp_path);
     mem_free(w);
+}
+
+uint64_t trace_writer_offset(const struct trace_writer *w)
+{
+    return w ? w->sink.offset + w->out.len : 0;
 }

@@ -61,6 +61,26 @@ int trace_writer_open(struct trace_writer **out, const char *path,
                       struct errmsg *e);
 
 /*
+ * Reopens the .partial of path that a killed writer left, to append to it (a resumed
+ * capture, capture/capture.h): cuts it to `length` bytes (the frames after a checkpoint
+ * go), rebuilds the index rows and the content hash from the frames before that length as
+ * trace_recover reads them (keys from trace_record_key), and continues after them. The
+ * header frame in the file stays. The scan must find exactly `frames` frames (header
+ * included) ending at `length`. On failure *out is NULL and the file stays (cut, when the
+ * failure came after the cut): ERR_NOTFOUND when there is no .partial, ERR_USAGE when
+ * another writer holds it, ERR_DATA when it is shorter or its frames disagree, ERR_IO.
+ * After a successful reopen the writer behaves as one from trace_writer_open: free without
+ * finish removes the .partial.
+ */
+int trace_writer_reopen(struct trace_writer **out, const char *path,
+                        const struct trace_writer_opts *opts, uint64_t length, uint64_t frames,
+                        struct errmsg *e);
+
+/* Bytes of the .partial so far, written or buffered (the length a checkpoint records after
+ * trace_writer_flush). */
+uint64_t trace_writer_offset(const struct trace_writer *w);
+
+/*
  * Appends one record as one frame. The record type is rec->body_case; key gives the
  * index keys (NULL: derived from the record by trace_record_key, traces/trace_key.h).
  * The frame reaches the file when the write buffer passes opts.flush_bytes, on

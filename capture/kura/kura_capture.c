@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "capture/kura/kura_capture_impl.h"
 #include "capture/kura/kura_net.h"
 #include "capture/kura/kura_sde.h"
 #include "capture/kura/kura_tilestream.h"
@@ -51,12 +52,6 @@ void kura_result_release(struct kura_result *r)
     mem_free(r->theta0);
     mem_free(r->theta_final);
     r->theta0 = r->theta_final = NULL;
-}
-
-static const char *score_name(enum kura_score s)
-{
-    static const char *n[] = {"oracle", "prior", "net", "none"};
-    return (unsigned)s < 4 ? n[s] : "unknown";
 }
 
 /* a * b + c saturating at UINT64_MAX (estimates only). */
@@ -141,178 +136,10 @@ static int validate(const struct kura_params *p, struct errmsg *e)
     return 0;
 }
 
-/* ---- header ---- */
-
-/* Storage behind the strings of a header made by kura_capture_header. */
-struct kura_header_store {
-    char *params_json, *model_json, *gen_params, *weights_meta;
-    char weights_sha[65], weights_name[256];
-    char src_detail[1536];
-    char *tile_shape_buf;
-    char **tile_shapes;
-};
-
-/* Frees what kura_capture_header allocated; safe on a zeroed store. */
-static void kura_header_store_release(struct kura_header_store *s)
-{
-    free(s->params_json); /* jansson allocations */
-    free(s->model_json);
-    mem_free(s->gen_params);
-    free(s->weights_meta);
-    mem_free(s->tile_shape_buf);
-    mem_free(s->tile_shapes);
-    memset(s, 0, sizeof *s);
-}
-
-/*
- * Fills the workload part of hdr (params_json, model_json, seed, the KuraHeader kh) for p;
- * the common fields come from capture_header_common. Strings point into st, released with
- * kura_header_store_release after the header is written. Validates all parameters first
- * (ERR_USAGE, ERR_LIMIT, ERR_DATA/ERR_IO for bad weights).
- */
-static int kura_capture_header(const struct kura_params *p, Acceltrace__TraceHeader *hdr,
-                               Acceltrace__KuraHeader *kh, struct kura_header_store *st,
-                               struct errmsg *e)
-{
-    memset(st, 0, sizeof *st);
-    int rc = validate(p, e);
-    if (rc)
-        return rc;
-    struct kura_schedule sch;
-    rc = kura_schedule_init(&sch, p->preset, p->t, p->c0, p->c_end, p->beta0, p->beta_end, e);
-    if (rc)
-        return rc;
-    double kappa = sch.kappa;
-    kura_schedule_release(&sch);
-    json_t *pj = NULL, *mj = NULL;
-    rc = ERR_NOMEM;
-    st->gen_params = mem_alloc(1024);
-    st->tile_shape_buf = mem_calloc((size_t)KURA_MAX_TILE_SHAPES, 16);
-    st->tile_shapes = mem_calloc((size_t)KURA_MAX_TILE_SHAPES + 1, sizeof(char *));
-    if (!st->gen_params || !st->tile_shape_buf || !st->tile_shapes)
-        goto fail;
-    kura_data_describe(&p->data, p->h, p->w, st->gen_params, 1024);
-    for (int i = 0; i < p->n_tile_shapes; i++) {
-        st->tile_shapes[i] = st->tile_shape_buf + 16 * i;
-        snprintf(st->tile_shapes[i], 16, "%ux%u", p->tile_nh[i], p->tile_nw[i]);
-    }
-    if (p->score == KURA_SCORE_NET) {
-        struct kura_net *net = NULL;
-        rc = kura_net_load(&net, p->weights_path, p->t, e);
-        if (rc)
-            goto fail;
-        memcpy(st->weights_sha, kura_net_sha256(net), 65);
-        st->weights_meta = strdup(kura_net_metadata_json(net));
-        kura_net_free(net);
-        const char *base = strrchr(p->weights_path, '/');
-        snprintf(st->weights_name, sizeof st->weights_name, "%s",
-                 base ? base + 1 : p->weights_path);
-        rc = ERR_NOMEM;
-        if (!st->weights_meta)
-            goto fail;
-    }
-    /* Only parameters that change the trace's records enter params_json (see header). */
-    pj = json_object();
-    json_t *shapes = json_array();
-    if (!pj || !shapes)
-        goto fail;
-    for (int i = 0; i < p->n_tile_shapes; i++)
-        json_array_append_new(shapes, json_string(st->tile_shapes[i]));
-    json_object_set_new(pj, "h", json_integer((json_int_t)p->h));
-    json_object_set_new(pj, "w", json_integer((json_int_t)p->w));
-    json_object_set_new(pj, "t", json_integer(p->t));
-    json_object_set_new(pj, "preset", json_string(p->preset));
-    json_object_set_new(pj, "c0", json_real(p->c0));
-    json_object_set_new(pj, "c_end", json_real(p->c_end));
-    json_object_set_new(pj, "beta0", json_real(p->beta0));
-    json_object_set_new(pj, "beta_end", json_real(p->beta_end));
-    json_object_set_new(pj, "data", json_string(kura_data_name(p->data.kind)));
-    json_object_set_new(pj, "data_params", json_string(st->gen_params));
-    json_object_set_new(pj, "seed", json_integer((json_int_t)p->seed));
-    json_object_set_new(pj, "score", json_string(score_name(p->score)));
-    json_object_set_new(pj, "weights_sha256", json_string(st->weights_sha));
-    json_object_set_new(pj, "drift", json_string(p->drift == KURA_DRIFT_FIXED ? "fixed" : "float"));
-    json_object_set_new(pj, "check_drift", json_boolean(p->check_drift));
-    json_object_set_new(pj, "start",
-                        json_string(p->start == KURA_START_FORWARD ? "forward" : "vonmises"));
-    json_object_set_new(pj, "tile_streams", shapes);
-    st->params_json = json_dumps(pj, JSON_SORT_KEYS | JSON_COMPACT);
-    mj = json_object();
-    if (!mj || !st->params_json)
-        goto fail;
-    json_object_set_new(mj, "workload", json_string(capture_kura_ops.name));
-    json_object_set_new(mj, "window_m", json_integer(KURA_WINDOW_M));
-    json_object_set_new(mj, "boundary", json_string("periodic"));
-    json_object_set_new(mj, "kref_gain", json_real(KURA_KREF_GAIN));
-    json_object_set_new(mj, "psi_ref", json_real(KURA_PSI_REF));
-    json_object_set_new(mj, "r_end", json_real(KURA_R_END));
-    json_object_set_new(mj, "x_to_theta", json_real(KURA_X_TO_THETA));
-    json_object_set_new(mj, "kappa", json_real(kappa));
-    json_object_set_new(mj, "phase_format", json_string("q1.15"));
-    if (st->weights_meta) {
-        json_t *meta = json_loads(st->weights_meta, 0, NULL);
-        if (meta)
-            json_object_set_new(mj, "weights_metadata", meta);
-    }
-    st->model_json = json_dumps(mj, JSON_SORT_KEYS | JSON_COMPACT);
-    if (!st->model_json)
-        goto fail;
-    hdr->params_json = st->params_json;
-    hdr->model_json = st->model_json;
-    /* provenance: the data are generated; the score is analytic or a net from a file */
-    hdr->source = "synthetic";
-    snprintf(st->src_detail, sizeof st->src_detail, "generator %s (%s), seed %llu; score %s%s%s%s",
-             kura_data_name(p->data.kind), st->gen_params, (unsigned long long)p->seed,
-             score_name(p->score), p->score == KURA_SCORE_NET ? " " : "",
-             p->score == KURA_SCORE_NET ? st->weights_name : "",
-             p->score == KURA_SCORE_NET ? " sha256 " : "");
-    if (p->score == KURA_SCORE_NET) {
-        size_t o = strlen(st->src_detail);
-        snprintf(st->src_detail + o, sizeof st->src_detail - o, "%s", st->weights_sha);
-    }
-    hdr->source_detail = st->src_detail;
-    hdr->seed = p->seed;
-    hdr->kura = kh;
-    kh->h = (uint32_t)p->h;
-    kh->w = (uint32_t)p->w;
-    kh->t = (uint32_t)p->t;
-    kh->preset = (char *)p->preset;
-    kh->c0 = p->c0;
-    kh->c_end = p->c_end;
-    kh->beta0 = p->beta0;
-    kh->beta_end = p->beta_end;
-    kh->kref_gain = KURA_KREF_GAIN;
-    kh->psi_ref = KURA_PSI_REF;
-    kh->r_end = KURA_R_END;
-    kh->kappa = kappa;
-    kh->window_m = KURA_WINDOW_M;
-    kh->boundary = "periodic";
-    kh->x_to_theta = KURA_X_TO_THETA;
-    kh->generator = (char *)kura_data_name(p->data.kind);
-    kh->generator_params = st->gen_params;
-    kh->generator_seed = p->seed;
-    kh->score = (char *)score_name(p->score);
-    kh->weights_name = st->weights_name;
-    kh->weights_sha256 = st->weights_sha;
-    kh->weights_metadata = st->weights_meta ? st->weights_meta : "";
-    kh->drift = p->drift == KURA_DRIFT_FIXED ? "fixed" : "float";
-    kh->check_drift = p->check_drift;
-    kh->start = p->start == KURA_START_FORWARD ? "forward" : "vonmises";
-    kh->n_tile_shapes = (size_t)p->n_tile_shapes;
-    kh->tile_shapes = st->tile_shapes;
-    json_decref(pj);
-    json_decref(mj);
-    return 0;
-fail:
-    json_decref(pj);
-    json_decref(mj);
-    kura_header_store_release(st);
-    if (rc == ERR_NOMEM)
-        errmsg_set(e, rc, "out of memory building the trace header");
-    return rc;
-}
-
 /* ---- the run ---- */
+
+/* Receives each record after the header; 0 or a negative err to stop. */
+typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
 
 struct run {
     const struct kura_params *p;
@@ -338,6 +165,7 @@ struct run {
     struct progress pg_own;    /* the reporter under exec */
     struct progress *pg;       /* the one in use; NULL before the forward pass */
     uint64_t pg_done;
+    bool resumed; /* the forward pass recomputes what the checkpoint's run did: not counted */
 };
 
 /* Forward step i [docs/kura.md#sde-and-schedule]: next = wrap(prev + u_i(prev) + sigma_i eps), and
@@ -389,7 +217,8 @@ static int forward_pass(struct run *r)
         double *t = cur;
         cur = nxt;
         nxt = t;
-        pg_tick(r);
+        if (!r->resumed)
+            pg_tick(r);
     }
     if (cur != r->fwd_end)
         memcpy(r->fwd_end, cur, n * sizeof(double));
@@ -687,6 +516,8 @@ static int run_forward(struct run *r, double *theta, double *fwd_r, kura_emit_fn
             (rc = png_grey_named(r, "data_x.png", r->tmp, -1.0, 1.0, e)))
             return rc;
     }
+    if (r->resumed) /* its DATA record is in the trace already */
+        return 0;
     kura_drift_quantize(&r->drv, r->theta0);
     rc = emit_step(r, emit, ctx, -1, ACCELTRACE__KURA_ROLE__KURA_ROLE_DATA, 0, r->theta0, r->drv.q,
                    NULL);
@@ -867,9 +698,18 @@ static int run_finish(struct run *r, double **theta, double fwd_r, const struct 
     return 0;
 }
 
-/* The four phases; sink (may be NULL) lends its progress reporter. */
+struct kura_capture;
+static int resume_state(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct kura_result *res);
+static int reverse_done(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct errmsg *e);
+
+/* The four phases; sink (may be NULL) lends its progress reporter; c (may be NULL) is the
+ * capture instance whose checkpoints the reverse steps write and whose loaded state a
+ * resumed run (sink->resume_unit > 0) starts from. */
 static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                       struct capture_sink *sink, struct kura_result *res, struct errmsg *e)
+                       struct capture_sink *sink, struct kura_capture *c, struct kura_result *res,
+                       struct errmsg *e)
 {
     double t_start = progress_now_s();
     struct run r;
@@ -888,22 +728,21 @@ static int exec_phases(const struct kura_params *p, kura_emit_fn emit, void *ctx
     int rc = validate(p, e);
     if (!rc)
         rc = run_setup(&r, &theta, e);
+    r.resumed = sink && sink->resume_unit > 0;
     if (!rc)
         rc = run_forward(&r, theta, &fwd_r, emit, ctx, e);
-    for (int i = r.sch.t - 1; !rc && i >= 1; i--)
+    int i0 = r.resumed && !rc ? resume_state(c, &r, theta, &acc, res) : r.sch.t - 1;
+    for (int i = i0; !rc && i >= 1; i--) {
         rc = run_reverse_step(&r, i, theta, emit, ctx, &acc, res, e);
+        if (!rc && c)
+            rc = reverse_done(c, &r, theta, &acc, e);
+    }
     pg_end(&r);
     if (!rc)
         rc = run_finish(&r, &theta, fwd_r, &acc, t_start, emit, ctx, res, e);
     mem_free(theta);
     run_release(&r);
     return rc;
-}
-
-int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                      struct kura_result *res, struct errmsg *e)
-{
-    return exec_phases(p, emit, ctx, NULL, res, e);
 }
 
 /* ---- the capture interface ---- */
@@ -913,11 +752,99 @@ struct kura_capture {
     Acceltrace__KuraHeader kh;
     struct kura_header_store st;
     struct kura_result res;
+    struct capture_sink *sink; /* of the running capture (its checkpoints) */
+    /* the running reverse pass, for checkpoint_save */
+    const double *live_theta;
+    const struct drift_acc *live_acc;
+    size_t n;
+    /* what checkpoint_load read: the map after the reverse steps before the unit */
+    double *rs_theta; /* (h w) */
+    struct drift_acc rs_acc;
+    uint64_t rs_tile_bytes, rs_unit;
 };
+
+/* A resumed run after its forward pass: the state of the checkpoint; returns the first
+ * reverse step to run. Units: T - 1 forward steps, then one per reverse step. */
+static int resume_state(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct kura_result *res)
+{
+    memcpy(theta, c->rs_theta, r->n * sizeof(double));
+    *acc = c->rs_acc;
+    if (res)
+        res->tile_bytes = c->rs_tile_bytes;
+    r->pg_done = c->rs_unit;
+    if (r->pg)
+        progress_update(r->pg, r->pg_done);
+    return (int)(2 * (uint64_t)(r->sch.t - 1) - c->rs_unit);
+}
+
+/* After a reverse step: the map, the drift statistics and the tile bytes so far are the
+ * whole state of the units done (the forward pass is recomputed on resume). */
+static int reverse_done(struct kura_capture *c, struct run *r, double *theta, struct drift_acc *acc,
+                        struct errmsg *e)
+{
+    c->live_theta = theta;
+    c->live_acc = acc;
+    c->n = r->n;
+    return capture_checkpoint(c->sink, r->pg_done, e);
+}
+
+/* Checkpoint layout (little-endian host words): u32 version 1, u32 T, u64 h w, u64 unit,
+ * f64 drift err_sum, err_max, bound_max, u64 tile bytes, f64 theta[h w]. */
+static int kura_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
+{
+    const struct kura_capture *c = inst;
+    uint32_t head[2] = {1, (uint32_t)c->p.t};
+    uint64_t n = c->n, tb = c->res.tile_bytes;
+    if (fwrite(head, 4, 2, f) != 2 || fwrite(&n, 8, 1, f) != 1 || fwrite(&unit, 8, 1, f) != 1 ||
+        fwrite(c->live_acc, sizeof *c->live_acc, 1, f) != 1 || fwrite(&tb, 8, 1, f) != 1 ||
+        fwrite(c->live_theta, sizeof(double), n, f) != n)
+        return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+    return 0;
+}
+
+static int kura_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e)
+{
+    struct kura_capture *c = inst;
+    uint32_t head[2] = {0, 0};
+    uint64_t n = 0, u = 0, want = (uint64_t)c->p.h * c->p.w, t1 = (uint64_t)c->p.t - 1;
+    long off = ftell(f);
+    if (fread(head, 4, 2, f) != 2 || head[0] != 1)
+        return errmsg_set(e, ERR_DATA, "checkpoint '%s': bad kura state version at offset %ld",
+                          path, off);
+    if (head[1] != (uint32_t)c->p.t || fread(&n, 8, 1, f) != 1 || n != want)
+        return errmsg_set(e, ERR_DATA,
+                          "checkpoint '%s': steps or map size at offset %ld are not this run's",
+                          path, off + 4);
+    off = ftell(f);
+    if (fread(&u, 8, 1, f) != 1 || u != unit || u < t1 || u > 2 * t1)
+        return errmsg_set(e, ERR_DATA, "checkpoint '%s': unit at offset %ld is not a reverse step",
+                          path, off);
+    mem_free(c->rs_theta);
+    c->rs_theta = mem_alloc(n * sizeof(double));
+    if (!c->rs_theta)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    off = ftell(f);
+    if (fread(&c->rs_acc, sizeof c->rs_acc, 1, f) != 1 || fread(&c->rs_tile_bytes, 8, 1, f) != 1 ||
+        fread(c->rs_theta, sizeof(double), n, f) != n || fgetc(f) != EOF)
+        return errmsg_set(e, ERR_DATA,
+                          "checkpoint '%s': kura state at offset %ld is truncated "
+                          "or too long",
+                          path, off);
+    c->rs_unit = u;
+    return 0;
+}
 
 const struct kura_result *kura_capture_result(const void *inst)
 {
     return &((const struct kura_capture *)inst)->res;
+}
+
+void kura_capture_take_result(void *inst, struct kura_result *out)
+{
+    struct kura_capture *c = inst;
+    *out = c->res;
+    memset(&c->res, 0, sizeof c->res);
 }
 
 static int kura_open(void **inst, const void *params, struct errmsg *e)
@@ -953,7 +880,8 @@ static int kura_header(void *inst, Acceltrace__TraceHeader *hdr, struct errmsg *
     struct kura_capture *c = inst;
     acceltrace__kura_header__init(&c->kh);
     kura_header_store_release(&c->st);
-    return kura_capture_header(&c->p, hdr, &c->kh, &c->st, e);
+    int rc = validate(&c->p, e);
+    return rc ? rc : kura_header_build(&c->p, hdr, &c->kh, &c->st, e);
 }
 
 /* The kura emit callback onto a capture sink. */
@@ -973,7 +901,8 @@ static int kura_run(void *inst, struct capture_sink *sink, struct errmsg *e)
     struct kura_capture *c = inst;
     struct sink_ctx x = {sink, e};
     kura_result_release(&c->res);
-    return exec_phases(&c->p, sink_emit, &x, sink, &c->res, e);
+    c->sink = sink;
+    return exec_phases(&c->p, sink_emit, &x, sink, c, &c->res, e);
 }
 
 static void kura_close(void *inst)
@@ -983,6 +912,7 @@ static void kura_close(void *inst)
         return;
     kura_header_store_release(&c->st);
     kura_result_release(&c->res);
+    mem_free(c->rs_theta);
     mem_free(c);
 }
 
@@ -997,4 +927,6 @@ const struct capture_ops capture_kura_ops = {
     .header = kura_header,
     .run = kura_run,
     .close = kura_close,
+    .checkpoint_save = kura_ckpt_save,
+    .checkpoint_load = kura_ckpt_load,
 };

@@ -86,7 +86,7 @@ void kura_params_default(struct kura_params *p);
  * checkpoints, the data generator's scratch, one record in the writer, the tile streams,
  * PNG rows and, for --score net, twice the weights file (read, then unpacked). Arithmetic
  * on p (and a stat of the weights), saturating at UINT64_MAX; nothing is allocated.
- * kura_capture_exec refuses (ERR_LIMIT) above p->mem_limit_bytes before allocating anything
+ * The run refuses (ERR_LIMIT) above p->mem_limit_bytes before allocating anything
  * map-sized, as capture_run does above its own limit.
  */
 uint64_t kura_capture_mem_estimate(const struct kura_params *p);
@@ -96,22 +96,11 @@ int kura_params_preset(struct kura_params *p, const char *name, struct errmsg *e
 
 void kura_result_release(struct kura_result *r);
 
-/* Receives each record after the header; return 0 or a negative err to stop. */
-typedef int (*kura_emit_fn)(void *ctx, const Acceltrace__Record *rec);
-
-/*
- * Runs the capture, emitting every record after the header in docs/kura.md#trace-records order.
- * res may be NULL; otherwise it is filled on success (release with kura_result_release).
- * 0, or a negative err with e set (ERR_USAGE bad parameters, ERR_DATA/ERR_IO weights,
- * ERR_NOMEM, or the emit callback's code).
- */
-int kura_capture_exec(const struct kura_params *p, kura_emit_fn emit, void *ctx,
-                      struct kura_result *res, struct errmsg *e);
-
 /*
  * The capture interface (capture/capture.h): open takes a const struct kura_params *
  * (copied; ERR_USAGE for bad parameters), the memory check uses kura_capture_mem_estimate,
- * prepare creates png_dir, run is kura_capture_exec onto the driver's sink. The driver's
+ * prepare creates png_dir, run emits every record after the header in docs/kura.md#trace-records
+ * order onto the sink (the reverse steps are its checkpoint units). The driver's
  * capture_opts.reproducible should follow kura_params.reproducible (empty command line,
  * header time SOURCE_DATE_EPOCH or 1970).
  */
@@ -119,5 +108,9 @@ extern const struct capture_ops capture_kura_ops;
 
 /* The result of the last run of a capture_kura_ops instance; owned by it. */
 const struct kura_result *kura_capture_result(const void *inst);
+
+/* Moves the result of the last run into *out (the caller releases it with
+ * kura_result_release); the instance keeps an empty one. */
+void kura_capture_take_result(void *inst, struct kura_result *out);
 
 #endif

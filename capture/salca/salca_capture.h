@@ -44,6 +44,9 @@ struct salca_capture_params {
     uint32_t n_variants;                       /* ablation variants (<= SALCA_MAX_VARIANTS) */
     char variant_text[SALCA_MAX_VARIANTS][64]; /* "w_k=4,w_q=fp32" (salca_variant_parse) */
     bool no_hist;
+    /* the layer-major memory plan even when every layer fits (synthetic and calibrated
+     * sources; docs/models.md#salca-memory-plan) */
+    bool layer_major;
     bool top1;                /* model: substituted runs for top-1 agreement */
     int threads;              /* worker threads (>= 1) */
     uint64_t mem_limit_bytes; /* 8 GiB; 0: no limit (as capture_opts) */
@@ -53,11 +56,12 @@ struct salca_capture_params {
     double tiny_outlier_gain;        /* 8 */
     uint32_t quest_page;             /* 16 */
     uint32_t quest_dense_layers;     /* Quest keeps every token in layers below this (0) */
-    int zstd_level;                  /* 3 (salca_capture_run; else capture_opts) */
-    bool quiet;                      /* salca_capture_run; else capture_opts */
-    const char *command_line;        /* salca_capture_run: for the header (may be NULL) */
-    const char *utc_time;            /* salca_capture_run: for the header (NULL: "") */
-    const char *csv_path;            /* per-(sample, method, layer) aggregates; NULL: none */
+    /* For the caller's capture_opts (the ops do not read them): */
+    int zstd_level;           /* 3 */
+    bool quiet;               /* no progress */
+    const char *command_line; /* for the header (may be NULL) */
+    const char *utc_time;     /* for the header (NULL: "") */
+    const char *csv_path;     /* per-(sample, method, layer) aggregates; NULL: none */
 };
 
 /* Defaults: calibrated source, narrativeqa, length 32768, 64 steps,
@@ -102,15 +106,5 @@ extern const struct capture_ops capture_salca_ops;
 
 /* The result of a capture_salca_ops instance after capture_run; owned by it. */
 const struct salca_capture_result *salca_capture_result(const void *inst);
-
-/*
- * Runs the capture through capture_run with the driver options of p (zstd_level,
- * mem_limit_bytes, quiet, command_line, utc_time) and writes out_path (via
- * out_path.partial). 0 or a negative enum err
- * with the message in e; ERR_USAGE/ERR_CONFIG for bad parameters, ERR_DATA/ERR_FORMAT for
- * bad checkpoints, ERR_LIMIT above mem_limit_bytes.
- */
-int salca_capture_run(const struct salca_capture_params *p, const char *out_path,
-                      struct salca_capture_result *res, struct errmsg *e);
 
 #endif

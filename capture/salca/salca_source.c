@@ -287,7 +287,8 @@ const struct nn_llama *salca_source_model(const struct salca_source *s)
     return s->model_src ? s->model : NULL;
 }
 
-static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct errmsg *e)
+static int synth_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, struct salca_kv *kv,
+                         struct errmsg *e)
 {
     uint32_t d = s->d, n0 = s->task->n0;
     size_t nd = (size_t)n0 * d;
@@ -309,7 +310,7 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
     }
     for (uint32_t i = 0; i < n0; i++)
         rope_row(cs + (size_t)i * d, d, i);
-    for (uint32_t l = 0; l < s->L && !rc; l++) {
+    for (uint32_t l = l_lo; l < l_hi && !rc; l++) {
         for (uint32_t g = 0; g < s->G && !rc; g++) {
             struct syn_group *gr = &s->grp[l * s->G + g];
             struct rng rk, rv;
@@ -340,7 +341,7 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
             gr->abar = (float)(asum / nh);
             /* step 7: k_i = kb_i + c_i lambda_l (sqrt(d)/abar) v_g; step 8: v ~ N(0, I) */
             float lam = (float)lambda_l(s, l);
-            struct salca_kv *st = &kv[l * s->G + g];
+            struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
             for (uint32_t i = 0; i < n0 && !rc; i++) {
                 float *k = kb + (size_t)i * d;
                 float w = (float)relevance(s, i) * lam * (rsd / gr->abar);
@@ -362,14 +363,14 @@ static int synth_prefill(struct salca_source *s, struct salca_kv *kv, struct err
     return rc;
 }
 
-static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, float *q,
-                      struct errmsg *e)
+static int synth_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,
+                      struct salca_kv *kv, float *q, struct errmsg *e)
 {
     uint32_t d = s->d, pos = s->task->n0 + t;
     float rsd = sqrtf((float)d);
     float k[256], v[256], dir[256], cs[256];
     rope_row(cs, d, pos);
-    for (uint32_t l = 0; l < s->L; l++) {
+    for (uint32_t l = l_lo; l < l_hi; l++) {
         float lam = (float)lambda_l(s, l);
         for (uint32_t g = 0; g < s->G; g++) {
             const struct syn_group *gr = &s->grp[l * s->G + g];
@@ -382,7 +383,7 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
                 k[j] += w * gr->vg[j];
             for (uint32_t j = 0; j < d; j++)
                 v[j] = (float)rng_normal(&r);
-            int rc = salca_kv_append(&kv[l * s->G + g], k, v);
+            int rc = salca_kv_append(&kv[(l - l_lo) * s->G + g], k, v);
             if (rc)
                 return errmsg_set(e, rc, "KV store full at step %u", t);
         }
@@ -392,7 +393,7 @@ static int synth_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
             struct rng r;
             rng_stream(&r, s->seed, "syn.query", (uint64_t)l * s->H + h, t);
             gamma_dir(&r, gr->gamma, d, dir);
-            float *qo = q + ((size_t)l * s->H + h) * d;
+            float *qo = q + ((size_t)(l - l_lo) * s->H + h) * d;
             /* docs/salca.md#synthetic-source step 6: q = a_q unit(v_h + zeta unit(gamma * xi_t)) */
             for (uint32_t j = 0; j < d; j++)
                 qo[j] = hd->vh[j] + (float)s->p.query_jitter * dir[j];
@@ -508,7 +509,8 @@ static void cal_profile(const struct salca_source *s, const struct cal_head *c, 
         b[i] = fmaxf(b[i], (float)p->c_sink);
 }
 
-static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct errmsg *e)
+static int calib_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, struct salca_kv *kv,
+                         struct errmsg *e)
 {
     uint32_t d = s->d, n0 = s->task->n0, hpg = s->H / s->G;
     float *kb = mem_alloc((size_t)n0 * d * sizeof(float));
@@ -520,7 +522,7 @@ static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct err
         rc = errmsg_set(e, ERR_NOMEM, "out of memory in the calibrated prefill");
     for (uint32_t i = 0; i < n0 && !rc; i++)
         rope_row(cs + (size_t)i * d, d, i);
-    for (uint32_t l = 0; l < s->L && !rc; l++)
+    for (uint32_t l = l_lo; l < l_hi && !rc; l++)
         for (uint32_t g = 0; g < s->G && !rc; g++) {
             const struct syn_group *gr = &s->grp[l * s->G + g];
             struct rng rk, rv;
@@ -544,7 +546,7 @@ static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct err
                 c->kappa = (float)(sqrt((double)d) / c->aq);
                 cal_profile(s, c, l, h, bst + (size_t)a * n0);
             }
-            struct salca_kv *st = &kv[l * s->G + g];
+            struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
             for (uint32_t i = 0; i < n0 && !rc; i++) {
                 float *k = kb + (size_t)i * d;
                 for (uint32_t a = 0; a < hpg; a++) {
@@ -571,13 +573,13 @@ static int calib_prefill(struct salca_source *s, struct salca_kv *kv, struct err
 /* Decode step t of the calibrated source: the new token is local to every head (boost
  * c_local; the band is counted from the prompt end, exact while t < local_tokens) and each
  * query is a_q unit(e_h + zeta j), j orthogonal to the group's e (no cross-talk). */
-static int calib_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, float *q,
-                      struct errmsg *e)
+static int calib_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,
+                      struct salca_kv *kv, float *q, struct errmsg *e)
 {
     uint32_t d = s->d, pos = s->task->n0 + t, hpg = s->H / s->G;
     float k[256], v[256], dir[256], cs[256];
     rope_row(cs, d, pos);
-    for (uint32_t l = 0; l < s->L; l++) {
+    for (uint32_t l = l_lo; l < l_hi; l++) {
         for (uint32_t g = 0; g < s->G; g++) {
             const struct syn_group *gr = &s->grp[l * s->G + g];
             struct rng r;
@@ -591,7 +593,7 @@ static int calib_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
             }
             for (uint32_t j = 0; j < d; j++)
                 v[j] = (float)rng_normal(&r);
-            int rc = salca_kv_append(&kv[l * s->G + g], k, v);
+            int rc = salca_kv_append(&kv[(l - l_lo) * s->G + g], k, v);
             if (rc)
                 return errmsg_set(e, rc, "KV store full at step %u", t);
         }
@@ -607,7 +609,7 @@ static int calib_step(struct salca_source *s, uint32_t t, struct salca_kv *kv, f
                 for (uint32_t j = 0; j < d; j++)
                     dir[j] -= (float)dot * ea[j];
             }
-            float *qo = q + ((size_t)l * s->H + h) * d;
+            float *qo = q + ((size_t)(l - l_lo) * s->H + h) * d;
             for (uint32_t j = 0; j < d; j++)
                 qo[j] = c->e[j] + (float)s->cp.query_jitter * dir[j];
             unit(qo, d);
@@ -690,7 +692,26 @@ int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *
         return model_prefill(s, kv, first_token, e);
     if (first_token)
         *first_token = 0;
-    return s->calib ? calib_prefill(s, kv, e) : synth_prefill(s, kv, e);
+    return s->calib ? calib_prefill(s, 0, s->L, kv, e) : synth_prefill(s, 0, s->L, kv, e);
+}
+
+int salca_source_prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi,
+                                struct salca_kv *kv, struct errmsg *e)
+{
+    if (s->model_src || l_lo >= l_hi || l_hi > s->L)
+        return errmsg_set(e, ERR_INTERNAL, "layers %u..%u of this source cannot be generated alone",
+                          l_lo, l_hi);
+    return s->calib ? calib_prefill(s, l_lo, l_hi, kv, e) : synth_prefill(s, l_lo, l_hi, kv, e);
+}
+
+int salca_source_step_layers(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,
+                             struct salca_kv *kv, float *q, struct errmsg *e)
+{
+    if (s->model_src || l_lo >= l_hi || l_hi > s->L)
+        return errmsg_set(e, ERR_INTERNAL, "layers %u..%u of this source cannot be generated alone",
+                          l_lo, l_hi);
+    return s->calib ? calib_step(s, t, l_lo, l_hi, kv, q, e)
+                    : synth_step(s, t, l_lo, l_hi, kv, q, e);
 }
 
 int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,
@@ -699,7 +720,7 @@ int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct
     if (!s->model_src) {
         if (next_token)
             *next_token = 0;
-        return s->calib ? calib_step(s, t, kv, q, e) : synth_step(s, t, kv, q, e);
+        return s->calib ? calib_step(s, t, 0, s->L, kv, q, e) : synth_step(s, t, 0, s->L, kv, q, e);
     }
     uint32_t pos = s->task->n0 + t;
     if (pos + 1 > s->scratch_cap)

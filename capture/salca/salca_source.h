@@ -118,4 +118,16 @@ int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *
 int salca_source_step(struct salca_source *s, uint32_t t, uint32_t token, struct salca_kv *kv,
                       float *q, uint32_t *next_token, struct errmsg *e);
 
+/*
+ * The synthetic and calibrated sources generate each layer from its own random streams, so
+ * layers [l_lo, l_hi) can be generated alone, with the same values as in the whole-model
+ * calls: kv holds (l_hi - l_lo) * G stores (store (l - l_lo) * G + g) and q (l_hi - l_lo) * H * d
+ * floats. This is what lets a capture hold one layer's K/V at a time (docs/models.md,
+ * "Salca memory plan"). The model source: ERR_INTERNAL.
+ */
+int salca_source_prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi,
+                                struct salca_kv *kv, struct errmsg *e);
+int salca_source_step_layers(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,
+                             struct salca_kv *kv, float *q, struct errmsg *e);
+
 #endif
