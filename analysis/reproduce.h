@@ -152,6 +152,10 @@ struct repro_opts {
     int threads;      /* capture threads; 0 = the default */
     const char *dir;  /* the output folder DIR, for figures and their CSVs; NULL: none */
     bool quiet;       /* no progress of the captures on stderr (-q) */
+    /* `--full`: DiSC is also captured at 1k (and at 2k with paper_scale) instead of replaying
+     * the 512 px statistics scaled to those sizes */
+    bool full;
+    bool paper_scale; /* `--paper-scale`: the 2k capture too (implies full) */
 };
 
 /* The SA-Kura run (solvers and fits only, no capture): appends its rows and sections. 0 or

@@ -86,6 +86,11 @@ struct disc_run {
     uint32_t sfac[N_SCALE]; /* linear latent factor of each scaled size (2, 4) */
     char model[32];
     int image, steps;
+    /* --full: size s was captured (its instances replay that capture, not scaled records) */
+    bool captured[N_SCALE];
+    char cap_detail[N_SCALE][512]; /* its provenance, for the sources section */
+    char cap_source[N_SCALE][32];
+    const struct repro_opts *o;
     struct gpu_base gb[N_GPU][1 + N_SCALE]; /* [gpu][0: captured size, 1 + s: scale_px[s]] */
     double gpu_med;                         /* median |error| of the GPU model's validation set */
 };
@@ -183,6 +188,8 @@ static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key
     for (int i = 0; i < I_SCALE0 && !rc; i++)
         rc = r->m->consume(r->st[i], &mr, &r->hook_err);
     for (int s = 0; s < N_SCALE && !rc; s++) {
+        if (r->captured[s])
+            continue;
         Acceltrace__Record out;
         Acceltrace__DiscStep step;
         Acceltrace__DiscMask mask;
@@ -219,6 +226,89 @@ static int make_cfg(struct hw_config **out, const struct disc_run *r, const char
     return rc ? rc : hw_config_check(*out, e);
 }
 
+/* The records of a capture at scale_px[s] into that size's two instances. */
+struct size_ctx {
+    struct disc_run *r;
+    int s;
+    uint64_t n_rec;
+    struct errmsg err;
+};
+
+static int size_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+{
+    (void)key;
+    struct size_ctx *c = ctx;
+    struct model_record mr = {rec, NULL, c->n_rec++};
+    int rc = 0;
+    for (int j = 0; j < 2 && !rc; j++)
+        rc = c->r->m->consume(c->r->st[I_SCALE0 + 2 * c->s + j], &mr, &c->err);
+    return rc;
+}
+
+/*
+ * --full: captures the same model, steps and settings at scale_px[s] (the scaled header's
+ * shape, checked) and replays it into that size's instances (default config, vpu_width 16).
+ * The capture is freed before the next one starts.
+ */
+static int size_capture(struct disc_run *r, int s, struct errmsg *e)
+{
+    const struct repro_opts *o = r->o;
+    struct disc_params p;
+    disc_params_default(&p);
+    snprintf(p.model, sizeof p.model, "%s", r->model);
+    p.image_size = scale_px[s];
+    p.steps = r->steps;
+    p.compare_dense = false;
+    p.threads = o->threads;
+    struct disc_capture *cap = NULL;
+    Acceltrace__TraceHeader hdr;
+    struct capture_header_store hs;
+    struct size_ctx sc = {r, s, 0, {0}};
+    int rc = disc_capture_new(&cap, &p, e);
+    rc = rc ? rc : disc_capture_load(cap, e);
+    if (!rc) {
+        acceltrace__trace_header__init(&hdr);
+        rc = capture_disc_ops.header(cap, &hdr, e);
+    }
+    if (!rc) {
+        struct capture_opts co;
+        capture_opts_default(&co);
+        co.command_line = "acceltrace reproduce --full";
+        capture_header_common(&capture_disc_ops, &co, &hdr, &hs);
+        if (hdr.disc->tokens != r->sdh[s].tokens)
+            rc = errmsg_set(e, ERR_INTERNAL, "the %d px capture has %u tokens, the scaled shape %u",
+                            scale_px[s], hdr.disc->tokens, r->sdh[s].tokens);
+        snprintf(r->cap_source[s], sizeof r->cap_source[s], "%s", hdr.source ? hdr.source : "");
+        snprintf(r->cap_detail[s], sizeof r->cap_detail[s], "%s",
+                 hdr.source_detail ? hdr.source_detail : "");
+    }
+    for (int j = 0; j < 2 && !rc; j++) {
+        const int i = I_SCALE0 + 2 * s + j;
+        struct model_env env = {&hdr, "(in-process capture)", NULL, NULL};
+        char over[64] = "";
+        if (j)
+            snprintf(over, sizeof over, "vpu_width=%d", vpu_widths[0]);
+        rc = make_cfg(&r->cfg[i], r, o->root, over, e);
+        rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
+    }
+    if (!rc) {
+        disc_capture_set_hook(cap, size_hook, &sc);
+        disc_capture_set_progress(cap, !o->quiet);
+        rc = disc_capture_run(cap, NULL, e);
+        if (rc && sc.err.code)
+            *e = sc.err;
+    }
+    for (int j = 0; j < 2 && !rc; j++) {
+        const int i = I_SCALE0 + 2 * s + j;
+        if (!(r->res[i] = model_result_new()))
+            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        else
+            rc = r->m->finish(r->st[i], r->res[i], e);
+    }
+    disc_capture_free(cap);
+    return rc;
+}
+
 static int run_capture(struct disc_run *r, const struct repro_opts *o, struct errmsg *e)
 {
     struct disc_params p;
@@ -230,6 +320,9 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     p.threads = o->threads;
     snprintf(r->model, sizeof r->model, "%s", p.model);
     r->steps = p.steps;
+    r->o = o;
+    for (int s = 0; s < N_SCALE; s++)
+        r->captured[s] = o->full && (s == 0 || o->paper_scale);
     int rc = disc_capture_new(&r->cap, &p, e);
     rc = rc ? rc : disc_capture_load(r->cap, e);
     if (rc)
@@ -258,6 +351,8 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     rc = gpu_bases(r, e);
     for (int i = 0; i < N_INST && !rc; i++) {
         const int si = i >= I_SCALE0 ? (i - I_SCALE0) / 2 : -1;
+        if (si >= 0 && r->captured[si])
+            continue; /* made by size_capture on that capture's own header */
         struct model_env env = {si >= 0 ? &r->shdr[si] : hdr, "(in-process capture)", NULL, NULL};
         rc = make_cfg(&r->cfg[i], r, o->root, over[i], e);
         rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
@@ -275,10 +370,14 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
         *e = r->hook_err;
     rc = rc ? rc : hash_lb_finish(r->lb, e);
     for (int i = 0; i < N_INST && !rc; i++) {
+        if (!r->st[i])
+            continue;
         if (!(r->res[i] = model_result_new()))
             return errmsg_set(e, ERR_NOMEM, "out of memory");
         rc = r->m->finish(r->st[i], r->res[i], e);
     }
+    for (int s = 0; s < N_SCALE && !rc; s++)
+        rc = r->captured[s] ? size_capture(r, s, e) : 0;
     return rc;
 }
 
@@ -497,6 +596,23 @@ static int scaled_rows(struct repro_table *t, const struct disc_run *r, struct e
     for (int s = 0; s < N_SCALE && !rc; s++) {
         const int ia = I_SCALE0 + 2 * s;
         char c[400], cmd[300], basis[400];
+        if (r->captured[s]) {
+            snprintf(c, sizeof c,
+                     "%s shapes at %d px (N = %u), captured at that size (%s, seeded weights, %d "
+                     "steps, reproduce --full)",
+                     r->model, scale_px[s], r->sdh[s].tokens, r->model, r->steps);
+            snprintf(cmd, sizeof cmd,
+                     "acceltrace capture disc --model %s --image-size %d --steps %d "
+                     "--no-compare-dense -o d.atr && acceltrace replay d.atr --hw "
+                     "configs/disc-a100-matched.json -o res",
+                     r->model, scale_px[s], r->steps);
+            snprintf(basis, sizeof basis,
+                     "replay of a %d px capture (its own masks, CTR keep sets and load "
+                     "imbalance); no parameter set from any paper number",
+                     scale_px[s]);
+            rc = gpu_rows(t, r, 1 + s, ia, ia + 1, c, cmd, basis, e);
+            continue;
+        }
         snprintf(c, sizeof c,
                  "%s shapes at %d px (N = %u), replayed from the statistics of the %d px "
                  "capture (%s, seeded weights, %d steps) scaled to N = %u; the paper captured "
@@ -702,10 +818,18 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     rc = run_capture(&r, o, e);
     if (!rc) {
         char what[160];
-        snprintf(what, sizeof what,
-                 "the DiSC capture (%s, %d px; the 1k and 2k rows scale its statistics)", r.model,
-                 r.image);
+        snprintf(what, sizeof what, "the DiSC capture (%s, %d px; %s)", r.model, r.image,
+                 r.captured[1]   ? "the 1k and 2k rows come from their own captures"
+                 : r.captured[0] ? "the 2k rows scale its statistics"
+                                 : "the 1k and 2k rows scale its statistics");
         rc = repro_source_add(t, P, what, r.hdr.source, r.hdr.source_detail, e);
+        for (int s = 0; s < N_SCALE && !rc; s++) {
+            if (!r.captured[s])
+                continue;
+            snprintf(what, sizeof what, "the DiSC capture at %d px (%s, reproduce --full)",
+                     scale_px[s], r.model);
+            rc = repro_source_add(t, P, what, r.cap_source[s], r.cap_detail[s], e);
+        }
     }
     rc = rc ? rc : capture_rows(t, &r, e);
     rc = rc ? rc : speed_rows(t, &r, e);
@@ -718,8 +842,11 @@ int reproduce_disc(struct repro_table *t, const struct repro_opts *o, struct err
     snprintf(what, sizeof what, "%s, %d px", r.model, r.image);
     rc = rc ? rc : md_units(t, &r, I_DEF, what) ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
     for (int sc = 0; sc < N_SCALE && !rc; sc++) {
-        snprintf(what, sizeof what, "%s, %d px from the %d px statistics", r.model, scale_px[sc],
-                 r.image);
+        if (r.captured[sc])
+            snprintf(what, sizeof what, "%s, %d px capture", r.model, scale_px[sc]);
+        else
+            snprintf(what, sizeof what, "%s, %d px from the %d px statistics", r.model,
+                     scale_px[sc], r.image);
         if (md_units(t, &r, I_SCALE0 + 2 * sc, what))
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
     }
