@@ -15,7 +15,7 @@ seed=${ACCELTRACE_SEED:-$RANDOM}
 echo "seed $seed"
 RANDOM=$seed
 export SOURCE_DATE_EPOCH=0 ACCELTRACE_CHECKPOINT_INTERVAL=0
-SALCA="capture salca --source calibrated --length 4096 --steps 8 --layers 4 --heads 8 --kv-heads 2 --threads 1 -q"
+SALCA="capture salca --source calibrated --length 4096 --steps 16 --layers 4 --heads 8 --kv-heads 2 --threads 1 -q"
 KURA="capture kura --size 40x40 --steps 100 --reproducible -q"
 TESTC="capture test --records 300 -q"
 
@@ -30,16 +30,26 @@ check() {
     ms=$((($(date +%s%N) - t0) / 1000000))
     local kills=0 resumed=0
     while [ $kills -lt 5 ] && [ ! -e "$T/$name/kill/t.atr" ]; do
-        # a point between 10% and 90% of the uninterrupted run
-        local at=$((ms * (10 + RANDOM % 81) / 100))
+        # kill at a random point shortly after this run wrote a checkpoint of its own (0-4%
+        # of the uninterrupted run's time later), so each kill lands in the middle of work
+        local before
+        before=$(cksum < "$T/$name/kill/t.atr.ckpt" 2> /dev/null || echo none)
         (cd "$T/$name/kill" && exec "$A" "$@" --resume -o t.atr > /dev/null 2>&1) &
         local pid=$!
-        sleep "$(awk -v m=$at 'BEGIN { printf "%.3f", m / 1000 }')"
+        local waited=0
+        while kill -0 $pid 2> /dev/null && [ $waited -lt 6000 ]; do
+            [ "$(cksum < "$T/$name/kill/t.atr.ckpt" 2> /dev/null || echo none)" != "$before" ] && break
+            sleep 0.01
+            waited=$((waited + 1))
+        done
+        sleep "$(awk -v m=$((ms * (RANDOM % 5) / 100)) 'BEGIN { printf "%.3f", m / 1000 }')"
         kill -9 $pid 2> /dev/null
         wait $pid 2> /dev/null
         kills=$((kills + 1))
         [ -e "$T/$name/kill/t.atr.ckpt" ] && resumed=$((resumed + 1))
     done
+    [ $kills -eq 5 ] && [ $resumed -eq 5 ] ||
+        fail "$name: $kills kills, $resumed with a checkpoint (want 5 kills, each after one)"
     local n=0
     while [ ! -e "$T/$name/kill/t.atr" ]; do
         (cd "$T/$name/kill" && "$A" "$@" --resume -o t.atr > /dev/null 2>&1) || fail "$name: resumed run"
