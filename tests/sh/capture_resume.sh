@@ -16,7 +16,7 @@ echo "seed $seed"
 RANDOM=$seed
 export SOURCE_DATE_EPOCH=0 ACCELTRACE_CHECKPOINT_INTERVAL=0
 SALCA="capture salca --source calibrated --length 4096 --steps 16 --layers 4 --heads 8 --kv-heads 2 --threads 1 -q"
-KURA="capture kura --size 40x40 --steps 100 --reproducible -q"
+KURA="capture kura --size 64x64 --steps 400 --reproducible -q"
 TESTC="capture test --records 300 -q"
 
 # check NAME ARGS...: the uninterrupted run in $T/NAME/ref, the killed ones in $T/NAME/kill
@@ -33,12 +33,12 @@ check() {
         # kill at a random point shortly after this run wrote a checkpoint of its own (0-4%
         # of the uninterrupted run's time later), so each kill lands in the middle of work
         local before
-        before=$(cksum < "$T/$name/kill/t.atr.ckpt" 2> /dev/null || echo none)
+        before=$({ cksum < "$T/$name/kill/t.atr.ckpt"; } 2> /dev/null || echo none)
         (cd "$T/$name/kill" && exec "$A" "$@" --resume -o t.atr > /dev/null 2>&1) &
         local pid=$!
         local waited=0
         while kill -0 $pid 2> /dev/null && [ $waited -lt 6000 ]; do
-            [ "$(cksum < "$T/$name/kill/t.atr.ckpt" 2> /dev/null || echo none)" != "$before" ] && break
+            [ "$({ cksum < "$T/$name/kill/t.atr.ckpt"; } 2> /dev/null || echo none)" != "$before" ] && break
             sleep 0.01
             waited=$((waited + 1))
         done
@@ -48,7 +48,9 @@ check() {
         kills=$((kills + 1))
         [ -e "$T/$name/kill/t.atr.ckpt" ] && resumed=$((resumed + 1))
     done
-    [ $kills -eq 5 ] && [ $resumed -eq 5 ] ||
+    # the test capture finishes in milliseconds: its kills may outlast it (its resume is
+    # checked byte for byte in tests/test_capture.c); the real workloads take five
+    [ "$name" = test ] || { [ $kills -eq 5 ] && [ $resumed -eq 5 ]; } ||
         fail "$name: $kills kills, $resumed with a checkpoint (want 5 kills, each after one)"
     local n=0
     while [ ! -e "$T/$name/kill/t.atr" ]; do
