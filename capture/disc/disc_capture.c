@@ -30,6 +30,7 @@ struct disc_capture {
     struct dit_config cfg;
     int K, B;
     double mem_est;
+    struct disc_mem_plan plan;
     uint64_t tgt_num;
     int tgt_frac;
     uint64_t n_prune;
@@ -209,15 +210,17 @@ int disc_capture_new(struct disc_capture **out, const struct disc_params *p, str
     rc = disc_keep_parse(&c->keep, p->keep_masks, c->cfg.depth, c->cfg.heads, c->K, c->B, e);
     if (rc)
         goto fail;
-    /* Memory estimate (spec 2.1). */
-    double N = c->cfg.tokens, d = c->cfg.hidden, L = c->cfg.depth, h = c->cfg.heads, B = c->B;
-    c->mem_est = 4.0 * (double)dit_param_count(&c->cfg);
-    if (p->ctr != DISC_CTR_OFF) /* DiT blocks keep no cross-attention cache */
-        c->mem_est += (c->cfg.class_cond ? 2.0 : 3.0) * L * B * N * d * 4.0;
-    if (p->st != DISC_ST_OFF)
-        c->mem_est += h * L * B * N * ceil(N / 64.0) * 8.0;
-    if (p->st == DISC_ST_TARGET)
-        c->mem_est += h * B * N * N * 4.0;
+    /* The memory plan (docs/models.md#disc-memory-plan): the estimate is its held part. */
+    struct disc_mem_shape sh = {.n_batch = c->B,
+                                .steps = c->K,
+                                .threads = p->threads > 0 ? p->threads : threads_default(),
+                                .ctr = p->ctr != DISC_CTR_OFF,
+                                .st = p->st != DISC_ST_OFF,
+                                .st_target = p->st == DISC_ST_TARGET,
+                                .compare = p->compare_dense,
+                                .keep_any = strcmp(p->keep_masks, "none") != 0};
+    disc_mem_plan_make(&c->plan, &c->cfg, &sh, p->mem_limit_bytes);
+    c->mem_est = c->plan.held_bytes;
     *out = c;
     return 0;
 fail:
@@ -228,6 +231,11 @@ fail:
 double disc_capture_mem_estimate(const struct disc_capture *c)
 {
     return c->mem_est;
+}
+
+const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c)
+{
+    return &c->plan;
 }
 
 const struct dit_config *disc_capture_config(const struct disc_capture *c)
@@ -762,8 +770,10 @@ static int step_stats(struct run *r, uint64_t *fd, uint64_t *fc, uint64_t *fa)
                     struct disc_lb_acc *a = &r->acc[((size_t)bb * L + blk) * H + h];
                     disc_lb_acc_init(a, c->lb);
                     if (r->nk > 0) {
-                        int rc = disc_lb_mask(c->lb, dit_state_mask(r->st, bb, blk, h), (uint32_t)N,
-                                              words, filter, c->pool, a);
+                        const uint64_t *mk = dit_state_mask(r->st, bb, blk, h);
+                        if (!mk)
+                            return errmsg_set(r->e, ERR_IO, "%s", dit_state_errmsg(r->st));
+                        int rc = disc_lb_mask(c->lb, mk, (uint32_t)N, words, filter, c->pool, a);
                         if (rc)
                             return errmsg_set(r->e, rc, "out of memory");
                     }
@@ -900,6 +910,10 @@ static int emit_mask_records(struct run *r, int k)
                 else
                     r->reuse_nnz += (double)a->nnz, r->reuse_cells += cells;
                 const uint64_t *mk = dit_state_mask(r->st, bb, blk, h);
+                if (!mk) {
+                    rc = errmsg_set(r->e, ERR_IO, "%s", dit_state_errmsg(r->st));
+                    break;
+                }
                 if (disc_keep_has(&c->keep, k, bb, blk, h)) {
                     rc = keep_mask_bits(r, k, bb, blk, h, mk, &m, &row_nnz, &bits);
                     if (rc == ERR_NOMEM)
@@ -980,7 +994,16 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     r.e = e;
     r.prog = prog;
     r.prog_base = prog_base;
-    int rc = dit_state_new(&r.st, c->model, c->B, ctr, st);
+    struct dit_state_opts so = {.ctr = ctr,
+                                .st = st,
+                                .spill_masks = c->plan.spill_masks,
+                                .spill_ctr = c->plan.spill_ctr,
+                                .spill_dir = c->p.spill_dir};
+    int rc = dit_state_open(&r.st, c->model, c->B, &so, e);
+    if (rc) {
+        run_release(&r);
+        return rc;
+    }
     size_t words = ((size_t)N + 63) / 64;
     r.prev = mem_alloc(r.n * sizeof(float));
     r.d = mem_alloc((size_t)N * sizeof(float));
@@ -1025,6 +1048,8 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
         }
     }
 done:
+    if (r.st && dit_state_spill_bytes(r.st) > c->res.spill_bytes)
+        c->res.spill_bytes = dit_state_spill_bytes(r.st);
     run_release(&r);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/disc/disc_spill.h"
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
 #include "capture/nn/weightgen.h"
@@ -75,9 +76,20 @@ struct dit_state {
     int n_batch;
     bool ctr, st;
     size_t words;
-    /* (L, B, N, d) each with CTR; (2, B, N, d) without (sa/ca use the first) */
-    float *cache_sa, *cache_ca, *cache_ff;
-    uint64_t *masks; /* (B, L, h, N, words) */
+    /* Block outputs: (L, B, N, d) with CTR held; (2, B, N, d) without CTR or spilled (a
+     * block never reads and writes the same storage). */
+    float *cache_ff;
+    bool ff_spill;
+    uint8_t *ff_written; /* [L * B]: the spill file holds (block, batch) */
+    /* ST masks: (B, L, h, N, words) held; one (h, N, words) group when spilled. */
+    uint64_t *masks;
+    bool mask_spill;
+    int mres;           /* resident group batch * L + block; -1 none */
+    bool mdirty;        /* the resident group differs from its spill copy */
+    uint8_t *m_written; /* [B * L]: the spill file holds the group */
+    struct disc_spill *spill;
+    uint64_t ff_base; /* byte offset of the block-output region in the spill file */
+    struct errmsg err;
     const struct dit_config *cfg;
 };
 
@@ -874,66 +886,138 @@ size_t dit_mask_words(const struct dit_config *cfg)
     return ((size_t)cfg->tokens + 63) / 64;
 }
 
-int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr, bool st)
+/* Sets n_rows mask rows to all ones (a row never generated, spec 4); padding bits zero. */
+static void mask_fill_ones(uint64_t *rows, size_t n_rows, size_t words, size_t N)
+{
+    uint64_t last = N % 64 ? (1ull << (N % 64)) - 1 : ~0ull;
+    for (size_t r = 0; r < n_rows; r++) {
+        for (size_t w = 0; w + 1 < words; w++)
+            rows[r * words + w] = ~0ull;
+        rows[r * words + words - 1] = last;
+    }
+}
+
+static size_t mask_group_words(const struct dit_state *s)
+{
+    return (size_t)s->cfg->heads * s->cfg->tokens * s->words;
+}
+
+int dit_state_open(struct dit_state **out, const struct dit_model *m, int n_batch,
+                   const struct dit_state_opts *o, struct errmsg *e)
 {
     const struct dit_config *c = &m->cfg;
     struct dit_state *s = mem_calloc(1, sizeof *s);
+    int rc = ERR_NOMEM;
     *out = NULL;
     if (!s)
-        return ERR_NOMEM;
+        return errmsg_set(e, ERR_NOMEM, "out of memory for the sampler state");
     s->cfg = &m->cfg;
     s->n_batch = n_batch;
-    s->ctr = ctr;
-    s->st = st;
+    s->ctr = o->ctr;
+    s->st = o->st;
+    s->ff_spill = o->ctr && o->spill_ctr;
+    s->mask_spill = o->st && o->spill_masks;
+    s->mres = -1;
     s->words = dit_mask_words(c);
-    size_t N = (size_t)c->tokens, d = (size_t)c->hidden;
-    /* Without CTR one set of buffers serves every block (two for the block output so a
-     * block never reads and writes the same rows' storage). */
-    size_t nblk = ctr ? (size_t)c->depth : 2;
-    size_t per = nblk * (size_t)n_batch * N * d;
-    s->cache_sa = mem_calloc(per, sizeof(float));
-    /* DiT blocks have no cross-attention, so no cache_ca */
-    s->cache_ca = c->class_cond ? NULL : mem_calloc(per, sizeof(float));
-    s->cache_ff = mem_calloc(per, sizeof(float));
-    if (!s->cache_sa || (!c->class_cond && !s->cache_ca) || !s->cache_ff)
+    size_t N = (size_t)c->tokens, d = (size_t)c->hidden, L = (size_t)c->depth;
+    size_t nblk = o->ctr && !s->ff_spill ? L : 2;
+    s->cache_ff = mem_calloc(nblk * (size_t)n_batch * N * d, sizeof(float));
+    if (!s->cache_ff)
         goto fail;
-    if (st) {
-        size_t nw = (size_t)n_batch * c->depth * c->heads * N * s->words;
-        s->masks = mem_alloc(nw * sizeof(uint64_t));
+    if (o->st) {
+        size_t groups = s->mask_spill ? 1 : (size_t)n_batch * L;
+        s->masks = mem_alloc(groups * mask_group_words(s) * sizeof(uint64_t));
         if (!s->masks)
             goto fail;
-        /* A row never generated is all ones (spec 4); padding bits stay zero. */
-        uint64_t last = N % 64 ? (1ull << (N % 64)) - 1 : ~0ull;
-        for (size_t r = 0; r < nw / s->words; r++) {
-            for (size_t w = 0; w + 1 < s->words; w++)
-                s->masks[r * s->words + w] = ~0ull;
-            s->masks[r * s->words + s->words - 1] = last;
-        }
+        mask_fill_ones(s->masks, groups * c->heads * N, s->words, N);
+    }
+    if (s->mask_spill || s->ff_spill) {
+        s->m_written = mem_calloc(L * (size_t)n_batch, 1);
+        s->ff_written = mem_calloc(L * (size_t)n_batch, 1);
+        if (!s->m_written || !s->ff_written)
+            goto fail;
+        if ((rc = disc_spill_open(&s->spill, o->spill_dir, e)) != 0)
+            goto fail;
+        s->ff_base =
+            s->mask_spill ? (uint64_t)n_batch * L * mask_group_words(s) * sizeof(uint64_t) : 0;
     }
     *out = s;
     return 0;
 fail:
     dit_state_free(s);
-    return ERR_NOMEM;
+    if (rc == ERR_NOMEM)
+        errmsg_set(e, ERR_NOMEM, "out of memory for the sampler state");
+    return rc;
+}
+
+int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr, bool st)
+{
+    struct dit_state_opts o = {.ctr = ctr, .st = st};
+    return dit_state_open(out, m, n_batch, &o, NULL);
 }
 
 void dit_state_free(struct dit_state *s)
 {
     if (!s)
         return;
-    mem_free(s->cache_sa);
-    mem_free(s->cache_ca);
     mem_free(s->cache_ff);
     mem_free(s->masks);
+    mem_free(s->m_written);
+    mem_free(s->ff_written);
+    disc_spill_close(s->spill);
     mem_free(s);
+}
+
+const char *dit_state_errmsg(const struct dit_state *s)
+{
+    return errmsg_text(&s->err);
+}
+
+uint64_t dit_state_spill_bytes(const struct dit_state *s)
+{
+    return disc_spill_bytes(s->spill);
+}
+
+/* Makes the masks of (batch, block) resident: the held group is written back when it
+ * changed, the wanted one read (or all ones when never written). 0 or ERR_IO. */
+static int mask_group(struct dit_state *s, int batch, int block, uint64_t **out)
+{
+    int g = batch * s->cfg->depth + block;
+    size_t gw = mask_group_words(s);
+    if (!s->mask_spill) {
+        *out = s->masks + (size_t)g * gw;
+        return 0;
+    }
+    if (s->mres != g) {
+        size_t gb = gw * sizeof(uint64_t);
+        int rc;
+        if (s->mres >= 0 && s->mdirty) {
+            rc = disc_spill_write(s->spill, (uint64_t)s->mres * gb, s->masks, gb, &s->err);
+            if (rc)
+                return rc;
+            s->m_written[s->mres] = 1;
+        }
+        s->mdirty = false;
+        s->mres = -1;
+        if (s->m_written[g]) {
+            if ((rc = disc_spill_read(s->spill, (uint64_t)g * gb, s->masks, gb, &s->err)) != 0)
+                return rc;
+        } else {
+            mask_fill_ones(s->masks, (size_t)s->cfg->heads * s->cfg->tokens, s->words,
+                           (size_t)s->cfg->tokens);
+        }
+        s->mres = g;
+    }
+    *out = s->masks;
+    return 0;
 }
 
 uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head)
 {
-    const struct dit_config *c = s->cfg;
-    size_t N = (size_t)c->tokens;
-    size_t idx = (((size_t)batch * c->depth + block) * c->heads + head);
-    return s->masks + idx * N * s->words;
+    uint64_t *grp;
+    if (mask_group(s, batch, block, &grp))
+        return NULL;
+    return grp + (size_t)head * s->cfg->tokens * s->words;
 }
 
 /* ---- forward ---- */
@@ -1198,8 +1282,13 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                 memcpy(kp + (size_t)j * dh, kh + (size_t)j * d, (size_t)dh * sizeof(float));
                 memcpy(vp + (size_t)j * dh, vh + (size_t)j * d, (size_t)dh * sizeof(float));
             }
+            uint64_t *grp;
+            int rc = mask_group(s, b, blk, &grp);
+            if (rc)
+                return errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
+            uint64_t *mask = grp + (size_t)h * N * s->words;
             if (f->st == DIT_ST_GENERATE) {
-                uint64_t *mask = dit_state_mask(s, b, blk, h);
+                s->mdirty = true;
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
                     nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
@@ -1208,9 +1297,7 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
                     run_rows(f->pool, (size_t)rows, gen_rows, &g);
                 }
             } else {
-                struct reuse_ctx g = {
-                    m, f->kept, dit_state_mask(s, b, blk, h), s->words, qh, kp, vp, oh, d, dh,
-                    N, scale};
+                struct reuse_ctx g = {m, f->kept, mask, s->words, qh, kp, vp, oh, d, dh, N, scale};
                 run_rows(f->pool, (size_t)nk, reuse_rows, &g);
             }
         }
@@ -1218,25 +1305,39 @@ static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
     return 0;
 }
 
-static float *buf_sa(struct dit_state *s, int blk, int b)
-{
-    const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : 0;
-    return s->cache_sa + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
-}
-
-static float *buf_ca(struct dit_state *s, int blk, int b)
-{
-    const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : 0;
-    return s->cache_ca + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
-}
-
 static float *buf_ff(struct dit_state *s, int blk, int b)
 {
     const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : (size_t)(blk % 2);
+    size_t i = s->ctr && !s->ff_spill ? (size_t)blk : (size_t)(blk % 2);
     return s->cache_ff + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
+}
+
+/* Spilled block outputs: the previous step's outputs of (blk, b), needed for the rows this
+ * step prunes, into the held slot (zeros when never written, as a fresh cache). */
+static int ff_load(struct dit_state *s, int blk, int b, bool all_kept)
+{
+    size_t n = (size_t)s->cfg->tokens * s->cfg->hidden;
+    size_t i = (size_t)blk * s->n_batch + b;
+    float *slot = buf_ff(s, blk, b);
+    if (all_kept)
+        return 0; /* every row is recomputed */
+    if (!s->ff_written[i]) {
+        memset(slot, 0, n * sizeof(float));
+        return 0;
+    }
+    return disc_spill_read(s->spill, s->ff_base + i * n * sizeof(float), slot, n * sizeof(float),
+                           &s->err);
+}
+
+static int ff_store(struct dit_state *s, int blk, int b)
+{
+    size_t n = (size_t)s->cfg->tokens * s->cfg->hidden;
+    size_t i = (size_t)blk * s->n_batch + b;
+    int rc = disc_spill_write(s->spill, s->ff_base + i * n * sizeof(float), buf_ff(s, blk, b),
+                              n * sizeof(float), &s->err);
+    if (!rc)
+        s->ff_written[i] = 1;
+    return rc;
 }
 
 /* out[j] = x[j] + g[j] * y[j] (gate + residual) or x[j] + y[j] when g is NULL. */
@@ -1289,7 +1390,7 @@ static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
 }
 
 /* Cross-attention of block blk for batch element b on the kept rows of m->hs, text K/V
- * (no norm before it), into m->hs and the block's cross-attention cache (spec 3a). */
+ * (no norm before it), into m->hs (spec 3a). */
 static void cross_attention(struct dit_model *m, struct dit_state *s, const struct dit_fwd *f,
                             int blk, int b, size_t chunk_ca, float scale)
 {
@@ -1297,10 +1398,8 @@ static void cross_attention(struct dit_model *m, struct dit_state *s, const stru
     const struct dit_block *w = &m->blk[blk];
     int d = c->hidden, H = c->heads, dh = c->head_dim, T = c->text_tokens, N = c->tokens;
     int B = s->n_batch, nk = f->n_kept;
-    const int32_t *kept = nk == N ? NULL : f->kept;
     size_t bstride = (size_t)N * d;
     float *o = m->o + b * bstride;
-    float *ca = buf_ca(s, blk, b);
     nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
     size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
     for (int h = 0; h < H; h++)
@@ -1313,10 +1412,8 @@ static void cross_attention(struct dit_model *m, struct dit_state *s, const stru
         }
     nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
     for (int r = 0; r < nk; r++) {
-        int tok = kept ? kept[r] : r;
         float *hr = m->hs + (size_t)r * d;
         residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
-        memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
     }
 }
 
@@ -1411,21 +1508,24 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
             nn_linear(qa, nk, d, d, w->q_w, w->q_b, d, m->q + b * bstride, d);
         }
         int rc = self_attention(m, s, blk, f);
+        for (int b = 0; b < B && !rc && s->ff_spill; b++)
+            if ((rc = ff_load(s, blk, b, nk == N)) != 0)
+                rc = errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
         if (rc)
             return rc;
         for (int b = 0; b < B; b++) {
             const float *bm = m->blockmod + (size_t)b * 6 * d;
             const float *g1 = bm + 2 * d, *sh2 = bm + 3 * d, *sc2 = bm + 4 * d, *g2 = bm + 5 * d;
             const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
-            float *sa = buf_sa(s, blk, b), *ffo = buf_ff(s, blk, b);
+            float *ffo = buf_ff(s, blk, b);
             float *o = m->o + b * bstride;
-            /* 2. H[S] = X[S] + g1 * to_out(Attn); cache_sa[S] = H[S]. */
+            /* 2. H[S] = X[S] + g1 * to_out(Attn) (the method's cache of H is never read
+             * again: a pruned row's block output comes from the block-output cache). */
             nn_linear(o, nk, d, d, w->o_w, w->o_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
                 int tok = kept ? kept[r] : r;
-                float *hr = m->hs + (size_t)r * d;
-                residual(hr, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d, d);
-                memcpy(sa + (size_t)tok * d, hr, (size_t)d * sizeof(float));
+                residual(m->hs + (size_t)r * d, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d,
+                         d);
             }
             /* 3a. Cross-attention on the kept rows, text K/V (no norm before it); DiT blocks
              * go straight to the FFN. */
@@ -1443,6 +1543,9 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                          d);
             }
         }
+        for (int b = 0; b < B && s->ff_spill; b++)
+            if ((rc = ff_store(s, blk, b)) != 0)
+                return errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
     }
 
     final_layer(m, s, eps);
