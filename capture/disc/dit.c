@@ -339,6 +339,7 @@ void dit_model_free(struct dit_model *m)
                      m->mod, m->blockmod, m->e,      m->fin};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         mem_free(bufs[i]);
+    mem_free(m->widx);
     mem_free(m);
 }
 

@@ -66,6 +66,7 @@ struct dit_model {
     float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
     float *store;       /* (B, h, N, N) ST-target probability store, lazily */
     float *wscratch;    /* per-worker 2N floats */
+    int32_t *widx;      /* per-worker N column indices of one mask row */
     int wscratch_workers;
     float *mod;      /* 6d adaLN */
     float *blockmod; /* (2, 6d): per batch element */
@@ -127,6 +128,21 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
 
 /* Per-worker scratch of the row kernels (2N floats each). 0 or ERR_NOMEM. */
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool);
+
+/* One head of the ST reuse path: rows query rows (token kept[r], or r without kept) against
+ * the packed K and V under the mask rows (see dit_attn.c). */
+struct dit_reuse_ctx {
+    struct dit_model *m; /* its per-worker scratch (dit_ensure_wscratch first) */
+    const int32_t *kept;
+    const uint64_t *mask; /* (N, words) */
+    size_t words;
+    const float *q;     /* at head offset, row stride d */
+    const float *k, *v; /* (N, dh) packed */
+    float *o;           /* at head offset, row stride d */
+    int d, dh, N;
+    float scale;
+};
+void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows);
 
 /* Self-attention core of block blk (spec 2.2 and 4): Q (B, nk, d) in m->q, K and V
  * (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. 0 or an err in m->err. */
