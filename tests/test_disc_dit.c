@@ -31,7 +31,7 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_flops.h"
 #include "capture/disc/dit.h"
-#include "capture/disc/dit_internal.h" /* the reuse kernel against its reference */
+#include "capture/disc/dit_impl.h" /* the reuse kernel against its reference */
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
 #include "common/io.h"

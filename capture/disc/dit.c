@@ -4,7 +4,7 @@
  * self-attention kernels in dit_attn.c. See dit.h for shapes and ownership.
  */
 #include "capture/disc/dit.h"
-#include "capture/disc/dit_internal.h"
+#include "capture/disc/dit_impl.h"
 
 #include <math.h>
 #include <stdio.h>

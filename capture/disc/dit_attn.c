@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "capture/disc/dit.h"
-#include "capture/disc/dit_internal.h"
+#include "capture/disc/dit_impl.h"
 #include "capture/nn/nn.h"
 #include "common/mem.h"
 #include "common/threads.h"

@@ -6,7 +6,7 @@
 
 #include "capture/disc/disc_spill.h"
 #include "capture/disc/dit.h"
-#include "capture/disc/dit_internal.h"
+#include "capture/disc/dit_impl.h"
 #include "common/mem.h"
 
 size_t dit_mask_words(const struct dit_config *cfg)

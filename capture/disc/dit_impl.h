@@ -1,10 +1,10 @@
 /*
- * dit_internal: the layout shared by the DiT's source files (dit.c: configs, weights,
+ * dit_impl: the layout shared by the DiT's source files (dit.c: configs, weights,
  * forward; dit_state.c: CTR caches, ST masks and their spill file; dit_attn.c: the
  * self-attention kernels). Not a public interface: only capture/disc/dit*.c include it.
  */
-#ifndef ACCELTRACE_DIT_INTERNAL_H
-#define ACCELTRACE_DIT_INTERNAL_H
+#ifndef ACCELTRACE_DIT_IMPL_H
+#define ACCELTRACE_DIT_IMPL_H
 
 #include <stdbool.h>
 #include <stddef.h>
