@@ -48,14 +48,12 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
 
 /*
  * The row-compressed masked kernels. A mask row is turned into its ascending list of set
- * columns once, and the SDDMM, the softmax and the SpMM run over that list, touching only
- * the kept K and V rows. The arithmetic is that of nn_sddmm_row and nn_attention_row_sparse
+ * columns once, and the SDDMM, the softmax and the SpMM walk that list, touching only the
+ * kept K and V rows. The arithmetic is that of nn_sddmm_row and nn_attention_row_sparse
  * entry for entry (the dot product's eight partial sums combined in the same order, the
  * running maximum and the exp sum in ascending column order, each output column summed in
- * ascending column order), so records do not change; what changes is the order of the
- * independent work: four keys' dot products at once, and the SpMM over blocks of output
- * columns that stay in registers across the list. A blocked (tile) layout was not taken:
- * at the measured densities (40% kept at sparsity 0.6) nearly every 8 x 8 tile holds a set
+ * ascending column order), so records do not change. A blocked (tile) layout was not taken:
+ * at the measured densities (40% kept at sparsity 0.6) 97.8% of the 8 x 8 tiles hold a set
  * entry, so skipping empty tiles would skip almost nothing (docs/performance.md).
  * Compiled again for x86-64-v3 and v4 like nn.c's hot loops; no FMA contraction (-std=c11).
  */
@@ -98,50 +96,19 @@ static inline float dot_fixed(const float *a, const float *b, int n)
     return t;
 }
 
-/* e[t] = scale * q . k_idx[t] for t < cnt (k rows packed, stride dh), four keys at a time. */
+/* e[t] = scale * q . k_idx[t] for t < cnt (k rows packed, stride dh). */
 DIT_HOT static void sddmm_list(const float *q, const float *k, int dh, const int32_t *idx,
                                size_t cnt, float scale, float *e)
 {
-    size_t t = 0;
-    for (; t + 4 <= cnt; t += 4) {
-        const float *k0 = k + (size_t)idx[t] * dh, *k1 = k + (size_t)idx[t + 1] * dh;
-        const float *k2 = k + (size_t)idx[t + 2] * dh, *k3 = k + (size_t)idx[t + 3] * dh;
-        float p0[8] = {0}, p1[8] = {0}, p2[8] = {0}, p3[8] = {0};
-        int i = 0;
-        for (; i + 8 <= dh; i += 8)
-            for (int j = 0; j < 8; j++) {
-                float qv = q[i + j];
-                p0[j] += qv * k0[i + j];
-                p1[j] += qv * k1[i + j];
-                p2[j] += qv * k2[i + j];
-                p3[j] += qv * k3[i + j];
-            }
-        float t0 = ((p0[0] + p0[4]) + (p0[1] + p0[5])) + ((p0[2] + p0[6]) + (p0[3] + p0[7]));
-        float t1 = ((p1[0] + p1[4]) + (p1[1] + p1[5])) + ((p1[2] + p1[6]) + (p1[3] + p1[7]));
-        float t2 = ((p2[0] + p2[4]) + (p2[1] + p2[5])) + ((p2[2] + p2[6]) + (p2[3] + p2[7]));
-        float t3 = ((p3[0] + p3[4]) + (p3[1] + p3[5])) + ((p3[2] + p3[6]) + (p3[3] + p3[7]));
-        for (; i < dh; i++) {
-            t0 += q[i] * k0[i];
-            t1 += q[i] * k1[i];
-            t2 += q[i] * k2[i];
-            t3 += q[i] * k3[i];
-        }
-        e[t] = scale * t0;
-        e[t + 1] = scale * t1;
-        e[t + 2] = scale * t2;
-        e[t + 3] = scale * t3;
-    }
-    for (; t < cnt; t++)
+    for (size_t t = 0; t < cnt; t++)
         e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * dh, dh);
 }
 
-#define DIT_SPMM_COLS 32 /* output columns kept in registers across the list */
-
 /* o (dh) = softmax(e) . V[idx] over the cnt listed entries (e overwritten by the weights),
  * as nn_attention_row_sparse: max, exp and sum in list order, each column summed in list
- * order, then scaled by 1/sum. */
+ * order (eight columns at a time), then scaled by 1/sum. */
 DIT_HOT static void softmax_spmm_list(float *e, const int32_t *idx, size_t cnt, const float *v,
-                                      int dh, float *o)
+                                      int dh, float *restrict o)
 {
     for (int c = 0; c < dh; c++)
         o[c] = 0.0f;
@@ -154,24 +121,15 @@ DIT_HOT static void softmax_spmm_list(float *e, const int32_t *idx, size_t cnt, 
         e[t] = expf(e[t] - mx);
         sum += e[t];
     }
-    for (int c0 = 0; c0 < dh; c0 += DIT_SPMM_COLS) {
-        if (c0 + DIT_SPMM_COLS <= dh) {
-            float acc[DIT_SPMM_COLS] = {0};
-            for (size_t t = 0; t < cnt; t++) {
-                const float *vr = v + (size_t)idx[t] * dh + c0;
-                float w = e[t];
-                for (int c = 0; c < DIT_SPMM_COLS; c++)
-                    acc[c] += w * vr[c];
-            }
-            for (int c = 0; c < DIT_SPMM_COLS; c++)
-                o[c0 + c] = acc[c];
-        } else {
-            for (size_t t = 0; t < cnt; t++) {
-                const float *vr = v + (size_t)idx[t] * dh;
-                for (int c = c0; c < dh; c++)
-                    o[c] += e[t] * vr[c];
-            }
-        }
+    for (size_t t = 0; t < cnt; t++) {
+        const float *restrict vr = v + (size_t)idx[t] * dh;
+        float w = e[t];
+        int c = 0;
+        for (; c + 8 <= dh; c += 8)
+            for (int j = 0; j < 8; j++)
+                o[c + j] += w * vr[c + j];
+        for (; c < dh; c++)
+            o[c] += w * vr[c];
     }
     float inv = 1.0f / sum;
     for (int c = 0; c < dh; c++)
