@@ -52,6 +52,7 @@ enum {
     OPT_SAVE_WEIGHTS,
     OPT_ZSTD_LEVEL,
     OPT_CLASS,
+    OPT_DRY_RUN,
     OPT_SOURCE, /* --source structured and the options only it takes */
     OPT_HEADS,
     OPT_BLOCKS,
@@ -103,7 +104,11 @@ static const struct cli_opt opts[] = {
     {OPT_NO_COMPARE_DENSE, "no-compare-dense", 0, CLI_ARG_NONE, NULL, "skip the reference runs", 0},
     {OPT_PNG, "png", 0, CLI_ARG_STRING, "DIR",
      "latent, token-mask and kept attention-mask images", 0},
-    CLI_OPT_MEM_LIMIT("refuse to run above SIZE (default 16GiB; B, KB..TB, K..T,\nKiB..TiB)"),
+    CLI_OPT_MEM_LIMIT("memory plan limit: spill ST masks, then CTR caches to a\nfile next to the "
+                      "output until the held part fits;\nrefuse when it cannot (default 16GiB; "
+                      "B, KB..TB,\nK..T, KiB..TiB)"),
+    {OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL,
+     "print the memory plan and exit: 0 when it fits, 3 when\nnot (-o not needed)", 0},
     {OPT_SAVE_WEIGHTS, "save-weights", 0, CLI_ARG_STRING, "FILE",
      "also write the model weights as F32 safetensors", 0},
     CLI_OPT_THREADS("BLAS and worker threads (default: all CPUs)"),
@@ -156,7 +161,7 @@ const struct cli_spec cmd_capture_disc_spec = {
 struct disc_args {
     struct disc_params p;
     const char *out, *save_weights;
-    bool quiet, json;
+    bool quiet, json, dry_run;
     int zstd_level;
     int n_ctr, n_st; /* CTR and ST modes given: at most one each */
     bool structured; /* --source structured */
@@ -395,6 +400,9 @@ static int parse_run_option(struct disc_args *a, const struct cli_parser *ps)
     case CLI_ID_JSON:
         a->json = true;
         return 0;
+    case OPT_DRY_RUN:
+        a->dry_run = true;
+        return 0;
     case OPT_CTR_OFF:
         p->ctr = DISC_CTR_OFF, a->n_ctr++;
         return 0;
@@ -443,7 +451,8 @@ static int check_source(struct disc_args *a)
     static const int model_only[] = {
         OPT_SAMPLER, OPT_CFG,      OPT_WEIGHTS,      OPT_TEXT,          OPT_NULL_TEXT,
         OPT_CTR_TAU, OPT_ST_ALPHA, OPT_ST_THETA,     OPT_ST_TARGET,     OPT_ST_OFF,
-        OPT_PNG,     OPT_CLASS,    OPT_SAVE_WEIGHTS, OPT_COMPARE_DENSE, OPT_NO_COMPARE_DENSE};
+        OPT_PNG,     OPT_CLASS,    OPT_SAVE_WEIGHTS, OPT_COMPARE_DENSE, OPT_NO_COMPARE_DENSE,
+        OPT_DRY_RUN};
     const struct cli_opt *o;
     for (o = opts; o->id; o++) {
         bool given = o->id < 64 && (a->given >> o->id) & 1u;
@@ -489,7 +498,7 @@ static int parse_args(int argc, char **argv, struct disc_args *a)
         if (st)
             return st;
     }
-    if (!a->out)
+    if (!a->out && !a->dry_run)
         return cli_usage_error(VERB, "missing -o FILE.atr");
     if (a->n_ctr > 1)
         return cli_usage_error(VERB, "give at most one of --ctr-tau, --ctr-target, --ctr-off");
@@ -498,7 +507,9 @@ static int parse_args(int argc, char **argv, struct disc_args *a)
                                "give at most one of --st-alpha, --st-theta, --st-target, --st-off");
     a->p.save_weights = a->save_weights;
     int st = check_source(a);
-    return st ? st : check_inputs(&a->p, a->out);
+    if (st || a->dry_run)
+        return st;
+    return check_inputs(&a->p, a->out);
 }
 
 /* The RMS of the final latent (the dense run's when there is one). */
@@ -552,6 +563,11 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
                 "(%llu kept)\n",
                 g->name, r->K, r->mean_prune_ratio, r->sparsity,
                 (unsigned long long)r->masks_written, (unsigned long long)r->masks_kept);
+        if (r->spill_bytes) {
+            char sz[32];
+            fprintf(stderr, "disc: spill file %s (memory plan under --mem-limit)\n",
+                    mem_size_text(r->spill_bytes, sz, sizeof sz));
+        }
         if (r->q_ctr.valid)
             fprintf(stderr, "disc: CTR-only vs dense: cosine %.6f, PSNR %.2f dB\n", r->q_ctr.cosine,
                     r->q_ctr.psnr);
@@ -577,6 +593,40 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
     }
 }
 
+/* The memory plan on stdout (capture disc --dry-run); the exit status: 0 when it fits, 3
+ * when even with the spill file the held part exceeds --mem-limit. */
+static int print_plan(const struct disc_capture *c, const char *spill_dir)
+{
+    const struct disc_mem_plan *pl = disc_capture_mem_plan(c);
+    const struct dit_config *g = disc_capture_config(c);
+    char a[32], b[32], h[32];
+    printf("disc memory plan: %s at %d px, N = %d tokens, --mem-limit %s\n", g->name, g->image,
+           g->tokens, mem_size_text((uint64_t)pl->limit_bytes, a, sizeof a));
+    printf("  %-26s %-9s %12s %12s  %s\n", "item", "precision", "total", "held", "where");
+    for (int i = 0; i < pl->n_items; i++) {
+        const struct disc_mem_item *it = &pl->item[i];
+        printf("  %-26s %-9s %12s %12s  %s\n", it->name, it->precision,
+               mem_size_text((uint64_t)it->total_bytes, a, sizeof a),
+               mem_size_text((uint64_t)it->held_bytes, b, sizeof b),
+               it->place == DISC_MEM_SPILLED ? "spill file" : "memory");
+    }
+    if (pl->spill_bytes > 0)
+        printf("spill file: %s in '%s' (unlinked at creation, gone when the run ends)\n",
+               mem_size_text((uint64_t)pl->spill_bytes, a, sizeof a), spill_dir);
+    else
+        printf("spill file: none\n");
+    printf("held: %s of %s with nothing spilled; %s planned: %s\n",
+           mem_size_text((uint64_t)pl->all_bytes, a, sizeof a),
+           mem_size_text((uint64_t)pl->limit_bytes, b, sizeof b),
+           mem_size_text((uint64_t)pl->held_bytes, h, sizeof h),
+           pl->fits ? "fits" : "does not fit");
+    if (!pl->fits)
+        fprintf(stderr, "acceltrace %s: the memory plan needs %s held, above --mem-limit %s\n",
+                VERB, mem_size_text((uint64_t)pl->held_bytes, a, sizeof a),
+                mem_size_text((uint64_t)pl->limit_bytes, b, sizeof b));
+    return pl->fits ? 0 : 3;
+}
+
 int cmd_capture_disc(int argc, char **argv)
 {
     struct disc_args a = {0};
@@ -588,6 +638,15 @@ int cmd_capture_disc(int argc, char **argv)
     if (a.structured)
         return cmd_capture_disc_structured(&a.sp, a.out, a.zstd_level, a.p.mem_limit_bytes, a.quiet,
                                            a.json);
+    /* the spill file goes next to the output (docs/models.md#disc-memory-plan) */
+    char spill_dir[4096];
+    const char *slash = a.out ? strrchr(a.out, '/') : NULL;
+    if (slash)
+        snprintf(spill_dir, sizeof spill_dir, "%.*s", (int)(slash - a.out + (slash == a.out)),
+                 a.out);
+    else
+        snprintf(spill_dir, sizeof spill_dir, ".");
+    a.p.spill_dir = spill_dir;
     const struct disc_params p = a.p;
     bool quiet = a.quiet;
     const struct capture_ops *ops = capture_registry_find("disc");
@@ -600,6 +659,11 @@ int cmd_capture_disc(int argc, char **argv)
         return cli_fail(rc, errmsg_text(&e));
     }
     struct disc_capture *c = inst;
+    if (a.dry_run) {
+        st = print_plan(c, spill_dir);
+        ops->close(inst);
+        return st;
+    }
     const struct dit_config *g = disc_capture_config(c);
     double est = disc_capture_mem_estimate(c);
     if (!quiet || est > p.mem_limit_bytes)

@@ -31,9 +31,11 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_flops.h"
 #include "capture/disc/dit.h"
+#include "capture/disc/dit_impl.h" /* the reuse kernel against its reference */
 #include "capture/nn/nn.h"
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
+#include "common/threads.h"
 #include "tests/helpers/test_helpers.h"
 
 static void test_param_count(void **state)
@@ -485,12 +487,78 @@ static void test_ctr_tau0(void **state)
     }
 }
 
+/* The row-compressed ST reuse kernel (dit_attn.c) gives the bits of the reference masked
+ * attention (nn_attention with a mask: nn_sddmm_row + nn_attention_row_sparse) for head
+ * widths with and without a tail of the register-blocked SpMM (16, 72, 64), a token count
+ * that is not a multiple of 64, rows with one, some and all columns, on two workers. */
+static void test_reuse_kernel_bits(void **state)
+{
+    (void)state;
+    struct dit_config cfg;
+    struct errmsg e = {0};
+    assert_int_equal(dit_config_get(&cfg, "micro", 0, &e), 0);
+    struct dit_model *m = NULL;
+    assert_int_equal(dit_model_new_seeded(&m, &cfg, 0, &e), 0);
+    struct thread_pool *pool = pool_new(2);
+    assert_non_null(pool);
+    assert_int_equal(dit_ensure_wscratch(m, pool), 0);
+    const int n = 50; /* <= micro's N (64): the model's worker scratch holds N per worker */
+    const int dhs[3] = {16, 72, 64};
+    size_t words = ((size_t)n + 63) / 64;
+    unsigned seed = 12345;
+    for (int di = 0; di < 3; di++) {
+        int dh = dhs[di], d = 2 * dh; /* q and o rows of stride d, head at offset 0 */
+        float *q = malloc((size_t)n * d * 4), *k = malloc((size_t)n * dh * 4);
+        float *v = malloc((size_t)n * dh * 4), *o1 = calloc((size_t)n * d, 4);
+        float *o2 = calloc((size_t)n * d, 4), *scr = malloc((size_t)n * n * 4);
+        uint64_t *mask = calloc((size_t)n * words, 8);
+        for (int i = 0; i < n * d; i++)
+            q[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+        for (int i = 0; i < n * dh; i++) {
+            k[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+            v[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+        }
+        for (int r = 0; r < n; r++)
+            for (int j = 0; j < n; j++) {
+                bool set = r == 0   ? j == 7
+                           : r == 1 ? true
+                                    : ((seed = seed * 1103515245u + 12345u) >> 16) % 5 < 2;
+                if (set)
+                    mask[(size_t)r * words + j / 64] |= 1ull << (j % 64);
+            }
+        struct nn_attn a = {.n_q = n,
+                            .n_k = n,
+                            .dh = dh,
+                            .q = q,
+                            .ldq = d,
+                            .k = k,
+                            .ldk = dh,
+                            .v = v,
+                            .ldv = dh,
+                            .o = o1,
+                            .ldo = d,
+                            .scale = 0.117851f,
+                            .causal_offset = -1,
+                            .mask = mask,
+                            .mask_words = words,
+                            .scratch = scr};
+        nn_attention(&a);
+        struct dit_reuse_ctx g = {m, NULL, mask, words, q, k, v, o2, d, dh, n, 0.117851f};
+        dit_attn_reuse(pool, &g, (size_t)n);
+        assert_memory_equal(o1, o2, (size_t)n * d * 4);
+        free(q), free(k), free(v), free(o1), free(o2), free(scr), free(mask);
+    }
+    pool_free(pool);
+    dit_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_param_count), cmocka_unit_test(test_table),
-        cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_conditioning),
-        cmocka_unit_test(test_capture),     cmocka_unit_test(test_ctr_tau0),
+        cmocka_unit_test(test_param_count),       cmocka_unit_test(test_table),
+        cmocka_unit_test(test_checkpoints),       cmocka_unit_test(test_conditioning),
+        cmocka_unit_test(test_capture),           cmocka_unit_test(test_ctr_tau0),
+        cmocka_unit_test(test_reuse_kernel_bits),
     };
     return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

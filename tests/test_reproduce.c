@@ -78,7 +78,8 @@ static void test_kura_rows(void **state)
     (void)state;
     struct repro_table t;
     struct errmsg e = {0};
-    struct repro_opts o = {true, "/nonexistent", ".", 1, NULL, true};
+    struct repro_opts o = {
+        .quick = true, .work = "/nonexistent", .root = ".", .threads = 1, .quiet = true};
     repro_table_init(&t);
     assert_int_equal(reproduce_kura(&t, &o, &e), 0);
     int seen = 0;

@@ -21,6 +21,7 @@
 
 #include "capture/capture.h"
 #include "capture/disc/disc_flops.h"
+#include "capture/disc/disc_memplan.h"
 #include "capture/disc/dit_sampler.h"
 #include "common/err.h"
 #include "formats/disc_hash.h"
@@ -61,7 +62,9 @@ struct disc_params {
     char keep_masks[256];     /* default "none" */
     bool compare_dense;       /* default on */
     const char *png_dir;      /* NULL = no images */
-    double mem_limit_bytes;   /* default 16 GiB (for capture_opts.mem_limit_bytes) */
+    double mem_limit_bytes;   /* default 16 GiB (for capture_opts.mem_limit_bytes); the memory
+                                 plan spills what it must to fit (0 = no limit) */
+    const char *spill_dir;    /* folder of the spill file (NULL = the current folder) */
     int threads;              /* 0 = threads_default() */
     const char *save_weights; /* capture_disc_ops prepare writes the weights here (F32) */
 };
@@ -95,6 +98,7 @@ struct disc_result {
     uint64_t masks_written, masks_kept;
     uint32_t *n_kept; /* [K] */
     double wall_s;
+    uint64_t spill_bytes; /* largest spill file of the runs (0: nothing spilled) */
 };
 
 struct disc_capture;
@@ -107,8 +111,10 @@ typedef int (*disc_record_fn)(void *ctx, const Acceltrace__Record *rec,
 int disc_capture_new(struct disc_capture **out, const struct disc_params *p, struct errmsg *e);
 void disc_capture_free(struct disc_capture *c);
 
-/* The memory estimate in bytes (docs/disc.md#model-configurations) and the model config. */
+/* The memory estimate in bytes: the resident part of the memory plan (disc_memplan.h). */
 double disc_capture_mem_estimate(const struct disc_capture *c);
+/* The memory plan made by disc_capture_new under p->mem_limit_bytes. */
+const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c);
 const struct dit_config *disc_capture_config(const struct disc_capture *c);
 
 /* Loads weights and text (or generates them). ERR_DATA/ERR_IO naming the file/tensor. */

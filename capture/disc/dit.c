@@ -1,9 +1,11 @@
 /*
- * dit: PixArt-Sigma-style DiT forward pass with CTR caches and ST masks
- * (docs/disc.md#forward-pass, docs/disc.md#ctr-selection, docs/disc.md#st-masks). See dit.h for
+ * dit: the DiT configurations, seeded weights, text and class conditioning and the forward
+ * pass (docs/disc.md#forward-pass, docs/disc.md#ctr-selection, docs/disc.md#st-masks); loading in
+ * dit_load.c, the state in dit_state.c, the self-attention kernels in dit_attn.c. See dit.h for
  * shapes and ownership.
  */
 #include "capture/disc/dit.h"
+#include "capture/disc/dit_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,73 +16,6 @@
 #include "capture/nn/weightgen.h"
 #include "common/mem.h"
 #include "common/threads.h"
-
-#define DIT_MAX_TENSORS 1024
-#define DIT_SCORE_CHUNK_FLOATS (1u << 22) /* score rows computed at once: chunk * N floats */
-
-struct dit_tensor {
-    char name[96];
-    float *p;
-    int ndim;
-    int64_t shape[4];
-    enum wg_init init;
-    double param;
-    size_t fan_in, fan_out;
-    int parts; /* 3 for a fused qkv that diffusers names fill by thirds, else 1 */
-};
-
-struct dit_block {
-    float *sst;                                                   /* (6, d) */
-    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b;         /* attn1 */
-    float *q2_w, *q2_b, *k2_w, *k2_b, *v2_w, *v2_b, *o2_w, *o2_b; /* attn2 */
-    float *f1_w, *f1_b, *f2_w, *f2_b;                             /* (4d, d), (4d), (d, 4d), (d) */
-    float *ada_w, *ada_b; /* DiT adaLN_modulation.1: (6d, d), (6d) */
-};
-
-struct dit_model {
-    struct dit_config cfg;
-    struct dit_tensor *t;
-    size_t n_t;
-    int table_rc; /* first error of building t (ERR_NOMEM; 0 none): add_tensor is a no-op after */
-    struct dit_block *blk;
-    float *patch_w, *patch_b, *t1_w, *t1_b, *t2_w, *t2_b, *ada_w, *ada_b;
-    float *c1_w, *c1_b, *c2_w, *c2_b, *final_sst, *out_w, *out_b;
-    float *y_table;         /* DiT: (classes + 1, d) class embedding, last row the null class */
-    float *fada_w, *fada_b; /* DiT final_layer.adaLN_modulation.1: (2d, d), (2d) */
-    int label[2];           /* DiT: class label per batch element */
-    float *pe;              /* (N, d) */
-    /* Text: caption projection and cross-attention K/V per batch element. */
-    int n_batch;
-    float *y;       /* (B, T, d) */
-    float *tk, *tv; /* (L, B, T, d) */
-    /* Scratch of one forward pass. */
-    float *xp;          /* (N, C_in p^2) patches */
-    float *x0;          /* (N, d) patch embedding + PE */
-    float *a, *kk, *vv; /* (B, N, d) each */
-    float *q, *o;       /* (B, N, d) each: Q of kept rows, attention output */
-    float *hs, *tmp;    /* (N, d) each */
-    float *ff;          /* (N, 4d) */
-    float *scores;      /* chunk * N */
-    float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
-    float *store;       /* (B, h, N, N) ST-target probability store, lazily */
-    float *wscratch;    /* per-worker 2N floats */
-    int wscratch_workers;
-    float *mod;      /* 6d adaLN */
-    float *blockmod; /* (2, 6d): per batch element */
-    float *e;        /* (2, d): conditioning (PixArt: temb, shared; DiT: temb + y_b) */
-    float *fin;      /* (N, p^2 C_out) */
-    struct errmsg err;
-};
-
-struct dit_state {
-    int n_batch;
-    bool ctr, st;
-    size_t words;
-    /* (L, B, N, d) each with CTR; (2, B, N, d) without (sa/ca use the first) */
-    float *cache_sa, *cache_ca, *cache_ff;
-    uint64_t *masks; /* (B, L, h, N, words) */
-    const struct dit_config *cfg;
-};
 
 /* ---- configurations (docs/disc.md#model-configurations) ---- */
 
@@ -191,7 +126,7 @@ static float *add_tensor(struct dit_model *m, const char *name, int ndim, int64_
     return t->p;
 }
 
-static size_t tensor_numel(const struct dit_tensor *t)
+size_t dit_tensor_numel(const struct dit_tensor *t)
 {
     size_t n = 1;
     for (int i = 0; i < t->ndim; i++)
@@ -362,7 +297,7 @@ static int alloc_scratch(struct dit_model *m)
     return 0;
 }
 
-static int model_alloc(struct dit_model **out, const struct dit_config *cfg, struct errmsg *e)
+int dit_model_alloc(struct dit_model **out, const struct dit_config *cfg, struct errmsg *e)
 {
     struct dit_model *m = mem_calloc(1, sizeof *m);
     *out = NULL;
@@ -383,378 +318,15 @@ static int model_alloc(struct dit_model **out, const struct dit_config *cfg, str
 int dit_model_new_seeded(struct dit_model **out, const struct dit_config *cfg, uint64_t seed,
                          struct errmsg *e)
 {
-    int rc = model_alloc(out, cfg, e);
+    int rc = dit_model_alloc(out, cfg, e);
     if (rc)
         return rc;
     struct dit_model *m = *out;
     for (size_t i = 0; i < m->n_t; i++) {
         struct dit_tensor *t = &m->t[i];
-        wg_fill(t->p, tensor_numel(t), t->init, t->param, t->fan_in, t->fan_out, seed, t->name);
+        wg_fill(t->p, dit_tensor_numel(t), t->init, t->param, t->fan_in, t->fan_out, seed, t->name);
     }
     return 0;
-}
-
-static struct dit_tensor *find_tensor(struct dit_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->n_t; i++)
-        if (!strcmp(m->t[i].name, name))
-            return &m->t[i];
-    return NULL;
-}
-
-/*
- * Maps an original PixArt name to the diffusers name (docs/disc.md#weights table). parts > 1 for
- * fused tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
- */
-static bool alias_name(const char *name, char *out, size_t cap, int *parts)
-{
-    static const struct {
-        const char *from, *to;
-        int parts;
-    } flat[] = {
-        {"x_embedder.proj.", "pos_embed.proj.", 1},
-        {"t_embedder.mlp.0.", "adaln_single.emb.timestep_embedder.linear_1.", 1},
-        {"t_embedder.mlp.2.", "adaln_single.emb.timestep_embedder.linear_2.", 1},
-        {"t_block.1.", "adaln_single.linear.", 1},
-        {"y_embedder.y_proj.fc1.", "caption_projection.linear_1.", 1},
-        {"y_embedder.y_proj.fc2.", "caption_projection.linear_2.", 1},
-        {"final_layer.linear.", "proj_out.", 1},
-    };
-    static const struct {
-        const char *from, *to;
-        int parts;
-    } blk[] = {
-        {"scale_shift_table", "scale_shift_table", 1},
-        {"attn.qkv.", "attn1.to_%s.", 3},
-        {"attn.proj.", "attn1.to_out.0.", 1},
-        {"cross_attn.q_linear.", "attn2.to_q.", 1},
-        {"cross_attn.kv_linear.", "attn2.to_%s.", 2},
-        {"cross_attn.proj.", "attn2.to_out.0.", 1},
-        {"mlp.fc1.", "ff.net.0.proj.", 1},
-        {"mlp.fc2.", "ff.net.2.", 1},
-    };
-    *parts = 1;
-    if (!strcmp(name, "final_layer.scale_shift_table")) {
-        snprintf(out, cap, "scale_shift_table");
-        return true;
-    }
-    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
-        size_t l = strlen(flat[i].from);
-        if (!strncmp(name, flat[i].from, l)) {
-            snprintf(out, cap, "%s%s", flat[i].to, name + l);
-            return true;
-        }
-    }
-    int bi, used = 0;
-    if (sscanf(name, "blocks.%d.%n", &bi, &used) == 1 && used > 0 && bi >= 0) {
-        const char *rest = name + used;
-        for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
-            size_t l = strlen(blk[i].from);
-            if (!strncmp(rest, blk[i].from, l)) {
-                snprintf(out, cap, "transformer_blocks.%d.%s%s", bi, blk[i].to, rest + l);
-                *parts = blk[i].parts;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-static bool ignored_name(const char *n)
-{
-    return !strcmp(n, "pos_embed") || !strcmp(n, "pos_embed.pos_embed") ||
-           !strcmp(n, "y_embedder.y_embedding") || !strcmp(n, "caption_projection.y_embedding");
-}
-
-static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_info *ti,
-                    const char *file, struct errmsg *e)
-{
-    struct dit_tensor *t = find_tensor(m, ti->name);
-    if (t) {
-        size_t idx = (size_t)(t - m->t);
-        if (loaded[idx])
-            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again in '%s')", ti->name,
-                              file);
-        int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
-        if (rc)
-            return rc;
-        loaded[idx] = true;
-        return 0;
-    }
-    char canon[160];
-    int parts;
-    if (!alias_name(ti->name, canon, sizeof canon, &parts))
-        return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
-    if (parts == 1) {
-        t = find_tensor(m, canon);
-        if (!t)
-            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
-        size_t idx = (size_t)(t - m->t);
-        if (loaded[idx])
-            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')", canon,
-                              ti->name, file);
-        int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
-        if (rc)
-            return rc;
-        loaded[idx] = true;
-        return 0;
-    }
-    /* Fused q/k/v or k/v: split along dim 0. */
-    static const char *qkv[] = {"q", "k", "v"}, *kv[] = {"k", "v"};
-    const char *const *pn = parts == 3 ? qkv : kv;
-    struct dit_tensor *pt[3];
-    for (int i = 0; i < parts; i++) {
-        char nm[160];
-        snprintf(nm, sizeof nm, canon, pn[i]);
-        pt[i] = find_tensor(m, nm);
-        if (!pt[i])
-            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
-        if (loaded[pt[i] - m->t])
-            return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (alias '%s' in '%s')",
-                              pt[i]->name, ti->name, file);
-    }
-    int64_t shape[4];
-    memcpy(shape, pt[0]->shape, sizeof shape);
-    shape[0] *= parts;
-    size_t per = tensor_numel(pt[0]);
-    float *tmp = mem_alloc(per * (size_t)parts * sizeof(float));
-    if (!tmp)
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    int rc = st_tensor_to_f32(ti, file, shape, pt[0]->ndim, tmp, e);
-    if (!rc)
-        for (int i = 0; i < parts; i++) {
-            memcpy(pt[i]->p, tmp + per * (size_t)i, per * sizeof(float));
-            loaded[pt[i] - m->t] = true;
-        }
-    mem_free(tmp);
-    return rc;
-}
-
-/*
- * Maps a diffusers DiTTransformer2DModel name to the original DiT name (docs/models.md
- * #dit-xl2). *part is the third of the fused qkv it fills (-1 for a whole tensor); *copy is
- * the block whose norm1.emb copy of the shared embedder it is (-1 otherwise).
- */
-static bool alias_name_dit(const char *name, char *out, size_t cap, int *part, int *copy)
-{
-    static const struct {
-        const char *from, *to;
-    } flat[] = {
-        {"pos_embed.proj.", "x_embedder.proj."},
-        {"proj_out_1.", "final_layer.adaLN_modulation.1."},
-        {"proj_out_2.", "final_layer.linear."},
-    };
-    static const struct {
-        const char *from, *to;
-        int part, shared;
-    } blk[] = {
-        {"norm1.emb.timestep_embedder.linear_1.", "t_embedder.mlp.0.", -1, 1},
-        {"norm1.emb.timestep_embedder.linear_2.", "t_embedder.mlp.2.", -1, 1},
-        {"norm1.emb.class_embedder.embedding_table.", "y_embedder.embedding_table.", -1, 1},
-        {"norm1.linear.", "adaLN_modulation.1.", -1, 0},
-        {"attn1.to_q.", "attn.qkv.", 0, 0},
-        {"attn1.to_k.", "attn.qkv.", 1, 0},
-        {"attn1.to_v.", "attn.qkv.", 2, 0},
-        {"attn1.to_out.0.", "attn.proj.", -1, 0},
-        {"ff.net.0.proj.", "mlp.fc1.", -1, 0},
-        {"ff.net.2.", "mlp.fc2.", -1, 0},
-    };
-    *part = -1, *copy = -1;
-    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
-        size_t l = strlen(flat[i].from);
-        if (!strncmp(name, flat[i].from, l)) {
-            snprintf(out, cap, "%s%s", flat[i].to, name + l);
-            return true;
-        }
-    }
-    int bi, used = 0;
-    if (sscanf(name, "transformer_blocks.%d.%n", &bi, &used) != 1 || used <= 0 || bi < 0)
-        return false;
-    const char *rest = name + used;
-    for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
-        size_t l = strlen(blk[i].from);
-        if (strncmp(rest, blk[i].from, l))
-            continue;
-        if (blk[i].shared) {
-            snprintf(out, cap, "%s%s", blk[i].to, rest + l);
-            *copy = bi;
-        } else {
-            snprintf(out, cap, "blocks.%d.%s%s", bi, blk[i].to, rest + l);
-        }
-        *part = blk[i].part;
-        return true;
-    }
-    return false;
-}
-
-/* A copy of a shared embedder tensor read before block 0's, compared at the end. */
-struct dit_pending {
-    struct dit_tensor *t;
-    float *p;
-    char name[160], file[512];
-};
-
-/* Compares a norm1.emb copy with the loaded shared tensor. */
-static int check_copy(const struct dit_tensor *t, const float *p, const char *name,
-                      const char *file, struct errmsg *e)
-{
-    if (memcmp(t->p, p, tensor_numel(t) * sizeof(float)))
-        return errmsg_set(e, ERR_DATA,
-                          "tensor '%s' in '%s' differs from block 0's copy (the model has one "
-                          "timestep and class embedder)",
-                          name, file);
-    return 0;
-}
-
-/* One tensor of a DiT checkpoint (original or diffusers name); loaded[] holds part bits. */
-static int load_one_class(struct dit_model *m, uint8_t *loaded, const struct st_tensor_info *ti,
-                          const char *file, struct dit_pending **pend, size_t *n_pend,
-                          struct errmsg *e)
-{
-    char canon[160];
-    int part = -1, copy = -1;
-    struct dit_tensor *t = find_tensor(m, ti->name);
-    if (!t) {
-        if (!alias_name_dit(ti->name, canon, sizeof canon, &part, &copy) ||
-            !(t = find_tensor(m, canon)))
-            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
-        if (part >= 0 && t->parts != 3)
-            return errmsg_set(e, ERR_DATA, "unknown tensor '%s' in '%s'", ti->name, file);
-    }
-    size_t idx = (size_t)(t - m->t);
-    uint8_t full = (uint8_t)((1u << t->parts) - 1), bits = part >= 0 ? (uint8_t)(1u << part) : full;
-    int64_t shape[4];
-    memcpy(shape, t->shape, sizeof shape);
-    size_t n = tensor_numel(t);
-    if (part >= 0) {
-        shape[0] /= 3;
-        n /= 3;
-    }
-    if (copy > 0) {
-        float *tmp = mem_alloc(n * sizeof(float));
-        if (!tmp)
-            return errmsg_set(e, ERR_NOMEM, "out of memory");
-        int rc = st_tensor_to_f32(ti, file, shape, t->ndim, tmp, e);
-        if (!rc && loaded[idx] == full)
-            rc = check_copy(t, tmp, ti->name, file, e);
-        else if (!rc) {
-            struct dit_pending *np = mem_realloc(*pend, (*n_pend + 1) * sizeof *np);
-            if (!np) {
-                rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-            } else {
-                *pend = np;
-                np[*n_pend].t = t;
-                np[*n_pend].p = tmp;
-                snprintf(np[*n_pend].name, sizeof np[*n_pend].name, "%s", ti->name);
-                snprintf(np[*n_pend].file, sizeof np[*n_pend].file, "%s", file);
-                (*n_pend)++;
-                return 0;
-            }
-        }
-        mem_free(tmp);
-        return rc;
-    }
-    if (loaded[idx] & bits)
-        return errmsg_set(e, ERR_DATA, "tensor '%s' appears twice (again as '%s' in '%s')", t->name,
-                          ti->name, file);
-    int rc =
-        st_tensor_to_f32(ti, file, shape, t->ndim, t->p + (part >= 0 ? n * (size_t)part : 0), e);
-    if (rc)
-        return rc;
-    loaded[idx] |= bits;
-    return 0;
-}
-
-/* dit_model_new_files for DiT configs. */
-static int new_files_class(struct dit_model *m, const char *const *paths, int n_paths,
-                           struct errmsg *e)
-{
-    struct dit_pending *pend = NULL;
-    size_t n_pend = 0;
-    int rc = 0;
-    uint8_t *loaded = mem_calloc(m->n_t, sizeof *loaded);
-    if (!loaded) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (int f = 0; f < n_paths; f++) {
-        struct st_file *sf;
-        rc = st_open(&sf, paths[f], e);
-        if (rc)
-            goto fail;
-        for (size_t i = 0; i < st_count(sf) && !rc; i++) {
-            const struct st_tensor_info *ti = st_at(sf, i);
-            if (!ignored_name(ti->name))
-                rc = load_one_class(m, loaded, ti, paths[f], &pend, &n_pend, e);
-        }
-        st_close(sf);
-        if (rc)
-            goto fail;
-    }
-    for (size_t i = 0; i < m->n_t; i++)
-        if (loaded[i] != (1u << m->t[i].parts) - 1) {
-            rc = errmsg_set(e, ERR_DATA, "missing tensor '%s'%s in '%s'%s", m->t[i].name,
-                            loaded[i] ? " (part of it)" : "", n_paths ? paths[0] : "",
-                            n_paths > 1 ? " and other shards" : "");
-            goto fail;
-        }
-    for (size_t i = 0; i < n_pend && !rc; i++)
-        rc = check_copy(pend[i].t, pend[i].p, pend[i].name, pend[i].file, e);
-fail:
-    for (size_t i = 0; i < n_pend; i++)
-        mem_free(pend[i].p);
-    mem_free(pend);
-    mem_free(loaded);
-    return rc;
-}
-
-int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
-                        const char *const *paths, int n_paths, struct errmsg *e)
-{
-    int rc = model_alloc(out, cfg, e);
-    if (rc)
-        return rc;
-    struct dit_model *m = *out;
-    if (cfg->class_cond) {
-        rc = new_files_class(m, paths, n_paths, e);
-        if (rc) {
-            dit_model_free(m);
-            *out = NULL;
-        }
-        return rc;
-    }
-    bool *loaded = mem_calloc(m->n_t, sizeof *loaded);
-    if (!loaded) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (int f = 0; f < n_paths; f++) {
-        struct st_file *sf;
-        rc = st_open(&sf, paths[f], e);
-        if (rc)
-            goto fail;
-        for (size_t i = 0; i < st_count(sf) && !rc; i++) {
-            const struct st_tensor_info *ti = st_at(sf, i);
-            if (!ignored_name(ti->name))
-                rc = load_one(m, loaded, ti, paths[f], e);
-        }
-        st_close(sf);
-        if (rc)
-            goto fail;
-    }
-    for (size_t i = 0; i < m->n_t; i++)
-        if (!loaded[i]) {
-            rc = errmsg_set(e, ERR_DATA, "missing tensor '%s' in '%s'%s", m->t[i].name,
-                            n_paths ? paths[0] : "", n_paths > 1 ? " and other shards" : "");
-            goto fail;
-        }
-    mem_free(loaded);
-    return 0;
-fail:
-    mem_free(loaded);
-    dit_model_free(m);
-    *out = NULL;
-    return rc;
 }
 
 void dit_model_free(struct dit_model *m)
@@ -771,6 +343,7 @@ void dit_model_free(struct dit_model *m)
                      m->mod, m->blockmod, m->e,      m->fin};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         mem_free(bufs[i]);
+    mem_free(m->widx);
     mem_free(m);
 }
 
@@ -871,75 +444,6 @@ int dit_model_set_class(struct dit_model *m, int n_batch, int b, int label)
     return 0;
 }
 
-/* ---- state ---- */
-
-size_t dit_mask_words(const struct dit_config *cfg)
-{
-    return ((size_t)cfg->tokens + 63) / 64;
-}
-
-int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr, bool st)
-{
-    const struct dit_config *c = &m->cfg;
-    struct dit_state *s = mem_calloc(1, sizeof *s);
-    *out = NULL;
-    if (!s)
-        return ERR_NOMEM;
-    s->cfg = &m->cfg;
-    s->n_batch = n_batch;
-    s->ctr = ctr;
-    s->st = st;
-    s->words = dit_mask_words(c);
-    size_t N = (size_t)c->tokens, d = (size_t)c->hidden;
-    /* Without CTR one set of buffers serves every block (two for the block output so a
-     * block never reads and writes the same rows' storage). */
-    size_t nblk = ctr ? (size_t)c->depth : 2;
-    size_t per = nblk * (size_t)n_batch * N * d;
-    s->cache_sa = mem_calloc(per, sizeof(float));
-    /* DiT blocks have no cross-attention, so no cache_ca */
-    s->cache_ca = c->class_cond ? NULL : mem_calloc(per, sizeof(float));
-    s->cache_ff = mem_calloc(per, sizeof(float));
-    if (!s->cache_sa || (!c->class_cond && !s->cache_ca) || !s->cache_ff)
-        goto fail;
-    if (st) {
-        size_t nw = (size_t)n_batch * c->depth * c->heads * N * s->words;
-        s->masks = mem_alloc(nw * sizeof(uint64_t));
-        if (!s->masks)
-            goto fail;
-        /* A row never generated is all ones (docs/disc.md#st-masks); padding bits stay zero. */
-        uint64_t last = N % 64 ? (1ull << (N % 64)) - 1 : ~0ull;
-        for (size_t r = 0; r < nw / s->words; r++) {
-            for (size_t w = 0; w + 1 < s->words; w++)
-                s->masks[r * s->words + w] = ~0ull;
-            s->masks[r * s->words + s->words - 1] = last;
-        }
-    }
-    *out = s;
-    return 0;
-fail:
-    dit_state_free(s);
-    return ERR_NOMEM;
-}
-
-void dit_state_free(struct dit_state *s)
-{
-    if (!s)
-        return;
-    mem_free(s->cache_sa);
-    mem_free(s->cache_ca);
-    mem_free(s->cache_ff);
-    mem_free(s->masks);
-    mem_free(s);
-}
-
-uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head)
-{
-    const struct dit_config *c = s->cfg;
-    size_t N = (size_t)c->tokens;
-    size_t idx = (((size_t)batch * c->depth + block) * c->heads + head);
-    return s->masks + idx * N * s->words;
-}
-
 /* ---- forward ---- */
 
 /* y = LN(x) * (1 + scale) + shift over rows (docs/disc.md#forward-pass; LN eps 1e-6, no affine). */
@@ -964,284 +468,11 @@ static void timestep_embedding(double t, float *out)
     }
 }
 
-struct gen_ctx {
-    struct dit_model *m;
-    const float *s; /* chunk rows of scaled scores, N each */
-    int row0;       /* first row of the chunk (index into kept) */
-    const int32_t *kept;
-    uint64_t *mask;
-    size_t words;
-    float theta;
-    const float *v; /* (N, dh) packed */
-    float *o;       /* (n_kept, d) at head offset */
-    int d, dh, N;
-};
-
-size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_row, float *p)
-{
-    size_t words = ((size_t)n + 63) / 64, nnz = 0;
-    memcpy(p, s, (size_t)n * sizeof(float));
-    nn_softmax_rows(p, 1, n, n);
-    memset(mask_row, 0, words * sizeof(uint64_t));
-    int am = 0;
-    for (int j = 0; j < n; j++) {
-        if (p[j] >= theta) {
-            mask_row[j >> 6] |= 1ull << (j & 63);
-            nnz++;
-        }
-        if (p[j] > p[am])
-            am = j; /* strict: the lowest j wins ties */
-    }
-    if (!nnz) {
-        mask_row[am >> 6] |= 1ull << (am & 63);
-        nnz = 1;
-    }
-    return nnz;
-}
-
-/* Generation rows (docs/disc.md#st-masks): the mask row from P, then the renormalised PV over it
- * from the scores. */
-static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
-{
-    struct gen_ctx *g = vctx;
-    float *p = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
-    for (size_t r = begin; r < end; r++) {
-        const float *s = g->s + r * (size_t)g->N;
-        int row = g->row0 + (int)r;
-        int tok = g->kept ? g->kept[row] : row;
-        uint64_t *mr = g->mask + (size_t)tok * g->words;
-        dit_st_generate_row(s, g->N, g->theta, mr, p);
-        nn_attention_row_sparse(s, mr, g->N, g->v, g->dh, g->dh, g->o + (size_t)row * g->d);
-    }
-}
-
-struct reuse_ctx {
-    struct dit_model *m;
-    const int32_t *kept;
-    const uint64_t *mask;
-    size_t words;
-    const float *q;     /* at head offset, row stride d */
-    const float *k, *v; /* (N, dh) packed */
-    float *o;
-    int d, dh, N;
-    float scale;
-};
-
-/* Reuse rows (docs/disc.md#st-masks): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM. */
-static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
-{
-    struct reuse_ctx *g = vctx;
-    float *s = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
-    for (size_t r = begin; r < end; r++) {
-        int tok = g->kept ? g->kept[r] : (int)r;
-        const uint64_t *mr = g->mask + (size_t)tok * g->words;
-        const float *qr = g->q + r * (size_t)g->d;
-        nn_sddmm_row(qr, g->k, g->dh, g->dh, mr, g->N, g->scale, s);
-        nn_attention_row_sparse(s, mr, g->N, g->v, g->dh, g->dh, g->o + r * (size_t)g->d);
-    }
-}
-
-static void run_rows(struct thread_pool *pool, size_t n, pool_fn fn, void *ctx)
-{
-    if (pool && pool_size(pool) > 1 && n > 1)
-        pool_for(pool, n, fn, ctx);
-    else
-        fn(ctx, 0, n, 0);
-}
-
-struct rows_ctx {
-    float *x;
-    int cols, ld;
-};
-
-static void softmax_task(void *vctx, size_t begin, size_t end, int worker)
-{
-    struct rows_ctx *c = vctx;
-    (void)worker;
-    nn_softmax_rows(c->x + begin * (size_t)c->ld, (int)(end - begin), c->cols, c->ld);
-}
-
 static void gelu_task(void *vctx, size_t begin, size_t end, int worker)
 {
-    struct rows_ctx *c = vctx;
+    struct dit_rows_ctx *c = vctx;
     (void)worker;
     nn_gelu_tanh(c->x + begin * (size_t)c->ld, (end - begin) * (size_t)c->ld);
-}
-
-/*
- * Dense attention of one head for `rows` queries against n_k keys, as nn_attention (same
- * kernels and order) but with the softmax rows split over the pool: S = scale Q K^T by
- * BLAS, softmax per row, O = P V by BLAS. scratch holds rows * n_k floats.
- */
-static void attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const float *q, int ldq,
-                       const float *k, int ldk, const float *v, int ldv, float *o, int ldo,
-                       float scale, float *scratch)
-{
-    nn_sgemm(true, rows, n_k, dh, scale, q, ldq, k, ldk, 0.0f, scratch, n_k);
-    struct rows_ctx c = {scratch, n_k, n_k};
-    run_rows(pool, (size_t)rows, softmax_task, &c);
-    nn_sgemm(false, rows, dh, n_k, 1.0f, scratch, n_k, v, ldv, 0.0f, o, ldo);
-}
-
-static int ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
-{
-    int w = pool ? pool_size(pool) : 1;
-    if (m->wscratch && m->wscratch_workers >= w)
-        return 0;
-    mem_free(m->wscratch);
-    m->wscratch = mem_alloc((size_t)w * 2 * (size_t)m->cfg.tokens * sizeof(float));
-    m->wscratch_workers = m->wscratch ? w : 0;
-    return m->wscratch ? 0 : ERR_NOMEM;
-}
-
-/* Pooled nnz over rows of the probability store for theta = alpha/N, after the argmax
- * rule (docs/disc.md#st-masks, --st-target). */
-static uint64_t store_nnz(const float *store, size_t rows, int N, float theta)
-{
-    uint64_t nnz = 0;
-    for (size_t r = 0; r < rows; r++) {
-        const float *p = store + r * (size_t)N;
-        uint64_t c = 0;
-        for (int j = 0; j < N; j++)
-            c += p[j] >= theta;
-        nnz += c ? c : 1;
-    }
-    return nnz;
-}
-
-static float bits_to_float(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
-static uint32_t float_to_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
-}
-
-/* Self-attention core of one block for every batch element and head (docs/disc.md#forward-pass,
- * docs/disc.md#st-masks): Q (B, nk, d) in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk,
- * d) in m->o. */
-static int self_attention(struct dit_model *m, struct dit_state *s, int blk,
-                          const struct dit_fwd *f)
-{
-    const struct dit_config *c = &m->cfg;
-    int N = c->tokens, d = c->hidden, H = c->heads, dh = c->head_dim, nk = f->n_kept;
-    int B = s->n_batch;
-    size_t bstride = (size_t)N * d;
-    float scale = (float)(1.0 / sqrt((double)dh));
-    size_t chunk = DIT_SCORE_CHUNK_FLOATS / (size_t)N;
-    if (chunk < 1)
-        chunk = 1;
-    if (nk == 0)
-        return 0;
-    bool st = s->st && f->st != DIT_ST_OFF;
-    float theta = st && f->theta ? f->theta[blk] : 0.0f;
-    if (st && f->st == DIT_ST_GENERATE && f->st_target >= 0.0) {
-        /* Pass 1: P of every computed row of every (batch, head) of this block. */
-        size_t rows = (size_t)B * H * nk;
-        if (!m->store) {
-            m->store = mem_alloc((size_t)B * H * (size_t)N * N * sizeof(float));
-            if (!m->store)
-                return errmsg_set(&m->err, ERR_NOMEM, "out of memory for the st-target store");
-        }
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
-                float *p = m->store + ((size_t)b * H + h) * (size_t)nk * N;
-                nn_sgemm(true, nk, N, dh, scale, m->q + b * bstride + (size_t)h * dh, d,
-                         m->kk + b * bstride + (size_t)h * dh, d, 0.0f, p, N);
-                nn_softmax_rows(p, nk, N, N);
-            }
-        /* The smallest FP32 alpha in [0, N] whose pooled sparsity reaches the target, by
-         * bisection on the bit pattern (docs/disc.md#st-masks); sparsity in double. */
-        float fN = (float)N;
-        double total = (double)rows * N;
-        uint32_t lo = 0, hi = float_to_bits(fN);
-        if (1.0 - (double)store_nnz(m->store, rows, N, fN / fN) / total < f->st_target) {
-            lo = hi;
-            if (f->short_out)
-                f->short_out[blk] = true;
-        } else {
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                uint64_t nnz = store_nnz(m->store, rows, N, bits_to_float(mid) / fN);
-                if (1.0 - (double)nnz / total >= f->st_target)
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-        }
-        float alpha = bits_to_float(lo);
-        theta = alpha / fN;
-        if (f->alpha_out)
-            f->alpha_out[blk] = alpha;
-        if (f->theta_out)
-            f->theta_out[blk] = theta;
-    }
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            const float *qh = m->q + b * bstride + (size_t)h * dh;
-            const float *kh = m->kk + b * bstride + (size_t)h * dh;
-            const float *vh = m->vv + b * bstride + (size_t)h * dh;
-            float *oh = m->o + b * bstride + (size_t)h * dh;
-            if (!st) {
-                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
-                    int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    attn_dense(f->pool, rows, N, dh, qh + r0 * d, d, kh, d, vh, d, oh + r0 * d, d,
-                               scale, m->scores);
-                }
-                continue;
-            }
-            /* Pack this head's K and V rows (dh floats each) so the per-entry SDDMM/SpMM
-             * reads stay in cache; values and order are unchanged. */
-            float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
-            for (int j = 0; j < N; j++) {
-                memcpy(kp + (size_t)j * dh, kh + (size_t)j * d, (size_t)dh * sizeof(float));
-                memcpy(vp + (size_t)j * dh, vh + (size_t)j * d, (size_t)dh * sizeof(float));
-            }
-            if (f->st == DIT_ST_GENERATE) {
-                uint64_t *mask = dit_state_mask(s, b, blk, h);
-                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
-                    int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
-                    struct gen_ctx g = {m,     m->scores, (int)r0, f->kept, mask, s->words,
-                                        theta, vp,        oh,      d,       dh,   N};
-                    run_rows(f->pool, (size_t)rows, gen_rows, &g);
-                }
-            } else {
-                struct reuse_ctx g = {
-                    m, f->kept, dit_state_mask(s, b, blk, h), s->words, qh, kp, vp, oh, d, dh,
-                    N, scale};
-                run_rows(f->pool, (size_t)nk, reuse_rows, &g);
-            }
-        }
-    }
-    return 0;
-}
-
-static float *buf_sa(struct dit_state *s, int blk, int b)
-{
-    const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : 0;
-    return s->cache_sa + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
-}
-
-static float *buf_ca(struct dit_state *s, int blk, int b)
-{
-    const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : 0;
-    return s->cache_ca + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
-}
-
-static float *buf_ff(struct dit_state *s, int blk, int b)
-{
-    const struct dit_config *c = s->cfg;
-    size_t i = s->ctr ? (size_t)blk : (size_t)(blk % 2);
-    return s->cache_ff + (i * s->n_batch + b) * (size_t)c->tokens * c->hidden;
 }
 
 /* out[j] = x[j] + g[j] * y[j] (gate + residual) or x[j] + y[j] when g is NULL. */
@@ -1278,7 +509,7 @@ static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
                 scf[j] = m->final_sst[d + j] + m->e[j];
             }
         }
-        ln_modulate(buf_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
+        ln_modulate(dit_state_ff(s, c->depth - 1, b), m->a, N, d, shf, scf);
         nn_linear(m->a, N, d, d, m->out_w, m->out_b, pout, m->fin, pout);
         float *eb = eps + (size_t)b * lat;
         for (int gy = 0; gy < G; gy++)
@@ -1294,8 +525,7 @@ static void final_layer(struct dit_model *m, struct dit_state *s, float *eps)
 }
 
 /* Cross-attention of block blk for batch element b on the kept rows of m->hs, text K/V
- * (no norm before it), into m->hs and the block's cross-attention cache
- * (docs/disc.md#ctr-selection). */
+ * (no norm before it), into m->hs (docs/disc.md#ctr-selection). */
 static void cross_attention(struct dit_model *m, struct dit_state *s, const struct dit_fwd *f,
                             int blk, int b, size_t chunk_ca, float scale)
 {
@@ -1303,26 +533,22 @@ static void cross_attention(struct dit_model *m, struct dit_state *s, const stru
     const struct dit_block *w = &m->blk[blk];
     int d = c->hidden, H = c->heads, dh = c->head_dim, T = c->text_tokens, N = c->tokens;
     int B = s->n_batch, nk = f->n_kept;
-    const int32_t *kept = nk == N ? NULL : f->kept;
     size_t bstride = (size_t)N * d;
     float *o = m->o + b * bstride;
-    float *ca = buf_ca(s, blk, b);
     nn_linear(m->hs, nk, d, d, w->q2_w, w->q2_b, d, m->tmp, d);
     size_t toff = ((size_t)blk * B + b) * (size_t)T * d;
     for (int h = 0; h < H; h++)
         for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk_ca) {
             size_t left = (size_t)nk - r0;
             int rows = (int)(left < chunk_ca ? left : chunk_ca);
-            attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
-                       m->tk + toff + (size_t)h * dh, d, m->tv + toff + (size_t)h * dh, d,
-                       o + r0 * d + (size_t)h * dh, d, scale, m->scores);
+            dit_attn_dense(f->pool, rows, T, dh, m->tmp + r0 * d + (size_t)h * dh, d,
+                           m->tk + toff + (size_t)h * dh, d, m->tv + toff + (size_t)h * dh, d,
+                           o + r0 * d + (size_t)h * dh, d, scale, m->scores);
         }
     nn_linear(o, nk, d, d, w->o2_w, w->o2_b, d, m->tmp, d);
     for (int r = 0; r < nk; r++) {
-        int tok = kept ? kept[r] : r;
         float *hr = m->hs + (size_t)r * d;
         residual(hr, hr, NULL, m->tmp + (size_t)r * d, d);
-        memcpy(ca + (size_t)tok * d, hr, (size_t)d * sizeof(float));
     }
 }
 
@@ -1341,7 +567,7 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
         return errmsg_set(&m->err, ERR_USAGE, "token pruning needs CTR caches");
     if (m->n_batch != B)
         return errmsg_set(&m->err, ERR_USAGE, "text not set for %d batch elements", B);
-    if (s->st && f->st != DIT_ST_OFF && ensure_wscratch(m, f->pool))
+    if (s->st && f->st != DIT_ST_OFF && dit_ensure_wscratch(m, f->pool))
         return errmsg_set(&m->err, ERR_NOMEM, "out of memory");
 
     /* Timestep embedding and adaLN-single (docs/disc.md#forward-pass); DiT: c_b = temb +
@@ -1404,7 +630,7 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
         for (int b = 0; b < B; b++) {
             const float *bm = m->blockmod + (size_t)b * 6 * d;
             const float *sh1 = bm, *sc1 = bm + d;
-            const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
+            const float *in = blk == 0 ? m->x0 : dit_state_ff(s, blk - 1, b);
             float *a = m->a + b * bstride;
             ln_modulate(in, a, N, d, sh1, sc1);
             nn_linear(a, N, d, d, w->k_w, w->k_b, d, m->kk + b * bstride, d);
@@ -1418,22 +644,25 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
             }
             nn_linear(qa, nk, d, d, w->q_w, w->q_b, d, m->q + b * bstride, d);
         }
-        int rc = self_attention(m, s, blk, f);
+        int rc = dit_self_attention(m, s, blk, f);
+        for (int b = 0; b < B && !rc && s->ff_spill; b++)
+            if ((rc = dit_state_ff_load(s, blk, b, nk == N)) != 0)
+                rc = errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
         if (rc)
             return rc;
         for (int b = 0; b < B; b++) {
             const float *bm = m->blockmod + (size_t)b * 6 * d;
             const float *g1 = bm + 2 * d, *sh2 = bm + 3 * d, *sc2 = bm + 4 * d, *g2 = bm + 5 * d;
-            const float *in = blk == 0 ? m->x0 : buf_ff(s, blk - 1, b);
-            float *sa = buf_sa(s, blk, b), *ffo = buf_ff(s, blk, b);
+            const float *in = blk == 0 ? m->x0 : dit_state_ff(s, blk - 1, b);
+            float *ffo = dit_state_ff(s, blk, b);
             float *o = m->o + b * bstride;
-            /* 2. H[S] = X[S] + g1 * to_out(Attn); cache_sa[S] = H[S]. */
+            /* 2. H[S] = X[S] + g1 * to_out(Attn) (the method's cache of H is never read
+             * again: a pruned row's block output comes from the block-output cache). */
             nn_linear(o, nk, d, d, w->o_w, w->o_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
                 int tok = kept ? kept[r] : r;
-                float *hr = m->hs + (size_t)r * d;
-                residual(hr, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d, d);
-                memcpy(sa + (size_t)tok * d, hr, (size_t)d * sizeof(float));
+                residual(m->hs + (size_t)r * d, in + (size_t)tok * d, g1, m->tmp + (size_t)r * d,
+                         d);
             }
             /* 3a. Cross-attention on the kept rows, text K/V (no norm before it); DiT blocks
              * go straight to the FFN. */
@@ -1442,8 +671,8 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
             /* 3b. FFN on the kept rows: F = LN-modulate(H); X = H + g2 * FFN(F). */
             ln_modulate(m->hs, m->tmp, nk, d, sh2, sc2);
             nn_linear(m->tmp, nk, d, d, w->f1_w, w->f1_b, 4 * d, m->ff, 4 * d);
-            struct rows_ctx gc = {m->ff, 4 * d, 4 * d};
-            run_rows(f->pool, (size_t)nk, gelu_task, &gc);
+            struct dit_rows_ctx gc = {m->ff, 4 * d, 4 * d};
+            dit_run_rows(f->pool, (size_t)nk, gelu_task, &gc);
             nn_linear(m->ff, nk, 4 * d, 4 * d, w->f2_w, w->f2_b, d, m->tmp, d);
             for (int r = 0; r < nk; r++) {
                 int tok = kept ? kept[r] : r;
@@ -1451,6 +680,9 @@ int dit_forward(struct dit_model *m, struct dit_state *s, const float *x, const 
                          d);
             }
         }
+        for (int b = 0; b < B && s->ff_spill; b++)
+            if ((rc = dit_state_ff_store(s, blk, b)) != 0)
+                return errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
     }
 
     final_layer(m, s, eps);

@@ -11,10 +11,12 @@
  * and accept the diffusers DiTTransformer2DModel names as aliases.
  * A struct dit_model owns its FP32 weights (seeded or loaded from safetensors, with the
  * public diffusers tensor names) and the per-run caption activations. A struct dit_state
- * owns what persists between steps of one sampler run: CTR caches (cache_sa, cache_ca,
- * cache_ff per block and batch element) and ST masks (one N x N bitset per batch element,
- * block and head, rows padded to 64-bit words). Models never print; errors go to the
- * model's errmsg.
+ * owns what persists between steps of one sampler run: the CTR cache of block outputs (one
+ * (N, d) F32 array per block and batch element; the outputs of self- and cross-attention
+ * are never read again once the block output is cached, so they are not kept) and ST masks
+ * (one N x N bitset per batch element, block and head, rows padded to 64-bit words). Either
+ * may live in a spill file with a bounded part held (struct dit_state_opts). Models never
+ * print; errors go to the model's errmsg.
  */
 #ifndef ACCELTRACE_DIT_H
 #define ACCELTRACE_DIT_H
@@ -113,17 +115,41 @@ enum dit_st_mode { DIT_ST_OFF = 0, DIT_ST_GENERATE = 1, DIT_ST_REUSE = 2 };
 /* Per-run state (CTR caches, ST masks); see the top comment. */
 struct dit_state;
 
+/* What a state holds and where (docs/models.md#disc-memory-plan). */
+struct dit_state_opts {
+    bool ctr;              /* allocate CTR block-output caches (else n_kept must be N) */
+    bool st;               /* allocate ST masks, initialised all ones */
+    bool spill_masks;      /* ST masks live in the spill file; one (batch, block) group held */
+    bool spill_ctr;        /* CTR block outputs live in the spill file; two blocks held */
+    const char *spill_dir; /* folder of the spill file (NULL = the current folder) */
+};
+
 /*
- * New state for n_batch batch elements. ctr: allocate CTR caches (else every forward must
- * keep all tokens). st: allocate ST masks, initialised all ones.
+ * New state for n_batch batch elements as o says. A spill file, when one is asked for, is
+ * created in o->spill_dir and deleted when the state is freed. 0, ERR_NOMEM or ERR_IO with
+ * the message in e.
  */
+int dit_state_open(struct dit_state **out, const struct dit_model *m, int n_batch,
+                   const struct dit_state_opts *o, struct errmsg *e);
+
+/* dit_state_open with everything held: ctr and st as given, no spill file. */
 int dit_state_new(struct dit_state **out, const struct dit_model *m, int n_batch, bool ctr,
                   bool st);
 void dit_state_free(struct dit_state *s);
 
-/* ST mask of (batch, block, head): N rows of dit_mask_words() words. */
+/*
+ * ST mask of (batch, block, head): N rows of dit_mask_words() words. With spilled masks the
+ * pointer stays valid until the next call for another (batch, block) or the next forward;
+ * NULL when the spill file cannot be read or written (dit_state_errmsg says why).
+ */
 uint64_t *dit_state_mask(struct dit_state *s, int batch, int block, int head);
 size_t dit_mask_words(const struct dit_config *cfg);
+
+/* The state's error message (spill file I/O). */
+const char *dit_state_errmsg(const struct dit_state *s);
+
+/* Bytes of the state's spill file so far (0 without one). */
+uint64_t dit_state_spill_bytes(const struct dit_state *s);
 
 /* Controls of one forward pass. */
 struct dit_fwd {
