@@ -220,7 +220,14 @@ for f in capture/capture_registry.c cli/capture_parsers.c tests/test_capture.c t
 done
 
 export CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$tree
-make -j2 CC="$cc" build/acceltrace build/tests/test_capture > "$tmp/make.log" 2>&1 \
+# the copy's objects are in build/ whatever $BUILD is (BUILD=build on the command line
+# beats an exported BUILD); they were built with the flags of their tree: under `make asan` (ASAN=1)
+# the same sanitizer flags as the Makefile's asan target, so they link
+mkflags=()
+[ -n "${ASAN:-}" ] && mkflags=(OPT=-O1
+    "EXTRA_CFLAGS=-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+    "EXTRA_LDFLAGS=-fsanitize=address,undefined")
+make -j2 BUILD=build CC="$cc" "${mkflags[@]}" build/acceltrace build/tests/test_capture > "$tmp/make.log" 2>&1 \
     || { tail -n 30 "$tmp/make.log"; bad "the build with the toy workload"; exit 1; }
 T=$tree/build/acceltrace
 "$T" capture toy --records 7 -o x.atr || bad "capture toy: exit $?"
@@ -244,7 +251,7 @@ ACCELTRACE=$T bash tests/sh/capture_verb.sh > "$tmp/cv.log" 2>&1 \
 
 # a registry row without its parser row is an internal error, not a silently missing workload
 sed -i '/{"toy", cmd_capture_toy/d' cli/capture_parsers.c
-make -j2 CC="$cc" build/acceltrace > "$tmp/make2.log" 2>&1 || { tail -n 20 "$tmp/make2.log"; bad "rebuild"; }
+make -j2 BUILD=build CC="$cc" "${mkflags[@]}" build/acceltrace > "$tmp/make2.log" 2>&1 || { tail -n 20 "$tmp/make2.log"; bad "rebuild"; }
 "$T" capture --list > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "capture 'toy' is registered .* but has no option parser" "$tmp/err" \
     || bad "a capture without a parser: exit $rc, $(cat "$tmp/err")"
