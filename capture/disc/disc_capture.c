@@ -276,6 +276,26 @@ static const char *st_mode_name(enum disc_st_mode m)
     return n[m];
 }
 
+void disc_header_shape(const struct dit_config *g, Acceltrace__DiscHeader *dh)
+{
+    dh->model = (char *)g->name;
+    dh->depth = (uint32_t)g->depth;
+    dh->hidden = (uint32_t)g->hidden;
+    dh->heads = (uint32_t)g->heads;
+    dh->head_dim = (uint32_t)g->head_dim;
+    dh->ffn_hidden = (uint32_t)g->ffn;
+    dh->patch = (uint32_t)g->patch;
+    dh->in_channels = (uint32_t)g->c_in;
+    dh->out_channels = (uint32_t)g->c_out;
+    dh->caption_width = (uint32_t)g->caption;
+    dh->text_tokens = (uint32_t)g->text_tokens;
+    dh->image_size = (uint32_t)g->image;
+    dh->latent_h = dh->latent_w = (uint32_t)g->lat;
+    dh->grid_w = (uint32_t)g->grid;
+    dh->tokens = (uint32_t)g->tokens;
+    dh->parameters = dit_param_count(g);
+}
+
 /* The provenance fields of the header (trace.proto TraceHeader.source). */
 static void disc_provenance(struct disc_capture *c, Acceltrace__TraceHeader *h)
 {
@@ -361,22 +381,7 @@ static int build_header(struct disc_capture *c, struct errmsg *e)
     h.params_json = c->params_json;
     h.model_json = c->model_json;
     h.seed = p->seed;
-    dh.model = (char *)g->name;
-    dh.depth = (uint32_t)g->depth;
-    dh.hidden = (uint32_t)g->hidden;
-    dh.heads = (uint32_t)g->heads;
-    dh.head_dim = (uint32_t)g->head_dim;
-    dh.ffn_hidden = (uint32_t)g->ffn;
-    dh.patch = (uint32_t)g->patch;
-    dh.in_channels = (uint32_t)g->c_in;
-    dh.out_channels = (uint32_t)g->c_out;
-    dh.caption_width = (uint32_t)g->caption;
-    dh.text_tokens = (uint32_t)g->text_tokens;
-    dh.image_size = (uint32_t)g->image;
-    dh.latent_h = dh.latent_w = (uint32_t)g->lat;
-    dh.grid_w = (uint32_t)g->grid;
-    dh.tokens = (uint32_t)g->tokens;
-    dh.parameters = dit_param_count(g);
+    disc_header_shape(g, &dh);
     /* provenance: "trained-small" for the shipped weights (path and sha256 in weight_files
      * and weight_sha256), "file" for --weights FILE, "seed:S" for seeded weights */
     dh.weights_source = c->shipped_sha[0]   ? (char *)g->name

@@ -149,6 +149,11 @@ double disc_rel_err(const float *x, const float *ref, size_t n);
 /* Parses a --mem-limit value (decimal number + optional B, KB, MB, GB, KiB, MiB, GiB). */
 int disc_parse_mem(const char *s, double *bytes);
 
+/* The shape fields of a DiscHeader from the model config g (model name, widths, patch,
+ * channels, caption, text tokens, image and latent size, tokens, parameter count). The
+ * strings point into g. */
+void disc_header_shape(const struct dit_config *g, Acceltrace__DiscHeader *dh);
+
 /* The lb_* and bin_* fields of a DiscMask record (formats/disc_records.proto) from one
  * mask's sums; the record points into *buf, which must outlive it. Used by the DiT capture
  * and the structured source alike. */

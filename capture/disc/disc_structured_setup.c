@@ -327,22 +327,7 @@ static void fill_disc_header(struct disc_structured *c)
 {
     const struct dit_config *g = &c->cfg;
     Acceltrace__DiscHeader dh = ACCELTRACE__DISC_HEADER__INIT;
-    dh.model = (char *)g->name;
-    dh.depth = (uint32_t)g->depth;
-    dh.hidden = (uint32_t)g->hidden;
-    dh.heads = (uint32_t)g->heads;
-    dh.head_dim = (uint32_t)g->head_dim;
-    dh.ffn_hidden = (uint32_t)g->ffn;
-    dh.patch = (uint32_t)g->patch;
-    dh.in_channels = (uint32_t)g->c_in;
-    dh.out_channels = (uint32_t)g->c_out;
-    dh.caption_width = (uint32_t)g->caption;
-    dh.text_tokens = (uint32_t)g->text_tokens;
-    dh.image_size = (uint32_t)g->image;
-    dh.latent_h = dh.latent_w = (uint32_t)g->lat;
-    dh.grid_w = (uint32_t)g->grid;
-    dh.tokens = (uint32_t)g->tokens;
-    dh.parameters = dit_param_count(g);
+    disc_header_shape(g, &dh);
     dh.weights_source = "none";
     dh.text_source = dh.text_sha256 = dh.null_text_source = dh.null_text_sha256 = "";
     dh.seed = c->p.seed;
