@@ -13,14 +13,19 @@
 #include "formats/varint.h"
 #include "traces/trace_reader.h"
 
+int hbm_jobs_check(const struct trace_reader *r, const char *path, struct errmsg *e)
+{
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
+    if (!hdr || strcmp(hdr->workload, "salca") != 0)
+        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", path,
+                          hdr ? hdr->workload : "");
+    return 0;
+}
+
 static int jobs_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
     (void)self;
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
-    if (!hdr || strcmp(hdr->workload, "salca") != 0)
-        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", pos->path,
-                          hdr ? hdr->workload : "");
-    return 0;
+    return hbm_jobs_check(pos->r, pos->path, e);
 }
 
 static int write_error(const struct hbm_jobs *j, struct errmsg *e)

@@ -40,6 +40,11 @@ struct hbm_jobs {
 
 extern const struct analyzer_ops hbm_jobs_ops;
 
+/* 0 when the open trace r (named path) is a Salca trace, the check the pass's begin hook
+ * makes, for a caller that refuses the trace before it creates its outputs; else ERR_DATA
+ * "not a salca trace ('PATH' workload 'W')". */
+int hbm_jobs_check(const struct trace_reader *r, const char *path, struct errmsg *e);
+
 /* Frees j's selection buffer (not the writers). */
 void hbm_jobs_release(struct hbm_jobs *j);
 

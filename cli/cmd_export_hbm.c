@@ -11,6 +11,7 @@
 #include "analysis/hbm_jobs.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_export.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -83,24 +84,6 @@ const struct cli_spec cmd_export_hbm_spec = {
     .positional = "FILE",
 };
 
-static bool parse_steps(const char *v, uint32_t *lo_out, uint32_t *hi_out)
-{
-    char *end;
-    errno = 0;
-    unsigned long lo = strtoul(v, &end, 10), hi = lo;
-    bool ok = end != v && !errno && v[0] != '-';
-    if (ok && *end == '-') {
-        const char *b = end + 1;
-        hi = strtoul(b, &end, 10);
-        ok = end != b && !errno && *b != '-';
-    }
-    if (!ok || *end || lo > hi || hi > UINT32_MAX)
-        return false;
-    *lo_out = (uint32_t)lo;
-    *hi_out = (uint32_t)hi;
-    return true;
-}
-
 /* ramulator.trace, dramsim3.trace, jobs.csv, README.md, ramulator_config.py, dramsim3.ini */
 #define N_OUT 6
 
@@ -170,9 +153,10 @@ static int parse_map_value(struct hbm_args *a, int id, const char *v)
     }
 }
 
-/* The options that take a value into a; 0 or exit status 2. */
-static int parse_value(struct hbm_args *a, int id, const char *v)
+/* The options that take a value into the hbm_args ctx; 0 or exit status 2. */
+static int parse_value(void *ctx, int id, const char *v)
 {
+    struct hbm_args *a = ctx;
     switch (id) {
     case OPT_HW:
         a->hw = v;
@@ -183,7 +167,7 @@ static int parse_value(struct hbm_args *a, int id, const char *v)
         a->fmt = v;
         return 0;
     case OPT_STEPS:
-        if (!parse_steps(v, &a->step_lo, &a->step_hi))
+        if (!cmd_export_parse_steps(v, &a->step_lo, &a->step_hi))
             return cli_usage_error(VERB, "bad --steps '%s' (A-B or A, A <= B)", v);
         a->steps = true;
         return 0;
@@ -205,26 +189,14 @@ static int parse_args(struct hbm_args *a, int argc, char **argv)
     a->fmt = "both";
     a->pm = (struct hbm_pc_mapping){HBM_PC_MAP_MOD, 16, 0};
     hbm_timing_cfg_default(&a->tc);
-    struct cli_parser p;
-    cli_parser_init(&p, &cmd_export_hbm_spec, argc, argv);
-    for (int id; (id = cli_next(&p)) != CLI_END;) {
-        int rc = 0;
-        if (id == CLI_HELP || id == CLI_BAD)
-            return id == CLI_HELP ? -1 : cli_next_exit(id);
-        if (id == CLI_POSITIONAL) {
-            if (a->path)
-                return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
-            a->path = p.arg;
-        } else if (!cli_is_common(id) && (rc = parse_value(a, id, p.arg)) != 0) {
-            return rc;
-        }
-    }
-    a->dir = p.common.output;
-    a->quiet = p.common.quiet;
-    a->json = p.common.json;
-    if (!a->path || !a->dir)
-        return cli_usage_error(VERB, "need FILE.atr and -o DIR");
-    return 0;
+    struct cmd_export_args c;
+    int rc = cmd_export_parse(&cmd_export_hbm_spec, argc, argv, "trace", "need FILE.atr and -o DIR",
+                              parse_value, a, &c);
+    a->path = c.in;
+    a->dir = c.out;
+    a->quiet = c.quiet;
+    a->json = c.json;
+    return rc;
 }
 
 /* Takes what the command line did not give from the salca config a->hw; 0 or an exit
@@ -297,11 +269,7 @@ static int output_paths(struct hbm_run *run)
             outp[n_out++] = run->outs[k].path;
     }
     outp[n_out++] = dir;
-    const char *ins[1] = {run->a->path};
-    struct errmsg e = {0};
-    if (io_check_distinct(ins, 1, outp, n_out, &e))
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    return 0;
+    return cmd_export_check_outputs(VERB, run->a->path, outp, n_out);
 }
 
 /* Creates the folder and opens the trace files and jobs.csv (with its header line); 0, an
@@ -423,12 +391,9 @@ static int run_export(void *ctx, FILE *f)
     int rc = trace_reader_open(&r, a->path, NULL, &oe);
     if (rc < 0)
         return cli_fail(rc, errmsg_text(&oe));
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(r);
     double t_start = progress_now_s();
-    if (!hdr || strcmp(hdr->workload, "salca") != 0) {
-        cli_error("not a salca trace ('%s' workload '%s')", a->path, hdr ? hdr->workload : "");
-        status = 3;
-    }
+    if ((rc = hbm_jobs_check(r, a->path, &oe)) < 0)
+        status = cli_fail(rc, errmsg_text(&oe));
     if (!status)
         status = open_outputs(&run);
     if (!status)

@@ -9,8 +9,7 @@
 #include "analysis/export_scalesim.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
-#include "common/io.h"
-#include "common/progress.h"
+#include "cli/cmd_export.h"
 
 #define VERB "export scalesim"
 
@@ -65,83 +64,78 @@ static bool derive_names(const char *csv, char *cfg, size_t ncfg, char *run, siz
     return true;
 }
 
+/* The options of the verb into its export_scalesim_opts ctx; 0 or exit status 2. */
+static int parse_opt(void *ctx, int id, const char *v)
+{
+    struct export_scalesim_opts *o = ctx;
+    int64_t n;
+    int r, c;
+    if (id == OPT_STEP) {
+        if (!cli_parse_i64(v, &o->step) || o->step < 0 || o->step > INT32_MAX)
+            return cli_usage_error(VERB, "bad --step '%s' (a step number)", v);
+    } else if (id == OPT_ARRAY) {
+        if (!cli_parse_shape(v, 65536, &r, &c))
+            return cli_usage_error(VERB, "bad --array '%s' (RxC, e.g. 32x32)", v);
+        o->rows = (uint32_t)r, o->cols = (uint32_t)c;
+    } else if (id == OPT_DATAFLOW) {
+        if (strcmp(v, "os") && strcmp(v, "ws") && strcmp(v, "is"))
+            return cli_usage_error(VERB, "bad --dataflow '%s' (os, ws or is)", v);
+        o->dataflow = v;
+    } else if (id == OPT_SRAM) {
+        if (!cli_parse_i64(v, &n) || n < 1 || n > 1 << 24)
+            return cli_usage_error(VERB, "bad --sram-kb '%s' (1..16777216)", v);
+        o->sram_kb = (uint32_t)n;
+    }
+    return 0;
+}
+
+/* What cmd_export_dit writes: the options and the figures of the files. */
+struct scalesim_run {
+    struct export_scalesim_opts o;
+    struct export_scalesim_stats st;
+};
+
+static int write_scalesim(const struct peer_dit *d, void *ctx, struct errmsg *e)
+{
+    struct scalesim_run *run = ctx;
+    return export_scalesim_write(d, &run->o, &run->st, e);
+}
+
 int cmd_export_scalesim(int argc, char **argv);
 int cmd_export_scalesim(int argc, char **argv)
 {
-    const char *path = NULL;
-    struct export_scalesim_opts o = {
-        .step = -1, .rows = 32, .cols = 32, .dataflow = "ws", .sram_kb = 64};
-    bool json = false;
-    int64_t v;
-    int r, c;
-    struct cli_parser p;
-    cli_parser_init(&p, &cmd_export_scalesim_spec, argc, argv);
-    for (int id; (id = cli_next(&p)) != CLI_END;) {
-        if (id == CLI_HELP || id == CLI_BAD)
-            return cli_next_exit(id);
-        if (id == OPT_STEP) {
-            if (!cli_parse_i64(p.arg, &o.step) || o.step < 0 || o.step > INT32_MAX)
-                return cli_usage_error(VERB, "bad --step '%s' (a step number)", p.arg);
-        } else if (id == OPT_ARRAY) {
-            if (!cli_parse_shape(p.arg, 65536, &r, &c))
-                return cli_usage_error(VERB, "bad --array '%s' (RxC, e.g. 32x32)", p.arg);
-            o.rows = (uint32_t)r, o.cols = (uint32_t)c;
-        } else if (id == OPT_DATAFLOW) {
-            if (strcmp(p.arg, "os") && strcmp(p.arg, "ws") && strcmp(p.arg, "is"))
-                return cli_usage_error(VERB, "bad --dataflow '%s' (os, ws or is)", p.arg);
-            o.dataflow = p.arg;
-        } else if (id == OPT_SRAM) {
-            if (!cli_parse_i64(p.arg, &v) || v < 1 || v > 1 << 24)
-                return cli_usage_error(VERB, "bad --sram-kb '%s' (1..16777216)", p.arg);
-            o.sram_kb = (uint32_t)v;
-        } else if (id == CLI_ID_OUTPUT) {
-            o.csv_path = p.arg;
-        } else if (id == CLI_ID_JSON) {
-            json = true;
-        } else if (id == CLI_ID_QUIET) {
-            progress_global_quiet = true;
-        } else if (id == CLI_ID_ALLOW_PARTIAL) {
-            cli_trace_option("--allow-partial");
-        } else if (id == CLI_POSITIONAL) {
-            if (path)
-                return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
-            path = p.arg;
-        }
-    }
-    if (!path || !o.csv_path)
-        return cli_usage_error(VERB, "need FILE.atr and -o TOPO.csv");
-    char cfg[4200], run[256];
-    if (!derive_names(o.csv_path, cfg, sizeof cfg, run, sizeof run))
-        return cli_usage_error(VERB, "bad output name '%s'", o.csv_path);
-    o.cfg_path = cfg;
-    o.run_name = run;
-    const char *ins[1] = {path}, *outs[2] = {o.csv_path, cfg};
-    struct errmsg em = {0};
-    if (io_check_distinct(ins, 1, outs, 2, &em))
-        return cli_usage_error(VERB, "%s", errmsg_text(&em));
-
-    struct peer_dit d;
-    struct export_scalesim_stats st;
-    int rc = peer_dit_read(path, &d, &em);
-    if (!rc)
-        rc = export_scalesim_write(&d, &o, &st, &em);
-    if (rc) {
-        int status = rc == ERR_USAGE ? cli_usage_error(VERB, "%s ('%s')", errmsg_text(&em), path)
-                                     : cli_fail(rc, errmsg_text(&em));
-        peer_dit_release(&d);
+    struct scalesim_run run = {
+        .o = {.step = -1, .rows = 32, .cols = 32, .dataflow = "ws", .sram_kb = 64}};
+    const struct export_scalesim_opts *o = &run.o;
+    const struct export_scalesim_stats *st = &run.st;
+    struct cmd_export_args a;
+    int status = cmd_export_parse(&cmd_export_scalesim_spec, argc, argv, "trace",
+                                  "need FILE.atr and -o TOPO.csv", parse_opt, &run.o, &a);
+    if (status)
+        return status < 0 ? 0 : status; /* -1: the help */
+    run.o.csv_path = a.out;
+    char cfg[4200], name[256];
+    if (!derive_names(a.out, cfg, sizeof cfg, name, sizeof name))
+        return cli_usage_error(VERB, "bad output name '%s'", a.out);
+    run.o.cfg_path = cfg;
+    run.o.run_name = name;
+    const char *outs[2] = {a.out, cfg};
+    if ((status = cmd_export_check_outputs(VERB, a.in, outs, 2)) != 0)
         return status;
-    }
-    int status = 0;
-    if (json)
+    struct peer_dit d;
+    if ((status = cmd_export_dit(VERB, a.in, &d, write_scalesim, &run)) != 0)
+        return status;
+    if (a.json)
         status = cli_print_json(json_pack(
-            "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "topology", o.csv_path, "config", cfg, "model",
-            d.model, "step", (json_int_t)o.step, "layers", (json_int_t)st.layers, "macs",
-            (json_int_t)st.macs, "tokens", (json_int_t)st.tokens, "status", "input"));
+            "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "topology", o->csv_path, "config", cfg, "model",
+            d.model, "step", (json_int_t)o->step, "layers", (json_int_t)st->layers, "macs",
+            (json_int_t)st->macs, "tokens", (json_int_t)st->tokens, "status", "input"));
     else
         printf("wrote %s and %s: %llu GEMM layers of model '%s', %llu MACs, M = B x %llu "
                "tokens (%s)\n",
-               o.csv_path, cfg, (unsigned long long)st.layers, d.model, (unsigned long long)st.macs,
-               (unsigned long long)st.tokens, o.step >= 0 ? "kept at the step, input" : "dense");
+               o->csv_path, cfg, (unsigned long long)st->layers, d.model,
+               (unsigned long long)st->macs, (unsigned long long)st->tokens,
+               o->step >= 0 ? "kept at the step, input" : "dense");
     peer_dit_release(&d);
     return status;
 }

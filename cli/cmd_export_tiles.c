@@ -11,6 +11,7 @@
 #include "analysis/kura_pick.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_export.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -54,34 +55,41 @@ static const char *const out_names[] = {"meta.json", "in.hex",    "out.hex",   "
                                         "phase.hex", "drift.hex", "README.txt"};
 enum { N_OUT = sizeof out_names / sizeof out_names[0] };
 
+/* The command line of the verb besides the input and -o. */
+struct tiles_args {
+    int nh, nw;   /* --shape, 0 when not given */
+    int64_t step; /* --step, INT64_MIN for the default */
+};
+
+/* The options of the verb into the tiles_args ctx; 0 or exit status 2. */
+static int parse_opt(void *ctx, int id, const char *v)
+{
+    struct tiles_args *t = ctx;
+    if (id == OPT_SHAPE) {
+        if (!cli_parse_shape(v, 4096, &t->nh, &t->nw))
+            return cli_usage_error(VERB, "bad --shape (want NhxNw, e.g. 20x5)");
+    } else if (id == OPT_STEP) {
+        if (!cli_parse_i64(v, &t->step) || t->step < 0 || t->step > INT32_MAX)
+            return cli_usage_error(VERB, "bad --step");
+    }
+    return 0;
+}
+
 int cmd_export_tiles(int argc, char **argv);
 int cmd_export_tiles(int argc, char **argv)
 {
-    const char *path = NULL, *dir = NULL;
-    int nh = 0, nw = 0;
-    int64_t step = INT64_MIN;
-    bool json = false;
-    struct cli_parser p;
-    cli_parser_init(&p, &cmd_export_tiles_spec, argc, argv);
-    for (int id; (id = cli_next(&p)) != CLI_END;) {
-        if (id == CLI_HELP || id == CLI_BAD)
-            return cli_next_exit(id);
-        if (id == OPT_SHAPE) {
-            if (!cli_parse_shape(p.arg, 4096, &nh, &nw))
-                return cli_usage_error(VERB, "bad --shape (want NhxNw, e.g. 20x5)");
-        } else if (id == OPT_STEP) {
-            if (!cli_parse_i64(p.arg, &step) || step < 0 || step > INT32_MAX)
-                return cli_usage_error(VERB, "bad --step");
-        } else if (id == CLI_POSITIONAL) {
-            if (path)
-                return cli_usage_error(VERB, "more than one trace ('%s')", p.arg);
-            path = p.arg;
-        }
-    }
-    dir = p.common.output;
-    json = p.common.json;
-    if (!path || !dir || !nh)
-        return cli_usage_error(VERB, "need FILE.atr, --shape and -o");
+    static const char need[] = "need FILE.atr, --shape and -o";
+    struct tiles_args t = {.step = INT64_MIN};
+    struct cmd_export_args a;
+    int status =
+        cmd_export_parse(&cmd_export_tiles_spec, argc, argv, "trace", need, parse_opt, &t, &a);
+    if (status)
+        return status < 0 ? 0 : status; /* -1: the help */
+    if (!t.nh)
+        return cli_usage_error(VERB, "%s", need);
+    const char *path = a.in, *dir = a.out;
+    const int nh = t.nh, nw = t.nw;
+    int64_t step = t.step;
     { /* the trace may not be one of the files written into DIR (exit 2) */
         char outs[N_OUT][4096];
         const char *outp[N_OUT + 1];
@@ -92,15 +100,13 @@ int cmd_export_tiles(int argc, char **argv)
             outp[k] = outs[k];
         }
         outp[N_OUT] = dir;
-        const char *ins[1] = {path};
-        struct errmsg ce = {0};
-        if (io_check_distinct(ins, 1, outp, N_OUT + 1, &ce))
-            return cli_usage_error(VERB, "%s", errmsg_text(&ce));
+        if ((status = cmd_export_check_outputs(VERB, path, outp, N_OUT + 1)) != 0)
+            return status;
     }
 
     struct kura_pick tp = {.step = step, .nh = nh, .nw = nw};
     const struct analyzer an = {&kura_pick_ops, &tp};
-    int status = 0, rc;
+    int rc;
     struct kura_streams st = {0};
     int32_t *d = NULL;
     struct errmsg em = {0};
@@ -138,7 +144,7 @@ int cmd_export_tiles(int argc, char **argv)
         status = cli_fail(rc, errmsg_text(&em));
         goto done;
     }
-    if (json) {
+    if (a.json) {
         json_t *files = json_array();
         for (size_t k = 0; k < N_OUT; k++)
             json_array_append_new(files, json_string(out_names[k]));

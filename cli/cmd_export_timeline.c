@@ -3,16 +3,14 @@
  * [--format chrome] -o FILE.json`: the schedule of one replayed config as a Chrome Trace
  * Event Format file (analysis/timeline.h; docs/interop.md#timeline).
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/timeline.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_export.h"
 #include "common/err.h"
-#include "common/progress.h"
 
 #define VERB "export timeline"
 
@@ -55,26 +53,6 @@ const struct cli_spec cmd_export_timeline_spec = {
     .positional = "RESULTS_DIR",
 };
 
-static bool parse_steps(const char *v, int64_t *lo, int64_t *hi)
-{
-    char *end;
-    errno = 0;
-    long long a = strtoll(v, &end, 10), b = a;
-    if (end == v || errno || a < 0)
-        return false;
-    if (*end == '-') {
-        const char *q = end + 1;
-        b = strtoll(q, &end, 10);
-        if (end == q || errno)
-            return false;
-    }
-    if (*end || b < a)
-        return false;
-    *lo = a;
-    *hi = b;
-    return true;
-}
-
 static int print_json(const struct timeline_opts *o, const struct timeline_stats *st)
 {
     json_t *tracks = json_array();
@@ -91,49 +69,51 @@ static int print_json(const struct timeline_opts *o, const struct timeline_stats
                                     "tracks", tracks, "figure", st->rendered));
 }
 
+/* The options of the verb into its timeline_opts ctx; 0 or exit status 2. */
+static int parse_opt(void *ctx, int id, const char *v)
+{
+    struct timeline_opts *o = ctx;
+    uint64_t u;
+    uint32_t lo, hi;
+    if (id == OPT_CONFIG) {
+        if (!cli_parse_u64(v, &u) || u > 100000000)
+            return cli_usage_error(VERB, "bad --config '%s'", v);
+        o->config_index = (size_t)u;
+    } else if (id == OPT_STEPS) {
+        if (!cmd_export_parse_steps(v, &lo, &hi))
+            return cli_usage_error(VERB, "bad --steps '%s' (want A-B)", v);
+        o->step_lo = lo;
+        o->step_hi = hi;
+        o->steps = true;
+    } else if (id == OPT_FORMAT) {
+        if (!strcmp(v, "perfetto"))
+            return cli_usage_error(VERB, "--format perfetto (TracePacket protobuf) is not "
+                                         "written yet; ui.perfetto.dev opens --format chrome");
+        if (strcmp(v, "chrome"))
+            return cli_usage_error(VERB, "bad --format '%s' (chrome)", v);
+    } else if (id == OPT_TRACE) {
+        o->trace_path = v;
+    } else if (id == OPT_DETAIL) {
+        if (!cli_parse_u64(v, &u) || u < 1 || u > 100000000)
+            return cli_usage_error(VERB, "bad --detail '%s' (1..1e8)", v);
+        o->detail_events = u;
+    } else if (id == OPT_PLOT) {
+        o->plot_dir = v;
+    }
+    return 0;
+}
+
 int cmd_export_timeline(int argc, char **argv);
 int cmd_export_timeline(int argc, char **argv)
 {
     struct timeline_opts o = {0};
-    bool json = false;
-    struct cli_parser p;
-    cli_parser_init(&p, &cmd_export_timeline_spec, argc, argv);
-    for (int id; (id = cli_next(&p)) != CLI_END;) {
-        if (id == CLI_HELP || id == CLI_BAD)
-            return cli_next_exit(id);
-        uint64_t u;
-        if (id == OPT_CONFIG) {
-            if (!cli_parse_u64(p.arg, &u) || u > 100000000)
-                return cli_usage_error(VERB, "bad --config '%s'", p.arg);
-            o.config_index = (size_t)u;
-        } else if (id == OPT_STEPS) {
-            if (!parse_steps(p.arg, &o.step_lo, &o.step_hi))
-                return cli_usage_error(VERB, "bad --steps '%s' (want A-B)", p.arg);
-            o.steps = true;
-        } else if (id == OPT_FORMAT) {
-            if (!strcmp(p.arg, "perfetto"))
-                return cli_usage_error(VERB, "--format perfetto (TracePacket protobuf) is not "
-                                             "written yet; ui.perfetto.dev opens --format chrome");
-            if (strcmp(p.arg, "chrome"))
-                return cli_usage_error(VERB, "bad --format '%s' (chrome)", p.arg);
-        } else if (id == OPT_TRACE) {
-            o.trace_path = p.arg;
-        } else if (id == OPT_DETAIL) {
-            if (!cli_parse_u64(p.arg, &u) || u < 1 || u > 100000000)
-                return cli_usage_error(VERB, "bad --detail '%s' (1..1e8)", p.arg);
-            o.detail_events = u;
-        } else if (id == OPT_PLOT) {
-            o.plot_dir = p.arg;
-        } else if (id == CLI_POSITIONAL) {
-            if (o.results_dir)
-                return cli_usage_error(VERB, "more than one results folder ('%s')", p.arg);
-            o.results_dir = p.arg;
-        }
-    }
-    o.out_path = p.common.output;
-    json = p.common.json;
-    if (!o.results_dir || !o.out_path)
-        return cli_usage_error(VERB, "need RESULTS_DIR and -o FILE");
+    struct cmd_export_args a;
+    int status = cmd_export_parse(&cmd_export_timeline_spec, argc, argv, "results folder",
+                                  "need RESULTS_DIR and -o FILE", parse_opt, &o, &a);
+    if (status)
+        return status < 0 ? 0 : status; /* -1: the help */
+    o.results_dir = a.in;
+    o.out_path = a.out;
     struct timeline_stats st;
     struct errmsg e = {0};
     int rc = timeline_export(&o, &st, &e);
@@ -143,7 +123,7 @@ int cmd_export_timeline(int argc, char **argv)
         cli_warn("timeline figure: %s", st.plot_err);
     else if (o.plot_dir && !st.rendered)
         cli_warn("gnuplot not found: run 'gnuplot timeline.gp' in %s to render", o.plot_dir);
-    if (json)
+    if (a.json)
         return print_json(&o, &st);
     printf("wrote %s: %llu bytes, %llu events, %llu slices of model '%s'%s\n", o.out_path,
            (unsigned long long)st.bytes, (unsigned long long)st.events,
