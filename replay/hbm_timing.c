@@ -27,54 +27,51 @@ struct hbm_timing_pc {
     int64_t rd[HBM_TIMING_MAX_BANKS];         /* last read of the bank */
 };
 
+/* The names of the layouts and occupancies, indexed by the enum. */
+static const char *const layout_names[] = {[HBM_TIMING_KV_BG] = "kv_bg",
+                                           [HBM_TIMING_ONE_BG] = "one_bg",
+                                           [HBM_TIMING_SAME_BANK] = "same_bank"};
+static const char *const occupancy_names[] = {[HBM_TIMING_OCC_DATA] = "data",
+                                              [HBM_TIMING_OCC_COMMAND] = "command",
+                                              [HBM_TIMING_OCC_REQUEST] = "request"};
+
+/* The index of s in names[0..n), or ERR_USAGE (s NULL or none of them). */
+static int name_index(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (!strcmp(s, names[i]))
+            return (int)i;
+    return ERR_USAGE;
+}
+
 int hbm_timing_layout_parse(const char *s, enum hbm_timing_layout *out)
 {
-    if (!s)
-        return ERR_USAGE;
-    if (!strcmp(s, "kv_bg"))
-        *out = HBM_TIMING_KV_BG;
-    else if (!strcmp(s, "one_bg"))
-        *out = HBM_TIMING_ONE_BG;
-    else if (!strcmp(s, "same_bank"))
-        *out = HBM_TIMING_SAME_BANK;
-    else
-        return ERR_USAGE;
+    int i = name_index(s, layout_names, sizeof layout_names / sizeof layout_names[0]);
+    if (i < 0)
+        return i;
+    *out = (enum hbm_timing_layout)i;
     return 0;
 }
 
 const char *hbm_timing_layout_name(enum hbm_timing_layout l)
 {
-    switch (l) {
-    case HBM_TIMING_KV_BG:
-        return "kv_bg";
-    case HBM_TIMING_ONE_BG:
-        return "one_bg";
-    case HBM_TIMING_SAME_BANK:
-        return "same_bank";
-    }
-    return "unknown";
+    return (size_t)l < sizeof layout_names / sizeof layout_names[0] ? layout_names[l] : "unknown";
 }
 
 int hbm_timing_occupancy_parse(const char *s, enum hbm_timing_occupancy *out)
 {
-    if (!s)
-        return ERR_USAGE;
-    if (!strcmp(s, "data"))
-        *out = HBM_TIMING_OCC_DATA;
-    else if (!strcmp(s, "command"))
-        *out = HBM_TIMING_OCC_COMMAND;
-    else if (!strcmp(s, "request"))
-        *out = HBM_TIMING_OCC_REQUEST;
-    else
-        return ERR_USAGE;
+    int i = name_index(s, occupancy_names, sizeof occupancy_names / sizeof occupancy_names[0]);
+    if (i < 0)
+        return i;
+    *out = (enum hbm_timing_occupancy)i;
     return 0;
 }
 
+/* Any other value reads as "data", the enum's 0. */
 const char *hbm_timing_occupancy_name(enum hbm_timing_occupancy o)
 {
-    return o == HBM_TIMING_OCC_COMMAND   ? "command"
-           : o == HBM_TIMING_OCC_REQUEST ? "request"
-                                         : "data";
+    return (size_t)o < sizeof occupancy_names / sizeof occupancy_names[0] ? occupancy_names[o]
+                                                                          : "data";
 }
 
 /*
