@@ -99,7 +99,32 @@ static bool sc_string(struct scan *sc, char *out, size_t n)
     return true;
 }
 
+/* A member's "key" and its ':' (the key into out); false when they are not there. */
+static bool sc_key(struct scan *sc, char *out, size_t n)
+{
+    if (!sc_string(sc, out, n))
+        return false;
+    sc_ws(sc);
+    if (sc->i >= sc->n || sc->s[sc->i] != ':')
+        return false;
+    sc_adv(sc);
+    return true;
+}
+
 static bool sc_skip(struct scan *sc, int depth);
+
+/* Passes over a member's value or an element that is not the one looked for, and the ','
+ * after it; false at the end of the object or array, or on bad text. */
+static bool sc_skip_item(struct scan *sc)
+{
+    if (!sc_skip(sc, 0))
+        return false;
+    sc_ws(sc);
+    if (sc->i >= sc->n || sc->s[sc->i] != ',')
+        return false;
+    sc_adv(sc);
+    return true;
+}
 
 static bool sc_skip(struct scan *sc, int depth)
 {
@@ -123,12 +148,8 @@ static bool sc_skip(struct scan *sc, int depth)
         for (;;) {
             if (ch == '{') {
                 sc_ws(sc);
-                if (!sc_string(sc, tmp, sizeof tmp))
+                if (!sc_key(sc, tmp, sizeof tmp))
                     return false;
-                sc_ws(sc);
-                if (sc->i >= sc->n || sc->s[sc->i] != ':')
-                    return false;
-                sc_adv(sc);
             }
             if (!sc_skip(sc, depth + 1))
                 return false;
@@ -171,12 +192,8 @@ static bool sc_find(struct scan *sc, const struct path_comp *c, size_t nc, int *
                 return false;
             int kl = sc->line, kc = sc->col;
             char key[256];
-            if (!sc_string(sc, key, sizeof key))
+            if (!sc_key(sc, key, sizeof key))
                 return false;
-            sc_ws(sc);
-            if (sc->i >= sc->n || sc->s[sc->i] != ':')
-                return false;
-            sc_adv(sc);
             if (!strcmp(key, c->key)) {
                 if (nc == 1) {
                     *line = kl;
@@ -185,12 +202,7 @@ static bool sc_find(struct scan *sc, const struct path_comp *c, size_t nc, int *
                 }
                 return sc_find(sc, c + 1, nc - 1, line, col);
             }
-            if (!sc_skip(sc, 0))
-                return false;
-            sc_ws(sc);
-            if (sc->i < sc->n && sc->s[sc->i] == ',')
-                sc_adv(sc);
-            else
+            if (!sc_skip_item(sc))
                 return false;
         }
     }
@@ -202,12 +214,7 @@ static bool sc_find(struct scan *sc, const struct path_comp *c, size_t nc, int *
                 return false;
             if (k == c->idx)
                 return sc_find(sc, c + 1, nc - 1, line, col);
-            if (!sc_skip(sc, 0))
-                return false;
-            sc_ws(sc);
-            if (sc->i < sc->n && sc->s[sc->i] == ',')
-                sc_adv(sc);
-            else
+            if (!sc_skip_item(sc))
                 return false;
         }
     }
@@ -521,6 +528,22 @@ static void resolve_rel(const char *from, const char *rel, char *out, size_t n)
         snprintf(out, n, "%.*s/%s", (int)(slash - from), from, rel);
 }
 
+/* The member key of root into *out (NULL when absent), o's path set to it when present;
+ * 0, or ERR_CONFIG "wrong type for 'KEY'" when it is not a string. */
+static int string_member(json_t *root, const char *key, struct origin *o, struct errmsg *e,
+                         json_t **out)
+{
+    *out = json_object_get(root, key);
+    if (!*out)
+        return 0;
+    o->comps[0] = (struct path_comp){key, 0};
+    o->nc = 1;
+    if (!json_is_string(*out))
+        return origin_err(o, e, "wrong type for '%s': expected string, got %s", key,
+                          json_type_name(*out));
+    return 0;
+}
+
 /*
  * Loads text (named name, a file path when is_file) into *cfg, creating it from the schema
  * found by "model" when *cfg is NULL. chain holds the files being loaded (cycle check).
@@ -540,15 +563,10 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
         rc = origin_err(&o, e, "config must be a JSON object");
         goto done;
     }
-    json_t *jm = json_object_get(root, "model");
+    json_t *jm, *jx;
+    if ((rc = string_member(root, "model", &o, e, &jm)) != 0)
+        goto done;
     if (jm) {
-        o.comps[0] = (struct path_comp){"model", 0};
-        o.nc = 1;
-        if (!json_is_string(jm)) {
-            rc = origin_err(&o, e, "wrong type for 'model': expected string, got %s",
-                            json_type_name(jm));
-            goto done;
-        }
         const char *mn = json_string_value(jm);
         const struct hw_schema *ms = model_registry_schema(mn);
         if (schema && strcmp(schema->model, mn)) {
@@ -570,15 +588,9 @@ static int load_text(struct hw_config **cfg, const char *text, const char *name,
             schema = ms;
         o.nc = 0;
     }
-    json_t *jx = json_object_get(root, "extends");
+    if ((rc = string_member(root, "extends", &o, e, &jx)) != 0)
+        goto done;
     if (jx) {
-        o.comps[0] = (struct path_comp){"extends", 0};
-        o.nc = 1;
-        if (!json_is_string(jx)) {
-            rc = origin_err(&o, e, "wrong type for 'extends': expected string, got %s",
-                            json_type_name(jx));
-            goto done;
-        }
         if (depth >= HW_MAX_EXTENDS) {
             rc = origin_err(&o, e, "extends chain longer than %d", HW_MAX_EXTENDS);
             goto done;
