@@ -291,29 +291,13 @@ int results_energy(const char *dir, const struct energy_table *t, const char *en
         return rc;
     if ((rc = res_manifest_read(dir, &man, e)) || (rc = res_folder_tables(dir, names, &n_names, e)))
         goto done;
-    for (size_t i = 0; i < n_names; i++) {
-        char base[300];
-        snprintf(base, sizeof base, ".%s", names[i]);
-        tmps[2 * i] = res_path_join(dir, base, ".csv.tmp");
-        tmps[2 * i + 1] = res_path_join(dir, base, ".jsonl.tmp");
-        if (!tmps[2 * i] || !tmps[2 * i + 1]) {
-            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_names; i++)
+        if ((rc = res_tmp_names(dir, names[i], &tmps[2 * i], e)) ||
+            (rc = energy_table_rewrite(dir, names[i], t, tmps[2 * i], tmps[2 * i + 1], &rows, e)))
             goto done;
-        }
-        if ((rc = energy_table_rewrite(dir, names[i], t, tmps[2 * i], tmps[2 * i + 1], &rows, e)))
-            goto done;
-    }
     /* every table rewritten: put them in place */
-    for (size_t i = 0; i < n_names; i++) {
-        char *cp = res_path_join(dir, names[i], ".csv"),
-             *jp = res_path_join(dir, names[i], ".jsonl");
-        if (!cp || !jp || rename(tmps[2 * i], cp) || rename(tmps[2 * i + 1], jp))
-            rc = errmsg_set(e, ERR_IO, "cannot rename into '%s': %s", dir, strerror(errno));
-        mem_free(cp);
-        mem_free(jp);
-        if (rc)
-            goto done;
-    }
+    if ((rc = res_tmp_rename(dir, names, n_names, tmps, NULL, e)))
+        goto done;
     if (man) {
         json_object_set_new(man, "energy_hash", json_string(energy_hash));
         json_object_set_new(man, "energy_table", json_string(t->path ? t->path : ""));
@@ -323,11 +307,7 @@ int results_energy(const char *dir, const struct energy_table *t, const char *en
     if (n_rows)
         *n_rows = rows;
 done:
-    for (size_t i = 0; i < 2 * RES_MAX_TABLES; i++) {
-        if (tmps[i])
-            unlink(tmps[i]);
-        mem_free(tmps[i]);
-    }
+    res_tmp_free(tmps, 2 * RES_MAX_TABLES);
     for (size_t i = 0; i < n_names; i++)
         mem_free(names[i]);
     json_decref(man);

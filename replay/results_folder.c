@@ -903,3 +903,41 @@ int res_folder_tables(const char *dir, char **names, size_t *n, struct errmsg *e
     closedir(dh);
     return rc;
 }
+
+int res_tmp_names(const char *dir, const char *name, char **tmps, struct errmsg *e)
+{
+    char base[300];
+    snprintf(base, sizeof base, ".%s", name);
+    tmps[0] = res_path_join(dir, base, ".csv.tmp");
+    tmps[1] = res_path_join(dir, base, ".jsonl.tmp");
+    if (!tmps[0] || !tmps[1])
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    return 0;
+}
+
+int res_tmp_rename(const char *dir, char *const *names, size_t n, char *const *tmps,
+                   const bool *wrote, struct errmsg *e)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (wrote && !wrote[i])
+            continue;
+        char *cp = res_path_join(dir, names[i], ".csv"),
+             *jp = res_path_join(dir, names[i], ".jsonl");
+        if (!cp || !jp || rename(tmps[2 * i], cp) || rename(tmps[2 * i + 1], jp))
+            rc = errmsg_set(e, ERR_IO, "cannot rename into '%s': %s", dir, strerror(errno));
+        mem_free(cp);
+        mem_free(jp);
+    }
+    return rc;
+}
+
+void res_tmp_free(char **tmps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (tmps[i])
+            unlink(tmps[i]);
+        mem_free(tmps[i]);
+        tmps[i] = NULL;
+    }
+}

@@ -118,4 +118,17 @@ int res_tmp_pair_sync(FILE *oc, FILE *oj, const char *csv_tmp, const char *jsonl
 int res_tmp_pair_close(FILE *oc, FILE *oj, const char *csv_tmp, const char *jsonl_tmp, int rc,
                        struct errmsg *e);
 
+/*
+ * The rewrite of a folder's tables through those temporaries, for energy and merge:
+ * res_tmp_names sets tmps[0] and tmps[1] to DIR/.NAME.csv.tmp and DIR/.NAME.jsonl.tmp
+ * (allocated; 0 or ERR_NOMEM); once every table is written, res_tmp_rename puts the pair
+ * tmps[2i], tmps[2i+1] of each table i of names[0..n) in place of DIR/NAME.csv and
+ * DIR/NAME.jsonl, skipping a table whose wrote[i] is false (wrote NULL: none skipped;
+ * 0 or ERR_IO); res_tmp_free unlinks and frees what is left of tmps[0..n) (NULL skipped).
+ */
+int res_tmp_names(const char *dir, const char *name, char **tmps, struct errmsg *e);
+int res_tmp_rename(const char *dir, char *const *names, size_t n, char *const *tmps,
+                   const bool *wrote, struct errmsg *e);
+void res_tmp_free(char **tmps, size_t n);
+
 #endif

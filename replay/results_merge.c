@@ -261,14 +261,8 @@ int results_merge(const char *const *dirs, size_t n_dirs, const char *out_dir, s
         }
     char trace_hash[128] = "", model[128] = "";
     for (size_t i = 0; i < n_names; i++) {
-        char base[300];
-        snprintf(base, sizeof base, ".%s", names[i]);
-        tmps[2 * i] = res_path_join(out_dir, base, ".csv.tmp");
-        tmps[2 * i + 1] = res_path_join(out_dir, base, ".jsonl.tmp");
-        if (!tmps[2 * i] || !tmps[2 * i + 1]) {
-            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        if ((rc = res_tmp_names(out_dir, names[i], &tmps[2 * i], e)))
             goto done;
-        }
         if ((rc = merge_table(dirs, n_dirs, names[i], tmps[2 * i], tmps[2 * i + 1], trace_hash,
                               sizeof trace_hash, model, sizeof model, &wrote[i], e)))
             goto done;
@@ -303,29 +297,15 @@ int results_merge(const char *const *dirs, size_t n_dirs, const char *out_dir, s
             goto done;
     }
     /* every table merged: put them in place (a failure above left the old files) */
-    for (size_t i = 0; i < n_names; i++) {
-        if (!wrote[i])
-            continue;
-        char *cp = res_path_join(out_dir, names[i], ".csv"),
-             *jp = res_path_join(out_dir, names[i], ".jsonl");
-        if (!cp || !jp || rename(tmps[2 * i], cp) || rename(tmps[2 * i + 1], jp))
-            rc = errmsg_set(e, ERR_IO, "cannot rename into '%s': %s", out_dir, strerror(errno));
-        mem_free(cp);
-        mem_free(jp);
-        if (rc)
-            goto done;
-    }
+    if ((rc = res_tmp_rename(out_dir, names, n_names, tmps, wrote, e)))
+        goto done;
     if (all_man) {
         json_object_set_new(man[0], "shard", json_null());
         json_object_set_new(man[0], "command", json_string("acceltrace merge"));
         rc = res_manifest_write(out_dir, man[0], e);
     }
 done:
-    for (size_t i = 0; i < 2 * RES_MAX_TABLES; i++) {
-        if (tmps[i])
-            unlink(tmps[i]);
-        mem_free(tmps[i]);
-    }
+    res_tmp_free(tmps, 2 * RES_MAX_TABLES);
     for (size_t i = 0; i < n_names; i++)
         mem_free(names[i]);
     for (size_t d = 0; in_fd && d < n_dirs; d++)
