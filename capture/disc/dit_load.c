@@ -18,62 +18,66 @@ static struct dit_tensor *find_tensor(struct dit_model *m, const char *name)
     return NULL;
 }
 
+/* One name prefix of a checkpoint and what it stands for in the other naming. parts: of a
+ * fused PixArt tensor (alias_name); part and shared: of a diffusers DiT name (alias_name_dit). */
+struct alias {
+    const char *from, *to;
+    int parts, part, shared;
+};
+
+/* The row of t[0..n) whose `from` starts name, or NULL. */
+static const struct alias *alias_find(const struct alias *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(name, t[i].from, strlen(t[i].from)))
+            return &t[i];
+    return NULL;
+}
+
 /*
  * Maps an original PixArt name to the diffusers name (docs/disc.md#weights table). parts > 1 for
  * fused tensors: out receives the name with "%s" standing for the part (q/k/v or k/v).
  */
 static bool alias_name(const char *name, char *out, size_t cap, int *parts)
 {
-    static const struct {
-        const char *from, *to;
-        int parts;
-    } flat[] = {
-        {"x_embedder.proj.", "pos_embed.proj.", 1},
-        {"t_embedder.mlp.0.", "adaln_single.emb.timestep_embedder.linear_1.", 1},
-        {"t_embedder.mlp.2.", "adaln_single.emb.timestep_embedder.linear_2.", 1},
-        {"t_block.1.", "adaln_single.linear.", 1},
-        {"y_embedder.y_proj.fc1.", "caption_projection.linear_1.", 1},
-        {"y_embedder.y_proj.fc2.", "caption_projection.linear_2.", 1},
-        {"final_layer.linear.", "proj_out.", 1},
+    static const struct alias flat[] = {
+        {"x_embedder.proj.", "pos_embed.proj.", 1, -1, 0},
+        {"t_embedder.mlp.0.", "adaln_single.emb.timestep_embedder.linear_1.", 1, -1, 0},
+        {"t_embedder.mlp.2.", "adaln_single.emb.timestep_embedder.linear_2.", 1, -1, 0},
+        {"t_block.1.", "adaln_single.linear.", 1, -1, 0},
+        {"y_embedder.y_proj.fc1.", "caption_projection.linear_1.", 1, -1, 0},
+        {"y_embedder.y_proj.fc2.", "caption_projection.linear_2.", 1, -1, 0},
+        {"final_layer.linear.", "proj_out.", 1, -1, 0},
     };
-    static const struct {
-        const char *from, *to;
-        int parts;
-    } blk[] = {
-        {"scale_shift_table", "scale_shift_table", 1},
-        {"attn.qkv.", "attn1.to_%s.", 3},
-        {"attn.proj.", "attn1.to_out.0.", 1},
-        {"cross_attn.q_linear.", "attn2.to_q.", 1},
-        {"cross_attn.kv_linear.", "attn2.to_%s.", 2},
-        {"cross_attn.proj.", "attn2.to_out.0.", 1},
-        {"mlp.fc1.", "ff.net.0.proj.", 1},
-        {"mlp.fc2.", "ff.net.2.", 1},
+    static const struct alias blk[] = {
+        {"scale_shift_table", "scale_shift_table", 1, -1, 0},
+        {"attn.qkv.", "attn1.to_%s.", 3, -1, 0},
+        {"attn.proj.", "attn1.to_out.0.", 1, -1, 0},
+        {"cross_attn.q_linear.", "attn2.to_q.", 1, -1, 0},
+        {"cross_attn.kv_linear.", "attn2.to_%s.", 2, -1, 0},
+        {"cross_attn.proj.", "attn2.to_out.0.", 1, -1, 0},
+        {"mlp.fc1.", "ff.net.0.proj.", 1, -1, 0},
+        {"mlp.fc2.", "ff.net.2.", 1, -1, 0},
     };
     *parts = 1;
     if (!strcmp(name, "final_layer.scale_shift_table")) {
         snprintf(out, cap, "scale_shift_table");
         return true;
     }
-    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
-        size_t l = strlen(flat[i].from);
-        if (!strncmp(name, flat[i].from, l)) {
-            snprintf(out, cap, "%s%s", flat[i].to, name + l);
-            return true;
-        }
+    const struct alias *a = alias_find(flat, sizeof flat / sizeof flat[0], name);
+    if (a) {
+        snprintf(out, cap, "%s%s", a->to, name + strlen(a->from));
+        return true;
     }
     int bi, used = 0;
-    if (sscanf(name, "blocks.%d.%n", &bi, &used) == 1 && used > 0 && bi >= 0) {
-        const char *rest = name + used;
-        for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
-            size_t l = strlen(blk[i].from);
-            if (!strncmp(rest, blk[i].from, l)) {
-                snprintf(out, cap, "transformer_blocks.%d.%s%s", bi, blk[i].to, rest + l);
-                *parts = blk[i].parts;
-                return true;
-            }
-        }
-    }
-    return false;
+    if (sscanf(name, "blocks.%d.%n", &bi, &used) != 1 || used <= 0 || bi < 0)
+        return false;
+    const char *rest = name + used;
+    if (!(a = alias_find(blk, sizeof blk / sizeof blk[0], rest)))
+        return false;
+    snprintf(out, cap, "transformer_blocks.%d.%s%s", bi, a->to, rest + strlen(a->from));
+    *parts = a->parts;
+    return true;
 }
 
 static bool ignored_name(const char *n)
@@ -82,7 +86,9 @@ static bool ignored_name(const char *n)
            !strcmp(n, "y_embedder.y_embedding") || !strcmp(n, "caption_projection.y_embedding");
 }
 
-static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_info *ti,
+/* One tensor of a PixArt checkpoint (diffusers or original name); loaded[] holds 1 per
+ * tensor read. */
+static int load_one(struct dit_model *m, uint8_t *loaded, const struct st_tensor_info *ti,
                     const char *file, struct errmsg *e)
 {
     struct dit_tensor *t = find_tensor(m, ti->name);
@@ -94,7 +100,7 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
         int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
         if (rc)
             return rc;
-        loaded[idx] = true;
+        loaded[idx] = 1;
         return 0;
     }
     char canon[160];
@@ -112,7 +118,7 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
         int rc = st_tensor_to_f32(ti, file, t->shape, t->ndim, t->p, e);
         if (rc)
             return rc;
-        loaded[idx] = true;
+        loaded[idx] = 1;
         return 0;
     }
     /* Fused q/k/v or k/v: split along dim 0. */
@@ -140,7 +146,7 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
     if (!rc)
         for (int i = 0; i < parts; i++) {
             memcpy(pt[i]->p, tmp + per * (size_t)i, per * sizeof(float));
-            loaded[pt[i] - m->t] = true;
+            loaded[pt[i] - m->t] = 1;
         }
     mem_free(tmp);
     return rc;
@@ -153,54 +159,43 @@ static int load_one(struct dit_model *m, bool *loaded, const struct st_tensor_in
  */
 static bool alias_name_dit(const char *name, char *out, size_t cap, int *part, int *copy)
 {
-    static const struct {
-        const char *from, *to;
-    } flat[] = {
-        {"pos_embed.proj.", "x_embedder.proj."},
-        {"proj_out_1.", "final_layer.adaLN_modulation.1."},
-        {"proj_out_2.", "final_layer.linear."},
+    static const struct alias flat[] = {
+        {"pos_embed.proj.", "x_embedder.proj.", 1, -1, 0},
+        {"proj_out_1.", "final_layer.adaLN_modulation.1.", 1, -1, 0},
+        {"proj_out_2.", "final_layer.linear.", 1, -1, 0},
     };
-    static const struct {
-        const char *from, *to;
-        int part, shared;
-    } blk[] = {
-        {"norm1.emb.timestep_embedder.linear_1.", "t_embedder.mlp.0.", -1, 1},
-        {"norm1.emb.timestep_embedder.linear_2.", "t_embedder.mlp.2.", -1, 1},
-        {"norm1.emb.class_embedder.embedding_table.", "y_embedder.embedding_table.", -1, 1},
-        {"norm1.linear.", "adaLN_modulation.1.", -1, 0},
-        {"attn1.to_q.", "attn.qkv.", 0, 0},
-        {"attn1.to_k.", "attn.qkv.", 1, 0},
-        {"attn1.to_v.", "attn.qkv.", 2, 0},
-        {"attn1.to_out.0.", "attn.proj.", -1, 0},
-        {"ff.net.0.proj.", "mlp.fc1.", -1, 0},
-        {"ff.net.2.", "mlp.fc2.", -1, 0},
+    static const struct alias blk[] = {
+        {"norm1.emb.timestep_embedder.linear_1.", "t_embedder.mlp.0.", 1, -1, 1},
+        {"norm1.emb.timestep_embedder.linear_2.", "t_embedder.mlp.2.", 1, -1, 1},
+        {"norm1.emb.class_embedder.embedding_table.", "y_embedder.embedding_table.", 1, -1, 1},
+        {"norm1.linear.", "adaLN_modulation.1.", 1, -1, 0},
+        {"attn1.to_q.", "attn.qkv.", 1, 0, 0},
+        {"attn1.to_k.", "attn.qkv.", 1, 1, 0},
+        {"attn1.to_v.", "attn.qkv.", 1, 2, 0},
+        {"attn1.to_out.0.", "attn.proj.", 1, -1, 0},
+        {"ff.net.0.proj.", "mlp.fc1.", 1, -1, 0},
+        {"ff.net.2.", "mlp.fc2.", 1, -1, 0},
     };
     *part = -1, *copy = -1;
-    for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) {
-        size_t l = strlen(flat[i].from);
-        if (!strncmp(name, flat[i].from, l)) {
-            snprintf(out, cap, "%s%s", flat[i].to, name + l);
-            return true;
-        }
+    const struct alias *a = alias_find(flat, sizeof flat / sizeof flat[0], name);
+    if (a) {
+        snprintf(out, cap, "%s%s", a->to, name + strlen(a->from));
+        return true;
     }
     int bi, used = 0;
     if (sscanf(name, "transformer_blocks.%d.%n", &bi, &used) != 1 || used <= 0 || bi < 0)
         return false;
     const char *rest = name + used;
-    for (size_t i = 0; i < sizeof blk / sizeof blk[0]; i++) {
-        size_t l = strlen(blk[i].from);
-        if (strncmp(rest, blk[i].from, l))
-            continue;
-        if (blk[i].shared) {
-            snprintf(out, cap, "%s%s", blk[i].to, rest + l);
-            *copy = bi;
-        } else {
-            snprintf(out, cap, "blocks.%d.%s%s", bi, blk[i].to, rest + l);
-        }
-        *part = blk[i].part;
-        return true;
+    if (!(a = alias_find(blk, sizeof blk / sizeof blk[0], rest)))
+        return false;
+    if (a->shared) {
+        snprintf(out, cap, "%s%s", a->to, rest + strlen(a->from));
+        *copy = bi;
+    } else {
+        snprintf(out, cap, "blocks.%d.%s%s", bi, a->to, rest + strlen(a->from));
     }
-    return false;
+    *part = a->part;
+    return true;
 }
 
 /* A copy of a shared embedder tensor read before block 0's, compared at the end. */
@@ -281,9 +276,11 @@ static int load_one_class(struct dit_model *m, uint8_t *loaded, const struct st_
     return 0;
 }
 
-/* dit_model_new_files for DiT configs. */
-static int new_files_class(struct dit_model *m, const char *const *paths, int n_paths,
-                           struct errmsg *e)
+/* Reads every tensor of the files into m: load_one_class for DiT configs (class_cond), else
+ * load_one; then a tensor not (wholly) read is an error, and the copies of the shared
+ * embedders are compared. */
+static int load_files(struct dit_model *m, const char *const *paths, int n_paths, bool class_cond,
+                      struct errmsg *e)
 {
     struct dit_pending *pend = NULL;
     size_t n_pend = 0;
@@ -300,15 +297,17 @@ static int new_files_class(struct dit_model *m, const char *const *paths, int n_
             goto fail;
         for (size_t i = 0; i < st_count(sf) && !rc; i++) {
             const struct st_tensor_info *ti = st_at(sf, i);
-            if (!ignored_name(ti->name))
-                rc = load_one_class(m, loaded, ti, paths[f], &pend, &n_pend, e);
+            if (ignored_name(ti->name))
+                continue;
+            rc = class_cond ? load_one_class(m, loaded, ti, paths[f], &pend, &n_pend, e)
+                            : load_one(m, loaded, ti, paths[f], e);
         }
         st_close(sf);
         if (rc)
             goto fail;
     }
     for (size_t i = 0; i < m->n_t; i++)
-        if (loaded[i] != (1u << m->t[i].parts) - 1) {
+        if (loaded[i] != (class_cond ? (1u << m->t[i].parts) - 1 : 1u)) {
             rc = errmsg_set(e, ERR_DATA, "missing tensor '%s'%s in '%s'%s", m->t[i].name,
                             loaded[i] ? " (part of it)" : "", n_paths ? paths[0] : "",
                             n_paths > 1 ? " and other shards" : "");
@@ -330,45 +329,10 @@ int dit_model_new_files(struct dit_model **out, const struct dit_config *cfg,
     int rc = dit_model_alloc(out, cfg, e);
     if (rc)
         return rc;
-    struct dit_model *m = *out;
-    if (cfg->class_cond) {
-        rc = new_files_class(m, paths, n_paths, e);
-        if (rc) {
-            dit_model_free(m);
-            *out = NULL;
-        }
-        return rc;
+    rc = load_files(*out, paths, n_paths, cfg->class_cond, e);
+    if (rc) {
+        dit_model_free(*out);
+        *out = NULL;
     }
-    bool *loaded = mem_calloc(m->n_t, sizeof *loaded);
-    if (!loaded) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (int f = 0; f < n_paths; f++) {
-        struct st_file *sf;
-        rc = st_open(&sf, paths[f], e);
-        if (rc)
-            goto fail;
-        for (size_t i = 0; i < st_count(sf) && !rc; i++) {
-            const struct st_tensor_info *ti = st_at(sf, i);
-            if (!ignored_name(ti->name))
-                rc = load_one(m, loaded, ti, paths[f], e);
-        }
-        st_close(sf);
-        if (rc)
-            goto fail;
-    }
-    for (size_t i = 0; i < m->n_t; i++)
-        if (!loaded[i]) {
-            rc = errmsg_set(e, ERR_DATA, "missing tensor '%s' in '%s'%s", m->t[i].name,
-                            n_paths ? paths[0] : "", n_paths > 1 ? " and other shards" : "");
-            goto fail;
-        }
-    mem_free(loaded);
-    return 0;
-fail:
-    mem_free(loaded);
-    dit_model_free(m);
-    *out = NULL;
     return rc;
 }
