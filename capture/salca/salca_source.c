@@ -145,6 +145,58 @@ static void base_key(const struct syn_group *gr, uint32_t d, struct rng *r, cons
     }
 }
 
+/* The n0 base keys of group g of layer l into kb (n0 x d; cs: the RoPE rows of positions
+ * 0..n0), and *rv the stream of their values (prompt_store), as both sources draw them. */
+static void prompt_base(const struct salca_source *s, uint32_t l, uint32_t g, const float *cs,
+                        float *kb, struct rng *rv)
+{
+    uint32_t d = s->d, n0 = s->task->n0;
+    struct rng rk;
+    rng_stream(&rk, s->seed, "syn.key", l, g);
+    rng_stream(rv, s->seed, "syn.value", l, g);
+    for (uint32_t i = 0; i < n0; i++)
+        base_key(&s->grp[l * s->G + g], d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
+}
+
+/* Appends the n0 prompt keys kb (n0 x d), each with a value v ~ N(0, I) drawn from rv (v: d
+ * floats of scratch), to st and ends its prefill (docs/salca.md#synthetic-source step 8). */
+static int prompt_store(struct salca_kv *st, const float *kb, uint32_t n0, uint32_t d,
+                        struct rng *rv, float *v, struct errmsg *e)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < n0 && !rc; i++) {
+        for (uint32_t j = 0; j < d; j++)
+            v[j] = (float)rng_normal(rv);
+        rc = salca_kv_append(st, kb + (size_t)i * d, v);
+    }
+    if (rc)
+        return errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
+    salca_kv_finish_prefill(st);
+    return 0;
+}
+
+/* Appends decode step t's key k with a value v ~ N(0, I) drawn from r (v: d floats of
+ * scratch) to st. */
+static int step_store(struct salca_kv *st, const float *k, uint32_t d, struct rng *r, float *v,
+                      uint32_t t, struct errmsg *e)
+{
+    for (uint32_t j = 0; j < d; j++)
+        v[j] = (float)rng_normal(r);
+    int rc = salca_kv_append(st, k, v);
+    return rc ? errmsg_set(e, rc, "KV store full at step %u", t) : 0;
+}
+
+/* A query qo = a_q unit(dirn + zeta dir) (docs/salca.md#synthetic-source step 6). */
+static void make_query(float *qo, const float *dirn, double zeta, const float *dir, float aq,
+                       uint32_t d)
+{
+    for (uint32_t j = 0; j < d; j++)
+        qo[j] = dirn[j] + (float)zeta * dir[j];
+    unit(qo, d);
+    for (uint32_t j = 0; j < d; j++)
+        qo[j] *= aq;
+}
+
 int salca_source_open_synth(struct salca_source **out, const struct salca_synth_params *p,
                             uint32_t L, uint32_t H, uint32_t G, uint32_t d, uint64_t seed,
                             const struct salca_task *task, struct errmsg *e)
@@ -313,11 +365,8 @@ static int synth_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, s
     for (uint32_t l = l_lo; l < l_hi && !rc; l++) {
         for (uint32_t g = 0; g < s->G && !rc; g++) {
             struct syn_group *gr = &s->grp[l * s->G + g];
-            struct rng rk, rv;
-            rng_stream(&rk, s->seed, "syn.key", l, g);
-            rng_stream(&rv, s->seed, "syn.value", l, g);
-            for (uint32_t i = 0; i < n0; i++)
-                base_key(gr, d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
+            struct rng rv;
+            prompt_base(s, l, g, cs, kb, &rv);
             /* docs/salca.md#synthetic-source step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std
              * sigma_L */
             double asum = 0;
@@ -342,19 +391,13 @@ static int synth_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, s
             /* step 7: k_i = kb_i + c_i lambda_l (sqrt(d)/abar) v_g; step 8: v ~ N(0, I) */
             float lam = (float)lambda_l(s, l);
             struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
-            for (uint32_t i = 0; i < n0 && !rc; i++) {
+            for (uint32_t i = 0; i < n0; i++) {
                 float *k = kb + (size_t)i * d;
                 float w = (float)relevance(s, i) * lam * (rsd / gr->abar);
                 for (uint32_t j = 0; j < d; j++)
                     k[j] += w * gr->vg[j];
-                for (uint32_t j = 0; j < d; j++)
-                    v[j] = (float)rng_normal(&rv);
-                rc = salca_kv_append(st, k, v);
             }
-            if (rc)
-                rc = errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
-            else
-                salca_kv_finish_prefill(st);
+            rc = prompt_store(st, kb, n0, d, &rv, v, e);
         }
     }
     mem_free(kb);
@@ -381,11 +424,9 @@ static int synth_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_
             float w = (float)s->p.c_loc * lam * (rsd / gr->abar);
             for (uint32_t j = 0; j < d; j++)
                 k[j] += w * gr->vg[j];
-            for (uint32_t j = 0; j < d; j++)
-                v[j] = (float)rng_normal(&r);
-            int rc = salca_kv_append(&kv[(l - l_lo) * s->G + g], k, v);
+            int rc = step_store(&kv[(l - l_lo) * s->G + g], k, d, &r, v, t, e);
             if (rc)
-                return errmsg_set(e, rc, "KV store full at step %u", t);
+                return rc;
         }
         for (uint32_t h = 0; h < s->H; h++) {
             const struct syn_head *hd = &s->head[l * s->H + h];
@@ -395,11 +436,7 @@ static int synth_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_
             gamma_dir(&r, gr->gamma, d, dir);
             float *qo = q + ((size_t)(l - l_lo) * s->H + h) * d;
             /* docs/salca.md#synthetic-source step 6: q = a_q unit(v_h + zeta unit(gamma * xi_t)) */
-            for (uint32_t j = 0; j < d; j++)
-                qo[j] = hd->vh[j] + (float)s->p.query_jitter * dir[j];
-            unit(qo, d);
-            for (uint32_t j = 0; j < d; j++)
-                qo[j] *= hd->aq;
+            make_query(qo, hd->vh, s->p.query_jitter, dir, hd->aq, d);
         }
     }
     return 0;
@@ -524,12 +561,8 @@ static int calib_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, s
         rope_row(cs + (size_t)i * d, d, i);
     for (uint32_t l = l_lo; l < l_hi && !rc; l++)
         for (uint32_t g = 0; g < s->G && !rc; g++) {
-            const struct syn_group *gr = &s->grp[l * s->G + g];
-            struct rng rk, rv;
-            rng_stream(&rk, s->seed, "syn.key", l, g);
-            rng_stream(&rv, s->seed, "syn.value", l, g);
-            for (uint32_t i = 0; i < n0; i++)
-                base_key(gr, d, &rk, cs + (size_t)i * d, kb + (size_t)i * d);
+            struct rng rv;
+            prompt_base(s, l, g, cs, kb, &rv);
             for (uint32_t a = 0; a < hpg; a++) {
                 uint32_t h = g * hpg + a;
                 struct cal_head *c = &s->ch[l * s->H + h];
@@ -547,7 +580,7 @@ static int calib_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, s
                 cal_profile(s, c, l, h, bst + (size_t)a * n0);
             }
             struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
-            for (uint32_t i = 0; i < n0 && !rc; i++) {
+            for (uint32_t i = 0; i < n0; i++) {
                 float *k = kb + (size_t)i * d;
                 for (uint32_t a = 0; a < hpg; a++) {
                     const struct cal_head *c = &s->ch[l * s->H + g * hpg + a];
@@ -555,14 +588,8 @@ static int calib_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, s
                     for (uint32_t j = 0; j < d && w != 0.0f; j++)
                         k[j] += w * c->e[j];
                 }
-                for (uint32_t j = 0; j < d; j++)
-                    v[j] = (float)rng_normal(&rv);
-                rc = salca_kv_append(st, k, v);
             }
-            if (rc)
-                rc = errmsg_set(e, rc, "KV store too small for the %u-token prompt", n0);
-            else
-                salca_kv_finish_prefill(st);
+            rc = prompt_store(st, kb, n0, d, &rv, v, e);
         }
     mem_free(kb);
     mem_free(cs);
@@ -591,11 +618,9 @@ static int calib_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_
                 for (uint32_t j = 0; j < d; j++)
                     k[j] += w * c->e[j];
             }
-            for (uint32_t j = 0; j < d; j++)
-                v[j] = (float)rng_normal(&r);
-            int rc = salca_kv_append(&kv[(l - l_lo) * s->G + g], k, v);
+            int rc = step_store(&kv[(l - l_lo) * s->G + g], k, d, &r, v, t, e);
             if (rc)
-                return errmsg_set(e, rc, "KV store full at step %u", t);
+                return rc;
         }
         for (uint32_t h = 0; h < s->H; h++) {
             const struct cal_head *c = &s->ch[l * s->H + h];
@@ -610,11 +635,7 @@ static int calib_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_
                     dir[j] -= (float)dot * ea[j];
             }
             float *qo = q + ((size_t)(l - l_lo) * s->H + h) * d;
-            for (uint32_t j = 0; j < d; j++)
-                qo[j] = c->e[j] + (float)s->cp.query_jitter * dir[j];
-            unit(qo, d);
-            for (uint32_t j = 0; j < d; j++)
-                qo[j] *= c->aq;
+            make_query(qo, c->e, s->cp.query_jitter, dir, c->aq, d);
         }
     }
     return 0;
