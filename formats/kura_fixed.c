@@ -13,20 +13,6 @@
 #include "common/mem.h"
 #include "common/threads.h"
 
-/*
- * The hot loops are compiled once more for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and
- * picked at load time, so the default -O2 build vectorizes them too (3-4x faster). The
- * clones compute the same bits: integer code, and no FMA contraction (-std=c11 keeps
- * -ffp-contract=off). [decision: speed]
- */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(__SANITIZE_ADDRESS__)
-#define KURA_HOT                                                                                   \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
-#else
-#define KURA_HOT
-#endif
-
 static int16_t lut[KURA_LUT_N];
 /* sin_q of every 16-bit code, derived from the LUT by the interpolation rule (same bits). */
 static int32_t sinq_all[65536]; /* int32 so vector gathers apply */
