@@ -573,6 +573,77 @@ static void logits_of(const struct nn_llama *m, const float *x, float *a, float 
     nn_linear(a, 1, (int)c->D, (int)c->D, m->lm, NULL, (int)c->V, logits, (int)c->V);
 }
 
+/* The activations of a forward pass over up to `rows` tokens (each buffer rows x its width)
+ * and sc, n_sc floats of attention scores (none when 0). */
+struct llama_work {
+    float *x, *a, *t; /* (rows, D) residual stream, normed input, projection out */
+    float *q, *o;     /* (rows, H d) queries, attention out */
+    float *k, *v;     /* (rows, G d) keys, values */
+    float *g1, *u1;   /* (rows, F) MLP gate, up */
+    float *sc;        /* (n_sc) scores */
+};
+
+/* Allocates w; false when out of memory (what was allocated is freed by work_free). */
+static bool work_alloc(struct llama_work *w, const struct nn_llama_config *c, size_t rows,
+                       size_t n_sc)
+{
+    size_t D = c->D, Hd = (size_t)c->H * c->d, Gd = (size_t)c->G * c->d, F = c->F;
+    *w = (struct llama_work){
+        .x = mem_alloc(rows * D * sizeof(float)),
+        .a = mem_alloc(rows * D * sizeof(float)),
+        .t = mem_alloc(rows * D * sizeof(float)),
+        .q = mem_alloc(rows * Hd * sizeof(float)),
+        .o = mem_alloc(rows * Hd * sizeof(float)),
+        .k = mem_alloc(rows * Gd * sizeof(float)),
+        .v = mem_alloc(rows * Gd * sizeof(float)),
+        .g1 = mem_alloc(rows * F * sizeof(float)),
+        .u1 = mem_alloc(rows * F * sizeof(float)),
+        .sc = n_sc ? mem_alloc(n_sc * sizeof(float)) : NULL,
+    };
+    return w->x && w->a && w->t && w->q && w->o && w->k && w->v && w->g1 && w->u1 &&
+           (!n_sc || w->sc);
+}
+
+static void work_free(struct llama_work *w)
+{
+    mem_free(w->x);
+    mem_free(w->a);
+    mem_free(w->t);
+    mem_free(w->q);
+    mem_free(w->o);
+    mem_free(w->k);
+    mem_free(w->v);
+    mem_free(w->g1);
+    mem_free(w->u1);
+    mem_free(w->sc);
+}
+
+/* Layer y's queries and keys (RoPE at positions pos0..) and values of the rows normed
+ * inputs w->a, into w->q, w->k, w->v. */
+static void layer_qkv(const struct nn_llama_config *c, const struct nn_llama_layer *y,
+                      struct llama_work *w, uint32_t rows, uint32_t pos0)
+{
+    size_t D = c->D, Hd = (size_t)c->H * c->d, Gd = (size_t)c->G * c->d;
+    nn_linear(w->a, (int)rows, (int)D, (int)D, y->wq, NULL, (int)Hd, w->q, (int)Hd);
+    nn_linear(w->a, (int)rows, (int)D, (int)D, y->wk, NULL, (int)Gd, w->k, (int)Gd);
+    nn_linear(w->a, (int)rows, (int)D, (int)D, y->wv, NULL, (int)Gd, w->v, (int)Gd);
+    add_bias(w->q, y->bq, rows, (uint32_t)Hd);
+    add_bias(w->k, y->bk, rows, (uint32_t)Gd);
+    add_bias(w->v, y->bv, rows, (uint32_t)Gd);
+    rope_rows(c, w->q, rows, c->H, Hd, pos0);
+    rope_rows(c, w->k, rows, c->G, Gd, pos0);
+}
+
+/* The rest of layer y after attention: output projection of w->o, residual, MLP. */
+static void layer_out(const struct nn_llama *m, const struct nn_llama_layer *y,
+                      struct llama_work *w, uint32_t rows)
+{
+    size_t D = m->cfg.D, Hd = (size_t)m->cfg.H * m->cfg.d;
+    nn_linear(w->o, (int)rows, (int)Hd, (int)Hd, y->wo, NULL, (int)D, w->t, (int)D);
+    nn_add(w->x, w->t, (size_t)rows * D);
+    mlp(m, y, w->x, rows, w->a, w->g1, w->u1, w->t);
+}
+
 int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, const uint32_t *tokens,
                      uint32_t count, uint32_t chunk, float *logits, struct errmsg *e)
 {
@@ -588,19 +659,16 @@ int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, con
         if (tokens[i] >= c->V)
             return errmsg_set(e, ERR_DATA, "token id %u at %u is outside the vocabulary (%u)",
                               tokens[i], i, c->V);
-    size_t D = c->D, Hd = (size_t)c->H * c->d, Gd = (size_t)c->G * c->d, F = c->F;
+    size_t D = c->D, Hd = (size_t)c->H * c->d, Gd = (size_t)c->G * c->d;
     size_t C = chunk;
-    float *x = mem_alloc(C * D * sizeof(float)), *a = mem_alloc(C * D * sizeof(float));
-    float *q = mem_alloc(C * Hd * sizeof(float)), *o = mem_alloc(C * Hd * sizeof(float));
-    float *k = mem_alloc(C * Gd * sizeof(float)), *v = mem_alloc(C * Gd * sizeof(float));
-    float *g1 = mem_alloc(C * F * sizeof(float)), *u1 = mem_alloc(C * F * sizeof(float));
-    float *t = mem_alloc(C * D * sizeof(float));
-    float *sc = mem_alloc(C * ((size_t)cache->n + count) * sizeof(float));
+    struct llama_work w;
+    float *x, *a, *q, *o, *k, *v, *sc;
     int rc = 0;
-    if (!x || !a || !q || !o || !k || !v || !g1 || !u1 || !t || !sc) {
+    if (!work_alloc(&w, c, C, C * ((size_t)cache->n + count))) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory in the model prefill");
         goto done;
     }
+    x = w.x, a = w.a, q = w.q, o = w.o, k = w.k, v = w.v, sc = w.sc;
     for (uint32_t p0 = 0; p0 < count; p0 += chunk) {
         uint32_t rows = count - p0 < chunk ? count - p0 : chunk;
         uint32_t pos0 = cache->n;
@@ -609,14 +677,7 @@ int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, con
         for (uint32_t l = 0; l < c->L; l++) {
             const struct nn_llama_layer *y = &m->layers[l];
             nn_rmsnorm(x, a, (int)rows, (int)D, (int)D, c->eps, y->g_in);
-            nn_linear(a, (int)rows, (int)D, (int)D, y->wq, NULL, (int)Hd, q, (int)Hd);
-            nn_linear(a, (int)rows, (int)D, (int)D, y->wk, NULL, (int)Gd, k, (int)Gd);
-            nn_linear(a, (int)rows, (int)D, (int)D, y->wv, NULL, (int)Gd, v, (int)Gd);
-            add_bias(q, y->bq, rows, (uint32_t)Hd);
-            add_bias(k, y->bk, rows, (uint32_t)Gd);
-            add_bias(v, y->bv, rows, (uint32_t)Gd);
-            rope_rows(c, q, rows, c->H, Hd, pos0);
-            rope_rows(c, k, rows, c->G, Gd, pos0);
+            layer_qkv(c, y, &w, rows, pos0);
             for (uint32_t r = 0; r < rows; r++)
                 for (uint32_t g = 0; g < c->G; g++) {
                     memcpy(cache_row(cache, cache->k, l, g, pos0 + r), k + r * Gd + g * c->d,
@@ -644,25 +705,14 @@ int nn_llama_prefill(const struct nn_llama *m, struct nn_llama_cache *cache, con
                 };
                 nn_attention(&at);
             }
-            nn_linear(o, (int)rows, (int)Hd, (int)Hd, y->wo, NULL, (int)D, t, (int)D);
-            nn_add(x, t, (size_t)rows * D);
-            mlp(m, y, x, rows, a, g1, u1, t);
+            layer_out(m, y, &w, rows);
         }
         cache->n += rows;
         if (logits && p0 + rows == count)
             logits_of(m, x + (size_t)(rows - 1) * D, a, logits);
     }
 done:
-    mem_free(x);
-    mem_free(a);
-    mem_free(q);
-    mem_free(o);
-    mem_free(k);
-    mem_free(v);
-    mem_free(g1);
-    mem_free(u1);
-    mem_free(t);
-    mem_free(sc);
+    work_free(&w);
     return rc;
 }
 
@@ -701,30 +751,19 @@ int nn_llama_decode(const struct nn_llama *m, struct nn_llama_cache *cache, uint
                           c->max_pos);
     if (!attn && (!cache || cache->n != pos || cache->n >= cache->cap))
         return errmsg_set(e, ERR_LIMIT, "decode at position %u does not fit the cache", pos);
-    size_t D = c->D, Hd = (size_t)c->H * c->d, Gd = (size_t)c->G * c->d, F = c->F;
-    float *x = mem_alloc(D * sizeof(float)), *a = mem_alloc(D * sizeof(float));
-    float *q = mem_alloc(Hd * sizeof(float)), *o = mem_alloc(Hd * sizeof(float));
-    float *k = mem_alloc(Gd * sizeof(float)), *v = mem_alloc(Gd * sizeof(float));
-    float *g1 = mem_alloc(F * sizeof(float)), *u1 = mem_alloc(F * sizeof(float));
-    float *t = mem_alloc(D * sizeof(float));
-    float *sc = attn ? NULL : mem_alloc(((size_t)cache->n + 1) * sizeof(float));
+    size_t D = c->D;
+    struct llama_work w;
     int rc = 0;
-    if (!x || !a || !q || !o || !k || !v || !g1 || !u1 || !t || (!attn && !sc)) {
+    if (!work_alloc(&w, c, 1, attn ? 0 : (size_t)cache->n + 1)) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory in the model decode");
         goto done;
     }
+    float *x = w.x, *a = w.a, *q = w.q, *o = w.o, *k = w.k, *v = w.v;
     memcpy(x, m->emb + (size_t)token * D, D * sizeof(float));
     for (uint32_t l = 0; l < c->L; l++) {
         const struct nn_llama_layer *y = &m->layers[l];
         nn_rmsnorm(x, a, 1, (int)D, (int)D, c->eps, y->g_in);
-        nn_linear(a, 1, (int)D, (int)D, y->wq, NULL, (int)Hd, q, (int)Hd);
-        nn_linear(a, 1, (int)D, (int)D, y->wk, NULL, (int)Gd, k, (int)Gd);
-        nn_linear(a, 1, (int)D, (int)D, y->wv, NULL, (int)Gd, v, (int)Gd);
-        add_bias(q, y->bq, 1, (uint32_t)Hd);
-        add_bias(k, y->bk, 1, (uint32_t)Gd);
-        add_bias(v, y->bv, 1, (uint32_t)Gd);
-        rope_rows(c, q, 1, c->H, Hd, pos);
-        rope_rows(c, k, 1, c->G, Gd, pos);
+        layer_qkv(c, y, &w, 1, pos);
         if (attn) {
             attn(ctx, l, q, k, v, o);
         } else {
@@ -733,27 +772,16 @@ int nn_llama_decode(const struct nn_llama *m, struct nn_llama_cache *cache, uint
                 memcpy(cache_row(cache, cache->v, l, g, pos), v + g * c->d, c->d * sizeof(float));
             }
             cache->n = pos + 1; /* visible to this layer's attention */
-            dense_attn(m, cache, l, q, o, sc);
+            dense_attn(m, cache, l, q, o, w.sc);
             cache->n = pos;
         }
-        nn_linear(o, 1, (int)Hd, (int)Hd, y->wo, NULL, (int)D, t, (int)D);
-        nn_add(x, t, D);
-        mlp(m, y, x, 1, a, g1, u1, t);
+        layer_out(m, y, &w, 1);
     }
     if (!attn)
         cache->n = pos + 1;
     logits_of(m, x, a, logits);
 done:
-    mem_free(x);
-    mem_free(a);
-    mem_free(q);
-    mem_free(o);
-    mem_free(k);
-    mem_free(v);
-    mem_free(g1);
-    mem_free(u1);
-    mem_free(t);
-    mem_free(sc);
+    work_free(&w);
     return rc;
 }
 
