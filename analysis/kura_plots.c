@@ -57,6 +57,25 @@ static int finish_plot(struct plot *p, const char *dir, bool *rendered, struct e
     return rc;
 }
 
+/* One row of the E_px tables: N_h, N_w, E_px, N_w*(N_h) when nw_opt is not NULL, and the
+ * paper's point (empty when 0). */
+static int epx_row(struct csv_writer *w, int n_h, int n_w, double e_px, const double *nw_opt,
+                   double paper)
+{
+    int rc = csv_i64(w, n_h);
+    if (!rc)
+        rc = csv_i64(w, n_w);
+    if (!rc)
+        rc = csv_f64(w, e_px);
+    if (!rc && nw_opt)
+        rc = csv_f64(w, *nw_opt);
+    if (!rc)
+        rc = paper > 0 ? csv_f64(w, paper) : csv_str(w, "");
+    if (!rc)
+        rc = csv_end_row(w);
+    return rc;
+}
+
 /* Fig. 5b: eq. 11 E_px heatmap with the eq. 12 curve, and E_px vs N_w per N_h. */
 static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendered, struct errmsg *e)
 {
@@ -73,19 +92,8 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
         cx[i] = kura_nw_opt(&en->power_fit4, SHAPES[i]); /* eq. 12 */
         for (int j = 0; j < NS; j++) {
             z[i * NS + j] = kura_epx_pj(&en->power_fit4, SHAPES[i], SHAPES[j], en->f_hz);
-            if (rc)
-                continue;
-            rc = csv_i64(w, SHAPES[i]);
             if (!rc)
-                rc = csv_i64(w, SHAPES[j]);
-            if (!rc)
-                rc = csv_f64(w, z[i * NS + j]);
-            if (!rc)
-                rc = csv_f64(w, cx[i]);
-            if (!rc)
-                rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
-            if (!rc)
-                rc = csv_end_row(w);
+                rc = epx_row(w, SHAPES[i], SHAPES[j], z[i * NS + j], &cx[i], paper[i][j]);
         }
     }
     int rc2 = csv_writer_close(w);
@@ -132,17 +140,8 @@ static int plot_epx(const char *dir, const struct kura_energy *en, bool *rendere
     static const char *const cl[] = {"n_h", "n_w", "e_px_pj", "paper_e_px_pj"};
     rc = csv_open(&w, dir, "kura_epx_lines", cl, 4, e);
     for (int i = 0; i < NS && !rc; i++)
-        for (int j = 0; j < NS && !rc; j++) {
-            rc = csv_i64(w, SHAPES[i]);
-            if (!rc)
-                rc = csv_i64(w, SHAPES[j]);
-            if (!rc)
-                rc = csv_f64(w, z[i * NS + j]);
-            if (!rc)
-                rc = paper[i][j] > 0 ? csv_f64(w, paper[i][j]) : csv_str(w, "");
-            if (!rc)
-                rc = csv_end_row(w);
-        }
+        for (int j = 0; j < NS && !rc; j++)
+            rc = epx_row(w, SHAPES[i], SHAPES[j], z[i * NS + j], NULL, paper[i][j]);
     rc2 = csv_writer_close(w);
     if (rc || rc2)
         return rc ? rc : errmsg_set(e, rc2, "cannot write kura_epx_lines.csv in '%s'", dir);
