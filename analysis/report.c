@@ -165,6 +165,28 @@ static void md_repro(const struct rep_section *s, struct buf *b)
     buf_printf(b, "\n");
 }
 
+/* "[text](link)" to the file rel of section s, text escaped. */
+static void md_anchor(const struct rep_doc *d, const struct rep_section *s, const char *text,
+                      const char *rel, struct buf *b)
+{
+    buf_printf(b, "[");
+    md_text(b, text);
+    buf_printf(b, "](");
+    md_link(d, s, rel, b);
+    buf_printf(b, ")");
+}
+
+/* A list item "- KIND [name](link): caption" of a figure or table. */
+static void md_item(const struct rep_doc *d, const struct rep_section *s, const char *kind,
+                    const struct rep_file *f, struct buf *b)
+{
+    buf_printf(b, "- %s ", kind);
+    md_anchor(d, s, base_name(f->rel), f->rel, b);
+    buf_printf(b, ": ");
+    md_text(b, f->caption);
+    buf_printf(b, "\n");
+}
+
 static void md_section(const struct rep_doc *d, const struct rep_section *s, struct buf *b)
 {
     buf_printf(b, "\n## ");
@@ -186,24 +208,16 @@ static void md_section(const struct rep_doc *d, const struct rep_section *s, str
             if (!head)
                 buf_printf(b, "### %s\n\n", rep_questions[q]);
             head = true;
-            buf_printf(b, "- Figure [");
-            md_text(b, base_name(f->rel));
-            buf_printf(b, "](");
-            md_link(d, s, f->rel, b);
-            buf_printf(b, "): ");
-            md_text(b, f->caption);
-            buf_printf(b, "\n");
+            md_item(d, s, "Figure", f, b);
             if (f->title[0] && strcmp(f->title, f->caption)) {
                 buf_printf(b, "  plot title: ");
                 md_text(b, f->title);
                 buf_printf(b, "\n");
             }
             md_prov(b, &f->prov);
-            buf_printf(b, "\n  ![");
-            md_text(b, f->caption);
-            buf_printf(b, "](");
-            md_link(d, s, f->rel, b);
-            buf_printf(b, ")\n\n");
+            buf_printf(b, "\n  !");
+            md_anchor(d, s, f->caption, f->rel, b);
+            buf_printf(b, "\n\n");
         }
     }
     bool images = false;
@@ -223,11 +237,9 @@ static void md_section(const struct rep_doc *d, const struct rep_section *s, str
                 buf_printf(b, "\n");
             }
             images = head = true;
-            buf_printf(b, "- Image [");
-            md_text(b, f->rel);
-            buf_printf(b, "](");
-            md_link(d, s, f->rel, b);
-            buf_printf(b, ")\n");
+            buf_printf(b, "- Image ");
+            md_anchor(d, s, f->rel, f->rel, b);
+            buf_printf(b, "\n");
         }
         if (head)
             buf_printf(b, "\n");
@@ -240,13 +252,7 @@ static void md_section(const struct rep_doc *d, const struct rep_section *s, str
         if (!tables)
             buf_printf(b, "### Tables\n\n");
         tables = true;
-        buf_printf(b, "- Table [");
-        md_text(b, base_name(f->rel));
-        buf_printf(b, "](");
-        md_link(d, s, f->rel, b);
-        buf_printf(b, "): ");
-        md_text(b, f->caption);
-        buf_printf(b, "\n");
+        md_item(d, s, "Table", f, b);
     }
 }
 
@@ -292,6 +298,18 @@ static int write_atomic(const char *path, const struct buf *b, struct errmsg *e)
     return 0;
 }
 
+/* Renders d into b (cleared first) and writes it to path (write_atomic). */
+static int write_doc(void (*render)(const struct rep_doc *d, struct buf *b),
+                     const struct rep_doc *d, struct buf *b, const char *path, struct errmsg *e)
+{
+    buf_clear(b);
+    render(d, b);
+    int rc = buf_err(b);
+    if (rc)
+        return errmsg_set(e, rc, "out of memory writing the report");
+    return write_atomic(path, b, e);
+}
+
 int report_write(const struct report_opts *opts_in, struct report_stats *stats, struct errmsg *e)
 {
     struct report_opts o = *opts_in;
@@ -334,20 +352,8 @@ int report_write(const struct report_opts *opts_in, struct report_stats *stats, 
                         o.dirs[0], o.n_dirs > 1 ? " and the other folders given" : "");
         goto done;
     }
-    rep_html(&d, &b);
-    if ((rc = buf_err(&b)) != 0) {
-        rc = errmsg_set(e, rc, "out of memory writing the report");
-        goto done;
-    }
-    if ((rc = write_atomic(o.html_path, &b, e)) != 0)
-        goto done;
-    buf_clear(&b);
-    rep_md(&d, &b);
-    if ((rc = buf_err(&b)) != 0) {
-        rc = errmsg_set(e, rc, "out of memory writing the report");
-        goto done;
-    }
-    if ((rc = write_atomic(o.md_path, &b, e)) != 0)
+    if ((rc = write_doc(rep_html, &d, &b, o.html_path, e)) != 0 ||
+        (rc = write_doc(rep_md, &d, &b, o.md_path, e)) != 0)
         goto done;
     if (stats) {
         memset(stats, 0, sizeof *stats);
