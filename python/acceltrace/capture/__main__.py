@@ -144,6 +144,33 @@ def salca_parser():
     return p
 
 
+def import_torch(threads):
+    """torch, its thread count set when threads > 0; None after the message when it is not
+    installed (exit 1)."""
+    try:
+        import torch
+    except ImportError:
+        print("acceltrace.capture: torch is not installed (Debian: apt-get install "
+              "python3-torch)", file=sys.stderr)
+        return None
+    if threads > 0:
+        torch.set_num_threads(threads)
+    return torch
+
+
+def run(c, a, argv, what):
+    """run_capture of capture c into a.out under a.mem_limit, with the progress line
+    "WHAT torch capture: i/n steps" on stderr unless a.quiet; returns its result."""
+    from .base import run_capture
+
+    def progress(done, total):
+        if not a.quiet:
+            print("\r%s torch capture: %d/%d steps" % (what, done, total), end="",
+                  file=sys.stderr, flush=True)
+    return run_capture(c, a.out, a.mem_limit, ["python3", "-m", "acceltrace.capture"] + argv,
+                       progress, a.zstd_level)
+
+
 def salca_main(argv):
     a = salca_parser().parse_args(argv[1:])
 
@@ -170,27 +197,16 @@ def salca_main(argv):
     a.mem_limit = parse_size(a.mem_limit)
     if a.mem_limit is None:
         return usage("bad --mem-limit (a size like 8GiB)")
-    try:
-        import torch
-    except ImportError:
-        print("acceltrace.capture: torch is not installed (Debian: apt-get install "
-              "python3-torch)", file=sys.stderr)
+    torch = import_torch(a.threads)
+    if torch is None:
         return 1
     from . import capture_class
-    from .base import MemoryLimit, UsageError, run_capture
+    from .base import MemoryLimit, UsageError
     from .llama_model import ConfigError, WeightError
     from ..errors import TraceError
-    if a.threads > 0:
-        torch.set_num_threads(a.threads)
     try:
         c = capture_class("salca")(a)
-
-        def progress(t, n):
-            if not a.quiet:
-                print("\rsalca torch capture: %d/%d steps" % (t, n), end="",
-                      file=sys.stderr, flush=True)
-        run_capture(c, a.out, a.mem_limit, ["python3", "-m", "acceltrace.capture"] + argv,
-                    progress, a.zstd_level)
+        run(c, a, argv, "salca")
     except UsageError as ex:
         return usage(ex)
     except MemoryLimit as ex:
@@ -266,28 +282,16 @@ def main(argv=None):
         a.st_alpha = 1.0
     if a.st_theta is None:
         a.st_theta = 0.0
-    try:
-        import torch
-    except ImportError:
-        print("acceltrace.capture: torch is not installed (Debian: apt-get install "
-              "python3-torch)", file=sys.stderr)
+    if import_torch(a.threads) is None:
         return 1
     from . import capture_class
-    from .base import MemoryLimit, run_capture
+    from .base import MemoryLimit
     from .dit_model import ConfigError, WeightError
     from .inputs import InputError
     from ..errors import TraceError
-    if a.threads > 0:
-        torch.set_num_threads(a.threads)
     try:
         c = capture_class("disc")(a)
-
-        def progress(done, total):
-            if not a.quiet:
-                print("\rdisc torch capture: %d/%d steps" % (done, total), end="",
-                      file=sys.stderr, flush=True)
-        res = run_capture(c, a.out, a.mem_limit, ["python3", "-m", "acceltrace.capture"] + argv,
-                          progress, a.zstd_level)
+        res = run(c, a, argv, "disc")
     except MemoryLimit as ex:
         print("acceltrace.capture: %s" % ex, file=sys.stderr)
         return 3
