@@ -251,7 +251,7 @@ static int parse_model_value(struct disc_args *a, int id, const char *v)
         p->cfg_on = true, p->cfg_scale = dv;
         return 0;
     case OPT_CLASS:
-        /* the range is checked by disc_capture_new (a usage error there too) */
+        /* the range is checked by capture_disc_ops.open (a usage error there too) */
         if (!cli_parse_i64(v, &iv) || iv < INT32_MIN || iv > INT32_MAX)
             return cli_usage_error(VERB, "bad --class '%s' (a label 0..999)", v);
         p->class_label = (int)iv;

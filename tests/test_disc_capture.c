@@ -33,19 +33,17 @@
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "tests/helpers/capture_helpers.h"
 #include "tests/helpers/test_helpers.h"
 
-static struct disc_capture *run(const struct disc_params *p, disc_record_fn fn, void *ctx)
+/* capture disc with p in-process, every record to fn (NULL: none); the caller closes the
+ * instance with capture_disc_ops.close. */
+static struct disc_capture *run(const struct disc_params *p, test_emit_fn fn, void *ctx)
 {
     struct errmsg e = {0};
     struct disc_capture *c;
-    assert_int_equal(disc_capture_new(&c, p, &e), 0);
-    int rc = disc_capture_load(c, &e);
-    if (rc)
-        printf("load: %s\n", e.text);
-    assert_int_equal(rc, 0);
-    disc_capture_set_hook(c, fn, ctx);
-    rc = disc_capture_run(c, NULL, &e);
+    assert_int_equal(test_disc_open(p, &c, &e), 0);
+    int rc = test_disc_run(c, fn, ctx, &e);
     if (rc)
         printf("run: %s\n", e.text);
     assert_int_equal(rc, 0);
@@ -91,8 +89,8 @@ static void test_ctr_tau0_equals_off(void **state)
                 assert_true(rb->q_main.cosine == 1.0);
                 assert_true(isinf(rb->q_main.psnr));
             }
-            disc_capture_free(a);
-            disc_capture_free(b);
+            capture_disc_ops.close(a);
+            capture_disc_ops.close(b);
         }
 }
 
@@ -429,9 +427,8 @@ struct keepc {
     int wrong;
 };
 
-static int keep_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int keep_hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct keepc *t = ctx;
     if (rec->body_case != ACCELTRACE__RECORD__BODY_DISC_MASK)
         return 0;
@@ -489,7 +486,7 @@ static void test_keep_masks(void **state)
     assert_int_equal(t.kept, 4);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(disc_capture_result(c)->masks_kept, 4);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
 }
 
 /* identical options give identical record payloads. */
@@ -499,9 +496,8 @@ struct packs {
     size_t len[512];
 };
 
-static int pack_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int pack_hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct packs *t = ctx;
     if (t->n >= 512)
         return 0;
@@ -537,8 +533,8 @@ static void test_determinism_and_self_compare(void **state)
     /* and a real comparison: main run against dense */
     assert_true(r->q_main.valid && r->q_ctr.valid);
     assert_true(r->q_main.cosine > 0.9 && r->q_main.cosine < 1.0);
-    disc_capture_free(c1);
-    disc_capture_free(c2);
+    capture_disc_ops.close(c1);
+    capture_disc_ops.close(c2);
     free(a);
     free(b);
 }
@@ -565,7 +561,7 @@ static void test_mem_limit(void **state)
     struct disc_capture *c;
     struct errmsg e = {0};
     const double gib = 1073741824.0;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
     const struct disc_mem_plan *pl = disc_capture_mem_plan(c);
     assert_true(plan_item(pl, "weights")->total_bytes == 4.0 * 610856096.0);
     assert_true(plan_item(pl, "ctr block outputs")->total_bytes == 28.0 * 16384 * 1152 * 4);
@@ -578,13 +574,13 @@ static void test_mem_limit(void **state)
     assert_true(pl->spill_bytes == mk->total_bytes);
     assert_true(disc_capture_mem_estimate(c) == pl->held_bytes);
     assert_true(pl->held_bytes < 8.0 * gib);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     p.mem_limit_bytes = 4.0 * gib;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
     pl = disc_capture_mem_plan(c);
     assert_true(pl->spill_masks && pl->spill_ctr && !pl->fits);
     assert_true(pl->held_bytes > 4.0 * gib);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     double v;
     assert_int_equal(disc_parse_mem("1GiB", &v), 0);
     assert_true(v == 1073741824.0);

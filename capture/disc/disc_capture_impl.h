@@ -28,9 +28,6 @@ struct disc_capture {
     struct dit_schedule sched;
     struct thread_pool *pool;
     struct disc_lb *lb;
-    disc_record_fn hook;
-    void *hook_ctx;
-    bool progress;
     bool loaded;
     /* header storage */
     Acceltrace__TraceHeader hdr;
@@ -48,5 +45,9 @@ struct disc_capture {
 
 /* Frees what a result owns (not r itself). */
 void disc_result_release(struct disc_result *r);
+
+/* The ops' run (disc_capture_run.c): the sampler runs of a prepared capture, every record
+ * through sink, progress on the sink. 0 or a negative err with the message in e. */
+int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * disc_capture_run: the sampler runs of a DiSC capture (dense reference, CTR-only, main)
  * with CTR and ST executed for real, their statistics and the DiscStep, DiscMask and
- * Summary records (docs/disc.md). See disc_capture.h for the call sequence.
+ * Summary records (docs/disc.md). The run() of capture_disc_ops: see disc_capture.h.
  */
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_capture_impl.h"
@@ -37,7 +37,7 @@ struct run {
     float dp50, dp90, dp99, dmax;
     bool gen;
     const float *dense_traj;
-    struct capture_sink *sink; /* NULL: records go to the hook only */
+    struct capture_sink *sink; /* records (the main run only) and progress */
     struct errmsg *e;
     struct disc_lb_acc *acc; /* [B][L][h] */
     uint64_t *nnz_block;     /* [L] */
@@ -46,23 +46,12 @@ struct run {
     double *blk_nnz, *blk_cells;
     double prune_sum;
     int prune_cnt;
-    struct progress *prog;
-    uint64_t prog_base;
+    uint64_t prog_base; /* progress units of the runs before this one */
 };
 
 static int emit(struct run *r, const Acceltrace__Record *rec, const struct trace_key *key)
 {
-    if (r->sink) {
-        int rc = capture_emit(r->sink, rec, key, r->e);
-        if (rc)
-            return rc;
-    }
-    if (r->c->hook) {
-        int rc = r->c->hook(r->c->hook_ctx, rec, key);
-        if (rc)
-            return errmsg_set(r->e, rc, "record hook failed");
-    }
-    return 0;
+    return capture_emit(r->sink, rec, key, r->e);
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -359,8 +348,7 @@ static int post_cb(void *vr, int k, const float *xn)
     struct run *r = vr;
     struct disc_capture *c = r->c;
     int N = c->cfg.tokens;
-    if (r->prog)
-        progress_update(r->prog, r->prog_base + (uint64_t)k + 1);
+    capture_progress_update(r->sink, r->prog_base + (uint64_t)k + 1);
     if (!r->main)
         return 0;
     c->res.n_kept[k] = (uint32_t)r->nk;
@@ -396,7 +384,7 @@ static void run_release(struct run *r)
 /* One sampler run; x receives x_K and traj (K, n) the trajectory. */
 static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
                    const float *dense_traj, struct capture_sink *sink, float *x, float *traj,
-                   struct progress *prog, uint64_t prog_base, struct errmsg *e)
+                   uint64_t prog_base, struct errmsg *e)
 {
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth, H = g->heads;
@@ -410,7 +398,6 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     r.dense_traj = dense_traj;
     r.sink = sink;
     r.e = e;
-    r.prog = prog;
     r.prog_base = prog_base;
     struct dit_state_opts so = {.ctr = ctr,
                                 .st = st,
@@ -570,7 +557,7 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
     int rc = 0, K = c->K, L = g->depth;
     size_t n = (size_t)g->c_in * g->lat * g->lat;
     float *x = NULL, *dense_traj = NULL, *ctr_traj = NULL;
-    if (!c->loaded)
+    if (!c->loaded || !sink)
         return errmsg_set(e, ERR_USAGE, "capture not loaded");
     double t0 = progress_now_s();
     disc_result_release(res);
@@ -592,13 +579,9 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
     bool ctr = p->ctr != DISC_CTR_OFF, st = p->st != DISC_ST_OFF;
     bool ctr_run = p->compare_dense && ctr && st;
     int runs = 1 + (p->compare_dense ? 1 : 0) + (ctr_run ? 1 : 0);
-    struct progress own, *prog = &own;
-    if (sink) { /* the driver's reporter */
-        capture_progress_begin(sink, (uint64_t)runs * K);
-        prog = &sink->progress;
-    } else {
-        progress_init(&own, "disc capture", (uint64_t)runs * K, !c->progress);
-    }
+    if (!sink->progress.label)
+        sink->progress.label = "disc capture";
+    capture_progress_begin(sink, (uint64_t)runs * K);
     uint64_t base = 0;
     if (p->compare_dense) {
         dense_traj = mem_alloc((size_t)K * n * sizeof(float));
@@ -607,8 +590,7 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto done;
         }
-        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, prog, base,
-                     e);
+        rc = one_run(c, false, false, false, NULL, sink, res->latent_dense, dense_traj, base, e);
         if (rc)
             goto done;
         base += (uint64_t)K;
@@ -619,20 +601,17 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
             goto done;
         }
-        rc = one_run(c, true, false, false, NULL, NULL, x, ctr_traj, prog, base, e);
+        rc = one_run(c, true, false, false, NULL, sink, x, ctr_traj, base, e);
         if (rc)
             goto done;
         base += (uint64_t)K;
         if ((rc = score(&res->q_ctr, ctr_traj, dense_traj, n, K)) != 0)
             goto done;
     }
-    rc = one_run(c, ctr, st, true, dense_traj, sink, res->latent, res->traj, prog, base, e);
+    rc = one_run(c, ctr, st, true, dense_traj, sink, res->latent, res->traj, base, e);
     if (rc)
         goto done;
-    if (sink)
-        capture_progress_end(sink);
-    else
-        progress_finish(&own);
+    capture_progress_end(sink);
     if (p->compare_dense && (rc = score(&res->q_main, res->traj, dense_traj, n, K)) != 0)
         goto done;
     for (int b = 0; b < L; b++)
