@@ -255,6 +255,9 @@ static void disc_capture_free(struct disc_capture *c)
         mem_free(c->wsha[i]);
     }
     disc_result_release(&c->res);
+    mem_free(c->dense_traj);
+    mem_free(c->ctr_traj);
+    disc_resume_release(&c->rs);
     mem_free(c);
 }
 
@@ -634,4 +637,6 @@ const struct capture_ops capture_disc_ops = {
     .header = disc_header,
     .run = disc_run,
     .close = disc_close,
+    .checkpoint_save = disc_ckpt_save,
+    .checkpoint_load = disc_ckpt_load,
 };

@@ -11,7 +11,8 @@
  * struct capture_sink, whose append receives every record after the header. Progress is
  * the sink's (capture_progress_begin/update, label "disc capture" unless the caller sets
  * one). Afterwards the accessors below read the instance (disc_capture_result), and
- * ops->close frees it.
+ * ops->close frees it. The ops resume at sampler-step boundaries (checkpoint_save and
+ * checkpoint_load, capture/disc/disc_ckpt.c; docs/trace-format.md#checkpoints).
  * The module never prints: warnings are collected in the result (st_short).
  */
 #ifndef ACCELTRACE_DISC_CAPTURE_H
