@@ -6,8 +6,8 @@
 # random points, each time
 # rerun with --resume (ACCELTRACE_CHECKPOINT_INTERVAL=0: a checkpoint at every unit) until
 # one finishes; the trace's `dump` and `verify` outputs must equal an uninterrupted run's.
-# Then the refusals: --resume with other parameters (exit 2, both params hashes named) and
-# a damaged checkpoint (exit 3 naming it). The seed of the kill points is printed;
+# Then the refusals: --resume with other parameters (exit 2, both params hashes named), a
+# damaged checkpoint (exit 3 naming it) and --resume on the structured disc source (exit 2). The seed of the kill points is printed;
 # ACCELTRACE_SEED sets it.
 set -u
 A=${ACCELTRACE:?}
@@ -112,5 +112,11 @@ grep -q "t.atr.ckpt" err.txt || fail "damaged checkpoint: not named: $(cat err.t
 # verb here has them; the driver's refusal is tested in tests/test_capture.c
 cp good.ckpt t.atr.ckpt
 "$A" $SALCA --resume -o t.atr > /dev/null 2>&1 || fail "the good checkpoint did not resume"
-echo "refusals: other parameters exit 2 with both hashes, damaged checkpoint exit 3"
+# the structured DiSC source has no checkpoints: --resume with it is a usage error
+"$A" capture disc --source structured --resume -o s.atr > /dev/null 2> err.txt
+rc=$?
+[ $rc = 2 ] || fail "capture disc --source structured --resume: exit $rc, not 2"
+grep -q "resume" err.txt || fail "structured --resume: the option not named: $(cat err.txt)"
+[ ! -e s.atr ] && [ ! -e s.atr.partial ] || fail "structured --resume wrote a trace"
+echo "refusals: other parameters exit 2 with both hashes, damaged checkpoint exit 3, structured disc --resume exit 2"
 echo "PASS"
