@@ -3,12 +3,12 @@
 # plans), a kura capture, two small disc captures (micro with CFG and the dense and CTR-only
 # comparison runs, masks held; tiny without the comparison, CTR caches and ST masks in the
 # spill file; both with CTR, ST and kept masks) and the test capture are SIGKILLed at 5
-# random points, each time
-# rerun with --resume (ACCELTRACE_CHECKPOINT_INTERVAL=0: a checkpoint at every unit) until
-# one finishes; the trace's `dump` and `verify` outputs must equal an uninterrupted run's.
-# Then the refusals: --resume with other parameters (exit 2, both params hashes named), a
-# damaged checkpoint (exit 3 naming it) and --resume on the structured disc source (exit 2). The seed of the kill points is printed;
-# ACCELTRACE_SEED sets it.
+# random points, each time rerun with --resume (ACCELTRACE_CHECKPOINT_INTERVAL=0: a
+# checkpoint at every unit) until one finishes; the trace's `dump` and `verify` outputs must
+# equal an uninterrupted run's. Then the refusals: --resume with other parameters (exit 2,
+# both params hashes named), a damaged checkpoint (exit 3 naming it) and --resume on the
+# structured disc source (exit 2). The seed of the kill points is printed; ACCELTRACE_SEED
+# sets it.
 set -u
 A=${ACCELTRACE:?}
 T=$(mktemp -d)
