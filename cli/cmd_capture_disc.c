@@ -14,6 +14,7 @@
 #include "capture/disc/dit.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
+#include "cli/cmd_capture.h"
 #include "common/err.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -53,6 +54,7 @@ enum {
     OPT_ZSTD_LEVEL,
     OPT_CLASS,
     OPT_DRY_RUN,
+    OPT_RESUME,
     OPT_SOURCE, /* --source structured and the options only it takes */
     OPT_HEADS,
     OPT_BLOCKS,
@@ -109,6 +111,7 @@ static const struct cli_opt opts[] = {
                       "B, KB..TB,\nK..T, KiB..TiB)"),
     {OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL,
      "print the memory plan and exit: 0 when it fits, 3 when\nnot (-o not needed)", 0},
+    CMD_CAPTURE_OPT_RESUME(OPT_RESUME),
     {OPT_SAVE_WEIGHTS, "save-weights", 0, CLI_ARG_STRING, "FILE",
      "also write the model weights as F32 safetensors", 0},
     CLI_OPT_THREADS("BLAS and worker threads (default: all CPUs)"),
@@ -161,7 +164,7 @@ const struct cli_spec cmd_capture_disc_spec = {
 struct disc_args {
     struct disc_params p;
     const char *out, *save_weights;
-    bool quiet, json, dry_run;
+    bool quiet, json, dry_run, resume;
     int zstd_level;
     int n_ctr, n_st; /* CTR and ST modes given: at most one each */
     bool structured; /* --source structured */
@@ -251,7 +254,7 @@ static int parse_model_value(struct disc_args *a, int id, const char *v)
         p->cfg_on = true, p->cfg_scale = dv;
         return 0;
     case OPT_CLASS:
-        /* the range is checked by disc_capture_new (a usage error there too) */
+        /* the range is checked by capture_disc_ops.open (a usage error there too) */
         if (!cli_parse_i64(v, &iv) || iv < INT32_MIN || iv > INT32_MAX)
             return cli_usage_error(VERB, "bad --class '%s' (a label 0..999)", v);
         p->class_label = (int)iv;
@@ -403,6 +406,9 @@ static int parse_run_option(struct disc_args *a, const struct cli_parser *ps)
     case OPT_DRY_RUN:
         a->dry_run = true;
         return 0;
+    case OPT_RESUME:
+        a->resume = true;
+        return 0;
     case OPT_CTR_OFF:
         p->ctr = DISC_CTR_OFF, a->n_ctr++;
         return 0;
@@ -452,7 +458,7 @@ static int check_source(struct disc_args *a)
         OPT_SAMPLER, OPT_CFG,      OPT_WEIGHTS,      OPT_TEXT,          OPT_NULL_TEXT,
         OPT_CTR_TAU, OPT_ST_ALPHA, OPT_ST_THETA,     OPT_ST_TARGET,     OPT_ST_OFF,
         OPT_PNG,     OPT_CLASS,    OPT_SAVE_WEIGHTS, OPT_COMPARE_DENSE, OPT_NO_COMPARE_DENSE,
-        OPT_DRY_RUN};
+        OPT_DRY_RUN, OPT_RESUME};
     const struct cli_opt *o;
     for (o = opts; o->id; o++) {
         bool given = o->id < 64 && (a->given >> o->id) & 1u;
@@ -679,7 +685,8 @@ int cmd_capture_disc(int argc, char **argv)
     o.mem_limit_bytes = (uint64_t)p.mem_limit_bytes;
     o.quiet = quiet;
     o.command_line = cli_command_line();
-    rc = capture_run(ops, inst, a.out, &o, &e);
+    o.resume = a.resume;
+    rc = cmd_capture_run(ops, inst, a.out, &o, &e);
     if (rc) {
         ops->close(inst);
         return cli_fail(rc, errmsg_text(&e));

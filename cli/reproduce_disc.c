@@ -2,8 +2,9 @@
  * reproduce_disc: the DiSC headline numbers (Table I, Figs. 15, 17, 18) beside ours.
  *
  * One capture runs in-process (full: pixart-sigma-xl shapes at 512 px; quick: the tiny
- * model) with seeded weights, since no PixArt-Sigma checkpoint ships with the project; its
- * records go straight from the capture's record hook into the `disc` replay model
+ * model) with seeded weights, since no PixArt-Sigma checkpoint ships with the project,
+ * through the capture interface (capture_disc_ops: open, prepare, header, run onto a sink
+ * of this file); its records go straight from the sink into the `disc` replay model
  * instances (the default config, a VPU-width sweep, the scaled sizes) and the hash
  * load-balance analyzer, as `capture disc` + `replay` + `analyze hash` would do through a
  * trace file. The GPU baselines (A100 80 GB PCIe, H100 SXM5, H100 PCIe) are the
@@ -78,7 +79,6 @@ struct disc_run {
     struct model_result *res[N_INST];
     struct hash_lb *lb;
     uint64_t n_rec;
-    struct errmsg hook_err;                /* what a failing hook call said */
     Acceltrace__TraceHeader hdr;           /* the trace header the capture would write */
     struct capture_header_store hdr_store; /* storage of its common fields */
     Acceltrace__TraceHeader shdr[N_SCALE]; /* hdr at the scaled sizes (scale_header) */
@@ -179,14 +179,40 @@ static const Acceltrace__Record *scale_record(const Acceltrace__Record *rec, uin
     return out;
 }
 
-static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+/* Opens and prepares capture disc with p (weights, text, header), for a run onto a sink of
+ * this file; *out is set once open succeeded (close it with capture_disc_ops.close). */
+static int disc_open_prepared(struct disc_capture **out, const struct disc_params *p,
+                              struct errmsg *e)
+{
+    void *inst = NULL;
+    int rc = capture_disc_ops.open(&inst, p, e);
+    *out = inst;
+    return rc ? rc : capture_disc_ops.prepare(inst, e);
+}
+
+/* Runs the prepared capture c, every record after the header to append(ctx, ...); the
+ * progress line ("disc capture") on stderr unless quiet. */
+static int disc_run_into(struct disc_capture *c,
+                         int (*append)(void *, const Acceltrace__Record *, const struct trace_key *,
+                                       struct errmsg *),
+                         void *ctx, bool quiet, struct errmsg *e)
+{
+    struct capture_sink sink = {.append = append, .ctx = ctx, .quiet = quiet};
+    int rc = capture_disc_ops.run(c, &sink, e);
+    capture_progress_end(&sink);
+    return rc;
+}
+
+/* The sink of the main capture: each record into every instance and the analyzer. */
+static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key,
+                struct errmsg *e)
 {
     (void)key;
     struct disc_run *r = ctx;
     struct model_record mr = {rec, NULL, r->n_rec++};
     int rc = 0;
     for (int i = 0; i < I_SCALE0 && !rc; i++)
-        rc = r->m->consume(r->st[i], &mr, &r->hook_err);
+        rc = r->m->consume(r->st[i], &mr, e);
     for (int s = 0; s < N_SCALE && !rc; s++) {
         if (r->captured[s])
             continue;
@@ -197,9 +223,9 @@ static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key
         struct model_record sr = mr;
         sr.rec = scale_record(rec, r->sfac[s], &out, &step, &mask, lb);
         for (int j = 0; j < 2 && !rc; j++)
-            rc = r->m->consume(r->st[I_SCALE0 + 2 * s + j], &sr, &r->hook_err);
+            rc = r->m->consume(r->st[I_SCALE0 + 2 * s + j], &sr, e);
     }
-    return rc ? rc : hash_lb_record(r->lb, rec, &r->hook_err);
+    return rc ? rc : hash_lb_record(r->lb, rec, e);
 }
 
 /* Loads configs/disc-a100-matched.json and applies the overrides "key=json;...". */
@@ -231,17 +257,17 @@ struct size_ctx {
     struct disc_run *r;
     int s;
     uint64_t n_rec;
-    struct errmsg err;
 };
 
-static int size_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int size_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key,
+                     struct errmsg *e)
 {
     (void)key;
     struct size_ctx *c = ctx;
     struct model_record mr = {rec, NULL, c->n_rec++};
     int rc = 0;
     for (int j = 0; j < 2 && !rc; j++)
-        rc = c->r->m->consume(c->r->st[I_SCALE0 + 2 * c->s + j], &mr, &c->err);
+        rc = c->r->m->consume(c->r->st[I_SCALE0 + 2 * c->s + j], &mr, e);
     return rc;
 }
 
@@ -263,9 +289,8 @@ static int size_capture(struct disc_run *r, int s, struct errmsg *e)
     struct disc_capture *cap = NULL;
     Acceltrace__TraceHeader hdr;
     struct capture_header_store hs;
-    struct size_ctx sc = {r, s, 0, {0}};
-    int rc = disc_capture_new(&cap, &p, e);
-    rc = rc ? rc : disc_capture_load(cap, e);
+    struct size_ctx sc = {r, s, 0};
+    int rc = disc_open_prepared(&cap, &p, e);
     if (!rc) {
         acceltrace__trace_header__init(&hdr);
         rc = capture_disc_ops.header(cap, &hdr, e);
@@ -291,13 +316,8 @@ static int size_capture(struct disc_run *r, int s, struct errmsg *e)
         rc = make_cfg(&r->cfg[i], r, o->root, over, e);
         rc = rc ? rc : r->m->new (&r->st[i], r->cfg[i], &env, e);
     }
-    if (!rc) {
-        disc_capture_set_hook(cap, size_hook, &sc);
-        disc_capture_set_progress(cap, !o->quiet);
-        rc = disc_capture_run(cap, NULL, e);
-        if (rc && sc.err.code)
-            *e = sc.err;
-    }
+    if (!rc)
+        rc = disc_run_into(cap, size_hook, &sc, o->quiet, e);
     for (int j = 0; j < 2 && !rc; j++) {
         const int i = I_SCALE0 + 2 * s + j;
         if (!(r->res[i] = model_result_new()))
@@ -305,7 +325,7 @@ static int size_capture(struct disc_run *r, int s, struct errmsg *e)
         else
             rc = r->m->finish(r->st[i], r->res[i], e);
     }
-    disc_capture_free(cap);
+    capture_disc_ops.close(cap);
     return rc;
 }
 
@@ -323,8 +343,7 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     r->o = o;
     for (int s = 0; s < N_SCALE; s++)
         r->captured[s] = o->full && (s == 0 || o->paper_scale);
-    int rc = disc_capture_new(&r->cap, &p, e);
-    rc = rc ? rc : disc_capture_load(r->cap, e);
+    int rc = disc_open_prepared(&r->cap, &p, e);
     if (rc)
         return rc;
     r->image = disc_capture_config(r->cap)->image;
@@ -363,11 +382,7 @@ static int run_capture(struct disc_run *r, const struct repro_opts *o, struct er
     rc = rc ? rc : hash_lb_new(&r->lb, &ho, hdr, NULL, e);
     if (rc)
         return rc;
-    disc_capture_set_hook(r->cap, hook, r);
-    disc_capture_set_progress(r->cap, !o->quiet);
-    rc = disc_capture_run(r->cap, NULL, e);
-    if (rc && r->hook_err.code)
-        *e = r->hook_err;
+    rc = disc_run_into(r->cap, hook, r, o->quiet, e);
     rc = rc ? rc : hash_lb_finish(r->lb, e);
     for (int i = 0; i < N_INST && !rc; i++) {
         if (!r->st[i])
@@ -390,7 +405,7 @@ static void run_free(struct disc_run *r)
         model_result_free(r->res[i]);
     }
     hash_lb_free(r->lb);
-    disc_capture_free(r->cap);
+    capture_disc_ops.close(r->cap);
 }
 
 /* A metric of mode `mode` (rows are baseline, ctr, all with ops_table off). */

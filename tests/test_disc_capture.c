@@ -11,7 +11,11 @@
  *   two identical micro captures give identical record payloads;
  *   a run against itself: cosine 1, PSNR +inf, rel_err 0;
  *   the memory plan of pixart-sigma-xl at 2048 px spills to fit (the CLI refusal
- *        is in tests/sh/disc_capture.sh).
+ *        is in tests/sh/disc_capture.sh);
+ *   a checkpoint taken at any step boundary resumes to the same records bit for bit (the
+ *        killed-process version is tests/sh/capture_resume.sh); a checkpoint of another
+ *        version, shape or unit, or a truncated one, is a data error naming the file and
+ *        the offset.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,19 +37,17 @@
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
 #include "common/mem.h"
+#include "tests/helpers/capture_helpers.h"
 #include "tests/helpers/test_helpers.h"
 
-static struct disc_capture *run(const struct disc_params *p, disc_record_fn fn, void *ctx)
+/* capture disc with p in-process, every record to fn (NULL: none); the caller closes the
+ * instance with capture_disc_ops.close. */
+static struct disc_capture *run(const struct disc_params *p, test_emit_fn fn, void *ctx)
 {
     struct errmsg e = {0};
     struct disc_capture *c;
-    assert_int_equal(disc_capture_new(&c, p, &e), 0);
-    int rc = disc_capture_load(c, &e);
-    if (rc)
-        printf("load: %s\n", e.text);
-    assert_int_equal(rc, 0);
-    disc_capture_set_hook(c, fn, ctx);
-    rc = disc_capture_run(c, NULL, &e);
+    assert_int_equal(test_disc_open(p, &c, &e), 0);
+    int rc = test_disc_run(c, fn, ctx, &e);
     if (rc)
         printf("run: %s\n", e.text);
     assert_int_equal(rc, 0);
@@ -91,8 +93,8 @@ static void test_ctr_tau0_equals_off(void **state)
                 assert_true(rb->q_main.cosine == 1.0);
                 assert_true(isinf(rb->q_main.psnr));
             }
-            disc_capture_free(a);
-            disc_capture_free(b);
+            capture_disc_ops.close(a);
+            capture_disc_ops.close(b);
         }
 }
 
@@ -429,9 +431,8 @@ struct keepc {
     int wrong;
 };
 
-static int keep_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int keep_hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct keepc *t = ctx;
     if (rec->body_case != ACCELTRACE__RECORD__BODY_DISC_MASK)
         return 0;
@@ -489,7 +490,7 @@ static void test_keep_masks(void **state)
     assert_int_equal(t.kept, 4);
     assert_int_equal(t.wrong, 0);
     assert_int_equal(disc_capture_result(c)->masks_kept, 4);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
 }
 
 /* identical options give identical record payloads. */
@@ -499,9 +500,8 @@ struct packs {
     size_t len[512];
 };
 
-static int pack_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int pack_hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct packs *t = ctx;
     if (t->n >= 512)
         return 0;
@@ -537,8 +537,8 @@ static void test_determinism_and_self_compare(void **state)
     /* and a real comparison: main run against dense */
     assert_true(r->q_main.valid && r->q_ctr.valid);
     assert_true(r->q_main.cosine > 0.9 && r->q_main.cosine < 1.0);
-    disc_capture_free(c1);
-    disc_capture_free(c2);
+    capture_disc_ops.close(c1);
+    capture_disc_ops.close(c2);
     free(a);
     free(b);
 }
@@ -565,7 +565,7 @@ static void test_mem_limit(void **state)
     struct disc_capture *c;
     struct errmsg e = {0};
     const double gib = 1073741824.0;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
     const struct disc_mem_plan *pl = disc_capture_mem_plan(c);
     assert_true(plan_item(pl, "weights")->total_bytes == 4.0 * 610856096.0);
     assert_true(plan_item(pl, "ctr block outputs")->total_bytes == 28.0 * 16384 * 1152 * 4);
@@ -578,13 +578,13 @@ static void test_mem_limit(void **state)
     assert_true(pl->spill_bytes == mk->total_bytes);
     assert_true(disc_capture_mem_estimate(c) == pl->held_bytes);
     assert_true(pl->held_bytes < 8.0 * gib);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     p.mem_limit_bytes = 4.0 * gib;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
     pl = disc_capture_mem_plan(c);
     assert_true(pl->spill_masks && pl->spill_ctr && !pl->fits);
     assert_true(pl->held_bytes > 4.0 * gib);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     double v;
     assert_int_equal(disc_parse_mem("1GiB", &v), 0);
     assert_true(v == 1073741824.0);
@@ -610,6 +610,163 @@ static void test_mem_limit(void **state)
     assert_int_equal(dit_config_get(&cfg, "tiny", 100, &e), ERR_USAGE);
 }
 
+/* Every record of a run, packed, and the bytes of one checkpoint taken at unit `at`. */
+struct ckrun {
+    struct disc_capture *c;
+    struct capture_sink *sink;
+    uint64_t at, records_at;
+    char *ck;
+    size_t ck_len;
+    size_t n;
+    uint8_t *buf[1024];
+    size_t len[1024];
+};
+
+static int ck_emit(void *ctx, const Acceltrace__Record *rec)
+{
+    struct ckrun *t = ctx;
+    assert_true(t->n < 1024);
+    size_t len = acceltrace__record__get_packed_size(rec);
+    t->buf[t->n] = malloc(len ? len : 1);
+    acceltrace__record__pack(rec, t->buf[t->n]);
+    t->len[t->n++] = len;
+    return 0;
+}
+
+/* The sink's checkpoint writer: the workload part at unit t->at, as the driver takes it. */
+static int ck_save(void *ctx, uint64_t unit, struct errmsg *e)
+{
+    struct ckrun *t = ctx;
+    if (unit != t->at)
+        return 0;
+    FILE *f = open_memstream(&t->ck, &t->ck_len);
+    assert_non_null(f);
+    int rc = capture_disc_ops.checkpoint_save(t->c, unit, f, e);
+    assert_int_equal(fclose(f), 0);
+    t->records_at = t->sink->records;
+    return rc;
+}
+
+static void ck_free(struct ckrun *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->buf[i]);
+    free(t->ck);
+    capture_disc_ops.close(t->c);
+}
+
+/* Runs p (resumed from the checkpoint bytes ck at unit `at` when ck is not NULL) into t,
+ * taking a checkpoint at unit t->at. */
+static void ck_run(const struct disc_params *p, struct ckrun *t, const char *ck, size_t ck_len,
+                   uint64_t at)
+{
+    struct errmsg e = {0};
+    struct test_emit_sink es;
+    struct capture_sink sink;
+    test_emit_sink_init(&sink, &es, ck_emit, t);
+    sink.checkpoint = ck_save;
+    sink.checkpoint_ctx = t;
+    t->sink = &sink;
+    assert_int_equal(test_disc_open(p, &t->c, &e), 0);
+    assert_int_equal(capture_disc_ops.prepare(t->c, &e), 0);
+    if (ck) {
+        FILE *f = fmemopen((void *)ck, ck_len, "rb");
+        int rc = capture_disc_ops.checkpoint_load(t->c, at, f, "mem.ckpt", &e);
+        if (rc)
+            fail_msg("load at %llu: %s", (unsigned long long)at, e.text);
+        fclose(f);
+        sink.resume_unit = at;
+    }
+    int rc = capture_disc_ops.run(t->c, &sink, &e);
+    if (rc)
+        fail_msg("run: %s", e.text);
+    capture_progress_end(&sink);
+    t->sink = NULL;
+}
+
+/* A checkpoint at each step boundary of the three runs (dense, CTR-only, main) resumes to
+ * the uninterrupted run's records and result. */
+static void test_checkpoint_resume(void **state)
+{
+    (void)state;
+    struct disc_params p;
+    base(&p, "micro");
+    p.cfg_on = true;
+    p.cfg_scale = 2.0;
+    p.st_refresh = 3;
+    snprintf(p.keep_masks, sizeof p.keep_masks, "blocks=1;heads=0;steps=all;batch=all");
+    const uint64_t units = 3 * 4; /* three runs of 4 steps */
+    for (uint64_t at = 1; at <= units; at++) {
+        struct ckrun *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+        a->at = at;
+        ck_run(&p, a, NULL, 0, 0);
+        assert_non_null(a->ck);
+        b->at = 0;
+        ck_run(&p, b, a->ck, a->ck_len, at);
+        /* the resumed run emits exactly the records after the checkpoint */
+        assert_int_equal(b->n, a->n - a->records_at);
+        for (size_t i = 0; i < b->n; i++) {
+            assert_int_equal(b->len[i], a->len[a->records_at + i]);
+            assert_memory_equal(b->buf[i], a->buf[a->records_at + i], b->len[i]);
+        }
+        const struct disc_result *ra = disc_capture_result(a->c), *rb = disc_capture_result(b->c);
+        assert_memory_equal(ra->traj, rb->traj, (size_t)ra->K * ra->n_latent * 4);
+        assert_memory_equal(ra->latent_dense, rb->latent_dense, ra->n_latent * 4);
+        assert_true(ra->q_ctr.cosine == rb->q_ctr.cosine && ra->sparsity == rb->sparsity);
+        assert_int_equal(ra->masks_kept, rb->masks_kept);
+        ck_free(a);
+        ck_free(b);
+        free(a);
+        free(b);
+    }
+}
+
+/* Loads the bytes ck (at unit `at`) into a fresh prepared capture of p; returns the err. */
+static int ck_load(const struct disc_params *p, const char *ck, size_t n, uint64_t at,
+                   struct errmsg *e)
+{
+    struct disc_capture *c;
+    assert_int_equal(test_disc_open(p, &c, e), 0);
+    assert_int_equal(capture_disc_ops.prepare(c, e), 0);
+    FILE *f = fmemopen((void *)ck, n, "rb");
+    int rc = capture_disc_ops.checkpoint_load(c, at, f, "run.atr.ckpt", e);
+    fclose(f);
+    capture_disc_ops.close(c);
+    return rc;
+}
+
+/* A checkpoint of another version, shape or unit, or a short or long one, is refused. */
+static void test_checkpoint_refused(void **state)
+{
+    (void)state;
+    struct disc_params p;
+    base(&p, "micro");
+    struct ckrun *a = calloc(1, sizeof *a);
+    a->at = 6;
+    ck_run(&p, a, NULL, 0, 0);
+    struct errmsg e = {0};
+    assert_int_equal(ck_load(&p, a->ck, a->ck_len, 6, &e), 0);
+    char *bad = malloc(a->ck_len + 1);
+    memcpy(bad, a->ck, a->ck_len);
+    bad[0] ^= 1; /* the version word */
+    assert_int_equal(ck_load(&p, bad, a->ck_len, 6, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "'run.atr.ckpt'"));
+    assert_non_null(strstr(e.text, "offset 0"));
+    memcpy(bad, a->ck, a->ck_len);
+    assert_int_equal(ck_load(&p, bad, a->ck_len, 7, &e), ERR_DATA); /* not the recorded unit */
+    assert_non_null(strstr(e.text, "offset 44"));
+    assert_int_equal(ck_load(&p, bad, a->ck_len - 1, 6, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "truncated"));
+    bad[a->ck_len] = 0;
+    assert_int_equal(ck_load(&p, bad, a->ck_len + 1, 6, &e), ERR_DATA);
+    p.steps = 5; /* another shape */
+    assert_int_equal(ck_load(&p, a->ck, a->ck_len, 6, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "shape"));
+    free(bad);
+    ck_free(a);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -619,6 +776,8 @@ int main(void)
         cmocka_unit_test(test_keep_masks),
         cmocka_unit_test(test_determinism_and_self_compare),
         cmocka_unit_test(test_mem_limit),
+        cmocka_unit_test(test_checkpoint_resume),
+        cmocka_unit_test(test_checkpoint_refused),
     };
     return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

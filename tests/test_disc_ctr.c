@@ -16,6 +16,7 @@
 
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_ctr.h"
+#include "tests/helpers/capture_helpers.h"
 
 /* C_in x H x W = 4x4x4, G = 2, N = 4; one element of token (1, 0) changes. */
 static void test_ctr_select(void **state)
@@ -93,9 +94,8 @@ struct d3 {
     bool full_prune;
 };
 
-static int d3_hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int d3_hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct d3 *t = ctx;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP) {
         const Acceltrace__DiscStep *s = rec->disc_step;
@@ -127,17 +127,15 @@ static void run_d3(const char *R, int image, uint64_t want_pruned, bool full)
     p.compare_dense = false;
     struct errmsg e = {0};
     struct disc_capture *c;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
-    assert_int_equal(disc_capture_load(c, &e), 0);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
     struct d3 t = {
         .N = disc_capture_config(c)->tokens, .want_pruned = want_pruned, .full_prune = full};
-    disc_capture_set_hook(c, d3_hook, &t);
-    assert_int_equal(disc_capture_run(c, NULL, &e), 0);
+    assert_int_equal(test_disc_run(c, d3_hook, &t, &e), 0);
     assert_int_equal(t.bad, 0);
     assert_int_equal(t.steps_seen, 4);
     if (full)
         assert_int_equal(t.masks_k1, 3 * 2 * 4); /* 3 steps x 2 blocks x 4 heads */
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
 }
 
 /* on micro (N = 64): ceil(R N) pruned at every k >= 1. */

@@ -36,6 +36,7 @@
 #include "capture/nn/safetensors.h"
 #include "common/io.h"
 #include "common/threads.h"
+#include "tests/helpers/capture_helpers.h"
 #include "tests/helpers/test_helpers.h"
 
 static void test_param_count(void **state)
@@ -424,16 +425,14 @@ static void test_capture(void **state)
     p.cfg_on = true;
     p.cfg_scale = 4.0;
     p.class_label = 1000; /* the null class is not a label */
-    assert_int_equal(disc_capture_new(&c, &p, &e), ERR_USAGE);
+    assert_int_equal(test_disc_open(&p, &c, &e), ERR_USAGE);
     p.class_label = 88;
     p.text_file = "x.npy";
-    assert_int_equal(disc_capture_new(&c, &p, &e), ERR_USAGE);
+    assert_int_equal(test_disc_open(&p, &c, &e), ERR_USAGE);
     assert_non_null(strstr(e.text, "class-conditional"));
     p.text_file = NULL;
-    assert_int_equal(disc_capture_new(&c, &p, &e), 0);
-    int rc = disc_capture_load(c, &e);
-    if (!rc)
-        rc = disc_capture_run(c, NULL, &e);
+    assert_int_equal(test_disc_open(&p, &c, &e), 0);
+    int rc = test_disc_run(c, NULL, NULL, &e);
     if (rc)
         printf("capture: %s\n", e.text);
     assert_int_equal(rc, 0);
@@ -451,7 +450,7 @@ static void test_capture(void **state)
     assert_int_equal(r->flops_dense[DISC_F_EMBED], 3 * embed);
     /* self-attention QK^T dense: 2 N N d per block and batch element */
     assert_int_equal(r->flops_dense[DISC_F_SA_QK], 3 * B * L * 2 * N * N * d);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
 }
 
 /* CTR caches without a cross-attention cache: --ctr-tau 0 equals --ctr-off bit for bit in
@@ -472,18 +471,14 @@ static void test_ctr_tau0(void **state)
         p.st = st ? DISC_ST_ALPHA : DISC_ST_OFF;
         p.ctr = DISC_CTR_OFF;
         p.compare_dense = false;
-        assert_int_equal(disc_capture_new(&a, &p, &e), 0);
-        assert_int_equal(disc_capture_load(a, &e), 0);
-        assert_int_equal(disc_capture_run(a, NULL, &e), 0);
+        assert_int_equal(test_capture_disc(&p, NULL, NULL, &a, &e), 0);
         p.ctr = DISC_CTR_TAU;
         p.ctr_tau = 0.0f;
-        assert_int_equal(disc_capture_new(&b, &p, &e), 0);
-        assert_int_equal(disc_capture_load(b, &e), 0);
-        assert_int_equal(disc_capture_run(b, NULL, &e), 0);
+        assert_int_equal(test_capture_disc(&p, NULL, NULL, &b, &e), 0);
         const struct disc_result *ra = disc_capture_result(a), *rb = disc_capture_result(b);
         assert_memory_equal(ra->traj, rb->traj, (size_t)ra->K * ra->n_latent * 4);
-        disc_capture_free(a);
-        disc_capture_free(b);
+        capture_disc_ops.close(a);
+        capture_disc_ops.close(b);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_flops.h"
 #include "capture/disc/dit.h"
+#include "tests/helpers/capture_helpers.h"
 
 static void test_tiny_table(void **state)
 {
@@ -114,9 +115,8 @@ static void check_step(struct chk *t)
     memset(t->nnz_block, 0, sizeof t->nnz_block);
 }
 
-static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct chk *t = ctx;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP) {
         check_step(t);
@@ -150,14 +150,12 @@ static void test_micro_recorded(void **state)
         p.cfg_scale = 4.5;
         struct errmsg e = {0};
         struct disc_capture *c;
-        assert_int_equal(disc_capture_new(&c, &p, &e), 0);
-        assert_int_equal(disc_capture_load(c, &e), 0);
+        assert_int_equal(test_disc_open(&p, &c, &e), 0);
         struct chk t = {.c = disc_capture_config(c), .B = cfg ? 2 : 1};
-        disc_capture_set_hook(c, hook, &t);
-        assert_int_equal(disc_capture_run(c, NULL, &e), 0);
+        assert_int_equal(test_disc_run(c, hook, &t, &e), 0);
         assert_int_equal(t.checked, 6);
         assert_int_equal(t.bad, 0);
-        disc_capture_free(c);
+        capture_disc_ops.close(c);
     }
 }
 

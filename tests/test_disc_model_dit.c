@@ -32,6 +32,7 @@
 #include "replay/hw_config.h"
 #include "replay/model.h"
 #include "replay/results.h"
+#include "tests/helpers/capture_helpers.h"
 
 extern const struct model_ops model_disc_ops;
 extern const struct model_ops model_gpu_ops;
@@ -55,9 +56,8 @@ static bool mac_class(size_t c)
            c != DISC_F_VEC;
 }
 
-static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct seen *s = ctx;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP) {
         const Acceltrace__DiscStep *ds = rec->disc_step;
@@ -88,8 +88,8 @@ static void capture_replay(const char *model, struct seen *s, struct model_resul
     p.compare_dense = false;
     p.threads = 1;
     struct disc_capture *cap = NULL;
-    assert_int_equal(disc_capture_new(&cap, &p, &e), 0);
-    assert_int_equal(disc_capture_load(cap, &e), 0);
+    assert_int_equal(test_disc_open(&p, &cap, &e), 0);
+    assert_int_equal(capture_disc_ops.prepare(cap, &e), 0);
     Acceltrace__TraceHeader hdr;
     acceltrace__trace_header__init(&hdr);
     assert_int_equal(capture_disc_ops.header(cap, &hdr, &e), 0);
@@ -104,14 +104,16 @@ static void capture_replay(const char *model, struct seen *s, struct model_resul
     struct model_env env = {&hdr, "(memory)", NULL, NULL};
     s->m = &model_disc_ops;
     assert_int_equal(model_disc_ops.new(&s->st, cfg, &env, &e), 0);
-    disc_capture_set_hook(cap, hook, s);
-    int rc = disc_capture_run(cap, NULL, &e);
+    struct test_emit_sink es;
+    struct capture_sink sink;
+    test_emit_sink_init(&sink, &es, hook, s);
+    int rc = capture_disc_ops.run(cap, &sink, &e);
     if (rc)
         fail_msg("capture %s: %s / %s", model, e.text, s->err.text);
     assert_int_equal(model_disc_ops.finish(s->st, res, &e), 0);
     model_disc_ops.free(s->st);
     hw_config_free(cfg);
-    disc_capture_free(cap);
+    capture_disc_ops.close(cap);
 }
 
 static double row(const struct model_result *res, size_t r, const char *name)

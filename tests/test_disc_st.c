@@ -18,6 +18,7 @@
 
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/dit.h"
+#include "tests/helpers/capture_helpers.h"
 
 #define MAXK 8
 #define L 2
@@ -39,9 +40,8 @@ struct col {
     float theta[MAXK][L][H];
 };
 
-static int hook(void *ctx, const Acceltrace__Record *rec, const struct trace_key *key)
+static int hook(void *ctx, const Acceltrace__Record *rec)
 {
-    (void)key;
     struct col *t = ctx;
     if (rec->body_case == ACCELTRACE__RECORD__BODY_DISC_STEP) {
         const Acceltrace__DiscStep *s = rec->disc_step;
@@ -82,10 +82,7 @@ static struct disc_capture *run(struct disc_params *p, struct col *t)
     struct errmsg e = {0};
     struct disc_capture *c;
     memset(t, 0, sizeof *t);
-    assert_int_equal(disc_capture_new(&c, p, &e), 0);
-    assert_int_equal(disc_capture_load(c, &e), 0);
-    disc_capture_set_hook(c, hook, t);
-    int rc = disc_capture_run(c, NULL, &e);
+    int rc = test_capture_disc(p, hook, t, &c, &e);
     if (rc)
         printf("%s\n", e.text);
     assert_int_equal(rc, 0);
@@ -123,8 +120,8 @@ static void test_st_all_ones(void **state)
             assert_int_equal(t->nnz[0][blk][h], N * N);
             assert_true(t->sparsity[0][blk][h] == 0.0);
         }
-    disc_capture_free(a);
-    disc_capture_free(b);
+    capture_disc_ops.close(a);
+    capture_disc_ops.close(b);
     free(t);
 }
 
@@ -169,14 +166,14 @@ static void test_st_rows_reuse_nnz(void **state)
                 assert_true(t->theta[k][blk][h] == 1.0f / 64.0f);
             }
     }
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     /* K_r = 1 generates at every step. */
     p.st_refresh = 1;
     snprintf(p.keep_masks, sizeof p.keep_masks, "none");
     c = run(&p, t);
     for (int k = 0; k < 6; k++)
         assert_true(t->gen_step[k]);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     free(t);
 }
 
@@ -199,7 +196,7 @@ static void test_st_theta_one(void **state)
                         assert_int_equal(__builtin_popcountll(t->rows[k][blk][h][r]), 1);
                 assert_int_equal(t->nnz[k][blk][h], t->nk[k]);
             }
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     free(t);
 }
 
@@ -260,7 +257,7 @@ static void test_st_target(void **state)
         assert_false(r->st_short[blk]);
         assert_true(t->theta[0][blk][0] == alpha[blk] / 64.0f);
     }
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     /* Block j with the float just below alpha_j (blocks < j unchanged, so block j sees the
      * same input): its pooled step-0 sparsity falls below the target. */
     for (int j = 0; j < L; j++) {
@@ -271,7 +268,7 @@ static void test_st_target(void **state)
         p.st_alpha_block = ab;
         c = run(&p, t);
         assert_true(step0_sparsity(t, j) < 0.6);
-        disc_capture_free(c);
+        capture_disc_ops.close(c);
     }
     /* --st-target 1: alpha_b = N, flagged for a warning. */
     p.st = DISC_ST_TARGET;
@@ -284,7 +281,7 @@ static void test_st_target(void **state)
         assert_true(r->st_short[blk]);
     }
     assert_int_equal(r->n_st_short, L);
-    disc_capture_free(c);
+    capture_disc_ops.close(c);
     free(t);
 }
 

@@ -119,7 +119,11 @@ int disc_parse_mem(const char *s, double *bytes)
 
 /* ---- setup ---- */
 
-int disc_capture_new(struct disc_capture **out, const struct disc_params *p, struct errmsg *e)
+static void disc_capture_free(struct disc_capture *c);
+
+/* Validates p and makes the config and the memory plan (open). ERR_USAGE with a message. */
+static int disc_capture_new(struct disc_capture **out, const struct disc_params *p,
+                            struct errmsg *e)
 {
     int rc;
     struct disc_capture *c = mem_calloc(1, sizeof *c);
@@ -215,17 +219,6 @@ const struct disc_result *disc_capture_result(const struct disc_capture *c)
     return &c->res;
 }
 
-void disc_capture_set_hook(struct disc_capture *c, disc_record_fn fn, void *ctx)
-{
-    c->hook = fn;
-    c->hook_ctx = ctx;
-}
-
-void disc_capture_set_progress(struct disc_capture *c, bool show)
-{
-    c->progress = show;
-}
-
 void disc_result_release(struct disc_result *r)
 {
     mem_free(r->latent);
@@ -240,7 +233,7 @@ void disc_result_release(struct disc_result *r)
     mem_free(r->n_kept);
 }
 
-void disc_capture_free(struct disc_capture *c)
+static void disc_capture_free(struct disc_capture *c)
 {
     if (!c)
         return;
@@ -262,6 +255,9 @@ void disc_capture_free(struct disc_capture *c)
         mem_free(c->wsha[i]);
     }
     disc_result_release(&c->res);
+    mem_free(c->dense_traj);
+    mem_free(c->ctr_traj);
+    disc_resume_release(&c->rs);
     mem_free(c);
 }
 
@@ -452,7 +448,9 @@ static int shipped_weights(struct disc_capture *c, struct errmsg *e)
     return 0;
 }
 
-int disc_capture_load(struct disc_capture *c, struct errmsg *e)
+/* Loads weights and text (or generates them) and builds the header (prepare). ERR_DATA or
+ * ERR_IO naming the file or tensor. */
+static int disc_capture_load(struct disc_capture *c, struct errmsg *e)
 {
     const struct disc_params *p = &c->p;
     const struct dit_config *g = &c->cfg;
@@ -568,14 +566,14 @@ int disc_capture_load(struct disc_capture *c, struct errmsg *e)
     return 0;
 }
 
-int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype, struct errmsg *e)
+/* Writes the loaded weights as a safetensors file (dtype as enum st_dtype). */
+static int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype,
+                                     struct errmsg *e)
 {
     if (!c->model)
         return errmsg_set(e, ERR_USAGE, "no model loaded");
     return dit_model_save(c->model, path, dtype, e);
 }
-
-/* ---- one sampler run ---- */
 
 /* ---- the capture interface ---- */
 
@@ -639,4 +637,6 @@ const struct capture_ops capture_disc_ops = {
     .header = disc_header,
     .run = disc_run,
     .close = disc_close,
+    .checkpoint_save = disc_ckpt_save,
+    .checkpoint_load = disc_ckpt_load,
 };

@@ -3,13 +3,16 @@
  * and ST executed for real, scores it against the dense run, and emits TraceHeader,
  * DiscStep, DiscMask and Summary records.
  *
- * Use: disc_params_default; set fields; disc_capture_new (validates, computes the memory
- * estimate, no heavy allocation); disc_capture_load (weights, text; may fail with ERR_DATA);
- * disc_capture_run (the sampler runs; records go to the sink when not NULL and to the
- * record hook when set); disc_capture_result; disc_capture_free.
- * The capture interface (capture/capture.h) runs the same sequence as capture_disc_ops:
- * open = disc_capture_new (params: const struct disc_params *), prepare = load and
- * --save-weights, run onto the driver's sink.
+ * One way in: the capture interface (capture/capture.h) through capture_disc_ops. An
+ * instance is a struct disc_capture, made by open from a const struct disc_params *
+ * (disc_params_default, then set fields; open validates and makes the memory plan, no
+ * heavy allocation). To a file: capture_run. In-process (reproduce, tests): ops->prepare
+ * (weights, text, --save-weights), ops->header, then ops->run onto the caller's own
+ * struct capture_sink, whose append receives every record after the header. Progress is
+ * the sink's (capture_progress_begin/update, label "disc capture" unless the caller sets
+ * one). Afterwards the accessors below read the instance (disc_capture_result), and
+ * ops->close frees it. The ops resume at sampler-step boundaries (checkpoint_save and
+ * checkpoint_load, capture/disc/disc_ckpt.c; docs/trace-format.md#checkpoints).
  * The module never prints: warnings are collected in the result (st_short).
  */
 #ifndef ACCELTRACE_DISC_CAPTURE_H
@@ -101,40 +104,19 @@ struct disc_result {
     uint64_t spill_bytes; /* largest spill file of the runs (0: nothing spilled) */
 };
 
+/* An instance of capture_disc_ops (opaque). */
 struct disc_capture;
-
-/* Record hook: called for every record after it is built (and written); 0 or an error. */
-typedef int (*disc_record_fn)(void *ctx, const Acceltrace__Record *rec,
-                              const struct trace_key *key);
-
-/* Validates p and computes the config and memory estimate. ERR_USAGE with a message. */
-int disc_capture_new(struct disc_capture **out, const struct disc_params *p, struct errmsg *e);
-void disc_capture_free(struct disc_capture *c);
 
 /* The memory estimate in bytes: the resident part of the memory plan (disc_memplan.h). */
 double disc_capture_mem_estimate(const struct disc_capture *c);
-/* The memory plan made by disc_capture_new under p->mem_limit_bytes. */
+/* The memory plan made by open under p->mem_limit_bytes. */
 const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c);
+/* The model configuration (valid after open). */
 const struct dit_config *disc_capture_config(const struct disc_capture *c);
 
-/* Loads weights and text (or generates them). ERR_DATA/ERR_IO naming the file/tensor. */
-int disc_capture_load(struct disc_capture *c, struct errmsg *e);
-
-/* Writes the loaded weights as a safetensors file (dtype as enum st_dtype). */
-int disc_capture_save_weights(struct disc_capture *c, const char *path, int dtype,
-                              struct errmsg *e);
-
-/* Sets the record hook. */
-void disc_capture_set_hook(struct disc_capture *c, disc_record_fn fn, void *ctx);
-
-/* Progress on stderr (default quiet in the module; the CLI turns it on). */
-void disc_capture_set_progress(struct disc_capture *c, bool show);
-
-/* Runs everything; sink may be NULL (records reach the hook only; own progress report).
- * 0 or a negative err with the message in e. */
-int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e);
-
-/* The ops of `capture disc` (capture/capture.h); an instance is a struct disc_capture. */
+/* The ops of `capture disc` (capture/capture.h); an instance is a struct disc_capture,
+ * open's params a const struct disc_params * (copied; the strings it points to must
+ * outlive the instance). */
 extern const struct capture_ops capture_disc_ops;
 
 /* The result (after run); owned by c. */

@@ -1,7 +1,7 @@
 /*
  * disc_capture_run: the sampler runs of a DiSC capture (dense reference, CTR-only, main)
  * with CTR and ST executed for real, their statistics and the DiscStep, DiscMask and
- * Summary records (docs/disc.md). See disc_capture.h for the call sequence.
+ * Summary records (docs/disc.md). The run() of capture_disc_ops: see disc_capture.h.
  */
 #include "capture/disc/disc_capture.h"
 #include "capture/disc/disc_capture_impl.h"
@@ -30,6 +30,7 @@ struct run {
     int32_t *kept;
     uint64_t *tokmask;
     float *theta; /* [L] */
+    float *x0p;   /* the sampler's previous x0hat (dit_sample_from) */
     /* current step */
     int nk;
     float tau;
@@ -37,32 +38,17 @@ struct run {
     float dp50, dp90, dp99, dmax;
     bool gen;
     const float *dense_traj;
-    struct capture_sink *sink; /* NULL: records go to the hook only */
+    struct capture_sink *sink; /* records (the main run only) and progress */
     struct errmsg *e;
     struct disc_lb_acc *acc; /* [B][L][h] */
     uint64_t *nnz_block;     /* [L] */
-    /* pooled sparsity */
-    double sum_nnz, sum_cells, gen_nnz, gen_cells, reuse_nnz, reuse_cells;
-    double *blk_nnz, *blk_cells;
-    double prune_sum;
-    int prune_cnt;
-    struct progress *prog;
-    uint64_t prog_base;
+    struct disc_sums s;      /* pooled sparsity and prune sums (main run) */
+    uint64_t prog_base;      /* progress units of the runs before this one */
 };
 
 static int emit(struct run *r, const Acceltrace__Record *rec, const struct trace_key *key)
 {
-    if (r->sink) {
-        int rc = capture_emit(r->sink, rec, key, r->e);
-        if (rc)
-            return rc;
-    }
-    if (r->c->hook) {
-        int rc = r->c->hook(r->c->hook_ctx, rec, key);
-        if (rc)
-            return errmsg_set(r->e, rc, "record hook failed");
-    }
-    return 0;
+    return capture_emit(r->sink, rec, key, r->e);
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -319,14 +305,14 @@ static int emit_mask_records(struct run *r, int k)
                 m.n_cols = (uint32_t)N;
                 disc_mask_set_lb(&m, a, &lb);
                 double cells = (double)r->nk * N;
-                r->sum_nnz += (double)a->nnz;
-                r->sum_cells += cells;
-                r->blk_nnz[blk] += (double)a->nnz;
-                r->blk_cells[blk] += cells;
+                r->s.sum_nnz += (double)a->nnz;
+                r->s.sum_cells += cells;
+                r->s.blk_nnz[blk] += (double)a->nnz;
+                r->s.blk_cells[blk] += cells;
                 if (r->gen)
-                    r->gen_nnz += (double)a->nnz, r->gen_cells += cells;
+                    r->s.gen_nnz += (double)a->nnz, r->s.gen_cells += cells;
                 else
-                    r->reuse_nnz += (double)a->nnz, r->reuse_cells += cells;
+                    r->s.reuse_nnz += (double)a->nnz, r->s.reuse_cells += cells;
                 const uint64_t *mk = dit_state_mask(r->st, bb, blk, h);
                 if (!mk) {
                     rc = errmsg_set(r->e, ERR_IO, "%s", dit_state_errmsg(r->st));
@@ -352,21 +338,15 @@ static int emit_mask_records(struct run *r, int k)
     return rc;
 }
 
-/* After step k of a run: progress, and for the main run the step's statistics and its
- * DiscStep and DiscMask records. */
-static int post_cb(void *vr, int k, const float *xn)
+/* The main run's step k: its statistics and its DiscStep and DiscMask records. */
+static int main_step(struct run *r, int k, const float *xn)
 {
-    struct run *r = vr;
     struct disc_capture *c = r->c;
     int N = c->cfg.tokens;
-    if (r->prog)
-        progress_update(r->prog, r->prog_base + (uint64_t)k + 1);
-    if (!r->main)
-        return 0;
     c->res.n_kept[k] = (uint32_t)r->nk;
     if (k > 0) {
-        r->prune_sum += 1.0 - (double)r->nk / N;
-        r->prune_cnt++;
+        r->s.prune_sum += 1.0 - (double)r->nk / N;
+        r->s.prune_cnt++;
     }
     uint64_t fd[DISC_F_COUNT] = {0}, fc[DISC_F_COUNT] = {0}, fa[DISC_F_COUNT] = {0};
     int rc = step_stats(r, fd, fc, fa);
@@ -375,6 +355,20 @@ static int post_cb(void *vr, int k, const float *xn)
     if (rc || !r->st_on)
         return rc;
     return emit_mask_records(r, k);
+}
+
+/* After step k of a run: progress, the main run's records, then a step boundary where
+ * the driver may write a checkpoint (docs/trace-format.md#checkpoints). */
+static int post_cb(void *vr, int k, const float *xn)
+{
+    struct run *r = vr;
+    struct disc_capture *c = r->c;
+    capture_progress_update(r->sink, r->prog_base + (uint64_t)k + 1);
+    int rc = r->main ? main_step(r, k, xn) : 0;
+    if (rc || !c->ckpt_ok)
+        return rc;
+    c->live.k = k + 1;
+    return capture_checkpoint(r->sink, r->prog_base + (uint64_t)k + 1, r->e);
 }
 
 static void run_release(struct run *r)
@@ -387,19 +381,49 @@ static void run_release(struct run *r)
     mem_free(r->kept);
     mem_free(r->tokmask);
     mem_free(r->theta);
+    mem_free(r->x0p);
     mem_free(r->acc);
     mem_free(r->nnz_block);
-    mem_free(r->blk_nnz);
-    mem_free(r->blk_cells);
+    mem_free(r->s.blk_nnz);
+    mem_free(r->s.blk_cells);
 }
 
-/* One sampler run; x receives x_K and traj (K, n) the trajectory. */
-static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
-                   const float *dense_traj, struct capture_sink *sink, float *x, float *traj,
-                   struct progress *prog, uint64_t prog_base, struct errmsg *e)
+/* The state of the resumed run as checkpoint_load read it: latent x, sampler history, CTR's
+ * previous latent, theta, the pooled sums and the CTR caches and ST masks. */
+static int run_restore(struct run *r, float *x, struct errmsg *e)
+{
+    struct disc_capture *c = r->c;
+    const struct disc_resume *rs = &c->rs;
+    int L = c->cfg.depth;
+    memcpy(x, rs->x, r->n * sizeof(float));
+    memcpy(r->x0p, rs->x0p, r->n * sizeof(float));
+    memcpy(r->prev, rs->prev, r->n * sizeof(float));
+    memcpy(r->theta, rs->theta, (size_t)L * sizeof(float));
+    double *bn = r->s.blk_nnz, *bc = r->s.blk_cells;
+    r->s = rs->sums;
+    r->s.blk_nnz = bn, r->s.blk_cells = bc;
+    memcpy(bn, rs->sums.blk_nnz, (size_t)L * sizeof(double));
+    memcpy(bc, rs->sums.blk_cells, (size_t)L * sizeof(double));
+    if (!rs->state_bytes)
+        return 0;
+    FILE *f = fmemopen(rs->state, rs->state_bytes, "rb");
+    if (!f)
+        return errmsg_set(e, ERR_NOMEM, "out of memory resuming the sampler run");
+    int rc = dit_state_load(r->st, f, e);
+    fclose(f);
+    return rc == ERR_DATA ? errmsg_set(e, rc, "the sampler state of the checkpoint is short") : rc;
+}
+
+/* Run ri of the capture (c->runs); x receives x_K and the run's trajectory (K, n) its
+ * x_{k+1}. A resumed run continues at the checkpoint's step. */
+static int one_run(struct disc_capture *c, int ri, struct capture_sink *sink, float *x,
+                   uint64_t prog_base, struct errmsg *e)
 {
     const struct dit_config *g = &c->cfg;
     int N = g->tokens, L = g->depth, H = g->heads;
+    bool ctr, st, main_run = c->runs[ri] == DISC_RUN_MAIN;
+    disc_run_shape(c, c->runs[ri], &ctr, &st);
+    float *traj = disc_run_traj(c, c->runs[ri]);
     struct run r;
     memset(&r, 0, sizeof r);
     r.c = c;
@@ -407,10 +431,9 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     r.st_on = st;
     r.main = main_run;
     r.n = (size_t)g->c_in * g->lat * g->lat;
-    r.dense_traj = dense_traj;
+    r.dense_traj = main_run ? c->dense_traj : NULL;
     r.sink = sink;
     r.e = e;
-    r.prog = prog;
     r.prog_base = prog_base;
     struct dit_state_opts so = {.ctr = ctr,
                                 .st = st,
@@ -430,12 +453,13 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
     r.kept = mem_alloc((size_t)N * sizeof(int32_t));
     r.tokmask = mem_alloc(words * sizeof(uint64_t));
     r.theta = mem_calloc((size_t)L, sizeof(float));
+    r.x0p = mem_calloc(r.n, sizeof(float));
     r.acc = main_run && st ? mem_alloc((size_t)c->B * L * H * sizeof *r.acc) : NULL;
     r.nnz_block = mem_calloc((size_t)L, sizeof(uint64_t));
-    r.blk_nnz = mem_calloc((size_t)L, sizeof(double));
-    r.blk_cells = mem_calloc((size_t)L, sizeof(double));
+    r.s.blk_nnz = mem_calloc((size_t)L, sizeof(double));
+    r.s.blk_cells = mem_calloc((size_t)L, sizeof(double));
     if (rc || !r.prev || !r.d || !r.dsort || !r.epsb || !r.kept || !r.tokmask || !r.theta ||
-        (main_run && st && !r.acc) || !r.nnz_block || !r.blk_nnz || !r.blk_cells) {
+        !r.x0p || (main_run && st && !r.acc) || !r.nnz_block || !r.s.blk_nnz || !r.s.blk_cells) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory for the sampler run");
         goto done;
     }
@@ -451,17 +475,27 @@ static int one_run(struct disc_capture *c, bool ctr, bool st, bool main_run,
         }
     }
     memcpy(x, c->x_init, r.n * sizeof(float));
-    rc = dit_sample(c->p.sampler, &c->sched, x, r.n, eps_cb, post_cb, &r, traj);
+    int k0 = 0;
+    if (c->rs.unit && ri == c->rs.run) {
+        if ((rc = run_restore(&r, x, e)) != 0)
+            goto done;
+        k0 = c->rs.k;
+    }
+    c->live = (struct disc_live){ri, k0, ctr, st, x, r.x0p, r.prev, r.theta, &r.s, r.st};
+    rc = dit_sample_from(c->p.sampler, &c->sched, k0, x, r.x0p, r.n, eps_cb, post_cb, &r, traj);
+    c->live.st = NULL;
     if (rc)
         goto done;
     if (main_run) {
         struct disc_result *res = &c->res;
-        res->mean_prune_ratio = r.prune_cnt ? r.prune_sum / r.prune_cnt : NAN;
-        res->sparsity = r.sum_cells > 0 ? 1.0 - r.sum_nnz / r.sum_cells : NAN;
-        res->sparsity_gen = r.gen_cells > 0 ? 1.0 - r.gen_nnz / r.gen_cells : NAN;
-        res->sparsity_reuse = r.reuse_cells > 0 ? 1.0 - r.reuse_nnz / r.reuse_cells : NAN;
+        const struct disc_sums *s = &r.s;
+        res->mean_prune_ratio = s->prune_cnt ? s->prune_sum / (double)s->prune_cnt : NAN;
+        res->sparsity = s->sum_cells > 0 ? 1.0 - s->sum_nnz / s->sum_cells : NAN;
+        res->sparsity_gen = s->gen_cells > 0 ? 1.0 - s->gen_nnz / s->gen_cells : NAN;
+        res->sparsity_reuse = s->reuse_cells > 0 ? 1.0 - s->reuse_nnz / s->reuse_cells : NAN;
         for (int b = 0; b < L; b++) {
-            res->sparsity_block[b] = r.blk_cells[b] > 0 ? 1.0 - r.blk_nnz[b] / r.blk_cells[b] : NAN;
+            res->sparsity_block[b] =
+                s->blk_cells[b] > 0 ? 1.0 - s->blk_nnz[b] / s->blk_cells[b] : NAN;
             res->theta[b] = st ? r.theta[b] : NAN;
         }
     }
@@ -562,19 +596,41 @@ static int score(struct disc_quality *q, const float *traj, const float *dense_t
     return 0;
 }
 
-int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e)
+void disc_runs_plan(struct disc_capture *c)
 {
     const struct disc_params *p = &c->p;
-    const struct dit_config *g = &c->cfg;
+    c->n_runs = 0;
+    if (p->compare_dense)
+        c->runs[c->n_runs++] = DISC_RUN_DENSE;
+    if (p->compare_dense && p->ctr != DISC_CTR_OFF && p->st != DISC_ST_OFF)
+        c->runs[c->n_runs++] = DISC_RUN_CTR; /* scores CTR alone */
+    c->runs[c->n_runs++] = DISC_RUN_MAIN;
+}
+
+void disc_run_shape(const struct disc_capture *c, enum disc_run_kind kind, bool *ctr, bool *st)
+{
+    *ctr = kind != DISC_RUN_DENSE && c->p.ctr != DISC_CTR_OFF;
+    *st = kind == DISC_RUN_MAIN && c->p.st != DISC_ST_OFF;
+}
+
+float *disc_run_traj(struct disc_capture *c, enum disc_run_kind kind)
+{
+    return kind == DISC_RUN_DENSE ? c->dense_traj
+           : kind == DISC_RUN_CTR ? c->ctr_traj
+                                  : c->res.traj;
+}
+
+int disc_run_alloc(struct disc_capture *c, struct errmsg *e)
+{
     struct disc_result *res = &c->res;
-    int rc = 0, K = c->K, L = g->depth;
-    size_t n = (size_t)g->c_in * g->lat * g->lat;
-    float *x = NULL, *dense_traj = NULL, *ctr_traj = NULL;
-    if (!c->loaded)
-        return errmsg_set(e, ERR_USAGE, "capture not loaded");
-    double t0 = progress_now_s();
+    int K = c->K, L = c->cfg.depth;
+    size_t n = (size_t)c->cfg.c_in * c->cfg.lat * c->cfg.lat;
     disc_result_release(res);
     memset(res, 0, sizeof *res);
+    mem_free(c->dense_traj);
+    mem_free(c->ctr_traj);
+    c->dense_traj = c->ctr_traj = NULL;
+    disc_runs_plan(c);
     res->K = K, res->L = L, res->B = c->B, res->n_latent = n;
     res->latent = mem_alloc(n * sizeof(float));
     res->traj = mem_alloc((size_t)K * n * sizeof(float));
@@ -583,58 +639,61 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
     res->theta = mem_calloc((size_t)L, sizeof(float));
     res->st_short = mem_calloc((size_t)L, sizeof(bool));
     res->n_kept = mem_calloc((size_t)K, sizeof(uint32_t));
-    x = mem_alloc(n * sizeof(float));
-    if (!res->latent || !res->traj || !res->sparsity_block || !res->alpha || !res->theta ||
-        !res->st_short || !res->n_kept || !x) {
+    bool ok = res->latent && res->traj && res->sparsity_block && res->alpha && res->theta &&
+              res->st_short && res->n_kept;
+    for (int ri = 0; ri < c->n_runs && ok; ri++) {
+        if (c->runs[ri] == DISC_RUN_DENSE) {
+            c->dense_traj = mem_alloc((size_t)K * n * sizeof(float));
+            res->latent_dense = mem_alloc(n * sizeof(float));
+            ok = c->dense_traj && res->latent_dense;
+        } else if (c->runs[ri] == DISC_RUN_CTR) {
+            ok = (c->ctr_traj = mem_alloc((size_t)K * n * sizeof(float))) != NULL;
+        }
+    }
+    return ok ? 0 : errmsg_set(e, ERR_NOMEM, "out of memory");
+}
+
+int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct errmsg *e)
+{
+    const struct disc_params *p = &c->p;
+    const struct dit_config *g = &c->cfg;
+    struct disc_result *res = &c->res;
+    int rc = 0, K = c->K, L = g->depth;
+    size_t n = (size_t)g->c_in * g->lat * g->lat;
+    float *x = NULL;
+    if (!c->loaded || !sink)
+        return errmsg_set(e, ERR_USAGE, "capture not loaded");
+    double t0 = progress_now_s();
+    /* a resumed run's result and trajectories so far came with the checkpoint */
+    if (!c->rs.unit && (rc = disc_run_alloc(c, e)) != 0)
+        goto done;
+    if (!(x = mem_alloc(n * sizeof(float)))) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto done;
     }
-    bool ctr = p->ctr != DISC_CTR_OFF, st = p->st != DISC_ST_OFF;
-    bool ctr_run = p->compare_dense && ctr && st;
-    int runs = 1 + (p->compare_dense ? 1 : 0) + (ctr_run ? 1 : 0);
-    struct progress own, *prog = &own;
-    if (sink) { /* the driver's reporter */
-        capture_progress_begin(sink, (uint64_t)runs * K);
-        prog = &sink->progress;
-    } else {
-        progress_init(&own, "disc capture", (uint64_t)runs * K, !c->progress);
-    }
-    uint64_t base = 0;
-    if (p->compare_dense) {
-        dense_traj = mem_alloc((size_t)K * n * sizeof(float));
-        res->latent_dense = mem_alloc(n * sizeof(float));
-        if (!dense_traj || !res->latent_dense) {
+    c->ckpt_ok = disc_ckpt_bytes(c) <= DISC_CKPT_MAX_BYTES;
+    if (!sink->progress.label)
+        sink->progress.label = "disc capture";
+    capture_progress_begin(sink, (uint64_t)c->n_runs * K);
+    for (int ri = 0; ri < c->n_runs && !rc; ri++) {
+        enum disc_run_kind kind = c->runs[ri];
+        float *xr = kind == DISC_RUN_DENSE  ? res->latent_dense
+                    : kind == DISC_RUN_MAIN ? res->latent
+                                            : x;
+        if (c->rs.unit && ri < c->rs.run) /* done before the checkpoint: x_K is its last row */
+            memcpy(xr, disc_run_traj(c, kind) + (size_t)(K - 1) * n, n * sizeof(float));
+        else
+            rc = one_run(c, ri, sink, xr, (uint64_t)ri * (uint64_t)K, e);
+        if (!rc && kind == DISC_RUN_CTR && score(&res->q_ctr, c->ctr_traj, c->dense_traj, n, K))
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        rc = one_run(c, false, false, false, NULL, NULL, res->latent_dense, dense_traj, prog, base,
-                     e);
-        if (rc)
-            goto done;
-        base += (uint64_t)K;
     }
-    if (ctr_run) {
-        ctr_traj = mem_alloc((size_t)K * n * sizeof(float));
-        if (!ctr_traj) {
-            rc = errmsg_set(e, ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        rc = one_run(c, true, false, false, NULL, NULL, x, ctr_traj, prog, base, e);
-        if (rc)
-            goto done;
-        base += (uint64_t)K;
-        if ((rc = score(&res->q_ctr, ctr_traj, dense_traj, n, K)) != 0)
-            goto done;
-    }
-    rc = one_run(c, ctr, st, true, dense_traj, sink, res->latent, res->traj, prog, base, e);
     if (rc)
         goto done;
-    if (sink)
-        capture_progress_end(sink);
-    else
-        progress_finish(&own);
-    if (p->compare_dense && (rc = score(&res->q_main, res->traj, dense_traj, n, K)) != 0)
+    capture_progress_end(sink);
+    if (p->compare_dense && score(&res->q_main, res->traj, c->dense_traj, n, K)) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
         goto done;
+    }
     for (int b = 0; b < L; b++)
         res->n_st_short += res->st_short[b];
     if (p->png_dir) {
@@ -648,7 +707,9 @@ int disc_capture_run(struct disc_capture *c, struct capture_sink *sink, struct e
     rc = write_summary(c, sink, e);
 done:
     mem_free(x);
-    mem_free(dense_traj);
-    mem_free(ctr_traj);
+    mem_free(c->dense_traj);
+    mem_free(c->ctr_traj);
+    c->dense_traj = c->ctr_traj = NULL;
+    disc_resume_release(&c->rs);
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 
@@ -150,6 +151,19 @@ const char *dit_state_errmsg(const struct dit_state *s);
 
 /* Bytes of the state's spill file so far (0 without one). */
 uint64_t dit_state_spill_bytes(const struct dit_state *s);
+
+/*
+ * What persists between steps, for a checkpoint of a sampler run: with CTR the block
+ * outputs (L, B, N, d) FP32, with ST the masks (B, L, h, N, words) u64, in host byte order
+ * and this order whatever is held or spilled (a never-written spilled part is written as
+ * the fresh state has it: zeros, all-ones masks). dit_state_save_bytes is its size for a
+ * state of cfg, n_batch, ctr and st. Save: 0, ERR_IO (spill file, message in e) or
+ * ERR_NOMEM (f failed). Load reads the same into a fresh state of the same shape: 0,
+ * ERR_DATA at a short read (e not set: the caller names the file and offset) or ERR_IO.
+ */
+uint64_t dit_state_save_bytes(const struct dit_config *cfg, int n_batch, bool ctr, bool st);
+int dit_state_save(struct dit_state *s, FILE *f, struct errmsg *e);
+int dit_state_load(struct dit_state *s, FILE *f, struct errmsg *e);
 
 /* Controls of one forward pass. */
 struct dit_fwd {

@@ -38,15 +38,25 @@ void dit_schedule_fill(struct dit_schedule *s, int K)
 int dit_sample(enum dit_sampler_kind kind, const struct dit_schedule *s, float *x, size_t n,
                dit_eps_fn fn, dit_post_fn post, void *ctx, float *traj)
 {
+    float *x0p = mem_alloc(n * sizeof(float));
+    if (!x0p)
+        return ERR_NOMEM;
+    int rc = dit_sample_from(kind, s, 0, x, x0p, n, fn, post, ctx, traj);
+    mem_free(x0p);
+    return rc;
+}
+
+int dit_sample_from(enum dit_sampler_kind kind, const struct dit_schedule *s, int k0, float *x,
+                    float *x0p, size_t n, dit_eps_fn fn, dit_post_fn post, void *ctx, float *traj)
+{
     int rc = 0, K = s->K;
     float *eps = mem_alloc(n * sizeof(float));
     float *x0 = mem_alloc(n * sizeof(float));
-    float *x0p = mem_alloc(n * sizeof(float));
-    if (!eps || !x0 || !x0p) {
+    if (!eps || !x0) {
         rc = ERR_NOMEM;
         goto done;
     }
-    for (int k = 0; k < K; k++) {
+    for (int k = k0 < 0 ? 0 : k0; k < K; k++) {
         rc = fn(ctx, k, s->t[k], x, eps);
         if (rc)
             goto done;
@@ -85,6 +95,5 @@ int dit_sample(enum dit_sampler_kind kind, const struct dit_schedule *s, float *
 done:
     mem_free(eps);
     mem_free(x0);
-    mem_free(x0p);
     return rc;
 }

@@ -46,4 +46,14 @@ typedef int (*dit_post_fn)(void *ctx, int k, const float *x_next);
 int dit_sample(enum dit_sampler_kind kind, const struct dit_schedule *s, float *x, size_t n,
                dit_eps_fn fn, dit_post_fn post, void *ctx, float *traj);
 
+/*
+ * dit_sample from step k0 (0..K) with the sampler's whole state in the caller's hands: x is
+ * x_{k0} and x0p (n floats) the previous step's prediction x0hat_{k0-1} (DPM-Solver++ 2M's
+ * history; unused at k0 = 0 and by DDIM). After every step x0p holds that step's x0hat
+ * before post is called, so a checkpoint taken in post can resume bit for bit with
+ * k0 = k + 1. traj rows [k0, K) are written. 0 or a callback's error.
+ */
+int dit_sample_from(enum dit_sampler_kind kind, const struct dit_schedule *s, int k0, float *x,
+                    float *x0p, size_t n, dit_eps_fn fn, dit_post_fn post, void *ctx, float *traj);
+
 #endif

@@ -2,6 +2,7 @@
  * dit_state: what persists between the steps of one sampler run: CTR block outputs and ST
  * masks, held or in the spill file (see dit.h, docs/models.md#disc-memory-plan).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/disc/disc_spill.h"
@@ -182,4 +183,74 @@ int dit_state_ff_store(struct dit_state *s, int blk, int b)
     if (!rc)
         s->ff_written[i] = 1;
     return rc;
+}
+
+/* ---- checkpoints of a sampler run (dit.h dit_state_save) ---- */
+
+uint64_t dit_state_save_bytes(const struct dit_config *cfg, int n_batch, bool ctr, bool st)
+{
+    uint64_t N = (uint64_t)cfg->tokens, L = (uint64_t)cfg->depth, B = (uint64_t)n_batch;
+    uint64_t b = 0;
+    if (ctr)
+        b += L * B * N * (uint64_t)cfg->hidden * sizeof(float);
+    if (st)
+        b += B * L * (uint64_t)cfg->heads * N * dit_mask_words(cfg) * sizeof(uint64_t);
+    return b;
+}
+
+int dit_state_save(struct dit_state *s, FILE *f, struct errmsg *e)
+{
+    const struct dit_config *c = s->cfg;
+    int L = c->depth, B = s->n_batch;
+    size_t n = (size_t)c->tokens * c->hidden;
+    for (int blk = 0; blk < L && s->ctr; blk++)
+        for (int b = 0; b < B; b++) {
+            const float *p = dit_state_ff(s, blk, b);
+            if (s->ff_spill) {
+                /* the held ring slot is scratch between steps: the spill copy is the state */
+                int rc = dit_state_ff_load(s, blk, b, false);
+                if (rc)
+                    return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
+            }
+            if (fwrite(p, sizeof(float), n, f) != n)
+                return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+        }
+    size_t gw = mask_group_words(s);
+    for (int b = 0; b < B && s->st; b++)
+        for (int blk = 0; blk < L; blk++) {
+            uint64_t *grp;
+            int rc = dit_state_mask_group(s, b, blk, &grp);
+            if (rc)
+                return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
+            if (fwrite(grp, sizeof(uint64_t), gw, f) != gw)
+                return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+        }
+    return 0;
+}
+
+int dit_state_load(struct dit_state *s, FILE *f, struct errmsg *e)
+{
+    const struct dit_config *c = s->cfg;
+    int L = c->depth, B = s->n_batch;
+    size_t n = (size_t)c->tokens * c->hidden;
+    for (int blk = 0; blk < L && s->ctr; blk++)
+        for (int b = 0; b < B; b++) {
+            if (fread(dit_state_ff(s, blk, b), sizeof(float), n, f) != n)
+                return ERR_DATA;
+            int rc = s->ff_spill ? dit_state_ff_store(s, blk, b) : 0;
+            if (rc)
+                return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
+        }
+    size_t gw = mask_group_words(s);
+    for (int b = 0; b < B && s->st; b++)
+        for (int blk = 0; blk < L; blk++) {
+            uint64_t *grp;
+            int rc = dit_state_mask_group(s, b, blk, &grp);
+            if (rc)
+                return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
+            if (fread(grp, sizeof(uint64_t), gw, f) != gw)
+                return ERR_DATA;
+            s->mdirty = true; /* a spilled group goes back to the file when it leaves */
+        }
+    return 0;
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Resumable captures (docs/trace-format.md#checkpoints): a small salca capture (both memory
-# plans), a kura capture and the test capture are SIGKILLed at 5 random points, each time
-# rerun with --resume (ACCELTRACE_CHECKPOINT_INTERVAL=0: a checkpoint at every unit) until
-# one finishes; the trace's `dump` and `verify` outputs must equal an uninterrupted run's.
-# Then the refusals: --resume with other parameters (exit 2, both params hashes named) and
-# a damaged checkpoint (exit 3 naming it). The seed of the kill points is printed;
-# ACCELTRACE_SEED sets it.
+# plans), a kura capture, two small disc captures (micro with CFG and the dense and CTR-only
+# comparison runs, masks held; tiny without the comparison, CTR caches and ST masks in the
+# spill file; both with CTR, ST and kept masks) and the test capture are SIGKILLed at 5
+# random points, each time rerun with --resume (ACCELTRACE_CHECKPOINT_INTERVAL=0: a
+# checkpoint at every unit) until one finishes; the trace's `dump` and `verify` outputs must
+# equal an uninterrupted run's. Then the refusals: --resume with other parameters (exit 2,
+# both params hashes named), a damaged checkpoint (exit 3 naming it) and --resume on the
+# structured disc source (exit 2). The seed of the kill points is printed; ACCELTRACE_SEED
+# sets it.
 set -u
 A=${ACCELTRACE:?}
 T=$(mktemp -d)
@@ -18,6 +21,9 @@ export SOURCE_DATE_EPOCH=0 ACCELTRACE_CHECKPOINT_INTERVAL=0
 SALCA="capture salca --source calibrated --length 4096 --steps 16 --layers 4 --heads 8 --kv-heads 2 --threads 1 -q"
 KURA="capture kura --size 64x64 --steps 400 --reproducible -q"
 TESTC="capture test --records 300 -q"
+DISC="capture disc --model micro --image-size 384 --steps 12 --cfg 2 --st-refresh 3 -j 1 -q"
+DISC_KEEP="--keep-masks blocks=1;heads=0-1;steps=all;batch=all"
+DISC_SPILL="capture disc --model tiny --image-size 128 --steps 8 --no-compare-dense -j 1 -q"
 
 # check NAME ARGS...: the uninterrupted run in $T/NAME/ref, the killed ones in $T/NAME/kill
 check() {
@@ -72,6 +78,8 @@ check() {
 check salca $SALCA
 check salca-layer-major $SALCA --layer-major
 check kura $KURA
+check disc $DISC $DISC_KEEP
+check disc-spill $DISC_SPILL --mem-limit 208.5MiB --keep-masks "heads=0;steps=all"
 check test $TESTC
 
 # a killed run to refuse resuming from
@@ -104,5 +112,11 @@ grep -q "t.atr.ckpt" err.txt || fail "damaged checkpoint: not named: $(cat err.t
 # verb here has them; the driver's refusal is tested in tests/test_capture.c
 cp good.ckpt t.atr.ckpt
 "$A" $SALCA --resume -o t.atr > /dev/null 2>&1 || fail "the good checkpoint did not resume"
-echo "refusals: other parameters exit 2 with both hashes, damaged checkpoint exit 3"
+# the structured DiSC source has no checkpoints: --resume with it is a usage error
+"$A" capture disc --source structured --resume -o s.atr > /dev/null 2> err.txt
+rc=$?
+[ $rc = 2 ] || fail "capture disc --source structured --resume: exit $rc, not 2"
+grep -q "resume" err.txt || fail "structured --resume: the option not named: $(cat err.txt)"
+[ ! -e s.atr ] && [ ! -e s.atr.partial ] || fail "structured --resume wrote a trace"
+echo "refusals: other parameters exit 2 with both hashes, damaged checkpoint exit 3, structured disc --resume exit 2"
 echo "PASS"
