@@ -17,6 +17,7 @@
  *
  * usage: bench_disc [--reps R] [--threads N] [--dump DIR] [--model NAME] [--forward-only]
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,18 @@ int main(int argc, char **argv)
            "masked %.4f s (%d threads each), masked vs dense %.2fx (target >= 1.5x)\n",
            cfg.heads, 1.0 - (double)nnz0 / ((double)cfg.heads * N * N), best_ad, best_as,
            threads, best_ad / best_as);
+    /* Amdahl: only self-attention differs between the dense and the reuse step, so with f
+     * the share of the dense step spent in it (depth blocks of the kernel timed above) the
+     * reuse step's speed-up is 1/((1-f) + f/r) at kernel ratio r, and below 1/(1-f) even
+     * with attention for free. */
+    double f = cfg.depth * best_ad / best_dense;
+    if (f > 1.0)
+        f = 1.0;
+    printf("bench_disc: self-attention share of the dense step f = %.2f (%d blocks x %.4f s of "
+           "%.3f s): reuse step bound at the kernel ratio %.2fx: %.2fx; with free attention: "
+           "%.2fx\n",
+           f, cfg.depth, best_ad, best_dense, best_ad / best_as,
+           1.0 / ((1.0 - f) + f * best_as / best_ad), f < 1.0 ? 1.0 / (1.0 - f) : INFINITY);
     dit_state_free(dense);
     dit_state_free(ctr);
     dit_state_free(st);

@@ -52,11 +52,15 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
  * columns once, and the SDDMM, the softmax and the SpMM walk that list, touching only the
  * kept K and V rows. The arithmetic is that of nn_sddmm_row and nn_attention_row_sparse
  * entry for entry (the dot product's eight partial sums combined in the same order, the
- * running maximum and the exp sum in ascending column order, each output column summed in
- * ascending column order), so records do not change. A blocked (tile) layout was not taken:
- * at the measured densities (40% kept at sparsity 0.6) 97.8% of the 8 x 8 tiles hold a set
- * entry, so skipping empty tiles would skip almost nothing (docs/performance.md).
- * Compiled again for x86-64-v3 and v4 like nn.c's hot loops; no FMA contraction (-std=c11).
+ * softmax weights by nn_softmax_list, each output column summed in ascending column order),
+ * so both kernels give the same bits (tests/test_disc_dit.c). Speed comes from the order of
+ * work, not from other arithmetic: four dot products at a time (four independent add chains
+ * instead of one), the query row and the output row held in vector registers for the head
+ * dimensions of the shipped configs (16, 64, 72), and the vectorised exp on the list. A
+ * blocked (tile) layout was not taken: at the measured densities (40% kept at sparsity 0.6)
+ * 97.8% of the 8 x 8 tiles hold a set entry, so skipping empty tiles would skip almost
+ * nothing (docs/performance.md). Compiled again for x86-64-v3 and v4 like nn.c's hot loops;
+ * no FMA contraction (-std=c11).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(__SANITIZE_ADDRESS__)
@@ -65,6 +69,46 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
 #else
 #define DIT_HOT
 #endif
+
+/* Eight floats as one value (GCC and Clang vector extension); lanes are the eight partial
+ * sums of the dot product, or eight output columns. */
+typedef float v8f __attribute__((vector_size(32)));
+#if defined(__GNUC__) && !defined(__clang__)
+/* the helpers below pass v8f by value only between static inline functions, so the note
+ * about the AVX argument ABI does not apply */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+static inline __attribute__((always_inline)) v8f load8(const float *p)
+{
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+typedef float v4f __attribute__((vector_size(16)));
+
+/* {p0+p4, p1+p5, p2+p6, p3+p7} */
+static inline __attribute__((always_inline)) v4f half_sum(const v8f *pp)
+{
+    v8f p = *pp;
+    v4f lo = __builtin_shufflevector(p, p, 0, 1, 2, 3),
+        hi = __builtin_shufflevector(p, p, 4, 5, 6, 7);
+    return lo + hi;
+}
+
+/* {a0+a1, a2+a3, b0+b1, b2+b3} (a horizontal add) */
+static inline __attribute__((always_inline)) v4f pair_add(v4f a, v4f b)
+{
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6) + __builtin_shufflevector(a, b, 1, 3, 5, 7);
+}
+
+/* The eight partial sums combined as nn_dot does: ((0+4)+(1+5))+((2+6)+(3+7)). */
+static inline __attribute__((always_inline)) float combine8(const v8f *v)
+{
+    return (((*v)[0] + (*v)[4]) + ((*v)[1] + (*v)[5])) +
+           (((*v)[2] + (*v)[6]) + ((*v)[3] + (*v)[7]));
+}
 
 /* The set columns of a mask row below n, ascending, into idx; their count. */
 static size_t row_index(const uint64_t *mask_row, int n, int32_t *idx)
@@ -97,40 +141,125 @@ static inline float dot_fixed(const float *a, const float *b, int n)
     return t;
 }
 
+/* The rows of list entries this far ahead are prefetched: their addresses are known from the
+ * list, which the hardware prefetcher cannot follow. */
+#define DIT_PREFETCH_AHEAD 8
+
+static inline __attribute__((always_inline)) void prefetch_row(const float *r, int n)
+{
+    for (int i = 0; i < n; i += 16)
+        __builtin_prefetch(r + i);
+}
+
+/* e[t] = scale * q . k_idx[t] for a head dimension DH that is a multiple of 8 (a constant
+ * where inlined): the query in registers, four keys at a time. */
+static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, const float *k,
+                                                              const int DH, const int32_t *idx,
+                                                              size_t cnt, float scale, float *e)
+{
+    v8f qv[16];
+    for (int i = 0; i < DH / 8; i++)
+        qv[i] = load8(q + 8 * i);
+    size_t t = 0;
+    for (; t + 4 <= cnt; t += 4) {
+        if (t + DIT_PREFETCH_AHEAD + 4 <= cnt)
+            for (int j = 0; j < 4; j++)
+                prefetch_row(k + (size_t)idx[t + DIT_PREFETCH_AHEAD + j] * DH, DH);
+        const float *k0 = k + (size_t)idx[t] * DH, *k1 = k + (size_t)idx[t + 1] * DH;
+        const float *k2 = k + (size_t)idx[t + 2] * DH, *k3 = k + (size_t)idx[t + 3] * DH;
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (int i = 0; i < DH / 8; i++) {
+            a0 += qv[i] * load8(k0 + 8 * i);
+            a1 += qv[i] * load8(k1 + 8 * i);
+            a2 += qv[i] * load8(k2 + 8 * i);
+            a3 += qv[i] * load8(k3 + 8 * i);
+        }
+        /* lo + hi halves, then three pairwise adds: each score is
+         * ((p0+p4)+(p1+p5))+((p2+p6)+(p3+p7)), four scores in one vector */
+        v4f y0 = half_sum(&a0), y1 = half_sum(&a1), y2 = half_sum(&a2), y3 = half_sum(&a3);
+        v4f h01 = pair_add(y0, y1), h23 = pair_add(y2, y3);
+        v4f sc = pair_add(h01, h23) * (v4f){scale, scale, scale, scale};
+        memcpy(e + t, &sc, sizeof sc);
+    }
+    for (; t < cnt; t++) {
+        const float *kr = k + (size_t)idx[t] * DH;
+        v8f a = {0};
+        for (int i = 0; i < DH / 8; i++)
+            a += qv[i] * load8(kr + 8 * i);
+        e[t] = scale * combine8(&a);
+    }
+}
+
+/* o (DH) = sum_t w[t] v_idx[t], each column in list order, the output row in registers. */
+static inline __attribute__((always_inline)) void
+spmm_fixed(const float *w, const int32_t *idx, size_t cnt, const float *v, const int DH, float *o)
+{
+    v8f acc[16];
+    for (int c = 0; c < DH / 8; c++)
+        acc[c] = (v8f){0};
+    for (size_t t = 0; t < cnt; t++) {
+        if (t + DIT_PREFETCH_AHEAD < cnt)
+            prefetch_row(v + (size_t)idx[t + DIT_PREFETCH_AHEAD] * DH, DH);
+        const float *vr = v + (size_t)idx[t] * DH;
+        v8f wt = {w[t], w[t], w[t], w[t], w[t], w[t], w[t], w[t]};
+        for (int c = 0; c < DH / 8; c++)
+            acc[c] += wt * load8(vr + 8 * c);
+    }
+    for (int c = 0; c < DH / 8; c++)
+        memcpy(o + 8 * c, &acc[c], sizeof acc[c]);
+}
+
 /* e[t] = scale * q . k_idx[t] for t < cnt (k rows packed, stride dh). */
 DIT_HOT static void sddmm_list(const float *q, const float *k, int dh, const int32_t *idx,
                                size_t cnt, float scale, float *e)
 {
-    for (size_t t = 0; t < cnt; t++)
-        e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * dh, dh);
+    switch (dh) {
+    case 16:
+        sddmm_fixed(q, k, 16, idx, cnt, scale, e);
+        return;
+    case 64:
+        sddmm_fixed(q, k, 64, idx, cnt, scale, e);
+        return;
+    case 72:
+        sddmm_fixed(q, k, 72, idx, cnt, scale, e);
+        return;
+    default:
+        for (size_t t = 0; t < cnt; t++)
+            e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * dh, dh);
+    }
 }
 
 /* o (dh) = softmax(e) . V[idx] over the cnt listed entries (e overwritten by the weights),
- * as nn_attention_row_sparse: max, exp and sum in list order, each column summed in list
- * order (eight columns at a time), then scaled by 1/sum. */
+ * as nn_attention_row_sparse: weights by nn_softmax_list, each column summed in list order,
+ * then scaled by 1/sum. */
 DIT_HOT static void softmax_spmm_list(float *e, const int32_t *idx, size_t cnt, const float *v,
                                       int dh, float *restrict o)
 {
-    for (int c = 0; c < dh; c++)
-        o[c] = 0.0f;
-    if (cnt == 0)
+    if (cnt == 0) {
+        for (int c = 0; c < dh; c++)
+            o[c] = 0.0f;
         return;
-    float mx = -INFINITY, sum = 0.0f;
-    for (size_t t = 0; t < cnt; t++)
-        mx = e[t] > mx ? e[t] : mx;
-    for (size_t t = 0; t < cnt; t++) {
-        e[t] = expf(e[t] - mx);
-        sum += e[t];
     }
-    for (size_t t = 0; t < cnt; t++) {
-        const float *restrict vr = v + (size_t)idx[t] * dh;
-        float w = e[t];
-        int c = 0;
-        for (; c + 8 <= dh; c += 8)
-            for (int j = 0; j < 8; j++)
-                o[c + j] += w * vr[c + j];
-        for (; c < dh; c++)
-            o[c] += w * vr[c];
+    float sum = nn_softmax_list(e, cnt);
+    switch (dh) {
+    case 16:
+        spmm_fixed(e, idx, cnt, v, 16, o);
+        break;
+    case 64:
+        spmm_fixed(e, idx, cnt, v, 64, o);
+        break;
+    case 72:
+        spmm_fixed(e, idx, cnt, v, 72, o);
+        break;
+    default:
+        for (int c = 0; c < dh; c++)
+            o[c] = 0.0f;
+        for (size_t t = 0; t < cnt; t++) {
+            const float *restrict vr = v + (size_t)idx[t] * dh;
+            float w = e[t];
+            for (int c = 0; c < dh; c++)
+                o[c] += w * vr[c];
+        }
     }
     float inv = 1.0f / sum;
     for (int c = 0; c < dh; c++)

@@ -102,56 +102,74 @@ NN_HOT void nn_exp_clamped(float *x, size_t n)
     exp8_inplace(x + i, (int)(n - i));
 }
 
+/*
+ * The softmax weights of one row of n scores in place, unnormalised: the maximum (eight
+ * running maxima), v - max clamped below at -87, the vectorised exp, and their sum (eight
+ * partial sums over i mod 8 combined as ((0+4)+(1+5))+((2+6)+(3+7)), then the tail in
+ * order). Returns the sum. Shared by the dense softmax and the sparse (list) softmax, so a
+ * kept entry gets the same arithmetic in both.
+ */
+static inline float exp_sum_row(float *row, size_t n)
+{
+    size_t n8 = n & ~(size_t)7;
+    /* Eight independent running maxima: one chain would serialise on maxss latency. */
+    float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+    float m4 = -INFINITY, m5 = -INFINITY, m6 = -INFINITY, m7 = -INFINITY;
+    for (size_t i = 0; i < n8; i += 8) {
+        const float *v = row + i;
+        m0 = v[0] > m0 ? v[0] : m0;
+        m1 = v[1] > m1 ? v[1] : m1;
+        m2 = v[2] > m2 ? v[2] : m2;
+        m3 = v[3] > m3 ? v[3] : m3;
+        m4 = v[4] > m4 ? v[4] : m4;
+        m5 = v[5] > m5 ? v[5] : m5;
+        m6 = v[6] > m6 ? v[6] : m6;
+        m7 = v[7] > m7 ? v[7] : m7;
+    }
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    m4 = m5 > m4 ? m5 : m4;
+    m6 = m7 > m6 ? m7 : m6;
+    m0 = m2 > m0 ? m2 : m0;
+    m4 = m6 > m4 ? m6 : m4;
+    float mx = m4 > m0 ? m4 : m0;
+    for (size_t i = n8; i < n; i++)
+        mx = row[i] > mx ? row[i] : mx;
+    for (size_t i = 0; i < n; i++) {
+        float v = row[i] - mx;
+        row[i] = v < -87.0f ? -87.0f : v;
+    }
+    /* exponentials and the sum (eight partial sums, fixed order) in blocks of eight */
+    float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n8; i += 8) {
+        exp8_inplace(row + i, 8);
+        for (int j = 0; j < 8; j++)
+            s8[j] += row[i + j];
+    }
+    float sum = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+    exp8_inplace(row + n8, (int)(n - n8));
+    for (size_t i = n8; i < n; i++)
+        sum += row[i];
+    return sum;
+}
+
 NN_HOT void nn_softmax_rows(float *x, int rows, int cols, int ld)
 {
     size_t n = (size_t)cols, n8 = n & ~(size_t)7;
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
-        /* Eight independent running maxima: one chain would serialise on maxss latency. */
-        float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
-        float m4 = -INFINITY, m5 = -INFINITY, m6 = -INFINITY, m7 = -INFINITY;
-        for (size_t i = 0; i < n8; i += 8) {
-            const float *v = row + i;
-            m0 = v[0] > m0 ? v[0] : m0;
-            m1 = v[1] > m1 ? v[1] : m1;
-            m2 = v[2] > m2 ? v[2] : m2;
-            m3 = v[3] > m3 ? v[3] : m3;
-            m4 = v[4] > m4 ? v[4] : m4;
-            m5 = v[5] > m5 ? v[5] : m5;
-            m6 = v[6] > m6 ? v[6] : m6;
-            m7 = v[7] > m7 ? v[7] : m7;
-        }
-        m0 = m1 > m0 ? m1 : m0;
-        m2 = m3 > m2 ? m3 : m2;
-        m4 = m5 > m4 ? m5 : m4;
-        m6 = m7 > m6 ? m7 : m6;
-        m0 = m2 > m0 ? m2 : m0;
-        m4 = m6 > m4 ? m6 : m4;
-        float mx = m4 > m0 ? m4 : m0;
-        for (size_t i = n8; i < n; i++)
-            mx = row[i] > mx ? row[i] : mx;
-        for (size_t i = 0; i < n; i++) {
-            float v = row[i] - mx;
-            row[i] = v < -87.0f ? -87.0f : v;
-        }
-        /* exponentials and the sum (eight partial sums, fixed order) in blocks of eight */
-        float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (size_t i = 0; i < n8; i += 8) {
-            exp8_inplace(row + i, 8);
-            for (int j = 0; j < 8; j++)
-                s8[j] += row[i + j];
-        }
-        float sum = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
-        exp8_inplace(row + n8, (int)(n - n8));
-        for (size_t i = n8; i < n; i++)
-            sum += row[i];
-        float inv = 1.0f / sum;
+        float inv = 1.0f / exp_sum_row(row, n);
         for (size_t i = 0; i < n8; i += 8)
             for (int j = 0; j < 8; j++)
                 row[i + j] *= inv;
         for (size_t i = n8; i < n; i++)
             row[i] *= inv;
     }
+}
+
+NN_HOT float nn_softmax_list(float *e, size_t cnt)
+{
+    return exp_sum_row(e, cnt);
 }
 
 void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma,
@@ -304,12 +322,12 @@ static inline void axpy(float *restrict o, float e, const float *restrict v, int
         o[c] += e * v[c];
 }
 
-NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k,
-                                      const float *v, int ldv, int dh, float *o)
+NN_HOT size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_k, const float *v,
+                                      int ldv, int dh, float *o)
 {
     size_t words = ((size_t)n_k + 63) / 64;
-    float mx = -INFINITY;
     size_t cnt = 0;
+    /* the set entries' scores to the front of s, in ascending column order (cnt <= j) */
     for (size_t w = 0; w < words; w++) {
         uint64_t bits = mask_row[w];
         while (bits) {
@@ -317,15 +335,15 @@ NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, 
             bits &= bits - 1;
             if (j >= n_k)
                 break;
-            mx = s[j] > mx ? s[j] : mx;
-            cnt++;
+            s[cnt++] = s[j];
         }
     }
     for (int c = 0; c < dh; c++)
         o[c] = 0.0f;
     if (cnt == 0)
         return 0;
-    float sum = 0.0f;
+    float sum = exp_sum_row(s, cnt);
+    size_t t = 0;
     for (size_t w = 0; w < words; w++) {
         uint64_t bits = mask_row[w];
         while (bits) {
@@ -333,9 +351,7 @@ NN_HOT size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, 
             bits &= bits - 1;
             if (j >= n_k)
                 break;
-            float e = expf(s[j] - mx);
-            sum += e;
-            axpy(o, e, v + (size_t)j * ldv, dh);
+            axpy(o, s[t++], v + (size_t)j * ldv, dh);
         }
     }
     float inv = 1.0f / sum;

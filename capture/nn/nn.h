@@ -115,10 +115,19 @@ void nn_attention(const struct nn_attn *a);
 /*
  * Sparse attention for one query row given its score row already computed on the set
  * entries of mask_row (other entries of s are ignored): o (dh) = sum_j w_j v_j with w the
- * softmax over set entries (max subtracted). Returns the number of set entries.
+ * softmax over set entries, weights by nn_softmax_list on the set entries in ascending
+ * column order, each output column summed in that order, then scaled by 1/sum. s is
+ * overwritten (the front holds the weights). Returns the number of set entries.
  */
-size_t nn_attention_row_sparse(const float *s, const uint64_t *mask_row, int n_k, const float *v,
-                               int ldv, int dh, float *o);
+size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_k, const float *v, int ldv,
+                               int dh, float *o);
+
+/*
+ * The unnormalised softmax weights of a list of cnt > 0 scores, in place, with the
+ * arithmetic of nn_softmax_rows (max subtracted, clamped below at -87, the vectorised exp);
+ * returns their sum (eight partial sums over the list position mod 8 in a fixed order).
+ */
+float nn_softmax_list(float *e, size_t cnt);
 
 /* Dot product of n floats in float, eight interleaved partial sums combined in a fixed
  * order (SDDMM element). */
