@@ -107,6 +107,19 @@ int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(v
  */
 json_t *cli_json_trace_file(const char *path);
 
+/*
+ * export tiles' output steps, shared with `model kura --plots --tiles` (one pass over the
+ * trace for both; cli/cmd_export_tiles.c). cli_export_tiles_check: the trace may not be one
+ * of the files written into dir (0, or exit status 2 after the message, verb named).
+ * cli_export_tiles_write: from the step a kura_pick pass found, derives the tile streams
+ * of an nh x nw array, compares stored tiles, writes dir and prints the summary line (or
+ * the JSON document); 0 or an exit status after the message.
+ */
+struct kura_pick;
+int cli_export_tiles_check(const char *verb, const char *path, const char *dir);
+int cli_export_tiles_write(const struct kura_pick *tp, const char *path, const char *dir, int nh,
+                           int nw, bool json);
+
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
