@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/analyzer.h"
 #include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
@@ -67,6 +68,22 @@ const char *cli_command_line(void);
  */
 int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
                               const char *const *traces, size_t n_traces);
+
+/*
+ * What the manifest records of the first trace (its content hash and data source), taken
+ * in the analyzer pass that reads it (cli_trace_ident_ops, analysis/analyzer.h: run it
+ * with the verb's analyzers, zeroed first; it keeps the first trace it sees), so the
+ * manifest does not open the trace again. cli_write_output_manifest_id is
+ * cli_write_output_manifest with id (when id->set) in place of the first trace's header.
+ */
+struct cli_trace_ident {
+    bool set;
+    char hash[128], source[512], detail[1024];
+};
+extern const struct analyzer_ops cli_trace_ident_ops;
+int cli_write_output_manifest_id(const char *kind, const char *out, const char *results_dir,
+                                 const char *const *traces, size_t n_traces,
+                                 const struct cli_trace_ident *id);
 
 /* Records argv for cli_command_line; called by main() once. */
 void cli_set_command_line(int argc, char **argv);

@@ -324,7 +324,8 @@ static int analyze(void *ctx, FILE *out)
         return status;
     }
     bool rendered = true;
-    struct analyzer an[4];
+    struct cli_trace_ident id = {0}; /* for the manifest: no second open of the trace */
+    struct analyzer an[5] = {[4] = {&cli_trace_ident_ops, &id}};
     conflicts_analyzer(run.c, a->group_mode, a->outdir, &rendered, &an[0]);
     select_quality_analyzer(run.q, a->group_mode, a->outdir, &rendered, &an[1]);
     overshoot_analyzer(run.ov, a->outdir, &rendered, &an[2]);
@@ -334,19 +335,19 @@ static int analyze(void *ctx, FILE *out)
     if (a->sy.kind_name)
         status = add_synthetic(run.c, &a->sy, o->map.seed);
     for (size_t f = 0; f < a->n_files && status == 0; f++)
-        if ((rc = analyzer_run(a->files[f], an, 4, NULL, &e)) < 0)
+        if ((rc = analyzer_run(a->files[f], an, 5, NULL, &e)) < 0)
             status = cli_fail(rc, errmsg_text(&e));
     if (status == 0)
         status = check_jobs(run.c, o, a->n_files);
     if (status == 0) {
-        if ((rc = analyzer_finish(an, 4, &e)) < 0)
+        if ((rc = analyzer_finish(an, 5, &e)) < 0)
             status = cli_fail(rc, errmsg_text(&e));
         else if (!rendered && !plot_gnuplot_available())
             cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", a->outdir);
     }
     if (status == 0) /* what made the tables and figures, for the report */
-        status =
-            cli_write_output_manifest("analyze conflicts", a->outdir, NULL, a->files, a->n_files);
+        status = cli_write_output_manifest_id("analyze conflicts", a->outdir, NULL, a->files,
+                                              a->n_files, &id);
     if (status == 0)
         print_summary(out, &run, o, a->timing, a->n_files, a->quiet);
     run_free(&run);
