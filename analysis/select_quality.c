@@ -209,8 +209,9 @@ static int add_structure(struct select_quality *c, const char *group,
                          const Acceltrace__SalcaSelect *s, struct errmsg *e)
 {
     struct selstruct *ss = &c->ss;
-    /* a malformed list of a method the PC analysis ignores is ignored here too; one of the
-     * analyzed method is the error the PC analysis reports (conflicts_add_select) */
+    /* a malformed list of a method other than strict_method is left out silently (the
+     * conflict analyzer ignores that method too); one of strict_method is an error, the
+     * same one conflicts_add_select reports for it */
     bool other = c->strict_method >= 0 && s->method != (uint32_t)c->strict_method;
     struct errmsg ign = {0}, *em = other ? &ign : e;
     int rc = trace_salca_select_check(s, em);
