@@ -27,22 +27,24 @@ static int run_begin(void *ctx, const struct trace_scan_pos *pos, struct errmsg 
 }
 
 /* Every analyzer sees the record, in list order, also after one of them took it (the taker
- * keeps it alive; the header says only one may take a record). */
+ * keeps it alive; the header says only one may take a record); one asking to stop ends
+ * the pass after the record. */
 static int run_record(void *ctx, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                       struct errmsg *e)
 {
     const struct run *r = ctx;
     Acceltrace__Record *cur = *rec;
-    bool taken = false;
+    bool taken = false, stop = false;
     int rc = 0;
     for (size_t i = 0; i < r->n && rc >= 0; i++) {
         Acceltrace__Record *view = cur;
         rc = r->a[i].ops->record(r->a[i].self, pos, &view, e);
         taken |= view == NULL;
+        stop |= rc == ANALYZER_STOP;
     }
     if (taken)
         *rec = NULL;
-    return rc;
+    return rc < 0 ? rc : stop ? ANALYZER_STOP : 0;
 }
 
 static int run_end(void *ctx, const struct trace_scan_pos *pos, struct errmsg *e)

@@ -24,13 +24,18 @@
 #include "formats/trace.pb-c.h"
 #include "traces/trace_scan.h"
 
+#define ANALYZER_STOP TRACE_SCAN_STOP /* record: end the pass after this record */
+
 struct analyzer_ops {
     const char *name; /* "hash_lb", "conflicts", ... (messages, tests) */
     /* A trace starts (pos->r: header, content hash); may refuse it. May be NULL. */
     int (*begin)(void *self, const struct trace_scan_pos *pos, struct errmsg *e);
     /* One record of the trace; may take it (*rec = NULL; then it frees it with
      * trace_record_free). Analyzers later in the list still see a taken record; at most one
-     * analyzer of a pass may take a given record. Required. */
+     * analyzer of a pass may take a given record. Returns 0, <0, or ANALYZER_STOP when it
+     * needs no further record: the pass then ends after the analyzers later in the list
+     * have seen this record, with no end hook, and analyzer_run returns 0 (a pass that
+     * reads only the first records). Required. */
     int (*record)(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                   struct errmsg *e);
     /* The trace ended (every record seen, its hash checked). May be NULL. */

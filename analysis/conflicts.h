@@ -11,16 +11,15 @@
  * a histogram of per-PC occupancy per slot. Independently of the policies it accumulates,
  * for the mod, xor and hash maps, the histogram of conflicts per batch of p_iss requests.
  *
- * From traces it also keeps the quality of every method (section 12 plot 4), the heavy-
- * channel stability of SalcaPrefill records (plot 7) and the overshoot of Salca's sets
- * (plot 8).
- *
- * conflicts_write writes CSV tables (through formats/csv) and the section 12 plots 1-4, 7
- * and 8 into a folder. conflicts_analyzer feeds a handle from a trace pass (analysis/
- * analyzer.h). The handle owns its memory and keeps an error message; nothing prints.
- * Code: conflicts_pc.c (PC conflicts, timing mode, the feed), conflicts_pc_out.c (their
- * tables and plots, conflicts_write), conflicts_select.c (quality and overshoot),
- * conflicts_heavy.c (heavy-channel stability); shared state in conflicts_impl.h.
+ * conflicts_write writes CSV tables (through formats/csv) and the plots 1-3 of
+ * docs/salca.md#figures into a folder. conflicts_analyzer feeds a handle from a trace pass
+ * (analysis/analyzer.h); the other analyses of the same traces are analyzers of their own
+ * that share the pass: select_quality.h (recall and cosine of every method, selection
+ * structure), heavy_stability.h (heavy-channel stability of the prefill) and overshoot.h
+ * (Salca's set overshoot). The handle owns its memory; errors go into the caller's struct
+ * errmsg; nothing prints. Code: conflicts_pc.c (policies, jobs, timing mode, the
+ * analyzer), conflicts_pc_out.c (tables and plots, conflicts_write); shared state in
+ * conflicts_impl.h.
  */
 #ifndef ACCELTRACE_CONFLICTS_H
 #define ACCELTRACE_CONFLICTS_H
@@ -77,46 +76,32 @@ void conflicts_free(struct conflicts *c);
 
 /*
  * Adds one job of group `group` (a label; NULL = "all"): layer l, query head h and the
- * ascending token indices idx[0..n). 0, ERR_NOMEM, ERR_LIMIT (too many groups or layers).
+ * ascending token indices idx[0..n). 0, or with e set ERR_NOMEM, ERR_LIMIT (too many
+ * groups or layers).
  */
 int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32_t h,
-                      const uint32_t *idx, size_t n);
+                      const uint32_t *idx, size_t n, struct errmsg *e);
 
 /*
- * Adds a SalcaSelect record (ignored when its method is not opts.method): decodes `sel`
- * (bounded by n_ctx and count) and calls conflicts_add_job. ERR_DATA for a malformed list
- * (message in the handle), else as conflicts_add_job.
+ * Adds a SalcaSelect record (ignored when its method is not opts.method or its step is
+ * outside opts.steps): decodes it (bounded by n_ctx and count) and calls conflicts_add_job.
+ * ERR_DATA/ERR_LIMIT with e set for a malformed list, else as conflicts_add_job.
  */
-int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s);
+int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s,
+                         struct errmsg *e);
 
 /*
- * Starts a trace: records its target retention (SalcaHeader.rho, the x series of the
- * recall-vs-retention plot) and its method names. hdr may be NULL or lack a salca part.
- * Quality statistics (recall, cosine, |S|/n) are then kept for every method of every
- * SalcaSelect passed to conflicts_add_select, keyed by (group, method, rho).
- * 0 or ERR_NOMEM.
+ * The analyzer of a trace pass over c (analysis/analyzer.h; c not owned, no free hook):
+ * begin refuses a trace of another workload (ERR_DATA); record adds its SalcaSelect records
+ * (conflicts_add_select) under the group trace_salca_group(header, group_mode, path), an
+ * error naming the file and record number; finish writes into dir (conflicts_write;
+ * nothing when dir is NULL) and clears *rendered (may be NULL) when gnuplot made no image.
+ * The caller checks the totals between the last trace and analyzer_finish (an empty
+ * analysis is its error to report). group_mode must outlive the analyzer.
  */
-int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr);
-
-/*
- * The analyzer of a trace pass over c (analysis/analyzer.h), c not owned: begin refuses a
- * trace of another workload (ERR_DATA) and starts it (conflicts_begin_trace); record adds
- * its SalcaSelect (conflicts_add_select) and SalcaPrefill (conflicts_add_prefill) records,
- * an error naming the file and record number. The series label of the trace's selections
- * is chosen by group_mode: "family" (SalcaHeader.task_family), "task" (task_name), "file"
- * (the path); "all" otherwise or when the header lacks it. No finish hook: after the last
- * trace the caller checks and writes (conflicts_write). f must outlive the analyzer.
- */
-struct conflicts_feed {
-    struct conflicts *c;
-    const char *group_mode;
-    const char *group; /* of the current trace (set by begin) */
-};
 struct analyzer;
-void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out);
-
-/* Quality rows kept so far (group, method, rho keys). */
-size_t conflicts_n_quality(const struct conflicts *c);
+void conflicts_analyzer(struct conflicts *c, const char *group_mode, const char *dir,
+                        bool *rendered, struct analyzer *out);
 
 /* Number of policies analyzed and the name of policy i ("batch", "inorder_d2", "window_128"). */
 size_t conflicts_n_policies(const struct conflicts *c);
@@ -153,18 +138,15 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
  * alpha_jobs.csv (with opts.per_job: group, step, layer, head, N_sel, ideal, max load and
  * the slots of every policy),
  * conflict_occupancy.csv, conflict_per_batch.csv, and the plots conflict_occupancy,
- * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot); with quality
- * rows recall_vs_retention.csv and the recall/cosine plots; with stability rows
- * heavy_stability.csv and its plot; with Salca selections overshoot.csv and its plot.
+ * conflict_per_batch, alpha_vs_window (.dat/.gp/.png through analysis/plot).
  * With opts.timing also hbm_time.csv (policy, depth, window, jobs, tokens, ideal_cycles,
  * cycles, time_over_ideal, alpha, row_hits, row_misses); with opts.compare_presets also
  * hbm_presets.csv (preset, then the same columns) and the plot hbm_presets_vs_window (alpha
  * and time over ideal against the window W, a series per preset, two panels).
- * *rendered tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/ERR_EXTERNAL.
+ * *rendered (may be NULL) tells whether gnuplot made the PNGs. 0 or ERR_IO/ERR_NOMEM/
+ * ERR_EXTERNAL with e set.
  */
-int conflicts_write(struct conflicts *c, const char *dir, bool *rendered);
-
-const char *conflicts_errmsg(const struct conflicts *c);
+int conflicts_write(struct conflicts *c, const char *dir, bool *rendered, struct errmsg *e);
 
 /* ---- timing mode (opts.timing; replay/hbm_timing, docs/models.md#hbm-timing-mode) ---- */
 
@@ -185,56 +167,6 @@ int conflicts_timing_totals(const struct conflicts *c, size_t policy, struct con
  * without it or past the last preset or policy. */
 int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
                             struct conflicts_timing *t);
-
-/* ---- heavy-channel stability and Salca overshoot (docs/salca.md#figures plots 7 and 8) ---- */
-
-#define CONFLICTS_OVER_BINS_PER_N 2000 /* overshoot bin width 1/2000 of n = 0.05% [decision] */
-#define CONFLICTS_MAX_PREFIX 64        /* ladder entries accepted per SalcaPrefill */
-#define CONFLICTS_MAX_STABILITY 65536  /* distinct (layer, prefix length) rows */
-
-/* Jaccard overlap |A and B| / |A or B| of two sets of channel indices (duplicates count
- * once); 1 when both are empty. */
-double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb);
-
-/*
- * Adds a SalcaPrefill record: for each prefix length m of its ladder (prefix_len), the
- * Jaccard overlap of that prefix's top-r set with the final set `heavy` joins the mean of
- * (layer l, m). A record without the ladder (traces written before it existed) is only
- * counted. 0, ERR_DATA for inconsistent fields (message in the handle), ERR_LIMIT, ERR_NOMEM.
- */
-int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p);
-
-/* One heavy-stability row: the mean over the (trace, KV head) sets of layer `layer`. */
-struct conflicts_stability {
-    uint32_t layer;
-    uint32_t prefix_len; /* m, prefill tokens the prefix set was found on */
-    uint64_t sets;       /* (trace, KV head) sets averaged */
-    double jaccard_mean, jaccard_min;
-    /* mean over the sets of sum_{j in prefix set} S_j / sum_{j in I_g} S_j with the final
-     * chan_sum S (how much of I_g's magnitude the prefix set keeps); -1 without chan_sum */
-    double mass_kept_mean;
-};
-
-/* Rows kept so far, ordered by (layer, prefix_len); row i into *s (ERR_USAGE past the end). */
-size_t conflicts_n_stability(const struct conflicts *c);
-int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_stability *s);
-/* SalcaPrefill records added; *without_ladder (may be NULL) gets those lacking the ladder. */
-uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_ladder);
-
-/*
- * Overshoot (|S| - K)/n of every SalcaSelect of method 0 (Salca) passed to
- * conflicts_add_select, whatever opts.method is. bins[b] counts records with
- * floor((|S| - K)·CONFLICTS_OVER_BINS_PER_N / n) = b (exact integer arithmetic); n_bins is
- * one past the last non-empty bin. bins points into the handle (NULL when n_bins = 0).
- */
-struct conflicts_overshoot {
-    uint64_t records;
-    double mean;          /* mean (|S| - K)/n, a fraction of n */
-    uint64_t above_paper; /* records with (|S| - K)/n > 0.19% (the paper's set growth) */
-    size_t n_bins;
-    const uint64_t *bins;
-};
-void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o);
 
 /* Synthetic selections (`analyze conflicts --synthetic`, tests, benchmarks) come from
  * the generator of replay/salca_model.h (salca_synth_selection, enum salca_synth_kind),

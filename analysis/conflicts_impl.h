@@ -1,9 +1,8 @@
 /*
- * conflicts_impl: the state shared by the files of the conflicts analyzer (analysis/
- * conflicts.h is its public contract): conflicts_pc.c (PC conflicts: policies, jobs, the
- * timing mode, the trace feed), conflicts_pc_out.c (their tables and plots, and
- * conflicts_write), conflicts_select.c (selection quality and overshoot) and
- * conflicts_heavy.c (heavy-channel stability). Not for use outside these files.
+ * conflicts_impl: the state shared by the two files of the conflict analyzer (analysis/
+ * conflicts.h is its public contract): conflicts_pc.c (policies, jobs, the timing mode,
+ * the trace pass) and conflicts_pc_out.c (the tables and plots, conflicts_write). Not for
+ * use outside these files.
  */
 #ifndef ACCELTRACE_CONFLICTS_IMPL_H
 #define ACCELTRACE_CONFLICTS_IMPL_H
@@ -13,8 +12,6 @@
 #include <stdint.h>
 
 #include "analysis/conflicts.h"
-#include "analysis/plot.h"
-#include "formats/csv.h"
 
 #define MAX_POL (1 + CONFLICTS_MAX_DEPTHS + CONFLICTS_MAX_WINDOWS)
 #define MAX_P_ISS 4096
@@ -35,22 +32,6 @@ struct grp {
 struct layer_acc {
     uint64_t jobs, ideal, max_load;
     uint64_t slots[MAX_POL];
-};
-
-/* Quality of one (group, method, rho): values kept for the 5th percentiles. */
-struct qual {
-    char group[64], method[32], rho[24];
-    size_t n, cap;
-    double *recall, *cosine;
-    double ret_sum;
-};
-
-/* Heavy-channel stability of one (layer, prefix length m). */
-struct stab {
-    uint32_t l, m;
-    uint64_t n, n_mass;
-    double jsum, jmin;
-    double msum; /* share of the final set's S mass the prefix set holds (n_mass sets) */
 };
 
 /* One job of the per-job table (opts.per_job); its slots follow in job_slots. */
@@ -86,55 +67,17 @@ struct conflicts {
     uint16_t *pc, *pc2;
     uint32_t *idx;
     size_t cap, idx_cap;
-    struct errmsg err;
-    struct qual *qual;
-    size_t n_qual, cap_qual;
     struct job_row *jobs; /* per-job rows (opts.per_job) */
     uint64_t *job_slots;  /* (n_jobs, n_pol) slots of each policy */
     size_t n_jobs, cap_jobs;
-    char rho[24];
-    char method_names[64][32]; /* by method id < 64, from the trace header */
-    struct stab *stab;         /* sorted by (l, m) */
-    size_t n_stab, cap_stab;
-    uint64_t prefills, prefills_bare; /* SalcaPrefill records; those without the ladder */
-    uint64_t *over;                   /* (CONFLICTS_OVER_BINS_PER_N + 1) Salca overshoot bins */
-    size_t over_bins;                 /* one past the last non-empty bin */
-    uint64_t over_n, over_above;
-    double over_sum;
     struct tim *tim; /* timing mode state (opts.timing), else NULL */
     struct tim *cmp; /* per preset (opts.compare_presets), n_cmp entries, else NULL */
     size_t n_cmp;
-    struct selstruct *ss; /* selection structure per head class (conflicts_select.c) */
+    /* the analyzer form (conflicts_analyzer) */
+    const char *group_mode;
+    const char *group; /* of the current trace (set by begin) */
+    const char *dir;
+    bool *rendered;
 };
-
-/* ---- shared by the files (conflicts_pc_out.c) ---- */
-
-/* Opens DIR/NAME for a CSV table; 0 or ERR_IO/ERR_NOMEM with c->err set. */
-int conflicts_csv_open(struct conflicts *c, const char *dir, const char *name,
-                       struct csv_writer **w);
-/* Closes a table of conflicts_csv_open: 0, or ERR_IO with c->err set when any write
- * failed. */
-int conflicts_csv_close(struct conflicts *c, struct csv_writer *w, const char *dir,
-                        const char *name);
-/* Writes and frees plot p; *rendered false when gnuplot made no PNG. 0 or <0 (c->err). */
-int conflicts_plot_done(struct conflicts *c, struct plot *p, const char *dir, bool *rendered);
-
-/* ---- selection quality and overshoot (conflicts_select.c) ---- */
-
-/* Quality and overshoot of one SalcaSelect (every method; overshoot of Salca's). */
-int conflicts_select_add(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s);
-/* recall_vs_retention.csv and cosine_vs_retention.csv (with quality rows). */
-int conflicts_write_quality(struct conflicts *c, const char *dir);
-/* Their two plots. */
-int conflicts_write_quality_plots(struct conflicts *c, const char *dir, bool *rendered);
-/* Frees the selection-structure state (conflicts_free). */
-void conflicts_select_release(struct conflicts *c);
-/* overshoot.csv and its plot (with Salca selections). */
-int conflicts_write_overshoot(struct conflicts *c, const char *dir, bool *rendered);
-
-/* ---- heavy-channel stability (conflicts_heavy.c) ---- */
-
-/* heavy_stability.csv and its plot (with stability rows). */
-int conflicts_write_stability(struct conflicts *c, const char *dir, bool *rendered);
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * conflicts_pc: the PC-conflict part of the conflicts analyzer (docs/salca.md#conflict-analyzer;
+ * conflicts_pc: the conflict analyzer (docs/salca.md#conflict-analyzer;
  * docs/models.md#salca-replay): policies, jobs mapped to the attention pseudo-channels,
- * the timing mode and the feed of a trace pass. Shared state: conflicts_impl.h.
+ * the timing mode and the analyzer of a trace pass. Shared state: conflicts_impl.h.
  */
 #include <stdio.h>
 #include <string.h>
@@ -145,19 +145,11 @@ void conflicts_free(struct conflicts *c)
         return;
     for (int m = 0; m < 3; m++)
         mem_free(c->conf[m]);
-    conflicts_select_release(c);
     mem_free(c->layers);
     mem_free(c->pc);
     mem_free(c->pc2);
     mem_free(c->idx);
     hbm_pc_work_release(&c->work);
-    for (size_t i = 0; i < c->n_qual; i++) {
-        mem_free(c->qual[i].recall);
-        mem_free(c->qual[i].cosine);
-    }
-    mem_free(c->qual);
-    mem_free(c->stab);
-    mem_free(c->over);
     mem_free(c->jobs);
     mem_free(c->job_slots);
     tim_release(c->tim);
@@ -168,12 +160,7 @@ void conflicts_free(struct conflicts *c)
     mem_free(c);
 }
 
-const char *conflicts_errmsg(const struct conflicts *c)
-{
-    return errmsg_text(&c->err);
-}
-
-static int find_group(struct conflicts *c, const char *name, size_t *g)
+static int find_group(struct conflicts *c, const char *name, size_t *g, struct errmsg *e)
 {
     if (!name || !*name)
         name = "all";
@@ -183,7 +170,7 @@ static int find_group(struct conflicts *c, const char *name, size_t *g)
             return 0;
         }
     if (c->n_grp == CONFLICTS_MAX_GROUPS)
-        return errmsg_set(&c->err, ERR_LIMIT, "more than %d groups", CONFLICTS_MAX_GROUPS);
+        return errmsg_set(e, ERR_LIMIT, "more than %d groups", CONFLICTS_MAX_GROUPS);
     struct grp *gr = &c->grp[c->n_grp];
     memset(gr, 0, sizeof *gr);
     snprintf(gr->name, sizeof gr->name, "%s", name);
@@ -191,40 +178,41 @@ static int find_group(struct conflicts *c, const char *name, size_t *g)
     return 0;
 }
 
-static int reserve(struct conflicts *c, size_t n)
+static int reserve(struct conflicts *c, size_t n, struct errmsg *e)
 {
     if (hbm_pc_work_reserve(&c->work, n) < 0)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     size_t cap2 = c->cap; /* pc and pc2 are parallel arrays of c->cap */
     if (grow((void **)&c->pc2, &cap2, n, sizeof *c->pc2) ||
         grow((void **)&c->pc, &c->cap, n, sizeof *c->pc))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     return 0;
 }
 
 static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
-                     const uint32_t *idx, size_t n);
+                     const uint32_t *idx, size_t n, struct errmsg *e);
 
 int conflicts_add_job(struct conflicts *c, const char *group, uint32_t l, uint32_t h,
-                      const uint32_t *idx, size_t n)
+                      const uint32_t *idx, size_t n, struct errmsg *e)
 {
-    return add_job_t(c, group, -1, l, h, idx, n);
+    return add_job_t(c, group, -1, l, h, idx, n, e);
 }
 
 /* Replays one job (pcs already mapped into c->pc) and its perfectly spread twin under
  * every policy in timing state tm; jobs run back to back for the refresh phase. */
-static int timing_job(struct conflicts *c, struct tim *tm, const uint32_t *idx, size_t n)
+static int timing_job(struct conflicts *c, struct tim *tm, const uint32_t *idx, size_t n,
+                      struct errmsg *e)
 {
     uint32_t ha = c->o.map.h_att;
     if (hbm_timing_work_reserve(&tm->work, n, ha) < 0)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     if (n > tm->cap) {
         uint32_t *q = mem_realloc(tm->seq, n * sizeof *q);
         if (q)
             tm->seq = q;
         uint16_t *qp = q ? mem_realloc(tm->seq_pc, n * sizeof *qp) : NULL;
         if (!qp)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         tm->seq_pc = qp;
         for (size_t k = tm->cap; k < n; k++) {
             tm->seq[k] = (uint32_t)k;
@@ -274,36 +262,36 @@ int conflicts_preset_totals(const struct conflicts *c, size_t k, size_t policy,
 }
 
 /* One more row of the per-job table (opts.per_job). 0 or ERR_NOMEM with c->err set. */
-static int job_push(struct conflicts *c)
+static int job_push(struct conflicts *c, struct errmsg *e)
 {
     /* jobs and job_slots (n_pol per job) are parallel arrays of c->cap_jobs jobs */
     size_t cap_slots = c->cap_jobs;
     if (grow((void **)&c->job_slots, &cap_slots, c->n_jobs + 1,
              (size_t)c->n_pol * sizeof *c->job_slots) ||
         grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     c->n_jobs++;
     return 0;
 }
 
 static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t l, uint32_t h,
-                     const uint32_t *idx, size_t n)
+                     const uint32_t *idx, size_t n, struct errmsg *e)
 {
     size_t g = 0;
-    int rc = find_group(c, group, &g);
+    int rc = find_group(c, group, &g, e);
     if (rc < 0)
         return rc;
     if (l >= CONFLICTS_MAX_LAYERS)
-        return errmsg_set(&c->err, ERR_LIMIT, "layer %u above %d", l, CONFLICTS_MAX_LAYERS - 1);
+        return errmsg_set(e, ERR_LIMIT, "layer %u above %d", l, CONFLICTS_MAX_LAYERS - 1);
     if (l >= c->n_layers) {
         struct layer_acc *la = mem_realloc(c->layers, (l + 1) * sizeof *la);
         if (!la)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         memset(la + c->n_layers, 0, (l + 1 - c->n_layers) * sizeof *la);
         c->layers = la;
         c->n_layers = l + 1;
     }
-    if ((rc = reserve(c, n)) < 0)
+    if ((rc = reserve(c, n, e)) < 0)
         return rc;
     uint32_t ha = c->o.map.h_att;
     hbm_pc_map_indices(&c->o.map, l, h, idx, n, c->pc);
@@ -321,7 +309,7 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
         gr->nonempty++;
     uint64_t *job_slots = NULL;
     if (c->o.per_job) {
-        if ((rc = job_push(c)) < 0)
+        if ((rc = job_push(c, e)) < 0)
             return rc;
         c->jobs[c->n_jobs - 1] = (struct job_row){g, t, l, h, n, ideal, mx};
         job_slots = c->job_slots + (c->n_jobs - 1) * c->n_pol;
@@ -340,10 +328,10 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
                 gr->ajob_max[i] = a;
         }
     }
-    if (c->tim && (rc = timing_job(c, c->tim, idx, n)) < 0)
+    if (c->tim && (rc = timing_job(c, c->tim, idx, n, e)) < 0)
         return rc;
     for (size_t k = 0; c->cmp && k < c->n_cmp; k++)
-        if ((rc = timing_job(c, &c->cmp[k], idx, n)) < 0)
+        if ((rc = timing_job(c, &c->cmp[k], idx, n, e)) < 0)
             return rc;
     /* Conflicts per batch under each mapping (docs/salca.md#figures plot 2). */
     for (int m = 0; m < 3; m++) {
@@ -361,77 +349,27 @@ static int add_job_t(struct conflicts *c, const char *group, int64_t t, uint32_t
     return 0;
 }
 
-/* ---- the analyzer of a trace pass ---- */
-
-static int feed_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s,
+                         struct errmsg *e)
 {
-    struct conflicts_feed *f = self;
-    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
-    if (!hdr || strcmp(hdr->workload, "salca") != 0)
-        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", pos->path,
-                          hdr ? hdr->workload : "");
-    f->group = "all";
-    if (!strcmp(f->group_mode, "family") && hdr->salca && hdr->salca->task_family[0])
-        f->group = hdr->salca->task_family;
-    else if (!strcmp(f->group_mode, "task") && hdr->salca && hdr->salca->task_name[0])
-        f->group = hdr->salca->task_name;
-    else if (!strcmp(f->group_mode, "file"))
-        f->group = pos->path;
-    int rc = conflicts_begin_trace(f->c, hdr);
-    return rc < 0 ? errmsg_set(e, rc, "%s", conflicts_errmsg(f->c)) : 0;
-}
-
-static int feed_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
-                       struct errmsg *e)
-{
-    struct conflicts_feed *f = self;
-    const Acceltrace__Record *r = *rec;
-    int rc = 0;
-    if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
-        rc = conflicts_add_select(f->c, f->group, r->salca_select);
-    else if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
-        rc = conflicts_add_prefill(f->c, r->salca_prefill);
-    if (rc < 0)
-        return errmsg_set(e, rc, "%s ('%s' record %llu)", conflicts_errmsg(f->c), pos->path,
-                          (unsigned long long)pos->record);
-    return 0;
-}
-
-static const struct analyzer_ops feed_ops = {
-    .name = "conflicts",
-    .begin = feed_begin,
-    .record = feed_record,
-};
-
-void conflicts_analyzer(struct conflicts_feed *f, struct analyzer *out)
-{
-    out->ops = &feed_ops;
-    out->self = f;
-}
-
-int conflicts_add_select(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
-{
-    int qrc = conflicts_select_add(c, group, s);
-    if (qrc < 0)
-        return qrc;
     if (c->o.method >= 0 && s->method != (uint32_t)c->o.method)
         return 0;
     if (c->o.steps && (s->t < c->o.step_lo || s->t > c->o.step_hi))
         return 0;
-    int rc = trace_salca_select_check(s, &c->err);
+    int rc = trace_salca_select_check(s, e);
     if (rc < 0)
         return rc;
     if (s->count > c->idx_cap) {
         uint32_t *p = mem_realloc(c->idx, (size_t)s->count * sizeof *p);
         if (!p)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         c->idx = p;
         c->idx_cap = s->count;
     }
     size_t got = 0;
-    if ((rc = trace_salca_select_decode(s, c->idx, &got, &c->err)) < 0)
+    if ((rc = trace_salca_select_decode(s, c->idx, &got, e)) < 0)
         return rc;
-    return add_job_t(c, group, s->t, s->l, s->h, c->idx, got);
+    return add_job_t(c, group, s->t, s->l, s->h, c->idx, got, e);
 }
 
 size_t conflicts_n_policies(const struct conflicts *c)
@@ -501,4 +439,57 @@ const uint64_t *conflicts_per_batch(const struct conflicts *c, enum hbm_pc_map m
     if ((int)m < 0 || (int)m > 2 || !c->map_ok[m])
         return NULL;
     return c->conf[m];
+}
+
+/* ---- the analyzer of a trace pass ---- */
+
+static int feed_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct conflicts *c = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    int rc = trace_salca_header_check(hdr, pos->path, e);
+    if (rc < 0)
+        return rc;
+    c->group = trace_salca_group(hdr, c->group_mode, pos->path);
+    return 0;
+}
+
+static int feed_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                       struct errmsg *e)
+{
+    struct conflicts *c = self;
+    const Acceltrace__Record *r = *rec;
+    if (r->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        return 0;
+    int rc = conflicts_add_select(c, c->group, r->salca_select, e);
+    if (rc < 0) {
+        char why[sizeof e->text];
+        snprintf(why, sizeof why, "%s", e->text);
+        return errmsg_set(e, rc, "%s ('%s' record %llu)", why, pos->path,
+                          (unsigned long long)pos->record);
+    }
+    return 0;
+}
+
+static int feed_finish(void *self, struct errmsg *e)
+{
+    struct conflicts *c = self;
+    return c->dir ? conflicts_write(c, c->dir, c->rendered, e) : 0;
+}
+
+static const struct analyzer_ops feed_ops = {
+    .name = "conflicts",
+    .begin = feed_begin,
+    .record = feed_record,
+    .finish = feed_finish,
+};
+
+void conflicts_analyzer(struct conflicts *c, const char *group_mode, const char *dir,
+                        bool *rendered, struct analyzer *out)
+{
+    c->group_mode = group_mode;
+    c->dir = dir;
+    c->rendered = rendered;
+    out->ops = &feed_ops;
+    out->self = c;
 }

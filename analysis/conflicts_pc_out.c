@@ -9,38 +9,9 @@
 #include <string.h>
 
 #include "analysis/conflicts_impl.h"
+#include "analysis/salca_out.h"
 #include "common/io.h"
 #include "common/mem.h"
-
-int conflicts_csv_open(struct conflicts *c, const char *dir, const char *name,
-                       struct csv_writer **w)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    struct errmsg e = {0};
-    int rc = csv_writer_open(w, path, false, &e);
-    return rc < 0 ? errmsg_set(&c->err, rc, "%s", errmsg_text(&e)) : 0;
-}
-
-int conflicts_csv_close(struct conflicts *c, struct csv_writer *w, const char *dir,
-                        const char *name)
-{
-    if (csv_writer_close(w) < 0)
-        return errmsg_set(&c->err, ERR_IO, "cannot write '%s/%s': %s", dir, name, strerror(errno));
-    return 0;
-}
-
-int conflicts_plot_done(struct conflicts *c, struct plot *p, const char *dir, bool *rendered)
-{
-    bool r = false;
-    int rc = plot_write(p, dir, &r);
-    if (rc < 0)
-        errmsg_set(&c->err, rc, "plot '%s': %s", dir, plot_errmsg(p));
-    if (!r)
-        *rendered = false;
-    plot_free(p);
-    return rc;
-}
 
 /* A header row of fixed names, then one name per policy with a prefix ("slots_batch"). */
 static void header_row(struct conflicts *c, struct csv_writer *w, const char *const *names,
@@ -69,12 +40,12 @@ static size_t window_policy(const struct conflicts *c, uint32_t w)
 }
 
 /* alpha_jobs.csv (opts.per_job): one row per job, the slots of every policy. */
-static int write_jobs(struct conflicts *c, const char *dir)
+static int write_jobs(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     if (!c->o.per_job)
         return 0;
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "alpha_jobs.csv", &w);
+    int rc = salca_out_csv_open(dir, "alpha_jobs.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"group", "step",  "layer",   "head",
@@ -93,13 +64,13 @@ static int write_jobs(struct conflicts *c, const char *dir)
             csv_u64(w, c->job_slots[j * c->n_pol + i]);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "alpha_jobs.csv");
+    return salca_out_csv_close(w, dir, "alpha_jobs.csv", e);
 }
 /* alpha.csv: totals per policy, overall and (with several groups) per group. */
-static int write_alpha(struct conflicts *c, const char *dir)
+static int write_alpha(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "alpha.csv", &w);
+    int rc = salca_out_csv_open(dir, "alpha.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {
@@ -132,14 +103,14 @@ static int write_alpha(struct conflicts *c, const char *dir)
             csv_end_row(w);
         }
     }
-    return conflicts_csv_close(c, w, dir, "alpha.csv");
+    return salca_out_csv_close(w, dir, "alpha.csv", e);
 }
 
 /* alpha_layers.csv: per layer the bound and the alpha of every policy. */
-static int write_layers(struct conflicts *c, const char *dir)
+static int write_layers(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "alpha_layers.csv", &w);
+    int rc = salca_out_csv_open(dir, "alpha_layers.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"layer", "jobs", "ideal", "bound"};
@@ -157,14 +128,14 @@ static int write_layers(struct conflicts *c, const char *dir)
             csv_f64_fixed(w, (double)la->slots[i] / id, 6);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "alpha_layers.csv");
+    return salca_out_csv_close(w, dir, "alpha_layers.csv", e);
 }
 
 /* alpha_vs_window.csv: per window entry the alpha of each group and overall. */
-static int write_windows(struct conflicts *c, const char *dir)
+static int write_windows(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "alpha_vs_window.csv", &w);
+    int rc = salca_out_csv_open(dir, "alpha_vs_window.csv", &w, e);
     if (rc < 0)
         return rc;
     csv_str(w, "window");
@@ -191,14 +162,14 @@ static int write_windows(struct conflicts *c, const char *dir)
         csv_f64_fixed(w, t.bound, 6);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "alpha_vs_window.csv");
+    return salca_out_csv_close(w, dir, "alpha_vs_window.csv", e);
 }
 
 /* conflict_occupancy.csv: the occupancy histogram of every policy, as fractions. */
-static int write_occupancy(struct conflicts *c, const char *dir)
+static int write_occupancy(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "conflict_occupancy.csv", &w);
+    int rc = salca_out_csv_open(dir, "conflict_occupancy.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"occupancy"};
@@ -217,14 +188,14 @@ static int write_occupancy(struct conflicts *c, const char *dir)
             csv_f64_fixed(w, tot[i] > 0 ? (double)c->pol[i].occ[b] / tot[i] : 0.0, 8);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "conflict_occupancy.csv");
+    return salca_out_csv_close(w, dir, "conflict_occupancy.csv", e);
 }
 
 /* conflict_per_batch.csv: conflicts per batch of p_iss requests under each map. */
-static int write_per_batch(struct conflicts *c, const char *dir)
+static int write_per_batch(struct conflicts *c, const char *dir, struct errmsg *e)
 {
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "conflict_per_batch.csv", &w);
+    int rc = salca_out_csv_open(dir, "conflict_per_batch.csv", &w, e);
     if (rc < 0)
         return rc;
     csv_str(w, "conflicts");
@@ -244,21 +215,21 @@ static int write_per_batch(struct conflicts *c, const char *dir)
                 csv_f64_fixed(w, ctot[m] > 0 ? (double)c->conf[m][b] / ctot[m] : 0.0, 8);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "conflict_per_batch.csv");
+    return salca_out_csv_close(w, dir, "conflict_per_batch.csv", e);
 }
 
-static int write_csvs(struct conflicts *c, const char *dir)
+static int write_csvs(struct conflicts *c, const char *dir, struct errmsg *e)
 {
-    int rc = write_alpha(c, dir);
+    int rc = write_alpha(c, dir, e);
     if (rc == 0)
-        rc = write_layers(c, dir);
+        rc = write_layers(c, dir, e);
     if (rc == 0)
-        rc = write_windows(c, dir);
+        rc = write_windows(c, dir, e);
     if (rc == 0)
-        rc = write_occupancy(c, dir);
-    return rc < 0 ? rc : write_per_batch(c, dir);
+        rc = write_occupancy(c, dir, e);
+    return rc < 0 ? rc : write_per_batch(c, dir, e);
 }
-static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
+static int write_plots(struct conflicts *c, const char *dir, bool *rendered, struct errmsg *e)
 {
     int rc = 0;
     double x[CONFLICTS_OCC_BINS > MAX_P_ISS ? CONFLICTS_OCC_BINS : MAX_P_ISS];
@@ -267,7 +238,7 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
      * [docs/salca.md#figures]. */
     struct plot *p = plot_new("conflict_occupancy", PLOT_LINE);
     if (!p)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "Per-PC queue occupancy per slot");
     plot_xlabel(p, "occupancy per PC per slot", "requests");
     plot_ylabel(p, "fraction of samples", "");
@@ -291,14 +262,14 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     }
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "out of memory");
+        return errmsg_set(e, rc, "out of memory");
     }
-    if ((rc = conflicts_plot_done(c, p, dir, rendered)) < 0)
+    if ((rc = salca_out_plot(p, dir, rendered, e)) < 0)
         return rc;
 
     /* 2. conflicts per batch per map [docs/salca.md#figures]. */
     if (!(p = plot_new("conflict_per_batch", PLOT_LINE)))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "Conflicts per batch of p_{iss} requests");
     plot_xlabel(p, "conflicts in a batch", "requests");
     plot_ylabel(p, "fraction of batches", "");
@@ -316,14 +287,14 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     }
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "out of memory");
+        return errmsg_set(e, rc, "out of memory");
     }
-    if ((rc = conflicts_plot_done(c, p, dir, rendered)) < 0)
+    if ((rc = salca_out_plot(p, dir, rendered, e)) < 0)
         return rc;
 
     /* 3. alpha vs window per group, bound, paper lines 2.18 and 1.17 [docs/salca.md#figures]. */
     if (!(p = plot_new("alpha_vs_window", PLOT_LINE)))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "Conflict factor α vs reorder window W (W = 0: in-order)");
     plot_xlabel(p, "window W", "requests");
     plot_ylabel(p, "α", "");
@@ -381,9 +352,9 @@ static int write_plots(struct conflicts *c, const char *dir, bool *rendered)
     }
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "out of memory");
+        return errmsg_set(e, rc, "out of memory");
     }
-    return conflicts_plot_done(c, p, dir, rendered);
+    return salca_out_plot(p, dir, rendered, e);
 }
 
 /* The timing row of policy i (totals t) after the leading cells: the columns of
@@ -418,14 +389,14 @@ static int timing_row(struct csv_writer *w, const struct conflicts *c, size_t i,
 
 /* hbm_time.csv: one row per policy of the timing mode; with compare (opts.compare_presets)
  * hbm_presets.csv: one row per preset and policy, the preset first. */
-static int write_timing(struct conflicts *c, const char *dir, bool compare)
+static int write_timing(struct conflicts *c, const char *dir, bool compare, struct errmsg *e)
 {
     if (!c->tim || (compare && !c->cmp))
         return 0;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, compare ? "hbm_presets.csv" : "hbm_time.csv");
     struct csv_writer *w = NULL;
-    int rc = csv_writer_open(&w, path, false, &c->err);
+    int rc = csv_writer_open(&w, path, false, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"policy", "depth",        "window",    "jobs",
@@ -454,13 +425,14 @@ static int write_timing(struct conflicts *c, const char *dir, bool compare)
     if (rc == 0)
         rc = crc;
     if (rc < 0)
-        return errmsg_set(&c->err, rc, "cannot write '%s': %s", path, strerror(crc ? en : ENOMEM));
+        return errmsg_set(e, rc, "cannot write '%s': %s", path, strerror(crc ? en : ENOMEM));
     return 0;
 }
 
 /* hbm_presets_vs_window: alpha (left) and time over ideal (right) of the window policies
  * against W, one series per preset (opts.compare_presets; docs/models.md#hbm-timing-mode). */
-static int write_presets_plot(struct conflicts *c, const char *dir, bool *rendered)
+static int write_presets_plot(struct conflicts *c, const char *dir, bool *rendered,
+                              struct errmsg *e)
 {
     if (!c->cmp)
         return 0;
@@ -474,7 +446,7 @@ static int write_presets_plot(struct conflicts *c, const char *dir, bool *render
         return 0;
     struct plot *p = plot_new("hbm_presets_vs_window", PLOT_LINE);
     if (!p)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     plot_title(p, "HBM parts: conflict factor and time over ideal vs reorder window W");
     plot_size(p, 1100, 480);
     int rc = plot_panels(p, 1, 2);
@@ -500,36 +472,28 @@ static int write_presets_plot(struct conflicts *c, const char *dir, bool *render
     }
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "out of memory");
+        return errmsg_set(e, rc, "out of memory");
     }
-    return conflicts_plot_done(c, p, dir, rendered);
+    return salca_out_plot(p, dir, rendered, e);
 }
 
-int conflicts_write(struct conflicts *c, const char *dir, bool *rendered)
+int conflicts_write(struct conflicts *c, const char *dir, bool *rendered, struct errmsg *e)
 {
     bool r = true;
-    int rc = io_mkdir_p(dir, 0777, &c->err);
+    int rc = io_mkdir_p(dir, 0777, e);
     if (rc)
         return rc;
-    rc = write_csvs(c, dir);
+    rc = write_csvs(c, dir, e);
     if (rc == 0)
-        rc = write_jobs(c, dir);
+        rc = write_jobs(c, dir, e);
     if (rc == 0)
-        rc = conflicts_write_quality(c, dir);
+        rc = write_plots(c, dir, &r, e);
     if (rc == 0)
-        rc = write_plots(c, dir, &r);
+        rc = write_timing(c, dir, false, e);
     if (rc == 0)
-        rc = conflicts_write_quality_plots(c, dir, &r);
+        rc = write_timing(c, dir, true, e);
     if (rc == 0)
-        rc = conflicts_write_stability(c, dir, &r);
-    if (rc == 0)
-        rc = conflicts_write_overshoot(c, dir, &r);
-    if (rc == 0)
-        rc = write_timing(c, dir, false);
-    if (rc == 0)
-        rc = write_timing(c, dir, true);
-    if (rc == 0)
-        rc = write_presets_plot(c, dir, &r);
+        rc = write_presets_plot(c, dir, &r, e);
     if (rendered)
         *rendered = r;
     return rc;

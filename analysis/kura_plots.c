@@ -556,8 +556,9 @@ static int write_trace_plots(const char *dir, const struct trace_acc *a, const i
 }
 
 /* The state of the trace pass of kura_plots_trace. */
-struct kp_pass {
+struct kura_plots_pass {
     const char *dir;
+    bool *rendered;
     const int *hs, *ws;
     int n_shapes, every_k;
     int hh, hw;             /* map size the header declares (0: unknown) */
@@ -570,7 +571,7 @@ struct kp_pass {
 };
 
 /* A REVERSE step: every every_k-th phase map, the drift error and each shape's activity. */
-static int kp_reverse(struct kp_pass *p, const Acceltrace__KuraStep *ks,
+static int kp_reverse(struct kura_plots_pass *p, const Acceltrace__KuraStep *ks,
                       const struct kura_step_info *info, struct errmsg *e)
 {
     size_t n = (size_t)p->h * p->w;
@@ -646,7 +647,7 @@ out:
 }
 
 /* The DATA and FINAL maps (and their difference) as PNGs. */
-static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct errmsg *e)
+static int kp_data_final(struct kura_plots_pass *p, Acceltrace__KuraRole role, struct errmsg *e)
 {
     size_t n = (size_t)p->h * p->w;
     int rc = 0;
@@ -686,7 +687,7 @@ static int kp_data_final(struct kp_pass *p, Acceltrace__KuraRole role, struct er
 
 static int kp_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct kp_pass *p = self;
+    struct kura_plots_pass *p = self;
     const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
     if (!hdr || !hdr->workload || strcmp(hdr->workload, "kura") || !hdr->kura)
         return errmsg_set(e, ERR_DATA, "not a kura trace ('%s')", pos->path);
@@ -706,7 +707,7 @@ static int kp_begin(void *self, const struct trace_scan_pos *pos, struct errmsg 
 static int kp_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                      struct errmsg *e)
 {
-    struct kp_pass *p = self;
+    struct kura_plots_pass *p = self;
     if ((*rec)->body_case != ACCELTRACE__RECORD__BODY_KURA_STEP)
         return 0;
     const Acceltrace__KuraStep *ks = (*rec)->kura_step;
@@ -737,7 +738,7 @@ static int kp_record(void *self, const struct trace_scan_pos *pos, Acceltrace__R
     return 0;
 }
 
-static void kp_release(struct kp_pass *p)
+static void kp_release(struct kura_plots_pass *p)
 {
     if (p->sims)
         for (int s = 0; s < p->n_shapes; s++)
@@ -751,26 +752,69 @@ static void kp_release(struct kp_pass *p)
     mem_free(p->th0);
 }
 
+/* End of the passes: the drift error and activity figures. */
+static int kp_finish(void *self, struct errmsg *e)
+{
+    struct kura_plots_pass *p = self;
+    return write_trace_plots(p->dir, &p->acc, p->hs, p->ws, p->n_shapes, p->rendered, e);
+}
+
 static const struct analyzer_ops kp_ops = {
     .name = "kura_plots",
     .begin = kp_begin,
     .record = kp_record,
+    .finish = kp_finish,
 };
 
-int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws, int n_shapes,
-                     int every_k, bool *rendered, struct errmsg *e)
+int kura_plots_pass_new(struct kura_plots_pass **out, const char *dir, const int *hs, const int *ws,
+                        int n_shapes, int every_k, bool *rendered, struct errmsg *e)
 {
+    *out = NULL;
     *rendered = true;
     if (every_k < 1 || n_shapes < 0 || n_shapes > 64)
         return errmsg_set(e, ERR_USAGE, "bad plot options");
     int rc = io_mkdir_p(dir, 0755, e);
     if (rc)
         return rc;
-    struct kp_pass p = {.dir = dir, .hs = hs, .ws = ws, .n_shapes = n_shapes, .every_k = every_k};
-    const struct analyzer an = {&kp_ops, &p};
+    struct kura_plots_pass *p = mem_calloc(1, sizeof *p);
+    if (!p)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    *p = (struct kura_plots_pass){.dir = dir,
+                                  .rendered = rendered,
+                                  .hs = hs,
+                                  .ws = ws,
+                                  .n_shapes = n_shapes,
+                                  .every_k = every_k};
+    *out = p;
+    return 0;
+}
+
+void kura_plots_pass_analyzer(struct kura_plots_pass *p, struct analyzer *out)
+{
+    out->ops = &kp_ops;
+    out->self = p;
+}
+
+void kura_plots_pass_free(struct kura_plots_pass *p)
+{
+    if (!p)
+        return;
+    kp_release(p);
+    mem_free(p);
+}
+
+int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws, int n_shapes,
+                     int every_k, bool *rendered, struct errmsg *e)
+{
+    struct kura_plots_pass *p = NULL;
+    int rc = kura_plots_pass_new(&p, dir, hs, ws, n_shapes, every_k, rendered, e);
+    if (rc)
+        return rc;
+    struct analyzer an;
+    kura_plots_pass_analyzer(p, &an);
     rc = analyzer_run(path, &an, 1, NULL, e);
     if (rc == 0)
-        rc = write_trace_plots(dir, &p.acc, hs, ws, n_shapes, rendered, e);
-    kp_release(&p);
+        rc = analyzer_finish(&an, 1, e);
+    kura_plots_pass_free(p);
     return rc;
 }

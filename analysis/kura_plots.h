@@ -40,4 +40,20 @@ int kura_plots_design(const char *dir, const struct kura_energy *en, int h, int 
 int kura_plots_trace(const char *dir, const char *path, const int *hs, const int *ws, int n_shapes,
                      int every_k, bool *rendered, struct errmsg *e);
 
+/*
+ * The same figures as an analyzer (analysis/analyzer.h), to share one pass over a kura
+ * trace with other analyzers (export tiles' kura_pick): kura_plots_pass_new checks the
+ * options as kura_plots_trace does, makes dir and sets *rendered true; in the pass, begin
+ * refuses a trace that is not kura and record writes the phase maps as it goes; finish
+ * writes the drift error and activity figures and clears *rendered when gnuplot made none.
+ * One trace per pass state; hs, ws, dir and rendered must outlive it. Free with
+ * kura_plots_pass_free (NULL is a no-op).
+ */
+struct kura_plots_pass;
+struct analyzer;
+int kura_plots_pass_new(struct kura_plots_pass **out, const char *dir, const int *hs, const int *ws,
+                        int n_shapes, int every_k, bool *rendered, struct errmsg *e);
+void kura_plots_pass_analyzer(struct kura_plots_pass *p, struct analyzer *out);
+void kura_plots_pass_free(struct kura_plots_pass *p);
+
 #endif

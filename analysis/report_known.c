@@ -40,7 +40,8 @@ struct known_fig {
     const char *caption;
 };
 
-/* Built-in figures (analysis/disc_plots*.c, hash_lb.c, conflicts_*.c, kura_plots.c,
+/* Built-in figures (analysis/disc_plots*.c, hash_lb.c, conflicts_*.c, select_quality.c,
+ * overshoot.c, heavy_stability.c, kura_plots.c,
  * cli/cmd_model_salca.c, cli/cmd_plot.c); first match wins. */
 static const struct known_fig figs[] = {
     {"speedup", Q_SPEED,

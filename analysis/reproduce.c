@@ -226,18 +226,30 @@ int repro_source_add(struct repro_table *t, const char *paper_id, const char *da
     return 0;
 }
 
-int repro_trace_source(struct repro_table *t, const char *paper_id, const char *data,
-                       const char *path, struct errmsg *e)
+/* The trace starts: its header names the source. */
+static int source_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
 {
-    struct trace_reader *r = NULL;
-    int rc = trace_reader_open(&r, path, NULL, e);
-    if (rc < 0)
-        return rc;
-    const Acceltrace__TraceHeader *h = trace_reader_header(r);
-    rc = repro_source_add(t, paper_id, data, h->source, h->source_detail, e);
-    trace_reader_free(r);
-    return rc;
+    const struct repro_source_pass *p = self;
+    const Acceltrace__TraceHeader *h = trace_reader_header(pos->r);
+    return repro_source_add(p->t, p->paper_id, p->data, h->source, h->source_detail, e);
 }
+
+/* Records are the other analyzers' business. */
+static int source_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                         struct errmsg *e)
+{
+    (void)self;
+    (void)pos;
+    (void)rec;
+    (void)e;
+    return 0;
+}
+
+const struct analyzer_ops repro_source_ops = {
+    .name = "repro_source",
+    .begin = source_begin,
+    .record = source_record,
+};
 
 static int put_sources_csv(const struct repro_table *t, struct buf *b)
 {

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analysis/analyzer.h"
 #include "common/buf.h"
 #include "common/err.h"
 
@@ -116,10 +117,17 @@ int repro_table_add(struct repro_table *t, const struct repro_row *r, struct err
 int repro_source_add(struct repro_table *t, const char *paper_id, const char *data,
                      const char *source, const char *detail, struct errmsg *e);
 
-/* repro_source_add with the source fields of the header of the trace at path. 0, or the
- * reader's error (ERR_DATA/ERR_NOINPUT) in e. */
-int repro_trace_source(struct repro_table *t, const char *paper_id, const char *data,
-                       const char *path, struct errmsg *e);
+/*
+ * The analyzer (analysis/analyzer.h) that records the source of a trace from its header
+ * (repro_source_add with the header's source and source_detail) in the pass that reads the
+ * trace for the rows, so the trace is read once: run {&repro_source_ops, &pass} beside the
+ * row's analyzers. Its begin hook fails as repro_source_add does.
+ */
+struct repro_source_pass {
+    struct repro_table *t;
+    const char *paper_id, *data;
+};
+extern const struct analyzer_ops repro_source_ops;
 
 /* ours/paper_value, or ours over the range midpoint; NAN when either is missing. */
 double repro_ratio(const struct repro_row *r);

@@ -63,7 +63,8 @@ static double timed_runs(const struct conflicts_opts *o, const struct job *jobs,
         }
         double t0 = now_s();
         for (size_t i = 0; i < nj; i++)
-            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n) < 0) {
+            if (conflicts_add_job(c, NULL, jobs[i].l, jobs[i].h, jobs[i].idx, jobs[i].n, &e) < 0) {
+                fprintf(stderr, "bench_conflicts: %s\n", e.text);
                 conflicts_free(c);
                 return -1;
             }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/analyzer.h"
 #include "common/version.h"
 
 /* Prints "acceltrace: <message>" to stderr with a newline. */
@@ -68,6 +69,22 @@ const char *cli_command_line(void);
 int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
                               const char *const *traces, size_t n_traces);
 
+/*
+ * What the manifest records of the first trace (its content hash and data source), taken
+ * in the analyzer pass that reads it (cli_trace_ident_ops, analysis/analyzer.h: run it
+ * with the verb's analyzers, zeroed first; it keeps the first trace it sees), so the
+ * manifest does not open the trace again. cli_write_output_manifest_id is
+ * cli_write_output_manifest with id (when id->set) in place of the first trace's header.
+ */
+struct cli_trace_ident {
+    bool set;
+    char hash[128], source[512], detail[1024];
+};
+extern const struct analyzer_ops cli_trace_ident_ops;
+int cli_write_output_manifest_id(const char *kind, const char *out, const char *results_dir,
+                                 const char *const *traces, size_t n_traces,
+                                 const struct cli_trace_ident *id);
+
 /* Records argv for cli_command_line; called by main() once. */
 void cli_set_command_line(int argc, char **argv);
 
@@ -106,6 +123,19 @@ int cli_kv_run_json(int (*fn)(void *ctx, FILE *f), void *ctx, json_t *(*extra)(v
  * NULL when memory runs out.
  */
 json_t *cli_json_trace_file(const char *path);
+
+/*
+ * export tiles' output steps, shared with `model kura --plots --tiles` (one pass over the
+ * trace for both; cli/cmd_export_tiles.c). cli_export_tiles_check: the trace may not be one
+ * of the files written into dir (0, or exit status 2 after the message, verb named).
+ * cli_export_tiles_write: from the step a kura_pick pass found, derives the tile streams
+ * of an nh x nw array, compares stored tiles, writes dir and prints the summary line (or
+ * the JSON document); 0 or an exit status after the message.
+ */
+struct kura_pick;
+int cli_export_tiles_check(const char *verb, const char *path, const char *dir);
+int cli_export_tiles_write(const struct kura_pick *tp, const char *path, const char *dir, int nh,
+                           int nw, bool json);
 
 /* The verbs (cli/cmd_<verb>.c). */
 int cmd_capture(int argc, char **argv);

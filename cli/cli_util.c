@@ -165,8 +165,47 @@ static const char *jcopy(const json_t *j, const char *k, char *out, size_t n)
     return out;
 }
 
+/* The first trace of the pass: its header's source and its content hash. */
+static int ident_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    (void)e;
+    struct cli_trace_ident *id = self;
+    if (id->set)
+        return 0;
+    const Acceltrace__TraceHeader *h = trace_reader_header(pos->r);
+    const char *hash = trace_reader_content_hash(pos->r);
+    snprintf(id->hash, sizeof id->hash, "%s", hash ? hash : "");
+    snprintf(id->source, sizeof id->source, "%s", h && h->source ? h->source : "");
+    snprintf(id->detail, sizeof id->detail, "%s", h && h->source_detail ? h->source_detail : "");
+    id->set = true;
+    return 0;
+}
+
+static int ident_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                        struct errmsg *e)
+{
+    (void)self;
+    (void)pos;
+    (void)rec;
+    (void)e;
+    return 0;
+}
+
+const struct analyzer_ops cli_trace_ident_ops = {
+    .name = "trace_ident",
+    .begin = ident_begin,
+    .record = ident_record,
+};
+
 int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
                               const char *const *traces, size_t n_traces)
+{
+    return cli_write_output_manifest_id(kind, out, results_dir, traces, n_traces, NULL);
+}
+
+int cli_write_output_manifest_id(const char *kind, const char *out, const char *results_dir,
+                                 const char *const *traces, size_t n_traces,
+                                 const struct cli_trace_ident *id)
 {
     const char *inputs[66];
     size_t n_in = 0;
@@ -196,7 +235,12 @@ int cli_write_output_manifest(const char *kind, const char *out, const char *res
         json_decref(j);
     }
     struct trace_reader *r = NULL;
-    if (!m.trace_hash && n_traces && trace_reader_open(&r, traces[0], NULL, NULL) >= 0 && r) {
+    if (!m.trace_hash && n_traces && id && id->set) {
+        m.trace_hash = id->hash[0] ? id->hash : NULL;
+        m.trace_source = id->source;
+        m.trace_source_detail = id->detail;
+    } else if (!m.trace_hash && n_traces && trace_reader_open(&r, traces[0], NULL, NULL) >= 0 &&
+               r) {
         const Acceltrace__TraceHeader *h = trace_reader_header(r);
         const char *hash = trace_reader_content_hash(r);
         if (hash)

@@ -11,7 +11,10 @@
 
 #include "analysis/analyzer.h"
 #include "analysis/conflicts.h"
+#include "analysis/heavy_stability.h"
+#include "analysis/overshoot.h"
 #include "analysis/plot.h"
+#include "analysis/select_quality.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/err.h"
@@ -152,17 +155,6 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
-/* One reader pass over a trace into c; 0 or an exit status after the message. */
-static int run_file(struct conflicts *c, const char *path, const char *group_mode)
-{
-    struct conflicts_feed f = {c, group_mode, NULL};
-    struct analyzer an;
-    struct errmsg e = {0};
-    conflicts_analyzer(&f, &an);
-    int rc = analyzer_run(path, &an, 1, NULL, &e);
-    return rc < 0 ? cli_fail(rc, errmsg_text(&e)) : 0;
-}
-
 /* The inputs given fit together (one input kind, its own options); 0 or exit status 2. */
 static int check_inputs(const char *outdir, size_t n_files, const char *synth, const char *syn_only,
                         const char *trace_only, const char *timing_only, bool timing)
@@ -201,6 +193,7 @@ static int add_synthetic(struct conflicts *c, const struct synth_args *sy, uint6
     int status = 0, rc;
     enum salca_synth_kind k;
     salca_synth_parse(sy->kind_name, &k);
+    struct errmsg e = {0};
     uint32_t *idx = mem_alloc((size_t)sy->n * sizeof *idx);
     if (!idx)
         return cli_fail(ERR_NOMEM, "out of memory");
@@ -210,18 +203,27 @@ static int add_synthetic(struct conflicts *c, const struct synth_args *sy, uint6
         uint32_t l = j / heads, h = j % heads;
         rc = salca_synth_selection(k, sy->n, sy->retention, seed, l, h, idx, &cnt);
         if (rc == 0)
-            rc = conflicts_add_job(c, sy->kind_name, l, h, idx, cnt);
+            rc = conflicts_add_job(c, sy->kind_name, l, h, idx, cnt, &e);
         if (rc < 0)
-            status = cli_fail(rc, conflicts_errmsg(c));
+            status = cli_fail(rc, errmsg_text(&e));
     }
     mem_free(idx);
     return status;
 }
 
+/* The analyzers of one run: each its own, all fed by one pass over each trace. */
+struct conflicts_run {
+    struct conflicts *c;
+    struct select_quality *q;
+    struct overshoot *ov;
+    struct heavy_stability *hs;
+};
+
 /* The key=value lines of the run (and the stability note on stderr). */
-static void print_summary(FILE *out, struct conflicts *c, const struct conflicts_opts *o,
-                          bool timing, size_t n_files, bool quiet)
+static void print_summary(FILE *out, const struct conflicts_run *run,
+                          const struct conflicts_opts *o, bool timing, size_t n_files, bool quiet)
 {
+    const struct conflicts *c = run->c;
     struct conflicts_totals t;
     conflicts_totals(c, -1, 0, &t);
     fprintf(out, "map=%s\nh_att=%u\natt_base=%u\np_iss=%u\njobs=%llu\ntokens=%llu\nbound=%.4f\n",
@@ -237,8 +239,8 @@ static void print_summary(FILE *out, struct conflicts *c, const struct conflicts
         conflicts_timing_totals(c, i, &tt);
         fprintf(out, "time.%s=%.4f\n", conflicts_policy_name(c, i), tt.time_over_ideal);
     }
-    struct conflicts_overshoot ov;
-    conflicts_overshoot(c, &ov);
+    struct overshoot_stats ov;
+    overshoot_stats(run->ov, &ov);
     if (ov.records)
         fprintf(out,
                 "overshoot.records=%llu\novershoot.mean_pct=%.4f\n"
@@ -246,8 +248,8 @@ static void print_summary(FILE *out, struct conflicts *c, const struct conflicts
                 (unsigned long long)ov.records, 100.0 * ov.mean,
                 (double)ov.above_paper / (double)ov.records);
     uint64_t bare = 0;
-    conflicts_prefill_records(c, &bare);
-    if (n_files && conflicts_n_stability(c) == 0 && !quiet)
+    heavy_stability_prefills(run->hs, &bare);
+    if (n_files && heavy_stability_n_rows(run->hs) == 0 && !quiet)
         fprintf(stderr, "acceltrace: note: heavy_stability skipped: %s\n",
                 bare ? "the traces predate the heavy-channel prefix sets"
                      : "no salca prefill records with prefix sets");
@@ -267,53 +269,88 @@ struct conflicts_args {
     const char *syn_only, *trace_only, *timing_only;
 };
 
+/* Makes the analyzers of a run (run zeroed first); 0 or an exit status after the message. */
+static int run_new(struct conflicts_run *run, const struct conflicts_opts *o)
+{
+    struct errmsg e = {0};
+    int rc = conflicts_new(&run->c, o, &e);
+    if (rc < 0)
+        return cli_usage_error(VERB, "%s", errmsg_text(&e));
+    if ((rc = select_quality_new(&run->q, o->method, &e)) < 0 ||
+        (rc = overshoot_new(&run->ov, &e)) < 0 || (rc = heavy_stability_new(&run->hs, &e)) < 0)
+        return cli_fail(rc, errmsg_text(&e));
+    return 0;
+}
+
+static void run_free(struct conflicts_run *run)
+{
+    conflicts_free(run->c);
+    select_quality_free(run->q);
+    overshoot_free(run->ov);
+    heavy_stability_free(run->hs);
+}
+
+/* Nothing to analyze is a data error, not empty tables: 0 or exit status 3 after the
+ * message. */
+static int check_jobs(const struct conflicts *c, const struct conflicts_opts *o, size_t n_files)
+{
+    struct conflicts_totals t;
+    conflicts_totals(c, -1, 0, &t);
+    if (t.jobs)
+        return 0;
+    char m[32];
+    snprintf(m, sizeof m, "%d", (int)o->method);
+    const char *name = m;
+    if (o->method < 0)
+        name = "all";
+    else if (trace_salca_method_name((uint32_t)o->method))
+        name = trace_salca_method_name((uint32_t)o->method);
+    cli_error("no selections of method %s in the trace%s given", name, n_files > 1 ? "s" : "");
+    return 3;
+}
+
 /* Runs the analysis of the traces (or the synthetic jobs), writes it and prints the
- * key=value lines on out. 0 or an exit status after the message. */
+ * key=value lines on out. Every trace is read once: the conflict, quality, overshoot and
+ * stability analyzers share its pass (analysis/analyzer.h) and each writes its own files.
+ * 0 or an exit status after the message. */
 static int analyze(void *ctx, FILE *out)
 {
     const struct conflicts_args *a = ctx;
     const struct conflicts_opts *o = &a->o;
-    struct conflicts *c = NULL;
-    struct errmsg e = {0};
-    int rc = conflicts_new(&c, o, &e);
-    if (rc < 0)
-        return cli_usage_error(VERB, "%s", errmsg_text(&e));
-    int status = 0;
-    if (a->sy.kind_name)
-        status = add_synthetic(c, &a->sy, o->map.seed);
-    for (size_t f = 0; f < a->n_files && status == 0; f++)
-        status = run_file(c, a->files[f], a->group_mode);
-    if (status == 0) {
-        /* nothing to analyze is a data error, not empty tables */
-        struct conflicts_totals t;
-        conflicts_totals(c, -1, 0, &t);
-        if (t.jobs == 0) {
-            char m[32];
-            snprintf(m, sizeof m, "%d", (int)o->method);
-            const char *name = m;
-            if (o->method < 0)
-                name = "all";
-            else if (trace_salca_method_name((uint32_t)o->method))
-                name = trace_salca_method_name((uint32_t)o->method);
-            cli_error("no selections of method %s in the trace%s given", name,
-                      a->n_files > 1 ? "s" : "");
-            status = 3;
-        }
+    struct conflicts_run run = {0};
+    int status = run_new(&run, o);
+    if (status) {
+        run_free(&run);
+        return status;
     }
+    bool rendered = true;
+    struct cli_trace_ident id = {0}; /* for the manifest: no second open of the trace */
+    struct analyzer an[5] = {[4] = {&cli_trace_ident_ops, &id}};
+    conflicts_analyzer(run.c, a->group_mode, a->outdir, &rendered, &an[0]);
+    select_quality_analyzer(run.q, a->group_mode, a->outdir, &rendered, &an[1]);
+    overshoot_analyzer(run.ov, a->outdir, &rendered, &an[2]);
+    heavy_stability_analyzer(run.hs, a->outdir, &rendered, &an[3]);
+    struct errmsg e = {0};
+    int rc;
+    if (a->sy.kind_name)
+        status = add_synthetic(run.c, &a->sy, o->map.seed);
+    for (size_t f = 0; f < a->n_files && status == 0; f++)
+        if ((rc = analyzer_run(a->files[f], an, 5, NULL, &e)) < 0)
+            status = cli_fail(rc, errmsg_text(&e));
+    if (status == 0)
+        status = check_jobs(run.c, o, a->n_files);
     if (status == 0) {
-        bool rendered = true;
-        rc = conflicts_write(c, a->outdir, &rendered);
-        if (rc < 0)
-            status = cli_fail(rc, conflicts_errmsg(c));
+        if ((rc = analyzer_finish(an, 5, &e)) < 0)
+            status = cli_fail(rc, errmsg_text(&e));
         else if (!rendered && !plot_gnuplot_available())
             cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", a->outdir);
     }
     if (status == 0) /* what made the tables and figures, for the report */
-        status =
-            cli_write_output_manifest("analyze conflicts", a->outdir, NULL, a->files, a->n_files);
+        status = cli_write_output_manifest_id("analyze conflicts", a->outdir, NULL, a->files,
+                                              a->n_files, &id);
     if (status == 0)
-        print_summary(out, c, o, a->timing, a->n_files, a->quiet);
-    conflicts_free(c);
+        print_summary(out, &run, o, a->timing, a->n_files, a->quiet);
+    run_free(&run);
     return status;
 }
 

@@ -87,8 +87,11 @@ static const struct demo_step steps[] = {
      "-o {out}/replay"},
     {"kura", "plot",
      "plot {out}/replay --x n_w --y sys_e_px_nj --y e_px_pj --y cycles_step -o {out}/plots"},
-    {"kura", "plot", "model kura --plots {out}/figures --trace {out}/kura.atr --every 20"},
-    {"kura", "export", "export tiles {out}/kura.atr --shape 20x5 -o {out}/tiles"},
+    /* the trace figures and the RTL tiles (what `export tiles` writes) from one read of the
+     * trace: both analyzers share the pass (analysis/analyzer.h) */
+    {"kura", "plot",
+     "model kura --plots {out}/figures --trace {out}/kura.atr --every 20 --tiles {out}/tiles "
+     "--tile-shape 20x5"},
     {"kura", "export",
      "export timeline {out}/replay -q -o {out}/timeline/timeline.json --plot {out}/timeline"},
     {NULL, NULL, NULL},

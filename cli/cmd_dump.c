@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/buf.h"
@@ -117,6 +118,44 @@ static int print_record(struct buf *b, const struct trace_frame_info *fi,
     return 0;
 }
 
+/* What dump keeps and prints: the filters, --limit and the output mode. */
+struct dump_pass {
+    int type;                   /* frame type kept; -1 = every type */
+    int32_t step, layer, head;  /* key filters; -2 = none */
+    uint64_t limit, printed;    /* --limit; frames printed so far */
+    enum trace_json_bytes mode; /* bytes fields: base64 or hex */
+    bool json;                  /* one JSON array instead of one object per line */
+    struct buf b;               /* the line being written */
+};
+
+/* Prints rec (frame fi) when the filters keep it and the limit allows. 0, ERR_NOMEM, or
+ * ANALYZER_STOP once the limit is reached (nothing more to read). */
+static int dump_one(struct dump_pass *d, const struct trace_frame_info *fi,
+                    const Acceltrace__Record *rec)
+{
+    bool keep = (d->type < 0 || (uint32_t)d->type == fi->type) &&
+                (d->step == -2 || d->step == fi->key.step) &&
+                (d->layer == -2 || d->layer == fi->key.layer) &&
+                (d->head == -2 || d->head == fi->key.head);
+    if (keep && d->printed < d->limit) {
+        const char *sep = !d->json ? "" : d->printed ? "," : "[";
+        if (print_record(&d->b, fi, rec, d->mode, sep))
+            return ERR_NOMEM;
+        d->printed++;
+    }
+    return d->printed >= d->limit ? ANALYZER_STOP : 0;
+}
+
+/* The records after the header, in file order, through one analyzer pass. */
+static int dump_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                       struct errmsg *e)
+{
+    int rc = dump_one(self, trace_reader_last_frame(pos->r), *rec);
+    return rc < 0 ? errmsg_set(e, rc, "out of memory") : rc;
+}
+
+static const struct analyzer_ops dump_ops = {.name = "dump", .record = dump_record};
+
 int cmd_dump(int argc, char **argv)
 {
     struct trace_reader_opts o;
@@ -176,44 +215,27 @@ int cmd_dump(int argc, char **argv)
     int rc = trace_reader_open(&r, path, &o, &err);
     if (rc)
         return cli_fail(rc, err.text);
-    struct buf b;
-    buf_init(&b);
-    uint64_t printed = 0;
+    struct dump_pass d = {type, step, layer, head, limit, 0, mode, json, {0}};
+    buf_init(&d.b);
     int status = 0;
     /* the header record, frame 0 */
-    const struct trace_frame_info *fi = trace_reader_last_frame(r);
     Acceltrace__Record hrec = ACCELTRACE__RECORD__INIT;
     hrec.body_case = ACCELTRACE__RECORD__BODY_HEADER;
     hrec.header = (Acceltrace__TraceHeader *)trace_reader_header(r);
-    for (int first = 1;; first = 0) {
-        Acceltrace__Record *rec = NULL;
-        if (!first) {
-            rc = trace_reader_next(r, &rec, NULL);
-            if (rc < 0) {
-                fflush(stdout);
-                status = cli_fail(rc, trace_reader_errmsg(r));
-                break;
-            }
-            if (rc == 0)
-                break;
-            fi = trace_reader_last_frame(r);
+    rc = dump_one(&d, trace_reader_last_frame(r), &hrec);
+    if (rc < 0) {
+        status = cli_fail(ERR_NOMEM, "out of memory");
+    } else if (rc == 0) {
+        struct analyzer_opts ao;
+        analyzer_opts_default(&ao);
+        ao.scan.progress_label = NULL; /* dump prints no progress */
+        const struct analyzer an = {&dump_ops, &d};
+        if ((rc = analyzer_run_reader(r, path, &an, 1, &ao, &err)) < 0) {
+            fflush(stdout);
+            status = cli_fail(rc, errmsg_text(&err));
         }
-        bool keep = (type < 0 || (uint32_t)type == fi->type) &&
-                    (step == -2 || step == fi->key.step) &&
-                    (layer == -2 || layer == fi->key.layer) && (head == -2 || head == fi->key.head);
-        if (keep && printed < limit) {
-            const char *sep = !json ? "" : printed ? "," : "[";
-            if (print_record(&b, fi, first ? &hrec : rec, mode, sep)) {
-                trace_record_free(rec);
-                status = cli_fail(ERR_NOMEM, "out of memory");
-                break;
-            }
-            printed++;
-        }
-        trace_record_free(rec);
-        if (printed >= limit)
-            break;
     }
+    uint64_t printed = d.printed;
     const char *imsg;
     if (!status && printed < limit && trace_reader_index_status(r, &imsg) != 0)
         cli_warn("%s", imsg); /* the records are intact; only the index is unusable */
@@ -221,7 +243,7 @@ int cmd_dump(int argc, char **argv)
         cli_warn("%s", trace_reader_damage(r)); /* keys shown are the records' own */
     if (json)
         fputs(printed ? "]\n" : "[]\n", stdout); /* an array even when damage stopped it */
-    buf_release(&b);
+    buf_release(&d.b);
     trace_reader_free(r);
     if (fflush(stdout) != 0 && !status)
         status = cli_fail(ERR_IO, "cannot write the output");

@@ -55,6 +55,76 @@ static const char *const out_names[] = {"meta.json", "in.hex",    "out.hex",   "
                                         "phase.hex", "drift.hex", "README.txt"};
 enum { N_OUT = sizeof out_names / sizeof out_names[0] };
 
+/* The trace may not be one of the files written into dir: 0 or exit status 2 after the
+ * message (verb names the command). */
+int cli_export_tiles_check(const char *verb, const char *path, const char *dir)
+{
+    char outs[N_OUT][4096];
+    const char *outp[N_OUT + 1];
+    for (size_t k = 0; k < N_OUT; k++) {
+        if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, out_names[k]) >= (int)sizeof outs[k])
+            return cli_usage_error(verb, "output folder name too long");
+        outp[k] = outs[k];
+    }
+    outp[N_OUT] = dir;
+    return cmd_export_check_outputs(verb, path, outp, N_OUT + 1);
+}
+
+int cli_export_tiles_write(const struct kura_pick *tp, const char *path, const char *dir, int nh,
+                           int nw, bool json)
+{
+    int status = 0, rc;
+    struct kura_streams st = {0};
+    int32_t *d = NULL;
+    struct errmsg em = {0};
+    int64_t step = tp->step;
+    int found = tp->found;
+    const struct kura_step_info info = tp->info;
+    const int16_t *q = tp->q;
+    const Acceltrace__Record *stored = tp->stored;
+    if (!found) {
+        cli_error("no reverse step %lld in '%s'", (long long)step, path);
+        status = 3;
+        goto done;
+    }
+    d = mem_alloc((size_t)info.h * info.w * sizeof *d);
+    if (!d) {
+        status = cli_fail(ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = kura_tiles_derive(q, info.h, info.w, &info.regs, nh, nw, &st, NULL, d, &em))) {
+        cli_error("%s ('%s' step %d)", errmsg_text(&em), path, info.step);
+        status = err_exit_code(rc);
+        goto done;
+    }
+    if (stored && stored->kura_tiles->step == info.step &&
+        (rc = kura_tiles_compare(&st, stored->kura_tiles, &em))) {
+        cli_error("%s ('%s')", errmsg_text(&em), path);
+        status = 3;
+        goto done;
+    }
+    if ((rc = kura_tiles_export(dir, &info, q, d, &st, tp->hash, &em))) {
+        status = cli_fail(rc, errmsg_text(&em));
+        goto done;
+    }
+    if (json) {
+        json_t *files = json_array();
+        for (size_t k = 0; k < N_OUT; k++)
+            json_array_append_new(files, json_string(out_names[k]));
+        status = cli_print_json(json_pack("{s:s,s:o,s:i,s:i,s:i,s:I,s:I,s:b}", "dir", dir, "files",
+                                          files, "step", info.step, "n_h", nh, "n_w", nw, "tiles",
+                                          (json_int_t)st.n_tiles, "cycles", (json_int_t)st.n_cyc,
+                                          "stored_tiles_match", stored != NULL));
+    } else {
+        printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
+               (long long)st.n_tiles, (long long)st.n_cyc, stored ? ", stored tiles match" : "");
+    }
+done:
+    kura_streams_release(&st);
+    mem_free(d);
+    return status;
+}
+
 /* The command line of the verb besides the input and -o. */
 struct tiles_args {
     int nh, nw;   /* --shape, 0 when not given */
@@ -89,76 +159,17 @@ int cmd_export_tiles(int argc, char **argv)
         return cli_usage_error(VERB, "%s", need);
     const char *path = a.in, *dir = a.out;
     const int nh = t.nh, nw = t.nw;
-    int64_t step = t.step;
-    { /* the trace may not be one of the files written into DIR (exit 2) */
-        char outs[N_OUT][4096];
-        const char *outp[N_OUT + 1];
-        for (size_t k = 0; k < N_OUT; k++) {
-            if (snprintf(outs[k], sizeof outs[k], "%s/%s", dir, out_names[k]) >=
-                (int)sizeof outs[k])
-                return cli_usage_error(VERB, "output folder name too long");
-            outp[k] = outs[k];
-        }
-        outp[N_OUT] = dir;
-        if ((status = cmd_export_check_outputs(VERB, path, outp, N_OUT + 1)) != 0)
-            return status;
-    }
-
+    const int64_t step = t.step;
+    const bool json = a.json;
+    status = cli_export_tiles_check(VERB, path, dir);
+    if (status)
+        return status;
     struct kura_pick tp = {.step = step, .nh = nh, .nw = nw};
     const struct analyzer an = {&kura_pick_ops, &tp};
-    int rc;
-    struct kura_streams st = {0};
-    int32_t *d = NULL;
     struct errmsg em = {0};
-    if ((rc = analyzer_run(path, &an, 1, NULL, &em)) < 0) {
-        status = cli_fail(rc, errmsg_text(&em));
-        goto done;
-    }
-    step = tp.step;
-    int found = tp.found;
-    const struct kura_step_info info = tp.info;
-    const int16_t *q = tp.q;
-    const Acceltrace__Record *stored = tp.stored;
-    if (!found) {
-        cli_error("no reverse step %lld in '%s'", (long long)step, path);
-        status = 3;
-        goto done;
-    }
-    d = mem_alloc((size_t)info.h * info.w * sizeof *d);
-    if (!d) {
-        status = cli_fail(ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if ((rc = kura_tiles_derive(q, info.h, info.w, &info.regs, nh, nw, &st, NULL, d, &em))) {
-        cli_error("%s ('%s' step %d)", errmsg_text(&em), path, info.step);
-        status = err_exit_code(rc);
-        goto done;
-    }
-    if (stored && stored->kura_tiles->step == info.step &&
-        (rc = kura_tiles_compare(&st, stored->kura_tiles, &em))) {
-        cli_error("%s ('%s')", errmsg_text(&em), path);
-        status = 3;
-        goto done;
-    }
-    if ((rc = kura_tiles_export(dir, &info, q, d, &st, tp.hash, &em))) {
-        status = cli_fail(rc, errmsg_text(&em));
-        goto done;
-    }
-    if (a.json) {
-        json_t *files = json_array();
-        for (size_t k = 0; k < N_OUT; k++)
-            json_array_append_new(files, json_string(out_names[k]));
-        status = cli_print_json(json_pack("{s:s,s:o,s:i,s:i,s:i,s:I,s:I,s:b}", "dir", dir, "files",
-                                          files, "step", info.step, "n_h", nh, "n_w", nw, "tiles",
-                                          (json_int_t)st.n_tiles, "cycles", (json_int_t)st.n_cyc,
-                                          "stored_tiles_match", stored != NULL));
-    } else {
-        printf("wrote %s: step %d, H%dW%d, %lld tiles, %lld cycles%s\n", dir, info.step, nh, nw,
-               (long long)st.n_tiles, (long long)st.n_cyc, stored ? ", stored tiles match" : "");
-    }
-done:
+    int rc = analyzer_run(path, &an, 1, NULL, &em);
+    status = rc < 0 ? cli_fail(rc, errmsg_text(&em))
+                    : cli_export_tiles_write(&tp, path, dir, nh, nw, json);
     kura_pick_release(&tp);
-    kura_streams_release(&st);
-    mem_free(d);
     return status;
 }

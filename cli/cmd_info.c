@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analyzer.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
 #include "common/buf.h"
@@ -64,6 +65,27 @@ static void header_lines(const char *path, unsigned major, unsigned minor,
         kv("source_detail", h->source_detail);
 }
 
+/* One more frame of its type in the totals. */
+static void count_frame(struct type_stat *st, const struct trace_frame_info *fi)
+{
+    st[fi->type].count++;
+    st[fi->type].raw += fi->raw_bytes;
+    st[fi->type].stored += fi->stored_bytes;
+}
+
+/* The frames after the header, counted in one analyzer pass (the records themselves are
+ * not needed). */
+static int info_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                       struct errmsg *e)
+{
+    (void)rec;
+    (void)e;
+    count_frame(self, trace_reader_last_frame(pos->r));
+    return 0;
+}
+
+static const struct analyzer_ops info_ops = {.name = "info", .record = info_record};
+
 int cmd_info(int argc, char **argv)
 {
     struct trace_reader_opts o;
@@ -99,22 +121,13 @@ int cmd_info(int argc, char **argv)
         return cli_fail(rc, err.text);
     static struct type_stat st[N_TYPES];
     memset(st, 0, sizeof st);
-    const struct trace_frame_info *fi = trace_reader_last_frame(r);
-    st[fi->type].count++;
-    st[fi->type].raw += fi->raw_bytes;
-    st[fi->type].stored += fi->stored_bytes;
-    int frc;
-    for (;;) {
-        Acceltrace__Record *rec;
-        frc = trace_reader_next(r, &rec, NULL);
-        if (frc <= 0)
-            break;
-        trace_record_free(rec);
-        fi = trace_reader_last_frame(r);
-        st[fi->type].count++;
-        st[fi->type].raw += fi->raw_bytes;
-        st[fi->type].stored += fi->stored_bytes;
-    }
+    count_frame(st, trace_reader_last_frame(r)); /* the header, frame 0 */
+    struct analyzer_opts ao;
+    analyzer_opts_default(&ao);
+    ao.scan.progress_label = NULL; /* info prints no progress */
+    const struct analyzer an = {&info_ops, st};
+    struct errmsg ferr_e = {0};
+    int frc = analyzer_run_reader(r, path, &an, 1, &ao, &ferr_e);
     uint64_t frames = 0, raw = 0, stored = 0;
     for (int t = 0; t < N_TYPES; t++) {
         frames += st[t].count;
@@ -140,7 +153,7 @@ int cmd_info(int argc, char **argv)
     int status = 0;
     char ferr[600] = "";
     if (frc < 0) {
-        snprintf(ferr, sizeof ferr, "%s", trace_reader_errmsg(r));
+        snprintf(ferr, sizeof ferr, "%s", errmsg_text(&ferr_e));
         status = err_exit_code(frc);
     } else if (idx != 0) { /* every frame read, but the index is missing or wrong */
         snprintf(ferr, sizeof ferr, "%s", idx_text);

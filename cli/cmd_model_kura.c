@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analyzer.h"
+#include "analysis/kura_pick.h"
 #include "analysis/kura_plots.h"
 #include "cli/cli.h"
 #include "cli/cli_opt.h"
@@ -41,6 +43,8 @@ enum {
     OPT_TRACE,
     OPT_PLOT_SHAPES,
     OPT_EVERY,
+    OPT_TILES,
+    OPT_TILE_SHAPE,
     OPT_SHAPE,
 };
 
@@ -84,6 +88,13 @@ static const struct cli_opt opts[] = {
      "phase map of every K-th reverse step (default 10)", 0},
     {OPT_SHAPE, "shape", 0, CLI_ARG_STRING, "NhxNw", "shape of --calibrate-activity (default 20x5)",
      0},
+    {OPT_TILES, "tiles", 0, CLI_ARG_STRING, "DIR",
+     "with --plots and --trace: also what `export tiles` writes\nfor the reverse step T-1, from "
+     "the "
+     "same read of the trace",
+     0},
+    {OPT_TILE_SHAPE, "tile-shape", 0, CLI_ARG_STRING, "NhxNw",
+     "array shape of --tiles (required with it), e.g. 20x5", 0},
     {CLI_ID_PLOT_FORMAT, "format", 0, CLI_ARG_STRING, "png|pdf|svg|eps|epslatex",
      "figure format of --plots (png)", 0},
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
@@ -360,8 +371,39 @@ done:
     return rc;
 }
 
+/* --tiles: the folder and array shape of the tiles exported from the plots' pass. */
+struct tiles_out {
+    const char *dir; /* NULL: none */
+    int nh, nw;
+};
+
+/* The trace figures, and with t->dir the tiles of `export tiles`, from one pass over the
+ * trace (analysis/analyzer.h). 0 or an exit status after the message. */
+static int trace_plots(const char *dir, const char *trace, const int *hs, const int *ws, int n,
+                       int every, const struct tiles_out *t, bool *rendered)
+{
+    struct errmsg em = {0};
+    struct kura_plots_pass *kp = NULL;
+    int rc = kura_plots_pass_new(&kp, dir, hs, ws, n, every, rendered, &em);
+    if (rc)
+        return cli_fail(rc, errmsg_text(&em));
+    struct kura_pick tp = {.step = INT64_MIN, .nh = t->nh, .nw = t->nw};
+    struct analyzer an[2] = {{0}, {&kura_pick_ops, &tp}};
+    kura_plots_pass_analyzer(kp, &an[0]);
+    int status = 0;
+    if ((rc = analyzer_run(trace, an, t->dir ? 2 : 1, NULL, &em)) < 0 ||
+        (rc = analyzer_finish(an, 1, &em)) < 0)
+        status = cli_fail(rc, errmsg_text(&em));
+    if (status == 0 && t->dir)
+        status = cli_export_tiles_write(&tp, trace, t->dir, t->nh, t->nw, false);
+    kura_pick_release(&tp);
+    kura_plots_pass_free(kp);
+    return status;
+}
+
 static int do_plots(const struct kura_energy *e, const char *dir, const char *trace,
-                    const char *shapes, int every, int h, int w, bool json)
+                    const char *shapes, int every, int h, int w, const struct tiles_out *tiles,
+                    bool json)
 {
     int hs[16], ws[16], n = 0;
     char buf[256];
@@ -374,11 +416,19 @@ static int do_plots(const struct kura_energy *e, const char *dir, const char *tr
             return cli_usage_error(VERB, "bad --plot-shapes '%s' (want NhxNw,...)", shapes);
         n++;
     }
+    if (tiles->dir) {
+        int crc = cli_export_tiles_check(VERB, trace, tiles->dir);
+        if (crc)
+            return crc;
+    }
     int rc = kura_plots_design(dir, e, h, w, &rendered, &em);
-    if (!rc && trace)
-        rc = kura_plots_trace(dir, trace, hs, ws, n, every, &r2, &em);
     if (rc)
         return cli_fail(rc, errmsg_text(&em));
+    if (trace) {
+        int status = trace_plots(dir, trace, hs, ws, n, every, tiles, &r2);
+        if (status)
+            return status;
+    }
     if ((!rendered || !r2) && em.code)
         cli_warn("some plots were not rendered: %s", errmsg_text(&em));
     else if (!rendered || !r2)
@@ -408,6 +458,7 @@ struct kura_args {
     const char *mode, *fit_path, *coeffs, *power, *plot_dir, *trace, *plot_shapes;
     int64_t every;
     int cal_h, cal_w;
+    struct tiles_out tiles;
     double budget, t_txn;
     bool calibrate, quiet, json;
     /* options given, so the ones the mode would ignore can be refused */
@@ -472,6 +523,13 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
             if (!cli_parse_i64(next, &a->every) || a->every < 1 || a->every > 1000000)
                 return cli_usage_error(VERB, "bad --every");
             a->g_every = true;
+            break;
+        case OPT_TILES:
+            a->tiles.dir = next;
+            break;
+        case OPT_TILE_SHAPE:
+            if (!cli_parse_shape(next, 4096, &a->tiles.nh, &a->tiles.nw))
+                return cli_usage_error(VERB, "bad --tile-shape (want NhxNw, e.g. 20x5)");
             break;
         case OPT_SIZE:
             if (!cli_parse_shape(next, 1000000, &a->h, &a->w))
@@ -541,6 +599,17 @@ static int kura_parse(struct kura_args *a, int argc, char **argv)
                                a->coeffs       ? "--coeffs"
                                : a->t_txn >= 0 ? "--t-txn"
                                                : "--calibrate-dma");
+    if ((a->tiles.dir || a->tiles.nh) && (!a->trace || strcmp(a->mode, "--plots")))
+        return cli_usage_error(VERB,
+                               "--%s exports from the trace of --plots: it needs --plots "
+                               "and --trace",
+                               a->tiles.dir ? "tiles" : "tile-shape");
+    if (a->tiles.dir && !a->tiles.nh)
+        return cli_usage_error(VERB, "--tiles needs --tile-shape NhxNw");
+    if (a->tiles.nh && !a->tiles.dir)
+        return cli_usage_error(VERB, "--tile-shape applies to --tiles only");
+    if (a->tiles.dir && a->json)
+        return cli_usage_error(VERB, "--tiles prints its own line: not with --json");
     if ((a->g_pshapes || a->g_every) && !a->trace)
         return cli_usage_error(VERB, "%s draws the trace views: it needs --trace",
                                a->g_pshapes ? "--plot-shapes" : "--every");
@@ -592,7 +661,7 @@ int cmd_model_kura(int argc, char **argv)
     }
     if (!strcmp(args.mode, "--plots"))
         return do_plots(&e, args.plot_dir, args.trace, args.plot_shapes, (int)args.every, args.h,
-                        args.w, args.json);
+                        args.w, &args.tiles, args.json);
     if (!strcmp(args.mode, "--optimal-width")) {
         json_t *o = args.json ? json_object() : NULL;
         for (size_t i = 0; i < args.nv; i++) {

@@ -170,18 +170,21 @@ static const struct analyzer_ops config_models_ops = {
 };
 
 /* Replays the trace at path through every config of cfg_json, as `model salca --trace`,
- * in one analyzer pass (analysis/analyzer.h: the reader checks the content hash). */
-static int replay_configs(const char *path, struct salca_out *out, struct errmsg *e)
+ * and records its source (what) into t, in one analyzer pass (analysis/analyzer.h: the
+ * reader checks the content hash). */
+static int replay_configs(struct repro_table *t, const char *what, const char *path,
+                          struct salca_out *out, struct errmsg *e)
 {
     struct config_models c = {.m = model_registry_find("salca")};
     if (!c.m)
         return errmsg_set(e, ERR_INTERNAL, "model 'salca' is not registered");
     struct model_result *res[N_CFG] = {0};
-    struct analyzer a = {&config_models_ops, &c};
+    struct repro_source_pass sp = {t, P, what};
+    const struct analyzer a[2] = {{&repro_source_ops, &sp}, {&config_models_ops, &c}};
     struct analyzer_opts ao;
     analyzer_opts_default(&ao);
     ao.scan.quiet = true;
-    int rc = analyzer_run(path, &a, 1, &ao, e);
+    int rc = analyzer_run(path, a, 2, &ao, e);
     for (int i = 0; i < N_CFG && !rc; i++) {
         if (!(res[i] = model_result_new()))
             rc = errmsg_set(e, ERR_NOMEM, "out of memory");
@@ -369,8 +372,7 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
     char what[160];
     snprintf(what, sizeof what, "the Salca capture (%s source, %u layers x %u heads, %u steps)",
              src, g->layers, g->heads, g->steps);
-    rc = rc ? rc : repro_trace_source(t, P, what, path, e);
-    return rc ? rc : replay_configs(path, so, e);
+    return rc ? rc : replay_configs(t, what, path, so, e);
 }
 
 int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct errmsg *e)

@@ -2,7 +2,8 @@
  * Tests of analysis/analyzer: several analyzers fed from one reader pass see every record
  * in file order, in list order; a record one of them takes is still seen by the later
  * ones; the first error of a hook stops the pass; finish runs in list order and stops at
- * the first error; analyzer_free releases through the free hook. The trace is
+ * the first error; a record hook returning ANALYZER_STOP ends the pass early;
+ * analyzer_free releases through the free hook. The trace is
  * capture/synth/synth_capture (seeded).
  */
 #include <setjmp.h>
@@ -36,6 +37,7 @@ struct counter {
     uint64_t records;
     int64_t sum;               /* of TestRecord.value */
     uint64_t take_at, fail_at; /* UINT64_MAX: never */
+    uint64_t stop_at;          /* ANALYZER_STOP at this record; 0: never */
     int fail_finish, freed;
     Acceltrace__Record *taken;
 };
@@ -64,7 +66,7 @@ static int c_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Re
         c->taken = *rec;
         *rec = NULL;
     }
-    return 0;
+    return c->stop_at && pos->record == c->stop_at ? ANALYZER_STOP : 0;
 }
 
 static int c_end(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
@@ -151,6 +153,30 @@ static void test_first_error_stops(void **state)
     assert_string_equal(log_text, "f1 ");
 }
 
+/* A record hook that needs no more records ends the pass: the later analyzers still see
+ * that record, no end hook runs, the pass returns 0 and the reader is left after it. */
+static void test_stop_early(void **state)
+{
+    (void)state;
+    log_text[0] = 0;
+    struct counter a = {.id = 1, .take_at = UINT64_MAX, .fail_at = UINT64_MAX, .stop_at = 1};
+    struct counter b = {.id = 2, .take_at = UINT64_MAX, .fail_at = UINT64_MAX};
+    struct analyzer an[2] = {{&counter_ops, &a}, {&counter_ops, &b}};
+    struct errmsg e = {0};
+    assert_int_equal(analyzer_run(path, an, 2, NULL, &e), 0);
+    assert_string_equal(log_text, "b1.0 b2.0 r1.0 r2.0 r1.1 r2.1 ");
+    assert_int_equal(a.records, 2);
+    assert_int_equal(b.records, 2);
+    /* the stop of the later analyzer counts as well */
+    log_text[0] = 0;
+    a.stop_at = 0;
+    b.stop_at = 2;
+    a.records = b.records = 0;
+    assert_int_equal(analyzer_run(path, an, 2, NULL, &e), 0);
+    assert_int_equal(a.records, 3);
+    assert_int_equal(b.records, 3);
+}
+
 static void test_reader_kept(void **state)
 {
     (void)state;
@@ -180,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_pass_two_analyzers),
         cmocka_unit_test(test_first_error_stops),
+        cmocka_unit_test(test_stop_early),
         cmocka_unit_test(test_reader_kept),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

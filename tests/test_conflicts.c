@@ -19,7 +19,9 @@
 
 #include <cmocka.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/conflicts.h"
+#include "analysis/select_quality.h"
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -58,7 +60,7 @@ static void test_consecutive_and_one_pc(void **state)
     for (uint32_t j = 0; j < 4; j++) {
         for (uint32_t i = 0; i < 128; i++)
             idx[i] = 1000 * j + 7 + i;
-        assert_int_equal(conflicts_add_job(c, "runs", j, 0, idx, 128), 0);
+        assert_int_equal(conflicts_add_job(c, "runs", j, 0, idx, 128, &e), 0);
     }
     for (size_t i = 0; i < conflicts_n_policies(c); i++) {
         struct conflicts_totals t;
@@ -70,7 +72,7 @@ static void test_consecutive_and_one_pc(void **state)
     /* One PC: 17 tokens == 3 (mod 16): alpha = 17/ceil(17/16) = 8.5 for every policy. */
     for (uint32_t i = 0; i < 17; i++)
         idx[i] = 3 + 16 * i;
-    assert_int_equal(conflicts_add_job(c, "one_pc", 0, 1, idx, 17), 0);
+    assert_int_equal(conflicts_add_job(c, "one_pc", 0, 1, idx, 17, &e), 0);
     for (size_t i = 0; i < conflicts_n_policies(c); i++) {
         struct conflicts_totals t;
         assert_int_equal(conflicts_totals(c, 1, i, &t), 0);
@@ -142,21 +144,17 @@ static void write_trace(const char *path, enum salca_synth_kind kind, uint32_t n
     trace_writer_free(w);
 }
 
-static void feed_trace(struct conflicts *c, const char *path, const char *group)
+/* One pass over the trace at path feeds c and (when not NULL) q, the series label being
+ * the trace's task family. */
+static void feed_trace(struct conflicts *c, struct select_quality *q, const char *path)
 {
-    struct trace_reader *r = NULL;
+    struct analyzer an[2];
     struct errmsg err = {0};
-    assert_int_equal(trace_reader_open(&r, path, NULL, &err), 0);
-    assert_int_equal(conflicts_begin_trace(c, trace_reader_header(r)), 0);
-    Acceltrace__Record *rec;
-    int rc;
-    while ((rc = trace_reader_next(r, &rec, NULL)) == 1) {
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
-            assert_int_equal(conflicts_add_select(c, group, rec->salca_select), 0);
-        trace_record_free(rec);
-    }
-    assert_int_equal(rc, 0);
-    trace_reader_free(r);
+    conflicts_analyzer(c, "family", NULL, NULL, &an[0]);
+    if (q)
+        select_quality_analyzer(q, "family", NULL, NULL, &an[1]);
+    if (analyzer_run(path, an, q ? 2 : 1, NULL, &err) != 0)
+        fail_msg("%s", errmsg_text(&err));
 }
 
 /* Trace round trip: the analyzer fed from the .atr equals the analyzer fed the lists
@@ -179,23 +177,25 @@ static void test_trace_round_trip(void **state)
     struct errmsg e = {0};
     assert_int_equal(conflicts_new(&a, &o, &e), 0);
     assert_int_equal(conflicts_new(&b, &o, &e), 0);
+    struct select_quality *q = NULL;
+    assert_int_equal(select_quality_new(&q, o.method, &e), 0);
     uint32_t *idx = malloc(4096 * sizeof *idx);
     assert_non_null(idx);
     for (int k = 0; k < 3; k++) {
-        feed_trace(a, path[k], fam[k]);
+        feed_trace(a, q, path[k]);
         for (uint32_t l = 0; l < 2; l++)
             for (uint32_t h = 0; h < 4; h++) {
                 size_t cnt;
                 assert_int_equal(salca_synth_selection((enum salca_synth_kind)k, 4096, 0.05, seed,
                                                        l, h, idx, &cnt),
                                  0);
-                assert_int_equal(conflicts_add_job(b, fam[k], l, h, idx, cnt), 0);
+                assert_int_equal(conflicts_add_job(b, fam[k], l, h, idx, cnt, &e), 0);
             }
     }
     free(idx);
     assert_int_equal(conflicts_n_groups(a), 3);
     /* quality rows: every method is kept, per (group, method, rho) */
-    assert_int_equal(conflicts_n_quality(a), 6);
+    assert_int_equal(select_quality_n_rows(q), 6);
     size_t w128 = policy_index(a, "window_128"), in1 = policy_index(a, "inorder_d1");
     for (int g = -1; g < 3; g++)
         for (size_t i = 0; i < conflicts_n_policies(a); i++) {
@@ -221,7 +221,8 @@ static void test_trace_round_trip(void **state)
     char out[300];
     snprintf(out, sizeof out, "%s/out", dir);
     bool rendered;
-    assert_int_equal(conflicts_write(a, out, &rendered), 0);
+    assert_int_equal(conflicts_write(a, out, &rendered, &e), 0);
+    assert_int_equal(select_quality_write(q, out, &rendered, &e), 0);
     const char *files[] = {"alpha.csv",
                            "alpha_layers.csv",
                            "alpha_vs_window.csv",
@@ -246,15 +247,16 @@ static void test_trace_round_trip(void **state)
     char bad[320], want[360];
     snprintf(bad, sizeof bad, "%s/out", path[0]);
     snprintf(want, sizeof want, "cannot create folder '%s'", bad);
-    assert_int_equal(conflicts_write(a, bad, &rendered), ERR_USAGE); /* a file named as a folder */
-    if (!strstr(conflicts_errmsg(a), want))
-        fail_msg("message: %s", conflicts_errmsg(a));
+    assert_int_equal(conflicts_write(a, bad, &rendered, &e), ERR_USAGE); /* a file as a folder */
+    if (!strstr(errmsg_text(&e), want))
+        fail_msg("message: %s", errmsg_text(&e));
     conflicts_free(a);
+    select_quality_free(q);
     conflicts_free(b);
     /* method "all" counts both methods */
     o.method = -1;
     assert_int_equal(conflicts_new(&a, &o, &e), 0);
-    feed_trace(a, path[0], "u");
+    feed_trace(a, NULL, path[0]);
     struct conflicts_totals t;
     conflicts_totals(a, -1, 0, &t);
     assert_int_equal(t.jobs, 16);
@@ -276,28 +278,28 @@ static void test_bad_selects(void **state)
     s.count = 3;
     s.sel.data = bytes;
     s.sel.len = 3;
-    assert_int_equal(conflicts_add_select(c, NULL, &s), 0);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), 0);
     s.sel.len = 4; /* truncated varint */
     s.count = 4;
-    assert_int_equal(conflicts_add_select(c, NULL, &s), ERR_DATA);
-    assert_non_null(strstr(conflicts_errmsg(c), "bad selection list"));
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), ERR_DATA);
+    assert_non_null(strstr(errmsg_text(&e), "bad selection list"));
     s.sel.len = 3;
     s.count = 2; /* more indices than count */
-    assert_int_equal(conflicts_add_select(c, NULL, &s), ERR_DATA);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), ERR_DATA);
     s.count = 3;
     s.n_ctx = 7; /* index 7 >= n_ctx */
-    assert_int_equal(conflicts_add_select(c, NULL, &s), ERR_DATA);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), ERR_DATA);
     s.n_ctx = 2; /* count > n_ctx */
-    assert_int_equal(conflicts_add_select(c, NULL, &s), ERR_DATA);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), ERR_DATA);
     s.n_ctx = CONFLICTS_MAX_CTX + 1;
-    assert_int_equal(conflicts_add_select(c, NULL, &s), ERR_LIMIT);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), ERR_LIMIT);
     s.method = 3; /* other method: ignored */
-    assert_int_equal(conflicts_add_select(c, NULL, &s), 0);
+    assert_int_equal(conflicts_add_select(c, NULL, &s, &e), 0);
     struct conflicts_totals t;
     conflicts_totals(c, -1, 0, &t);
     assert_int_equal(t.jobs, 1);
     assert_int_equal(t.tokens, 3);
-    assert_int_equal(conflicts_add_job(c, NULL, CONFLICTS_MAX_LAYERS, 0, NULL, 0), ERR_LIMIT);
+    assert_int_equal(conflicts_add_job(c, NULL, CONFLICTS_MAX_LAYERS, 0, NULL, 0, &e), ERR_LIMIT);
     conflicts_free(c);
     /* bad options */
     o.map.map = HBM_PC_MAP_XOR;
@@ -370,7 +372,7 @@ static void test_paper_neighbourhood(void **state)
                 assert_int_equal(salca_synth_selection(SALCA_SYNTH_CLUSTERED, 32768, 0.05, seed, l,
                                                        h, idx, &cnt),
                                  0);
-                assert_int_equal(conflicts_add_job(c, NULL, l, h, idx, cnt), 0);
+                assert_int_equal(conflicts_add_job(c, NULL, l, h, idx, cnt, &e), 0);
             }
         double ain = alpha_of(c, -1, "inorder_d1"), aw = alpha_of(c, -1, "window_128");
         printf("map %s: batch %.3f inorder_d1 %.3f inorder_d2 %.3f inorder_d4 %.3f "
@@ -405,9 +407,9 @@ static void test_alloc_failures(void **state)
         mem_fail_after(k);
         int rc = conflicts_new(&c, &o, &e);
         if (rc == 0)
-            rc = conflicts_add_job(c, "g", 0, 0, idx, cnt);
+            rc = conflicts_add_job(c, "g", 0, 0, idx, cnt, &e);
         if (rc == 0)
-            rc = conflicts_add_job(c, "h", 1, 2, idx, cnt);
+            rc = conflicts_add_job(c, "h", 1, 2, idx, cnt, &e);
         mem_fail_after(0);
         if (rc == 0)
             ok++;

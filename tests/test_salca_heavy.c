@@ -2,7 +2,7 @@
  * Heavy-channel stability and Salca overshoot (docs/salca.md#figures plots 7 and 8):
  * the prefix ladder, the prefix top-r sets of salca_kv_finish_prefill on a hand-built K
  * whose channel ranking changes at known prefix lengths (ties: lower j), the Jaccard rows of
- * the conflicts analyzer, records without the ladder (older traces), malformed ladders, and
+ * the heavy-stability analyzer, records without the ladder (older traces), malformed ladders, and
  * on a small real capture: the ladder of every SalcaPrefill, m = n0 equal to `heavy`, and
  * the overshoot histogram against a recount from the decoded SalcaSelect records.
  */
@@ -19,7 +19,10 @@
 
 #include <cmocka.h>
 
+#include "analysis/analyzer.h"
 #include "analysis/conflicts.h"
+#include "analysis/heavy_stability.h"
+#include "analysis/overshoot.h"
 #include "capture/salca/salca_capture.h"
 #include "capture/salca/salca_kv.h"
 #include "common/io.h"
@@ -137,25 +140,23 @@ static void test_jaccard_rows(void **state)
 {
     (void)state;
     static const uint8_t a[] = {0, 1, 2}, b[] = {1, 3, 5}, c3[] = {0, 1, 3};
-    assert_true(conflicts_jaccard(a, 3, b, 3) == 0.2);  /* 1 shared of 5 */
-    assert_true(conflicts_jaccard(c3, 3, b, 3) == 0.5); /* 2 of 4 */
-    assert_true(conflicts_jaccard(b, 3, b, 3) == 1.0);
-    assert_true(conflicts_jaccard(NULL, 0, NULL, 0) == 1.0);
+    assert_true(heavy_stability_jaccard(a, 3, b, 3) == 0.2);  /* 1 shared of 5 */
+    assert_true(heavy_stability_jaccard(c3, 3, b, 3) == 0.5); /* 2 of 4 */
+    assert_true(heavy_stability_jaccard(b, 3, b, 3) == 1.0);
+    assert_true(heavy_stability_jaccard(NULL, 0, NULL, 0) == 1.0);
 
     struct salca_kv kv;
     hand_built(&kv);
-    struct conflicts_opts o;
-    conflicts_opts_default(&o);
-    struct conflicts *c;
+    struct heavy_stability *c;
     struct errmsg e = {0};
-    assert_int_equal(conflicts_new(&c, &o, &e), 0);
+    assert_int_equal(heavy_stability_new(&c, &e), 0);
     Acceltrace__SalcaPrefill pf;
     float cs[8];
     uint8_t ph[4 * 3];
     to_record(&kv, 1, 0, &pf, cs, ph);
-    assert_int_equal(conflicts_add_prefill(c, &pf), 0);
+    assert_int_equal(heavy_stability_add(c, &pf, &e), 0);
     pf.g = 1; /* a second KV head of layer 1 with the same sets */
-    assert_int_equal(conflicts_add_prefill(c, &pf), 0);
+    assert_int_equal(heavy_stability_add(c, &pf, &e), 0);
     /* layer 0: a head whose prefix sets already equal the final one */
     uint8_t same[4 * 3];
     for (int k = 0; k < 4; k++)
@@ -163,18 +164,18 @@ static void test_jaccard_rows(void **state)
     pf.l = 0;
     pf.g = 0;
     pf.prefix_heavy.data = same;
-    assert_int_equal(conflicts_add_prefill(c, &pf), 0);
+    assert_int_equal(heavy_stability_add(c, &pf, &e), 0);
     uint64_t bare = 9;
-    assert_int_equal(conflicts_prefill_records(c, &bare), 3);
+    assert_int_equal(heavy_stability_prefills(c, &bare), 3);
     assert_int_equal(bare, 0);
-    assert_int_equal(conflicts_n_stability(c), 8);
+    assert_int_equal(heavy_stability_n_rows(c), 8);
     static const double want_j[4] = {0.2, 0.2, 0.5, 1.0};
     double mass_final = 1024.0 + 1920.0 + 1248.0;
     double want_mass[4] = {(300.0 + 1024 + 512) / mass_final, (300.0 + 1024 + 512) / mass_final,
                            (300.0 + 1024 + 1920) / mass_final, 1.0};
     for (size_t i = 0; i < 8; i++) {
-        struct conflicts_stability s;
-        assert_int_equal(conflicts_stability(c, i, &s), 0);
+        struct heavy_stability_row s;
+        assert_int_equal(heavy_stability_row(c, i, &s), 0);
         assert_int_equal(s.layer, i / 4);
         assert_int_equal(s.prefix_len, 64u << (i % 4));
         assert_int_equal(s.sets, i < 4 ? 1 : 2);
@@ -183,13 +184,13 @@ static void test_jaccard_rows(void **state)
         assert_true(fabs(s.jaccard_min - wj) < 1e-12);
         assert_true(fabs(s.mass_kept_mean - (i < 4 ? 1.0 : want_mass[i % 4])) < 1e-12);
     }
-    struct conflicts_stability s;
-    assert_int_equal(conflicts_stability(c, 8, &s), ERR_USAGE);
+    struct heavy_stability_row s;
+    assert_int_equal(heavy_stability_row(c, 8, &s), ERR_USAGE);
 
     char out[300];
     snprintf(out, sizeof out, "%s/rows", th_tmpdir());
     bool rendered;
-    assert_int_equal(conflicts_write(c, out, &rendered), 0);
+    assert_int_equal(heavy_stability_write(c, out, &rendered, &e), 0);
     assert_true(file_exists(out, "heavy_stability.csv"));
     assert_true(file_exists(out, "heavy_stability.gp"));
     assert_false(file_exists(out, "overshoot.csv")); /* no selections */
@@ -204,7 +205,7 @@ static void test_jaccard_rows(void **state)
         assert_non_null(fgets(line, sizeof line, f));
     assert_string_equal(line, "1,64,2,0.200000,0.200000,0.437977\n");
     fclose(f);
-    conflicts_free(c);
+    heavy_stability_free(c);
     salca_kv_release(&kv);
 }
 
@@ -215,11 +216,9 @@ static void test_bare_and_bad(void **state)
     (void)state;
     struct salca_kv kv;
     hand_built(&kv);
-    struct conflicts_opts o;
-    conflicts_opts_default(&o);
-    struct conflicts *c;
+    struct heavy_stability *c;
     struct errmsg e = {0};
-    assert_int_equal(conflicts_new(&c, &o, &e), 0);
+    assert_int_equal(heavy_stability_new(&c, &e), 0);
     Acceltrace__SalcaPrefill pf;
     float cs[8];
     uint8_t ph[4 * 3];
@@ -229,40 +228,84 @@ static void test_bare_and_bad(void **state)
     old.prefix_len = NULL;
     old.prefix_heavy.len = 0;
     old.prefix_heavy.data = NULL;
-    assert_int_equal(conflicts_add_prefill(c, &old), 0);
+    assert_int_equal(heavy_stability_add(c, &old, &e), 0);
     uint64_t bare = 0;
-    assert_int_equal(conflicts_prefill_records(c, &bare), 1);
+    assert_int_equal(heavy_stability_prefills(c, &bare), 1);
     assert_int_equal(bare, 1);
-    assert_int_equal(conflicts_n_stability(c), 0);
+    assert_int_equal(heavy_stability_n_rows(c), 0);
     char out[300];
     snprintf(out, sizeof out, "%s/bare", th_tmpdir());
-    assert_int_equal(conflicts_write(c, out, NULL), 0);
+    assert_int_equal(heavy_stability_write(c, out, NULL, &e), 0);
     assert_false(file_exists(out, "heavy_stability.csv"));
     assert_false(file_exists(out, "heavy_stability.gp"));
 
     Acceltrace__SalcaPrefill bad = pf;
     bad.prefix_heavy.len = 11; /* not r bytes per entry */
-    assert_int_equal(conflicts_add_prefill(c, &bad), ERR_DATA);
-    assert_non_null(strstr(conflicts_errmsg(c), "r bytes per prefix length"));
+    assert_int_equal(heavy_stability_add(c, &bad, &e), ERR_DATA);
+    assert_non_null(strstr(errmsg_text(&e), "r bytes per prefix length"));
     bad = pf;
     uint32_t lens[4] = {64, 256, 128, 512};
     bad.prefix_len = lens;
-    assert_int_equal(conflicts_add_prefill(c, &bad), ERR_DATA);
+    assert_int_equal(heavy_stability_add(c, &bad, &e), ERR_DATA);
     lens[1] = 128;
     lens[2] = 256;
     lens[3] = 513; /* beyond n0 */
-    assert_int_equal(conflicts_add_prefill(c, &bad), ERR_DATA);
+    assert_int_equal(heavy_stability_add(c, &bad, &e), ERR_DATA);
     bad = pf;
     uint8_t dup[12];
     memcpy(dup, ph, 12);
     dup[1] = dup[0]; /* a repeated channel */
     bad.prefix_heavy.data = dup;
-    assert_int_equal(conflicts_add_prefill(c, &bad), ERR_DATA);
-    assert_non_null(strstr(conflicts_errmsg(c), "layer 0 kv head 0"));
-    assert_int_equal(conflicts_n_stability(c), 0);
-    conflicts_free(c);
+    assert_int_equal(heavy_stability_add(c, &bad, &e), ERR_DATA);
+    assert_non_null(strstr(errmsg_text(&e), "layer 0 kv head 0"));
+    assert_int_equal(heavy_stability_n_rows(c), 0);
+    heavy_stability_free(c);
     salca_kv_release(&kv);
 }
+
+/* The reference of test_capture_overshoot: checks each SalcaPrefill's ladder and recounts
+ * the overshoot of method 0 from the decoded selections (|S| from the index list, not the
+ * count field). */
+struct recount {
+    uint64_t bins[OVERSHOOT_BINS_PER_N + 1], n_rec, above, prefills;
+    double sum;
+    uint32_t *idx; /* (4096) */
+};
+
+static int recount_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **recp,
+                          struct errmsg *e)
+{
+    (void)pos;
+    (void)e;
+    struct recount *rc = self;
+    const Acceltrace__Record *rec = *recp;
+    if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
+        const Acceltrace__SalcaPrefill *pf = rec->salca_prefill;
+        uint32_t lad[SALCA_PREFIX_MAX];
+        uint32_t nl = salca_prefix_ladder(2000, lad);
+        assert_int_equal(pf->n_prefix_len, nl);
+        assert_memory_equal(pf->prefix_len, lad, nl * sizeof *lad);
+        assert_int_equal(pf->prefix_heavy.len, (size_t)nl * 64);
+        assert_memory_equal(pf->prefix_heavy.data + (size_t)(nl - 1) * 64, pf->heavy.data, 64);
+        rc->prefills++;
+    } else if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT &&
+               rec->salca_select->method == 0) {
+        const Acceltrace__SalcaSelect *s = rec->salca_select;
+        size_t got = 0;
+        assert_int_equal(
+            varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, rc->idx, 4096, &got), 0);
+        double x = ((double)got - (double)s->k) / (double)s->n_ctx;
+        /* one division, so a bin edge hit exactly stays exact */
+        rc->bins[(size_t)floor(((double)got - (double)s->k) * OVERSHOOT_BINS_PER_N /
+                               (double)s->n_ctx)]++;
+        rc->sum += x;
+        rc->above += x > 0.0019;
+        rc->n_rec++;
+    }
+    return 0;
+}
+
+static const struct analyzer_ops recount_ops = {.name = "recount", .record = recount_record};
 
 /*
  * A small capture: every SalcaPrefill carries the ladder with m = n0 equal to heavy, and
@@ -292,80 +335,57 @@ static void test_capture_overshoot(void **state)
     conflicts_opts_default(&o);
     o.method = 1; /* the overshoot keeps Salca's records whatever method is analyzed */
     struct conflicts *c;
+    struct overshoot *ovs;
+    struct heavy_stability *hs;
     assert_int_equal(conflicts_new(&c, &o, &e), 0);
-    struct trace_reader *rd;
-    struct errmsg et = {0};
-    assert_int_equal(trace_reader_open(&rd, path, NULL, &et), 0);
-    assert_int_equal(conflicts_begin_trace(c, trace_reader_header(rd)), 0);
-    uint64_t bins[CONFLICTS_OVER_BINS_PER_N + 1] = {0}, n_rec = 0, above = 0, prefills = 0;
-    double sum = 0;
-    uint32_t *idx = malloc(4096 * sizeof *idx);
-    assert_non_null(idx);
-    Acceltrace__Record *rec;
-    int rc;
-    while ((rc = trace_reader_next(rd, &rec, NULL)) == 1) {
-        if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
-            const Acceltrace__SalcaPrefill *pf = rec->salca_prefill;
-            uint32_t lad[SALCA_PREFIX_MAX];
-            uint32_t nl = salca_prefix_ladder(2000, lad);
-            assert_int_equal(pf->n_prefix_len, nl);
-            assert_memory_equal(pf->prefix_len, lad, nl * sizeof *lad);
-            assert_int_equal(pf->prefix_heavy.len, (size_t)nl * 64);
-            assert_memory_equal(pf->prefix_heavy.data + (size_t)(nl - 1) * 64, pf->heavy.data, 64);
-            assert_int_equal(conflicts_add_prefill(c, pf), 0);
-            prefills++;
-        } else if (rec->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
-            const Acceltrace__SalcaSelect *s = rec->salca_select;
-            assert_int_equal(conflicts_add_select(c, NULL, s), 0);
-            if (s->method == 0) {
-                size_t got = 0;
-                assert_int_equal(
-                    varint_decode_indices(s->sel.data, s->sel.len, s->n_ctx, idx, 4096, &got), 0);
-                double x = ((double)got - (double)s->k) / (double)s->n_ctx;
-                /* one division, so a bin edge hit exactly stays exact */
-                bins[(size_t)floor(((double)got - (double)s->k) * CONFLICTS_OVER_BINS_PER_N /
-                                   (double)s->n_ctx)]++;
-                sum += x;
-                above += x > 0.0019;
-                n_rec++;
-            }
-        }
-        trace_record_free(rec);
-    }
-    assert_int_equal(rc, 0);
-    trace_reader_free(rd);
-    free(idx);
-    assert_int_equal(prefills, 2 * 2);
-    assert_int_equal(n_rec, 4 * 2 * 4); /* steps x layers x heads */
-    struct conflicts_overshoot ov;
-    conflicts_overshoot(c, &ov);
-    assert_int_equal(ov.records, n_rec);
-    assert_int_equal(ov.above_paper, above);
-    assert_true(fabs(ov.mean - sum / (double)n_rec) < 1e-12);
-    assert_true(ov.n_bins >= 1 && bins[ov.n_bins - 1] > 0);
-    for (size_t b = 0; b <= CONFLICTS_OVER_BINS_PER_N; b++)
-        assert_int_equal(b < ov.n_bins ? ov.bins[b] : 0, bins[b]);
+    assert_int_equal(overshoot_new(&ovs, &e), 0);
+    assert_int_equal(heavy_stability_new(&hs, &e), 0);
+    /* one pass feeds the three analyzers and the recount */
+    struct recount rc = {.idx = malloc(4096 * sizeof(uint32_t))};
+    assert_non_null(rc.idx);
+    struct analyzer an[4];
+    conflicts_analyzer(c, "family", NULL, NULL, &an[0]);
+    overshoot_analyzer(ovs, NULL, NULL, &an[1]);
+    heavy_stability_analyzer(hs, NULL, NULL, &an[2]);
+    an[3] = (struct analyzer){&recount_ops, &rc};
+    if (analyzer_run(path, an, 4, NULL, &e) != 0)
+        fail_msg("%s", errmsg_text(&e));
+    free(rc.idx);
+    assert_int_equal(rc.prefills, 2 * 2);
+    assert_int_equal(rc.n_rec, 4 * 2 * 4); /* steps x layers x heads */
+    struct overshoot_stats ov;
+    overshoot_stats(ovs, &ov);
+    assert_int_equal(ov.records, rc.n_rec);
+    assert_int_equal(ov.above_paper, rc.above);
+    assert_true(fabs(ov.mean - rc.sum / (double)rc.n_rec) < 1e-12);
+    assert_true(ov.n_bins >= 1 && rc.bins[ov.n_bins - 1] > 0);
+    for (size_t b = 0; b <= OVERSHOOT_BINS_PER_N; b++)
+        assert_int_equal(b < ov.n_bins ? ov.bins[b] : 0, rc.bins[b]);
     /* the summary's Salca overshoot mean is the same quantity */
     assert_true(fabs(ov.mean - res.m[SALCA_M_SALCA].overshoot_mean) < 1e-12);
     printf("overshoot: %llu records, mean %.4f%% of n, %llu above 0.19%%\n",
-           (unsigned long long)n_rec, 100 * ov.mean, (unsigned long long)above);
+           (unsigned long long)rc.n_rec, 100 * ov.mean, (unsigned long long)rc.above);
     /* the last ladder entry (m = n0) overlaps itself fully */
-    size_t ns = conflicts_n_stability(c);
+    size_t ns = heavy_stability_n_rows(hs);
     assert_int_equal(ns, 2 * 6); /* 64 .. 1024 and 2000, per layer */
     for (size_t i = 0; i < ns; i++) {
-        struct conflicts_stability s;
-        assert_int_equal(conflicts_stability(c, i, &s), 0);
+        struct heavy_stability_row s;
+        assert_int_equal(heavy_stability_row(hs, i, &s), 0);
         assert_int_equal(s.sets, 2);
         if (s.prefix_len == 2000)
             assert_true(s.jaccard_min == 1.0);
     }
     char out[300];
     snprintf(out, sizeof out, "%s/cap", th_tmpdir());
-    assert_int_equal(conflicts_write(c, out, NULL), 0);
+    assert_int_equal(conflicts_write(c, out, NULL, &e), 0);
+    assert_int_equal(overshoot_write(ovs, out, NULL, &e), 0);
+    assert_int_equal(heavy_stability_write(hs, out, NULL, &e), 0);
     assert_true(file_exists(out, "overshoot.csv"));
     assert_true(file_exists(out, "overshoot.dat"));
     assert_true(file_exists(out, "heavy_stability.csv"));
     conflicts_free(c);
+    overshoot_free(ovs);
+    heavy_stability_free(hs);
 }
 
 /* Allocation failures while adding prefill and Salca records end in ERR_NOMEM, never a
@@ -392,24 +412,34 @@ static void test_alloc_failures(void **state)
         struct conflicts *c = NULL;
         struct errmsg e = {0};
         mem_fail_after(k);
+        struct overshoot *ovs = NULL;
+        struct heavy_stability *hs = NULL;
         int rc = conflicts_new(&c, &o, &e);
         if (rc == 0)
-            rc = conflicts_add_prefill(c, &pf);
+            rc = overshoot_new(&ovs, &e);
         if (rc == 0)
-            rc = conflicts_add_select(c, "g", &s);
+            rc = heavy_stability_new(&hs, &e);
+        if (rc == 0)
+            rc = heavy_stability_add(hs, &pf, &e);
+        if (rc == 0)
+            rc = overshoot_add(ovs, &s, &e);
+        if (rc == 0)
+            rc = conflicts_add_select(c, "g", &s, &e);
         mem_fail_after(0);
         if (rc == 0) {
             ok++;
-            struct conflicts_overshoot ov;
-            conflicts_overshoot(c, &ov);
+            struct overshoot_stats ov;
+            overshoot_stats(ovs, &ov);
             assert_int_equal(ov.records, 1);
             assert_int_equal(ov.n_bins, 1 + 2000 / 100); /* 1 of 100 = 1% of n */
-            assert_int_equal(conflicts_n_stability(c), 4);
+            assert_int_equal(heavy_stability_n_rows(hs), 4);
         } else {
             assert_int_equal(rc, ERR_NOMEM);
             failed++;
         }
         conflicts_free(c);
+        overshoot_free(ovs);
+        heavy_stability_free(hs);
     }
     assert_true(failed > 0 && ok > 0);
     salca_kv_release(&kv);

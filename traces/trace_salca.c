@@ -83,3 +83,24 @@ int trace_salca_select_decode(const Acceltrace__SalcaSelect *s, uint32_t *idx, s
     *n = got;
     return 0;
 }
+
+int trace_salca_header_check(const Acceltrace__TraceHeader *hdr, const char *path, struct errmsg *e)
+{
+    if (!hdr || strcmp(hdr->workload, "salca") != 0)
+        return errmsg_set(e, ERR_DATA, "not a salca trace ('%s' workload '%s')", path,
+                          hdr ? hdr->workload : "");
+    return 0;
+}
+
+const char *trace_salca_group(const Acceltrace__TraceHeader *hdr, const char *mode,
+                              const char *path)
+{
+    const Acceltrace__SalcaHeader *h = hdr ? hdr->salca : NULL;
+    if (!strcmp(mode, "family") && h && h->task_family[0])
+        return h->task_family;
+    if (!strcmp(mode, "task") && h && h->task_name[0])
+        return h->task_name;
+    if (!strcmp(mode, "file"))
+        return path;
+    return "all";
+}

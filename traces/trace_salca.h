@@ -73,4 +73,19 @@ int trace_salca_select_check(const Acceltrace__SalcaSelect *s, struct errmsg *e)
  */
 int trace_salca_select_validate(const Acceltrace__SalcaSelect *s, struct errmsg *e);
 
+/*
+ * 0 when hdr is the header of a Salca trace (workload "salca"), else ERR_DATA with e set:
+ * "not a salca trace ('PATH' workload 'W')". hdr may be NULL (then it is not one).
+ */
+int trace_salca_header_check(const Acceltrace__TraceHeader *hdr, const char *path,
+                             struct errmsg *e);
+
+/*
+ * The series label of a Salca trace's selections under mode: "family" (SalcaHeader.
+ * task_family), "task" (task_name), "file" (path); "all" for another mode or when the
+ * header lacks the field. The result points into hdr, path or static storage.
+ */
+const char *trace_salca_group(const Acceltrace__TraceHeader *hdr, const char *mode,
+                              const char *path);
+
 #endif

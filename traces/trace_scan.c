@@ -52,6 +52,8 @@ int trace_scan_reader(struct trace_reader *r, const char *path, const struct tra
         rec = NULL;
         pos.record++;
         progress_update(&prog, pos.record);
+        if (rc == TRACE_SCAN_STOP)
+            break;
     }
     return rc < 0 ? rc : 0;
 }

@@ -32,10 +32,14 @@ struct trace_scan_pos {
                                header); after the pass, the number of records */
 };
 
+/* What record returns to end the pass after this record (a reader that wants only the first
+ * records): no further record is read, end is not called, and the pass returns 0. */
+#define TRACE_SCAN_STOP 1
+
 struct trace_scan_hooks {
     /* After open, before the first record; may refuse the trace. May be NULL. */
     int (*begin)(void *ctx, const struct trace_scan_pos *pos, struct errmsg *e);
-    /* One record; may take it (*rec = NULL). Required. */
+    /* One record; may take it (*rec = NULL). 0, TRACE_SCAN_STOP or <0. Required. */
     int (*record)(void *ctx, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                   struct errmsg *e);
     /* After the last record (the content hash is checked by then). May be NULL. */

@@ -35,6 +35,9 @@
 
 #include "analysis/conflicts.h"
 #include "analysis/hash_lb.h"
+#include "analysis/heavy_stability.h"
+#include "analysis/overshoot.h"
+#include "analysis/select_quality.h"
 #include "common/buf.h"
 #include "common/io.h"
 #include "common/mem.h"
@@ -249,29 +252,44 @@ static void run_analyzers(const struct trace *t)
         }
     }
     if (!strcmp(t->hdr->workload, "salca")) {
+        /* the four analyzers of `analyze conflicts`, fed as one pass feeds them */
         struct conflicts_opts o;
         conflicts_opts_default(&o);
         struct conflicts *c = NULL;
-        if (conflicts_new(&c, &o, &e) == 0 && conflicts_begin_trace(c, t->hdr) == 0) {
+        struct select_quality *q = NULL;
+        struct overshoot *ov = NULL;
+        struct heavy_stability *hs = NULL;
+        if (conflicts_new(&c, &o, &e) == 0 && select_quality_new(&q, o.method, &e) == 0 &&
+            overshoot_new(&ov, &e) == 0 && heavy_stability_new(&hs, &e) == 0 &&
+            select_quality_begin_trace(q, t->hdr, &e) == 0) {
             int rc = 0;
             for (size_t i = 0; i < t->n && rc >= 0; i++) {
                 const Acceltrace__Record *r = t->recs[i];
-                if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
-                    rc = conflicts_add_select(c, "all", r->salca_select);
-                else if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
-                    rc = conflicts_add_prefill(c, r->salca_prefill);
+                if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_SELECT) {
+                    rc = conflicts_add_select(c, "all", r->salca_select, &e);
+                    if (rc >= 0)
+                        rc = select_quality_add(q, "all", r->salca_select, &e);
+                    if (rc >= 0)
+                        rc = overshoot_add(ov, r->salca_select, &e);
+                } else if (r->body_case == ACCELTRACE__RECORD__BODY_SALCA_PREFILL) {
+                    rc = heavy_stability_add(hs, r->salca_prefill, &e);
+                }
             }
             struct conflicts_totals tot;
             for (size_t p = 0; p < conflicts_n_policies(c); p++)
                 (void)conflicts_totals(c, -1, p, &tot);
-            struct conflicts_overshoot ov;
-            conflicts_overshoot(c, &ov);
-            struct conflicts_stability st;
-            for (size_t i = 0; i < conflicts_n_stability(c); i++)
-                (void)conflicts_stability(c, i, &st);
-            (void)conflicts_prefill_records(c, NULL);
+            (void)select_quality_n_rows(q);
+            struct overshoot_stats ost;
+            overshoot_stats(ov, &ost);
+            struct heavy_stability_row st;
+            for (size_t i = 0; i < heavy_stability_n_rows(hs); i++)
+                (void)heavy_stability_row(hs, i, &st);
+            (void)heavy_stability_prefills(hs, NULL);
         }
         conflicts_free(c);
+        select_quality_free(q);
+        overshoot_free(ov);
+        heavy_stability_free(hs);
     }
 }
 

@@ -81,6 +81,25 @@ set +e
 [ "$rc" = 2 ] || fail "bad shape exit $rc"
 set -e
 
+# model kura --plots --trace --tiles: export tiles' files from the figures' pass, byte for
+# byte what export tiles writes (step T-1), and its printed line; the option's usage errors
+"$A" export tiles "$d/t.atr" --shape 4x3 -o "$d/xt" > "$d/export_t.txt"
+"$A" model kura --plots "$d/kp" --trace "$d/t.atr" --tiles "$d/kt" --tile-shape 4x3 \
+    > "$d/model_t.txt" 2> /dev/null
+diff -r "$d/xt" "$d/kt" > /dev/null || fail "model kura --tiles files differ from export tiles"
+grep -qF "$(sed "s|$d/xt|$d/kt|" "$d/export_t.txt")" "$d/model_t.txt" ||
+    fail "model kura --tiles line: $(cat "$d/model_t.txt")"
+[ -s "$d/kp/kura_drift_error.csv" ] || fail "model kura --tiles: no trace figures"
+set +e
+"$A" model kura --plots "$d/kq" --tiles "$d/kt2" --tile-shape 4x3 > /dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || fail "--tiles without --trace exit $rc"
+"$A" model kura --plots "$d/kq" --trace "$d/t.atr" --tiles "$d/kt2" > /dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || fail "--tiles without --tile-shape exit $rc"
+"$A" model kura --plots "$d/kq" --trace "$d/t.atr" --tiles "$d/t.atr" --tile-shape 4x3 \
+    > /dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || fail "--tiles onto the trace exit $rc"
+set -e
+
 # the replay model over the 25-shape sweep (one pass), when the replay verb exists
 if "$A" replay --help > /dev/null 2>&1; then
     "$A" capture kura --size 24x24 --steps 3 -q -o "$d/r.atr" > /dev/null

@@ -1,19 +1,30 @@
 /*
- * conflicts_select: selection quality (recall and output cosine vs retention,
- * docs/salca.md#figures plot 4), Salca's set overshoot (plot 8) and the structure of the selected
- * sets per head class (sink and recent-16 hit rates, run lengths; selection_structure.csv) of the
- * conflicts analyzer, with their tables and plots. Shared state: conflicts_impl.h.
+ * select_quality: recall and cosine of every selection method and the structure of the
+ * selected sets, their tables and plots (see the header).
  */
+#include "analysis/select_quality.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/conflicts_impl.h"
+#include "analysis/analyzer.h"
+#include "analysis/salca_out.h"
 #include "common/grow.h"
+#include "common/io.h"
 #include "common/mem.h"
+#include "traces/trace_reader.h"
 #include "traces/trace_salca.h"
+
+/* Quality of one (group, method, rho): values kept for the 5th percentiles. */
+struct qual {
+    char group[64], method[32], rho[24];
+    size_t n, cap;
+    double *recall, *cosine;
+    double ret_sum;
+};
 
 /* Run-length bins of selection_structure.csv: 1, 2, 3-4, ..., 257+ tokens. */
 #define SS_BINS 10
@@ -36,24 +47,48 @@ struct selstruct {
     size_t idx_cap;
 };
 
-void conflicts_select_release(struct conflicts *c)
+struct select_quality {
+    int32_t strict_method; /* malformed lists of this method are errors; -1 = every */
+    struct qual *qual;
+    size_t n_qual, cap_qual;
+    char rho[24];
+    char method_names[64][32]; /* by method id < 64, from the trace header */
+    struct selstruct ss;
+    /* the analyzer form (select_quality_analyzer) */
+    const char *group_mode;
+    const char *group; /* of the current trace (set by begin) */
+    const char *dir;
+    bool *rendered;
+};
+
+int select_quality_new(struct select_quality **out, int32_t strict_method, struct errmsg *e)
 {
-    if (!c->ss)
+    if (!(*out = mem_calloc(1, sizeof **out)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    (*out)->strict_method = strict_method;
+    return 0;
+}
+
+void select_quality_free(struct select_quality *q)
+{
+    if (!q)
         return;
-    mem_free(c->ss->row);
-    mem_free(c->ss->head_class);
-    mem_free(c->ss->idx);
-    mem_free(c->ss);
-    c->ss = NULL;
+    for (size_t i = 0; i < q->n_qual; i++) {
+        mem_free(q->qual[i].recall);
+        mem_free(q->qual[i].cosine);
+    }
+    mem_free(q->qual);
+    mem_free(q->ss.row);
+    mem_free(q->ss.head_class);
+    mem_free(q->ss.idx);
+    mem_free(q);
 }
 
 /* The head classes and the sink count of a trace, from its params_json (the calibrated
  * source's "calibrated" object, else the synthetic source's sink_tokens). */
-static int ss_begin(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
+static int ss_begin(struct select_quality *c, const Acceltrace__TraceHeader *hdr, struct errmsg *e)
 {
-    if (!c->ss && !(c->ss = mem_calloc(1, sizeof *c->ss)))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    struct selstruct *ss = c->ss;
+    struct selstruct *ss = &c->ss;
     mem_free(ss->head_class);
     ss->head_class = NULL;
     ss->sinks = 4;
@@ -72,7 +107,7 @@ static int ss_begin(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
         size_t n = strlen(hc) + 1;
         if (!(ss->head_class = mem_alloc(n))) {
             json_decref(o);
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         }
         memcpy(ss->head_class, hc, n);
     }
@@ -80,9 +115,10 @@ static int ss_begin(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
     return 0;
 }
 
-int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hdr)
+int select_quality_begin_trace(struct select_quality *c, const Acceltrace__TraceHeader *hdr,
+                               struct errmsg *e)
 {
-    int src = ss_begin(c, hdr);
+    int src = ss_begin(c, hdr, e);
     if (src < 0)
         return src;
     for (size_t i = 0; i < 64; i++) {
@@ -106,12 +142,8 @@ int conflicts_begin_trace(struct conflicts *c, const Acceltrace__TraceHeader *hd
     return 0;
 }
 
-size_t conflicts_n_quality(const struct conflicts *c)
-{
-    return c->n_qual;
-}
-
-static int add_quality(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
+static int add_quality(struct select_quality *c, const char *group,
+                       const Acceltrace__SalcaSelect *s, struct errmsg *e)
 {
     char method[32];
     if (s->method < 64 && c->method_names[0][0])
@@ -129,9 +161,9 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
             q = &c->qual[i];
     if (!q) {
         if (c->n_qual == 4096)
-            return errmsg_set(&c->err, ERR_LIMIT, "more than 4096 (group, method, rho) keys");
+            return errmsg_set(e, ERR_LIMIT, "more than 4096 (group, method, rho) keys");
         if (grow((void **)&c->qual, &c->cap_qual, c->n_qual + 1, sizeof *c->qual))
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         q = &c->qual[c->n_qual++];
         memset(q, 0, sizeof *q);
         snprintf(q->group, sizeof q->group, "%s", group);
@@ -142,7 +174,7 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
     size_t cap_cos = q->cap;
     if (grow((void **)&q->cosine, &cap_cos, q->n + 1, sizeof *q->cosine) ||
         grow((void **)&q->recall, &q->cap, q->n + 1, sizeof *q->recall))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     q->recall[q->n] = s->recall;
     q->cosine[q->n] = s->cosine;
     q->n++;
@@ -150,36 +182,11 @@ static int add_quality(struct conflicts *c, const char *group, const Acceltrace_
     return 0;
 }
 
-/* docs/salca.md#figures plot 8: (|S| - K)/n of Salca (method 0) into bins of 1/2000 of n. */
-static int add_overshoot(struct conflicts *c, const Acceltrace__SalcaSelect *s)
-{
-    if (s->method != 0)
-        return 0;
-    if (s->n_ctx == 0 || s->count > s->n_ctx || s->count < s->k)
-        return errmsg_set(&c->err, ERR_DATA,
-                          "salca set size %u outside [K = %u, n_ctx = %u] (step %u layer %u "
-                          "head %u)",
-                          s->count, s->k, s->n_ctx, s->t, s->l, s->h);
-    if (!c->over && !(c->over = mem_calloc(CONFLICTS_OVER_BINS_PER_N + 1, sizeof *c->over)))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    uint64_t ov = (uint64_t)s->count - s->k;
-    size_t b = (size_t)(ov * CONFLICTS_OVER_BINS_PER_N / s->n_ctx);
-    c->over[b]++;
-    if (b + 1 > c->over_bins)
-        c->over_bins = b + 1;
-    c->over_n++;
-    c->over_sum += (double)ov / (double)s->n_ctx;
-    /* ov/n > 0.19% [paper: the set grows by about half a bin, 0.19% of n;
-     * docs/salca.md#int8-attention] */
-    c->over_above += ov * 10000 > 19 * (uint64_t)s->n_ctx;
-    return 0;
-}
-
 /* The row of (group, method, rho, class), created on first use; NULL when out of memory. */
-static struct ss_row *ss_row_of(struct conflicts *c, const char *group, const char *method,
+static struct ss_row *ss_row_of(struct select_quality *c, const char *group, const char *method,
                                 const char *cls)
 {
-    struct selstruct *ss = c->ss;
+    struct selstruct *ss = &c->ss;
     for (size_t i = 0; i < ss->n; i++) {
         struct ss_row *r = &ss->row[i];
         if (!strncmp(r->group, group, sizeof r->group - 1) && !strcmp(r->method, method) &&
@@ -198,22 +205,22 @@ static struct ss_row *ss_row_of(struct conflicts *c, const char *group, const ch
 }
 
 /* Sink and recent-16 hits and the run lengths of one selection, by head class. */
-static int add_structure(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
+static int add_structure(struct select_quality *c, const char *group,
+                         const Acceltrace__SalcaSelect *s, struct errmsg *e)
 {
-    if (!c->ss && !(c->ss = mem_calloc(1, sizeof *c->ss)))
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    struct selstruct *ss = c->ss;
-    /* a malformed list of a method the PC analysis ignores is ignored here too; one of the
-     * analyzed method is the error the PC analysis reports (conflicts_add_select) */
-    bool other = c->o.method >= 0 && s->method != (uint32_t)c->o.method;
-    struct errmsg ign = {0}, *em = other ? &ign : &c->err;
+    struct selstruct *ss = &c->ss;
+    /* a malformed list of a method other than strict_method is left out silently (the
+     * conflict analyzer ignores that method too); one of strict_method is an error, the
+     * same one conflicts_add_select reports for it */
+    bool other = c->strict_method >= 0 && s->method != (uint32_t)c->strict_method;
+    struct errmsg ign = {0}, *em = other ? &ign : e;
     int rc = trace_salca_select_check(s, em);
     if (rc < 0)
         return other ? 0 : rc;
     if (s->count > ss->idx_cap) {
         uint32_t *p = mem_realloc(ss->idx, (size_t)s->count * sizeof *p);
         if (!p)
-            return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
         ss->idx = p;
         ss->idx_cap = s->count;
     }
@@ -227,7 +234,7 @@ static int add_structure(struct conflicts *c, const char *group, const Acceltrac
     snprintf(method, sizeof method, "%s", s->method < 64 ? c->method_names[s->method] : "method_x");
     struct ss_row *r = ss_row_of(c, group && *group ? group : "all", method, cls);
     if (!r)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     const uint32_t *idx = ss->idx;
     uint32_t sinks = ss->sinks < s->n_ctx ? ss->sinks : s->n_ctx;
     uint32_t rec = s->n_ctx < SS_RECENT ? s->n_ctx : SS_RECENT;
@@ -251,23 +258,15 @@ static int add_structure(struct conflicts *c, const char *group, const Acceltrac
     return 0;
 }
 
-int conflicts_select_add(struct conflicts *c, const char *group, const Acceltrace__SalcaSelect *s)
-{
-    int rc = add_quality(c, group, s);
-    if (rc >= 0)
-        rc = add_structure(c, group, s);
-    return rc < 0 ? rc : add_overshoot(c, s);
-}
-
 /* selection_structure.csv: per (group, method, rho, head class) the share of selections
  * holding every sink token and every one of the last 16 tokens, runs per selection, mean
  * run length and the share of the selected tokens that lie in runs of each length bin. */
-static int write_structure(struct conflicts *c, const char *dir)
+static int write_structure(struct select_quality *c, const char *dir, struct errmsg *e)
 {
-    if (!c->ss || !c->ss->n)
+    if (!c->ss.n)
         return 0;
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "selection_structure.csv", &w);
+    int rc = salca_out_csv_open(dir, "selection_structure.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"group",
@@ -287,8 +286,8 @@ static int write_structure(struct conflicts *c, const char *dir)
     for (size_t k = 0; k < SS_BINS; k++)
         csv_str(w, bins[k]);
     csv_end_row(w);
-    for (size_t i = 0; i < c->ss->n; i++) {
-        const struct ss_row *r = &c->ss->row[i];
+    for (size_t i = 0; i < c->ss.n; i++) {
+        const struct ss_row *r = &c->ss.row[i];
         double sel = r->sel ? (double)r->sel : 1, runs = r->runs ? (double)r->runs : 1;
         csv_str(w, r->group);
         csv_str(w, r->method);
@@ -304,16 +303,7 @@ static int write_structure(struct conflicts *c, const char *dir)
             csv_f64_fixed(w, (double)r->bins[k] / tok, 6);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "selection_structure.csv");
-}
-
-void conflicts_overshoot(const struct conflicts *c, struct conflicts_overshoot *o)
-{
-    o->records = c->over_n;
-    o->mean = c->over_n ? c->over_sum / (double)c->over_n : 0;
-    o->above_paper = c->over_above;
-    o->n_bins = c->over_bins;
-    o->bins = c->over_bins ? c->over : NULL;
+    return salca_out_csv_close(w, dir, "selection_structure.csv", e);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -349,15 +339,15 @@ static void quality_keys(struct csv_writer *w, const struct qual *q)
     csv_f64_fixed(w, q->n ? q->ret_sum / (double)q->n : 0, 6);
 }
 
-int conflicts_write_quality(struct conflicts *c, const char *dir)
+static int write_quality(struct select_quality *c, const char *dir, struct errmsg *e)
 {
     if (!c->n_qual)
         return 0;
     struct csv_writer *w;
-    int rc = write_structure(c, dir);
+    int rc = write_structure(c, dir, e);
     if (rc < 0)
         return rc;
-    rc = conflicts_csv_open(c, dir, "recall_vs_retention.csv", &w);
+    rc = salca_out_csv_open(dir, "recall_vs_retention.csv", &w, e);
     if (rc < 0)
         return rc;
     static const char *const cols[] = {"group",     "method",         "rho",
@@ -376,10 +366,10 @@ int conflicts_write_quality(struct conflicts *c, const char *dir)
         csv_f64_fixed(w, p5(q->cosine, q->n), 6);
         csv_end_row(w);
     }
-    if ((rc = conflicts_csv_close(c, w, dir, "recall_vs_retention.csv")) < 0)
+    if ((rc = salca_out_csv_close(w, dir, "recall_vs_retention.csv", e)) < 0)
         return rc;
     /* the cosine plot's own CSV (docs/salca.md#figures: a CSV beside each plot) */
-    if ((rc = conflicts_csv_open(c, dir, "cosine_vs_retention.csv", &w)) < 0)
+    if ((rc = salca_out_csv_open(dir, "cosine_vs_retention.csv", &w, e)) < 0)
         return rc;
     static const char *const ccols[] = {"group",          "method",      "rho",      "jobs",
                                         "retention_mean", "cosine_mean", "cosine_p5"};
@@ -393,17 +383,18 @@ int conflicts_write_quality(struct conflicts *c, const char *dir)
         csv_f64_fixed(w, p5(q->cosine, q->n), 6);
         csv_end_row(w);
     }
-    return conflicts_csv_close(c, w, dir, "cosine_vs_retention.csv");
+    return salca_out_csv_close(w, dir, "cosine_vs_retention.csv", e);
 }
 /* docs/salca.md#figures plot 4: x mean |S|/n per rho (log), y mean recall (cosine), a series
  * per method, a panel per group; marks at 5% and 5.8% [paper retention targets]. The
  * documented 5th-percentile bars are drawn as a dashed series "METHOD p5" in the method's
  * colour (the plot driver has no error bars; decision). */
-static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bool cosine)
+static int quality_plot(struct select_quality *c, const char *dir, bool *rendered, bool cosine,
+                        struct errmsg *e)
 {
     struct plot *p = plot_new(cosine ? "cosine_vs_retention" : "recall_vs_retention", PLOT_LINE);
     if (!p)
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     const char *ylab = cosine ? "output cosine" : "recall";
     plot_title(p, cosine ? "Output cosine vs retention (solid: mean, dashed: 5th percentile)"
                          : "Recall vs retention (solid: mean, dashed: 5th percentile)");
@@ -416,13 +407,13 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
     plot_extra(p, "set label \"paper r_{min} 5.8%\" at first 0.058, graph 1 left offset "
                   "0.3,-0.8 front");
     /* distinct groups and methods, in order of appearance */
-    const char *groups[CONFLICTS_MAX_GROUPS], *methods[64];
+    const char *groups[SELECT_QUALITY_MAX_GROUPS], *methods[64];
     size_t ng = 0, nm = 0;
     for (size_t i = 0; i < c->n_qual; i++) {
         bool seen = false;
         for (size_t g = 0; g < ng; g++)
             seen = seen || !strcmp(groups[g], c->qual[i].group);
-        if (!seen && ng < CONFLICTS_MAX_GROUPS)
+        if (!seen && ng < SELECT_QUALITY_MAX_GROUPS)
             groups[ng++] = c->qual[i].group;
         seen = false;
         for (size_t m = 0; m < nm; m++)
@@ -515,74 +506,95 @@ static int quality_plot(struct conflicts *c, const char *dir, bool *rendered, bo
     mem_free(y5);
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "cannot build the retention plot");
+        return errmsg_set(e, rc, "cannot build the retention plot");
     }
-    return conflicts_plot_done(c, p, dir, rendered);
+    return salca_out_plot(p, dir, rendered, e);
 }
 
-int conflicts_write_quality_plots(struct conflicts *c, const char *dir, bool *rendered)
+static int write_quality_plots(struct select_quality *c, const char *dir, bool *rendered,
+                               struct errmsg *e)
 {
     if (!c->n_qual)
         return 0;
-    int rc = quality_plot(c, dir, rendered, false);
-    return rc < 0 ? rc : quality_plot(c, dir, rendered, true);
+    int rc = quality_plot(c, dir, rendered, false, e);
+    return rc < 0 ? rc : quality_plot(c, dir, rendered, true, e);
 }
 
-/* docs/salca.md#figures plot 8: overshoot.csv and the histogram of Salca's (|S| - K)/n in bins
- * of 0.05% of n, with a mark at the paper's 0.19%. */
-int conflicts_write_overshoot(struct conflicts *c, const char *dir, bool *rendered)
+size_t select_quality_n_rows(const struct select_quality *q)
 {
-    if (!c->over_n)
+    return q->n_qual;
+}
+
+int select_quality_add(struct select_quality *q, const char *group,
+                       const Acceltrace__SalcaSelect *s, struct errmsg *e)
+{
+    int rc = add_quality(q, group, s, e);
+    return rc < 0 ? rc : add_structure(q, group, s, e);
+}
+
+int select_quality_write(struct select_quality *q, const char *dir, bool *rendered,
+                         struct errmsg *e)
+{
+    bool r = true;
+    if (!rendered)
+        rendered = &r;
+    if (!q->n_qual)
         return 0;
-    const double w = 100.0 / CONFLICTS_OVER_BINS_PER_N; /* bin width, % of n */
-    struct csv_writer *cw;
-    int rc = conflicts_csv_open(c, dir, "overshoot.csv", &cw);
+    int rc = io_mkdir_p(dir, 0777, e);
+    if (rc == 0)
+        rc = write_quality(q, dir, e);
+    return rc < 0 ? rc : write_quality_plots(q, dir, rendered, e);
+}
+
+/* ---- the analyzer of a trace pass ---- */
+
+static int sq_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    struct select_quality *q = self;
+    const Acceltrace__TraceHeader *hdr = trace_reader_header(pos->r);
+    int rc = trace_salca_header_check(hdr, pos->path, e);
     if (rc < 0)
         return rc;
-    static const char *const cols[] = {"bin_lo_pct_of_n", "bin_hi_pct_of_n", "records",
-                                       "fraction_of_records"};
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-        csv_str(cw, cols[k]);
-    csv_end_row(cw);
-    for (size_t b = 0; b < c->over_bins; b++) {
-        csv_f64_fixed(cw, (double)b * w, 4);
-        csv_f64_fixed(cw, (double)(b + 1) * w, 4);
-        csv_u64(cw, c->over[b]);
-        csv_f64_fixed(cw, (double)c->over[b] / (double)c->over_n, 6);
-        csv_end_row(cw);
-    }
-    if ((rc = conflicts_csv_close(c, cw, dir, "overshoot.csv")) < 0)
-        return rc;
-    struct plot *p = plot_new("overshoot", PLOT_HIST);
-    double *edges = mem_alloc((c->over_bins + 1) * sizeof *edges);
-    double *frac = mem_alloc(c->over_bins * sizeof *frac);
-    if (!p || !edges || !frac) {
-        plot_free(p);
-        mem_free(edges);
-        mem_free(frac);
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-    }
-    for (size_t b = 0; b <= c->over_bins; b++)
-        edges[b] = (double)b * w;
-    for (size_t b = 0; b < c->over_bins; b++)
-        frac[b] = (double)c->over[b] / (double)c->over_n;
-    char title[160], name[96];
-    snprintf(title, sizeof title,
-             "Salca set overshoot over %llu selections (dashed: the paper's 0.19%%)",
-             (unsigned long long)c->over_n);
-    plot_title(p, title);
-    plot_xlabel(p, "(|S| - K)/n", "% of n");
-    plot_ylabel(p, "fraction of selections", "");
-    plot_extra(p, "set xrange [0:*]");
-    plot_extra(p, "set key top right");
-    plot_extra(p, "set arrow from first 0.19, graph 0 to first 0.19, graph 1 nohead dt 2 lw 2");
-    snprintf(name, sizeof name, "salca, mean %.3f%% of n", 100.0 * c->over_sum / (double)c->over_n);
-    rc = plot_hist_bins(p, name, edges, frac, c->over_bins);
-    mem_free(edges);
-    mem_free(frac);
+    q->group = trace_salca_group(hdr, q->group_mode, pos->path);
+    return select_quality_begin_trace(q, hdr, e);
+}
+
+static int sq_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                     struct errmsg *e)
+{
+    struct select_quality *q = self;
+    const Acceltrace__Record *r = *rec;
+    if (r->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        return 0;
+    int rc = select_quality_add(q, q->group, r->salca_select, e);
     if (rc < 0) {
-        plot_free(p);
-        return errmsg_set(&c->err, rc, "cannot build the overshoot plot");
+        char why[sizeof e->text];
+        snprintf(why, sizeof why, "%s", e->text);
+        return errmsg_set(e, rc, "%s ('%s' record %llu)", why, pos->path,
+                          (unsigned long long)pos->record);
     }
-    return conflicts_plot_done(c, p, dir, rendered);
+    return 0;
+}
+
+static int sq_finish(void *self, struct errmsg *e)
+{
+    struct select_quality *q = self;
+    return q->dir ? select_quality_write(q, q->dir, q->rendered, e) : 0;
+}
+
+static const struct analyzer_ops select_quality_ops = {
+    .name = "select_quality",
+    .begin = sq_begin,
+    .record = sq_record,
+    .finish = sq_finish,
+};
+
+void select_quality_analyzer(struct select_quality *q, const char *group_mode, const char *dir,
+                             bool *rendered, struct analyzer *out)
+{
+    q->group_mode = group_mode;
+    q->dir = dir;
+    q->rendered = rendered;
+    out->ops = &select_quality_ops;
+    out->self = q;
 }

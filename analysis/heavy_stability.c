@@ -1,17 +1,54 @@
 /*
- * conflicts_heavy: heavy-channel stability of the conflicts analyzer (docs/salca.md#figures plot
- * 7): how well the heavy channels found on a prefill prefix match the final set, per
- * layer, from SalcaPrefill records; its table and plot. Shared state: conflicts_impl.h.
+ * heavy_stability: heavy-channel stability of Salca's prefill, its table and plot (see the
+ * header).
  */
+#include "analysis/heavy_stability.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/conflicts_impl.h"
+#include "analysis/analyzer.h"
+#include "analysis/salca_out.h"
 #include "common/grow.h"
+#include "common/io.h"
 #include "common/mem.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_salca.h"
 
-double conflicts_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+/* Heavy-channel stability of one (layer, prefix length m). */
+struct stab {
+    uint32_t l, m;
+    uint64_t n, n_mass;
+    double jsum, jmin;
+    double msum; /* share of the final set's S mass the prefix set holds (n_mass sets) */
+};
+
+struct heavy_stability {
+    struct stab *stab; /* sorted by (l, m) */
+    size_t n_stab, cap_stab;
+    uint64_t prefills, prefills_bare; /* SalcaPrefill records; those without the ladder */
+    /* the analyzer form (heavy_stability_analyzer) */
+    const char *dir;
+    bool *rendered;
+};
+
+int heavy_stability_new(struct heavy_stability **out, struct errmsg *e)
+{
+    if (!(*out = mem_calloc(1, sizeof **out)))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    return 0;
+}
+
+void heavy_stability_free(struct heavy_stability *h)
+{
+    if (!h)
+        return;
+    mem_free(h->stab);
+    mem_free(h);
+}
+
+double heavy_stability_jaccard(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     bool in_a[256] = {false}, in_b[256] = {false};
     for (size_t i = 0; i < na; i++)
@@ -35,30 +72,32 @@ static bool ascending(const uint8_t *v, size_t n)
     return true;
 }
 
-/* Row of (l, m), inserted in (l, m) order when new; NULL with the error set. */
-static struct stab *stab_row(struct conflicts *c, uint32_t l, uint32_t m)
+/* Row of (l, m) into *row, inserted in (l, m) order when new. 0, or ERR_LIMIT/ERR_NOMEM
+ * with e set. */
+static int stab_row(struct heavy_stability *c, uint32_t l, uint32_t m, struct stab **row,
+                    struct errmsg *e)
 {
     size_t i = 0;
     while (i < c->n_stab && (c->stab[i].l < l || (c->stab[i].l == l && c->stab[i].m < m)))
         i++;
-    if (i < c->n_stab && c->stab[i].l == l && c->stab[i].m == m)
-        return &c->stab[i];
-    if (c->n_stab == CONFLICTS_MAX_STABILITY) {
-        errmsg_set(&c->err, ERR_LIMIT, "more than %d (layer, prefix length) rows",
-                   CONFLICTS_MAX_STABILITY);
-        return NULL;
+    if (i < c->n_stab && c->stab[i].l == l && c->stab[i].m == m) {
+        *row = &c->stab[i];
+        return 0;
     }
-    if (grow((void **)&c->stab, &c->cap_stab, c->n_stab + 1, sizeof *c->stab)) {
-        errmsg_set(&c->err, ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    if (c->n_stab == HEAVY_STABILITY_MAX_ROWS)
+        return errmsg_set(e, ERR_LIMIT, "more than %d (layer, prefix length) rows",
+                          HEAVY_STABILITY_MAX_ROWS);
+    if (grow((void **)&c->stab, &c->cap_stab, c->n_stab + 1, sizeof *c->stab))
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     memmove(c->stab + i + 1, c->stab + i, (c->n_stab - i) * sizeof *c->stab);
     c->n_stab++;
     c->stab[i] = (struct stab){.l = l, .m = m, .jmin = 1.0};
-    return &c->stab[i];
+    *row = &c->stab[i];
+    return 0;
 }
 
-int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p)
+int heavy_stability_add(struct heavy_stability *c, const Acceltrace__SalcaPrefill *p,
+                        struct errmsg *e)
 {
     c->prefills++;
     if (p->n_prefix_len == 0 && p->prefix_heavy.len == 0) {
@@ -69,7 +108,7 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
     const char *bad = NULL;
     if (r == 0 || r > 256)
         bad = "heavy set size outside [1, 256]";
-    else if (np > CONFLICTS_MAX_PREFIX)
+    else if (np > HEAVY_STABILITY_MAX_PREFIX)
         bad = "more than 64 prefix lengths";
     else if (p->prefix_heavy.len != np * r)
         bad = "prefix_heavy is not r bytes per prefix length";
@@ -82,11 +121,11 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
         else if (!ascending(p->prefix_heavy.data + a * r, r))
             bad = "prefix channels not strictly ascending";
     }
-    if (!bad && p->l >= CONFLICTS_MAX_LAYERS)
+    if (!bad && p->l >= HEAVY_STABILITY_MAX_LAYERS)
         bad = "layer above the analyzer's limit";
     if (bad)
-        return errmsg_set(&c->err, ERR_DATA, "bad salca prefill at layer %u kv head %u: %s", p->l,
-                          p->g, bad);
+        return errmsg_set(e, ERR_DATA, "bad salca prefill at layer %u kv head %u: %s", p->l, p->g,
+                          bad);
     /* final S mass of I_g, when chan_sum covers every channel index */
     double mass_final = 0;
     bool mass = p->n_chan_sum >= 256 || (p->n_chan_sum > 0 && p->heavy.data[r - 1] < p->n_chan_sum);
@@ -96,12 +135,13 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
         mass_final += fabs((double)p->chan_sum[p->heavy.data[k]]);
     mass = mass && mass_final > 0;
     for (size_t a = 0; a < np; a++) {
-        struct stab *row = stab_row(c, p->l, p->prefix_len[a]);
-        if (!row)
-            return c->err.code;
+        struct stab *row = NULL;
+        int rc = stab_row(c, p->l, p->prefix_len[a], &row, e);
+        if (rc < 0)
+            return rc;
         /* docs/salca.md#figures plot 7: overlap of the prefix's top-r set with the final I_g */
         const uint8_t *set = p->prefix_heavy.data + a * r;
-        double j = conflicts_jaccard(set, r, p->heavy.data, r);
+        double j = heavy_stability_jaccard(set, r, p->heavy.data, r);
         row->n++;
         row->jsum += j;
         if (j < row->jmin)
@@ -119,12 +159,12 @@ int conflicts_add_prefill(struct conflicts *c, const Acceltrace__SalcaPrefill *p
     return 0;
 }
 
-size_t conflicts_n_stability(const struct conflicts *c)
+size_t heavy_stability_n_rows(const struct heavy_stability *c)
 {
     return c->n_stab;
 }
 
-int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_stability *s)
+int heavy_stability_row(const struct heavy_stability *c, size_t i, struct heavy_stability_row *s)
 {
     memset(s, 0, sizeof *s);
     if (i >= c->n_stab)
@@ -139,7 +179,7 @@ int conflicts_stability(const struct conflicts *c, size_t i, struct conflicts_st
     return 0;
 }
 
-uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_ladder)
+uint64_t heavy_stability_prefills(const struct heavy_stability *c, uint64_t *without_ladder)
 {
     if (without_ladder)
         *without_ladder = c->prefills_bare;
@@ -148,13 +188,19 @@ uint64_t conflicts_prefill_records(const struct conflicts *c, uint64_t *without_
 
 /* docs/salca.md#figures plot 7: heavy_stability.csv and a line per layer, x the prefix length
  * m (log2), y the mean Jaccard overlap of the prefix's top-r set with the final I_g. */
-int conflicts_write_stability(struct conflicts *c, const char *dir, bool *rendered)
+int heavy_stability_write(struct heavy_stability *c, const char *dir, bool *rendered,
+                          struct errmsg *e)
 {
+    bool r = true;
+    if (!rendered)
+        rendered = &r;
     if (!c->n_stab)
         return 0;
+    int rc = io_mkdir_p(dir, 0777, e);
+    if (rc)
+        return rc;
     struct csv_writer *w;
-    int rc = conflicts_csv_open(c, dir, "heavy_stability.csv", &w);
-    if (rc < 0)
+    if ((rc = salca_out_csv_open(dir, "heavy_stability.csv", &w, e)) < 0)
         return rc;
     static const char *const cols[] = {"layer",        "prefix_len_tokens", "sets",
                                        "jaccard_mean", "jaccard_min",       "s_mass_kept_mean"};
@@ -174,7 +220,7 @@ int conflicts_write_stability(struct conflicts *c, const char *dir, bool *render
             csv_str(w, ""); /* no chan_sum: the mass is not known */
         csv_end_row(w);
     }
-    if ((rc = conflicts_csv_close(c, w, dir, "heavy_stability.csv")) < 0)
+    if ((rc = salca_out_csv_close(w, dir, "heavy_stability.csv", e)) < 0)
         return rc;
     struct plot *p = plot_new("heavy_stability", PLOT_LINE);
     double *x = mem_alloc(c->n_stab * sizeof *x), *y = mem_alloc(c->n_stab * sizeof *y);
@@ -184,7 +230,7 @@ int conflicts_write_stability(struct conflicts *c, const char *dir, bool *render
         mem_free(x);
         mem_free(y);
         mem_free(wt);
-        return errmsg_set(&c->err, ERR_NOMEM, "out of memory");
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
     }
     plot_title(p, "Heavy-channel stability: top-r set of a prefill prefix vs the final I_{g}");
     plot_xlabel(p, "prefix length m used to find I_{g}", "tokens");
@@ -235,7 +281,53 @@ int conflicts_write_stability(struct conflicts *c, const char *dir, bool *render
     mem_free(y);
     if (rc < 0) {
         plot_free(p);
-        return errmsg_set(&c->err, rc, "cannot build the heavy-stability plot");
+        return errmsg_set(e, rc, "cannot build the heavy-stability plot");
     }
-    return conflicts_plot_done(c, p, dir, rendered);
+    return salca_out_plot(p, dir, rendered, e);
+}
+
+/* ---- the analyzer of a trace pass ---- */
+
+static int hs_begin(void *self, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    (void)self;
+    return trace_salca_header_check(trace_reader_header(pos->r), pos->path, e);
+}
+
+static int hs_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
+                     struct errmsg *e)
+{
+    const Acceltrace__Record *r = *rec;
+    if (r->body_case != ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
+        return 0;
+    int rc = heavy_stability_add(self, r->salca_prefill, e);
+    if (rc < 0) {
+        char why[sizeof e->text];
+        snprintf(why, sizeof why, "%s", e->text);
+        return errmsg_set(e, rc, "%s ('%s' record %llu)", why, pos->path,
+                          (unsigned long long)pos->record);
+    }
+    return 0;
+}
+
+static int hs_finish(void *self, struct errmsg *e)
+{
+    struct heavy_stability *h = self;
+    return h->dir ? heavy_stability_write(h, h->dir, h->rendered, e) : 0;
+}
+
+static const struct analyzer_ops heavy_stability_ops = {
+    .name = "heavy_stability",
+    .begin = hs_begin,
+    .record = hs_record,
+    .finish = hs_finish,
+};
+
+void heavy_stability_analyzer(struct heavy_stability *h, const char *dir, bool *rendered,
+                              struct analyzer *out)
+{
+    h->dir = dir;
+    h->rendered = rendered;
+    out->ops = &heavy_stability_ops;
+    out->self = h;
 }
