@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 {
     int reps = 2, threads = threads_default();
     const char *dump = NULL, *model = "tiny";
+    int image_size = 0; /* the config's default */
     bool forward_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -59,10 +60,12 @@ int main(int argc, char **argv)
             forward_only = true;
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model = argv[++i];
+        else if (!strcmp(argv[i], "--image-size") && i + 1 < argc)
+            image_size = atoi(argv[++i]);
         else {
             fprintf(stderr,
                     "usage: bench_disc [--reps R] [--threads N] [--dump DIR] [--model NAME] "
-                    "[--forward-only]\n");
+                    "[--image-size PX] [--forward-only]\n");
             return 2;
         }
     }
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
     struct dit_config cfg;
     struct errmsg e = {0};
     struct dit_model *m = NULL;
-    if (!pool || dit_config_get(&cfg, model, 0, &e) || dit_model_new_seeded(&m, &cfg, 0, &e)) {
+    if (!pool || dit_config_get(&cfg, model, image_size, &e) || dit_model_new_seeded(&m, &cfg, 0, &e)) {
         fprintf(stderr, "bench_disc: setup failed: %s\n", errmsg_text(&e));
         return 1;
     }

@@ -190,13 +190,14 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
     }
 }
 
-/* o (DH) = sum_t w[t] v_idx[t], each column in list order, the output row in registers. */
+/* o (DH) += sum_t w[t] v_idx[t], each column in list order, the output row in registers
+ * while the list is walked. */
 static inline __attribute__((always_inline)) void
 spmm_fixed(const float *w, const int32_t *idx, size_t cnt, const float *v, const int DH, float *o)
 {
     v8f acc[16];
     for (int c = 0; c < DH / 8; c++)
-        acc[c] = (v8f){0};
+        acc[c] = load8(o + 8 * c);
     for (size_t t = 0; t < cnt; t++) {
         if (t + DIT_PREFETCH_AHEAD < cnt)
             prefetch_row(v + (size_t)idx[t + DIT_PREFETCH_AHEAD] * DH, DH);
@@ -229,77 +230,143 @@ DIT_HOT static void sddmm_list(const float *q, const float *k, int dh, const int
     }
 }
 
-/* o (dh) = softmax(e) . V[idx] over the cnt listed entries (e overwritten by the weights),
- * as nn_attention_row_sparse: weights by nn_softmax_list, each column summed in list order,
- * then scaled by 1/sum. */
-DIT_HOT static void softmax_spmm_list(float *e, const int32_t *idx, size_t cnt, const float *v,
-                                      int dh, float *restrict o)
+/* o (dh) += sum_t w[t] v_idx[t] over the cnt listed entries, each column in list order. */
+DIT_HOT static void spmm_list(const float *w, const int32_t *idx, size_t cnt, const float *v,
+                              int dh, float *restrict o)
 {
-    if (cnt == 0) {
-        for (int c = 0; c < dh; c++)
-            o[c] = 0.0f;
-        return;
-    }
-    float sum = nn_softmax_list(e, cnt);
     switch (dh) {
     case 16:
-        spmm_fixed(e, idx, cnt, v, 16, o);
+        spmm_fixed(w, idx, cnt, v, 16, o);
         break;
     case 64:
-        spmm_fixed(e, idx, cnt, v, 64, o);
+        spmm_fixed(w, idx, cnt, v, 64, o);
         break;
     case 72:
-        spmm_fixed(e, idx, cnt, v, 72, o);
+        spmm_fixed(w, idx, cnt, v, 72, o);
         break;
     default:
-        for (int c = 0; c < dh; c++)
-            o[c] = 0.0f;
         for (size_t t = 0; t < cnt; t++) {
             const float *restrict vr = v + (size_t)idx[t] * dh;
-            float w = e[t];
             for (int c = 0; c < dh; c++)
-                o[c] += w * vr[c];
+                o[c] += w[t] * vr[c];
         }
     }
-    float inv = 1.0f / sum;
-    for (int c = 0; c < dh; c++)
-        o[c] *= inv;
+}
+
+/* Columns of one K/V tile: its K and V rows (dh floats each) fill about 256 KiB, so the
+ * tile stays in the core's cache while DIT_REUSE_ROWS query rows use it. */
+static int tile_cols(int dh)
+{
+    int w = (256 * 1024 / (8 * dh)) & ~63;
+    return w < 64 ? 64 : w;
+}
+
+/* The list entries of one row below column c1, from *pos on; advances *pos to the end. */
+static size_t tile_end(const int32_t *idx, size_t cnt, size_t pos, int c1)
+{
+    while (pos < cnt && idx[pos] < c1)
+        pos++;
+    return pos;
+}
+
+/*
+ * The softmax and SpMM of nr rows at once: row i has cnt[i] list entries (columns idx + i N,
+ * scores e + i N, overwritten by the weights) and its output at orow[i]. Each row's output is
+ * summed from zero in list order and scaled by 1/sum, as nn_attention_row_sparse does, but the
+ * lists are walked tile by tile (every row's entries of a V tile before the next tile), so a
+ * tile of V is read from memory once for all the rows.
+ */
+static void softmax_spmm_block(size_t nr, const size_t *cnt, float *e, const int32_t *idx, size_t N,
+                               const float *v, int dh, float *const *orow)
+{
+    size_t pos[DIT_REUSE_ROWS];
+    float sum[DIT_REUSE_ROWS];
+    int W = tile_cols(dh);
+    for (size_t i = 0; i < nr; i++) {
+        for (int c = 0; c < dh; c++)
+            orow[i][c] = 0.0f;
+        sum[i] = cnt[i] ? nn_softmax_list(e + i * N, cnt[i]) : 0.0f;
+        pos[i] = 0;
+    }
+    for (size_t c0 = 0; c0 < N; c0 += (size_t)W)
+        for (size_t i = 0; i < nr; i++) {
+            size_t a = pos[i], b = tile_end(idx + i * N, cnt[i], a, (int)(c0 + (size_t)W));
+            spmm_list(e + i * N + a, idx + i * N + a, b - a, v, dh, orow[i]);
+            pos[i] = b;
+        }
+    for (size_t i = 0; i < nr; i++) {
+        if (!cnt[i])
+            continue;
+        float inv = 1.0f / sum[i];
+        for (int c = 0; c < dh; c++)
+            orow[i][c] *= inv;
+    }
 }
 
 /* Generation rows (docs/disc.md#st-masks): the mask row from P, then the renormalised PV over it
- * from the scores. */
+ * from the scores, DIT_REUSE_ROWS rows at a time. */
 static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct gen_ctx *g = vctx;
-    float *p = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
-    float *e = p + g->N;
-    int32_t *idx = g->m->widx + (size_t)worker * (size_t)g->N;
-    for (size_t r = begin; r < end; r++) {
-        const float *s = g->s + r * (size_t)g->N;
-        int row = g->row0 + (int)r;
-        int tok = g->kept ? g->kept[row] : row;
-        uint64_t *mr = g->mask + (size_t)tok * g->words;
-        dit_st_generate_row(s, g->N, g->theta, mr, p);
-        size_t cnt = row_index(mr, g->N, idx);
-        for (size_t t = 0; t < cnt; t++)
-            e[t] = s[idx[t]];
-        softmax_spmm_list(e, idx, cnt, g->v, g->dh, g->o + (size_t)row * g->d);
+    size_t N = (size_t)g->N, cnt[DIT_REUSE_ROWS];
+    float *p = g->m->wscratch + (size_t)worker * (DIT_REUSE_ROWS + 1) * N;
+    float *e = p + N, *orow[DIT_REUSE_ROWS];
+    int32_t *idx = g->m->widx + (size_t)worker * DIT_REUSE_ROWS * N;
+    for (size_t r0 = begin; r0 < end; r0 += DIT_REUSE_ROWS) {
+        size_t nr = end - r0 < DIT_REUSE_ROWS ? end - r0 : DIT_REUSE_ROWS;
+        for (size_t i = 0; i < nr; i++) {
+            const float *s = g->s + (r0 + i) * N;
+            int row = g->row0 + (int)(r0 + i);
+            int tok = g->kept ? g->kept[row] : row;
+            uint64_t *mr = g->mask + (size_t)tok * g->words;
+            dit_st_generate_row(s, g->N, g->theta, mr, p);
+            cnt[i] = row_index(mr, g->N, idx + i * N);
+            for (size_t t = 0; t < cnt[i]; t++)
+                e[i * N + t] = s[idx[i * N + t]];
+            orow[i] = g->o + (size_t)row * g->d;
+        }
+        softmax_spmm_block(nr, cnt, e, idx, N, g->v, g->dh, orow);
     }
 }
 
-/* Reuse rows (docs/disc.md#st-masks): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM. */
+/*
+ * Reuse rows (docs/disc.md#st-masks): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM,
+ * for up to DIT_REUSE_ROWS query rows at once. Each row's mask becomes its column list; the
+ * SDDMM and the SpMM then walk the columns tile by tile (every row's entries of a tile
+ * before the next tile), so a tile of K or V is read from memory once for all the rows. Per
+ * row the order of work is that of the single-row kernel (ascending columns), so the bits
+ * are too.
+ */
+static void reuse_block(const struct dit_reuse_ctx *g, size_t r0, size_t nr, float *e, int32_t *idx)
+{
+    size_t N = (size_t)g->N, cnt[DIT_REUSE_ROWS], pos[DIT_REUSE_ROWS];
+    float *orow[DIT_REUSE_ROWS];
+    int W = tile_cols(g->dh);
+    for (size_t i = 0; i < nr; i++) {
+        size_t r = r0 + i;
+        int tok = g->kept ? g->kept[r] : (int)r;
+        cnt[i] = row_index(g->mask + (size_t)tok * g->words, g->N, idx + i * N);
+        pos[i] = 0;
+        orow[i] = g->o + r * (size_t)g->d;
+    }
+    for (int c0 = 0; c0 < g->N; c0 += W)
+        for (size_t i = 0; i < nr; i++) {
+            size_t a = pos[i], b = tile_end(idx + i * N, cnt[i], a, c0 + W);
+            sddmm_list(g->q + (r0 + i) * (size_t)g->d, g->k, g->dh, idx + i * N + a, b - a,
+                       g->scale, e + i * N + a);
+            pos[i] = b;
+        }
+    softmax_spmm_block(nr, cnt, e, idx, N, g->v, g->dh, orow);
+}
+
 static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct dit_reuse_ctx *g = vctx;
-    float *e = g->m->wscratch + (size_t)worker * 2 * (size_t)g->N;
-    int32_t *idx = g->m->widx + (size_t)worker * (size_t)g->N;
-    for (size_t r = begin; r < end; r++) {
-        int tok = g->kept ? g->kept[r] : (int)r;
-        const uint64_t *mr = g->mask + (size_t)tok * g->words;
-        size_t cnt = row_index(mr, g->N, idx);
-        sddmm_list(g->q + r * (size_t)g->d, g->k, g->dh, idx, cnt, g->scale, e);
-        softmax_spmm_list(e, idx, cnt, g->v, g->dh, g->o + r * (size_t)g->d);
-    }
+    size_t N = (size_t)g->N;
+    float *e = g->m->wscratch + (size_t)worker * (DIT_REUSE_ROWS + 1) * N;
+    int32_t *idx = g->m->widx + (size_t)worker * DIT_REUSE_ROWS * N;
+    for (size_t r = begin; r < end; r += DIT_REUSE_ROWS)
+        reuse_block(g, r, end - r < DIT_REUSE_ROWS ? end - r : DIT_REUSE_ROWS, e, idx);
 }
 
 void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows)
@@ -344,8 +411,9 @@ int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
         return 0;
     mem_free(m->wscratch);
     mem_free(m->widx);
-    m->wscratch = mem_alloc((size_t)w * 2 * (size_t)m->cfg.tokens * sizeof(float));
-    m->widx = mem_alloc((size_t)w * (size_t)m->cfg.tokens * sizeof(int32_t));
+    m->wscratch =
+        mem_alloc((size_t)w * (DIT_REUSE_ROWS + 1) * (size_t)m->cfg.tokens * sizeof(float));
+    m->widx = mem_alloc((size_t)w * DIT_REUSE_ROWS * (size_t)m->cfg.tokens * sizeof(int32_t));
     m->wscratch_workers = m->wscratch && m->widx ? w : 0;
     return m->wscratch && m->widx ? 0 : ERR_NOMEM;
 }

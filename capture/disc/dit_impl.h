@@ -65,8 +65,8 @@ struct dit_model {
     float *scores;      /* chunk * N */
     float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
     float *store;       /* (B, h, N, N) ST-target probability store, lazily */
-    float *wscratch;    /* per-worker 2N floats */
-    int32_t *widx;      /* per-worker N column indices of one mask row */
+    float *wscratch;    /* per-worker (DIT_REUSE_ROWS + 1) * N floats */
+    int32_t *widx;      /* per-worker DIT_REUSE_ROWS * N column indices (mask rows' lists) */
     int wscratch_workers;
     float *mod;      /* 6d adaLN */
     float *blockmod; /* (2, 6d): per batch element */
@@ -126,7 +126,12 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
                     const float *k, int ldk, const float *v, int ldv, float *o, int ldo,
                     float scale, float *scratch);
 
-/* Per-worker scratch of the row kernels (2N floats each). 0 or ERR_NOMEM. */
+/* Query rows the reuse kernel takes together, so a column tile of K and V stays in cache
+ * while they all use it (dit_attn.c). */
+#define DIT_REUSE_ROWS 16
+
+/* Per-worker scratch of the row kernels ((DIT_REUSE_ROWS + 1) * N floats and
+ * DIT_REUSE_ROWS * N column indices each). 0 or ERR_NOMEM. */
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool);
 
 /* One head of the ST reuse path: rows query rows (token kept[r], or r without kept) against
