@@ -58,6 +58,9 @@ struct capture_sink {
     /* The driver's checkpoint writer (capture_checkpoint); NULL: no checkpoints. */
     int (*checkpoint)(void *ctx, uint64_t unit, struct errmsg *e);
     void *checkpoint_ctx;
+    /* The file the checkpoint writer replaces (PATH.ckpt), for a workload that checks the
+     * folder's free space first; NULL with no checkpoint writer. */
+    const char *checkpoint_path;
     struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
     bool quiet;               /* no progress on stderr */
     bool progress_on;         /* capture_progress_begin was called */
@@ -79,6 +82,10 @@ int capture_emit(struct capture_sink *s, const Acceltrace__Record *rec, const st
  * trace writer and replaces PATH.ckpt (docs/trace-format.md#checkpoints). 0 or an err.
  */
 int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e);
+
+/* Bytes a checkpoint file holds beyond its workload's part (the fixed part;
+ * docs/trace-format.md#checkpoints), for a workload's free-space check. */
+#define CAPTURE_CKPT_OVERHEAD_BYTES 120u
 
 /* Starts the sink's progress report of `total` units (again: restarts it). A resumed run
  * counts the units before s->resume_unit as done before the start, so the estimate of the

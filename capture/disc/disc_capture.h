@@ -13,7 +13,7 @@
  * one). Afterwards the accessors below read the instance (disc_capture_result), and
  * ops->close frees it. The ops resume at sampler-step boundaries (checkpoint_save and
  * checkpoint_load, capture/disc/disc_ckpt.c; docs/trace-format.md#checkpoints).
- * The module never prints: warnings are collected in the result (st_short).
+ * The module never prints: warnings are collected in the result (st_short, ckpt_skipped).
  */
 #ifndef ACCELTRACE_DISC_CAPTURE_H
 #define ACCELTRACE_DISC_CAPTURE_H
@@ -102,6 +102,9 @@ struct disc_result {
     uint32_t *n_kept; /* [K] */
     double wall_s;
     uint64_t spill_bytes; /* largest spill file of the runs (0: nothing spilled) */
+    /* sampler steps whose checkpoint was not written: its folder had too little free space
+     * (the first time: ckpt_need_bytes needed, ckpt_free_bytes free); a warning */
+    uint64_t ckpt_skipped, ckpt_need_bytes, ckpt_free_bytes;
 };
 
 /* An instance of capture_disc_ops (opaque). */
