@@ -629,6 +629,8 @@ static int print_plan(const struct disc_capture *c, const char *spill_dir)
                mem_size_text((uint64_t)pl->spill_bytes, a, sizeof a), spill_dir);
     else
         printf("spill file: none\n");
+    printf("checkpoint: %s at most in '%s' (streamed to disk, not held)\n",
+           mem_size_text(disc_capture_ckpt_bytes(c), a, sizeof a), spill_dir);
     printf("held: %s of %s with nothing spilled; %s planned: %s\n",
            mem_size_text((uint64_t)pl->all_bytes, a, sizeof a),
            mem_size_text((uint64_t)pl->limit_bytes, b, sizeof b),

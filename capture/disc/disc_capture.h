@@ -112,6 +112,10 @@ struct disc_capture;
 
 /* The memory estimate in bytes: the resident part of the memory plan (disc_memplan.h). */
 double disc_capture_mem_estimate(const struct disc_capture *c);
+/* Bytes of the largest checkpoint file of c (docs/trace-format.md#checkpoints), from the
+ * layout: the free space each checkpoint needs beside the output. Streamed, it costs no
+ * memory beyond a fixed 1 MiB buffer. */
+uint64_t disc_capture_ckpt_bytes(const struct disc_capture *c);
 /* The memory plan made by open under p->mem_limit_bytes. */
 const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c);
 /* The model configuration (valid after open). */
