@@ -5,7 +5,9 @@
 # must stay within a quarter of one checkpoint of the same run without checkpoints (a
 # checkpoint built in memory added about twice its size). Then a folder without room for a
 # checkpoint (ACCELTRACE_CHECKPOINT_FREE_BYTES stands for the free space): the capture
-# finishes, writes none and warns once, naming the size needed.
+# finishes, writes none and warns once, naming the size needed. Last, a killed micro
+# capture's checkpoint damaged, truncated and too long is refused (exit 3, file and offset),
+# and the good one resumes to the uninterrupted run's trace byte for byte.
 set -u
 A=${ACCELTRACE:?}
 [ -x /usr/bin/time ] || { echo "SKIP: no /usr/bin/time"; exit 77; }
@@ -61,4 +63,40 @@ grep -q "3 sampler-step boundaries" "$T/full.err" || fail "full disk: count: $(c
 grep -q "had 1 MiB free" "$T/full.err" || fail "full disk: free space not named: $(cat "$T/full.err")"
 cmp -s "$T/full/t.atr" "$T/none/t.atr" || fail "full disk: the trace differs"
 echo "no room: no checkpoint, one warning, same trace"
+
+# a killed micro capture's checkpoint: damaged, truncated and too long are refused (exit 3,
+# file and offset named, the .partial kept), the good one resumes to the uninterrupted trace
+MICRO="capture disc --model micro --image-size 384 --steps 12 --cfg 2 -j 1 -q"
+mkdir -p "$T/ref" "$T/kill"
+(cd "$T/ref" && "$A" $MICRO -o t.atr > /dev/null 2>&1) || fail "micro reference run"
+cd "$T/kill"
+ACCELTRACE_CHECKPOINT_INTERVAL=0 "$A" $MICRO -o t.atr > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 500); do
+    [ -e t.atr.ckpt ] && break
+    sleep 0.01
+done
+kill -9 $pid 2> /dev/null
+wait $pid 2> /dev/null
+[ -e t.atr.ckpt ] && [ -e t.atr.partial ] || fail "micro: no checkpoint to refuse"
+cp t.atr.ckpt good.ckpt
+n=$(stat -c %s good.ckpt)
+refused() { # what, pattern
+    "$A" $MICRO --resume -o t.atr > /dev/null 2> err.txt
+    local rc=$?
+    [ $rc = 3 ] || fail "$1: exit $rc, not 3: $(cat err.txt)"
+    grep -q "'t.atr.ckpt'" err.txt && grep -q "$2" err.txt || fail "$1: $(cat err.txt)"
+    [ -e t.atr.partial ] || fail "$1: the .partial was removed"
+    cp good.ckpt t.atr.ckpt
+}
+printf '\x5a' | dd of=t.atr.ckpt bs=1 seek=$((n - 100)) conv=notrunc 2> /dev/null
+refused "damaged" "bad checksum.*offset 12"
+head -c $((n - 1)) good.ckpt > t.atr.ckpt
+refused "truncated" "truncated or too long: offset 112"
+printf 'xx' >> t.atr.ckpt
+refused "too long" "truncated or too long: offset 112"
+ACCELTRACE_CHECKPOINT_INTERVAL=0 "$A" $MICRO --resume -o t.atr > /dev/null 2>&1 ||
+    fail "micro: the good checkpoint did not resume"
+cmp -s "$T/ref/t.atr" t.atr || fail "micro: the resumed trace differs from the uninterrupted one"
+echo "micro: damaged, truncated, too long refused with offsets; resumed trace equal"
 echo "PASS"
