@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,14 +159,16 @@ static int check_memory(const struct capture_ops *ops, const void *inst,
 /* ---- checkpoints (docs/trace-format.md#checkpoints) ---- */
 
 #define CKPT_MAGIC "ACCTCKPT"
-#define CKPT_VERSION 1u
-#define CKPT_HEAD_BYTES 120u /* magic .. workload length; the workload's bytes follow */
-#define CKPT_MAX_BYTES ((uint64_t)1 << 30)
+#define CKPT_VERSION 2u
+#define CKPT_HEAD_BYTES 120u  /* magic .. workload length; the workload's bytes follow */
+#define CKPT_CRC_OFF 12u      /* the CRC-32C field; it covers every other byte */
+#define CKPT_CHUNK (1u << 20) /* bytes read at a time for the checksum */
 
 /* What the fixed part of a checkpoint holds. */
 struct ckpt_head {
     char params_hash[65];
     uint64_t unit, length, records, frames, n_bytes;
+    uint32_t crc;
 };
 
 /* The driver's checkpoint state (struct capture_sink.checkpoint_ctx). */
@@ -193,6 +196,11 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* path + suffix; NULL out of memory (free with mem_free). */
 static char *path_plus(const char *path, const char *suffix)
 {
@@ -205,40 +213,69 @@ static char *path_plus(const char *path, const char *suffix)
     return p;
 }
 
-/* Writes n bytes to path through path.tmp: fsync, rename, directory fsync. */
-static int write_atomic(const char *path, const uint8_t *data, size_t n, struct errmsg *e)
+/* The CRC-32C of a fixed part: every byte but the CRC field itself. */
+static uint32_t head_crc(const uint8_t *head)
 {
-    char *tmp = path_plus(path, ".tmp");
-    if (!tmp)
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
-    int rc = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    size_t off = 0;
-    while (fd >= 0 && off < n) {
-        ssize_t k = write(fd, data + off, n - off);
+    uint32_t crc = crc32c_update(0, head, CKPT_CRC_OFF);
+    return crc32c_update(crc, head + CKPT_CRC_OFF + 4, CKPT_HEAD_BYTES - CKPT_CRC_OFF - 4);
+}
+
+/* Continues crc over the n bytes of fd from offset off, read CKPT_CHUNK at a time into buf.
+ * 0, or ERR_IO (errno set) when the file ends early or a read fails. */
+static int crc_fd(int fd, uint64_t off, uint64_t n, uint8_t *buf, uint32_t *crc)
+{
+    while (n > 0) {
+        size_t want = n < CKPT_CHUNK ? (size_t)n : CKPT_CHUNK;
+        ssize_t k = pread(fd, buf, want, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = EIO;
+            return ERR_IO;
+        }
+        *crc = crc32c_update(*crc, buf, (size_t)k);
+        off += (uint64_t)k;
+        n -= (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Writes the n bytes at p to fd at offset off. 0 or ERR_IO (errno set). */
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t k = pwrite(fd, p, n, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            break;
-        off += (size_t)k;
+            return ERR_IO;
+        p += k, n -= (size_t)k, off += (uint64_t)k;
     }
-    if (fd < 0 || off < n || fsync(fd) != 0) {
-        rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s': %s", tmp, strerror(errno));
-    }
-    if (fd >= 0 && close(fd) != 0 && !rc)
-        rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s': %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0)
-        rc = errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (rc)
-        unlink(tmp);
-    else
-        io_sync_parent_dir(path);
-    mem_free(tmp);
-    return rc;
+    return 0;
 }
 
-/* The driver's capture_sink.checkpoint: rate-limited, flushes the trace, then writes the
- * fixed part, the workload's bytes and a CRC-32C of everything before it. */
+/* The fixed part of a checkpoint at unit (length and CRC filled in after the workload's
+ * part is written). */
+static void head_fill(const struct ckpt_ctx *c, uint64_t unit, uint8_t *head)
+{
+    memset(head, 0, CKPT_HEAD_BYTES);
+    memcpy(head, CKPT_MAGIC, 8);
+    head[8] = CKPT_VERSION; /* u32 LE */
+    memcpy(head + 16, c->params_hash, strlen(c->params_hash));
+    put64(head + 80, unit);
+    put64(head + 88, trace_writer_offset(c->w));
+    put64(head + 96, c->sink->records);
+    put64(head + 104, trace_writer_frames(c->w));
+}
+
+/*
+ * The driver's capture_sink.checkpoint: rate-limited, flushes the trace, then streams the
+ * checkpoint into PATH.ckpt.tmp (the fixed part, then the workload's bytes straight from its
+ * checkpoint_save), reads the workload's bytes back a chunk at a time for the CRC-32C,
+ * patches the length and CRC into the fixed part, fsyncs, renames and fsyncs the folder.
+ * Memory stays bounded whatever the checkpoint's size.
+ */
 static int driver_checkpoint(void *ctx, uint64_t unit, struct errmsg *e)
 {
     struct ckpt_ctx *c = ctx;
@@ -248,111 +285,149 @@ static int driver_checkpoint(void *ctx, uint64_t unit, struct errmsg *e)
     int rc = trace_writer_flush(c->w);
     if (rc)
         return errmsg_set(e, rc, "%s", trace_writer_errmsg(c->w));
-    char *wb = NULL;
-    size_t wn = 0;
-    uint8_t *all = NULL;
-    FILE *f = open_memstream(&wb, &wn);
-    if (!f)
-        return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
-    rc = c->ops->checkpoint_save(c->inst, unit, f, e);
-    if (fclose(f) != 0 && !rc)
+    uint8_t head[CKPT_HEAD_BYTES], *buf = NULL;
+    char *tmp = path_plus(c->path, ".tmp");
+    FILE *f = NULL;
+    int fd = -1;
+    if (!tmp || !(buf = mem_alloc(CKPT_CHUNK))) {
         rc = errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
-    if (rc)
-        goto out;
-    size_t n = CKPT_HEAD_BYTES + wn + 4;
-    if (!(all = mem_calloc(1, n))) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
-        goto out;
+        goto fail;
     }
-    memcpy(all, CKPT_MAGIC, 8);
-    all[8] = CKPT_VERSION; /* u32 LE */
-    memcpy(all + 16, c->params_hash, strlen(c->params_hash));
-    put64(all + 80, unit);
-    put64(all + 88, trace_writer_offset(c->w));
-    put64(all + 96, c->sink->records);
-    put64(all + 104, trace_writer_frames(c->w));
-    put64(all + 112, wn);
-    if (wn)
-        memcpy(all + CKPT_HEAD_BYTES, wb, wn);
-    uint32_t crc = crc32c_update(0, all, n - 4);
+    head_fill(c, unit, head);
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || !(f = fdopen(fd, "wb")))
+        goto io_fail;
+    if (fwrite(head, 1, CKPT_HEAD_BYTES, f) != CKPT_HEAD_BYTES)
+        goto io_fail;
+    rc = c->ops->checkpoint_save(c->inst, unit, f, e);
+    off_t end = ftello(f);
+    if (fflush(f) != 0 || ferror(f) || end < (off_t)CKPT_HEAD_BYTES)
+        goto io_fail; /* the write's error (a full disk) wins over the workload's message */
+    if (rc)
+        goto fail;
+    uint64_t n = (uint64_t)end - CKPT_HEAD_BYTES;
+    put64(head + 112, n);
+    uint32_t crc = head_crc(head);
+    if (crc_fd(fd, CKPT_HEAD_BYTES, n, buf, &crc))
+        goto io_fail;
     for (int i = 0; i < 4; i++)
-        all[n - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
-    rc = write_atomic(c->path, all, n, e);
+        head[CKPT_CRC_OFF + (unsigned)i] = (uint8_t)(crc >> (8 * i));
+    if (pwrite_all(fd, head, CKPT_HEAD_BYTES, 0) || fsync(fd) != 0)
+        goto io_fail;
+    FILE *ff = f;
+    f = NULL, fd = -1;
+    if (fclose(ff) != 0)
+        goto io_fail;
+    if (rename(tmp, c->path) != 0) {
+        rc = errmsg_set(e, ERR_IO, "cannot rename '%s' to '%s': %s", tmp, c->path, strerror(errno));
+        goto fail;
+    }
+    io_sync_parent_dir(c->path);
     c->t_last_s = progress_now_s();
-out:
-    free(wb); /* open_memstream's buffer is malloc's */
-    mem_free(all);
+    mem_free(buf);
+    mem_free(tmp);
+    return 0;
+io_fail:
+    rc = errmsg_set(e, ERR_IO, "cannot write checkpoint '%s': %s", tmp, strerror(errno));
+fail:
+    if (f)
+        fclose(f);
+    else if (fd >= 0)
+        close(fd);
+    if (tmp)
+        unlink(tmp);
+    mem_free(buf);
+    mem_free(tmp);
     return rc;
 }
 
-/* Reads and checks ckpt_path (magic, version, lengths, CRC) into *h and *data (the whole
- * file; free with mem_free). ERR_NOTFOUND when it does not exist; ERR_DATA naming it. */
-static int ckpt_read(const char *ckpt_path, struct ckpt_head *h, char **data, size_t *len,
+/*
+ * Opens ckpt_path and checks its fixed part (magic, version, the length against the file's
+ * size) into *h and, when crc is set, the CRC-32C of the whole file, read a chunk at a time.
+ * *out is then positioned at the workload's bytes, which end at the file's end (close with
+ * fclose). ERR_NOTFOUND when it does not exist; ERR_DATA naming it and the offset.
+ */
+static int ckpt_open(const char *ckpt_path, bool crc, struct ckpt_head *h, FILE **out,
                      struct errmsg *e)
 {
-    *data = NULL;
-    if (access(ckpt_path, F_OK) != 0 && errno == ENOENT)
+    *out = NULL;
+    uint8_t head[CKPT_HEAD_BYTES], *buf = NULL;
+    FILE *f = fopen(ckpt_path, "rb");
+    struct stat sb;
+    int rc = 0;
+    if (!f && errno == ENOENT)
         return errmsg_set(e, ERR_NOTFOUND, "no checkpoint '%s'", ckpt_path);
-    int rc = io_read_file(ckpt_path, CKPT_MAX_BYTES, data, len, e);
-    if (rc)
-        return rc == ERR_LIMIT
-                   ? errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint: over 1 GiB", ckpt_path)
-                   : rc;
-    const uint8_t *b = (const uint8_t *)*data;
-    size_t n = *len;
-    if (n < CKPT_HEAD_BYTES + 4 || memcmp(b, CKPT_MAGIC, 8) != 0) {
-        rc = errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint (bad magic or %zu bytes, offset 0)",
-                        ckpt_path, n);
+    if (!f || fstat(fileno(f), &sb) != 0) {
+        rc = errmsg_set(e, ERR_IO, "cannot read '%s': %s", ckpt_path, strerror(errno));
         goto fail;
     }
-    uint32_t ver =
-        (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24;
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size < CKPT_HEAD_BYTES || fread(head, 1, CKPT_HEAD_BYTES, f) != CKPT_HEAD_BYTES ||
+        memcmp(head, CKPT_MAGIC, 8) != 0) {
+        rc = errmsg_set(e, ERR_DATA, "'%s' is not a checkpoint (bad magic or %llu bytes, offset 0)",
+                        ckpt_path, (unsigned long long)size);
+        goto fail;
+    }
+    uint32_t ver = get32(head + 8);
     if (ver != CKPT_VERSION) {
         rc = errmsg_set(e, ERR_DATA,
-                        "checkpoint '%s' has version %u (this build reads %u) at "
-                        "offset 8",
+                        "checkpoint '%s' has version %u (this build reads %u) at offset 8",
                         ckpt_path, ver, CKPT_VERSION);
         goto fail;
     }
-    h->n_bytes = get64(b + 112);
-    if (h->n_bytes != n - CKPT_HEAD_BYTES - 4) {
+    h->n_bytes = get64(head + 112);
+    if (h->n_bytes != size - CKPT_HEAD_BYTES) {
         rc = errmsg_set(e, ERR_DATA,
-                        "checkpoint '%s' is truncated or damaged: offset 112 says %llu workload "
-                        "bytes, the file holds %zu",
-                        ckpt_path, (unsigned long long)h->n_bytes, n - CKPT_HEAD_BYTES - 4);
+                        "checkpoint '%s' is truncated or too long: offset 112 says %llu workload "
+                        "bytes, the file holds %llu",
+                        ckpt_path, (unsigned long long)h->n_bytes,
+                        (unsigned long long)(size - CKPT_HEAD_BYTES));
         goto fail;
     }
-    uint32_t crc = (uint32_t)b[n - 4] | (uint32_t)b[n - 3] << 8 | (uint32_t)b[n - 2] << 16 |
-                   (uint32_t)b[n - 1] << 24;
-    if (crc != crc32c_update(0, b, n - 4)) {
-        rc = errmsg_set(e, ERR_DATA, "bad checksum in checkpoint '%s' (at offset %zu)", ckpt_path,
-                        n - 4);
+    h->crc = get32(head + CKPT_CRC_OFF);
+    uint32_t sum = head_crc(head);
+    if (crc && !(buf = mem_alloc(CKPT_CHUNK))) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", ckpt_path);
         goto fail;
     }
-    memcpy(h->params_hash, b + 16, 64);
+    if (crc && crc_fd(fileno(f), CKPT_HEAD_BYTES, h->n_bytes, buf, &sum)) {
+        rc = errmsg_set(e, ERR_IO, "cannot read '%s': %s", ckpt_path, strerror(errno));
+        goto fail;
+    }
+    if (crc && sum != h->crc) {
+        rc = errmsg_set(e, ERR_DATA, "bad checksum in checkpoint '%s' (at offset %u)", ckpt_path,
+                        CKPT_CRC_OFF);
+        goto fail;
+    }
+    memcpy(h->params_hash, head + 16, 64);
     h->params_hash[64] = 0;
-    h->unit = get64(b + 80);
-    h->length = get64(b + 88);
-    h->records = get64(b + 96);
-    h->frames = get64(b + 104);
+    h->unit = get64(head + 80);
+    h->length = get64(head + 88);
+    h->records = get64(head + 96);
+    h->frames = get64(head + 104);
+    mem_free(buf);
+    *out = f;
     return 0;
 fail:
-    mem_free(*data);
-    *data = NULL;
+    mem_free(buf);
+    if (f)
+        fclose(f);
     return rc;
 }
 
 int capture_checkpoint_unit(const char *path, uint64_t *unit, struct errmsg *e)
 {
-    char *cp = path_plus(path, CAPTURE_CKPT_SUFFIX), *data = NULL;
+    char *cp = path_plus(path, CAPTURE_CKPT_SUFFIX);
     if (!cp)
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     struct ckpt_head h;
-    size_t n;
-    int rc = ckpt_read(cp, &h, &data, &n, e);
+    FILE *f = NULL;
+    /* the fixed part only: the resume itself reads the whole file for its checksum */
+    int rc = ckpt_open(cp, false, &h, &f, e);
     if (!rc)
         *unit = h.unit;
-    mem_free(data);
+    if (f)
+        fclose(f);
     mem_free(cp);
     return rc;
 }
@@ -389,10 +464,9 @@ static int resume_open(const struct capture_ops *ops, void *inst, const char *pa
 {
     *w = NULL;
     struct ckpt_head h;
-    char *data = NULL, *tp = NULL;
-    size_t n = 0;
+    char *tp = NULL;
     FILE *f = NULL;
-    int rc = ckpt_read(ckpt_path, &h, &data, &n, e);
+    int rc = ckpt_open(ckpt_path, true, &h, &f, e);
     if (rc == ERR_NOTFOUND)
         return drop_partial(path, e);
     if (rc)
@@ -413,12 +487,8 @@ static int resume_open(const struct capture_ops *ops, void *inst, const char *pa
         unlink(ckpt_path);
         goto out;
     }
-    /* the workload's state first: a bad one leaves the .partial as it was */
-    f = fmemopen(data, n - 4, "rb");
-    if (!f || fseek(f, CKPT_HEAD_BYTES, SEEK_SET) != 0) {
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", ckpt_path);
-        goto out;
-    }
+    /* the workload's state first (f is at its bytes, which end at the file's end): a bad
+     * one leaves the .partial as it was */
     if ((rc = ops->checkpoint_load(inst, h.unit, f, ckpt_path, e)))
         goto out;
     if ((rc = trace_writer_reopen(w, path, wo, h.length, h.frames, e)))
@@ -429,7 +499,6 @@ out:
     if (f)
         fclose(f);
     mem_free(tp);
-    mem_free(data);
     return rc;
 }
 
@@ -498,6 +567,7 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
     if (resumable) {
         sink.checkpoint = driver_checkpoint;
         sink.checkpoint_ctx = &ck;
+        sink.checkpoint_path = ck.path;
     }
     rc = ops->run(inst, &sink, e);
     capture_progress_end(&sink);

@@ -58,6 +58,9 @@ struct capture_sink {
     /* The driver's checkpoint writer (capture_checkpoint); NULL: no checkpoints. */
     int (*checkpoint)(void *ctx, uint64_t unit, struct errmsg *e);
     void *checkpoint_ctx;
+    /* The file the checkpoint writer replaces (PATH.ckpt), for a workload that checks the
+     * folder's free space first; NULL with no checkpoint writer. */
+    const char *checkpoint_path;
     struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
     bool quiet;               /* no progress on stderr */
     bool progress_on;         /* capture_progress_begin was called */
@@ -79,6 +82,10 @@ int capture_emit(struct capture_sink *s, const Acceltrace__Record *rec, const st
  * trace writer and replaces PATH.ckpt (docs/trace-format.md#checkpoints). 0 or an err.
  */
 int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e);
+
+/* Bytes a checkpoint file holds beyond its workload's part (the fixed part;
+ * docs/trace-format.md#checkpoints), for a workload's free-space check. */
+#define CAPTURE_CKPT_OVERHEAD_BYTES 120u
 
 /* Starts the sink's progress report of `total` units (again: restarts it). A resumed run
  * counts the units before s->resume_unit as done before the start, so the estimate of the
@@ -121,11 +128,14 @@ struct capture_ops {
     /* Optional (NULL: the workload cannot resume; `--resume` on it is ERR_USAGE "capture
      * NAME cannot resume"). Writes the state the run needs to continue at unit `unit`
      * (every record of the units before it has been emitted) to f, in the workload's own
-     * layout starting with a version word. 0 or an err with e set. */
+     * layout starting with a version word. f is the checkpoint file itself (streamed, of
+     * any size): write large state in pieces. 0 or an err with e set; a failed write of f
+     * is reported by the driver as ERR_IO naming the file. */
     int (*checkpoint_save)(void *inst, uint64_t unit, FILE *f, struct errmsg *e);
     /* Reads what checkpoint_save wrote into a prepared inst (called after prepare, before
      * run); a file from other parameters or a bad layout is ERR_DATA naming the file and
-     * byte offset (ftell(f) is the offset in the file). */
+     * byte offset (ftell(f) is the offset in the file). f is the checked file, positioned
+     * at the workload's part, which ends at the end of the stream. */
     int (*checkpoint_load)(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e);
 };
 
@@ -184,14 +194,17 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
  * reopened (traces/trace_writer.h trace_writer_reopen), ops->checkpoint_load reads the
  * workload's state and run() starts at the recorded unit. Without a checkpoint (or without
  * the .partial it belongs to) the run starts fresh, replacing a .partial no writer holds.
- * A bad checkpoint is ERR_DATA naming the file and the byte offset.
+ * A bad checkpoint is ERR_DATA naming the file and the byte offset. Checkpoints are written
+ * and checked as streams (a fixed 1 MiB buffer), so their size is bounded by the disk only.
  */
 
 /* The checkpoint path of a trace path: path + CAPTURE_CKPT_SUFFIX. */
 #define CAPTURE_CKPT_SUFFIX ".ckpt"
 
 /* The unit path.ckpt records in *unit: 0, ERR_NOTFOUND when there is none, ERR_DATA when
- * it is not a checkpoint (message in e). For the caller's "resuming at" line. */
+ * its fixed part is not a checkpoint's or its length is not the file's (message in e); the
+ * CRC is left to the resume, which reads the whole file. For the caller's "resuming at"
+ * line. */
 int capture_checkpoint_unit(const char *path, uint64_t *unit, struct errmsg *e);
 
 #endif

@@ -563,6 +563,14 @@ static void print_summary(const struct disc_capture *c, const struct disc_params
         if (r->st_short[b])
             cli_warn("--st-target %.6g not reached in block %d: alpha = N = %d", p.st_target, b,
                      g->tokens);
+    if (r->ckpt_skipped) {
+        char need[32], avail[32];
+        cli_warn("%llu sampler-step boundaries passed without a checkpoint: one needs %s, its "
+                 "folder had %s free (--resume continues from the last one written)",
+                 (unsigned long long)r->ckpt_skipped,
+                 mem_size_text(r->ckpt_need_bytes, need, sizeof need),
+                 mem_size_text(r->ckpt_free_bytes, avail, sizeof avail));
+    }
     if (!quiet) {
         fprintf(stderr,
                 "disc: %s, %d steps, mean prune %.4f, ST sparsity %.4f, %llu masks "
@@ -621,6 +629,8 @@ static int print_plan(const struct disc_capture *c, const char *spill_dir)
                mem_size_text((uint64_t)pl->spill_bytes, a, sizeof a), spill_dir);
     else
         printf("spill file: none\n");
+    printf("checkpoint: %s at most in '%s' (streamed to disk, not held)\n",
+           mem_size_text(disc_capture_ckpt_bytes(c), a, sizeof a), spill_dir);
     printf("held: %s of %s with nothing spilled; %s planned: %s\n",
            mem_size_text((uint64_t)pl->all_bytes, a, sizeof a),
            mem_size_text((uint64_t)pl->limit_bytes, b, sizeof b),

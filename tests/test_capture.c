@@ -510,24 +510,40 @@ static void test_resume_refusals(void **state)
     assert_non_null(strstr(e.text, hash));
     assert_non_null(strstr(e.text, "this run"));
     assert_true(th_exists(part));
-    /* a damaged byte: the checksum names the file */
-    uint8_t *bad = malloc(n);
+    /* the file ends with the workload's part: its length at offset 112 says so */
+    assert_int_equal(good[112] | good[113] << 8, (int)(n - 120));
+    /* a damaged byte: the checksum names the file and its offset */
+    uint8_t *bad = malloc(n + 8);
     memcpy(bad, good, n);
-    bad[n - 10] ^= 0x40;
+    bad[n - 1] ^= 0x40;
     spit(ckpt, bad, n);
     assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "bad checksum"));
     assert_non_null(strstr(e.text, ckpt));
-    /* a truncated file */
+    assert_non_null(strstr(e.text, "offset 12"));
+    /* a truncated file: shorter than the fixed part, then one byte short */
     spit(ckpt, good, 60);
     assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, ckpt));
+    assert_non_null(strstr(e.text, "offset 0"));
+    spit(ckpt, good, n - 1);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "truncated or too long"));
+    assert_non_null(strstr(e.text, "offset 112"));
+    /* too long: bytes after the workload's part */
+    memcpy(bad, good, n);
+    memset(bad + n, 0, 8);
+    spit(ckpt, bad, n + 8);
+    assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "truncated or too long"));
     assert_non_null(strstr(e.text, ckpt));
     /* the workload's part bad under a valid checksum: its version word (offset 120) */
     memcpy(bad, good, n);
     bad[120] = 9;
-    uint32_t crc = crc32c_update(0, bad, n - 4);
+    uint32_t crc = crc32c_update(0, bad, 12);
+    crc = crc32c_update(crc, bad + 16, n - 16);
     for (int i = 0; i < 4; i++)
-        bad[n - 4 + (size_t)i] = (uint8_t)(crc >> (8 * i));
+        bad[12 + (size_t)i] = (uint8_t)(crc >> (8 * i));
     spit(ckpt, bad, n);
     assert_int_equal(run_synth(path, 200, 0, true, &e), ERR_DATA);
     assert_non_null(strstr(e.text, ckpt));

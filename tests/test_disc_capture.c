@@ -755,10 +755,17 @@ static void test_checkpoint_refused(void **state)
     memcpy(bad, a->ck, a->ck_len);
     assert_int_equal(ck_load(&p, bad, a->ck_len, 7, &e), ERR_DATA); /* not the recorded unit */
     assert_non_null(strstr(e.text, "offset 44"));
+    /* short or long in the ST masks at the end: named with the offset where the part ends */
     assert_int_equal(ck_load(&p, bad, a->ck_len - 1, 6, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "truncated"));
+    assert_non_null(strstr(e.text, "'run.atr.ckpt'"));
+    assert_non_null(strstr(e.text, "offset"));
     bad[a->ck_len] = 0;
     assert_int_equal(ck_load(&p, bad, a->ck_len + 1, 6, &e), ERR_DATA);
+    assert_non_null(strstr(e.text, "too long"));
+    char where[64];
+    snprintf(where, sizeof where, "at offset %zu", a->ck_len);
+    assert_non_null(strstr(e.text, where));
     p.steps = 5; /* another shape */
     assert_int_equal(ck_load(&p, a->ck, a->ck_len, 6, &e), ERR_DATA);
     assert_non_null(strstr(e.text, "shape"));

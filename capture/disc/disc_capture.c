@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture.h"
 #include "capture/disc/disc_ctr.h"
 #include "capture/disc/disc_inputs.h"
 #include "capture/disc/disc_keep.h"
@@ -192,6 +193,7 @@ static int disc_capture_new(struct disc_capture **out, const struct disc_params 
                                 .keep_any = strcmp(p->keep_masks, "none") != 0};
     disc_mem_plan_make(&c->plan, &c->cfg, &sh, p->mem_limit_bytes);
     c->mem_est = c->plan.held_bytes;
+    disc_runs_plan(c); /* for disc_capture_ckpt_bytes before the run */
     *out = c;
     return 0;
 fail:
@@ -202,6 +204,11 @@ fail:
 double disc_capture_mem_estimate(const struct disc_capture *c)
 {
     return c->mem_est;
+}
+
+uint64_t disc_capture_ckpt_bytes(const struct disc_capture *c)
+{
+    return CAPTURE_CKPT_OVERHEAD_BYTES + disc_ckpt_bytes(c);
 }
 
 const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c)

@@ -13,7 +13,7 @@
  * one). Afterwards the accessors below read the instance (disc_capture_result), and
  * ops->close frees it. The ops resume at sampler-step boundaries (checkpoint_save and
  * checkpoint_load, capture/disc/disc_ckpt.c; docs/trace-format.md#checkpoints).
- * The module never prints: warnings are collected in the result (st_short).
+ * The module never prints: warnings are collected in the result (st_short, ckpt_skipped).
  */
 #ifndef ACCELTRACE_DISC_CAPTURE_H
 #define ACCELTRACE_DISC_CAPTURE_H
@@ -102,6 +102,9 @@ struct disc_result {
     uint32_t *n_kept; /* [K] */
     double wall_s;
     uint64_t spill_bytes; /* largest spill file of the runs (0: nothing spilled) */
+    /* sampler steps whose checkpoint was not written: its folder had too little free space
+     * (the first time: ckpt_need_bytes needed, ckpt_free_bytes free); a warning */
+    uint64_t ckpt_skipped, ckpt_need_bytes, ckpt_free_bytes;
 };
 
 /* An instance of capture_disc_ops (opaque). */
@@ -109,6 +112,10 @@ struct disc_capture;
 
 /* The memory estimate in bytes: the resident part of the memory plan (disc_memplan.h). */
 double disc_capture_mem_estimate(const struct disc_capture *c);
+/* Bytes of the largest checkpoint file of c (docs/trace-format.md#checkpoints), from the
+ * layout: the free space each checkpoint needs beside the output. Streamed, it costs no
+ * memory beyond a fixed 1 MiB buffer. */
+uint64_t disc_capture_ckpt_bytes(const struct disc_capture *c);
 /* The memory plan made by open under p->mem_limit_bytes. */
 const struct disc_mem_plan *disc_capture_mem_plan(const struct disc_capture *c);
 /* The model configuration (valid after open). */

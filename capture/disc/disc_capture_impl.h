@@ -42,8 +42,7 @@ struct disc_resume {
     int run, k;
     float *x, *x0p, *prev, *theta; /* as in struct disc_live; owned */
     struct disc_sums sums;         /* blk_* owned */
-    char *state;                   /* the dit_state part (dit_state_load reads it) */
-    size_t state_bytes;
+    struct dit_state *st;          /* the run's CTR caches and ST masks, loaded; owned */
 };
 
 struct disc_capture {
@@ -80,7 +79,6 @@ struct disc_capture {
     int n_runs;
     float *dense_traj, *ctr_traj;
     struct disc_live live;
-    bool ckpt_ok; /* the state fits DISC_CKPT_MAX_BYTES: run() reports its boundaries */
     struct disc_resume rs;
 };
 
@@ -100,11 +98,13 @@ int disc_run_alloc(struct disc_capture *c, struct errmsg *e);
 /* Frees what a struct disc_resume owns and zeroes it. */
 void disc_resume_release(struct disc_resume *rs);
 
-/* Bytes a checkpoint of c holds at most, for the decision to write any (disc_ckpt.c). */
+/* Bytes the workload part of a checkpoint of c holds at most, from the layout (disc_ckpt.c):
+ * the free space a checkpoint needs. */
 uint64_t disc_ckpt_bytes(const struct disc_capture *c);
-/* Checkpoints of the largest state this module writes: above it run() reports no
- * boundaries and --resume starts fresh (the driver reads at most 1 GiB). */
-#define DISC_CKPT_MAX_BYTES ((uint64_t)512 << 20)
+
+/* Opens the dit_state of run ri as the memory plan shapes it (held or spilled). 0 or an
+ * err with e set; free with dit_state_free. */
+int disc_run_state_open(struct disc_capture *c, int ri, struct dit_state **st, struct errmsg *e);
 
 /* The ops' checkpoint_save and checkpoint_load (disc_ckpt.c; capture/capture.h). */
 int disc_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e);

@@ -16,8 +16,11 @@
  *       latent[n_latent], theta[L]; f64 sum_nnz, sum_cells, gen_nnz, gen_cells, reuse_nnz,
  *       reuse_cells, prune_sum; i64 prune_cnt; f64 blk_nnz[L], blk_cells[L]
  *   its CTR block outputs and ST masks (dit.h dit_state_save; the spill file's part too)
- * The runs' states are kept whole, so a capture whose checkpoint would pass
- * DISC_CKPT_MAX_BYTES writes none (disc_capture_run.c).
+ * The driver streams the part into the file and hands load a stream of it, so neither side
+ * holds it whole: the CTR caches and ST masks go from the spill file to the checkpoint a mask
+ * group or block output at a time, and on load straight into the resumed run's dit_state
+ * (a fresh spill file when the memory plan spills). Before each checkpoint the run checks the
+ * folder's free space against disc_ckpt_bytes (disc_capture_run.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -136,7 +139,7 @@ int disc_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
     ok = ok && put(f, lv->x, 4, n) && put(f, lv->x0p, 4, n) && put(f, lv->prev, 4, n) &&
          put(f, lv->theta, 4, (size_t)L) && sums_io(&s, L, f, true);
     if (!ok)
-        return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+        return errmsg_set(e, ERR_IO, "cannot write the disc checkpoint");
     return dit_state_save(lv->st, f, e);
 }
 
@@ -172,10 +175,7 @@ int disc_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct 
     rs->theta = mem_alloc((size_t)L * sizeof(float));
     rs->sums.blk_nnz = mem_alloc((size_t)L * sizeof(double));
     rs->sums.blk_cells = mem_alloc((size_t)L * sizeof(double));
-    rs->state_bytes = (size_t)state_bytes(c, rs->run);
-    rs->state = mem_alloc(rs->state_bytes + 1);
-    if (!rs->x || !rs->x0p || !rs->prev || !rs->theta || !rs->sums.blk_nnz || !rs->sums.blk_cells ||
-        !rs->state) {
+    if (!rs->x || !rs->x0p || !rs->prev || !rs->theta || !rs->sums.blk_nnz || !rs->sums.blk_cells) {
         disc_resume_release(rs);
         return errmsg_set(e, ERR_NOMEM, "out of memory reading '%s'", path);
     }
@@ -183,8 +183,17 @@ int disc_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct 
     for (int i = 0; i < c->n_runs && ok; i++)
         ok = get(f, disc_run_traj(c, c->runs[i]), 4 * n, traj_rows(i, rs->run, rs->k, K));
     ok = ok && get(f, rs->x, 4, n) && get(f, rs->x0p, 4, n) && get(f, rs->prev, 4, n) &&
-         get(f, rs->theta, 4, (size_t)L) && sums_io(&rs->sums, L, f, false) &&
-         get(f, rs->state, 1, rs->state_bytes);
+         get(f, rs->theta, 4, (size_t)L) && sums_io(&rs->sums, L, f, false);
+    /* the CTR caches and ST masks stream into the run's own state (spill file included) */
+    if (ok && (rc = disc_run_state_open(c, rs->run, &rs->st, e)) != 0) {
+        disc_resume_release(rs);
+        return rc;
+    }
+    if (ok && (rc = dit_state_load(rs->st, f, e)) != 0 && rc != ERR_DATA) {
+        disc_resume_release(rs);
+        return rc;
+    }
+    ok = ok && !rc;
     off = ftell(f);
     if (!ok || fgetc(f) != EOF) {
         disc_resume_release(rs);
@@ -202,6 +211,6 @@ void disc_resume_release(struct disc_resume *rs)
     mem_free(rs->theta);
     mem_free(rs->sums.blk_nnz);
     mem_free(rs->sums.blk_cells);
-    mem_free(rs->state);
+    dit_state_free(rs->st);
     memset(rs, 0, sizeof *rs);
 }

@@ -157,9 +157,10 @@ uint64_t dit_state_spill_bytes(const struct dit_state *s);
  * outputs (L, B, N, d) FP32, with ST the masks (B, L, h, N, words) u64, in host byte order
  * and this order whatever is held or spilled (a never-written spilled part is written as
  * the fresh state has it: zeros, all-ones masks). dit_state_save_bytes is its size for a
- * state of cfg, n_batch, ctr and st. Save: 0, ERR_IO (spill file, message in e) or
- * ERR_NOMEM (f failed). Load reads the same into a fresh state of the same shape: 0,
- * ERR_DATA at a short read (e not set: the caller names the file and offset) or ERR_IO.
+ * state of cfg, n_batch, ctr and st. Save: 0 or ERR_IO (the spill file or f failed, message
+ * in e); a large state goes to f a mask group or block output at a time. Load reads the same into a
+ * fresh state of the same shape: 0, ERR_DATA at a short read (e not set: the caller names the file
+ * and offset) or ERR_IO.
  */
 uint64_t dit_state_save_bytes(const struct dit_config *cfg, int n_batch, bool ctr, bool st);
 int dit_state_save(struct dit_state *s, FILE *f, struct errmsg *e);

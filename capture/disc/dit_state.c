@@ -213,7 +213,7 @@ int dit_state_save(struct dit_state *s, FILE *f, struct errmsg *e)
                     return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
             }
             if (fwrite(p, sizeof(float), n, f) != n)
-                return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+                return errmsg_set(e, ERR_IO, "cannot write the checkpoint's CTR block outputs");
         }
     size_t gw = mask_group_words(s);
     for (int b = 0; b < B && s->st; b++)
@@ -223,7 +223,7 @@ int dit_state_save(struct dit_state *s, FILE *f, struct errmsg *e)
             if (rc)
                 return errmsg_set(e, rc, "%s", errmsg_text(&s->err));
             if (fwrite(grp, sizeof(uint64_t), gw, f) != gw)
-                return errmsg_set(e, ERR_NOMEM, "out of memory for a checkpoint");
+                return errmsg_set(e, ERR_IO, "cannot write the checkpoint's ST masks");
         }
     return 0;
 }
