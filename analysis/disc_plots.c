@@ -14,6 +14,7 @@
 #include "analysis/plot.h"
 #include "common/mem.h"
 #include "formats/csv.h"
+#include "traces/trace_reader.h"
 
 #define MODES 3
 static const char *const mode_names[MODES] = {"baseline", "ctr", "all"};
@@ -296,20 +297,25 @@ out:
 }
 
 int disc_plots_write(const char *results_dir, const char *const *traces, size_t n_traces,
-                     const struct analyzer *extra, size_t n_extra, const char *out_dir,
-                     bool *rendered, struct errmsg *e)
+                     struct trace_reader *first, const struct analyzer *extra, size_t n_extra,
+                     const char *out_dir, bool *rendered, struct errmsg *e)
 {
     if (rendered)
         *rendered = true;
+    int rc = 0;
     if (n_traces > DISC_PLOTS_MAX_TRACES)
-        return errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces, DISC_PLOTS_MAX_TRACES);
-    if (n_extra > DISC_PLOTS_MAX_EXTRA)
-        return errmsg_set(e, ERR_USAGE, "%zu analyzers besides the disc views, at most %d", n_extra,
-                          DISC_PLOTS_MAX_EXTRA);
-    int rc = plot_results(results_dir, out_dir, rendered, e);
+        rc = errmsg_set(e, ERR_USAGE, "%zu traces, at most %d", n_traces, DISC_PLOTS_MAX_TRACES);
+    else if (n_extra > DISC_PLOTS_MAX_EXTRA)
+        rc = errmsg_set(e, ERR_USAGE, "%zu analyzers besides the disc views, at most %d", n_extra,
+                        DISC_PLOTS_MAX_EXTRA);
+    if (rc == 0)
+        rc = plot_results(results_dir, out_dir, rendered, e);
     if (rc == 0)
         rc = plot_ops(results_dir, out_dir, rendered, e);
-    if (rc == 0 && n_traces)
-        rc = disc_plots_traces(traces, n_traces, extra, n_extra, out_dir, rendered, e);
+    if (rc == 0 && n_traces) {
+        rc = disc_plots_traces(traces, n_traces, first, extra, n_extra, out_dir, rendered, e);
+        first = NULL; /* taken over */
+    }
+    trace_reader_free(first);
     return rc;
 }

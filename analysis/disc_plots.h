@@ -40,6 +40,8 @@
 #include "analysis/analyzer.h"
 #include "common/err.h"
 
+struct trace_reader;
+
 /* At most this many traces in one call (decision: 16 groups of bars still read). */
 #define DISC_PLOTS_MAX_TRACES 16
 /* At most this many other analyzers sharing the pass over the first trace. */
@@ -54,9 +56,13 @@
  * extra[0..n_extra) (analysis/analyzer.h) are fed from the same pass over traces[0], so
  * one read of the trace serves them too (`analyze disc --hash DIR`); their finish, and
  * their release, stay the caller's. With n_traces 0 they see nothing.
+ * first, when not NULL, is a reader of traces[0] the caller opened (default reader
+ * options) and that has returned no record yet, for instance to check its content hash
+ * first: the pass reads it instead of opening traces[0] again. disc_plots_write takes it
+ * over and frees it, on success and on failure.
  */
 int disc_plots_write(const char *results_dir, const char *const *traces, size_t n_traces,
-                     const struct analyzer *extra, size_t n_extra, const char *out_dir,
-                     bool *rendered, struct errmsg *e);
+                     struct trace_reader *first, const struct analyzer *extra, size_t n_extra,
+                     const char *out_dir, bool *rendered, struct errmsg *e);
 
 #endif

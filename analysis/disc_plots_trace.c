@@ -181,7 +181,7 @@ static const struct analyzer_ops tv_ops = {.name = "disc_views", .record = tv_re
 static int trace_views_load(struct trace_views *tv, const struct analyzer *extra, size_t n_extra,
                             struct errmsg *e)
 {
-    int rc = trace_reader_open(&tv->r, tv->path, NULL, e);
+    int rc = tv->r ? 0 : trace_reader_open(&tv->r, tv->path, NULL, e);
     if (rc < 0)
         return rc;
     const Acceltrace__TraceHeader *h = trace_reader_header(tv->r);
@@ -639,12 +639,16 @@ static int plot_all_flops(const char *out, const struct trace_views *tv, size_t 
 }
 
 /* The capture views of docs/disc.md#figures items 1-6 from the traces' own records. */
-int disc_plots_traces(const char *const *traces, size_t n, const struct analyzer *extra,
-                      size_t n_extra, const char *out, bool *rendered, struct errmsg *e)
+int disc_plots_traces(const char *const *traces, size_t n, struct trace_reader *first,
+                      const struct analyzer *extra, size_t n_extra, const char *out, bool *rendered,
+                      struct errmsg *e)
 {
-    struct trace_views *tv = mem_calloc(n, sizeof *tv);
-    if (!tv)
-        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    struct trace_views *tv = n ? mem_calloc(n, sizeof *tv) : NULL;
+    if (!tv) {
+        trace_reader_free(first);
+        return n ? errmsg_set(e, ERR_NOMEM, "out of memory") : 0;
+    }
+    tv[0].r = first; /* trace_views_load reads it; trace_views_release frees it */
     int rc = 0;
     for (size_t t = 0; t < n && rc == 0; t++) {
         tv[t].path = traces[t];

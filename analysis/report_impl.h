@@ -72,9 +72,36 @@ struct rep_section {
     size_t n_heads, cap_heads;
 };
 
+/* The header fields the report reads from one trace: read once per report run. */
+struct rep_trace_head {
+    char *path;      /* the key: realpath of the trace, or the path as given */
+    bool opened;     /* the trace opened (the fields below are from its header) */
+    bool has_header; /* it had a header */
+    char *source;    /* header source, detail and capture parameters; NULL when absent */
+    char *detail;
+    char *params_json;
+};
+
+/* The headers read so far in one report run (rep_doc.traces), in first-read order. */
+struct rep_trace_cache {
+    struct rep_trace_head *v;
+    size_t n, cap;
+};
+
+/*
+ * The header fields of the trace at path, read from the file the first time this run asks
+ * for it (the path is resolved with realpath, so two spellings of one file share an
+ * entry). A trace that does not open gives an entry with opened false. NULL only when out
+ * of memory. The entry stays owned by c and valid until the next call.
+ */
+const struct rep_trace_head *rep_trace_head(struct rep_trace_cache *c, const char *path);
+/* Frees every entry of c. */
+void rep_trace_cache_release(struct rep_trace_cache *c);
+
 struct rep_doc {
     const struct report_opts *opts;
-    char out_dir[4096]; /* the folder of the HTML file, absolute */
+    struct rep_trace_cache traces; /* trace headers read by the provenance and headlines */
+    char out_dir[4096];            /* the folder of the HTML file, absolute */
     struct rep_section *secs;
     size_t n_secs, cap_secs;
     struct buf skipped; /* "a, b" folders not covered, and why */
@@ -107,9 +134,9 @@ bool rep_in_named_gallery(const char *base);
 /*
  * Headline numbers of section s from the results folders and analyzer outputs its files
  * name (the table in report_known.c). Numbers that cannot be read are left out; 0 or
- * ERR_NOMEM.
+ * ERR_NOMEM. Trace headers are read through tc.
  */
-int rep_headlines(struct rep_section *s);
+int rep_headlines(struct rep_section *s, struct rep_trace_cache *tc);
 
 /* Builds doc from opts (report_scan.c); frees with rep_doc_release. 0 or an error in e. */
 /*

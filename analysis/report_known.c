@@ -350,19 +350,17 @@ static void append_keys(const json_t *o, const char *const *keys, size_t nk, cha
 }
 
 /* What the capture made (model, size, steps) from the header of the trace at path. */
-static void trace_setting(const char *path, char *out, size_t n)
+static void trace_setting(struct rep_trace_cache *tc, const char *path, char *out, size_t n)
 {
     static const char *const keys[] = {"model",  "image_size", "h",      "w",    "t",
                                        "length", "steps",      "layers", "task", "data"};
-    struct trace_reader *r = NULL;
-    if (trace_reader_open(&r, path, NULL, NULL) < 0 || !r)
+    const struct rep_trace_head *t = rep_trace_head(tc, path);
+    if (!t || !t->opened)
         return;
-    const Acceltrace__TraceHeader *h = trace_reader_header(r);
     json_error_t je;
-    json_t *pj = h && h->params_json ? json_loads(h->params_json, 0, &je) : NULL;
+    json_t *pj = t->params_json ? json_loads(t->params_json, 0, &je) : NULL;
     append_keys(pj, keys, sizeof keys / sizeof keys[0], out, n);
     json_decref(pj);
-    trace_reader_free(r);
 }
 
 /* The config keys whose values differ among the first rows of DIR/results.jsonl, with
@@ -413,8 +411,8 @@ static void swept_setting(const char *dir, size_t row, char *out, size_t n)
  * capture parameters) and the swept settings of the row, so that two numbers of one
  * quantity from two folders say what each is of.
  */
-static void head_setting(const struct rep_section *s, const char *rel, size_t row,
-                         struct rep_headline *h)
+static void head_setting(struct rep_trace_cache *tc, const struct rep_section *s, const char *rel,
+                         size_t row, struct rep_headline *h)
 {
     char folder[4096], dir[6000], path[6100], trace[4096] = "", hw[256] = "", tr[300] = "",
                                               sw[300] = "";
@@ -447,14 +445,15 @@ static void head_setting(const struct rep_section *s, const char *rel, size_t ro
         verb_seen |= !strcmp(t, "replay");
     }
     if (trace[0])
-        trace_setting(trace, tr, sizeof tr);
+        trace_setting(tc, trace, tr, sizeof tr);
     swept_setting(dir, row, sw, sizeof sw);
     snprintf(h->setting, sizeof h->setting, "%.200s%s%s%.100s%s%.140s%s%.140s",
              folder[0] ? folder : ".", "/", hw[0] ? ", hw " : "", hw, tr[0] ? ", trace " : "", tr,
              sw[0] ? ", config " : "", sw);
 }
 
-static int results_heads(struct rep_section *s, const struct rep_file *f, const char *model)
+static int results_heads(struct rep_trace_cache *tc, struct rep_section *s,
+                         const struct rep_file *f, const char *model)
 {
     const struct csv_table *t = &f->tab;
     struct rep_headline *h;
@@ -495,7 +494,7 @@ static int results_heads(struct rep_section *s, const struct rep_file *f, const 
         if ((rc = push_head(s, &h)) != 0)
             return rc;
         snprintf(h->quantity, sizeof h->quantity, "%s", sp->quantity);
-        head_setting(s, f->rel, row, h);
+        head_setting(tc, s, f->rel, row, h);
         snprintf(h->value, sizeof h->value, "%.5g", v);
         if (nr > 1)
             snprintf(h->range, sizeof h->range, "%.5g .. %.5g over %zu rows", lo, hi, nr);
@@ -576,7 +575,7 @@ static int repro_heads(struct rep_section *s, const struct rep_file *f)
     return 0;
 }
 
-int rep_headlines(struct rep_section *s)
+int rep_headlines(struct rep_section *s, struct rep_trace_cache *tc)
 {
     size_t n_files = s->n_files;
     for (size_t i = 0; i < n_files; i++) {
@@ -590,7 +589,7 @@ int rep_headlines(struct rep_section *s)
             char model[64];
             folder_model(s, f->rel, model, sizeof model);
             if (model[0])
-                rc = results_heads(s, f, model);
+                rc = results_heads(tc, s, f, model);
         } else if (!strcmp(name, "reproduce.csv")) {
             rc = repro_heads(s, f);
         } else {

@@ -355,17 +355,72 @@ static void read_manifest(const char *path, struct rep_prov *p)
     json_decref(j);
 }
 
-/* p->data from the header of the trace at path, when it opens ("" otherwise). */
-static void trace_source(const char *path, struct rep_prov *p)
+/* A copy of s (NULL stays NULL); *oom set when the copy fails. */
+static char *dup_field(const char *s, bool *oom)
 {
+    char *d = s ? mem_strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+static void trace_head_release(struct rep_trace_head *t)
+{
+    mem_free(t->path);
+    mem_free(t->source);
+    mem_free(t->detail);
+    mem_free(t->params_json);
+    memset(t, 0, sizeof *t);
+}
+
+/* Every figure of a workload names the same trace: one open of it per report run. */
+const struct rep_trace_head *rep_trace_head(struct rep_trace_cache *c, const char *path)
+{
+    char key[PATH_MAX];
+    if (!realpath(path, key))
+        snprintf(key, sizeof key, "%s", path);
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].path, key))
+            return &c->v[i];
+    if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v))
+        return NULL;
+    struct rep_trace_head *t = &c->v[c->n];
+    memset(t, 0, sizeof *t);
+    bool oom = false;
+    t->path = dup_field(key, &oom);
     struct trace_reader *r = NULL;
-    if (trace_reader_open(&r, path, NULL, NULL) < 0 || !r)
-        return;
-    const Acceltrace__TraceHeader *h = trace_reader_header(r);
-    data_source(p, h ? h->source : NULL, h ? h->source_detail : NULL);
-    if (h && !p->data[0])
-        snprintf(p->data, sizeof p->data, "not recorded (a trace older than the source field)");
+    if (!oom && trace_reader_open(&r, path, NULL, NULL) >= 0 && r) {
+        const Acceltrace__TraceHeader *h = trace_reader_header(r);
+        t->opened = true;
+        t->has_header = h != NULL;
+        t->source = dup_field(h ? h->source : NULL, &oom);
+        t->detail = dup_field(h ? h->source_detail : NULL, &oom);
+        t->params_json = dup_field(h ? h->params_json : NULL, &oom);
+    }
     trace_reader_free(r);
+    if (oom) {
+        trace_head_release(t);
+        return NULL;
+    }
+    return &c->v[c->n++];
+}
+
+void rep_trace_cache_release(struct rep_trace_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        trace_head_release(&c->v[i]);
+    mem_free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+/* p->data from the header of the trace at path, when it opens ("" otherwise). */
+static void trace_source(struct rep_trace_cache *tc, const char *path, struct rep_prov *p)
+{
+    const struct rep_trace_head *t = rep_trace_head(tc, path);
+    if (!t || !t->opened)
+        return;
+    data_source(p, t->source, t->detail);
+    if (t->has_header && !p->data[0])
+        snprintf(p->data, sizeof p->data, "not recorded (a trace older than the source field)");
 }
 
 /* The path as the demo saw it: relative ones against the folder it ran in. */
@@ -381,7 +436,8 @@ static void demo_path(const char *cwd, const char *arg, char *out, size_t n)
  * The demo step whose output option names folder `dir`: the marker of a demo workload
  * holds "cwd\tPATH" and one "step\tacceltrace ARGS" line per step (cli/cmd_demo.c).
  */
-static bool demo_step(const char *marker, const char *dir, struct rep_prov *p)
+static bool demo_step(struct rep_trace_cache *tc, const char *marker, const char *dir,
+                      struct rep_prov *p)
 {
     char *text = NULL;
     size_t len = 0;
@@ -435,7 +491,7 @@ static bool demo_step(const char *marker, const char *dir, struct rep_prov *p)
             char q[PATH_MAX];
             demo_path(cwd, av[i], q, sizeof q);
             if (av[i][0] != '-' && ends(av[i], ".atr") && is_file(q))
-                trace_source(q, p);
+                trace_source(tc, q, p);
         }
         snprintf(p->from, sizeof p->from, "the demo step that wrote the folder (" DEMO_MARKER ")%s",
                  input ? "; hashes from its input's manifest.json" : "");
@@ -485,7 +541,8 @@ static void repro_sources(const char *dir, struct rep_prov *p)
 }
 
 /* Provenance of file rel: nearest manifest.json at or above its folder, else a demo step. */
-static void provenance(const struct rep_section *s, const char *rel, struct rep_prov *p)
+static void provenance(struct rep_trace_cache *tc, const struct rep_section *s, const char *rel,
+                       struct rep_prov *p)
 {
     char folder[PATH_MAX];
     snprintf(folder, sizeof folder, "%s", rel);
@@ -511,7 +568,7 @@ static void provenance(const struct rep_section *s, const char *rel, struct rep_
         char *fs = strrchr(fd, '/');
         if (fs)
             *fs = 0;
-        if (is_file(m) && demo_step(m, fd, p))
+        if (is_file(m) && demo_step(tc, m, fd, p))
             return;
         snprintf(m, sizeof m, "%s/" REPRO_MARKER_NAME, d);
         if (!p->data[0] && is_file(m))
@@ -552,9 +609,9 @@ static int add_section(struct rep_doc *d, const char *path, const char *label, c
     for (size_t i = 0; i < s->n_files; i++) {
         if ((rc = describe(s, &s->files[i])) != 0)
             return errmsg_set(e, rc, "out of memory describing '%s'", path);
-        provenance(s, s->files[i].rel, &s->files[i].prov);
+        provenance(&d->traces, s, s->files[i].rel, &s->files[i].prov);
     }
-    if ((rc = rep_headlines(s)) != 0)
+    if ((rc = rep_headlines(s, &d->traces)) != 0)
         return errmsg_set(e, rc, "out of memory reading the headline numbers of '%s'", path);
     return 0;
 }
@@ -684,6 +741,7 @@ void rep_doc_release(struct rep_doc *doc)
         mem_free(s->prefix);
     }
     mem_free(doc->secs);
+    rep_trace_cache_release(&doc->traces);
     buf_release(&doc->skipped);
     memset(doc, 0, sizeof *doc);
 }

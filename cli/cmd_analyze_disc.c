@@ -64,9 +64,11 @@ const struct cli_spec cmd_analyze_disc_spec = {
 };
 
 /* What `analyze hash` does after its pass, for the hash analyzer h that shared the pass
- * over trace: write the tables and plots, the manifest and the warnings; 0 or an exit status
- * after the message. Frees h's analyzer. */
-static int hash_finish(struct hash_lb_pass *h, const struct analyzer *an, const char *trace)
+ * over trace: write the tables and plots, the manifest (trace hash and source from id, taken
+ * in the same pass) and the warnings; 0 or an exit status after the message. Frees h's
+ * analyzer. */
+static int hash_finish(struct hash_lb_pass *h, const struct analyzer *an, const char *trace,
+                       const struct cli_trace_ident *id)
 {
     struct errmsg e = {0};
     int rc = analyzer_finish(an, 1, &e);
@@ -76,7 +78,7 @@ static int hash_finish(struct hash_lb_pass *h, const struct analyzer *an, const 
     }
     if (!*h->rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", h->dir);
-    if ((rc = cli_write_output_manifest("analyze hash", h->dir, NULL, &trace, 1)))
+    if ((rc = cli_write_output_manifest_id("analyze hash", h->dir, NULL, &trace, 1, id)))
         goto done;
     if (hash_lb_masks_skipped(h->a))
         cli_warn("%llu of %llu masks of '%s' have neither recorded statistics for these unit "
@@ -102,7 +104,8 @@ int cmd_analyze_disc(int argc, char **argv)
     ho.threads = threads_default();
     bool hash_rendered = true;
     struct hash_lb_pass hash = {&ho, NULL, true, &hash_rendered, NULL};
-    const struct analyzer hash_an = {&hash_lb_pass_ops, &hash};
+    struct cli_trace_ident tid = {0}; /* for the manifests: no second open of the trace */
+    struct analyzer extra[2] = {{&cli_trace_ident_ops, &tid}, {&hash_lb_pass_ops, &hash}};
     struct cli_parser p;
     cli_parser_init(&p, &cmd_analyze_disc_spec, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
@@ -140,38 +143,38 @@ int cmd_analyze_disc(int argc, char **argv)
         mrc = cli_output_dir(hash.dir);
     if (mrc)
         return mrc;
+    struct trace_reader *tr = NULL; /* the first --trace: paired here, then read by the pass */
     if (n_traces) {
         /* the first --trace must be the trace RESULTS_DIR was replayed from */
         char rhash[128];
         int prc = results_trace_hash(rdir, rhash, sizeof rhash, &e);
         if (prc < 0)
             return cli_fail(prc == ERR_NOTFOUND ? ERR_DATA : prc, e.text);
-        struct trace_reader *tr = NULL;
         struct errmsg oe = {0};
         if ((prc = trace_reader_open(&tr, traces[0], NULL, &oe)) < 0)
             return cli_fail(prc, oe.text);
         const char *th = trace_reader_content_hash(tr);
         bool paired = th && !strcmp(th, rhash);
-        if (!paired)
+        if (!paired) {
             cli_error("results '%s' are of trace %.16s, not of '%s' (trace %.16s): give the "
                       "trace they were replayed from as the first --trace",
                       rdir, rhash, traces[0], th ? th : "unknown");
-        trace_reader_free(tr);
-        if (!paired)
+            trace_reader_free(tr);
             return 3;
+        }
     }
     bool rendered = true;
-    int rc =
-        disc_plots_write(rdir, traces, n_traces, &hash_an, hash.dir ? 1 : 0, out, &rendered, &e);
+    int rc = disc_plots_write(rdir, traces, n_traces, tr, extra, hash.dir ? 2 : 1, out, &rendered,
+                              &e); /* frees tr */
     if (rc < 0) {
         hash_lb_free(hash.a);
         return cli_fail(rc, e.text);
     }
-    if (hash.dir && (rc = hash_finish(&hash, &hash_an, traces[0])))
+    if (hash.dir && (rc = hash_finish(&hash, &extra[1], traces[0], &tid)))
         return rc;
     if (!rendered)
         cli_warn("gnuplot not found: run 'gnuplot NAME.gp' in %s to render", out);
-    if ((rc = cli_write_output_manifest("analyze disc", out, rdir, traces, n_traces)))
+    if ((rc = cli_write_output_manifest_id("analyze disc", out, rdir, traces, n_traces, &tid)))
         return rc;
     if (json) {
         json_t *tj = json_array();

@@ -3,8 +3,9 @@
 # --hash H` writes into H what `analyze hash T -o H` writes (every table and plot script
 # byte for byte; manifest.json differs in its command line), and with strace present it
 # reads from T less than half a trace more than `analyze disc` without --hash (the hash
-# analyzer rides along; only the hash folder's manifest reads T's header again), where a
-# second pass would read the whole file again.
+# analyzer rides along), where a second pass would read the whole file again, and opens T
+# once: the pairing check's reader feeds the pass and both manifests take T's hash and
+# source from it.
 set -u
 A=${ACCELTRACE:?}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -49,6 +50,14 @@ if command -v strace > /dev/null && strace -f -o /dev/null true 2> /dev/null; th
     without=$(bytes_read "$A" analyze disc "$tmp/r" --trace "$tmp/m.atr" -q -o "$tmp/f5")
     [ "$without" -ge "$size" ] && [ $((with - without)) -lt $((size / 2)) ] \
         || bad "analyze disc reads $with bytes of the $size-byte trace with --hash, $without without"
+    strace -f -e trace=openat -o "$tmp/so" "$A" analyze disc "$tmp/r" --trace "$tmp/m.atr" \
+        --hash "$tmp/h6" -q -o "$tmp/f6" > /dev/null 2>&1 || bad "analyze disc under strace"
+    opens=$(grep -v ENOENT "$tmp/so" | grep -c 'm\.atr"')
+    [ "$opens" -eq 1 ] || bad "analyze disc --hash opened the trace $opens times, want 1"
+    # the manifest written from the pass records what analyze hash's records (but the command)
+    cmp -s <(grep -v '"command"' "$tmp/h1/manifest.json") \
+        <(grep -v '"command"' "$tmp/h6/manifest.json") \
+        || bad "--hash's manifest differs from analyze hash's: $(cat "$tmp/h6/manifest.json")"
 else
     echo "note: strace not usable here; the open count is not checked"
 fi
