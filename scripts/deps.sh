@@ -14,6 +14,8 @@ required=(gcc make pkg-config libzstd-dev zstd libprotobuf-c-dev protobuf-c-comp
 # the peer tools' own readers in tests/sh/peer_export.sh, run when a checkout is named
 # (SCALE-Sim v2 needs tqdm and absl; the Chakra schema is compiled with protoc)
 required+=(python3-tqdm python3-absl protobuf-compiler)
+# the open and read counts of tests/sh/shared_pass.sh and tests/sh/report_trace_opens.sh
+required+=(strace)
 # a real browser for tests/sh/report_html.sh (the HTML report rendered headless)
 required+=(chromium)
 # `scripts/deps.sh train`: also the photographs and the image reader of make train-dit
