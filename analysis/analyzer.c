@@ -3,6 +3,8 @@
  */
 #include "analysis/analyzer.h"
 
+#include <stdio.h>
+
 void analyzer_opts_default(struct analyzer_opts *o)
 {
     trace_scan_opts_default(&o->scan);
@@ -101,4 +103,12 @@ void analyzer_free(struct analyzer *a)
         a->ops->free(a->self);
     if (a)
         a->self = NULL;
+}
+
+int analyzer_record_error(int rc, const struct trace_scan_pos *pos, struct errmsg *e)
+{
+    char why[sizeof e->text];
+    snprintf(why, sizeof why, "%s", e->text);
+    return errmsg_set(e, rc, "%s ('%s' record %llu)", why, pos->path,
+                      (unsigned long long)pos->record);
 }

@@ -71,6 +71,10 @@ int analyzer_run(const char *path, const struct analyzer *a, size_t n,
 int analyzer_run_reader(struct trace_reader *r, const char *path, const struct analyzer *a,
                         size_t n, const struct analyzer_opts *o, struct errmsg *e);
 
+/* For a record hook: rc (< 0, with e set by the failed call) returned with the record's place
+ * added to e's message: "MESSAGE ('PATH' record N)". */
+int analyzer_record_error(int rc, const struct trace_scan_pos *pos, struct errmsg *e);
+
 /* Calls each analyzer's finish in list order; the first error stops and is returned. */
 int analyzer_finish(const struct analyzer *a, size_t n, struct errmsg *e);
 

@@ -567,13 +567,7 @@ static int sq_record(void *self, const struct trace_scan_pos *pos, Acceltrace__R
     if (r->body_case != ACCELTRACE__RECORD__BODY_SALCA_SELECT)
         return 0;
     int rc = select_quality_add(q, q->group, r->salca_select, e);
-    if (rc < 0) {
-        char why[sizeof e->text];
-        snprintf(why, sizeof why, "%s", e->text);
-        return errmsg_set(e, rc, "%s ('%s' record %llu)", why, pos->path,
-                          (unsigned long long)pos->record);
-    }
-    return 0;
+    return rc < 0 ? analyzer_record_error(rc, pos, e) : 0;
 }
 
 static int sq_finish(void *self, struct errmsg *e)
