@@ -40,6 +40,8 @@ static int run_record(void *ctx, const struct trace_scan_pos *pos, Acceltrace__R
     int rc = 0;
     for (size_t i = 0; i < r->n && rc >= 0; i++) {
         Acceltrace__Record *view = cur;
+        if (!r->a[i].ops->record)
+            continue;
         rc = r->a[i].ops->record(r->a[i].self, pos, &view, e);
         taken |= view == NULL;
         stop |= rc == ANALYZER_STOP;

@@ -35,7 +35,7 @@ struct analyzer_ops {
      * analyzer of a pass may take a given record. Returns 0, <0, or ANALYZER_STOP when it
      * needs no further record: the pass then ends after the analyzers later in the list
      * have seen this record, with no end hook, and analyzer_run returns 0 (a pass that
-     * reads only the first records). Required. */
+     * reads only the first records). Optional: NULL for an analyzer of the header alone. */
     int (*record)(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
                   struct errmsg *e);
     /* The trace ended (every record seen, its hash checked). May be NULL. */

@@ -234,21 +234,9 @@ static int source_begin(void *self, const struct trace_scan_pos *pos, struct err
     return repro_source_add(p->t, p->paper_id, p->data, h->source, h->source_detail, e);
 }
 
-/* Records are the other analyzers' business. */
-static int source_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
-                         struct errmsg *e)
-{
-    (void)self;
-    (void)pos;
-    (void)rec;
-    (void)e;
-    return 0;
-}
-
 const struct analyzer_ops repro_source_ops = {
     .name = "repro_source",
     .begin = source_begin,
-    .record = source_record,
 };
 
 static int put_sources_csv(const struct repro_table *t, struct buf *b)

@@ -181,20 +181,9 @@ static int ident_begin(void *self, const struct trace_scan_pos *pos, struct errm
     return 0;
 }
 
-static int ident_record(void *self, const struct trace_scan_pos *pos, Acceltrace__Record **rec,
-                        struct errmsg *e)
-{
-    (void)self;
-    (void)pos;
-    (void)rec;
-    (void)e;
-    return 0;
-}
-
 const struct analyzer_ops cli_trace_ident_ops = {
     .name = "trace_ident",
     .begin = ident_begin,
-    .record = ident_record,
 };
 
 int cli_write_output_manifest(const char *kind, const char *out, const char *results_dir,
