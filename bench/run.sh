@@ -5,6 +5,10 @@
 set -u
 BUILD=${BUILD:-build}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+# OpenBLAS's worker threads spin after each call (default 2^28 cycles), taking the cores the
+# worker pool's row kernels want between GEMMs; the shortest spin is what a capture should
+# run with (docs/performance.md, "OpenBLAS thread timeout")
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
 status=0
 for b in "$BUILD"/bench/bench_*; do
     [ -x "$b" ] || continue
