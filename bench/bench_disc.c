@@ -295,7 +295,7 @@ int main(int argc, char **argv)
                     memcpy(vp + j * dh, vh + j * d, (size_t)dh * 4);
                 }
                 struct dit_reuse_ctx g = {m,  NULL, dit_state_mask(st, 0, 0, h), words, qh, kp, vp,
-                                          oh, d,    dh,   (int)N, 0.125f};
+                                          oh, d,    dh,   (int)N, 0.125f, dh};
                 dit_attn_reuse(pool, &g, N);
             }
             double dt = progress_now_s() - t0;

@@ -484,8 +484,10 @@ static void test_ctr_tau0(void **state)
 
 /* The row-compressed ST reuse kernel (dit_attn.c) gives the bits of the reference masked
  * attention (nn_attention with a mask: nn_sddmm_row + nn_attention_row_sparse) for head
- * widths with and without a tail of the register-blocked SpMM (16, 72, 64), a token count
- * that is not a multiple of 64, rows with one, some and all columns, on two workers. */
+ * widths with and without a tail of the register-blocked SpMM (16, 72, 64), K and V rows at
+ * the activations' stride, a token count that is not a multiple of 64 and spans several
+ * column tiles, rows with one, some and all columns (list lengths with and without a
+ * partial group of eight), on two workers. */
 static void test_reuse_kernel_bits(void **state)
 {
     (void)state;
@@ -496,20 +498,22 @@ static void test_reuse_kernel_bits(void **state)
     assert_int_equal(dit_model_new_seeded(&m, &cfg, 0, &e), 0);
     struct thread_pool *pool = pool_new(2);
     assert_non_null(pool);
+    /* the kernel uses the model only for its worker scratch, sized by the token count */
+    const int n = 600;
+    m->cfg.tokens = n;
     assert_int_equal(dit_ensure_wscratch(m, pool), 0);
-    const int n = 50; /* <= micro's N (64): the model's worker scratch holds N per worker */
     const int dhs[3] = {16, 72, 64};
     size_t words = ((size_t)n + 63) / 64;
     unsigned seed = 12345;
     for (int di = 0; di < 3; di++) {
-        int dh = dhs[di], d = 2 * dh; /* q and o rows of stride d, head at offset 0 */
-        float *q = malloc((size_t)n * d * 4), *k = malloc((size_t)n * dh * 4);
-        float *v = malloc((size_t)n * dh * 4), *o1 = calloc((size_t)n * d, 4);
+        int dh = dhs[di], d = 2 * dh; /* q, k, v, o rows of stride d, head at offset 0 */
+        float *q = malloc((size_t)n * d * 4), *k = malloc((size_t)n * d * 4);
+        float *v = malloc((size_t)n * d * 4), *o1 = calloc((size_t)n * d, 4);
         float *o2 = calloc((size_t)n * d, 4), *scr = malloc((size_t)n * n * 4);
         uint64_t *mask = calloc((size_t)n * words, 8);
         for (int i = 0; i < n * d; i++)
             q[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
-        for (int i = 0; i < n * dh; i++) {
+        for (int i = 0; i < n * d; i++) {
             k[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
             v[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
         }
@@ -527,9 +531,9 @@ static void test_reuse_kernel_bits(void **state)
                             .q = q,
                             .ldq = d,
                             .k = k,
-                            .ldk = dh,
+                            .ldk = d,
                             .v = v,
-                            .ldv = dh,
+                            .ldv = d,
                             .o = o1,
                             .ldo = d,
                             .scale = 0.117851f,
@@ -538,7 +542,7 @@ static void test_reuse_kernel_bits(void **state)
                             .mask_words = words,
                             .scratch = scr};
         nn_attention(&a);
-        struct dit_reuse_ctx g = {m, NULL, mask, words, q, k, v, o2, d, dh, n, 0.117851f};
+        struct dit_reuse_ctx g = {m, NULL, mask, words, q, k, v, o2, d, dh, n, 0.117851f, d};
         dit_attn_reuse(pool, &g, (size_t)n);
         assert_memory_equal(o1, o2, (size_t)n * d * 4);
         free(q), free(k), free(v), free(o1), free(o2), free(scr), free(mask);

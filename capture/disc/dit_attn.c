@@ -20,8 +20,9 @@ struct gen_ctx {
     uint64_t *mask;
     size_t words;
     float theta;
-    const float *v; /* (N, dh) packed */
-    float *o;       /* (n_kept, d) at head offset */
+    const float *v; /* (N, dh) at row stride ldv */
+    int ldv;
+    float *o; /* (n_kept, d) at head offset */
     int d, dh, N;
 };
 
@@ -54,8 +55,11 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
  * entry for entry (the dot product's eight partial sums combined in the same order, the
  * softmax weights by nn_softmax_list, each output column summed in ascending column order),
  * so both kernels give the same bits (tests/test_disc_dit.c). Speed comes from the order of
- * work, not from other arithmetic: four dot products at a time (four independent add chains
- * instead of one), the query row and the output row held in vector registers for the head
+ * work, not from other arithmetic: the list built sixteen columns a step (AVX-512 compress
+ * where the CPU has it) with each tile's start on the way, eight dot products at a time
+ * (eight independent add chains, the eight scores combined by a transpose of adds instead
+ * of a horizontal sum per key), each row's largest score found by the SDDMM (so the softmax
+ * skips that pass), the query row and the output row held in vector registers for the head
  * dimensions of the shipped configs (16, 64, 72), and the vectorised exp on the list. A
  * blocked (tile) layout was not taken: at the measured densities (40% kept at sparsity 0.6)
  * 97.8% of the 8 x 8 tiles hold a set entry, so skipping empty tiles would skip almost
@@ -86,22 +90,7 @@ static inline __attribute__((always_inline)) v8f load8(const float *p)
     return v;
 }
 
-typedef float v4f __attribute__((vector_size(16)));
-
-/* {p0+p4, p1+p5, p2+p6, p3+p7} */
-static inline __attribute__((always_inline)) v4f half_sum(const v8f *pp)
-{
-    v8f p = *pp;
-    v4f lo = __builtin_shufflevector(p, p, 0, 1, 2, 3),
-        hi = __builtin_shufflevector(p, p, 4, 5, 6, 7);
-    return lo + hi;
-}
-
-/* {a0+a1, a2+a3, b0+b1, b2+b3} (a horizontal add) */
-static inline __attribute__((always_inline)) v4f pair_add(v4f a, v4f b)
-{
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6) + __builtin_shufflevector(a, b, 1, 3, 5, 7);
-}
+typedef int32_t v8i __attribute__((vector_size(32)));
 
 /* The eight partial sums combined as nn_dot does: ((0+4)+(1+5))+((2+6)+(3+7)). */
 static inline __attribute__((always_inline)) float combine8(const v8f *v)
@@ -110,20 +99,77 @@ static inline __attribute__((always_inline)) float combine8(const v8f *v)
            (((*v)[2] + (*v)[6]) + ((*v)[3] + (*v)[7]));
 }
 
-/* The set columns of a mask row below n, ascending, into idx; their count. */
-static size_t row_index(const uint64_t *mask_row, int n, int32_t *idx)
+/* Per-worker column indices of the row kernels: DIT_REUSE_ROWS lists of N, slack for the
+ * 16-wide stores of row_list, and DIT_REUSE_ROWS arrays of tile starts. */
+static size_t tpos_len(size_t N)
+{
+    return N / 64 + 2;
+}
+
+static size_t widx_len(size_t N)
+{
+    return DIT_REUSE_ROWS * (N + tpos_len(N)) + 16;
+}
+
+/* The word w of a mask row with the columns at or past n cleared. */
+static inline uint64_t mask_word(const uint64_t *mask_row, size_t w, int n)
+{
+    uint64_t bits = mask_row[w];
+    size_t hi = (w + 1) * 64;
+    if (hi > (size_t)n)
+        bits &= ~0ull >> (hi - (size_t)n);
+    return bits;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#define DIT_LIST_AVX512 1
+/* row_list with AVX-512 compress: sixteen columns a step, no branch per entry. Stores
+ * sixteen indices at idx + cnt, so up to fifteen past the list (widx_len's slack). */
+__attribute__((target("avx512f"))) static size_t
+row_list_avx512(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
 {
     size_t words = ((size_t)n + 63) / 64, cnt = 0;
+    __m512i col = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i sixteen = _mm512_set1_epi32(16);
     for (size_t w = 0; w < words; w++) {
-        uint64_t bits = mask_row[w];
-        while (bits) {
-            int j = (int)(w * 64 + (size_t)__builtin_ctzll(bits));
-            bits &= bits - 1;
-            if (j >= n)
-                break;
-            idx[cnt++] = j;
+        if (w % wpt == 0)
+            tpos[w / wpt] = (uint32_t)cnt;
+        uint64_t bits = mask_word(mask_row, w, n);
+        for (int part = 0; part < 4; part++) {
+            __mmask16 m = (__mmask16)(bits >> (16 * part));
+            _mm512_storeu_si512((void *)(idx + cnt), _mm512_maskz_compress_epi32(m, col));
+            cnt += (size_t)__builtin_popcount((unsigned)m);
+            col = _mm512_add_epi32(col, sixteen);
         }
     }
+    tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
+    return cnt;
+}
+#endif
+
+/*
+ * The set columns of a mask row below n, ascending, into idx; their count. tpos[t] is the
+ * number of entries before tile t (tiles of wpt words), for t up to the number of tiles, whose
+ * entry is the count.
+ */
+static size_t row_list(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
+{
+#ifdef DIT_LIST_AVX512
+    if (__builtin_cpu_supports("avx512f"))
+        return row_list_avx512(mask_row, n, idx, wpt, tpos);
+#endif
+    size_t words = ((size_t)n + 63) / 64, cnt = 0;
+    for (size_t w = 0; w < words; w++) {
+        if (w % wpt == 0)
+            tpos[w / wpt] = (uint32_t)cnt;
+        uint64_t bits = mask_word(mask_row, w, n);
+        while (bits) {
+            idx[cnt++] = (int32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+        }
+    }
+    tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
     return cnt;
 }
 
@@ -141,67 +187,97 @@ static inline float dot_fixed(const float *a, const float *b, int n)
     return t;
 }
 
-/* The rows of list entries this far ahead are prefetched: their addresses are known from the
- * list, which the hardware prefetcher cannot follow. */
-#define DIT_PREFETCH_AHEAD 8
-
-static inline __attribute__((always_inline)) void prefetch_row(const float *r, int n)
+/* Lanes 0-3 of a and of b, then lanes 4-7 of a and of b, pairwise summed:
+ * {a0+a4, a1+a5, a2+a6, a3+a7, b0+b4, b1+b5, b2+b6, b3+b7}. */
+static inline __attribute__((always_inline)) v8f fold_halves(v8f a, v8f b)
 {
-    for (int i = 0; i < n; i += 16)
-        __builtin_prefetch(r + i);
+    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+/* Adjacent lanes summed, a's pairs then b's, per 128-bit half:
+ * {a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, a6+a7, b4+b5, b6+b7}. */
+static inline __attribute__((always_inline)) v8f pair_sums(v8f a, v8f b)
+{
+    return __builtin_shufflevector(a, b, 0, 2, 8, 10, 4, 6, 12, 14) +
+           __builtin_shufflevector(a, b, 1, 3, 9, 11, 5, 7, 13, 15);
+}
+
+/* The eight scores of accumulators a[0..8), each combined as nn_dot does
+ * (((p0+p4)+(p1+p5))+((p2+p6)+(p3+p7))), in key order: a transpose of adds, with no
+ * horizontal reduction per key. */
+static inline __attribute__((always_inline)) v8f combine8x8(const v8f *a)
+{
+    /* f01 = {x0(a0), x1(a0), x2(a0), x3(a0), x0(a1) ...} with x_l = p_l + p_{l+4} */
+    v8f f01 = fold_halves(a[0], a[1]), f23 = fold_halves(a[2], a[3]);
+    v8f f45 = fold_halves(a[4], a[5]), f67 = fold_halves(a[6], a[7]);
+    /* u0 = {y0(a0), y1(a0), y0(a2), y1(a2), y0(a1), y1(a1), y0(a3), y1(a3)} with
+     * y0 = x0 + x1, y1 = x2 + x3 */
+    v8f u0 = pair_sums(f01, f23), u1 = pair_sums(f45, f67);
+    /* {a0, a2, a4, a6, a1, a3, a5, a7} as y0 + y1 */
+    v8f r = pair_sums(u0, u1);
+    return __builtin_shufflevector(r, r, 0, 4, 1, 5, 2, 6, 3, 7);
 }
 
 /* e[t] = scale * q . k_idx[t] for a head dimension DH that is a multiple of 8 (a constant
- * where inlined): the query in registers, four keys at a time. */
+ * where inlined): the query in registers, eight keys at a time. *mx is raised to the largest
+ * score. */
 static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, const float *k,
-                                                              const int DH, const int32_t *idx,
-                                                              size_t cnt, float scale, float *e)
+                                                              size_t ld, const int DH,
+                                                              const int32_t *idx, size_t cnt,
+                                                              float scale, float *e, float *mx)
 {
     v8f qv[16];
     for (int i = 0; i < DH / 8; i++)
         qv[i] = load8(q + 8 * i);
+    const v8f sc = {scale, scale, scale, scale, scale, scale, scale, scale};
+    v8f vmax = {*mx, *mx, *mx, *mx, *mx, *mx, *mx, *mx};
     size_t t = 0;
-    for (; t + 4 <= cnt; t += 4) {
-        if (t + DIT_PREFETCH_AHEAD + 4 <= cnt)
-            for (int j = 0; j < 4; j++)
-                prefetch_row(k + (size_t)idx[t + DIT_PREFETCH_AHEAD + j] * DH, DH);
-        const float *k0 = k + (size_t)idx[t] * DH, *k1 = k + (size_t)idx[t + 1] * DH;
-        const float *k2 = k + (size_t)idx[t + 2] * DH, *k3 = k + (size_t)idx[t + 3] * DH;
-        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        for (int i = 0; i < DH / 8; i++) {
-            a0 += qv[i] * load8(k0 + 8 * i);
-            a1 += qv[i] * load8(k1 + 8 * i);
-            a2 += qv[i] * load8(k2 + 8 * i);
-            a3 += qv[i] * load8(k3 + 8 * i);
-        }
-        /* lo + hi halves, then three pairwise adds: each score is
-         * ((p0+p4)+(p1+p5))+((p2+p6)+(p3+p7)), four scores in one vector */
-        v4f y0 = half_sum(&a0), y1 = half_sum(&a1), y2 = half_sum(&a2), y3 = half_sum(&a3);
-        v4f h01 = pair_add(y0, y1), h23 = pair_add(y2, y3);
-        v4f sc = pair_add(h01, h23) * (v4f){scale, scale, scale, scale};
-        memcpy(e + t, &sc, sizeof sc);
-    }
-    for (; t < cnt; t++) {
-        const float *kr = k + (size_t)idx[t] * DH;
-        v8f a = {0};
+    for (; t + 8 <= cnt; t += 8) {
+        const float *kr[8];
+        for (int j = 0; j < 8; j++)
+            kr[j] = k + (size_t)idx[t + j] * ld;
+        v8f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
         for (int i = 0; i < DH / 8; i++)
-            a += qv[i] * load8(kr + 8 * i);
-        e[t] = scale * combine8(&a);
+            for (int j = 0; j < 8; j++)
+                a[j] += qv[i] * load8(kr[j] + 8 * i);
+        v8f y = combine8x8(a) * sc;
+        memcpy(e + t, &y, sizeof y);
+        v8i gt = y > vmax; /* lanes all ones where y > vmax (never for a NaN) */
+        vmax = (v8f)(((v8i)y & gt) | ((v8i)vmax & ~gt));
     }
+    if (t < cnt) {
+        /* the last 1-7 keys as a group of eight, the missing ones repeating the last key
+         * (the same score, so the maximum is unchanged); only the real scores are stored */
+        const float *kr[8];
+        for (int j = 0; j < 8; j++)
+            kr[j] = k + (size_t)idx[t + j < cnt ? t + (size_t)j : cnt - 1] * ld;
+        v8f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
+        for (int i = 0; i < DH / 8; i++)
+            for (int j = 0; j < 8; j++)
+                a[j] += qv[i] * load8(kr[j] + 8 * i);
+        v8f y = combine8x8(a) * sc;
+        memcpy(e + t, &y, (cnt - t) * sizeof(float));
+        v8i gt = y > vmax;
+        vmax = (v8f)(((v8i)y & gt) | ((v8i)vmax & ~gt));
+    }
+    float m = *mx;
+    for (int j = 0; j < 8; j++)
+        m = vmax[j] > m ? vmax[j] : m;
+    *mx = m;
 }
 
 /* o (DH) += sum_t w[t] v_idx[t], each column in list order, the output row in registers
  * while the list is walked. */
-static inline __attribute__((always_inline)) void
-spmm_fixed(const float *w, const int32_t *idx, size_t cnt, const float *v, const int DH, float *o)
+static inline __attribute__((always_inline)) void spmm_fixed(const float *w, const int32_t *idx,
+                                                             size_t cnt, const float *v, size_t ld,
+                                                             const int DH, float *o)
 {
     v8f acc[16];
     for (int c = 0; c < DH / 8; c++)
         acc[c] = load8(o + 8 * c);
     for (size_t t = 0; t < cnt; t++) {
-        if (t + DIT_PREFETCH_AHEAD < cnt)
-            prefetch_row(v + (size_t)idx[t + DIT_PREFETCH_AHEAD] * DH, DH);
-        const float *vr = v + (size_t)idx[t] * DH;
+        const float *vr = v + (size_t)idx[t] * ld;
         v8f wt = {w[t], w[t], w[t], w[t], w[t], w[t], w[t], w[t]};
         for (int c = 0; c < DH / 8; c++)
             acc[c] += wt * load8(vr + 8 * c);
@@ -210,92 +286,122 @@ spmm_fixed(const float *w, const int32_t *idx, size_t cnt, const float *v, const
         memcpy(o + 8 * c, &acc[c], sizeof acc[c]);
 }
 
-/* e[t] = scale * q . k_idx[t] for t < cnt (k rows packed, stride dh). */
-DIT_HOT static void sddmm_list(const float *q, const float *k, int dh, const int32_t *idx,
-                               size_t cnt, float scale, float *e)
+/* e[t] = scale * q . k_idx[t] for t < cnt (k rows dh floats at stride ld); *mx is raised to
+ * the largest score. */
+DIT_HOT static void sddmm_list(const float *q, const float *k, size_t ld, int dh,
+                               const int32_t *idx, size_t cnt, float scale, float *e, float *mx)
 {
     switch (dh) {
     case 16:
-        sddmm_fixed(q, k, 16, idx, cnt, scale, e);
+        sddmm_fixed(q, k, ld, 16, idx, cnt, scale, e, mx);
         return;
     case 64:
-        sddmm_fixed(q, k, 64, idx, cnt, scale, e);
+        sddmm_fixed(q, k, ld, 64, idx, cnt, scale, e, mx);
         return;
     case 72:
-        sddmm_fixed(q, k, 72, idx, cnt, scale, e);
+        sddmm_fixed(q, k, ld, 72, idx, cnt, scale, e, mx);
         return;
     default:
-        for (size_t t = 0; t < cnt; t++)
-            e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * dh, dh);
+        for (size_t t = 0; t < cnt; t++) {
+            e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * ld, dh);
+            *mx = e[t] > *mx ? e[t] : *mx;
+        }
     }
 }
 
-/* o (dh) += sum_t w[t] v_idx[t] over the cnt listed entries, each column in list order. */
+/* o (dh) += sum_t w[t] v_idx[t] over the cnt listed entries (v rows at stride ld), each
+ * column in list order. */
 DIT_HOT static void spmm_list(const float *w, const int32_t *idx, size_t cnt, const float *v,
-                              int dh, float *restrict o)
+                              size_t ld, int dh, float *restrict o)
 {
     switch (dh) {
     case 16:
-        spmm_fixed(w, idx, cnt, v, 16, o);
+        spmm_fixed(w, idx, cnt, v, ld, 16, o);
         break;
     case 64:
-        spmm_fixed(w, idx, cnt, v, 64, o);
+        spmm_fixed(w, idx, cnt, v, ld, 64, o);
         break;
     case 72:
-        spmm_fixed(w, idx, cnt, v, 72, o);
+        spmm_fixed(w, idx, cnt, v, ld, 72, o);
         break;
     default:
         for (size_t t = 0; t < cnt; t++) {
-            const float *restrict vr = v + (size_t)idx[t] * dh;
+            const float *restrict vr = v + (size_t)idx[t] * ld;
             for (int c = 0; c < dh; c++)
                 o[c] += w[t] * vr[c];
         }
     }
 }
 
-/* Columns of one K/V tile: its K and V rows (dh floats each) fill about 256 KiB, so the
- * tile stays in the core's cache while DIT_REUSE_ROWS query rows use it. */
+/* Columns of one K/V tile, a multiple of 64: its K rows (dh floats each) fill about 32 KiB, a
+ * core's L1 data cache, while DIT_REUSE_ROWS query rows use them in the SDDMM, and so do its V
+ * rows in the SpMM (16, 64 and 256 KiB measured 10% slower or no faster at 512 px;
+ * docs/performance.md). */
 static int tile_cols(int dh)
 {
-    int w = (256 * 1024 / (8 * dh)) & ~63;
+    int w = (32 * 1024 / (4 * dh)) & ~63;
     return w < 64 ? 64 : w;
 }
 
-/* The list entries of one row below column c1, from *pos on; advances *pos to the end. */
-static size_t tile_end(const int32_t *idx, size_t cnt, size_t pos, int c1)
+/* The lists of one worker's block of rows: DIT_REUSE_ROWS column lists of N, the tile
+ * starts of each row (tpos + i * tpos_len(N)), the scores (e + i * N). */
+struct row_lists {
+    size_t N;
+    int W;          /* tile width in columns, a multiple of 64 */
+    size_t ntile;   /* tiles in a row */
+    int32_t *idx;   /* + i * N */
+    uint32_t *tpos; /* + i * tpos_len(N) */
+    float *e;       /* + i * N */
+    size_t cnt[DIT_REUSE_ROWS];
+    float mx[DIT_REUSE_ROWS]; /* row maxima of e, or NAN where not known */
+};
+
+static void row_lists_init(struct row_lists *L, const struct dit_model *m, int worker, size_t N,
+                           int dh)
 {
-    while (pos < cnt && idx[pos] < c1)
-        pos++;
-    return pos;
+    L->N = N;
+    L->W = tile_cols(dh);
+    L->ntile = (N + (size_t)L->W - 1) / (size_t)L->W;
+    L->idx = m->widx + (size_t)worker * widx_len(N);
+    L->tpos = (uint32_t *)(L->idx + DIT_REUSE_ROWS * N + 16);
+    L->e = m->wscratch + (size_t)worker * (DIT_REUSE_ROWS + 1) * N + N;
+}
+
+/* Row i's list from its mask row. */
+static void row_lists_set(struct row_lists *L, size_t i, const uint64_t *mask_row)
+{
+    L->cnt[i] = row_list(mask_row, (int)L->N, L->idx + i * L->N, (size_t)L->W / 64,
+                         L->tpos + i * tpos_len(L->N));
 }
 
 /*
- * The softmax and SpMM of nr rows at once: row i has cnt[i] list entries (columns idx + i N,
- * scores e + i N, overwritten by the weights) and its output at orow[i]. Each row's output is
- * summed from zero in list order and scaled by 1/sum, as nn_attention_row_sparse does, but the
- * lists are walked tile by tile (every row's entries of a V tile before the next tile), so a
- * tile of V is read from memory once for all the rows.
+ * The softmax and SpMM of nr rows at once: row i has L->cnt[i] list entries (scores
+ * overwritten by the weights) and its output at orow[i]. Each row's output is summed from
+ * zero in list order and scaled by 1/sum, as nn_attention_row_sparse does, but the lists are
+ * walked tile by tile (every row's entries of a V tile before the next tile), so a tile of V
+ * is read from memory once for all the rows.
  */
-static void softmax_spmm_block(size_t nr, const size_t *cnt, float *e, const int32_t *idx, size_t N,
-                               const float *v, int dh, float *const *orow)
+static void softmax_spmm_block(struct row_lists *L, size_t nr, const float *v, size_t ld, int dh,
+                               float *const *orow)
 {
-    size_t pos[DIT_REUSE_ROWS];
+    size_t N = L->N;
     float sum[DIT_REUSE_ROWS];
-    int W = tile_cols(dh);
     for (size_t i = 0; i < nr; i++) {
         for (int c = 0; c < dh; c++)
             orow[i][c] = 0.0f;
-        sum[i] = cnt[i] ? nn_softmax_list(e + i * N, cnt[i]) : 0.0f;
-        pos[i] = 0;
+        float *ei = L->e + i * N;
+        sum[i] = !L->cnt[i]        ? 0.0f
+                 : isnan(L->mx[i]) ? nn_softmax_list(ei, L->cnt[i])
+                                   : nn_softmax_list_max(ei, L->cnt[i], L->mx[i]);
     }
-    for (size_t c0 = 0; c0 < N; c0 += (size_t)W)
+    for (size_t t = 0; t < L->ntile; t++)
         for (size_t i = 0; i < nr; i++) {
-            size_t a = pos[i], b = tile_end(idx + i * N, cnt[i], a, (int)(c0 + (size_t)W));
-            spmm_list(e + i * N + a, idx + i * N + a, b - a, v, dh, orow[i]);
-            pos[i] = b;
+            const uint32_t *tp = L->tpos + i * tpos_len(N);
+            spmm_list(L->e + i * N + tp[t], L->idx + i * N + tp[t], tp[t + 1] - tp[t], v, ld, dh,
+                      orow[i]);
         }
     for (size_t i = 0; i < nr; i++) {
-        if (!cnt[i])
+        if (!L->cnt[i])
             continue;
         float inv = 1.0f / sum[i];
         for (int c = 0; c < dh; c++)
@@ -308,10 +414,11 @@ static void softmax_spmm_block(size_t nr, const size_t *cnt, float *e, const int
 static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct gen_ctx *g = vctx;
-    size_t N = (size_t)g->N, cnt[DIT_REUSE_ROWS];
+    size_t N = (size_t)g->N;
     float *p = g->m->wscratch + (size_t)worker * (DIT_REUSE_ROWS + 1) * N;
-    float *e = p + N, *orow[DIT_REUSE_ROWS];
-    int32_t *idx = g->m->widx + (size_t)worker * DIT_REUSE_ROWS * N;
+    float *orow[DIT_REUSE_ROWS];
+    struct row_lists L;
+    row_lists_init(&L, g->m, worker, N, g->dh);
     for (size_t r0 = begin; r0 < end; r0 += DIT_REUSE_ROWS) {
         size_t nr = end - r0 < DIT_REUSE_ROWS ? end - r0 : DIT_REUSE_ROWS;
         for (size_t i = 0; i < nr; i++) {
@@ -320,12 +427,15 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
             int tok = g->kept ? g->kept[row] : row;
             uint64_t *mr = g->mask + (size_t)tok * g->words;
             dit_st_generate_row(s, g->N, g->theta, mr, p);
-            cnt[i] = row_index(mr, g->N, idx + i * N);
-            for (size_t t = 0; t < cnt[i]; t++)
-                e[i * N + t] = s[idx[i * N + t]];
+            row_lists_set(&L, i, mr);
+            const int32_t *idx = L.idx + i * N;
+            float *e = L.e + i * N;
+            for (size_t t = 0; t < L.cnt[i]; t++)
+                e[t] = s[idx[t]];
+            L.mx[i] = NAN;
             orow[i] = g->o + (size_t)row * g->d;
         }
-        softmax_spmm_block(nr, cnt, e, idx, N, g->v, g->dh, orow);
+        softmax_spmm_block(&L, nr, g->v, (size_t)g->ldv, g->dh, orow);
     }
 }
 
@@ -335,38 +445,36 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
  * SDDMM and the SpMM then walk the columns tile by tile (every row's entries of a tile
  * before the next tile), so a tile of K or V is read from memory once for all the rows. Per
  * row the order of work is that of the single-row kernel (ascending columns), so the bits
- * are too.
+ * are too. The SDDMM also finds each row's largest score, which the softmax then skips.
  */
-static void reuse_block(const struct dit_reuse_ctx *g, size_t r0, size_t nr, float *e, int32_t *idx)
+static void reuse_block(const struct dit_reuse_ctx *g, struct row_lists *L, size_t r0, size_t nr)
 {
-    size_t N = (size_t)g->N, cnt[DIT_REUSE_ROWS], pos[DIT_REUSE_ROWS];
+    size_t N = L->N;
     float *orow[DIT_REUSE_ROWS];
-    int W = tile_cols(g->dh);
     for (size_t i = 0; i < nr; i++) {
         size_t r = r0 + i;
         int tok = g->kept ? g->kept[r] : (int)r;
-        cnt[i] = row_index(g->mask + (size_t)tok * g->words, g->N, idx + i * N);
-        pos[i] = 0;
+        row_lists_set(L, i, g->mask + (size_t)tok * g->words);
+        L->mx[i] = -INFINITY;
         orow[i] = g->o + r * (size_t)g->d;
     }
-    for (int c0 = 0; c0 < g->N; c0 += W)
+    for (size_t t = 0; t < L->ntile; t++)
         for (size_t i = 0; i < nr; i++) {
-            size_t a = pos[i], b = tile_end(idx + i * N, cnt[i], a, c0 + W);
-            sddmm_list(g->q + (r0 + i) * (size_t)g->d, g->k, g->dh, idx + i * N + a, b - a,
-                       g->scale, e + i * N + a);
-            pos[i] = b;
+            const uint32_t *tp = L->tpos + i * tpos_len(N);
+            sddmm_list(g->q + (r0 + i) * (size_t)g->d, g->k, (size_t)g->ldkv, g->dh,
+                       L->idx + i * N + tp[t], tp[t + 1] - tp[t], g->scale, L->e + i * N + tp[t],
+                       &L->mx[i]);
         }
-    softmax_spmm_block(nr, cnt, e, idx, N, g->v, g->dh, orow);
+    softmax_spmm_block(L, nr, g->v, (size_t)g->ldkv, g->dh, orow);
 }
 
 static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
 {
     struct dit_reuse_ctx *g = vctx;
-    size_t N = (size_t)g->N;
-    float *e = g->m->wscratch + (size_t)worker * (DIT_REUSE_ROWS + 1) * N;
-    int32_t *idx = g->m->widx + (size_t)worker * DIT_REUSE_ROWS * N;
+    struct row_lists L;
+    row_lists_init(&L, g->m, worker, (size_t)g->N, g->dh);
     for (size_t r = begin; r < end; r += DIT_REUSE_ROWS)
-        reuse_block(g, r, end - r < DIT_REUSE_ROWS ? end - r : DIT_REUSE_ROWS, e, idx);
+        reuse_block(g, &L, r, end - r < DIT_REUSE_ROWS ? end - r : DIT_REUSE_ROWS);
 }
 
 void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows)
@@ -413,7 +521,7 @@ int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
     mem_free(m->widx);
     m->wscratch =
         mem_alloc((size_t)w * (DIT_REUSE_ROWS + 1) * (size_t)m->cfg.tokens * sizeof(float));
-    m->widx = mem_alloc((size_t)w * DIT_REUSE_ROWS * (size_t)m->cfg.tokens * sizeof(int32_t));
+    m->widx = mem_alloc((size_t)w * widx_len((size_t)m->cfg.tokens) * sizeof(int32_t));
     m->wscratch_workers = m->wscratch && m->widx ? w : 0;
     return m->wscratch && m->widx ? 0 : ERR_NOMEM;
 }
@@ -519,8 +627,10 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
                 }
                 continue;
             }
-            /* Pack this head's K and V rows (dh floats each) so the per-entry SDDMM/SpMM
-             * reads stay in cache; values and order are unchanged. */
+            /* Pack this head's K and V rows (dh floats each): the per-entry SDDMM and SpMM
+             * read them by column list, and rows at the activations' stride (d floats) cost
+             * about a third more time in cache misses (docs/performance.md); values and order
+             * are unchanged. */
             float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
             for (int j = 0; j < N; j++) {
                 memcpy(kp + (size_t)j * dh, kh + (size_t)j * d, (size_t)dh * sizeof(float));
@@ -536,13 +646,13 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
                 for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                     int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
                     nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
-                    struct gen_ctx g = {m,     m->scores, (int)r0, f->kept, mask, s->words,
-                                        theta, vp,        oh,      d,       dh,   N};
+                    struct gen_ctx g = {m,  m->scores, (int)r0, f->kept, mask, s->words, theta,
+                                        vp, dh,        oh,      d,       dh,   N};
                     dit_run_rows(f->pool, (size_t)rows, gen_rows, &g);
                 }
             } else {
-                struct dit_reuse_ctx g = {m,  f->kept, mask, s->words, qh, kp,
-                                          vp, oh,      d,    dh,       N,  scale};
+                struct dit_reuse_ctx g = {m,  f->kept, mask, s->words, qh,    kp, vp,
+                                          oh, d,       dh,   N,        scale, dh};
                 dit_attn_reuse(f->pool, &g, (size_t)nk);
             }
         }

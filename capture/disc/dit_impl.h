@@ -63,10 +63,10 @@ struct dit_model {
     float *hs, *tmp;    /* (N, d) each */
     float *ff;          /* (N, 4d) */
     float *scores;      /* chunk * N */
-    float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
     float *store;       /* (B, h, N, N) ST-target probability store, lazily */
     float *wscratch;    /* per-worker (DIT_REUSE_ROWS + 1) * N floats */
-    int32_t *widx;      /* per-worker DIT_REUSE_ROWS * N column indices (mask rows' lists) */
+    float *kvpack;      /* (2, N, dh): one head's K and V packed for the sparse paths */
+    int32_t *widx;      /* per-worker mask rows' column lists and tile starts (dit_attn.c) */
     int wscratch_workers;
     float *mod;      /* 6d adaLN */
     float *blockmod; /* (2, 6d): per batch element */
@@ -130,8 +130,8 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
  * while they all use it (dit_attn.c). */
 #define DIT_REUSE_ROWS 16
 
-/* Per-worker scratch of the row kernels ((DIT_REUSE_ROWS + 1) * N floats and
- * DIT_REUSE_ROWS * N column indices each). 0 or ERR_NOMEM. */
+/* Per-worker scratch of the row kernels ((DIT_REUSE_ROWS + 1) * N floats, and
+ * DIT_REUSE_ROWS * (N + N/64 + 2) + 16 column indices and tile starts each). 0 or ERR_NOMEM. */
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool);
 
 /* One head of the ST reuse path: rows query rows (token kept[r], or r without kept) against
@@ -142,10 +142,11 @@ struct dit_reuse_ctx {
     const uint64_t *mask; /* (N, words) */
     size_t words;
     const float *q;     /* at head offset, row stride d */
-    const float *k, *v; /* (N, dh) packed */
+    const float *k, *v; /* (N, dh) at row stride ldkv (dh: packed) */
     float *o;           /* at head offset, row stride d */
     int d, dh, N;
     float scale;
+    int ldkv;
 };
 void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows);
 

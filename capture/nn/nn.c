@@ -102,14 +102,8 @@ NN_HOT void nn_exp_clamped(float *x, size_t n)
     exp8_inplace(x + i, (int)(n - i));
 }
 
-/*
- * The softmax weights of one row of n scores in place, unnormalised: the maximum (eight
- * running maxima), v - max clamped below at -87, the vectorised exp, and their sum (eight
- * partial sums over i mod 8 combined as ((0+4)+(1+5))+((2+6)+(3+7)), then the tail in
- * order). Returns the sum. Shared by the dense softmax and the sparse (list) softmax, so a
- * kept entry gets the same arithmetic in both.
- */
-static inline float exp_sum_row(float *row, size_t n)
+/* The maximum of n floats, eight running maxima (-INFINITY when n is 0). */
+static inline float row_max(const float *row, size_t n)
 {
     size_t n8 = n & ~(size_t)7;
     /* Eight independent running maxima: one chain would serialise on maxss latency. */
@@ -135,6 +129,14 @@ static inline float exp_sum_row(float *row, size_t n)
     float mx = m4 > m0 ? m4 : m0;
     for (size_t i = n8; i < n; i++)
         mx = row[i] > mx ? row[i] : mx;
+    return mx;
+}
+
+/* exp_sum_row's work after the maximum mx of the row (which the caller may have found
+ * elsewhere: the maximum of a set of floats does not depend on the order it is taken in). */
+static inline float exp_sum_from(float *row, size_t n, float mx)
+{
+    size_t n8 = n & ~(size_t)7;
     for (size_t i = 0; i < n; i++) {
         float v = row[i] - mx;
         row[i] = v < -87.0f ? -87.0f : v;
@@ -151,6 +153,18 @@ static inline float exp_sum_row(float *row, size_t n)
     for (size_t i = n8; i < n; i++)
         sum += row[i];
     return sum;
+}
+
+/*
+ * The softmax weights of one row of n scores in place, unnormalised: the maximum (eight
+ * running maxima), v - max clamped below at -87, the vectorised exp, and their sum (eight
+ * partial sums over i mod 8 combined as ((0+4)+(1+5))+((2+6)+(3+7)), then the tail in
+ * order). Returns the sum. Shared by the dense softmax and the sparse (list) softmax, so a
+ * kept entry gets the same arithmetic in both.
+ */
+static inline float exp_sum_row(float *row, size_t n)
+{
+    return exp_sum_from(row, n, row_max(row, n));
 }
 
 NN_HOT void nn_softmax_rows(float *x, int rows, int cols, int ld)
@@ -170,6 +184,11 @@ NN_HOT void nn_softmax_rows(float *x, int rows, int cols, int ld)
 NN_HOT float nn_softmax_list(float *e, size_t cnt)
 {
     return exp_sum_row(e, cnt);
+}
+
+NN_HOT float nn_softmax_list_max(float *e, size_t cnt, float mx)
+{
+    return exp_sum_from(e, cnt, mx);
 }
 
 void nn_layernorm(const float *x, float *y, int rows, int d, int ld, float eps, const float *gamma,

@@ -129,6 +129,10 @@ size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_k, cons
  */
 float nn_softmax_list(float *e, size_t cnt);
 
+/* nn_softmax_list when the caller already knows mx, the maximum of the cnt scores (the
+ * same bits: a maximum does not depend on the order it is taken in). */
+float nn_softmax_list_max(float *e, size_t cnt, float mx);
+
 /* Dot product of n floats in float, eight interleaved partial sums combined in a fixed
  * order (SDDMM element). */
 float nn_dot(const float *a, const float *b, int n);
