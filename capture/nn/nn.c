@@ -62,7 +62,7 @@ void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const f
  * within 2 ulp of expf. Written as a fixed-count loop so the compiler vectorises it; the
  * same code serves the tail, so a value never depends on its position.
  */
-static inline void exp8_inplace(float *x, int n)
+static inline __attribute__((always_inline)) void exp8_inplace(float *x, int n)
 {
     for (int j = 0; j < n; j++) {
         float v = x[j];
@@ -103,7 +103,7 @@ NN_HOT void nn_exp_clamped(float *x, size_t n)
 }
 
 /* The maximum of n floats, eight running maxima (-INFINITY when n is 0). */
-static inline float row_max(const float *row, size_t n)
+static inline __attribute__((always_inline)) float row_max(const float *row, size_t n)
 {
     size_t n8 = n & ~(size_t)7;
     /* Eight independent running maxima: one chain would serialise on maxss latency. */
@@ -134,7 +134,7 @@ static inline float row_max(const float *row, size_t n)
 
 /* exp_sum_row's work after the maximum mx of the row (which the caller may have found
  * elsewhere: the maximum of a set of floats does not depend on the order it is taken in). */
-static inline float exp_sum_from(float *row, size_t n, float mx)
+static inline __attribute__((always_inline)) float exp_sum_from(float *row, size_t n, float mx)
 {
     size_t n8 = n & ~(size_t)7;
     for (size_t i = 0; i < n; i++) {
@@ -162,7 +162,7 @@ static inline float exp_sum_from(float *row, size_t n, float mx)
  * order). Returns the sum. Shared by the dense softmax and the sparse (list) softmax, so a
  * kept entry gets the same arithmetic in both.
  */
-static inline float exp_sum_row(float *row, size_t n)
+static inline __attribute__((always_inline)) float exp_sum_row(float *row, size_t n)
 {
     return exp_sum_from(row, n, row_max(row, n));
 }
