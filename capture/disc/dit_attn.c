@@ -458,12 +458,21 @@ static void reuse_block(const struct dit_reuse_ctx *g, struct row_lists *L, size
         L->mx[i] = -INFINITY;
         orow[i] = g->o + r * (size_t)g->d;
     }
+    /* a row's entries of tile t from where the row stopped, rounded up to whole groups of
+     * eight keys (running a few keys into the next tile), so only a row's last group is a
+     * partial one */
+    size_t pos[DIT_REUSE_ROWS] = {0};
     for (size_t t = 0; t < L->ntile; t++)
         for (size_t i = 0; i < nr; i++) {
             const uint32_t *tp = L->tpos + i * tpos_len(N);
+            size_t a = pos[i], end = tp[t + 1];
+            if (end <= a)
+                continue;
+            size_t n = (end - a + 7) & ~(size_t)7;
+            n = a + n > L->cnt[i] ? L->cnt[i] - a : n;
             sddmm_list(g->q + (r0 + i) * (size_t)g->d, g->k, (size_t)g->ldkv, g->dh,
-                       L->idx + i * N + tp[t], tp[t + 1] - tp[t], g->scale, L->e + i * N + tp[t],
-                       &L->mx[i]);
+                       L->idx + i * N + a, n, g->scale, L->e + i * N + a, &L->mx[i]);
+            pos[i] = a + n;
         }
     softmax_spmm_block(L, nr, g->v, (size_t)g->ldkv, g->dh, orow);
 }
