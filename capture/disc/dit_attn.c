@@ -491,6 +491,29 @@ void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t ro
     dit_run_rows(pool, rows, reuse_rows, g);
 }
 
+struct pack_ctx {
+    const float *k, *v;
+    float *kp, *vp;
+    size_t dh, ld;
+};
+
+static void pack_rows(void *vctx, size_t begin, size_t end, int worker)
+{
+    const struct pack_ctx *c = vctx;
+    (void)worker;
+    for (size_t j = begin; j < end; j++) {
+        memcpy(c->kp + j * c->dh, c->k + j * c->ld, c->dh * sizeof(float));
+        memcpy(c->vp + j * c->dh, c->v + j * c->ld, c->dh * sizeof(float));
+    }
+}
+
+void dit_pack_kv(struct thread_pool *pool, int N, int dh, const float *k, const float *v, int ld,
+                 float *kp, float *vp)
+{
+    struct pack_ctx c = {k, v, kp, vp, (size_t)dh, (size_t)ld};
+    dit_run_rows(pool, (size_t)N, pack_rows, &c);
+}
+
 void dit_run_rows(struct thread_pool *pool, size_t n, pool_fn fn, void *ctx)
 {
     if (pool && pool_size(pool) > 1 && n > 1)
@@ -641,10 +664,7 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
              * about a third more time in cache misses (docs/performance.md); values and order
              * are unchanged. */
             float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
-            for (int j = 0; j < N; j++) {
-                memcpy(kp + (size_t)j * dh, kh + (size_t)j * d, (size_t)dh * sizeof(float));
-                memcpy(vp + (size_t)j * dh, vh + (size_t)j * d, (size_t)dh * sizeof(float));
-            }
+            dit_pack_kv(f->pool, N, dh, kh, vh, d, kp, vp);
             uint64_t *grp;
             int rc = dit_state_mask_group(s, b, blk, &grp);
             if (rc)

@@ -150,6 +150,11 @@ struct dit_reuse_ctx {
 };
 void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows);
 
+/* One head's K and V rows (dh floats each, at row stride ld from k and v) packed into
+ * kp and vp (N rows of dh), the rows split over the pool. */
+void dit_pack_kv(struct thread_pool *pool, int N, int dh, const float *k, const float *v, int ld,
+                 float *kp, float *vp);
+
 /* Self-attention core of block blk (docs/disc.md#forward-pass, docs/disc.md#st-masks): Q (B, nk, d)
  * in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. 0 or an err in m->err. */
 int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const struct dit_fwd *f);
