@@ -312,11 +312,15 @@ static int salca_prepare(void *inst, struct errmsg *e)
                 salca_heavy_select(c->kv[i].chan_sum, c->d, c->var[v].r,
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
-    x->pj = salca_params_json(
-        p, &x->task, c->N, c->layer_major,
-        p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
+    json_t *cal = p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL;
+    if (c->layer_major)
+        x->pj_final =
+            salca_params_json(p, &x->task, c->N, SALCA_PJ_LAYER_MAJOR_FINAL, json_incref(cal));
+    x->pj =
+        salca_params_json(p, &x->task, c->N,
+                          c->layer_major ? SALCA_PJ_LAYER_MAJOR_PARTIAL : SALCA_PJ_STEP_MAJOR, cal);
     x->mj = salca_model_json(p, c->L, c->H, c->G, c->d, x->mdl);
-    if (!x->pj || !x->mj)
+    if (!x->pj || !x->mj || (c->layer_major && !x->pj_final))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     return 0;
 }
@@ -506,6 +510,7 @@ static void salca_close(void *inst)
     salca_task_release(&x->task);
     free(x->pj); /* jansson's json_dumps uses malloc */
     free(x->mj);
+    free(x->pj_final);
     mem_free(x->hs.spans);
     mem_free(x->hs.spp);
     mem_free(x);
@@ -523,4 +528,5 @@ const struct capture_ops capture_salca_ops = {
     .close = salca_close,
     .checkpoint_save = salca_ckpt_save,
     .checkpoint_load = salca_ckpt_load,
+    .final_order = salca_final_order,
 };
