@@ -182,8 +182,9 @@ static uint64_t estimate(const struct salca_capture *x)
     uint64_t layers = c->layer_major ? 1 : c->L;
     uint64_t need = store * layers * c->G * (1 + (x->subst_on ? n_methods : 0)) +
                     (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
-    /* the aggregates: recall, cosine, retention and overshoot of every job and slot */
-    need += (uint64_t)c->N * c->L * c->H * 4 * 8 * n_slots;
+    /* the aggregates: recall, cosine, retention, overshoot and run length of every job and
+     * slot */
+    need += (uint64_t)c->N * c->L * c->H * 5 * 8 * n_slots;
     if (!x->mdl) /* the prefill's base keys and RoPE table, the calibrated boosts */
         need += 2ull * c->n0 * c->d * 4 + (uint64_t)c->n0 * (c->H / c->G) * 4;
     if (x->mdl)
@@ -272,7 +273,8 @@ static int alloc_state(struct salca_capture *x, struct errmsg *e)
             ac->cos[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             ac->ret[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             ac->over[m] = mem_alloc((total_jobs + 1) * sizeof(double));
-            if (!ac->recall[m] || !ac->cos[m] || !ac->ret[m] || !ac->over[m])
+            ac->runlen[m] = mem_alloc((total_jobs + 1) * sizeof(double));
+            if (!ac->recall[m] || !ac->cos[m] || !ac->ret[m] || !ac->over[m] || !ac->runlen[m])
                 return errmsg_set(e, ERR_NOMEM, "out of memory");
         }
     return 0;
@@ -489,6 +491,7 @@ static void salca_close(void *inst)
         mem_free(x->acc.recall[m]);
         mem_free(x->acc.ret[m]);
         mem_free(x->acc.over[m]);
+        mem_free(x->acc.runlen[m]);
         mem_free(x->acc.cos[m]);
     }
     if (c->kv)

@@ -102,9 +102,9 @@ struct subst {
 struct salca_acc {
     double *recall[SALCA_NSLOT], *cos[SALCA_NSLOT]; /* (N L H) per job */
     double *ret[SALCA_NSLOT], *over[SALCA_NSLOT];   /* (N L H) per job */
-    double ret_sum[SALCA_NSLOT], over_sum[SALCA_NSLOT];
-    uint64_t agree[SALCA_NSLOT]; /* substituted runs' top-1 agreements */
-    double ldiff[SALCA_NSLOT], runlen_sum[SALCA_NSLOT];
+    double *runlen[SALCA_NSLOT];                    /* (N L H) per job: count / runs */
+    uint64_t agree[SALCA_NSLOT];                    /* substituted runs' top-1 agreements */
+    double ldiff[SALCA_NSLOT];
     float cov_min[SALCA_NSLOT][MAX_NEEDLES];
     double cov_sum[SALCA_NSLOT][MAX_NEEDLES];
     uint64_t cov_n[MAX_NEEDLES];

@@ -171,10 +171,8 @@ static void acc_add(struct salca_capture *x, int m, uint32_t l, uint32_t n, uint
     struct salca_acc *a = &x->acc;
     a->recall[m][j] = r->recall;
     a->cos[m][j] = r->cosine;
-    a->ret_sum[m] += (double)r->count / n;
-    a->over_sum[m] += ((double)r->count - r->K) / n;
     a->ret[m][j] = (double)r->count / n;
-    a->runlen_sum[m] += r->runs ? (double)r->count / r->runs : 0.0;
+    a->runlen[m][j] = r->runs ? (double)r->count / r->runs : 0.0;
     a->over[m][j] = ((double)r->count - r->K) / n;
     bool counted = x->mdl || l >= x->p.synth.early_layers;
     for (uint32_t i = 0; i < x->c.n_needles && counted; i++) {
