@@ -76,6 +76,14 @@ int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e)
     return s->checkpoint ? s->checkpoint(s->checkpoint_ctx, unit, e) : 0;
 }
 
+int capture_checkpoint_now(struct capture_sink *s, uint64_t unit, struct errmsg *e)
+{
+    s->checkpoint_force = true;
+    int rc = capture_checkpoint(s, unit, e);
+    s->checkpoint_force = false;
+    return rc;
+}
+
 /* ISO 8601 of t (UTC). */
 static void format_utc(time_t t, char out[32])
 {
@@ -93,14 +101,9 @@ static void header_time(const struct capture_opts *o, char out[32])
     format_utc(t, out);
 }
 
-void capture_header_common(const struct capture_ops *ops, const struct capture_opts *o,
-                           Acceltrace__TraceHeader *hdr, struct capture_header_store *st)
+/* sha256 hex of params_json + model_json (the header's params hash). */
+static void params_hash(const Acceltrace__TraceHeader *hdr, char out[65])
 {
-    memset(st, 0, sizeof *st);
-    hdr->producer = (char *)(ops->producer ? ops->producer : ACCELTRACE_PRODUCER);
-    hdr->workload = (char *)ops->name;
-    /* the hash is computed for every capture (a checkpoint is checked against it) but
-     * only a header that may vary with the environment carries it */
     const char *pj = hdr->params_json ? hdr->params_json : "";
     const char *mj = hdr->model_json ? hdr->model_json : "";
     struct sha256 s;
@@ -109,7 +112,18 @@ void capture_header_common(const struct capture_ops *ops, const struct capture_o
     sha256_update(&s, pj, strlen(pj));
     sha256_update(&s, mj, strlen(mj));
     sha256_final(&s, dg);
-    sha256_to_hex(dg, st->params_hash);
+    sha256_to_hex(dg, out);
+}
+
+void capture_header_common(const struct capture_ops *ops, const struct capture_opts *o,
+                           Acceltrace__TraceHeader *hdr, struct capture_header_store *st)
+{
+    memset(st, 0, sizeof *st);
+    hdr->producer = (char *)(ops->producer ? ops->producer : ACCELTRACE_PRODUCER);
+    hdr->workload = (char *)ops->name;
+    /* the hash is computed for every capture (a checkpoint is checked against it) but
+     * only a header that may vary with the environment carries it */
+    params_hash(hdr, st->params_hash);
     if (ops->fixed_header) { /* equal parameters, equal files, in any environment */
         hdr->command_line = "";
         hdr->utc_time = "1970-01-01T00:00:00Z";
@@ -280,7 +294,7 @@ static int driver_checkpoint(void *ctx, uint64_t unit, struct errmsg *e)
 {
     struct ckpt_ctx *c = ctx;
     double now = progress_now_s();
-    if (c->interval_s > 0 && now - c->t_last_s < c->interval_s)
+    if (!c->sink->checkpoint_force && c->interval_s > 0 && now - c->t_last_s < c->interval_s)
         return 0;
     int rc = trace_writer_flush(c->w);
     if (rc)
@@ -523,6 +537,65 @@ static int open_writer(const struct capture_ops *ops, void *inst, const char *pa
     return rc;
 }
 
+/* The rewritten trace's header: the order's params_json and, where the header carries
+ * one, its params hash. */
+struct reorder_ctx {
+    struct capture_order order;
+    char hash[65];
+};
+
+static int reorder_cmp(const struct trace_reorder_entry *a, const struct trace_reorder_entry *b,
+                       void *ctx)
+{
+    const struct reorder_ctx *r = ctx;
+    return r->order.cmp(a, b, r->order.ctx);
+}
+
+static int reorder_header(Acceltrace__TraceHeader *hdr, void *ctx, struct errmsg *e)
+{
+    struct reorder_ctx *r = ctx;
+    (void)e;
+    if (r->order.params_json)
+        hdr->params_json = (char *)r->order.params_json;
+    if (hdr->params_hash && *hdr->params_hash) {
+        params_hash(hdr, r->hash);
+        hdr->params_hash = r->hash;
+    }
+    return 0;
+}
+
+/*
+ * The end of a run whose records go in another order (capture_ops.final_order): seals
+ * path.partial, rewrites it through path.reordering (a killed rewrite's leftover removed
+ * first: the .partial's lock says no other capture of path runs) into path.
+ */
+static int reorder_finish(struct trace_writer *w, const char *path, const struct capture_order *co,
+                          const struct capture_opts *o, struct errmsg *e)
+{
+    struct reorder_ctx rc_ctx = {.order = *co};
+    char *in = path_plus(path, TRACE_WRITER_TMP_SUFFIX), *tmp = path_plus(path, ".reordering");
+    int rc = 0;
+    if (!in || !tmp) {
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = trace_writer_seal(w))) {
+        errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
+        goto out;
+    }
+    unlink(tmp);
+    struct trace_reorder_opts ro = {.cmp = reorder_cmp,
+                                    .ctx = &rc_ctx,
+                                    .edit_header = reorder_header,
+                                    .tmp_path = tmp,
+                                    .zstd_level = o->zstd_level};
+    rc = trace_reorder(in, path, &ro, e);
+out:
+    mem_free(in);
+    mem_free(tmp);
+    return rc;
+}
+
 int capture_run(const struct capture_ops *ops, void *inst, const char *path,
                 const struct capture_opts *o, struct errmsg *e)
 {
@@ -571,9 +644,12 @@ int capture_run(const struct capture_ops *ops, void *inst, const char *path,
     }
     rc = ops->run(inst, &sink, e);
     capture_progress_end(&sink);
-    if (!rc && (rc = trace_writer_finish(w)))
+    struct capture_order order = {0};
+    if (!rc && ops->final_order && ops->final_order(inst, &order))
+        rc = reorder_finish(w, path, &order, o, e);
+    else if (!rc && (rc = trace_writer_finish(w)))
         errmsg_set(e, rc, "%s", trace_writer_errmsg(w));
-    trace_writer_free(w); /* removes the .partial unless finished */
+    trace_writer_free(w); /* removes the .partial unless finished (a reordered run's too) */
     /* finished, or failed (its .partial removed): the checkpoint has nothing to resume */
     if (ck.path && w) {
         char *tmp = path_plus(ck.path, ".tmp"); /* a killed checkpoint write's leftover */

@@ -37,6 +37,7 @@
 #include "common/progress.h"
 #include "formats/trace.pb-c.h"
 #include "traces/trace_key.h"
+#include "traces/trace_reorder.h"
 
 /*
  * Where a running capture sends its records. The driver's sink appends them to the trace
@@ -64,6 +65,7 @@ struct capture_sink {
     struct progress progress; /* label "<name> capture"; started by capture_progress_begin */
     bool quiet;               /* no progress on stderr */
     bool progress_on;         /* capture_progress_begin was called */
+    bool checkpoint_force;    /* capture_checkpoint_now: this checkpoint ignores the interval */
 };
 
 /* Sends rec to the sink (counted in s->records). 0 or the sink's error, e set. */
@@ -82,6 +84,21 @@ int capture_emit(struct capture_sink *s, const Acceltrace__Record *rec, const st
  * trace writer and replaces PATH.ckpt (docs/trace-format.md#checkpoints). 0 or an err.
  */
 int capture_checkpoint(struct capture_sink *s, uint64_t unit, struct errmsg *e);
+
+/* capture_checkpoint without the rate limit: for the last unit of a run whose end takes
+ * long (a rewrite in another order, capture_ops.final_order), so that a run killed there
+ * resumes with every unit done. 0 or an err. */
+int capture_checkpoint_now(struct capture_sink *s, uint64_t unit, struct errmsg *e);
+
+/* What a workload asks of its finished trace (capture_ops.final_order). */
+struct capture_order {
+    /* the order of the records (traces/trace_reorder.h); ctx is the workload's */
+    int (*cmp)(const struct trace_reorder_entry *a, const struct trace_reorder_entry *b, void *ctx);
+    void *ctx;
+    /* the rewritten trace's params_json (its params hash follows it); NULL keeps the
+     * file's. Owned by the instance. */
+    const char *params_json;
+};
 
 /* Bytes a checkpoint file holds beyond its workload's part (the fixed part;
  * docs/trace-format.md#checkpoints), for a workload's free-space check. */
@@ -137,6 +154,14 @@ struct capture_ops {
      * byte offset (ftell(f) is the offset in the file). f is the checked file, positioned
      * at the workload's part, which ends at the end of the stream. */
     int (*checkpoint_load)(void *inst, uint64_t unit, FILE *f, const char *path, struct errmsg *e);
+    /* Optional: called after run() succeeded; true (o filled) when the records must end in
+     * another order than run() emitted them. The driver then seals PATH.partial
+     * (trace_writer_seal), rewrites it through PATH.reordering into PATH
+     * (traces/trace_reorder.h: one frame at a time, header with o->params_json and its
+     * params hash) and removes the .partial and the checkpoint. A run killed during the
+     * rewrite resumes from its checkpoint like any other (run() checkpoints its last unit
+     * with capture_checkpoint_now, so only the records after it are made again). */
+    bool (*final_order)(void *inst, struct capture_order *o);
 };
 
 /* Options of the driver: what every capture shares. */

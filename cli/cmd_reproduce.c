@@ -34,7 +34,8 @@ static const struct cli_opt opts[] = {
     {OPT_FULL, "full", 0, CLI_ARG_NONE, NULL,
      "also capture DiSC at 1k (4x the tokens) and replay that capture for\nthe 1k rows instead "
      "of the 512 px statistics scaled to 1k (a 1k\npixart-sigma-xl capture takes tens of minutes "
-     "on 2 cores)",
+     "on 2 cores); and Salca at the\npaper's decode geometry (32 layers x 32 heads) at 32K and "
+     "128K, 2 steps,\nfor the rows marked [32 layers, 32K/128K] (with --quick: 2K and 8K)",
      0},
     {OPT_PAPER_SCALE, "paper-scale", 0, CLI_ARG_NONE, NULL,
      "--full and the 2k capture too (16,384 tokens: hours on 2 cores)", 0},

@@ -210,6 +210,8 @@ static int replay_configs(struct repro_table *t, const char *what, const char *p
 
 struct geometry {
     uint32_t layers, heads, kv_heads, steps;
+    uint32_t length;  /* prompt tokens n0 (0: the capture's default, 32768) */
+    bool layer_major; /* one layer's K/V at a time (docs/models.md#salca-memory-plan) */
 };
 
 static int pipeline_rows(struct repro_table *t, const struct salca_out *so,
@@ -289,42 +291,45 @@ static void gpu_decode(const struct salca_out *so, const struct geometry *g, dou
     *t_sparse = per * (pre + topk + att);
 }
 
+/* The GPU rows of the capture `cap` ("the calibrated capture above"); sfx ends each
+ * quantity ("" or " [32 layers, 128K]") and bpre starts each basis. */
 static int gpu_rows(struct repro_table *t, const struct salca_out *so, const struct geometry *g,
-                    const char *cmd, struct errmsg *e)
+                    const char *cmd, const char *cap, const char *sfx, const char *bpre,
+                    struct errmsg *e)
 {
     double td = NAN, ts = NAN;
     gpu_decode(so, g, &td, &ts);
-    char c[300];
+    char c[400];
     snprintf(c, sizeof c,
-             "the calibrated capture above (%u layers x %u query heads, %u KV heads, d 128, %u "
+             "%s (%u layers x %u query heads, %u KV heads, d 128, %u "
              "steps, mean context %.0f, retention %.1f%%); GPU: A100 80 GB PCIe",
-             g->layers, g->heads, g->kv_heads, g->steps,
+             cap, g->layers, g->heads, g->kv_heads, g->steps,
              so->jobs > 0 ? so->ctx_tokens / so->jobs : 0, 100 * so->retention);
     const char *b = "per-operator GPU model (docs/models.md#gpu-baselines), kernel time; the "
                     "paper's GPU setup is not in its text we have";
-    int rc =
-        repro_put(t, P,
-                  "salca_final (window 128) vs A100 dense decode attention GPU_D "
-                  "(abstract)",
-                  c, 3.82, NAN, NAN, so->seconds[C_FIN_W] > 0 ? td / so->seconds[C_FIN_W] : NAN,
-                  "x", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                  "%s; GPU_D: FlashDecoding-style dense attention", b);
-    rc = rc ? rc
-            : repro_put(t, P, "salca_final (in order) vs A100 dense decode attention GPU_D", c, NAN,
-                        NAN, NAN, so->seconds[C_FIN_IN] > 0 ? td / so->seconds[C_FIN_IN] : NAN, "x",
-                        REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e, "%s", b);
-    rc =
-        rc ? rc
-           : repro_put(t, P, "salca_final (window 128) vs A100 compressed top-k attention GPU_S", c,
-                       NAN, NAN, NAN, so->seconds[C_FIN_W] > 0 ? ts / so->seconds[C_FIN_W] : NAN,
-                       "x", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                       "%s; GPU_S: compressed-key scan, top-k pass, attention over the "
-                       "selected tokens at the decode kernel's bandwidth [decision]",
-                       b);
-    rc = rc ? rc
-            : repro_put(t, P, "A100 GPU_S vs GPU_D decode attention", c, NAN, NAN, NAN,
-                        ts > 0 ? td / ts : NAN, "x", REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e,
-                        "%s", b);
+    const double fw = so->seconds[C_FIN_W], fi = so->seconds[C_FIN_IN];
+    const struct {
+        const char *q;
+        double paper, ours;
+        const char *extra;
+    } rows[] = {
+        {"salca_final (window 128) vs A100 dense decode attention GPU_D (abstract)", 3.82,
+         fw > 0 ? td / fw : NAN, "; GPU_D: FlashDecoding-style dense attention"},
+        {"salca_final (in order) vs A100 dense decode attention GPU_D", NAN, fi > 0 ? td / fi : NAN,
+         ""},
+        {"salca_final (window 128) vs A100 compressed top-k attention GPU_S", NAN,
+         fw > 0 ? ts / fw : NAN,
+         "; GPU_S: compressed-key scan, top-k pass, attention over the selected tokens at the "
+         "decode kernel's bandwidth [decision]"},
+        {"A100 GPU_S vs GPU_D decode attention", NAN, ts > 0 ? td / ts : NAN, ""},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !rc; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "%s%s", rows[i].q, sfx);
+        rc = repro_put(t, P, q, c, rows[i].paper, NAN, NAN, rows[i].ours, "x", REPRO_FROM_MODEL,
+                       REPRO_PREDICTED, cmd, e, "%s%s%s", bpre, b, rows[i].extra);
+    }
     return rc;
 }
 
@@ -336,12 +341,18 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
                           size_t cmd_n, struct errmsg *e)
 {
     const char *src = calibrated ? "calibrated" : "synthetic";
-    char path[4096];
-    snprintf(path, sizeof path, "%s/salca-%s.atr", o->work, src);
+    char path[4096], len[80] = "";
+    if (g->length) {
+        snprintf(path, sizeof path, "%s/salca-%s-%ul-%u.atr", o->work, src, g->layers, g->length);
+        snprintf(len, sizeof len, "--length %u --max-ctx %u %s", g->length, g->length,
+                 g->layer_major ? "--layer-major " : "");
+    } else {
+        snprintf(path, sizeof path, "%s/salca-%s.atr", o->work, src);
+    }
     snprintf(cmd, cmd_n,
              "acceltrace capture salca --source %s --layers %u --heads %u --kv-heads %u "
-             "--steps %u --methods salca -o s.atr && acceltrace model salca --trace s.atr",
-             src, g->layers, g->heads, g->kv_heads, g->steps);
+             "%s--steps %u --methods salca -o s.atr && acceltrace model salca --trace s.atr",
+             src, g->layers, g->heads, g->kv_heads, len, g->steps);
     struct salca_capture_params p;
     salca_capture_params_default(&p);
     p.calibrated = calibrated;
@@ -350,6 +361,9 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
     p.kv_heads = g->kv_heads;
     p.steps = (int32_t)g->steps;
     p.methods = 1u << SALCA_M_SALCA;
+    if (g->length)
+        p.length = p.max_len = g->length;
+    p.layer_major = g->layer_major;
     p.quiet = o->quiet; /* the capture's progress bar, as `capture salca` shows it */
     if (o->threads > 0)
         p.threads = o->threads;
@@ -370,9 +384,81 @@ static int capture_replay(struct repro_table *t, const struct repro_opts *o,
         *res = *salca_capture_result(inst);
     ops->close(inst);
     char what[160];
-    snprintf(what, sizeof what, "the Salca capture (%s source, %u layers x %u heads, %u steps)",
-             src, g->layers, g->heads, g->steps);
+    if (g->length)
+        snprintf(what, sizeof what,
+                 "the Salca capture (%s source, %u layers x %u heads, %u steps, n0 %u, %s plan)",
+                 src, g->layers, g->heads, g->steps, g->length,
+                 g->layer_major ? "layer-major" : "step-major");
+    else
+        snprintf(what, sizeof what, "the Salca capture (%s source, %u layers x %u heads, %u steps)",
+                 src, g->layers, g->heads, g->steps);
     return rc ? rc : replay_configs(t, what, path, so, e);
+}
+
+/* "32K" for 32768 tokens, "2K" for 2048, else the count. */
+static void tokens_k(uint32_t n, char *out, size_t len)
+{
+    if (n % 1024 == 0)
+        snprintf(out, len, "%uK", n / 1024);
+    else
+        snprintf(out, len, "%u", n);
+}
+
+/*
+ * --full: the calibrated source at the paper's decode geometry (32 layers x 32 query heads,
+ * 8 KV heads, d 128) captured at n0 n (the layer-major plan: one layer's K/V in memory; the
+ * trace ends in step order) and replayed through the same configs: alpha, the salca_final
+ * speedups over ASIC_D with the measured alpha and the GPU rows, each quantity ending
+ * "[32 layers, 128K]".
+ */
+static int full_rows(struct repro_table *t, const struct repro_opts *o, uint32_t n, uint32_t steps,
+                     struct errmsg *e)
+{
+    struct geometry g = {32, 32, 8, steps, n, true};
+    struct salca_capture_result *res = mem_calloc(1, sizeof *res);
+    if (!res)
+        return errmsg_set(e, ERR_NOMEM, "out of memory");
+    struct salca_out so;
+    char cmd[600], k[16], sfx[48], c[400], cap[160];
+    tokens_k(n, k, sizeof k);
+    snprintf(sfx, sizeof sfx, " [%u layers, %s]", g.layers, k);
+    int rc = capture_replay(t, o, &g, true, res, &so, cmd, sizeof cmd, e);
+    mem_free(res);
+    if (rc)
+        return rc;
+    snprintf(c, sizeof c,
+             "calibrated Q/K/V source (Llama-3.1-8B per-head structure, not its weights), "
+             "narrativeqa; the paper's decode geometry: %u layers x %u query heads (%u KV heads), "
+             "d 128, captured at %s (n0 %u), %u decode steps, retention 5%%; mod map, h_att 16, "
+             "p_iss 16",
+             g.layers, g.heads, g.kv_heads, k, n, steps);
+    char b[160];
+    snprintf(b, sizeof b, "%u layers, captured at %s (layer-major plan, the trace in step order); ",
+             g.layers, k);
+    const struct {
+        const char *q;
+        double paper, ours;
+        const char *basis;
+    } rows[] = {
+        {"conflict factor alpha, in order (sec. 4)", 2.18, so.alpha[C_FIN_IN],
+         "pseudo-channel simulation of the captured selections, in-order FIFO depth 1"},
+        {"conflict factor alpha, reorder window 128 (sec. 4)", 1.17, so.alpha[C_FIN_W],
+         "pseudo-channel simulation, window 128"},
+        {"salca_final vs ASIC_D, in order, measured alpha (Fig. 10)", 2.58,
+         so.cycles[C_FIN_IN] > 0 ? so.cycles[C_DENSE] / so.cycles[C_FIN_IN] : NAN,
+         "trace-driven pipeline, alpha measured on the captured selections"},
+        {"salca_final vs ASIC_D, window 128, measured alpha (2.58 x 1.87)", 4.8,
+         so.cycles[C_FIN_W] > 0 ? so.cycles[C_DENSE] / so.cycles[C_FIN_W] : NAN,
+         "trace-driven pipeline, alpha measured; paper value derived 2.58 x 1.87"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !rc; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "%s%s", rows[i].q, sfx);
+        rc = repro_put(t, P, q, c, rows[i].paper, NAN, NAN, rows[i].ours, i < 2 ? "1" : "x",
+                       REPRO_FROM_MODEL, REPRO_PREDICTED, cmd, e, "%s%s", b, rows[i].basis);
+    }
+    snprintf(cap, sizeof cap, "the calibrated capture at the paper's decode geometry, %s", k);
+    return rc ? rc : gpu_rows(t, &so, &g, cmd, cap, sfx, b, e);
 }
 
 int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct errmsg *e)
@@ -380,7 +466,7 @@ int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct er
     int rc = solver_rows(t, e);
     if (rc)
         return rc;
-    struct geometry g = {o->quick ? 2 : 4, 32, 8, o->quick ? 4 : 16};
+    struct geometry g = {o->quick ? 2 : 4, 32, 8, o->quick ? 4 : 16, 0, false};
     char cmd[600], scmd[600];
     struct salca_capture_result *res = mem_calloc(1, sizeof *res);
     struct salca_capture_result *sres = mem_calloc(1, sizeof *sres);
@@ -392,7 +478,7 @@ int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct er
     struct salca_out so, ss;
     rc = capture_replay(t, o, &g, true, res, &so, cmd, sizeof cmd, e);
     rc = rc ? rc : pipeline_rows(t, &so, &g, cmd, e);
-    rc = rc ? rc : gpu_rows(t, &so, &g, cmd, e);
+    rc = rc ? rc : gpu_rows(t, &so, &g, cmd, "the calibrated capture above", "", "", e);
     char c[200];
     snprintf(c, sizeof c, "the calibrated capture above (%u layers x %u heads, %u steps)", g.layers,
              g.heads, g.steps);
@@ -422,5 +508,9 @@ int reproduce_salca(struct repro_table *t, const struct repro_opts *o, struct er
                         "trace-driven pipeline, alpha measured on the synthetic selections");
     mem_free(res);
     mem_free(sres);
+    /* --full: the paper's geometry at 32K and 128K, 2 decode steps; with --quick the same
+     * geometry at 2K and 8K, 1 step (a check of the rows, not a result) */
+    for (int i = 0; i < 2 && o->full && !rc; i++)
+        rc = full_rows(t, o, (o->quick ? 2048u : 32768u) << (2 * i), o->quick ? 1 : 2, e);
     return rc;
 }

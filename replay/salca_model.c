@@ -232,13 +232,15 @@ static int salca_new(void **state, const struct hw_config *cfg, const struct mod
 {
     *state = NULL;
     /* the pipeline schedule below runs the selections step by step; a layer-major capture
-     * (docs/models.md#salca-memory-plan) holds them layer by layer and would be scheduled
+     * ends in step order (docs/models.md#salca-memory-plan), but its .partial (recovered)
+     * or a trace from before that rewrite holds them layer by layer and would be scheduled
      * as one-layer steps, so it is refused rather than timed wrongly */
     const char *pj = env->hdr ? env->hdr->params_json : NULL;
     if (pj && strstr(pj, "\"record_order\":\"layer-major\""))
         return errmsg_set(e, ERR_DATA,
                           "'%s' is a layer-major salca capture (records per layer, then per "
-                          "step): the salca model needs step order; capture it step-major",
+                          "step): the salca model needs step order; capture it again (a "
+                          "finished capture is rewritten in step order)",
                           env->trace_path ? env->trace_path : "trace");
     struct salca_state *s = mem_calloc(1, sizeof *s);
     if (!s)

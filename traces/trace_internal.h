@@ -103,6 +103,29 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
                               const uint8_t *stored, size_t stored_len, const uint8_t *raw,
                               size_t raw_len, const struct trace_key *key);
 
+struct trace_writer_opts;
+struct trace_frame_info;
+/*
+ * A writer with the header of trace_writer_open whose temporary is tmp_path (not
+ * final_path + ".partial"): a rewrite of a trace whose own .partial is its input
+ * (trace_reorder). Same errors as trace_writer_open.
+ */
+int trace_writer_open_tmp(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                          const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
+                          struct errmsg *e);
+
+struct trace_reader;
+/*
+ * Random access by index position (entry 0 is the header): reads the frame of entry pos,
+ * checks its crc, decompresses and decodes it and checks it against the entry, keys of the
+ * decoded record included (as trace_reader_find). *fi and the payloads (as stored and
+ * decompressed) stay valid until the next call that reads a frame. 0; ERR_NOTFOUND without
+ * a valid index, ERR_USAGE when pos is past the index, ERR_DATA naming file, frame, offset.
+ */
+int trace_reader_entry_frame(struct trace_reader *r, uint64_t pos,
+                             const struct trace_frame_info **fi, const uint8_t **stored,
+                             size_t *stored_len, const uint8_t **raw, size_t *raw_len);
+
 /* Why the index is unusable (as trace_reader_index_status) without the position; *offset
  * is the byte offset concerned. 0 when the index is fine. */
 struct trace_reader;

@@ -658,6 +658,31 @@ int trace_reader_next(struct trace_reader *r, Acceltrace__Record **rec, struct t
 
 /* ---- random access ---- */
 
+/* Reads, checks and decodes the frame of index entry pos into r->find_job (its record in
+ * find_job.rec): the frame must agree with its entry, keys of the decoded record included. */
+static int read_entry(struct trace_reader *r, uint64_t pos)
+{
+    const Acceltrace__IndexEntry *en = r->index->entries[pos];
+    struct job *j = &r->find_job;
+    int rc = tr_read_frame(r, en->offset, r->end, pos, j, &r->err);
+    if (rc)
+        return rc;
+    if (j->fi.type != en->record_type || j->fi.stored_bytes != en->stored_bytes)
+        return tr_frame_err(&r->err, ERR_DATA, r->name, pos, en->offset,
+                            "frame does not match its index entry");
+    if (tr_decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
+        r->err = j->err;
+        return j->rc;
+    }
+    struct trace_key rk;
+    char what[384];
+    trace_record_key(j->rec, &rk);
+    if (trace_entry_check(en, &j->fi, &rk, what, sizeof what))
+        return tr_frame_err(&r->err, ERR_DATA, r->name, pos, en->offset, "%s", what);
+    j->fi.key = rk;
+    return 0;
+}
+
 int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32_t layer,
                       int32_t head, Acceltrace__Record **rec)
 {
@@ -679,26 +704,36 @@ int trace_reader_find(struct trace_reader *r, uint32_t type, int32_t step, int32
     const struct sort_key *k = &r->order[lo];
     if (k->type != type || k->step != step || k->layer != layer || k->head != head)
         return 0;
-    const Acceltrace__IndexEntry *en = r->index->entries[k->pos];
-    struct job *j = &r->find_job;
-    int rc = tr_read_frame(r, en->offset, r->end, k->pos, j, &r->err);
+    int rc = read_entry(r, k->pos);
     if (rc)
         return rc;
-    if (j->fi.type != type || j->fi.stored_bytes != en->stored_bytes)
-        return tr_frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset,
-                            "frame does not match its index entry");
-    if (tr_decode_job(j, r->dctx[0], r->opts.max_record_bytes, r->name)) {
-        r->err = j->err;
-        return j->rc;
-    }
-    struct trace_key rk;
-    char what[384];
-    trace_record_key(j->rec, &rk);
-    if (trace_entry_check(en, &j->fi, &rk, what, sizeof what))
-        return tr_frame_err(&r->err, ERR_DATA, r->name, k->pos, en->offset, "%s", what);
-    *rec = j->rec;
-    j->rec = NULL;
+    *rec = r->find_job.rec;
+    r->find_job.rec = NULL;
     return 1;
+}
+
+int trace_reader_entry_frame(struct trace_reader *r, uint64_t pos,
+                             const struct trace_frame_info **fi, const uint8_t **stored,
+                             size_t *stored_len, const uint8_t **raw, size_t *raw_len)
+{
+    if (!r->index)
+        return errmsg_set(&r->err, ERR_NOTFOUND, "no valid index in '%s': %s", r->name,
+                          errmsg_text(&r->index_err));
+    if (pos >= r->index->n_entries)
+        return errmsg_set(&r->err, ERR_USAGE, "no index entry %llu in '%s' (%zu entries)",
+                          (unsigned long long)pos, r->name, r->index->n_entries);
+    int rc = read_entry(r, pos);
+    if (rc)
+        return rc;
+    const struct job *j = &r->find_job;
+    trace_record_free(r->find_job.rec);
+    r->find_job.rec = NULL;
+    *fi = &j->fi;
+    *stored = j->stored.data;
+    *stored_len = j->stored.len;
+    *raw = j->raw;
+    *raw_len = j->raw_len;
+    return 0;
 }
 
 /* ---- seek (resumed replays) ---- */

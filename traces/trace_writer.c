@@ -49,6 +49,7 @@ struct trace_writer {
     bool created; /* tmp_path is ours and still on disk */
     bool failed;
     bool finished;
+    bool sealed;       /* index and trailer written (trace_writer_seal): no more appends */
     int32_t last_step; /* step key of the last indexed frame, INT32_MIN before the first */
     double t_write_s;  /* monotonic time of the last write(2) of `out` */
 };
@@ -421,19 +422,13 @@ static char *tmp_name(const char *path)
     return tmp;
 }
 
-int trace_writer_open(struct trace_writer **out, const char *path,
-                      const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
-                      struct errmsg *e)
+int trace_writer_open_tmp(struct trace_writer **out, const char *final_path, const char *tmp_path,
+                          const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
+                          struct errmsg *e)
 {
     *out = NULL;
-    char *tmp = tmp_name(path);
-    if (!tmp) {
-        copy_err(e, ERR_NOMEM, "out of memory");
-        return ERR_NOMEM;
-    }
     struct trace_writer *w;
-    int rc = writer_create(&w, path, tmp, opts, e);
-    mem_free(tmp);
+    int rc = writer_create(&w, final_path, tmp_path, opts, e);
     if (rc)
         return rc;
     Acceltrace__Record rec = ACCELTRACE__RECORD__INIT;
@@ -451,6 +446,21 @@ int trace_writer_open(struct trace_writer **out, const char *path,
     }
     *out = w;
     return 0;
+}
+
+int trace_writer_open(struct trace_writer **out, const char *path,
+                      const struct trace_writer_opts *opts, const Acceltrace__TraceHeader *hdr,
+                      struct errmsg *e)
+{
+    *out = NULL;
+    char *tmp = tmp_name(path);
+    if (!tmp) {
+        copy_err(e, ERR_NOMEM, "out of memory");
+        return ERR_NOMEM;
+    }
+    int rc = trace_writer_open_tmp(out, path, tmp, opts, hdr, e);
+    mem_free(tmp);
+    return rc;
 }
 
 /*
@@ -577,6 +587,8 @@ int trace_writer_append_frame(struct trace_writer *w, uint32_t type, uint8_t cod
 {
     if (w->failed)
         return w->err.code ? w->err.code : ERR_INTERNAL;
+    if (w->finished || w->sealed)
+        return set_err(w, ERR_USAGE, "append after finish ('%s')", w->final_path);
     return queue_frame(w, type, codec, stored, stored_len, raw, raw_len, key, true);
 }
 
@@ -585,7 +597,7 @@ int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
 {
     if (w->failed)
         return w->err.code ? w->err.code : ERR_INTERNAL;
-    if (w->finished)
+    if (w->finished || w->sealed)
         return set_err(w, ERR_USAGE, "append after finish ('%s')", w->final_path);
     if (rec->body_case == ACCELTRACE__RECORD__BODY_HEADER ||
         rec->body_case == ACCELTRACE__RECORD__BODY_INDEX)
@@ -599,11 +611,11 @@ int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
     return encode_record(w, rec, &k, true);
 }
 
-int trace_writer_finish(struct trace_writer *w)
+int trace_writer_seal(struct trace_writer *w)
 {
     if (w->failed)
         return w->err.code ? w->err.code : ERR_INTERNAL;
-    if (w->finished)
+    if (w->finished || w->sealed)
         return 0;
     int rc = 0;
     size_t n = w->n_entries, bytes;
@@ -655,30 +667,43 @@ int trace_writer_finish(struct trace_writer *w)
         rc = set_io_err(w, "fsync");
         goto out;
     }
+    w->sealed = true;
+out:
+    mem_free(ents);
+    mem_free(ptrs);
+    return rc;
+}
+
+int trace_writer_finish(struct trace_writer *w)
+{
+    if (w->failed)
+        return w->err.code ? w->err.code : ERR_INTERNAL;
+    if (w->finished)
+        return 0;
+    int rc = trace_writer_seal(w);
+    if (rc)
+        return rc;
     if (sink_close(&w->sink)) {
         rc = set_io_err(w, "close");
-        goto out;
+        return rc;
     }
     if (!tmp_is_ours(w)) { /* removed or replaced by hand while we wrote: not ours to move */
         w->created = false;
         rc = set_err(w, ERR_IO, "'%s' was removed or replaced while writing '%s'", w->tmp_path,
                      w->final_path);
-        goto out;
+        return rc;
     }
     /* rename replaces a trace already at final_path: the last writer to finish wins, whole
      * (two writers cannot overlap: the second one's O_EXCL open refused it). */
     if (rename(w->tmp_path, w->final_path) != 0) {
         rc = set_err(w, ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->final_path,
                      strerror(errno));
-        goto out;
+        return rc;
     }
     w->created = false;
     io_sync_parent_dir(w->final_path);
     w->finished = true;
-out:
-    mem_free(ents);
-    mem_free(ptrs);
-    return rc;
+    return 0;
 }
 
 int trace_writer_check_inputs(const char *path, const char *const *inputs, size_t n_inputs,

@@ -94,8 +94,17 @@ int trace_writer_append(struct trace_writer *w, const Acceltrace__Record *rec,
 int trace_writer_flush(struct trace_writer *w);
 
 /*
- * Appends index + trailer, fsyncs, renames to the final name. 0 or negative; on a write
- * error (ERR_IO; "disk full writing 'run.atr.partial'" for ENOSPC) the temporary is removed.
+ * Appends index + trailer to the .partial and fsyncs it, without the rename: the file is a
+ * complete trace under its temporary name, still held (locked) by w, for a caller that
+ * reads it before the final trace exists (a capture that rewrites its records in another
+ * order, capture/capture.h). Appends are refused afterwards; finish still renames it, and
+ * free without finish removes it. 0 or negative (ERR_IO removes the temporary).
+ */
+int trace_writer_seal(struct trace_writer *w);
+
+/*
+ * Appends index + trailer (unless sealed), fsyncs, renames to the final name. 0 or negative; on a
+ * write error (ERR_IO; "disk full writing 'run.atr.partial'" for ENOSPC) the temporary is removed.
  */
 int trace_writer_finish(struct trace_writer *w);
 

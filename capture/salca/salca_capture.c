@@ -182,8 +182,9 @@ static uint64_t estimate(const struct salca_capture *x)
     uint64_t layers = c->layer_major ? 1 : c->L;
     uint64_t need = store * layers * c->G * (1 + (x->subst_on ? n_methods : 0)) +
                     (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
-    /* the aggregates: recall, cosine, retention and overshoot of every job and slot */
-    need += (uint64_t)c->N * c->L * c->H * 4 * 8 * n_slots;
+    /* the aggregates: recall, cosine, retention, overshoot and run length of every job and
+     * slot */
+    need += (uint64_t)c->N * c->L * c->H * 5 * 8 * n_slots;
     if (!x->mdl) /* the prefill's base keys and RoPE table, the calibrated boosts */
         need += 2ull * c->n0 * c->d * 4 + (uint64_t)c->n0 * (c->H / c->G) * 4;
     if (x->mdl)
@@ -272,7 +273,8 @@ static int alloc_state(struct salca_capture *x, struct errmsg *e)
             ac->cos[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             ac->ret[m] = mem_alloc((total_jobs + 1) * sizeof(double));
             ac->over[m] = mem_alloc((total_jobs + 1) * sizeof(double));
-            if (!ac->recall[m] || !ac->cos[m] || !ac->ret[m] || !ac->over[m])
+            ac->runlen[m] = mem_alloc((total_jobs + 1) * sizeof(double));
+            if (!ac->recall[m] || !ac->cos[m] || !ac->ret[m] || !ac->over[m] || !ac->runlen[m])
                 return errmsg_set(e, ERR_NOMEM, "out of memory");
         }
     return 0;
@@ -312,11 +314,15 @@ static int salca_prepare(void *inst, struct errmsg *e)
                 salca_heavy_select(c->kv[i].chan_sum, c->d, c->var[v].r,
                                    c->vheavy + ((size_t)v * c->L * c->G + i) * 256);
     }
-    x->pj = salca_params_json(
-        p, &x->task, c->N, c->layer_major,
-        p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL);
+    json_t *cal = p->calibrated && !p->model ? salca_calib_json(p, x->src, c->L, c->H, c->G) : NULL;
+    if (c->layer_major)
+        x->pj_final =
+            salca_params_json(p, &x->task, c->N, SALCA_PJ_LAYER_MAJOR_FINAL, json_incref(cal));
+    x->pj =
+        salca_params_json(p, &x->task, c->N,
+                          c->layer_major ? SALCA_PJ_LAYER_MAJOR_PARTIAL : SALCA_PJ_STEP_MAJOR, cal);
     x->mj = salca_model_json(p, c->L, c->H, c->G, c->d, x->mdl);
-    if (!x->pj || !x->mj)
+    if (!x->pj || !x->mj || (c->layer_major && !x->pj_final))
         return errmsg_set(e, ERR_NOMEM, "out of memory");
     return 0;
 }
@@ -485,6 +491,7 @@ static void salca_close(void *inst)
         mem_free(x->acc.recall[m]);
         mem_free(x->acc.ret[m]);
         mem_free(x->acc.over[m]);
+        mem_free(x->acc.runlen[m]);
         mem_free(x->acc.cos[m]);
     }
     if (c->kv)
@@ -506,6 +513,7 @@ static void salca_close(void *inst)
     salca_task_release(&x->task);
     free(x->pj); /* jansson's json_dumps uses malloc */
     free(x->mj);
+    free(x->pj_final);
     mem_free(x->hs.spans);
     mem_free(x->hs.spp);
     mem_free(x);
@@ -523,4 +531,5 @@ const struct capture_ops capture_salca_ops = {
     .close = salca_close,
     .checkpoint_save = salca_ckpt_save,
     .checkpoint_load = salca_ckpt_load,
+    .final_order = salca_final_order,
 };

@@ -102,9 +102,9 @@ struct subst {
 struct salca_acc {
     double *recall[SALCA_NSLOT], *cos[SALCA_NSLOT]; /* (N L H) per job */
     double *ret[SALCA_NSLOT], *over[SALCA_NSLOT];   /* (N L H) per job */
-    double ret_sum[SALCA_NSLOT], over_sum[SALCA_NSLOT];
-    uint64_t agree[SALCA_NSLOT]; /* substituted runs' top-1 agreements */
-    double ldiff[SALCA_NSLOT], runlen_sum[SALCA_NSLOT];
+    double *runlen[SALCA_NSLOT];                    /* (N L H) per job: count / runs */
+    uint64_t agree[SALCA_NSLOT];                    /* substituted runs' top-1 agreements */
+    double ldiff[SALCA_NSLOT];
     float cov_min[SALCA_NSLOT][MAX_NEEDLES];
     double cov_sum[SALCA_NSLOT][MAX_NEEDLES];
     uint64_t cov_n[MAX_NEEDLES];
@@ -138,6 +138,7 @@ struct salca_capture {
     bool resumed;          /* checkpoint_load ran: run() starts at the sink's resume_unit */
     uint32_t resume_token; /* the checkpoint's next input token (checked after the replay) */
     char *pj, *mj;         /* params and model JSON (jansson's malloc) */
+    char *pj_final;        /* layer-major plan: params_json of the step-ordered trace */
     struct salca_hdr_store hs;
     struct salca_capture_result res;
 };
@@ -145,9 +146,18 @@ struct salca_capture {
 /* salca_json.c: the calibrated source's parameters and per-head map (for params_json). */
 json_t *salca_calib_json(const struct salca_capture_params *p, const struct salca_source *src,
                          uint32_t L, uint32_t H, uint32_t G);
-/* params_json and model_json of the header (jansson's malloc; free with free). */
+/* Which header params_json describes: a step-major capture; the .partial of a layer-major
+ * one (records layer first, "record_order"); the trace it ends as (step order, the plan
+ * named as "memory_plan"). */
+enum salca_pj_plan {
+    SALCA_PJ_STEP_MAJOR,
+    SALCA_PJ_LAYER_MAJOR_PARTIAL,
+    SALCA_PJ_LAYER_MAJOR_FINAL
+};
+/* params_json and model_json of the header (jansson's malloc; free with free). cal (may be
+ * NULL) is taken over. */
 char *salca_params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                        uint32_t N, bool layer_major, json_t *cal);
+                        uint32_t N, enum salca_pj_plan plan, json_t *cal);
 char *salca_model_json(const struct salca_capture_params *p, uint32_t L, uint32_t H, uint32_t G,
                        uint32_t d, const struct nn_llama *m);
 
@@ -158,6 +168,9 @@ int salca_emit_summary(struct salca_capture *x, struct capture_sink *sink, struc
 
 /* salca_decode.c: capture_salca_ops.run: every record after the header. */
 int salca_run(void *inst, struct capture_sink *sink, struct errmsg *e);
+/* salca_decode.c: capture_salca_ops.final_order: a layer-major capture's records end in the
+ * step-major plan's order (docs/models.md#salca-memory-plan). */
+bool salca_final_order(void *inst, struct capture_order *o);
 
 /* salca_ckpt.c: the checkpoint hooks of capture_salca_ops (docs/trace-format.md#checkpoints). */
 int salca_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e);

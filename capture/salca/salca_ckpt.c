@@ -6,11 +6,15 @@
  * behind: the per-job aggregates and counters, and the model source's next input token.
  *
  * Layout (host byte order, after the driver's fixed part):
- *   u32 version 1, u32 L, H, N, slot mask, layer_major, n_needles
+ *   u32 version 2, u32 L, H, N, slot mask, layer_major, n_needles
  *   u64 unit, jobs done, selections, selection bytes; u32 token
- *   per slot on: f64 ret_sum, over_sum, ldiff, runlen_sum; u64 agree;
+ *   per slot on: f64 ldiff; u64 agree;
  *                f32 cov_min[MAX_NEEDLES]; f64 cov_sum[MAX_NEEDLES];
- *                f64 recall[jobs], cosine[jobs], retention[jobs], overshoot[jobs]
+ *                f64 recall[jobs], cosine[jobs], retention[jobs], overshoot[jobs],
+ *                    run length[jobs]
+ * (Version 1 kept sums of retention, overshoot and run length instead of the run lengths:
+ * the means are now summed in the step-major job order whatever the plan, so a layer-major
+ * capture's Summary equals a step-major one's.)
  *   u64 cov_n[MAX_NEEDLES]
  */
 #include <stdio.h>
@@ -18,7 +22,7 @@
 
 #include "capture/salca/salca_capture_impl.h"
 
-#define SALCA_CKPT_VERSION 1u
+#define SALCA_CKPT_VERSION 2u
 
 /* The slots on, one bit each. */
 static uint32_t slot_mask(const struct salca_capture_params *p)
@@ -53,11 +57,11 @@ int salca_ckpt_save(void *inst, uint64_t unit, FILE *f, struct errmsg *e)
     for (int m = 0; m < SALCA_NSLOT && ok; m++) {
         if (!slot_on(&x->p, m))
             continue;
-        double sums[4] = {a->ret_sum[m], a->over_sum[m], a->ldiff[m], a->runlen_sum[m]};
-        ok = put(f, sums, 8, 4) && put(f, &a->agree[m], 8, 1) &&
+        ok = put(f, &a->ldiff[m], 8, 1) && put(f, &a->agree[m], 8, 1) &&
              put(f, a->cov_min[m], 4, MAX_NEEDLES) && put(f, a->cov_sum[m], 8, MAX_NEEDLES) &&
              put(f, a->recall[m], 8, a->jobs_done) && put(f, a->cos[m], 8, a->jobs_done) &&
-             put(f, a->ret[m], 8, a->jobs_done) && put(f, a->over[m], 8, a->jobs_done);
+             put(f, a->ret[m], 8, a->jobs_done) && put(f, a->over[m], 8, a->jobs_done) &&
+             put(f, a->runlen[m], 8, a->jobs_done);
     }
     if (ok)
         ok = put(f, a->cov_n, 8, MAX_NEEDLES);
@@ -97,15 +101,11 @@ int salca_ckpt_load(void *inst, uint64_t unit, FILE *f, const char *path, struct
     for (int m = 0; m < SALCA_NSLOT && ok; m++) {
         if (!slot_on(&x->p, m))
             continue;
-        double sums[4];
-        ok = get(f, sums, 8, 4) && get(f, &a->agree[m], 8, 1) &&
+        ok = get(f, &a->ldiff[m], 8, 1) && get(f, &a->agree[m], 8, 1) &&
              get(f, a->cov_min[m], 4, MAX_NEEDLES) && get(f, a->cov_sum[m], 8, MAX_NEEDLES) &&
              get(f, a->recall[m], 8, a->jobs_done) && get(f, a->cos[m], 8, a->jobs_done) &&
-             get(f, a->ret[m], 8, a->jobs_done) && get(f, a->over[m], 8, a->jobs_done);
-        a->ret_sum[m] = sums[0];
-        a->over_sum[m] = sums[1];
-        a->ldiff[m] = sums[2];
-        a->runlen_sum[m] = sums[3];
+             get(f, a->ret[m], 8, a->jobs_done) && get(f, a->over[m], 8, a->jobs_done) &&
+             get(f, a->runlen[m], 8, a->jobs_done);
     }
     off = ftell(f);
     if (!ok || !get(f, a->cov_n, 8, MAX_NEEDLES) || fgetc(f) != EOF)

@@ -171,10 +171,8 @@ static void acc_add(struct salca_capture *x, int m, uint32_t l, uint32_t n, uint
     struct salca_acc *a = &x->acc;
     a->recall[m][j] = r->recall;
     a->cos[m][j] = r->cosine;
-    a->ret_sum[m] += (double)r->count / n;
-    a->over_sum[m] += ((double)r->count - r->K) / n;
     a->ret[m][j] = (double)r->count / n;
-    a->runlen_sum[m] += r->runs ? (double)r->count / r->runs : 0.0;
+    a->runlen[m][j] = r->runs ? (double)r->count / r->runs : 0.0;
     a->over[m][j] = ((double)r->count - r->K) / n;
     bool counted = x->mdl || l >= x->p.synth.early_layers;
     for (uint32_t i = 0; i < x->c.n_needles && counted; i++) {
@@ -401,11 +399,53 @@ static int run_layer_major(struct salca_capture *x, struct capture_sink *sink, f
         for (uint32_t t = ts; t < N && !rc; t++) {
             if ((rc = decode_step(x, t, logits, sink, e)))
                 break;
-            capture_progress_update(sink, l * N + t + 1);
-            rc = capture_checkpoint(sink, l * N + t + 1, e);
+            uint64_t u = (uint64_t)l * N + t + 1;
+            capture_progress_update(sink, u);
+            /* the last unit always: a run killed in the rewrite after it redoes nothing */
+            rc =
+                u == N * c->L ? capture_checkpoint_now(sink, u, e) : capture_checkpoint(sink, u, e);
         }
     }
     return rc;
+}
+
+/* Place of a record in the step-major plan's order: prefill records by (l, g), then per
+ * step t the selections by (l, h) and the token record, then the rest (the summary) as
+ * written. Selections of one (t, l, h) differ in method only and keep their file order. */
+static void step_major_rank(const struct trace_reorder_entry *x, int64_t r[5])
+{
+    const struct trace_key *k = &x->key;
+    r[0] = 2, r[1] = r[2] = r[3] = r[4] = 0;
+    if (x->type == ACCELTRACE__RECORD__BODY_SALCA_PREFILL)
+        r[0] = 0, r[3] = k->layer, r[4] = k->head;
+    else if (x->type == ACCELTRACE__RECORD__BODY_SALCA_SELECT)
+        r[0] = 1, r[1] = k->step, r[3] = k->layer, r[4] = k->head;
+    else if (x->type == ACCELTRACE__RECORD__BODY_SALCA_TOKEN)
+        r[0] = 1, r[1] = k->step, r[2] = 1;
+}
+
+static int step_major_cmp(const struct trace_reorder_entry *a, const struct trace_reorder_entry *b,
+                          void *ctx)
+{
+    (void)ctx;
+    int64_t ra[5], rb[5];
+    step_major_rank(a, ra);
+    step_major_rank(b, rb);
+    for (int i = 0; i < 5; i++)
+        if (ra[i] != rb[i])
+            return ra[i] < rb[i] ? -1 : 1;
+    return 0;
+}
+
+bool salca_final_order(void *inst, struct capture_order *o)
+{
+    struct salca_capture *x = inst;
+    if (!x->c.layer_major)
+        return false;
+    o->cmp = step_major_cmp;
+    o->ctx = x;
+    o->params_json = x->pj_final;
+    return true;
 }
 
 /* The records after the header: prefill, per step selects and token, then the summary. */

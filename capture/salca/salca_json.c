@@ -59,12 +59,16 @@ json_t *salca_calib_json(const struct salca_capture_params *p, const struct salc
 }
 
 char *salca_params_json(const struct salca_capture_params *p, const struct salca_task *t,
-                        uint32_t N, bool layer_major, json_t *cal)
+                        uint32_t N, enum salca_pj_plan plan, json_t *cal)
 {
     json_t *o = json_object();
-    /* only the layer-major plan says so: the step-major traces keep their bytes */
-    if (layer_major)
+    /* only the layer-major plan says so, the step-major traces keep their bytes: its
+     * .partial (and a trace recovered from it) holds the records layer first; the trace it
+     * ends as is in step order and names the plan only (docs/trace-format.md#reordered-traces) */
+    if (plan == SALCA_PJ_LAYER_MAJOR_PARTIAL)
         json_object_set_new(o, "record_order", json_string("layer-major"));
+    if (plan != SALCA_PJ_STEP_MAJOR)
+        json_object_set_new(o, "memory_plan", json_string("layer-major"));
     const struct salca_synth_params *s = &p->synth;
     json_object_set_new(o, "source",
                         json_string(p->model        ? "model"

@@ -115,6 +115,27 @@ static int write_csv(const struct salca_capture_params *p, const struct salca_ta
     return 0;
 }
 
+/* Sum of v[0..n) in order. */
+static double sum_of(const double *v, uint64_t n)
+{
+    double s = 0;
+    for (uint64_t i = 0; i < n; i++)
+        s += v[i];
+    return s;
+}
+
+/* Puts the per-job values of the layer-major plan, made in (l, t, h) order, into the
+ * step-major plan's (t, l, h) order through tmp, so that every mean below sums the same
+ * values in the same order whatever the plan: the two plans' Summary records are equal. */
+static void to_step_order(const struct cap *c, double *v, double *tmp)
+{
+    for (uint64_t t = 0, k = 0; t < c->N; t++)
+        for (uint64_t l = 0; l < c->L; l++)
+            for (uint64_t h = 0; h < c->H; h++)
+                tmp[k++] = v[(l * c->N + t) * c->H + h];
+    memcpy(v, tmp, (size_t)c->N * c->L * c->H * sizeof *v);
+}
+
 /* Phase 5a, one slot's aggregates into the result and its SalcaMethodSummary. */
 static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMethodSummary *ms)
 {
@@ -130,8 +151,8 @@ static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMeth
     salca_stats(a->cos[m], jobs, &r->cosine_mean, &r->cosine_median, &r->cosine_p5);
     r->recall_min = jobs ? a->recall[m][0] : 0; /* sorted by stats() */
     r->cosine_min = jobs ? a->cos[m][0] : 0;
-    r->retention_mean = jobs ? a->ret_sum[m] / jobs : 0;
-    r->overshoot_mean = jobs ? a->over_sum[m] / jobs : 0;
+    r->retention_mean = jobs ? sum_of(a->ret[m], jobs) / jobs : 0;
+    r->overshoot_mean = jobs ? sum_of(a->over[m], jobs) / jobs : 0;
     r->top1 = x->subst_on && c->N ? (double)a->agree[m] / c->N : -1.0;
     r->logit_diff = x->subst_on ? a->ldiff[m] : -1.0;
     r->spans_total = c->n_needles;
@@ -162,7 +183,7 @@ static void summarize_slot(struct salca_capture *x, int m, Acceltrace__SalcaMeth
     ms->top1_agreement = r->top1;
     ms->spans_total = r->spans_total;
     ms->spans_recalled = r->spans_recalled;
-    ms->runs_mean_len = jobs ? a->runlen_sum[m] / jobs : 0.0;
+    ms->runs_mean_len = jobs ? sum_of(a->runlen[m], jobs) / jobs : 0.0;
 }
 
 /* Phase 5, the summary (docs/salca.md#metrics aggregates): the CSV, the result and the Summary
@@ -183,6 +204,21 @@ int salca_emit_summary(struct salca_capture *x, struct capture_sink *sink, struc
                            x->acc.ret, x->acc.over, e);
         if (rc)
             return rc;
+    }
+    uint64_t jobs = x->acc.jobs_done;
+    if (c->layer_major && jobs == (uint64_t)c->N * c->L * c->H) {
+        double *tmp = mem_alloc((jobs + 1) * sizeof *tmp);
+        if (!tmp)
+            return errmsg_set(e, ERR_NOMEM, "out of memory");
+        for (int m = 0; m < SALCA_NSLOT; m++) {
+            if (!slot_on(&x->p, m))
+                continue;
+            struct salca_acc *a = &x->acc;
+            double *v[5] = {a->recall[m], a->cos[m], a->ret[m], a->over[m], a->runlen[m]};
+            for (int i = 0; i < 5; i++)
+                to_step_order(c, v[i], tmp);
+        }
+        mem_free(tmp);
     }
     Acceltrace__SalcaMethodSummary ms[SALCA_NSLOT], *msp[SALCA_NSLOT];
     size_t nm = 0;

@@ -110,6 +110,8 @@ for r in rows:
         bad.append('salca condition does not name the geometry')
     if r['paper_id'] == 'disc' and 'DiSC_All speedup vs A100' in r['quantity'] and 'tiny' not in r['condition']:
         bad.append('quick disc condition does not say tiny')
+    if r['paper_id'] == 'salca' and ' layers, ' in r['quantity'] and r['quantity'].endswith(']'):
+        bad.append('--quick without --full ran a full-geometry salca capture: ' + r['quantity'])
 if bad:
     print('\n'.join(bad)); sys.exit(1)
 print('%d rows ok' % len(rows))
