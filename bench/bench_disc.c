@@ -278,21 +278,33 @@ int main(int argc, char **argv)
     for (int i = 0; i < reps + 1; i++) { /* the first round warms up */
         for (int sparse = 0; sparse < 2; sparse++) {
             double t0 = progress_now_s();
-            for (int h = 0; h < cfg.heads; h++) {
-                const float *qh = q + h * dh, *kh = k + h * dh, *vh = v + h * dh;
-                float *oh = o + h * dh;
-                if (!sparse) {
+            if (!sparse)
+                for (int h = 0; h < cfg.heads; h++) {
+                    const float *qh = q + h * dh, *kh = k + h * dh, *vh = v + h * dh;
+                    float *oh = o + h * dh;
                     for (size_t r0 = 0; r0 < N; r0 += chunk) {
                         int rows = (int)(N - r0 < chunk ? N - r0 : chunk);
                         dit_attn_dense(pool, rows, (int)N, dh, qh + r0 * d, d, kh, d, vh, d,
                                        oh + r0 * d, d, 0.125f, scr);
                     }
-                    continue;
                 }
-                /* the packing (on the pool) is part of the capture's reuse step, so it is timed here */
-                dit_pack_kv(pool, (int)N, dh, kh, vh, d, kp, vp);
-                struct dit_reuse_ctx g = {m,  NULL, dit_state_mask(st, 0, 0, h), words, qh, kp, vp,
-                                          oh, d,    dh,   (int)N, 0.125f, dh};
+            else {
+                /* all heads, the packing of K and V included, as the capture's reuse step
+                 * runs them */
+                struct dit_reuse_ctx g = {.m = m,
+                                          .mask = dit_state_mask(st, 0, 0, 0),
+                                          .words = words,
+                                          .q = q,
+                                          .k = k,
+                                          .v = v,
+                                          .o = o,
+                                          .d = d,
+                                          .dh = dh,
+                                          .N = (int)N,
+                                          .heads = cfg.heads,
+                                          .scale = 0.125f,
+                                          .kp = kp,
+                                          .vp = vp};
                 dit_attn_reuse(pool, &g, N);
             }
             double dt = progress_now_s() - t0;

@@ -1,6 +1,7 @@
 #include "common/threads.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -126,6 +127,26 @@ void pool_for(struct thread_pool *p, size_t n, pool_fn fn, void *ctx)
     while (p->pending > 0)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+void pool_barrier_init(struct pool_barrier *b, const struct thread_pool *p)
+{
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->phase, 0);
+    b->n = (unsigned)pool_size(p);
+}
+
+void pool_barrier_wait(struct pool_barrier *b)
+{
+    unsigned phase = atomic_load_explicit(&b->phase, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) + 1 == b->n) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->phase, phase + 1, memory_order_release);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load_explicit(&b->phase, memory_order_acquire) == phase;)
+        if (++spins > 2000)
+            sched_yield(); /* a worker off its CPU: do not burn the one it needs */
 }
 
 int threads_default(void)

@@ -11,6 +11,7 @@
 #ifndef ACCELTRACE_THREADS_H
 #define ACCELTRACE_THREADS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct thread_pool;
@@ -24,6 +25,16 @@ void pool_free(struct thread_pool *p);
 int pool_size(const struct thread_pool *p);
 /* Runs fn over [0, n) split into pool_size() chunks; blocks until done. */
 void pool_for(struct thread_pool *p, size_t n, pool_fn fn, void *ctx);
+
+/* A barrier for the workers of one pool_for of pool_size() items (every worker must reach
+ * each wait): it spins briefly, then yields the CPU while it waits. */
+struct pool_barrier {
+    atomic_uint arrived;
+    atomic_uint phase;
+    unsigned n;
+};
+void pool_barrier_init(struct pool_barrier *b, const struct thread_pool *p);
+void pool_barrier_wait(struct pool_barrier *b);
 
 int threads_default(void);
 

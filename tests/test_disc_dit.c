@@ -484,10 +484,12 @@ static void test_ctr_tau0(void **state)
 
 /* The row-compressed ST reuse kernel (dit_attn.c) gives the bits of the reference masked
  * attention (nn_attention with a mask: nn_sddmm_row + nn_attention_row_sparse) for head
- * widths with and without a tail of the register-blocked SpMM (16, 72, 64), K and V rows at
- * the activations' stride, a token count that is not a multiple of 64 and spans several
- * column tiles, rows with one, some and all columns (list lengths with and without a
- * partial group of eight), on two workers. */
+ * widths with and without a tail of the register-blocked SpMM (16, 72, 64), two heads whose
+ * K and V rows it packs from the activations' stride, a token count that is not a multiple
+ * of 64 or 8 and spans several column tiles, rows with one, some and all columns (list
+ * lengths with and without a partial group of eight), on two workers that share each head's
+ * row blocks, by each path that builds the column lists on this CPU (AVX-512, AVX2, the
+ * portable byte table); and on one worker. */
 static void test_reuse_kernel_bits(void **state)
 {
     (void)state;
@@ -496,58 +498,91 @@ static void test_reuse_kernel_bits(void **state)
     assert_int_equal(dit_config_get(&cfg, "micro", 0, &e), 0);
     struct dit_model *m = NULL;
     assert_int_equal(dit_model_new_seeded(&m, &cfg, 0, &e), 0);
-    struct thread_pool *pool = pool_new(2);
+    struct thread_pool *pool = pool_new(2), *pool1 = pool_new(1);
     assert_non_null(pool);
+    assert_non_null(pool1);
     /* the kernel uses the model only for its worker scratch, sized by the token count */
-    const int n = 600;
+    const int n = 603, H = 2;
     m->cfg.tokens = n;
     assert_int_equal(dit_ensure_wscratch(m, pool), 0);
     const int dhs[3] = {16, 72, 64};
     size_t words = ((size_t)n + 63) / 64;
     unsigned seed = 12345;
     for (int di = 0; di < 3; di++) {
-        int dh = dhs[di], d = 2 * dh; /* q, k, v, o rows of stride d, head at offset 0 */
+        int dh = dhs[di], d = H * dh; /* q, k, v, o rows of stride d, head h at h * dh */
         float *q = malloc((size_t)n * d * 4), *k = malloc((size_t)n * d * 4);
         float *v = malloc((size_t)n * d * 4), *o1 = calloc((size_t)n * d, 4);
         float *o2 = calloc((size_t)n * d, 4), *scr = malloc((size_t)n * n * 4);
-        uint64_t *mask = calloc((size_t)n * words, 8);
+        float *kp = malloc((size_t)n * dh * 4), *vp = malloc((size_t)n * dh * 4);
+        uint64_t *mask = calloc((size_t)H * n * words, 8);
         for (int i = 0; i < n * d; i++)
             q[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
         for (int i = 0; i < n * d; i++) {
             k[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
             v[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
         }
-        for (int r = 0; r < n; r++)
+        for (int r = 0; r < H * n; r++)
             for (int j = 0; j < n; j++) {
-                bool set = r == 0   ? j == 7
-                           : r == 1 ? true
-                                    : ((seed = seed * 1103515245u + 12345u) >> 16) % 5 < 2;
+                bool set = r % n == 0   ? j == 7
+                           : r % n == 1 ? true
+                                        : ((seed = seed * 1103515245u + 12345u) >> 16) % 5 < 2;
                 if (set)
                     mask[(size_t)r * words + j / 64] |= 1ull << (j % 64);
             }
-        struct nn_attn a = {.n_q = n,
-                            .n_k = n,
-                            .dh = dh,
-                            .q = q,
-                            .ldq = d,
-                            .k = k,
-                            .ldk = d,
-                            .v = v,
-                            .ldv = d,
-                            .o = o1,
-                            .ldo = d,
-                            .scale = 0.117851f,
-                            .causal_offset = -1,
-                            .mask = mask,
-                            .mask_words = words,
-                            .scratch = scr};
-        nn_attention(&a);
-        struct dit_reuse_ctx g = {m, NULL, mask, words, q, k, v, o2, d, dh, n, 0.117851f, d};
-        dit_attn_reuse(pool, &g, (size_t)n);
+        for (int h = 0; h < H; h++) {
+            struct nn_attn a = {.n_q = n,
+                                .n_k = n,
+                                .dh = dh,
+                                .q = q + h * dh,
+                                .ldq = d,
+                                .k = k + h * dh,
+                                .ldk = d,
+                                .v = v + h * dh,
+                                .ldv = d,
+                                .o = o1 + h * dh,
+                                .ldo = d,
+                                .scale = 0.117851f,
+                                .causal_offset = -1,
+                                .mask = mask + (size_t)h * n * words,
+                                .mask_words = words,
+                                .scratch = scr};
+            nn_attention(&a);
+        }
+        struct dit_reuse_ctx g = {.m = m,
+                                  .mask = mask,
+                                  .words = words,
+                                  .q = q,
+                                  .k = k,
+                                  .v = v,
+                                  .o = o2,
+                                  .d = d,
+                                  .dh = dh,
+                                  .N = n,
+                                  .heads = H,
+                                  .scale = 0.117851f,
+                                  .kp = kp,
+                                  .vp = vp};
+        /* each path down to the byte table: the CPU's best first */
+        enum dit_list_path want = DIT_LIST_BEST;
+        for (;;) {
+            enum dit_list_path took = dit_set_list_path(want);
+            memset(o2, 0, (size_t)n * d * 4);
+            dit_attn_reuse(pool, &g, (size_t)n);
+            assert_memory_equal(o1, o2, (size_t)n * d * 4);
+            if (di == 0)
+                printf("reuse kernel bits: column lists by path %d held\n", (int)took);
+            if (took == DIT_LIST_BYTES)
+                break;
+            want = took == DIT_LIST_AVX512 ? DIT_LIST_AVX2 : DIT_LIST_BYTES;
+        }
+        dit_set_list_path(DIT_LIST_BEST);
+        memset(o2, 0, (size_t)n * d * 4);
+        dit_attn_reuse(pool1, &g, (size_t)n);
         assert_memory_equal(o1, o2, (size_t)n * d * 4);
-        free(q), free(k), free(v), free(o1), free(o2), free(scr), free(mask);
+        free(q), free(k), free(v), free(o1), free(o2), free(scr), free(mask), free(kp), free(vp);
     }
     pool_free(pool);
+    pool_free(pool1);
     dit_model_free(m);
 }
 

@@ -121,9 +121,35 @@ static inline uint64_t mask_word(const uint64_t *mask_row, size_t w, int n)
     return bits;
 }
 
+/* The set bits of each byte value, ascending, as bit offsets (the unused ones 0), built at
+ * compile time: offset k of byte b is the bit i that is set with k set bits below it. */
+#define BC_POP(x)                                                                                  \
+    (((x)&1) + ((x) >> 1 & 1) + ((x) >> 2 & 1) + ((x) >> 3 & 1) + ((x) >> 4 & 1) +                 \
+     ((x) >> 5 & 1) + ((x) >> 6 & 1) + ((x) >> 7 & 1))
+#define BC_AT(b, i, k) ((i) * ((b) >> (i)&1 && BC_POP((b) & ((1 << (i)) - 1)) == (k)))
+#define BC_POS(b, k)                                                                               \
+    (BC_AT(b, 1, k) + BC_AT(b, 2, k) + BC_AT(b, 3, k) + BC_AT(b, 4, k) + BC_AT(b, 5, k) +          \
+     BC_AT(b, 6, k) + BC_AT(b, 7, k))
+#define BC_ROW(b)                                                                                  \
+    {                                                                                              \
+        BC_POS(b, 0), BC_POS(b, 1), BC_POS(b, 2), BC_POS(b, 3), BC_POS(b, 4), BC_POS(b, 5),        \
+            BC_POS(b, 6), BC_POS(b, 7)                                                             \
+    }
+#define BC_ROW4(b) BC_ROW(b), BC_ROW((b) + 1), BC_ROW((b) + 2), BC_ROW((b) + 3)
+#define BC_ROW16(b) BC_ROW4(b), BC_ROW4((b) + 4), BC_ROW4((b) + 8), BC_ROW4((b) + 12)
+#define BC_ROW64(b) BC_ROW16(b), BC_ROW16((b) + 16), BC_ROW16((b) + 32), BC_ROW16((b) + 48)
+static const uint8_t byte_cols[256][8] = {BC_ROW64(0), BC_ROW64(64), BC_ROW64(128), BC_ROW64(192)};
+#undef BC_ROW64
+#undef BC_ROW16
+#undef BC_ROW4
+#undef BC_ROW
+#undef BC_POS
+#undef BC_AT
+#undef BC_POP
+
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
 #include <immintrin.h>
-#define DIT_LIST_AVX512 1
+#define DIT_LIST_X86 1
 /* row_list with AVX-512 compress: sixteen columns a step, no branch per entry. Stores
  * sixteen indices at idx + cnt, so up to fifteen past the list (widx_len's slack). */
 __attribute__((target("avx512f"))) static size_t
@@ -146,27 +172,75 @@ row_list_avx512(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint3
     tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
     return cnt;
 }
+
+/* row_list with AVX2: eight columns a step from the byte table, no branch per entry. Stores
+ * eight indices at idx + cnt, so up to seven past the list. */
+__attribute__((target("avx2"))) static size_t
+row_list_avx2(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
+{
+    size_t words = ((size_t)n + 63) / 64, cnt = 0;
+    __m256i base = _mm256_setzero_si256();
+    const __m256i eight = _mm256_set1_epi32(8);
+    for (size_t w = 0; w < words; w++) {
+        if (w % wpt == 0)
+            tpos[w / wpt] = (uint32_t)cnt;
+        uint64_t bits = mask_word(mask_row, w, n);
+        for (int part = 0; part < 8; part++) {
+            unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
+            __m128i off = _mm_loadl_epi64((const __m128i *)byte_cols[b]);
+            _mm256_storeu_si256((__m256i *)(idx + cnt),
+                                _mm256_add_epi32(base, _mm256_cvtepu8_epi32(off)));
+            cnt += (size_t)__builtin_popcount(b);
+            base = _mm256_add_epi32(base, eight);
+        }
+    }
+    tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
+    return cnt;
+}
 #endif
+
+/* The path row_list takes (dit_list_path; tests): the CPU's best, or a slower one forced. */
+static enum dit_list_path list_path = DIT_LIST_BEST;
+
+enum dit_list_path dit_set_list_path(enum dit_list_path path)
+{
+    list_path = path;
+#ifdef DIT_LIST_X86
+    if (path != DIT_LIST_BYTES && __builtin_cpu_supports("avx512f") && path != DIT_LIST_AVX2)
+        return DIT_LIST_AVX512;
+    if (path != DIT_LIST_BYTES && __builtin_cpu_supports("avx2"))
+        return DIT_LIST_AVX2;
+#endif
+    return DIT_LIST_BYTES;
+}
 
 /*
  * The set columns of a mask row below n, ascending, into idx; their count. tpos[t] is the
  * number of entries before tile t (tiles of wpt words), for t up to the number of tiles, whose
- * entry is the count.
+ * entry is the count. Each path stores whole groups of indices (8 or 16) from idx + cnt, so
+ * up to fifteen past the list (widx_len's slack).
  */
 static size_t row_list(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
 {
-#ifdef DIT_LIST_AVX512
-    if (__builtin_cpu_supports("avx512f"))
+#ifdef DIT_LIST_X86
+    if (list_path != DIT_LIST_BYTES && __builtin_cpu_supports("avx512f") &&
+        list_path != DIT_LIST_AVX2)
         return row_list_avx512(mask_row, n, idx, wpt, tpos);
+    if (list_path != DIT_LIST_BYTES && __builtin_cpu_supports("avx2"))
+        return row_list_avx2(mask_row, n, idx, wpt, tpos);
 #endif
+    /* the byte table in plain C: eight stores a byte, no branch per entry */
     size_t words = ((size_t)n + 63) / 64, cnt = 0;
     for (size_t w = 0; w < words; w++) {
         if (w % wpt == 0)
             tpos[w / wpt] = (uint32_t)cnt;
         uint64_t bits = mask_word(mask_row, w, n);
-        while (bits) {
-            idx[cnt++] = (int32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
-            bits &= bits - 1;
+        for (int part = 0; part < 8; part++) {
+            unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
+            int32_t base = (int32_t)(w * 64 + 8 * (size_t)part);
+            for (int k = 0; k < 8; k++)
+                idx[cnt + (size_t)k] = base + byte_cols[b][k];
+            cnt += (size_t)__builtin_popcount(b);
         }
     }
     tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
@@ -439,6 +513,14 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
     }
 }
 
+/* One head of the reuse path: its query and output rows, mask rows and packed K and V. */
+struct reuse_head {
+    const float *q;       /* row stride d */
+    float *o;             /* row stride d */
+    const uint64_t *mask; /* (N, words) */
+    const float *k, *v;   /* (N, dh) packed */
+};
+
 /*
  * Reuse rows (docs/disc.md#st-masks): s_ij only where M_ij = 1 (SDDMM), sparse softmax, SpMM,
  * for up to DIT_REUSE_ROWS query rows at once. Each row's mask becomes its column list; the
@@ -447,16 +529,17 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
  * row the order of work is that of the single-row kernel (ascending columns), so the bits
  * are too. The SDDMM also finds each row's largest score, which the softmax then skips.
  */
-static void reuse_block(const struct dit_reuse_ctx *g, struct row_lists *L, size_t r0, size_t nr)
+static void reuse_block(const struct dit_reuse_ctx *g, const struct reuse_head *hd,
+                        struct row_lists *L, size_t r0, size_t nr)
 {
     size_t N = L->N;
     float *orow[DIT_REUSE_ROWS];
     for (size_t i = 0; i < nr; i++) {
         size_t r = r0 + i;
         int tok = g->kept ? g->kept[r] : (int)r;
-        row_lists_set(L, i, g->mask + (size_t)tok * g->words);
+        row_lists_set(L, i, hd->mask + (size_t)tok * g->words);
         L->mx[i] = -INFINITY;
-        orow[i] = g->o + r * (size_t)g->d;
+        orow[i] = hd->o + r * (size_t)g->d;
     }
     /* a row's entries of tile t from where the row stopped, rounded up to whole groups of
      * eight keys (running a few keys into the next tile), so only a row's last group is a
@@ -470,48 +553,101 @@ static void reuse_block(const struct dit_reuse_ctx *g, struct row_lists *L, size
                 continue;
             size_t n = (end - a + 7) & ~(size_t)7;
             n = a + n > L->cnt[i] ? L->cnt[i] - a : n;
-            sddmm_list(g->q + (r0 + i) * (size_t)g->d, g->k, (size_t)g->ldkv, g->dh,
+            sddmm_list(hd->q + (r0 + i) * (size_t)g->d, hd->k, (size_t)g->dh, g->dh,
                        L->idx + i * N + a, n, g->scale, L->e + i * N + a, &L->mx[i]);
             pos[i] = a + n;
         }
-    softmax_spmm_block(L, nr, g->v, (size_t)g->ldkv, g->dh, orow);
+    softmax_spmm_block(L, nr, hd->v, (size_t)g->dh, g->dh, orow);
 }
 
-static void reuse_rows(void *vctx, size_t begin, size_t end, int worker)
+/* K and V rows [begin, end) of one head (dh floats each, at row stride ld) into kp and vp. */
+static void pack_kv_rows(const float *k, const float *v, size_t ld, size_t dh, float *kp, float *vp,
+                         size_t begin, size_t end)
 {
-    struct dit_reuse_ctx *g = vctx;
-    struct row_lists L;
-    row_lists_init(&L, g->m, worker, (size_t)g->N, g->dh);
-    for (size_t r = begin; r < end; r += DIT_REUSE_ROWS)
-        reuse_block(g, &L, r, end - r < DIT_REUSE_ROWS ? end - r : DIT_REUSE_ROWS);
-}
-
-void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows)
-{
-    dit_run_rows(pool, rows, reuse_rows, g);
-}
-
-struct pack_ctx {
-    const float *k, *v;
-    float *kp, *vp;
-    size_t dh, ld;
-};
-
-static void pack_rows(void *vctx, size_t begin, size_t end, int worker)
-{
-    const struct pack_ctx *c = vctx;
-    (void)worker;
     for (size_t j = begin; j < end; j++) {
-        memcpy(c->kp + j * c->dh, c->k + j * c->ld, c->dh * sizeof(float));
-        memcpy(c->vp + j * c->dh, c->v + j * c->ld, c->dh * sizeof(float));
+        memcpy(kp + j * dh, k + j * ld, dh * sizeof(float));
+        memcpy(vp + j * dh, v + j * ld, dh * sizeof(float));
     }
 }
 
-void dit_pack_kv(struct thread_pool *pool, int N, int dh, const float *k, const float *v, int ld,
-                 float *kp, float *vp)
+struct reuse_run {
+    const struct dit_reuse_ctx *g;
+    size_t rows, blocks; /* query rows, and blocks of DIT_REUSE_ROWS of them */
+    unsigned workers;
+    struct pool_barrier bar;
+    atomic_size_t next; /* blocks claimed, over all heads */
+};
+
+/*
+ * One worker's part of every head, in phases: pack its share of the head's K and V rows;
+ * wait for the others; take blocks of query rows from the shared counter until the head has
+ * none left; wait again (the next head's packing overwrites K and V). A head takes exactly
+ * blocks + workers claims (each worker's last one finds it empty), so head h's claims start
+ * at h * (blocks + workers). Each row's result depends on its row alone, so the bits do not
+ * depend on which worker takes it.
+ */
+static void reuse_worker(void *vctx, size_t begin, size_t end, int worker)
 {
-    struct pack_ctx c = {k, v, kp, vp, (size_t)dh, (size_t)ld};
-    dit_run_rows(pool, (size_t)N, pack_rows, &c);
+    struct reuse_run *run = vctx;
+    const struct dit_reuse_ctx *g = run->g;
+    (void)begin, (void)end;
+    size_t N = (size_t)g->N, dh = (size_t)g->dh, w = (size_t)worker;
+    struct row_lists L;
+    row_lists_init(&L, g->m, worker, N, g->dh);
+    for (int h = 0; h < g->heads; h++) {
+        size_t off = (size_t)h * dh;
+        pack_kv_rows(g->k + off, g->v + off, (size_t)g->d, dh, g->kp, g->vp, N * w / run->workers,
+                     N * (w + 1) / run->workers);
+        pool_barrier_wait(&run->bar);
+        struct reuse_head hd = {g->q + off, g->o + off, g->mask + (size_t)h * N * g->words, g->kp,
+                                g->vp};
+        size_t base = (size_t)h * (run->blocks + run->workers);
+        for (;;) {
+            size_t b = atomic_fetch_add_explicit(&run->next, 1, memory_order_relaxed) - base;
+            if (b >= run->blocks)
+                break;
+            size_t r0 = b * DIT_REUSE_ROWS;
+            reuse_block(g, &hd, &L, r0,
+                        run->rows - r0 < DIT_REUSE_ROWS ? run->rows - r0 : DIT_REUSE_ROWS);
+        }
+        pool_barrier_wait(&run->bar);
+    }
+}
+
+void dit_attn_reuse(struct thread_pool *pool, const struct dit_reuse_ctx *g, size_t rows)
+{
+    struct reuse_run run = {.g = g,
+                            .rows = rows,
+                            .blocks = (rows + DIT_REUSE_ROWS - 1) / DIT_REUSE_ROWS,
+                            .workers = (unsigned)pool_size(pool)};
+    pool_barrier_init(&run.bar, pool);
+    atomic_init(&run.next, 0);
+    if (run.workers > 1)
+        pool_for(pool, run.workers, reuse_worker, &run);
+    else
+        reuse_worker(&run, 0, 1, 0);
+}
+
+struct pack_ctx {
+    const float *v;
+    float *vp;
+    size_t dh, ld;
+};
+
+static void pack_v_rows(void *vctx, size_t begin, size_t end, int worker)
+{
+    const struct pack_ctx *c = vctx;
+    (void)worker;
+    for (size_t j = begin; j < end; j++)
+        memcpy(c->vp + j * c->dh, c->v + j * c->ld, c->dh * sizeof(float));
+}
+
+/* One head's V rows (dh floats each, at row stride ld) packed into vp, the rows split over the
+ * pool: the generation path's SpMM reads them by column list (its scores come from BLAS). */
+static void pack_v(struct thread_pool *pool, int N, int dh, const float *v, int ld, float *vp)
+{
+    struct pack_ctx c = {v, vp, (size_t)dh, (size_t)ld};
+    dit_run_rows(pool, (size_t)N, pack_v_rows, &c);
 }
 
 void dit_run_rows(struct thread_pool *pool, size_t n, pool_fn fn, void *ctx)
@@ -646,6 +782,36 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
             f->theta_out[blk] = theta;
     }
     for (int b = 0; b < B; b++) {
+        uint64_t *grp = NULL;
+        if (st) {
+            int rc = dit_state_mask_group(s, b, blk, &grp);
+            if (rc)
+                return errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
+        }
+        /* K and V rows are packed per head (dh floats each) for the row kernels: the
+         * per-entry SDDMM and SpMM read them by column list, and rows at the activations'
+         * stride (d floats) cost about a third more time in cache misses
+         * (docs/performance.md); values and order are unchanged. */
+        float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
+        if (st && f->st != DIT_ST_GENERATE) {
+            struct dit_reuse_ctx g = {.m = m,
+                                      .kept = f->kept,
+                                      .mask = grp,
+                                      .words = s->words,
+                                      .q = m->q + b * bstride,
+                                      .k = m->kk + b * bstride,
+                                      .v = m->vv + b * bstride,
+                                      .o = m->o + b * bstride,
+                                      .d = d,
+                                      .dh = dh,
+                                      .N = N,
+                                      .heads = H,
+                                      .scale = scale,
+                                      .kp = kp,
+                                      .vp = vp};
+            dit_attn_reuse(f->pool, &g, (size_t)nk);
+            continue;
+        }
         for (int h = 0; h < H; h++) {
             const float *qh = m->q + b * bstride + (size_t)h * dh;
             const float *kh = m->kk + b * bstride + (size_t)h * dh;
@@ -659,30 +825,15 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
                 }
                 continue;
             }
-            /* Pack this head's K and V rows (dh floats each): the per-entry SDDMM and SpMM
-             * read them by column list, and rows at the activations' stride (d floats) cost
-             * about a third more time in cache misses (docs/performance.md); values and order
-             * are unchanged. */
-            float *kp = m->kvpack, *vp = m->kvpack + (size_t)N * dh;
-            dit_pack_kv(f->pool, N, dh, kh, vh, d, kp, vp);
-            uint64_t *grp;
-            int rc = dit_state_mask_group(s, b, blk, &grp);
-            if (rc)
-                return errmsg_set(&m->err, rc, "%s", errmsg_text(&s->err));
+            pack_v(f->pool, N, dh, vh, d, vp);
             uint64_t *mask = grp + (size_t)h * N * s->words;
-            if (f->st == DIT_ST_GENERATE) {
-                s->mdirty = true;
-                for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
-                    int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
-                    nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
-                    struct gen_ctx g = {m,  m->scores, (int)r0, f->kept, mask, s->words, theta,
-                                        vp, dh,        oh,      d,       dh,   N};
-                    dit_run_rows(f->pool, (size_t)rows, gen_rows, &g);
-                }
-            } else {
-                struct dit_reuse_ctx g = {m,  f->kept, mask, s->words, qh,    kp, vp,
-                                          oh, d,       dh,   N,        scale, dh};
-                dit_attn_reuse(f->pool, &g, (size_t)nk);
+            s->mdirty = true;
+            for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
+                int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
+                nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
+                struct gen_ctx g = {m,  m->scores, (int)r0, f->kept, mask, s->words, theta,
+                                    vp, dh,        oh,      d,       dh,   N};
+                dit_run_rows(f->pool, (size_t)rows, gen_rows, &g);
             }
         }
     }

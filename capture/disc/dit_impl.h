@@ -126,6 +126,13 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
                     const float *k, int ldk, const float *v, int ldv, float *o, int ldo,
                     float scale, float *scratch);
 
+/* How the ST kernels turn a mask row into its column list: the CPU's best path (the
+ * default), or a slower one for tests: AVX2 (skipping AVX-512), or the portable byte table. */
+enum dit_list_path { DIT_LIST_BEST, DIT_LIST_AVX512, DIT_LIST_AVX2, DIT_LIST_BYTES };
+/* Sets the path (process-wide; not while a kernel runs) and returns the one taken on this
+ * CPU. */
+enum dit_list_path dit_set_list_path(enum dit_list_path path);
+
 /* Query rows the reuse kernel takes together, so a column tile of K and V stays in cache
  * while they all use it (dit_attn.c). */
 #define DIT_REUSE_ROWS 16
@@ -134,26 +141,22 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
  * DIT_REUSE_ROWS * (N + N/64 + 2) + 16 column indices and tile starts each). 0 or ERR_NOMEM. */
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool);
 
-/* One head of the ST reuse path: rows query rows (token kept[r], or r without kept) against
- * the packed K and V under the mask rows (see dit_attn.c). */
+/* The ST reuse path of one batch entry of a block, all heads: rows query rows (token kept[r],
+ * or r without kept) of each head against its K and V under its mask rows (see
+ * dit_attn.c). Each head's K and V are packed into kp and vp first (on the pool, as one
+ * pool_for with the kernel). */
 struct dit_reuse_ctx {
     struct dit_model *m; /* its per-worker scratch (dit_ensure_wscratch first) */
     const int32_t *kept;
-    const uint64_t *mask; /* (N, words) */
+    const uint64_t *mask; /* (heads, N, words) */
     size_t words;
-    const float *q;     /* at head offset, row stride d */
-    const float *k, *v; /* (N, dh) at row stride ldkv (dh: packed) */
-    float *o;           /* at head offset, row stride d */
-    int d, dh, N;
+    const float *q, *k, *v; /* head h at offset h * dh, row stride d */
+    float *o;               /* head h at offset h * dh, row stride d */
+    int d, dh, N, heads;
     float scale;
-    int ldkv;
+    float *kp, *vp; /* N * dh floats each */
 };
-void dit_attn_reuse(struct thread_pool *pool, struct dit_reuse_ctx *g, size_t rows);
-
-/* One head's K and V rows (dh floats each, at row stride ld from k and v) packed into
- * kp and vp (N rows of dh), the rows split over the pool. */
-void dit_pack_kv(struct thread_pool *pool, int N, int dh, const float *k, const float *v, int ld,
-                 float *kp, float *vp);
+void dit_attn_reuse(struct thread_pool *pool, const struct dit_reuse_ctx *g, size_t rows);
 
 /* Self-attention core of block blk (docs/disc.md#forward-pass, docs/disc.md#st-masks): Q (B, nk, d)
  * in m->q, K and V (B, N, d) in m->kk / m->vv; output (B, nk, d) in m->o. 0 or an err in m->err. */
