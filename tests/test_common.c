@@ -240,6 +240,48 @@ static void test_pool_chunks(void **state)
     }
 }
 
+/* Workers in phases: in phase k every worker writes its slot, waits at the barrier, then
+ * checks that every other worker's slot holds phase k (nothing read before all wrote), and
+ * waits again before the next phase overwrites the slots. 200 phases on 1, 2 and 4 threads
+ * (more threads than this machine's CPUs, so a waiter yields). */
+struct barrier_run {
+    struct pool_barrier bar;
+    int slot[8];
+    int workers;
+    atomic_int bad;
+};
+
+static void barrier_fn(void *ctx, size_t begin, size_t end, int worker)
+{
+    struct barrier_run *r = ctx;
+    (void)begin, (void)end;
+    for (int k = 1; k <= 200; k++) {
+        __atomic_store_n(&r->slot[worker], k, __ATOMIC_RELAXED);
+        pool_barrier_wait(&r->bar);
+        for (int w = 0; w < r->workers; w++)
+            if (__atomic_load_n(&r->slot[w], __ATOMIC_RELAXED) != k)
+                atomic_fetch_add(&r->bad, 1);
+        pool_barrier_wait(&r->bar);
+    }
+}
+
+static void test_pool_barrier(void **state)
+{
+    (void)state;
+    for (int t = 1; t <= 4; t *= 2) {
+        struct thread_pool *p = pool_new(t);
+        assert_non_null(p);
+        struct barrier_run r = {.workers = t};
+        pool_barrier_init(&r.bar, p);
+        atomic_init(&r.bad, 0);
+        pool_for(p, (size_t)t, barrier_fn, &r);
+        assert_int_equal(atomic_load(&r.bad), 0);
+        for (int w = 0; w < t; w++)
+            assert_int_equal(r.slot[w], 200);
+        pool_free(p);
+    }
+}
+
 static void test_sha256(void **state)
 {
     (void)state;
@@ -527,13 +569,21 @@ int main(void)
 {
     seed = th_seed(seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rng_determinism), cmocka_unit_test(test_rng_moments),
-        cmocka_unit_test(test_von_mises),       cmocka_unit_test(test_buf),
-        cmocka_unit_test(test_arena),           cmocka_unit_test(test_pool_chunks),
-        cmocka_unit_test(test_sha256),          cmocka_unit_test(test_crc32c),
-        cmocka_unit_test(test_err_and_mem),     cmocka_unit_test(test_grow),
-        cmocka_unit_test(test_remove_tree),     cmocka_unit_test(test_mkdir_p),
-        cmocka_unit_test(test_same_path),       cmocka_unit_test(test_progress_eta),
+        cmocka_unit_test(test_rng_determinism),
+        cmocka_unit_test(test_rng_moments),
+        cmocka_unit_test(test_von_mises),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_pool_chunks),
+        cmocka_unit_test(test_pool_barrier),
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_err_and_mem),
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_remove_tree),
+        cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_same_path),
+        cmocka_unit_test(test_progress_eta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
