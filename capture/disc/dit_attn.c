@@ -147,55 +147,84 @@ static const uint8_t byte_cols[256][8] = {BC_ROW64(0), BC_ROW64(64), BC_ROW64(12
 #undef BC_AT
 #undef BC_POP
 
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
-#include <immintrin.h>
-#define DIT_LIST_X86 1
-/* row_list with AVX-512 compress: sixteen columns a step, no branch per entry. Stores
- * sixteen indices at idx + cnt, so up to fifteen past the list (widx_len's slack). */
-__attribute__((target("avx512f"))) static size_t
-row_list_avx512(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
+/* The column list of a mask row, a word at a time: put(bits, w, out) stores the columns of
+ * word w's set bits (bits) ascending at out, in whole groups of eight or sixteen, and returns
+ * their count; tpos gets each tile's start. Inlined into each CPU path with its own put. */
+static inline __attribute__((always_inline)) size_t
+list_words(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos,
+           size_t (*put)(uint64_t bits, size_t w, int32_t *out))
 {
     size_t words = ((size_t)n + 63) / 64, cnt = 0;
-    __m512i col = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i sixteen = _mm512_set1_epi32(16);
     for (size_t w = 0; w < words; w++) {
         if (w % wpt == 0)
             tpos[w / wpt] = (uint32_t)cnt;
-        uint64_t bits = mask_word(mask_row, w, n);
-        for (int part = 0; part < 4; part++) {
-            __mmask16 m = (__mmask16)(bits >> (16 * part));
-            _mm512_storeu_si512((void *)(idx + cnt), _mm512_maskz_compress_epi32(m, col));
-            cnt += (size_t)__builtin_popcount((unsigned)m);
-            col = _mm512_add_epi32(col, sixteen);
-        }
+        cnt += put(mask_word(mask_row, w, n), w, idx + cnt);
     }
     tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
     return cnt;
 }
 
-/* row_list with AVX2: eight columns a step from the byte table, no branch per entry. Stores
- * eight indices at idx + cnt, so up to seven past the list. */
+/* A word's columns in plain C from the byte table: eight stores a byte, no branch per entry. */
+static inline __attribute__((always_inline)) size_t put_bytes(uint64_t bits, size_t w, int32_t *out)
+{
+    size_t c = 0;
+    for (int part = 0; part < 8; part++) {
+        unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
+        int32_t base = (int32_t)(w * 64 + 8 * (size_t)part);
+        for (int k = 0; k < 8; k++)
+            out[c + (size_t)k] = base + byte_cols[b][k];
+        c += (size_t)__builtin_popcount(b);
+    }
+    return c;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#define DIT_LIST_X86 1
+/* A word's columns with AVX-512 compress: sixteen a step. */
+__attribute__((target("avx512f"), always_inline)) static inline size_t
+put_avx512(uint64_t bits, size_t w, int32_t *out)
+{
+    __m512i col =
+        _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32((int)(w * 64)));
+    size_t c = 0;
+    for (int part = 0; part < 4; part++) {
+        __mmask16 m = (__mmask16)(bits >> (16 * part));
+        _mm512_storeu_si512((void *)(out + c), _mm512_maskz_compress_epi32(m, col));
+        c += (size_t)__builtin_popcount((unsigned)m);
+        col = _mm512_add_epi32(col, _mm512_set1_epi32(16));
+    }
+    return c;
+}
+
+/* A word's columns with AVX2 from the byte table: eight a step. */
+__attribute__((target("avx2"), always_inline)) static inline size_t put_avx2(uint64_t bits,
+                                                                             size_t w, int32_t *out)
+{
+    __m256i base = _mm256_set1_epi32((int)(w * 64));
+    size_t c = 0;
+    for (int part = 0; part < 8; part++) {
+        unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
+        __m128i off = _mm_loadl_epi64((const __m128i *)byte_cols[b]);
+        _mm256_storeu_si256((__m256i *)(out + c),
+                            _mm256_add_epi32(base, _mm256_cvtepu8_epi32(off)));
+        c += (size_t)__builtin_popcount(b);
+        base = _mm256_add_epi32(base, _mm256_set1_epi32(8));
+    }
+    return c;
+}
+
+__attribute__((target("avx512f"))) static size_t
+row_list_avx512(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
+{
+    return list_words(mask_row, n, idx, wpt, tpos, put_avx512);
+}
+
 __attribute__((target("avx2"))) static size_t
 row_list_avx2(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
 {
-    size_t words = ((size_t)n + 63) / 64, cnt = 0;
-    __m256i base = _mm256_setzero_si256();
-    const __m256i eight = _mm256_set1_epi32(8);
-    for (size_t w = 0; w < words; w++) {
-        if (w % wpt == 0)
-            tpos[w / wpt] = (uint32_t)cnt;
-        uint64_t bits = mask_word(mask_row, w, n);
-        for (int part = 0; part < 8; part++) {
-            unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
-            __m128i off = _mm_loadl_epi64((const __m128i *)byte_cols[b]);
-            _mm256_storeu_si256((__m256i *)(idx + cnt),
-                                _mm256_add_epi32(base, _mm256_cvtepu8_epi32(off)));
-            cnt += (size_t)__builtin_popcount(b);
-            base = _mm256_add_epi32(base, eight);
-        }
-    }
-    tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
-    return cnt;
+    return list_words(mask_row, n, idx, wpt, tpos, put_avx2);
 }
 #endif
 
@@ -229,22 +258,7 @@ static size_t row_list(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt
     if (list_path != DIT_LIST_BYTES && __builtin_cpu_supports("avx2"))
         return row_list_avx2(mask_row, n, idx, wpt, tpos);
 #endif
-    /* the byte table in plain C: eight stores a byte, no branch per entry */
-    size_t words = ((size_t)n + 63) / 64, cnt = 0;
-    for (size_t w = 0; w < words; w++) {
-        if (w % wpt == 0)
-            tpos[w / wpt] = (uint32_t)cnt;
-        uint64_t bits = mask_word(mask_row, w, n);
-        for (int part = 0; part < 8; part++) {
-            unsigned b = (unsigned)(bits >> (8 * part)) & 0xffu;
-            int32_t base = (int32_t)(w * 64 + 8 * (size_t)part);
-            for (int k = 0; k < 8; k++)
-                idx[cnt + (size_t)k] = base + byte_cols[b][k];
-            cnt += (size_t)__builtin_popcount(b);
-        }
-    }
-    tpos[(words + wpt - 1) / wpt] = (uint32_t)cnt;
-    return cnt;
+    return list_words(mask_row, n, idx, wpt, tpos, put_bytes);
 }
 
 /* nn_dot's order: eight partial sums, combined as ((0+4)+(1+5))+((2+6)+(3+7)), then the tail. */
