@@ -302,12 +302,40 @@ static void test_weightgen(void **state)
         assert_true(b[i] == 0.0f);
 }
 
+/* The softmax weight of a score does not depend on its position: the 8-wide body and the
+ * scalar tail compute the same bits, so a row of one repeated pattern of period 8 gives the
+ * same weight at every position of the pattern, in the body and in the tail (rows of 1-40
+ * scores); nn_softmax_list_max with the row's maximum equals nn_softmax_list. */
+static void test_softmax_lanes(void **state)
+{
+    (void)state;
+    const float pat[8] = {0.25f, -3.5f, 1.75f, -90.0f, 0.0f, 2.5f, -0.125f, 6.0f};
+    float a[40], b[40];
+    for (size_t n = 1; n <= 40; n++) {
+        float mx = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            a[i] = b[i] = pat[i % 8];
+            mx = a[i] > mx ? a[i] : mx;
+        }
+        float sa = nn_softmax_list(a, n), sb = nn_softmax_list_max(b, n, mx);
+        assert_true(sa == sb && sa > 0.0f);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(a[i] == b[i]);
+            assert_true(a[i] == a[i % 8]);
+        }
+        /* the pattern's -90 is clamped to 87 below the maximum before its exponential */
+        if (n > 3)
+            assert_true(a[3] > 0.0f && a[3] < 1e-30f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear),    cmocka_unit_test(test_softmax_norms_gelu),
-        cmocka_unit_test(test_rope),      cmocka_unit_test(test_attention),
-        cmocka_unit_test(test_weightgen), cmocka_unit_test(test_exp_nan_safe),
+        cmocka_unit_test(test_linear),        cmocka_unit_test(test_softmax_norms_gelu),
+        cmocka_unit_test(test_rope),          cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_weightgen),     cmocka_unit_test(test_exp_nan_safe),
+        cmocka_unit_test(test_softmax_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include "capture/disc/dit.h"
 #include "capture/disc/dit_impl.h"
 #include "capture/nn/nn.h"
+#include "capture/nn/vec8.h"
 #include "common/mem.h"
 #include "common/threads.h"
 
@@ -73,31 +74,6 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
 #else
 #define DIT_HOT
 #endif
-
-/* Eight floats as one value (GCC and Clang vector extension); lanes are the eight partial
- * sums of the dot product, or eight output columns. */
-typedef float v8f __attribute__((vector_size(32)));
-#if defined(__GNUC__) && !defined(__clang__)
-/* the helpers below pass v8f by value only between static inline functions, so the note
- * about the AVX argument ABI does not apply */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-static inline __attribute__((always_inline)) v8f load8(const float *p)
-{
-    v8f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-typedef int32_t v8i __attribute__((vector_size(32)));
-
-/* The eight partial sums combined as nn_dot does: ((0+4)+(1+5))+((2+6)+(3+7)). */
-static inline __attribute__((always_inline)) float combine8(const v8f *v)
-{
-    return (((*v)[0] + (*v)[4]) + ((*v)[1] + (*v)[5])) +
-           (((*v)[2] + (*v)[6]) + ((*v)[3] + (*v)[7]));
-}
 
 /* Per-worker column indices of the row kernels: DIT_REUSE_ROWS lists of N, slack for the
  * 16-wide stores of row_list, and DIT_REUSE_ROWS arrays of tile starts. */
@@ -228,34 +204,41 @@ row_list_avx2(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_
 }
 #endif
 
-/* The path row_list takes (dit_list_path; tests): the CPU's best, or a slower one forced. */
+/* The path the kernels take (dit_list_path; tests): the CPU's best, or a slower one forced. */
 static enum dit_list_path list_path = DIT_LIST_BEST;
 
-enum dit_list_path dit_set_list_path(enum dit_list_path path)
+/* The path taken on this CPU for the setting `path`. */
+static enum dit_list_path resolve_path(enum dit_list_path path)
 {
-    list_path = path;
 #ifdef DIT_LIST_X86
-    if (path != DIT_LIST_BYTES && __builtin_cpu_supports("avx512f") && path != DIT_LIST_AVX2)
+    if (path != DIT_LIST_BYTES && path != DIT_LIST_AVX2 && __builtin_cpu_supports("avx512f"))
         return DIT_LIST_AVX512;
     if (path != DIT_LIST_BYTES && __builtin_cpu_supports("avx2"))
         return DIT_LIST_AVX2;
 #endif
+    (void)path;
     return DIT_LIST_BYTES;
 }
 
+enum dit_list_path dit_set_list_path(enum dit_list_path path)
+{
+    list_path = path;
+    return resolve_path(path);
+}
+
 /*
- * The set columns of a mask row below n, ascending, into idx; their count. tpos[t] is the
- * number of entries before tile t (tiles of wpt words), for t up to the number of tiles, whose
- * entry is the count. Each path stores whole groups of indices (8 or 16) from idx + cnt, so
- * up to fifteen past the list (widx_len's slack).
+ * The set columns of a mask row below n, ascending, into idx; their count, by path (a
+ * resolve_path result). tpos[t] is the number of entries before tile t (tiles of wpt words),
+ * for t up to the number of tiles, whose entry is the count. Each path stores whole groups of
+ * indices (8 or 16) from idx + cnt, so up to fifteen past the list (widx_len's slack).
  */
-static size_t row_list(const uint64_t *mask_row, int n, int32_t *idx, size_t wpt, uint32_t *tpos)
+static size_t row_list(enum dit_list_path path, const uint64_t *mask_row, int n, int32_t *idx,
+                       size_t wpt, uint32_t *tpos)
 {
 #ifdef DIT_LIST_X86
-    if (list_path != DIT_LIST_BYTES && __builtin_cpu_supports("avx512f") &&
-        list_path != DIT_LIST_AVX2)
+    if (path == DIT_LIST_AVX512)
         return row_list_avx512(mask_row, n, idx, wpt, tpos);
-    if (list_path != DIT_LIST_BYTES && __builtin_cpu_supports("avx2"))
+    if (path == DIT_LIST_AVX2)
         return row_list_avx2(mask_row, n, idx, wpt, tpos);
 #endif
     return list_words(mask_row, n, idx, wpt, tpos, put_bytes);
@@ -318,8 +301,8 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
     v8f qv[16];
     for (int i = 0; i < DH / 8; i++)
         qv[i] = load8(q + 8 * i);
-    const v8f sc = {scale, scale, scale, scale, scale, scale, scale, scale};
-    v8f vmax = {*mx, *mx, *mx, *mx, *mx, *mx, *mx, *mx};
+    const v8f sc = splat8(scale);
+    v8f vmax = splat8(*mx);
     size_t t = 0;
     for (; t + 8 <= cnt; t += 8) {
         const float *kr[8];
@@ -331,8 +314,7 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
                 a[j] += qv[i] * load8(kr[j] + 8 * i);
         v8f y = combine8x8(a) * sc;
         memcpy(e + t, &y, sizeof y);
-        v8i gt = y > vmax; /* lanes all ones where y > vmax (never for a NaN) */
-        vmax = (v8f)(((v8i)y & gt) | ((v8i)vmax & ~gt));
+        vmax = select8(y > vmax, y, vmax); /* y > vmax is never true for a NaN */
     }
     if (t < cnt) {
         /* the last 1-7 keys as a group of eight, the missing ones repeating the last key
@@ -346,8 +328,7 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
                 a[j] += qv[i] * load8(kr[j] + 8 * i);
         v8f y = combine8x8(a) * sc;
         memcpy(e + t, &y, (cnt - t) * sizeof(float));
-        v8i gt = y > vmax;
-        vmax = (v8f)(((v8i)y & gt) | ((v8i)vmax & ~gt));
+        vmax = select8(y > vmax, y, vmax);
     }
     float m = *mx;
     for (int j = 0; j < 8; j++)
@@ -366,7 +347,7 @@ static inline __attribute__((always_inline)) void spmm_fixed(const float *w, con
         acc[c] = load8(o + 8 * c);
     for (size_t t = 0; t < cnt; t++) {
         const float *vr = v + (size_t)idx[t] * ld;
-        v8f wt = {w[t], w[t], w[t], w[t], w[t], w[t], w[t], w[t]};
+        v8f wt = splat8(w[t]);
         for (int c = 0; c < DH / 8; c++)
             acc[c] += wt * load8(vr + 8 * c);
     }
@@ -435,11 +416,12 @@ static int tile_cols(int dh)
  * starts of each row (tpos + i * tpos_len(N)), the scores (e + i * N). */
 struct row_lists {
     size_t N;
-    int W;          /* tile width in columns, a multiple of 64 */
-    size_t ntile;   /* tiles in a row */
-    int32_t *idx;   /* + i * N */
-    uint32_t *tpos; /* + i * tpos_len(N) */
-    float *e;       /* + i * N */
+    enum dit_list_path path; /* resolved once per kernel call */
+    int W;                   /* tile width in columns, a multiple of 64 */
+    size_t ntile;            /* tiles in a row */
+    int32_t *idx;            /* + i * N */
+    uint32_t *tpos;          /* + i * tpos_len(N) */
+    float *e;                /* + i * N */
     size_t cnt[DIT_REUSE_ROWS];
     float mx[DIT_REUSE_ROWS]; /* row maxima of e, or NAN where not known */
 };
@@ -448,6 +430,7 @@ static void row_lists_init(struct row_lists *L, const struct dit_model *m, int w
                            int dh)
 {
     L->N = N;
+    L->path = resolve_path(list_path);
     L->W = tile_cols(dh);
     L->ntile = (N + (size_t)L->W - 1) / (size_t)L->W;
     L->idx = m->widx + (size_t)worker * widx_len(N);
@@ -458,7 +441,7 @@ static void row_lists_init(struct row_lists *L, const struct dit_model *m, int w
 /* Row i's list from its mask row. */
 static void row_lists_set(struct row_lists *L, size_t i, const uint64_t *mask_row)
 {
-    L->cnt[i] = row_list(mask_row, (int)L->N, L->idx + i * L->N, (size_t)L->W / 64,
+    L->cnt[i] = row_list(L->path, mask_row, (int)L->N, L->idx + i * L->N, (size_t)L->W / 64,
                          L->tpos + i * tpos_len(L->N));
 }
 

@@ -1,8 +1,10 @@
 /*
  * nn: FP32 kernels. GEMMs through OpenBLAS; everything else is plain loops written so the
- * compiler can vectorise them while keeping a fixed accumulation order.
+ * compiler can vectorise them while keeping a fixed accumulation order, or, for the softmax
+ * exponential, eight-lane vectors (vec8.h) with the same per-lane arithmetic.
  */
 #include "capture/nn/nn.h"
+#include "capture/nn/vec8.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -57,37 +59,42 @@ void nn_linear(const float *x, int m, int n_in, int ldx, const float *w, const f
 }
 
 /*
- * exp of eight floats in place, inputs already in [-87, 88]: Cephes expf (range reduction
- * by ln 2 split in two constants, degree-6 polynomial, 2^n through the exponent bits),
- * within 2 ulp of expf. Written as a fixed-count loop so the compiler vectorises it; the
- * same code serves the tail, so a value never depends on its position.
+ * exp of eight floats, inputs already in [-87, 88]: Cephes expf (range reduction by ln 2
+ * split in two constants, degree-6 polynomial, 2^n through the exponent bits), within 2 ulp
+ * of expf. Each lane is the same scalar arithmetic, so a value never depends on its lane.
  */
+static inline __attribute__((always_inline)) v8f exp8(v8f v)
+{
+    /* n = round(v / ln 2) lands in the low mantissa bits of 1.5 * 2^23 + n */
+    v8f t = v * splat8(1.44269504088896341f) + splat8(12582912.0f);
+    v8f nf = t - splat8(12582912.0f); /* round */
+    v8f r = v - nf * splat8(0.693359375f) - nf * splat8(-2.12194440e-4f);
+    v8f z = r * r;
+    v8f p = ((((splat8(1.9875691500e-4f) * r + splat8(1.3981999507e-3f)) * r +
+               splat8(8.3334519073e-3f)) *
+                  r +
+              splat8(4.1665795894e-2f)) *
+                 r +
+             splat8(1.6666665459e-1f)) *
+                r +
+            splat8(5.0000001201e-1f);
+    p = p * z + r + splat8(1.0f);
+    /* 2^n from those bits in unsigned arithmetic: a NaN input gives some finite or infinite
+     * scale times p = NaN, so NaN in is NaN out; a float-to-int conversion of NaN would be
+     * undefined and the signed multiply could overflow */
+    v8u u = ((v8u)t - 0x4B400000u + 127u) << 23;
+    return p * (v8f)u;
+}
+
+/* exp8 on n <= 8 floats in place (the tail of a row: the missing lanes are zeros) */
 static inline __attribute__((always_inline)) void exp8_inplace(float *x, int n)
 {
-    for (int j = 0; j < n; j++) {
-        float v = x[j];
-        /* n = round(v / ln 2) lands in the low mantissa bits of 1.5 * 2^23 + n */
-        union {
-            uint32_t u;
-            float f;
-        } t, u;
-        t.f = v * 1.44269504088896341f + 12582912.0f;
-        float nf = t.f - 12582912.0f; /* round */
-        float r = v - nf * 0.693359375f - nf * -2.12194440e-4f;
-        float z = r * r;
-        float p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                    4.1665795894e-2f) *
-                       r +
-                   1.6666665459e-1f) *
-                      r +
-                  5.0000001201e-1f;
-        p = p * z + r + 1.0f;
-        /* 2^n from those bits in unsigned arithmetic: a NaN input gives some finite or
-         * infinite scale times p = NaN, so NaN in is NaN out; a float-to-int conversion
-         * of NaN would be undefined and the signed multiply could overflow */
-        u.u = (t.u - 0x4B400000u + 127u) << 23;
-        x[j] = p * u.f;
-    }
+    if (n <= 0)
+        return;
+    v8f v = splat8(0.0f);
+    memcpy(&v, x, (size_t)n * sizeof(float));
+    v = exp8(v);
+    memcpy(x, &v, (size_t)n * sizeof(float));
 }
 
 NN_HOT void nn_exp_clamped(float *x, size_t n)
@@ -137,18 +144,21 @@ static inline __attribute__((always_inline)) float row_max(const float *row, siz
 static inline __attribute__((always_inline)) float exp_sum_from(float *row, size_t n, float mx)
 {
     size_t n8 = n & ~(size_t)7;
-    for (size_t i = 0; i < n; i++) {
+    /* v - mx clamped below (a NaN stays NaN), its exponential and the sum (eight partial
+     * sums, fixed order) in one pass over blocks of eight, so the row is read once */
+    const v8f vmx = splat8(mx), lo = splat8(-87.0f);
+    v8f s8 = splat8(0.0f);
+    for (size_t i = 0; i < n8; i += 8) {
+        v8f x = load8(row + i) - vmx;
+        x = exp8(select8(x < lo, lo, x));
+        memcpy(row + i, &x, sizeof x);
+        s8 += x;
+    }
+    float sum = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+    for (size_t i = n8; i < n; i++) {
         float v = row[i] - mx;
         row[i] = v < -87.0f ? -87.0f : v;
     }
-    /* exponentials and the sum (eight partial sums, fixed order) in blocks of eight */
-    float s8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t i = 0; i < n8; i += 8) {
-        exp8_inplace(row + i, 8);
-        for (int j = 0; j < 8; j++)
-            s8[j] += row[i + j];
-    }
-    float sum = ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
     exp8_inplace(row + n8, (int)(n - n8));
     for (size_t i = n8; i < n; i++)
         sum += row[i];
