@@ -241,6 +241,7 @@ static size_t row_list(enum dit_list_path path, const uint64_t *mask_row, int n,
     if (path == DIT_LIST_AVX2)
         return row_list_avx2(mask_row, n, idx, wpt, tpos);
 #endif
+    (void)path;
     return list_words(mask_row, n, idx, wpt, tpos, put_bytes);
 }
 
