@@ -42,16 +42,14 @@ void disc_mem_plan_make(struct disc_mem_plan *plan, const struct dit_config *c,
     /* F32 weights (the model converts F16/BF16 files on load). */
     add(p, "weights", "f32", f * (double)dit_param_count(c), -1.0);
     /* One forward's scratch (dit.c alloc_scratch): pe, x0, hs, tmp (N, d); a, kk, vv, q, o
-     * (2, N, d); ff (N, 4d); patches; final rows; score chunk; packed K/V; per-worker rows
-     * (DIT_REUSE_ROWS rows of scores and column lists, their tile starts, 16 slack); text K/V
-     * and caption projection (L, B, T, d) + (B, T, d). */
+     * (2, N, d); ff (N, 4d); patches; final rows; score chunk; packed K/V; the row kernels'
+     * per-worker scratch (dit_wscratch_elems); text K/V and caption projection (L, B, T, d)
+     * + (B, T, d). */
     double act =
-        f *
-        (N * d * 4.0 + 2.0 * N * d * 5.0 + N * 4.0 * d + N * c->c_in * p2 + N * p2 * c->c_out +
-         chunk * (N > T ? N : T) + 2.0 * N * c->head_dim +
-         (double)(sh->threads > 0 ? sh->threads : 1) *
-             ((2.0 * DIT_REUSE_ROWS + 1.0) * N + DIT_REUSE_ROWS * (floor(N / 64.0) + 2.0) + 16.0) +
-         (L + 1.0) * B * T * d * 2.0);
+        f * (N * d * 4.0 + 2.0 * N * d * 5.0 + N * 4.0 * d + N * c->c_in * p2 + N * p2 * c->c_out +
+             chunk * (N > T ? N : T) + 2.0 * N * c->head_dim +
+             (double)(sh->threads > 0 ? sh->threads : 1) * (double)dit_wscratch_elems((size_t)N) +
+             (L + 1.0) * B * T * d * 2.0);
     add(p, "activations", "f32", act, -1.0);
     /* Block outputs (dit_state_open): one per block with CTR, a ring of two without. */
     double ff_one = f * B * N * d;

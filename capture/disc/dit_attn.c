@@ -678,6 +678,11 @@ void dit_attn_dense(struct thread_pool *pool, int rows, int n_k, int dh, const f
     nn_sgemm(false, rows, dh, n_k, 1.0f, scratch, n_k, v, ldv, 0.0f, o, ldo);
 }
 
+size_t dit_wscratch_elems(size_t N)
+{
+    return (DIT_REUSE_ROWS + 1) * N + widx_len(N);
+}
+
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool)
 {
     int w = pool ? pool_size(pool) : 1;

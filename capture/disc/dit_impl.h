@@ -137,8 +137,13 @@ enum dit_list_path dit_set_list_path(enum dit_list_path path);
  * while they all use it (dit_attn.c). */
 #define DIT_REUSE_ROWS 16
 
-/* Per-worker scratch of the row kernels ((DIT_REUSE_ROWS + 1) * N floats, and
- * DIT_REUSE_ROWS * (N + N/64 + 2) + 16 column indices and tile starts each). 0 or ERR_NOMEM. */
+/* Per-worker scratch of the row kernels for N tokens, in 4-byte elements:
+ * (DIT_REUSE_ROWS + 1) * N floats (a probability row, the rows' scores) and
+ * DIT_REUSE_ROWS * (N + N/64 + 2) + 16 column indices and tile starts. The memory plan
+ * counts it from here. */
+size_t dit_wscratch_elems(size_t N);
+
+/* That scratch for each of the pool's workers (kept while large enough). 0 or ERR_NOMEM. */
 int dit_ensure_wscratch(struct dit_model *m, struct thread_pool *pool);
 
 /* The ST reuse path of one batch entry of a block, all heads: rows query rows (token kept[r],
