@@ -21,9 +21,8 @@ struct gen_ctx {
     uint64_t *mask;
     size_t words;
     float theta;
-    const float *v; /* (N, dh) at row stride ldv */
-    int ldv;
-    float *o; /* (n_kept, d) at head offset */
+    const float *v; /* (N, dh) packed */
+    float *o;       /* (n_kept, d) at head offset */
     int d, dh, N;
 };
 
@@ -54,25 +53,34 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
  * columns once, and the SDDMM, the softmax and the SpMM walk that list, touching only the
  * kept K and V rows. The arithmetic is that of nn_sddmm_row and nn_attention_row_sparse
  * entry for entry (the dot product's eight partial sums combined in the same order, the
- * softmax weights by nn_softmax_list, each output column summed in ascending column order),
- * so both kernels give the same bits (tests/test_disc_dit.c). Speed comes from the order of
- * work, not from other arithmetic: the list built sixteen columns a step (AVX-512 compress
- * where the CPU has it) with each tile's start on the way, eight dot products at a time
- * (eight independent add chains, the eight scores combined by a transpose of adds instead
- * of a horizontal sum per key), each row's largest score found by the SDDMM (so the softmax
+ * softmax weights by nn_softmax_list, each output column summed in ascending column order,
+ * the multiply-adds fused on a CPU with FMA in both), so both kernels give the same bits
+ * (tests/test_disc_dit.c). Speed comes from the order of work: the list built sixteen
+ * columns a step (AVX-512 compress where the CPU has it) with each tile's start on the way,
+ * eight dot products at a time (eight independent add chains, the eight scores combined
+ * by a transpose of adds instead of a horizontal sum per key), 32 query rows sharing each
+ * K and V tile, each row's largest score found by the SDDMM (so the softmax
  * skips that pass), the query row and the output row held in vector registers for the head
  * dimensions of the shipped configs (16, 64, 72), and the vectorised exp on the list. A
  * blocked (tile) layout was not taken: at the measured densities (40% kept at sparsity 0.6)
  * 97.8% of the 8 x 8 tiles hold a set entry, so skipping empty tiles would skip almost
- * nothing (docs/performance.md). Compiled again for x86-64-v3 and v4 like nn.c's hot loops;
- * no FMA contraction (-std=c11).
+ * nothing (docs/performance.md). Compiled again for x86-64-v3 and v4 like nn.c's hot loops.
+ * The SDDMM and SpMM loops (DIT_HOT_FUSED) contract a * b + c into one fused multiply-add
+ * in the clones for CPUs with FMA (v3, v4) and not in the default clone, as nn.c's
+ * NN_HOT_FUSED reference rows do, so kernel and reference pick the same arithmetic on every
+ * CPU; everything else keeps -std=c11's -ffp-contract=off. [decision: speed: 5-6% of the
+ * masked kernel at 512 px on a Zen 3 core, docs/performance.md]
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(__SANITIZE_ADDRESS__)
 #define DIT_HOT                                                                                    \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
+#define DIT_HOT_FUSED                                                                              \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                   \
+                   optimize("O3", "fp-contract=fast")))
 #else
 #define DIT_HOT
+#define DIT_HOT_FUSED
 #endif
 
 /* Per-worker column indices of the row kernels: DIT_REUSE_ROWS lists of N, slack for the
@@ -295,9 +303,9 @@ static inline __attribute__((always_inline)) v8f combine8x8(const v8f *a)
  * where inlined): the query in registers, eight keys at a time. *mx is raised to the largest
  * score. */
 static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, const float *k,
-                                                              size_t ld, const int DH,
-                                                              const int32_t *idx, size_t cnt,
-                                                              float scale, float *e, float *mx)
+                                                              const int DH, const int32_t *idx,
+                                                              size_t cnt, float scale, float *e,
+                                                              float *mx)
 {
     v8f qv[16];
     for (int i = 0; i < DH / 8; i++)
@@ -308,7 +316,7 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
     for (; t + 8 <= cnt; t += 8) {
         const float *kr[8];
         for (int j = 0; j < 8; j++)
-            kr[j] = k + (size_t)idx[t + j] * ld;
+            kr[j] = k + (size_t)idx[t + j] * DH;
         v8f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
         for (int i = 0; i < DH / 8; i++)
             for (int j = 0; j < 8; j++)
@@ -322,7 +330,7 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
          * (the same score, so the maximum is unchanged); only the real scores are stored */
         const float *kr[8];
         for (int j = 0; j < 8; j++)
-            kr[j] = k + (size_t)idx[t + j < cnt ? t + (size_t)j : cnt - 1] * ld;
+            kr[j] = k + (size_t)idx[t + j < cnt ? t + (size_t)j : cnt - 1] * DH;
         v8f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
         for (int i = 0; i < DH / 8; i++)
             for (int j = 0; j < 8; j++)
@@ -339,15 +347,14 @@ static inline __attribute__((always_inline)) void sddmm_fixed(const float *q, co
 
 /* o (DH) += sum_t w[t] v_idx[t], each column in list order, the output row in registers
  * while the list is walked. */
-static inline __attribute__((always_inline)) void spmm_fixed(const float *w, const int32_t *idx,
-                                                             size_t cnt, const float *v, size_t ld,
-                                                             const int DH, float *o)
+static inline __attribute__((always_inline)) void
+spmm_fixed(const float *w, const int32_t *idx, size_t cnt, const float *v, const int DH, float *o)
 {
     v8f acc[16];
     for (int c = 0; c < DH / 8; c++)
         acc[c] = load8(o + 8 * c);
     for (size_t t = 0; t < cnt; t++) {
-        const float *vr = v + (size_t)idx[t] * ld;
+        const float *vr = v + (size_t)idx[t] * DH;
         v8f wt = splat8(w[t]);
         for (int c = 0; c < DH / 8; c++)
             acc[c] += wt * load8(vr + 8 * c);
@@ -356,47 +363,48 @@ static inline __attribute__((always_inline)) void spmm_fixed(const float *w, con
         memcpy(o + 8 * c, &acc[c], sizeof acc[c]);
 }
 
-/* e[t] = scale * q . k_idx[t] for t < cnt (k rows dh floats at stride ld); *mx is raised to
- * the largest score. */
-DIT_HOT static void sddmm_list(const float *q, const float *k, size_t ld, int dh,
-                               const int32_t *idx, size_t cnt, float scale, float *e, float *mx)
+/* e[t] = scale * q . k_idx[t] for t < cnt (k packed: rows of dh floats); *mx is raised to
+ * the largest score. The multiply-adds are fused where the CPU has FMA (DIT_HOT_FUSED), as
+ * in nn_sddmm_row. */
+DIT_HOT_FUSED static void sddmm_list(const float *q, const float *k, int dh, const int32_t *idx,
+                                     size_t cnt, float scale, float *e, float *mx)
 {
     switch (dh) {
     case 16:
-        sddmm_fixed(q, k, ld, 16, idx, cnt, scale, e, mx);
+        sddmm_fixed(q, k, 16, idx, cnt, scale, e, mx);
         return;
     case 64:
-        sddmm_fixed(q, k, ld, 64, idx, cnt, scale, e, mx);
+        sddmm_fixed(q, k, 64, idx, cnt, scale, e, mx);
         return;
     case 72:
-        sddmm_fixed(q, k, ld, 72, idx, cnt, scale, e, mx);
+        sddmm_fixed(q, k, 72, idx, cnt, scale, e, mx);
         return;
     default:
         for (size_t t = 0; t < cnt; t++) {
-            e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * ld, dh);
+            e[t] = scale * dot_fixed(q, k + (size_t)idx[t] * (size_t)dh, dh);
             *mx = e[t] > *mx ? e[t] : *mx;
         }
     }
 }
 
-/* o (dh) += sum_t w[t] v_idx[t] over the cnt listed entries (v rows at stride ld), each
- * column in list order. */
-DIT_HOT static void spmm_list(const float *w, const int32_t *idx, size_t cnt, const float *v,
-                              size_t ld, int dh, float *restrict o)
+/* o (dh) += sum_t w[t] v_idx[t] over the cnt listed entries (v packed: rows of dh floats),
+ * each column in list order; the multiply-adds fused as in nn_attention_row_sparse. */
+DIT_HOT_FUSED static void spmm_list(const float *w, const int32_t *idx, size_t cnt, const float *v,
+                                    int dh, float *restrict o)
 {
     switch (dh) {
     case 16:
-        spmm_fixed(w, idx, cnt, v, ld, 16, o);
+        spmm_fixed(w, idx, cnt, v, 16, o);
         break;
     case 64:
-        spmm_fixed(w, idx, cnt, v, ld, 64, o);
+        spmm_fixed(w, idx, cnt, v, 64, o);
         break;
     case 72:
-        spmm_fixed(w, idx, cnt, v, ld, 72, o);
+        spmm_fixed(w, idx, cnt, v, 72, o);
         break;
     default:
         for (size_t t = 0; t < cnt; t++) {
-            const float *restrict vr = v + (size_t)idx[t] * ld;
+            const float *restrict vr = v + (size_t)idx[t] * (size_t)dh;
             for (int c = 0; c < dh; c++)
                 o[c] += w[t] * vr[c];
         }
@@ -453,7 +461,7 @@ static void row_lists_set(struct row_lists *L, size_t i, const uint64_t *mask_ro
  * walked tile by tile (every row's entries of a V tile before the next tile), so a tile of V
  * is read from memory once for all the rows.
  */
-static void softmax_spmm_block(struct row_lists *L, size_t nr, const float *v, size_t ld, int dh,
+static void softmax_spmm_block(struct row_lists *L, size_t nr, const float *v, int dh,
                                float *const *orow)
 {
     size_t N = L->N;
@@ -469,7 +477,7 @@ static void softmax_spmm_block(struct row_lists *L, size_t nr, const float *v, s
     for (size_t t = 0; t < L->ntile; t++)
         for (size_t i = 0; i < nr; i++) {
             const uint32_t *tp = L->tpos + i * tpos_len(N);
-            spmm_list(L->e + i * N + tp[t], L->idx + i * N + tp[t], tp[t + 1] - tp[t], v, ld, dh,
+            spmm_list(L->e + i * N + tp[t], L->idx + i * N + tp[t], tp[t + 1] - tp[t], v, dh,
                       orow[i]);
         }
     for (size_t i = 0; i < nr; i++) {
@@ -507,7 +515,7 @@ static void gen_rows(void *vctx, size_t begin, size_t end, int worker)
             L.mx[i] = NAN;
             orow[i] = g->o + (size_t)row * g->d;
         }
-        softmax_spmm_block(&L, nr, g->v, (size_t)g->ldv, g->dh, orow);
+        softmax_spmm_block(&L, nr, g->v, g->dh, orow);
     }
 }
 
@@ -551,11 +559,11 @@ static void reuse_block(const struct dit_reuse_ctx *g, const struct reuse_head *
                 continue;
             size_t n = (end - a + 7) & ~(size_t)7;
             n = a + n > L->cnt[i] ? L->cnt[i] - a : n;
-            sddmm_list(hd->q + (r0 + i) * (size_t)g->d, hd->k, (size_t)g->dh, g->dh,
-                       L->idx + i * N + a, n, g->scale, L->e + i * N + a, &L->mx[i]);
+            sddmm_list(hd->q + (r0 + i) * (size_t)g->d, hd->k, g->dh, L->idx + i * N + a, n,
+                       g->scale, L->e + i * N + a, &L->mx[i]);
             pos[i] = a + n;
         }
-    softmax_spmm_block(L, nr, hd->v, (size_t)g->dh, g->dh, orow);
+    softmax_spmm_block(L, nr, hd->v, g->dh, orow);
 }
 
 /* K and V rows [begin, end) of one head (dh floats each, at row stride ld) into kp and vp. */
@@ -834,8 +842,8 @@ int dit_self_attention(struct dit_model *m, struct dit_state *s, int blk, const 
             for (size_t r0 = 0; r0 < (size_t)nk; r0 += chunk) {
                 int rows = (int)((size_t)nk - r0 < chunk ? (size_t)nk - r0 : chunk);
                 nn_sgemm(true, rows, N, dh, scale, qh + r0 * d, d, kh, d, 0.0f, m->scores, N);
-                struct gen_ctx g = {m,  m->scores, (int)r0, f->kept, mask, s->words, theta,
-                                    vp, dh,        oh,      d,       dh,   N};
+                struct gen_ctx g = {m,     m->scores, (int)r0, f->kept, mask, s->words,
+                                    theta, vp,        oh,      d,       dh,   N};
                 dit_run_rows(f->pool, (size_t)rows, gen_rows, &g);
             }
         }

@@ -15,13 +15,22 @@
  * again for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and picked at load time, as in
  * capture/kura. The clones compute the same bits: no FMA contraction (-std=c11 keeps
  * -ffp-contract=off) and no reassociation (sums keep their written order). [decision: speed]
+ * The exception is NN_HOT_FUSED, the masked-attention reference rows (nn_sddmm_row,
+ * nn_attention_row_sparse): their v3 and v4 clones fuse each multiply-add (one rounding),
+ * as the DiSC masked kernels in capture/disc/dit_attn.c do, and their default clone does
+ * not; so reference and kernel agree bit for bit on any one CPU, and a CPU with FMA gives
+ * other last bits than one without (as BLAS already does for the dense path).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     !defined(__SANITIZE_ADDRESS__)
 #define NN_HOT                                                                                     \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
+#define NN_HOT_FUSED                                                                               \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                   \
+                   optimize("O3", "fp-contract=fast")))
 #else
 #define NN_HOT
+#define NN_HOT_FUSED
 #endif
 
 void nn_set_threads(int n)
@@ -296,8 +305,9 @@ void nn_rope(float *x, int n_tok, int n_heads, int dh, int ld, const int64_t *po
     }
 }
 
-/* Eight partial sums (vectorisable; fixed order, so results are reproducible). */
-static inline float dot8(const float *a, const float *b, int n)
+/* Eight partial sums (vectorisable; fixed order, so results are reproducible). Always
+ * inlined, so it takes its caller's contraction: plain in nn_dot, fused in nn_sddmm_row. */
+static inline __attribute__((always_inline)) float dot8(const float *a, const float *b, int n)
 {
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int i = 0;
@@ -315,8 +325,8 @@ NN_HOT float nn_dot(const float *a, const float *b, int n)
     return dot8(a, b, n);
 }
 
-NN_HOT size_t nn_sddmm_row(const float *q, const float *k, int ldk, int dh,
-                           const uint64_t *mask_row, int n_k, float scale, float *s)
+NN_HOT_FUSED size_t nn_sddmm_row(const float *q, const float *k, int ldk, int dh,
+                                 const uint64_t *mask_row, int n_k, float scale, float *s)
 {
     size_t words = ((size_t)n_k + 63) / 64, cnt = 0;
     for (size_t w = 0; w < words; w++) {
@@ -334,7 +344,8 @@ NN_HOT size_t nn_sddmm_row(const float *q, const float *k, int ldk, int dh,
 }
 
 /* o[0..n) += e * v[0..n), in blocks of eight so the compiler's SLP pass vectorises it. */
-static inline void axpy(float *restrict o, float e, const float *restrict v, int n)
+static inline __attribute__((always_inline)) void axpy(float *restrict o, float e,
+                                                       const float *restrict v, int n)
 {
     int c = 0;
     for (; c + 8 <= n; c += 8) {
@@ -351,8 +362,8 @@ static inline void axpy(float *restrict o, float e, const float *restrict v, int
         o[c] += e * v[c];
 }
 
-NN_HOT size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_k, const float *v,
-                                      int ldv, int dh, float *o)
+NN_HOT_FUSED size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_k,
+                                            const float *v, int ldv, int dh, float *o)
 {
     size_t words = ((size_t)n_k + 63) / 64;
     size_t cnt = 0;
@@ -371,7 +382,7 @@ NN_HOT size_t nn_attention_row_sparse(float *s, const uint64_t *mask_row, int n_
         o[c] = 0.0f;
     if (cnt == 0)
         return 0;
-    float sum = exp_sum_row(s, cnt);
+    float sum = nn_softmax_list(s, cnt); /* a call, so its exp is not contracted here */
     size_t t = 0;
     for (size_t w = 0; w < words; w++) {
         uint64_t bits = mask_row[w];

@@ -2,9 +2,9 @@
  * vec8: eight floats as one value (the GCC and Clang vector extension), for the kernels that
  * spell their lanes out: the softmax exponential (nn.c) and the DiSC row kernels
  * (capture/disc/dit_attn.c). Every operation is the scalar IEEE operation per lane, with no
- * FMA contraction (-std=c11 keeps -ffp-contract=off), so a lane's value is what the same
- * scalar code would give; compiled for AVX2 a v8f is one ymm register, elsewhere the
- * compiler splits it.
+ * FMA contraction (-std=c11 keeps -ffp-contract=off) outside the functions that ask for it
+ * (DIT_HOT_FUSED), so a lane's value is what the same scalar code would give; compiled for
+ * AVX2 a v8f is one ymm register, elsewhere the compiler splits it.
  */
 #ifndef ACCELTRACE_CAPTURE_NN_VEC8_H
 #define ACCELTRACE_CAPTURE_NN_VEC8_H
