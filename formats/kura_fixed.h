@@ -23,22 +23,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hot.h"
+
 struct thread_pool;
 
 /*
- * KURA_HOT marks the drift's hot loops (kura_fixed.c, capture/kura/kura_drift.c): they are
- * compiled once more for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and picked at load
- * time, so the default -O2 build vectorizes them too (3-4x faster). The clones compute the
- * same bits: integer code, and no FMA contraction (-std=c11 keeps -ffp-contract=off).
- * [decision: speed]
+ * KURA_HOT marks the drift's hot loops (kura_fixed.c, capture/kura/kura_drift.c): the clones
+ * of common/hot.h, so the default -O2 build vectorizes them too (3-4x faster). The clones
+ * compute the same bits: integer code, and no FMA contraction. [decision: speed]
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(__SANITIZE_ADDRESS__)
-#define KURA_HOT                                                                                   \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
-#else
-#define KURA_HOT
-#endif
+#define KURA_HOT HOT_CLONES
 
 #define KURA_LUT_N 4097 /* quarter wave 0..pi/2 in 4096 steps plus the guard */
 #define KURA_WINDOW_M 5 /* window side; |N| = 25 including the centre */

@@ -10,6 +10,7 @@
 #include "capture/disc/dit_impl.h"
 #include "capture/nn/nn.h"
 #include "capture/nn/vec8.h"
+#include "common/hot.h"
 #include "common/mem.h"
 #include "common/threads.h"
 
@@ -64,24 +65,15 @@ size_t dit_st_generate_row(const float *s, int n, float theta, uint64_t *mask_ro
  * dimensions of the shipped configs (16, 64, 72), and the vectorised exp on the list. A
  * blocked (tile) layout was not taken: at the measured densities (40% kept at sparsity 0.6)
  * 97.8% of the 8 x 8 tiles hold a set entry, so skipping empty tiles would skip almost
- * nothing (docs/performance.md). Compiled again for x86-64-v3 and v4 like nn.c's hot loops.
+ * nothing (docs/performance.md). Compiled again for x86-64-v3 and v4 (common/hot.h).
  * The SDDMM and SpMM loops (DIT_HOT_FUSED) contract a * b + c into one fused multiply-add
  * in the clones for CPUs with FMA (v3, v4) and not in the default clone, as nn.c's
  * NN_HOT_FUSED reference rows do, so kernel and reference pick the same arithmetic on every
  * CPU; everything else keeps -std=c11's -ffp-contract=off. [decision: speed: 5-6% of the
  * masked kernel at 512 px on a Zen 3 core, docs/performance.md]
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(__SANITIZE_ADDRESS__)
-#define DIT_HOT                                                                                    \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
-#define DIT_HOT_FUSED                                                                              \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                   \
-                   optimize("O3", "fp-contract=fast")))
-#else
-#define DIT_HOT
-#define DIT_HOT_FUSED
-#endif
+#define DIT_HOT HOT_CLONES
+#define DIT_HOT_FUSED HOT_CLONES_FUSED
 
 /* Per-worker column indices of the row kernels: DIT_REUSE_ROWS lists of N, slack for the
  * 16-wide stores of row_list, and DIT_REUSE_ROWS arrays of tile starts. */

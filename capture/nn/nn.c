@@ -5,6 +5,7 @@
  */
 #include "capture/nn/nn.h"
 #include "capture/nn/vec8.h"
+#include "common/hot.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -12,8 +13,8 @@
 
 /*
  * The elementwise hot loops (exp, softmax, GELU, the sparse attention row) are compiled
- * again for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and picked at load time, as in
- * capture/kura. The clones compute the same bits: no FMA contraction (-std=c11 keeps
+ * again for x86-64-v3 (AVX2) and v4 (AVX-512) with -O3 and picked at load time (common/hot.h),
+ * as in capture/kura. The clones compute the same bits: no FMA contraction (-std=c11 keeps
  * -ffp-contract=off) and no reassociation (sums keep their written order). [decision: speed]
  * The exception is NN_HOT_FUSED, the masked-attention reference rows (nn_sddmm_row,
  * nn_attention_row_sparse): their v3 and v4 clones fuse each multiply-add (one rounding),
@@ -21,17 +22,8 @@
  * not; so reference and kernel agree bit for bit on any one CPU, and a CPU with FMA gives
  * other last bits than one without (as BLAS already does for the dense path).
  */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
-    !defined(__SANITIZE_ADDRESS__)
-#define NN_HOT                                                                                     \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
-#define NN_HOT_FUSED                                                                               \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"),                   \
-                   optimize("O3", "fp-contract=fast")))
-#else
-#define NN_HOT
-#define NN_HOT_FUSED
-#endif
+#define NN_HOT HOT_CLONES
+#define NN_HOT_FUSED HOT_CLONES_FUSED
 
 void nn_set_threads(int n)
 {

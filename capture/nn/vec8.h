@@ -3,8 +3,8 @@
  * spell their lanes out: the softmax exponential (nn.c) and the DiSC row kernels
  * (capture/disc/dit_attn.c). Every operation is the scalar IEEE operation per lane, with no
  * FMA contraction (-std=c11 keeps -ffp-contract=off) outside the functions that ask for it
- * (DIT_HOT_FUSED), so a lane's value is what the same scalar code would give; compiled for
- * AVX2 a v8f is one ymm register, elsewhere the compiler splits it.
+ * (HOT_CLONES_FUSED, common/hot.h), so a lane's value is what the same scalar code would give;
+ * compiled for AVX2 a v8f is one ymm register, elsewhere the compiler splits it.
  */
 #ifndef ACCELTRACE_CAPTURE_NN_VEC8_H
 #define ACCELTRACE_CAPTURE_NN_VEC8_H
@@ -17,7 +17,8 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 typedef uint32_t v8u __attribute__((vector_size(32)));
 
 /* v8f passes by value only between static inline functions, so the note about the AVX
- * argument ABI does not apply */
+ * argument ABI does not apply (GCC prints it in spite of the pragma; the Makefile passes
+ * -Wno-psabi) */
 #if defined(__clang__)
 #pragma clang diagnostic ignored "-Wunknown-warning-option"
 #pragma clang diagnostic ignored "-Wpsabi"
