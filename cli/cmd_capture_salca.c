@@ -45,6 +45,7 @@ enum {
     OPT_MEM_LIMIT_GIB,
     OPT_RESUME,
     OPT_LAYER_MAJOR,
+    OPT_DRY_RUN,
     OPT_U32 = 100, /* OPT_U32 + k: the k-th integer option of parse_args */
     OPT_SYN = 200, /* OPT_SYN + k: the k-th --syn-* option */
     OPT_CAL = 300, /* OPT_CAL + k: the k-th --cal-* option */
@@ -147,6 +148,8 @@ static const struct cli_opt opts[] = {
     {OPT_LAYER_MAJOR, "layer-major", 0, CLI_ARG_NONE, NULL,
      "hold one layer's K/V at a time (records per layer,\nthen per step); chosen without it when "
      "every layer\nwould exceed --mem-limit (docs/models.md 'Salca\nmemory plan')", 0},
+    {OPT_DRY_RUN, "dry-run", 0, CLI_ARG_NONE, NULL,
+     "print the memory plan and exit: 0 when it fits\n--mem-limit, 3 when not (-o not needed)", 0},
     {CLI_ID_JSON, "json", 0, CLI_ARG_NONE, NULL,
      "one JSON document on stdout: the trace (file, bytes,\nrecords), the run and per method "
      "its recall, cosine,\nretention and overshoot", 0},
@@ -281,9 +284,9 @@ static int parse_value_option(struct salca_capture_params *p, const char **out, 
 }
 
 /* The checks across options; 0, or the exit status of a usage error. */
-static int check_args(const struct salca_capture_params *p, const char *out)
+static int check_args(const struct salca_capture_params *p, const char *out, bool dry_run)
 {
-    if (!out)
+    if (!out && !dry_run)
         return cli_usage_error(VERB, "missing -o FILE.atr");
     if (p->sel.pool % 2 == 0)
         return cli_usage_error(VERB, "pool width %u must be odd", p->sel.pool);
@@ -291,7 +294,7 @@ static int check_args(const struct salca_capture_params *p, const char *out)
         return cli_usage_error(VERB, "--checkpoint needs --source model");
     if (p->calibrated && (p->head_dim ? p->head_dim : 128) < 16)
         return cli_usage_error(VERB, "the calibrated source needs a head dim of 16 or more");
-    { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
+    if (out) { /* no checkpoint file may be the trace, its .partial or the --csv file (exit 2) */
         struct errmsg ce = {0};
         const char *ins[1] = {p->checkpoint};
         const char *side[1] = {p->csv_path};
@@ -424,6 +427,7 @@ struct salca_args {
     const char *out;
     bool json;
     bool resume;
+    bool dry_run;
 };
 
 /* The options into a (a->p holds the defaults); 0 to run, -1 when the help or the task
@@ -453,6 +457,8 @@ static int parse_args(int argc, char **argv, struct salca_args *a)
             a->resume = true;
         } else if (id == OPT_LAYER_MAJOR) {
             p->layer_major = true;
+        } else if (id == OPT_DRY_RUN) {
+            a->dry_run = true;
         } else if (id == OPT_NO_HIST) {
             p->no_hist = true;
         } else if (id == OPT_NO_TOP1) {
@@ -463,7 +469,7 @@ static int parse_args(int argc, char **argv, struct salca_args *a)
         if (st)
             return st;
     }
-    return check_args(p, a->out);
+    return check_args(p, a->out, a->dry_run);
 }
 
 /* The source as the summary names it. */
@@ -505,6 +511,35 @@ static json_t *summary_json(const struct salca_args *a, const struct salca_captu
                      "wall_s", res->wall_seconds, "methods", methods);
 }
 
+/* The memory plan on stdout (capture salca --dry-run); the exit status: 0 when it fits
+ * --mem-limit, 3 when even the layer-major plan does not. */
+static int print_plan(const struct salca_capture_params *p, const struct salca_mem_plan *pl)
+{
+    char a[32], b[32];
+    printf("salca memory plan: %s source, --mem-limit %s\n", source_name(p),
+           pl->limit_bytes ? mem_size_text(pl->limit_bytes, a, sizeof a) : "none");
+    printf("  %-26s %-11s %12s %12s  %s\n", "item", "precision", "total", "held", "where");
+    for (int i = 0; i < pl->n_items; i++) {
+        const struct salca_mem_item *it = &pl->item[i];
+        printf("  %-26s %-11s %12s %12s  %s\n", it->name, it->precision,
+               mem_size_text(it->total_bytes, a, sizeof a),
+               mem_size_text(it->held_bytes, b, sizeof b), it->where);
+    }
+    if (pl->layer_major)
+        printf("plan: layer-major, one layer's K/V at a time (%s with every layer held)\n",
+               mem_size_text(pl->all_bytes, a, sizeof a));
+    else
+        printf("plan: step-major, every layer's K/V held\n");
+    printf("held: %s of %s: %s\n", mem_size_text(pl->held_bytes, a, sizeof a),
+           pl->limit_bytes ? mem_size_text(pl->limit_bytes, b, sizeof b) : "no limit",
+           pl->fits ? "fits" : "does not fit");
+    if (!pl->fits)
+        fprintf(stderr, "acceltrace %s: the memory plan needs %s held, above --mem-limit %s\n",
+                VERB, mem_size_text(pl->held_bytes, a, sizeof a),
+                mem_size_text(pl->limit_bytes, b, sizeof b));
+    return pl->fits ? 0 : 3;
+}
+
 int cmd_capture_salca(int argc, char **argv);
 int cmd_capture_salca(int argc, char **argv)
 {
@@ -536,6 +571,12 @@ int cmd_capture_salca(int argc, char **argv)
     struct errmsg e = {0};
     void *inst = NULL;
     int rc = ops->open(&inst, p, &e);
+    if (!rc && a->dry_run) {
+        st = print_plan(p, salca_capture_mem_plan(inst));
+        ops->close(inst);
+        mem_free(a);
+        return st;
+    }
     if (!rc)
         rc = cmd_capture_run(ops, inst, a->out, &o, &e);
     if (rc < 0) {

@@ -170,27 +170,47 @@ static int open_source(struct salca_capture *x, struct errmsg *e)
     return rc;
 }
 
-/* Memory as a real KV cache plus the compressed copies (docs/salca.md#synthetic-source last
- * paragraph). */
-static uint64_t estimate(const struct salca_capture *x)
+static void plan_item(struct salca_mem_plan *pl, const char *name, const char *precision,
+                      uint64_t total, uint64_t held, const char *where)
+{
+    if (pl->n_items < SALCA_MEM_ITEMS)
+        pl->item[pl->n_items++] = (struct salca_mem_item){name, precision, total, held, where};
+    pl->held_bytes += held;
+    pl->all_bytes += total;
+}
+
+/* The memory plan: a real KV cache plus the compressed copies (docs/salca.md#synthetic-source
+ * last paragraph), every layer's or, in the layer-major plan, one layer's; the scratch, the
+ * aggregates and the prefill temporaries are the same in both plans. */
+static void make_plan(struct salca_capture *x)
 {
     const struct cap *c = &x->c;
+    struct salca_mem_plan *pl = &x->plan;
+    *pl =
+        (struct salca_mem_plan){.layer_major = c->layer_major, .limit_bytes = x->p.mem_limit_bytes};
     uint32_t n_methods = (uint32_t)__builtin_popcount(x->p.methods);
     uint64_t n_slots = n_methods + x->p.n_variants;
-    uint64_t store = salca_kv_bytes(c->d, c->r, c->cap_tokens, x->p.quest_page);
-    /* the stores held at once: every layer's, or one layer's in the layer-major plan */
-    uint64_t layers = c->layer_major ? 1 : c->L;
-    uint64_t need = store * layers * c->G * (1 + (x->subst_on ? n_methods : 0)) +
-                    (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
-    /* the aggregates: recall, cosine, retention, overshoot and run length of every job and
-     * slot */
-    need += (uint64_t)c->N * c->L * c->H * 5 * 8 * n_slots;
-    if (!x->mdl) /* the prefill's base keys and RoPE table, the calibrated boosts */
-        need += 2ull * c->n0 * c->d * 4 + (uint64_t)c->n0 * (c->H / c->G) * 4;
-    if (x->mdl)
-        need += nn_llama_param_floats(&x->mdl->cfg) * 4ull + 2ull * c->L * c->G * c->n0 * c->d * 4 +
-                256ull * c->n0 * 4;
-    return need;
+    uint64_t store = salca_kv_bytes(c->d, c->r, c->cap_tokens, x->p.quest_page) * c->G *
+                     (1 + (x->subst_on ? n_methods : 0));
+    plan_item(pl, "kv stores", "f32 + int8", store * c->L, store * (c->layer_major ? 1 : c->L),
+              c->layer_major ? "memory, one layer at a time" : "memory");
+    uint64_t step = (uint64_t)x->threads * c->cap_tokens * 64 + (uint64_t)c->n0 * c->d * 4;
+    plan_item(pl, "selection scratch, query", "mixed", step, step, "memory");
+    /* recall, cosine, retention, overshoot and run length of every job and slot */
+    uint64_t agg = (uint64_t)c->N * c->L * c->H * 5 * 8 * n_slots;
+    plan_item(pl, "job aggregates", "f64", agg, agg, "memory");
+    if (!x->mdl) { /* the RoPE table, each worker's base keys and calibrated boosts */
+        uint64_t pre = (1ull + x->threads) * c->n0 * c->d * 4 +
+                       (uint64_t)x->threads * c->n0 * (c->H / c->G) * 4;
+        plan_item(pl, "prefill temporaries", "f32", pre, pre, "memory, during a prefill");
+    } else {
+        uint64_t w = nn_llama_param_floats(&x->mdl->cfg) * 4ull;
+        uint64_t act = 2ull * c->L * c->G * c->n0 * c->d * 4 + 256ull * c->n0 * 4;
+        plan_item(pl, "model weights", "f32", w, w, "memory");
+        plan_item(pl, "model prefill activations", "f32", act, act, "memory");
+    }
+    pl->fits = !pl->limit_bytes || pl->held_bytes <= pl->limit_bytes;
+    x->need = pl->held_bytes;
 }
 
 static void salca_close(void *inst);
@@ -220,16 +240,21 @@ static int salca_open(void **inst, const void *params, struct errmsg *e)
     x->mdl = salca_source_model(x->src);
     x->subst_on = x->mdl && x->p.top1;
     c->n_l = c->L;
-    x->need = estimate(x);
+    make_plan(x);
     /* the layer-major plan when asked for, or when every layer's stores would not fit the
      * memory limit; the model source runs its layers in sequence and cannot
      * (docs/models.md#salca-memory-plan) */
     if (!x->mdl && (x->p.layer_major || (x->p.mem_limit_bytes && x->need > x->p.mem_limit_bytes))) {
         c->layer_major = true;
         c->n_l = 1;
-        x->need = estimate(x);
+        make_plan(x);
     }
     return 0;
+}
+
+const struct salca_mem_plan *salca_capture_mem_plan(const void *inst)
+{
+    return &((const struct salca_capture *)inst)->plan;
 }
 
 static uint64_t salca_estimate(const void *inst)
@@ -259,6 +284,7 @@ static int alloc_state(struct salca_capture *x, struct errmsg *e)
     c->pool = pool_new((int)x->threads);
     if (!c->pool)
         return errmsg_set(e, ERR_NOMEM, "cannot start %u threads", x->threads);
+    salca_source_set_pool(x->src, c->pool);
     for (uint32_t a = 0; a < x->task.n_spans && c->n_needles < MAX_NEEDLES; a++)
         if (x->task.spans[a].kind == SALCA_SPAN_NEEDLE || x->task.spans[a].kind == SALCA_SPAN_KEY)
             c->needles[c->n_needles++] = &x->task.spans[a];

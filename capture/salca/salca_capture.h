@@ -100,6 +100,32 @@ struct salca_capture_result {
  */
 int salca_variant_parse(const char *spec, uint32_t d, struct salca_variant *v, struct errmsg *e);
 
+/* The memory plan of an opened capture (docs/models.md "Salca memory plan"): what it holds,
+ * in which precision, and whether the resident part fits --mem-limit. Arithmetic on the
+ * shape only; open fills it after choosing the step-major or the layer-major plan. */
+struct salca_mem_item {
+    const char *name;      /* "kv stores", ... */
+    const char *precision; /* "f32 + int8", ... */
+    uint64_t total_bytes;  /* every layer's worth */
+    uint64_t held_bytes;   /* resident under the chosen plan */
+    const char *where;     /* "memory", "memory, one layer at a time", ... */
+};
+
+#define SALCA_MEM_ITEMS 6
+
+struct salca_mem_plan {
+    struct salca_mem_item item[SALCA_MEM_ITEMS];
+    int n_items;
+    bool layer_major;     /* the chosen plan */
+    uint64_t held_bytes;  /* the estimate of the chosen plan: the sum of held_bytes */
+    uint64_t all_bytes;   /* the estimate with every layer's stores held (step-major) */
+    uint64_t limit_bytes; /* --mem-limit, 0 = none */
+    bool fits;            /* held_bytes <= limit_bytes (always with no limit) */
+};
+
+/* The plan of an instance of capture_salca_ops after open; owned by it. */
+const struct salca_mem_plan *salca_capture_mem_plan(const void *inst);
+
 /* The ops of `capture salca`; open takes a const struct salca_capture_params * (copied;
  * its strings must outlive the instance). */
 extern const struct capture_ops capture_salca_ops;

@@ -131,7 +131,8 @@ struct salca_capture {
     const struct nn_llama *mdl; /* the source's model; NULL for synthetic */
     bool subst_on;              /* substituted runs for top-1 agreement */
     uint32_t threads;
-    uint64_t need; /* memory estimate (bytes) */
+    uint64_t need; /* memory estimate (bytes): plan.held_bytes */
+    struct salca_mem_plan plan;
     struct subst sub[SALCA_NSLOT];
     struct salca_acc acc;
     uint32_t token;        /* the next decode input token */

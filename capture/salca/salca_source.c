@@ -11,6 +11,7 @@
 #include "capture/salca/salca_select.h"
 #include "common/mem.h"
 #include "common/rng.h"
+#include "common/threads.h"
 
 void salca_synth_params_default(struct salca_synth_params *p)
 {
@@ -76,9 +77,10 @@ struct salca_source {
     struct nn_llama *model;
     float *scratch; /* (n0 + N + 1) floats for dense attention */
     uint32_t scratch_cap;
-    struct salca_kv *kv; /* stores of the running step (hook context) */
-    float *q;            /* query output of the running step */
-    float *logits;       /* (V) */
+    struct salca_kv *kv;      /* stores of the running step (hook context) */
+    float *q;                 /* query output of the running step */
+    float *logits;            /* (V) */
+    struct thread_pool *pool; /* the prefill's workers (salca_source_set_pool); NULL: one */
 };
 
 static void unit(float *v, uint32_t d)
@@ -307,6 +309,11 @@ int salca_source_open_model(struct salca_source **out, struct nn_llama *model,
     return 0;
 }
 
+void salca_source_set_pool(struct salca_source *s, struct thread_pool *pool)
+{
+    s->pool = pool;
+}
+
 void salca_source_free(struct salca_source *s)
 {
     if (!s)
@@ -339,71 +346,50 @@ const struct nn_llama *salca_source_model(const struct salca_source *s)
     return s->model_src ? s->model : NULL;
 }
 
-static int synth_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, struct salca_kv *kv,
-                         struct errmsg *e)
+/* The standard deviation of dir . kb_i over the n0 base keys kb (n0 x d). */
+static double along_sd(const float *dir, const float *kb, uint32_t n0, uint32_t d)
+{
+    double m1 = 0, m2 = 0;
+    for (uint32_t i = 0; i < n0; i++) {
+        double y = salca_dot(dir, kb + (size_t)i * d, d);
+        m1 += y;
+        m2 += y * y;
+    }
+    m1 /= n0;
+    return sqrt(fmax(m2 / n0 - m1 * m1, 1e-30));
+}
+
+/* Prompt of group g of layer l, synthetic source: base keys (kb: n0 x d of scratch), the
+ * heads' a_q and the group's abar, the relevance plant, then the store st. */
+static int synth_group(struct salca_source *s, uint32_t l, uint32_t g, const float *cs, float *kb,
+                       struct salca_kv *st, struct errmsg *e)
 {
     uint32_t d = s->d, n0 = s->task->n0;
-    size_t nd = (size_t)n0 * d;
-    float *kb = mem_alloc(nd * sizeof(float));
-    float *v = mem_alloc(d * sizeof(float));
-    if (!kb || !v) {
-        mem_free(kb);
-        mem_free(v);
-        return errmsg_set(e, ERR_NOMEM, "out of memory in the synthetic prefill");
+    float rsd = sqrtf((float)d), v[256];
+    struct syn_group *gr = &s->grp[l * s->G + g];
+    struct rng rv;
+    prompt_base(s, l, g, cs, kb, &rv);
+    /* docs/salca.md#synthetic-source step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std sigma_L */
+    double asum = 0;
+    uint32_t nh = 0;
+    for (uint32_t h = 0; h < s->H; h++) {
+        if (h * s->G / s->H != g)
+            continue;
+        struct syn_head *hd = &s->head[l * s->H + h];
+        hd->aq = (float)(s->p.logit_std * sqrt((double)d) / along_sd(hd->vh, kb, n0, d));
+        asum += hd->aq;
+        nh++;
     }
-    float rsd = sqrtf((float)d);
-    int rc = 0;
-    /* one RoPE table for every (l, g): the angles depend on the position only */
-    float *cs = mem_alloc((size_t)n0 * d * sizeof(float));
-    if (!cs) {
-        mem_free(kb);
-        mem_free(v);
-        return errmsg_set(e, ERR_NOMEM, "out of memory in the synthetic prefill");
+    gr->abar = (float)(asum / nh);
+    /* step 7: k_i = kb_i + c_i lambda_l (sqrt(d)/abar) v_g; step 8: v ~ N(0, I) */
+    float lam = (float)lambda_l(s, l);
+    for (uint32_t i = 0; i < n0; i++) {
+        float *k = kb + (size_t)i * d;
+        float w = (float)relevance(s, i) * lam * (rsd / gr->abar);
+        for (uint32_t j = 0; j < d; j++)
+            k[j] += w * gr->vg[j];
     }
-    for (uint32_t i = 0; i < n0; i++)
-        rope_row(cs + (size_t)i * d, d, i);
-    for (uint32_t l = l_lo; l < l_hi && !rc; l++) {
-        for (uint32_t g = 0; g < s->G && !rc; g++) {
-            struct syn_group *gr = &s->grp[l * s->G + g];
-            struct rng rv;
-            prompt_base(s, l, g, cs, kb, &rv);
-            /* docs/salca.md#synthetic-source step 6: a_q so that a_q v_h.kb_i/sqrt(d) has std
-             * sigma_L */
-            double asum = 0;
-            uint32_t nh = 0;
-            for (uint32_t h = 0; h < s->H; h++) {
-                if (h * s->G / s->H != g)
-                    continue;
-                struct syn_head *hd = &s->head[l * s->H + h];
-                double m1 = 0, m2 = 0;
-                for (uint32_t i = 0; i < n0; i++) {
-                    double x = salca_dot(hd->vh, kb + (size_t)i * d, d);
-                    m1 += x;
-                    m2 += x * x;
-                }
-                m1 /= n0;
-                double sd = sqrt(fmax(m2 / n0 - m1 * m1, 1e-30));
-                hd->aq = (float)(s->p.logit_std * sqrt((double)d) / sd);
-                asum += hd->aq;
-                nh++;
-            }
-            gr->abar = (float)(asum / nh);
-            /* step 7: k_i = kb_i + c_i lambda_l (sqrt(d)/abar) v_g; step 8: v ~ N(0, I) */
-            float lam = (float)lambda_l(s, l);
-            struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
-            for (uint32_t i = 0; i < n0; i++) {
-                float *k = kb + (size_t)i * d;
-                float w = (float)relevance(s, i) * lam * (rsd / gr->abar);
-                for (uint32_t j = 0; j < d; j++)
-                    k[j] += w * gr->vg[j];
-            }
-            rc = prompt_store(st, kb, n0, d, &rv, v, e);
-        }
-    }
-    mem_free(kb);
-    mem_free(v);
-    mem_free(cs);
-    return rc;
+    return prompt_store(st, kb, n0, d, &rv, v, e);
 }
 
 static int synth_step(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,
@@ -546,54 +532,118 @@ static void cal_profile(const struct salca_source *s, const struct cal_head *c, 
         b[i] = fmaxf(b[i], (float)p->c_sink);
 }
 
-static int calib_prefill(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, struct salca_kv *kv,
-                         struct errmsg *e)
+/* Prompt of group g of layer l, calibrated source: base keys (kb: n0 x d of scratch), each
+ * head's a_q, kappa and boosts (bst: n0 x H/G of scratch), the plant, then the store st. */
+static int calib_group(struct salca_source *s, uint32_t l, uint32_t g, const float *cs, float *kb,
+                       float *bst, struct salca_kv *st, struct errmsg *e)
 {
     uint32_t d = s->d, n0 = s->task->n0, hpg = s->H / s->G;
-    float *kb = mem_alloc((size_t)n0 * d * sizeof(float));
-    float *cs = mem_alloc((size_t)n0 * d * sizeof(float));
-    float *bst = mem_alloc((size_t)n0 * hpg * sizeof(float));
     float v[256];
-    int rc = 0;
-    if (!kb || !cs || !bst)
-        rc = errmsg_set(e, ERR_NOMEM, "out of memory in the calibrated prefill");
-    for (uint32_t i = 0; i < n0 && !rc; i++)
-        rope_row(cs + (size_t)i * d, d, i);
-    for (uint32_t l = l_lo; l < l_hi && !rc; l++)
-        for (uint32_t g = 0; g < s->G && !rc; g++) {
-            struct rng rv;
-            prompt_base(s, l, g, cs, kb, &rv);
-            for (uint32_t a = 0; a < hpg; a++) {
-                uint32_t h = g * hpg + a;
-                struct cal_head *c = &s->ch[l * s->H + h];
-                /* a_q: the base keys' logits along e have std sigma (docs/salca.md#synthetic-source
-                 * step 6); kappa = sqrt(d) / a_q: a profile value B adds B logits */
-                double m1 = 0, m2 = 0;
-                for (uint32_t i = 0; i < n0; i++) {
-                    double y = salca_dot(c->e, kb + (size_t)i * d, d);
-                    m1 += y;
-                    m2 += y * y;
-                }
-                double sde = sqrt(fmax(m2 / n0 - (m1 / n0) * (m1 / n0), 1e-30));
-                c->aq = (float)(fmax(s->cp.logit_std, 1e-3) * sqrt((double)d) / sde);
-                c->kappa = (float)(sqrt((double)d) / c->aq);
-                cal_profile(s, c, l, h, bst + (size_t)a * n0);
-            }
-            struct salca_kv *st = &kv[(l - l_lo) * s->G + g];
-            for (uint32_t i = 0; i < n0; i++) {
-                float *k = kb + (size_t)i * d;
-                for (uint32_t a = 0; a < hpg; a++) {
-                    const struct cal_head *c = &s->ch[l * s->H + g * hpg + a];
-                    float w = c->kappa * bst[(size_t)a * n0 + i];
-                    for (uint32_t j = 0; j < d && w != 0.0f; j++)
-                        k[j] += w * c->e[j];
-                }
-            }
-            rc = prompt_store(st, kb, n0, d, &rv, v, e);
+    struct rng rv;
+    prompt_base(s, l, g, cs, kb, &rv);
+    for (uint32_t a = 0; a < hpg; a++) {
+        uint32_t h = g * hpg + a;
+        struct cal_head *c = &s->ch[l * s->H + h];
+        /* a_q: the base keys' logits along e have std sigma (docs/salca.md#synthetic-source
+         * step 6); kappa = sqrt(d) / a_q: a profile value B adds B logits */
+        c->aq = (float)(fmax(s->cp.logit_std, 1e-3) * sqrt((double)d) / along_sd(c->e, kb, n0, d));
+        c->kappa = (float)(sqrt((double)d) / c->aq);
+        cal_profile(s, c, l, h, bst + (size_t)a * n0);
+    }
+    for (uint32_t i = 0; i < n0; i++) {
+        float *k = kb + (size_t)i * d;
+        for (uint32_t a = 0; a < hpg; a++) {
+            const struct cal_head *c = &s->ch[l * s->H + g * hpg + a];
+            float w = c->kappa * bst[(size_t)a * n0 + i];
+            for (uint32_t j = 0; j < d && w != 0.0f; j++)
+                k[j] += w * c->e[j];
         }
-    mem_free(kb);
-    mem_free(cs);
-    mem_free(bst);
+    }
+    return prompt_store(st, kb, n0, d, &rv, v, e);
+}
+
+/* The prefill of layers [l_lo, l_hi): one job per (layer, group) on the source's pool, each
+ * worker with its own scratch. Every group draws from its own streams and writes only its
+ * store and its heads' constants, so the result does not depend on the thread count. */
+struct prefill_ctx {
+    struct salca_source *s;
+    uint32_t l_lo;
+    struct salca_kv *kv;
+    float *cs;          /* (n0 x d) RoPE rows */
+    float *kb;          /* (workers x n0 x d) base keys */
+    float *bst;         /* (workers x n0 x H/G) calibrated boosts */
+    int *rc;            /* (workers) the first error of each worker */
+    size_t *at;         /* (workers) its job */
+    struct errmsg *err; /* (workers) */
+};
+
+static void rope_task(void *vctx, size_t b, size_t end, int worker)
+{
+    (void)worker;
+    struct prefill_ctx *x = vctx;
+    for (size_t i = b; i < end; i++)
+        rope_row(x->cs + i * x->s->d, x->s->d, (uint32_t)i);
+}
+
+static void prefill_task(void *vctx, size_t b, size_t end, int worker)
+{
+    struct prefill_ctx *x = vctx;
+    struct salca_source *s = x->s;
+    size_t nd = (size_t)s->task->n0 * s->d;
+    float *kb = x->kb + (size_t)worker * nd;
+    float *bst = x->bst ? x->bst + (size_t)worker * s->task->n0 * (s->H / s->G) : NULL;
+    for (size_t j = b; j < end && !x->rc[worker]; j++) {
+        uint32_t l = x->l_lo + (uint32_t)(j / s->G), g = (uint32_t)(j % s->G);
+        struct salca_kv *st = &x->kv[j];
+        int rc = s->calib ? calib_group(s, l, g, x->cs, kb, bst, st, &x->err[worker])
+                          : synth_group(s, l, g, x->cs, kb, st, &x->err[worker]);
+        if (rc) {
+            x->rc[worker] = rc;
+            x->at[worker] = j;
+        }
+    }
+}
+
+static int prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, struct salca_kv *kv,
+                          struct errmsg *e)
+{
+    int nw = s->pool ? pool_size(s->pool) : 1;
+    size_t n0 = s->task->n0, d = s->d, hpg = s->H / s->G;
+    struct prefill_ctx x = {.s = s, .l_lo = l_lo, .kv = kv};
+    x.cs = mem_alloc(n0 * d * sizeof(float));
+    x.kb = mem_alloc((size_t)nw * n0 * d * sizeof(float));
+    x.bst = s->calib ? mem_alloc((size_t)nw * n0 * hpg * sizeof(float)) : NULL;
+    x.rc = mem_calloc((size_t)nw, sizeof *x.rc);
+    x.at = mem_calloc((size_t)nw, sizeof *x.at);
+    x.err = mem_calloc((size_t)nw, sizeof *x.err);
+    int rc = 0;
+    if (!x.cs || !x.kb || (s->calib && !x.bst) || !x.rc || !x.at || !x.err)
+        rc = errmsg_set(e, ERR_NOMEM, "out of memory in the prompt's K/V generation");
+    if (!rc) {
+        /* one RoPE table for every (l, g): the angles depend on the position only */
+        if (s->pool)
+            pool_for(s->pool, n0, rope_task, &x);
+        else
+            rope_task(&x, 0, n0, 0);
+        size_t jobs = (size_t)(l_hi - l_lo) * s->G;
+        if (s->pool)
+            pool_for(s->pool, jobs, prefill_task, &x);
+        else
+            prefill_task(&x, 0, jobs, 0);
+        /* the error of the first job that failed, as one thread would have stopped there */
+        int first = -1;
+        for (int w = 0; w < nw; w++)
+            if (x.rc[w] && (first < 0 || x.at[w] < x.at[first]))
+                first = w;
+        if (first >= 0)
+            rc = errmsg_set(e, x.rc[first], "%s", errmsg_text(&x.err[first]));
+    }
+    mem_free(x.cs);
+    mem_free(x.kb);
+    mem_free(x.bst);
+    mem_free(x.rc);
+    mem_free(x.at);
+    mem_free(x.err);
     return rc;
 }
 
@@ -713,7 +763,7 @@ int salca_source_prefill(struct salca_source *s, struct salca_kv *kv, uint32_t *
         return model_prefill(s, kv, first_token, e);
     if (first_token)
         *first_token = 0;
-    return s->calib ? calib_prefill(s, 0, s->L, kv, e) : synth_prefill(s, 0, s->L, kv, e);
+    return prefill_layers(s, 0, s->L, kv, e);
 }
 
 int salca_source_prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi,
@@ -722,7 +772,7 @@ int salca_source_prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t 
     if (s->model_src || l_lo >= l_hi || l_hi > s->L)
         return errmsg_set(e, ERR_INTERNAL, "layers %u..%u of this source cannot be generated alone",
                           l_lo, l_hi);
-    return s->calib ? calib_prefill(s, l_lo, l_hi, kv, e) : synth_prefill(s, l_lo, l_hi, kv, e);
+    return prefill_layers(s, l_lo, l_hi, kv, e);
 }
 
 int salca_source_step_layers(struct salca_source *s, uint32_t t, uint32_t l_lo, uint32_t l_hi,

@@ -52,6 +52,7 @@ struct salca_synth_params {
 void salca_synth_params_default(struct salca_synth_params *p);
 
 struct salca_source;
+struct thread_pool;
 
 /*
  * Opens the synthetic source for L layers, H query heads, G KV heads, head dim d (<= 256)
@@ -82,6 +83,11 @@ bool salca_source_head_retrieval(const struct salca_source *s, uint32_t l, uint3
 int salca_source_open_model(struct salca_source **out, struct nn_llama *model,
                             const struct salca_task *task, struct errmsg *e);
 
+/* The prompt's K/V generation of the synthetic and calibrated sources runs its (layer, KV
+ * head) groups on pool's workers (NULL, the default: on the caller); the stores come out
+ * the same for any pool. The pool must outlive the source's prefills and not be running a
+ * pool_for of its own when one starts. */
+void salca_source_set_pool(struct salca_source *s, struct thread_pool *pool);
 void salca_source_free(struct salca_source *s);
 
 /* Dimensions of the source. */

@@ -98,6 +98,14 @@ for d in a b; do
         > /dev/null) || fail "repeat $d"
 done
 cmp -s "$T/a/same.atr" "$T/b/same.atr" || fail "equal runs gave different bytes"
+# and the thread count changes no record (the prompt's K/V groups and the decode jobs run
+# on the workers); the header differs by its command line, and so the frame offsets
+mkdir "$T/c"
+(cd "$T/c" && "$A" capture salca -q --length 1024 --steps 2 --threads 1 -o same.atr \
+    > /dev/null) || fail "one thread"
+recs() { "$A" dump "$1" | sed '1d; s/"offset":[0-9]*,//'; }
+[ "$(recs "$T/a/same.atr")" = "$(recs "$T/c/same.atr")" ] || fail "1 and 2 threads: other records"
+[ "$(recs "$T/a/same.atr" | grep -c salca_prefill)" -gt 1 ] || fail "no prefill records to compare"
 
 # 6. usage errors exit 2: dims that do not map onto the model, a bad fraction or source
 for args in "--heads 10 --kv-heads 2" "--layers 33" "--kv-heads 16 --heads 16" \

@@ -77,6 +77,27 @@ expect 3 --length 2048 --steps 1 --mem-limit-gib 0.001 -o "$T/x.atr"
 grep -q "needs about .*, above --mem-limit 1.02 MiB; .*raise --mem-limit" "$T/err" ||
     fail "memory-limit message: $(cat "$T/err")"
 
+# 4b. --dry-run prints the memory plan without -o and writes nothing: the paper's decode
+# geometry at 128K fits 8 GiB in the layer-major plan (chosen by the limit), not 1 GiB
+# (exit 3); a small capture keeps the step-major plan
+PAPER="--source calibrated --length 131072 --max-ctx 131072 --steps 2 --layers 32 --heads 32 --kv-heads 8 --head-dim 128 --threads 2"
+# shellcheck disable=SC2086
+mkdir "$T/dry"
+(cd "$T/dry" && "$A" capture salca $PAPER --mem-limit 8GiB --dry-run > ../plan.txt 2> ../plan.err) ||
+    fail "dry run at 128K: exit $?, $(cat "$T/plan.err")"
+grep -q "^plan: layer-major" "$T/plan.txt" || fail "128K plan not layer-major: $(cat "$T/plan.txt")"
+grep -q "^held: .* of 8 GiB: fits$" "$T/plan.txt" || fail "128K plan does not fit 8 GiB"
+grep -q "kv stores .*memory, one layer at a time" "$T/plan.txt" || fail "stores not per layer"
+[ -z "$(ls -A "$T/dry")" ] || fail "the dry run wrote $(ls -A "$T/dry")"
+# shellcheck disable=SC2086
+"$A" capture salca $PAPER --mem-limit 1GiB --dry-run > "$T/plan1.txt" 2> "$T/err"
+rc=$?
+[ $rc -eq 3 ] || fail "dry run at 1 GiB: exit $rc"
+grep -q "does not fit" "$T/plan1.txt" && grep -q "above --mem-limit 1 GiB" "$T/err" ||
+    fail "dry run at 1 GiB: $(cat "$T/plan1.txt" "$T/err")"
+"$A" capture salca --length 2048 --steps 1 --dry-run > "$T/plan2.txt" || fail "small dry run"
+grep -q "^plan: step-major" "$T/plan2.txt" || fail "small plan: $(cat "$T/plan2.txt")"
+
 # 5. bad checkpoints exit 3 and say what is wrong
 mkdir "$T/ck"
 echo '{"hidden_size": 64' > "$T/ck/config.json"
