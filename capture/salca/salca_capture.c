@@ -181,7 +181,7 @@ static void plan_item(struct salca_mem_plan *pl, const char *name, const char *p
 
 /* The memory plan: a real KV cache plus the compressed copies (docs/salca.md#synthetic-source
  * last paragraph), every layer's or, in the layer-major plan, one layer's; the scratch, the
- * aggregates and the prefill temporaries are the same in both plans. */
+ * aggregates, the RoPE table and the base keys are the same in both plans. */
 static void make_plan(struct salca_capture *x)
 {
     const struct cap *c = &x->c;
@@ -199,10 +199,10 @@ static void make_plan(struct salca_capture *x)
     /* recall, cosine, retention, overshoot and run length of every job and slot */
     uint64_t agg = (uint64_t)c->N * c->L * c->H * 5 * 8 * n_slots;
     plan_item(pl, "job aggregates", "f64", agg, agg, "memory");
-    if (!x->mdl) { /* the RoPE table, each worker's base keys and calibrated boosts */
+    if (!x->mdl) { /* the RoPE table (kept for the run), each worker's base keys and boosts */
         uint64_t pre = (1ull + x->threads) * c->n0 * c->d * 4 +
                        (uint64_t)x->threads * c->n0 * (c->H / c->G) * 4;
-        plan_item(pl, "prefill temporaries", "f32", pre, pre, "memory, during a prefill");
+        plan_item(pl, "rope table, base keys", "f32", pre, pre, "memory");
     } else {
         uint64_t w = nn_llama_param_floats(&x->mdl->cfg) * 4ull;
         uint64_t act = 2ull * c->L * c->G * c->n0 * c->d * 4 + 256ull * c->n0 * 4;

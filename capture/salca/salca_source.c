@@ -81,6 +81,7 @@ struct salca_source {
     float *q;                 /* query output of the running step */
     float *logits;            /* (V) */
     struct thread_pool *pool; /* the prefill's workers (salca_source_set_pool); NULL: one */
+    float *rope;              /* (n0 x d) RoPE rows of the prompt, made by the first prefill */
 };
 
 static void unit(float *v, uint32_t d)
@@ -324,6 +325,7 @@ void salca_source_free(struct salca_source *s)
     nn_llama_free(s->model);
     mem_free(s->scratch);
     mem_free(s->logits);
+    mem_free(s->rope);
     mem_free(s);
 }
 
@@ -610,7 +612,12 @@ static int prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, 
     int nw = s->pool ? pool_size(s->pool) : 1;
     size_t n0 = s->task->n0, d = s->d, hpg = s->H / s->G;
     struct prefill_ctx x = {.s = s, .l_lo = l_lo, .kv = kv};
-    x.cs = mem_alloc(n0 * d * sizeof(float));
+    /* one RoPE table for every (l, g), made once: the angles depend on the position only,
+     * and the layer-major plan generates the layers one call at a time */
+    bool new_rope = !s->rope;
+    if (new_rope)
+        s->rope = mem_alloc(n0 * d * sizeof(float));
+    x.cs = s->rope;
     x.kb = mem_alloc((size_t)nw * n0 * d * sizeof(float));
     x.bst = s->calib ? mem_alloc((size_t)nw * n0 * hpg * sizeof(float)) : NULL;
     x.rc = mem_calloc((size_t)nw, sizeof *x.rc);
@@ -620,10 +627,9 @@ static int prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, 
     if (!x.cs || !x.kb || (s->calib && !x.bst) || !x.rc || !x.at || !x.err)
         rc = errmsg_set(e, ERR_NOMEM, "out of memory in the prompt's K/V generation");
     if (!rc) {
-        /* one RoPE table for every (l, g): the angles depend on the position only */
-        if (s->pool)
+        if (new_rope && s->pool)
             pool_for(s->pool, n0, rope_task, &x);
-        else
+        else if (new_rope)
             rope_task(&x, 0, n0, 0);
         size_t jobs = (size_t)(l_hi - l_lo) * s->G;
         if (s->pool)
@@ -638,7 +644,6 @@ static int prefill_layers(struct salca_source *s, uint32_t l_lo, uint32_t l_hi, 
         if (first >= 0)
             rc = errmsg_set(e, x.rc[first], "%s", errmsg_text(&x.err[first]));
     }
-    mem_free(x.cs);
     mem_free(x.kb);
     mem_free(x.bst);
     mem_free(x.rc);
